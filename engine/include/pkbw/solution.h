@@ -1,0 +1,133 @@
+// pkbw solution ABI: the one header a candidate (and every problem's reference) includes.
+//
+// A solution is one source file that defines
+//
+//     extern "C" int pkbw_solution(const pkbw::Context& ctx);
+//
+// The engine calls it once per rank per call, with the rank's pre-allocated inputs and outputs
+// (device memory on the cuda backend, host memory on the host backend). Return 0 on success, or
+// `ctx.fail("why")`. Work may be left queued on ctx.stream(): the engine synchronizes after the call.
+// docs/solution-abi.md walks through a complete example.
+#pragma once
+
+#include "pkbw/dtype_enum.h"
+
+#include <cstddef>
+#include <cstdint>
+
+#if defined(PKBW_BACKEND_CUDA)
+#include <cuda_runtime.h>
+#include <nccl.h>
+#endif
+
+namespace pkbw {
+
+inline constexpr int kAbiVersion = 1;
+inline constexpr int kMaxDims = 8;
+inline constexpr int kMaxRanks = 64;
+// Every symmetric allocation comes with one signal pad per rank of this many 32-bit words, zeroed
+// once when allocated. A device-side barrier must leave its words as it found them (reset after
+// use), since the pad is reused by every later call.
+inline constexpr int kSignalPadWords = 4096;
+
+inline std::size_t element_size(DType dtype) {
+    switch (dtype) {
+    case DType::F64: case DType::I64: case DType::C64: return 8;
+    case DType::F32: case DType::I32: return 4;
+    case DType::F16: case DType::BF16: case DType::I16: return 2;
+    default: return 1;
+    }
+}
+
+// One input or output of this rank. Strides are in elements; the engine's tensors are contiguous.
+struct TensorView {
+    const char* name;
+    DType dtype;
+    std::int32_t ndim;
+    std::int64_t shape[kMaxDims];
+    std::int64_t strides[kMaxDims];
+    void* data;
+
+    std::int64_t numel() const {
+        std::int64_t n = 1;
+        for (int i = 0; i < ndim; ++i) n *= shape[i];
+        return n;
+    }
+    std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * element_size(dtype); }
+    template <class T>
+    T* as() const { return static_cast<T*>(data); }
+};
+
+// A buffer allocated collectively on every rank, each rank's mapped into every other rank's
+// address space (CUDA IPC on the cuda backend, POSIX shared memory on the host backend).
+struct SymmetricMemory {
+    void* local;                    // this rank's buffer (== peers[rank])
+    void* const* peers;             // host array: peers[r] is rank r's buffer, usable in this process
+    void* const* peers_device;      // the same pointers in device memory, for kernels (host: == peers)
+    std::uint32_t* const* signal_pads;        // host array: rank r's signal pad
+    std::uint32_t* const* signal_pads_device; // the same in device memory (host: == signal_pads)
+    std::size_t bytes;
+};
+
+struct Context;
+
+// Services the engine provides; call them through Context's members.
+struct Services {
+    SymmetricMemory (*symmetric)(const Context* ctx, const char* name, std::size_t bytes);
+    void* (*scratch)(const Context* ctx, const char* name, std::size_t bytes);
+    void (*barrier)(const Context* ctx);
+    void (*all_gather_host)(const Context* ctx, const void* send, std::size_t bytes, void* recv);
+    double (*param)(const Context* ctx, const char* name, double fallback);
+    int (*fail)(const Context* ctx, const char* message);
+};
+
+struct Context {
+    int abi_version;
+    int rank;
+    int world_size;
+    int local_rank;
+    int device;          // CUDA device ordinal; -1 on the host backend
+    void* stream_handle; // cudaStream_t (null on the host backend)
+    void* nccl_handle;   // ncclComm_t over all ranks (null on the host backend)
+    int num_inputs;
+    const TensorView* inputs;
+    int num_outputs;
+    const TensorView* outputs;
+    const Services* services;
+    void* engine; // the engine's per-rank state; opaque to solutions
+
+    const TensorView& input(int i) const { return inputs[i]; }
+    const TensorView& output(int i) const { return outputs[i]; }
+    bool on_host() const { return device < 0; }
+
+    // Collective: every rank must call it with the same name and size, in the same order. The first
+    // call allocates (zero-filled) and exchanges mappings; later calls with that name return the
+    // cached buffer, so calling it on every invocation is cheap.
+    SymmetricMemory symmetric(const char* name, std::size_t bytes) const {
+        return services->symmetric(this, name, bytes);
+    }
+    // Per-rank scratch memory (device on cuda, host on host), cached by name; not zeroed.
+    void* scratch(const char* name, std::size_t bytes) const { return services->scratch(this, name, bytes); }
+    // Host-side barrier of all ranks; on the cuda backend it first waits for ctx.stream().
+    void barrier() const { services->barrier(this); }
+    // Host-side all-gather of `bytes` from every rank into recv (world_size * bytes, rank order).
+    void all_gather_host(const void* send, std::size_t bytes, void* recv) const {
+        services->all_gather_host(this, send, bytes, recv);
+    }
+    // A problem's scalar parameter (root rank, eps, ...), or `fallback` when the problem has none.
+    double param(const char* name, double fallback = 0.0) const { return services->param(this, name, fallback); }
+    // Records why the call failed and returns the non-zero code to return from pkbw_solution.
+    int fail(const char* message) const { return services->fail(this, message); }
+
+#if defined(PKBW_BACKEND_CUDA)
+    cudaStream_t stream() const { return static_cast<cudaStream_t>(stream_handle); }
+    ncclComm_t nccl() const { return static_cast<ncclComm_t>(nccl_handle); }
+#endif
+};
+
+} // namespace pkbw
+
+extern "C" {
+// The entry point every solution defines.
+int pkbw_solution(const pkbw::Context& ctx);
+}
