@@ -143,6 +143,26 @@ struct Context {
 #endif
 };
 
+#if defined(PKBW_BACKEND_CUDA)
+// The NCCL element type of a dtype (ncclUint8 for bool and the fp8 types when NCCL has none).
+inline ncclDataType_t nccl_dtype(DType dtype) {
+    switch (dtype) {
+    case DType::F64: return ncclFloat64;
+    case DType::F32: return ncclFloat32;
+    case DType::F16: return ncclFloat16;
+    case DType::BF16: return ncclBfloat16;
+    case DType::I8: return ncclInt8;
+    case DType::I32: return ncclInt32;
+    case DType::I64: return ncclInt64;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
+    case DType::F8E4M3: return ncclFloat8e4m3;
+    case DType::F8E5M2: return ncclFloat8e5m2;
+#endif
+    default: return ncclUint8;
+    }
+}
+#endif
+
 } // namespace pkbw
 
 extern "C" {

@@ -1,0 +1,91 @@
+// A problem as data: what each rank receives and returns, its tolerance, its parameters and its work
+// model. Each problem folder under problems/ fills in one Problem; one harness (the engine) owns
+// launching, timing and checking, as nccl-tests does with its per-collective descriptors.
+#pragma once
+
+#include "pkbw/core/tensor.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pkbw {
+
+// How inputs are drawn. `Pkb` reproduces PKB's distributions (constants for problems 1-8);
+// `Exact` draws values whose sums are exact in any order (small integers scaled by a power of two),
+// so collectives can be checked bit for bit.
+enum class InputMode { Pkb, Exact };
+
+std::string_view input_mode_name(InputMode mode);
+std::optional<InputMode> parse_input_mode(std::string_view text);
+
+// Everything that determines a rank's inputs and output shapes.
+struct ProblemConfig {
+    int world_size = 2;
+    std::int64_t m = 1024;
+    std::int64_t n = 1024;
+    DType dtype = DType::BF16;
+    int trial = 0;
+    std::uint64_t seed = 42;
+    InputMode input_mode = InputMode::Pkb;
+};
+
+struct TensorSpec {
+    std::string name;
+    DType dtype = DType::F32;
+    Shape shape;
+};
+
+// The collective a problem's traffic resembles, for nccl-tests' algbw/busbw formulas.
+enum class CollectiveKind { None, AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, Gather, Scatter };
+std::string_view collective_kind_name(CollectiveKind kind);
+
+// Bytes and FLOPs one call moves and computes, for bandwidth and roofline figures.
+struct WorkModel {
+    CollectiveKind collective = CollectiveKind::None;
+    // nccl-tests' S (docs/perf.md): the byte count algbw divides by time.
+    double collective_bytes = 0;
+    double flops = 0;        // per rank
+    double memory_bytes = 0; // per rank: inputs read once, outputs written once
+};
+
+struct ProblemInfo {
+    int id = 0;
+    std::string stem;     // "2_allgather"
+    std::string category; // CC, FCC, MoE, SCP, TI, DOM
+    std::string title;    // one line
+    std::string description;
+    double atol = 1e-2;
+    double rtol = 1e-2;
+    // The problem's reference mutates some inputs in place (PKB 21, 22, 30, 63, 73): the engine then
+    // does not flag a candidate that changes its inputs.
+    bool mutates_inputs = false;
+    // Candidates of this problem are expected to use custom kernels rather than calling NCCL.
+    bool expects_custom_kernels = true;
+};
+
+class Problem {
+public:
+    virtual ~Problem() = default;
+    virtual const ProblemInfo& info() const = 0;
+
+    // Why `config` is not a valid configuration for this problem (e.g. W must divide 512), or nullopt.
+    virtual std::optional<std::string> check_config(const ProblemConfig& config) const;
+    virtual std::vector<TensorSpec> input_specs(const ProblemConfig& config, int rank) const = 0;
+    virtual std::vector<TensorSpec> output_specs(const ProblemConfig& config, int rank) const = 0;
+    // Fills `inputs` (allocated by the caller from input_specs, in that order). Deterministic in
+    // (problem, config, rank); identical on every backend.
+    virtual void make_inputs(const ProblemConfig& config, int rank, std::vector<Tensor>& inputs) const = 0;
+    // Scalar parameters a solution reads with ctx.param(name) (root rank, eps, ...).
+    virtual std::map<std::string, double> params(const ProblemConfig& config) const;
+    virtual WorkModel work(const ProblemConfig& config) const;
+
+    // Allocates and fills this rank's inputs.
+    std::vector<Tensor> build_inputs(const ProblemConfig& config, int rank) const;
+};
+
+} // namespace pkbw

@@ -1,0 +1,29 @@
+// Deterministic, counter-based random numbers for problem inputs: the value at index i depends only
+// on (seed, stream, i), so inputs are identical on every backend and can be generated in any order
+// or in parallel. Not PyTorch's Philox stream: PKB's exact tensors cannot be reproduced outside
+// torch (docs/problems.md); the distributions are kept instead.
+#pragma once
+
+#include <cstdint>
+
+namespace pkbw {
+
+// The seed PKB uses for (problem, rank, trial): 42 + pid*1000 + rank + trial*1_000_003, with
+// `base` in place of 42.
+std::uint64_t pkb_seed(std::uint64_t base, int problem_id, int rank, int trial);
+
+class CounterRng {
+public:
+    CounterRng(std::uint64_t seed, std::uint64_t stream = 0) : seed_(seed), stream_(stream) {}
+    std::uint64_t bits(std::uint64_t index) const;     // 64 random bits
+    double uniform(std::uint64_t index) const;          // [0, 1)
+    double uniform(std::uint64_t index, double lo, double hi) const;
+    double normal(std::uint64_t index) const;           // standard normal (Box-Muller on two draws)
+    std::int64_t integer(std::uint64_t index, std::int64_t lo, std::int64_t hi) const; // [lo, hi)
+
+private:
+    std::uint64_t seed_;
+    std::uint64_t stream_;
+};
+
+} // namespace pkbw
