@@ -1,6 +1,7 @@
 #include "rank_runner.h"
 
 #include "device.h"
+#include "perf_runner.h"
 #include "pkbw/core/compare.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
@@ -64,9 +65,12 @@ public:
             throw Error("WORLD_SIZE=" + std::to_string(rdzv.world_size) + " but the configuration says " +
                         std::to_string(config_.world_size));
         }
-        problem_ = find_problem(config_.problem);
-        if (problem_ == nullptr) {
-            throw Error("unknown problem '" + config_.problem + "'");
+        const PerfOptions perf_options = parse_perf_options(config_.perf_options, "configuration");
+        if (config_.mode != "calibrate") {
+            problem_ = find_problem(config_.problem);
+            if (problem_ == nullptr) {
+                throw Error("unknown problem '" + config_.problem + "'");
+            }
         }
 
         phase("rendezvous", 0);
@@ -87,6 +91,14 @@ public:
             return kRankExitEnvironment;
         }
         send_hello();
+        if (config_.mode == "calibrate") {
+            phase("perf", 0);
+            const auto sizes = config_.extra.value("calibrate_sizes",
+                                                   std::vector<std::size_t>{1u << 20, 64u << 20, 256u << 20});
+            const PerfContext context{*device_, *rendezvous_, events_, rank_, local_rank_, nullptr, {}};
+            run_calibration(context, sizes, config_.extra.value("calibrate_iterations", 20));
+            return finish(1);
+        }
 
         if (config_.runs_reference()) {
             reference_.emplace(config_.reference_library, "reference");
@@ -100,15 +112,29 @@ public:
 
         const int trials = config_.mode == "dryrun" ? 1 : config_.trials;
         int trials_run = 0;
+        bool all_passed = true;
         for (int trial = 0; trial < trials; ++trial) {
             ++trials_run;
             const bool everyone_passed = run_trial(trial);
+            all_passed = all_passed && everyone_passed;
             if (!everyone_passed && !config_.all_trials) {
                 break;
             }
         }
+        // Timing is meaningful only for a solution that computes the right thing.
+        if (config_.perf && all_passed) {
+            phase("perf", 0);
+            const PerfContext context{
+                *device_, *rendezvous_, events_, rank_, local_rank_, problem_, config_.problem_config(0)};
+            run_perf(context, perf_options, reference_ ? &*reference_ : nullptr, reference_session_.get(),
+                     candidate_ ? &*candidate_ : nullptr, candidate_session_.get());
+        }
+        return finish(trials_run);
+    }
 
-        phase("teardown", trials_run - 1);
+private:
+    int finish(int trials_run) {
+        phase("teardown", std::max(trials_run - 1, 0));
         rendezvous_->barrier();
         reference_session_.reset();
         candidate_session_.reset();
@@ -117,7 +143,6 @@ public:
         return kRankExitOk;
     }
 
-private:
     void phase(const std::string& name, int trial) {
         events_.send({{"event", protocol::kPhase}, {"rank", rank_}, {"phase", name}, {"trial", trial}});
     }
