@@ -115,5 +115,107 @@ TEST(AllGather, ExactInputsAreQuarterIntegers) {
     }
 }
 
+TEST(Broadcast, ConstantsAndSourceParam) {
+    const Problem& p = problem("3");
+    const auto c = config(4);
+    for (int r = 0; r < 4; ++r) {
+        EXPECT_TRUE(all_equal(p.build_inputs(c, r)[0], r + 1.0));
+        EXPECT_EQ(p.output_specs(c, r)[0].shape, (Shape{8, 16}));
+    }
+    EXPECT_EQ(p.params(c).at("src"), 0.0);
+    EXPECT_EQ(p.work(c).collective, CollectiveKind::Broadcast);
+}
+
+TEST(Reduce, ExactSumsAndDestinationParam) {
+    const Problem& p = problem("4");
+    EXPECT_EQ(p.params(config(2)).at("dst"), 0.0);
+    for (int world : {2, 4}) {
+        const auto c = config(world);
+        for (int r = 0; r < world; ++r) {
+            EXPECT_TRUE(all_equal(p.build_inputs(c, r)[0], r + 1.0));
+            // Every rank, root or not, returns [M, N]: the sum on the root, its input elsewhere.
+            EXPECT_EQ(p.output_specs(c, r)[0].shape, (Shape{8, 16}));
+        }
+        expect_sums_exact(inputs_of_all_ranks(p, config(world, 4, 64, DType::BF16, InputMode::Exact)), 0,
+                          DType::BF16);
+    }
+}
+
+TEST(Scatter, RootHoldsChunksOthersHoldZeros) {
+    const Problem& p = problem("5");
+    EXPECT_EQ(p.params(config(2)).at("src"), 0.0);
+    for (int world : {2, 4}) {
+        for (InputMode mode : {InputMode::Pkb, InputMode::Exact}) {
+            const auto c = config(world, 8, 16, DType::BF16, mode);
+            const auto root = p.build_inputs(c, 0);
+            ASSERT_EQ(root[0].shape(), (Shape{world, 8, 16}));
+            if (mode == InputMode::Pkb) {
+                for (int i = 0; i < world; ++i) {
+                    for (std::int64_t e = 0; e < 8 * 16; ++e) {
+                        ASSERT_EQ(root[0].get_f64(i * 128 + e), i + 1.0) << "chunk " << i;
+                    }
+                }
+            }
+            for (int r = 1; r < world; ++r) {
+                const auto in = p.build_inputs(c, r);
+                EXPECT_EQ(in[0].shape(), (Shape{8, 16}));
+                EXPECT_TRUE(all_equal(in[0], 0.0)) << "rank " << r << " mode " << input_mode_name(mode);
+            }
+            for (int r = 0; r < world; ++r) {
+                EXPECT_EQ(p.output_specs(c, r)[0].shape, (Shape{8, 16}));
+            }
+        }
+    }
+}
+
+TEST(Gather, RootOutputIsStackedOthersKeepInputShape) {
+    const Problem& p = problem("6");
+    EXPECT_EQ(p.params(config(2)).at("dst"), 0.0);
+    for (int world : {2, 4}) {
+        const auto c = config(world);
+        EXPECT_EQ(p.output_specs(c, 0)[0].shape, (Shape{world, 8, 16}));
+        for (int r = 1; r < world; ++r) {
+            EXPECT_EQ(p.output_specs(c, r)[0].shape, (Shape{8, 16}));
+        }
+        for (int r = 0; r < world; ++r) {
+            EXPECT_TRUE(all_equal(p.build_inputs(c, r)[0], r + 1.0));
+        }
+    }
+}
+
+TEST(ReduceScatter, InputIsWRowBlocksOutputOne) {
+    const Problem& p = problem("7");
+    for (int world : {2, 4}) {
+        const auto c = config(world);
+        for (int r = 0; r < world; ++r) {
+            const auto in = p.build_inputs(c, r);
+            EXPECT_EQ(in[0].shape(), (Shape{world * 8, 16}));
+            EXPECT_TRUE(all_equal(in[0], r + 1.0));
+            EXPECT_EQ(p.output_specs(c, r)[0].shape, (Shape{8, 16}));
+        }
+        expect_sums_exact(inputs_of_all_ranks(p, config(world, 4, 64, DType::BF16, InputMode::Exact)), 0,
+                          DType::BF16);
+    }
+    const WorkModel w = p.work(config(4, 1024, 1024));
+    EXPECT_EQ(w.collective, CollectiveKind::ReduceScatter);
+    EXPECT_EQ(w.collective_bytes, 4.0 * 1024 * 1024 * 2);
+}
+
+TEST(AllToAll, ChunkDOfRankRIsTenRPlusD) {
+    const Problem& p = problem("8");
+    for (int world : {2, 4}) {
+        const auto c = config(world);
+        for (int r = 0; r < world; ++r) {
+            const auto in = p.build_inputs(c, r);
+            ASSERT_EQ(in[0].shape(), (Shape{world, 8, 16}));
+            for (int d = 0; d < world; ++d) {
+                EXPECT_EQ(in[0].get_f64(d * 128), 10.0 * r + d);
+                EXPECT_EQ(in[0].get_f64(d * 128 + 127), 10.0 * r + d);
+            }
+            EXPECT_EQ(p.output_specs(c, r)[0].shape, (Shape{world, 8, 16}));
+        }
+    }
+}
+
 } // namespace
 } // namespace pkbw::test
