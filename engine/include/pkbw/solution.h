@@ -32,10 +32,19 @@ inline constexpr int kSignalPadWords = 4096;
 
 inline std::size_t element_size(DType dtype) {
     switch (dtype) {
-    case DType::F64: case DType::I64: case DType::C64: return 8;
-    case DType::F32: case DType::I32: return 4;
-    case DType::F16: case DType::BF16: case DType::I16: return 2;
-    default: return 1;
+    case DType::F64:
+    case DType::I64:
+    case DType::C64:
+        return 8;
+    case DType::F32:
+    case DType::I32:
+        return 4;
+    case DType::F16:
+    case DType::BF16:
+    case DType::I16:
+        return 2;
+    default:
+        return 1;
     }
 }
 
@@ -50,21 +59,24 @@ struct TensorView {
 
     std::int64_t numel() const {
         std::int64_t n = 1;
-        for (int i = 0; i < ndim; ++i) n *= shape[i];
+        for (int i = 0; i < ndim; ++i)
+            n *= shape[i];
         return n;
     }
     std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * element_size(dtype); }
     template <class T>
-    T* as() const { return static_cast<T*>(data); }
+    T* as() const {
+        return static_cast<T*>(data);
+    }
 };
 
 // A buffer allocated collectively on every rank, each rank's mapped into every other rank's
 // address space (CUDA IPC on the cuda backend, POSIX shared memory on the host backend).
 struct SymmetricMemory {
-    void* local;                    // this rank's buffer (== peers[rank])
-    void* const* peers;             // host array: peers[r] is rank r's buffer, usable in this process
-    void* const* peers_device;      // the same pointers in device memory, for kernels (host: == peers)
-    std::uint32_t* const* signal_pads;        // host array: rank r's signal pad
+    void* local;                       // this rank's buffer (== peers[rank])
+    void* const* peers;                // host array: peers[r] is rank r's buffer, usable in this process
+    void* const* peers_device;         // the same pointers in device memory, for kernels (host: == peers)
+    std::uint32_t* const* signal_pads; // host array: rank r's signal pad
     std::uint32_t* const* signal_pads_device; // the same in device memory (host: == signal_pads)
     std::size_t bytes;
 };
@@ -115,13 +127,19 @@ struct Context {
         services->all_gather_host(this, send, bytes, recv);
     }
     // A problem's scalar parameter (root rank, eps, ...), or `fallback` when the problem has none.
-    double param(const char* name, double fallback = 0.0) const { return services->param(this, name, fallback); }
+    double param(const char* name, double fallback = 0.0) const {
+        return services->param(this, name, fallback);
+    }
     // Records why the call failed and returns the non-zero code to return from pkbw_solution.
     int fail(const char* message) const { return services->fail(this, message); }
 
 #if defined(PKBW_BACKEND_CUDA)
-    cudaStream_t stream() const { return static_cast<cudaStream_t>(stream_handle); }
-    ncclComm_t nccl() const { return static_cast<ncclComm_t>(nccl_handle); }
+    cudaStream_t stream() const {
+        return static_cast<cudaStream_t>(stream_handle);
+    }
+    ncclComm_t nccl() const {
+        return static_cast<ncclComm_t>(nccl_handle);
+    }
 #endif
 };
 

@@ -25,8 +25,8 @@ struct CompareOptions {
 // 2-D (leading dimensions folded into rows). A value above 1 fails; NaN mismatches are +inf.
 struct ErrorMap {
     std::int64_t source_rows = 0, source_cols = 0; // the 2-D view of the tensor
-    int rows = 0, cols = 0;                         // the map's size
-    std::vector<float> ratio;                       // rows * cols, row-major
+    int rows = 0, cols = 0;                        // the map's size
+    std::vector<float> ratio;                      // rows * cols, row-major
 };
 
 // Summary of one side's values, to flag outputs that pass a loose tolerance without computing
@@ -49,9 +49,9 @@ struct TensorComparison {
     std::int64_t numel = 0;
     std::int64_t mismatch_count = 0;
     double mismatch_fraction = 0;
-    double max_abs_error = 0;     // over elements where both sides are finite
-    double max_rel_error = 0;     // |ref - cand| / |cand|, over finite elements with cand != 0
-    double worst_ratio = 0;       // max of |ref - cand| / (atol + rtol |cand|); +inf for NaN mismatches
+    double max_abs_error = 0;         // over elements where both sides are finite
+    double max_rel_error = 0;         // |ref - cand| / |cand|, over finite elements with cand != 0
+    double worst_ratio = 0;           // max of |ref - cand| / (atol + rtol |cand|); +inf for NaN mismatches
     std::int64_t first_mismatch = -1; // logical (row-major) index, -1 if none
     std::int64_t worst_mismatch = -1; // index of worst_ratio among mismatches, -1 if none
     // ULP distance (max over elements with both sides finite), counted in the reference's dtype when
@@ -66,9 +66,9 @@ struct TensorComparison {
 
 struct OutputComparison {
     bool pass = false;
-    std::vector<TensorComparison> tensors;   // leaf by leaf, in reference order
+    std::vector<TensorComparison> tensors;     // leaf by leaf, in reference order
     std::vector<std::string> structure_errors; // missing/extra names, non-tensor value mismatches
-    std::string first_error;                 // first failure, as one line (empty when passing)
+    std::string first_error;                   // first failure, as one line (empty when passing)
 };
 
 // Compares two tensors. Streams over the elements without materialising f64 copies.

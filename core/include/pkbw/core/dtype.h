@@ -11,10 +11,9 @@
 
 namespace pkbw {
 
-
-inline constexpr DType kAllDTypes[] = {DType::F64,  DType::F32, DType::F16, DType::BF16, DType::F8E4M3,
-                                       DType::F8E5M2, DType::I8,  DType::I16, DType::I32,  DType::I64,
-                                       DType::U8,   DType::Bool, DType::C64};
+inline constexpr DType kAllDTypes[] = {DType::F64,    DType::F32,  DType::F16, DType::BF16, DType::F8E4M3,
+                                       DType::F8E5M2, DType::I8,   DType::I16, DType::I32,  DType::I64,
+                                       DType::U8,     DType::Bool, DType::C64};
 
 // Bytes per element.
 std::size_t dtype_size(DType dtype);

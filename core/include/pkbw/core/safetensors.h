@@ -17,8 +17,8 @@ namespace pkbw {
 inline constexpr std::uint64_t kSafetensorsMaxHeaderBytes = 100ull * 1000 * 1000;
 
 struct SafetensorsFile {
-    OutputSet outputs;                             // tensors (views of the mapped file) and values
-    std::map<std::string, std::string> metadata;   // the "__metadata__" entries, pkbw's own removed
+    OutputSet outputs;                           // tensors (views of the mapped file) and values
+    std::map<std::string, std::string> metadata; // the "__metadata__" entries, pkbw's own removed
 };
 
 // Writes `outputs` (non-contiguous tensors are written contiguous) plus `metadata` to `path`,

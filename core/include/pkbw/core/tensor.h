@@ -38,8 +38,8 @@ public:
     static Tensor from_bytes(DType dtype, Shape shape, std::span<const std::byte> bytes);
     // A view of `storage` starting `byte_offset` bytes in, with the given strides (elements).
     // Throws pkbw::Error if the view reaches outside the storage.
-    static Tensor view(std::shared_ptr<Storage> storage, DType dtype, Shape shape, std::vector<std::int64_t> strides,
-                       std::size_t byte_offset = 0);
+    static Tensor view(std::shared_ptr<Storage> storage, DType dtype, Shape shape,
+                       std::vector<std::int64_t> strides, std::size_t byte_offset = 0);
 
     DType dtype() const { return dtype_; }
     const Shape& shape() const { return shape_; }
