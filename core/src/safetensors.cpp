@@ -5,8 +5,6 @@
 
 #include "pkbw/core/error.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -14,6 +12,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <string_view>
 #include <unistd.h>
@@ -35,7 +34,7 @@ constexpr std::string_view kValuesKey = "pkbw.values";
 // hostile file cannot make the (recursive) serializer overflow the stack.
 constexpr int kMaxValueDepth = 64;
 
-std::string quoted(std::string_view text) {
+std::string json_quote(std::string_view text) {
     return Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -69,8 +68,8 @@ Json parse_strict_json(std::string_view text, const std::string& context, int ma
             if (!frame.keys.insert(key).second) {
                 std::string where = " at the top level";
                 if (frames.size() > 1 && frames[frames.size() - 2].object)
-                    where = " in " + quoted(frames[frames.size() - 2].last_key);
-                throw FormatError(context + ": duplicate key " + quoted(key) + where);
+                    where = " in " + json_quote(frames[frames.size() - 2].last_key);
+                throw FormatError(context + ": duplicate key " + json_quote(key) + where);
             }
             frame.last_key = key;
             break;
@@ -84,6 +83,10 @@ Json parse_strict_json(std::string_view text, const std::string& context, int ma
         }
         return true;
     };
+    // nlohmann stops at a NUL as if the input ended there, which would accept "{}\0garbage".
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos)
+        throw FormatError(context + ": not well-formed JSON (NUL byte at offset " + std::to_string(nul) +
+                          ")");
     try {
         return Json::parse(text.begin(), text.end(), check);
     } catch (const Json::parse_error& e) {
@@ -120,15 +123,16 @@ std::uint64_t parse_offset(const Json& value, const std::string& where, int inde
     return value.get<std::uint64_t>();
 }
 
-Entry parse_entry(const std::string& name, const Json& value, const std::string& src, std::uint64_t data_size) {
-    const std::string where = src + ": tensor " + quoted(name);
+Entry parse_entry(const std::string& name, const Json& value, const std::string& src,
+                  std::uint64_t data_size) {
+    const std::string where = src + ": tensor " + json_quote(name);
     if (name.empty())
         throw FormatError(src + ": header: empty tensor name");
     if (!value.is_object())
         throw FormatError(where + ": entry is " + an(value) + ", not an object");
     for (const auto& [key, field] : value.items()) {
         if (key != "dtype" && key != "shape" && key != "data_offsets")
-            throw FormatError(where + ": unknown field " + quoted(key));
+            throw FormatError(where + ": unknown field " + json_quote(key));
     }
     for (const char* field : {"dtype", "shape", "data_offsets"}) {
         if (!value.contains(field))
@@ -142,28 +146,33 @@ Entry parse_entry(const std::string& name, const Json& value, const std::string&
         throw FormatError(where + ": dtype is " + an(dtype) + ", not a string");
     const auto parsed_dtype = dtype_from_safetensors_name(dtype.get_ref<const std::string&>());
     if (!parsed_dtype)
-        throw FormatError(where + ": dtype: unknown dtype " + quoted(dtype.get_ref<const std::string&>()));
+        throw FormatError(where + ": dtype: unknown dtype " +
+                          json_quote(dtype.get_ref<const std::string&>()));
     entry.dtype = *parsed_dtype;
 
     const Json& shape = value["shape"];
     if (!shape.is_array())
         throw FormatError(where + ": shape is " + an(shape) + ", not a list");
-    std::uint64_t numel = 1;
+    // Strides are products of the dimensions (zeros counted as 1) and must fit in int64 too.
+    std::uint64_t numel = 1, stride_span = 1;
     bool overflow = false;
     for (std::size_t i = 0; i < shape.size(); ++i) {
         const Json& dim = shape[i];
         if (!dim.is_number_unsigned())
             throw FormatError(where + ": shape[" + std::to_string(i) + "] is " +
-                              (dim.is_number_integer() ? dim.dump() : an(dim)) + ", not a non-negative integer");
+                              (dim.is_number_integer() ? dim.dump() : an(dim)) +
+                              ", not a non-negative integer");
         if (dim.get<std::uint64_t>() > INT64_MAX)
             throw FormatError(where + ": shape[" + std::to_string(i) + "] is " + dim.dump() +
                               ", larger than a dimension can be");
         const auto d = dim.get<std::uint64_t>();
         entry.shape.push_back(static_cast<std::int64_t>(d));
-        overflow = overflow || __builtin_mul_overflow(numel, d, &numel);
+        overflow = overflow || __builtin_mul_overflow(numel, d, &numel) ||
+                   __builtin_mul_overflow(stride_span, std::max<std::uint64_t>(d, 1), &stride_span);
     }
     std::uint64_t nbytes = 0;
-    if (overflow || numel > INT64_MAX || __builtin_mul_overflow(numel, dtype_size(entry.dtype), &nbytes))
+    if (overflow || numel > INT64_MAX || stride_span > INT64_MAX ||
+        __builtin_mul_overflow(numel, dtype_size(entry.dtype), &nbytes))
         throw FormatError(where + ": shape " + shape_to_string(entry.shape) + " overflows the element count");
 
     const Json& offsets = value["data_offsets"];
@@ -182,7 +191,8 @@ Entry parse_entry(const std::string& name, const Json& value, const std::string&
     if (entry.end - entry.begin != nbytes)
         throw FormatError(where + ": data_offsets cover " + std::to_string(entry.end - entry.begin) +
                           " bytes but shape " + shape_to_string(entry.shape) + " of " +
-                          std::string(safetensors_dtype_name(entry.dtype)) + " needs " + std::to_string(nbytes));
+                          std::string(safetensors_dtype_name(entry.dtype)) + " needs " +
+                          std::to_string(nbytes));
     return entry;
 }
 
@@ -192,13 +202,14 @@ void parse_metadata(const Json& value, const std::string& src, Layout& layout) {
         throw FormatError(where + " is " + an(value) + ", not an object");
     for (const auto& [key, item] : value.items()) {
         if (!item.is_string())
-            throw FormatError(where + ": value of " + quoted(key) + " is " + an(item) + ", not a string");
+            throw FormatError(where + ": value of " + json_quote(key) + " is " + an(item) + ", not a string");
         if (key != kValuesKey) {
             layout.metadata.emplace(key, item.get<std::string>());
             continue;
         }
         const std::string values_where = where + ": " + std::string(kValuesKey);
-        const Json values = parse_strict_json(item.get_ref<const std::string&>(), values_where, kMaxValueDepth);
+        const Json values =
+            parse_strict_json(item.get_ref<const std::string&>(), values_where, kMaxValueDepth);
         if (!values.is_object())
             throw FormatError(values_where + " is " + an(values) + ", not an object");
         for (const auto& [name, v] : values.items())
@@ -219,8 +230,9 @@ void check_coverage(const std::vector<Entry>& entries, std::uint64_t data_size, 
     for (std::size_t i : order) {
         const Entry& e = entries[i];
         if (e.begin < covered)
-            throw FormatError(src + ": tensor " + quoted(e.name) + ": data_offsets [" + std::to_string(e.begin) +
-                              ", " + std::to_string(e.end) + ") overlap tensor " + quoted(previous->name));
+            throw FormatError(src + ": tensor " + json_quote(e.name) + ": data_offsets [" +
+                              std::to_string(e.begin) + ", " + std::to_string(e.end) + ") overlap tensor " +
+                              json_quote(previous->name));
         if (e.begin > covered)
             throw FormatError(src + ": data section bytes [" + std::to_string(covered) + ", " +
                               std::to_string(e.begin) + ") are not covered by any tensor's data_offsets");
@@ -265,9 +277,10 @@ Layout parse_layout(std::span<const std::byte> bytes, const std::string& src) {
     }
     check_coverage(layout.entries, data_size, src);
     for (const auto& [name, text_value] : layout.values) {
-        if (std::any_of(layout.entries.begin(), layout.entries.end(), [&](const Entry& e) { return e.name == name; }))
-            throw FormatError(src + ": __metadata__: " + std::string(kValuesKey) + ": value " + quoted(name) +
-                              " has the name of a tensor");
+        if (std::any_of(layout.entries.begin(), layout.entries.end(),
+                        [&](const Entry& e) { return e.name == name; }))
+            throw FormatError(src + ": __metadata__: " + std::string(kValuesKey) + ": value " +
+                              json_quote(name) + " has the name of a tensor");
     }
     return layout;
 }
@@ -275,7 +288,8 @@ Layout parse_layout(std::span<const std::byte> bytes, const std::string& src) {
 // A file created beside its destination and renamed over it on commit(); removed if never committed.
 class AtomicFile {
 public:
-    explicit AtomicFile(std::string path) : path_(std::move(path)) {
+    explicit AtomicFile(std::string path)
+        : path_(std::move(path)) {
         static std::atomic<unsigned> counter{0};
         for (int attempt = 0; fd_ < 0; ++attempt) {
             temp_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
@@ -341,25 +355,27 @@ private:
 void write_safetensors(const std::string& path, const OutputSet& outputs,
                        const std::map<std::string, std::string>& metadata) {
     if (metadata.contains(std::string(kValuesKey)))
-        throw Error(path + ": __metadata__: key " + quoted(kValuesKey) + " is reserved for output values");
+        throw Error(path + ": __metadata__: key " + json_quote(kValuesKey) +
+                    " is reserved for output values");
     std::unordered_set<std::string> names;
     std::vector<Tensor> tensors;
     tensors.reserve(outputs.tensors.size());
     for (const auto& [name, tensor] : outputs.tensors) {
         if (name.empty() || name == kMetadataKey)
-            throw Error(path + ": tensor name " + quoted(name) + " cannot be stored");
+            throw Error(path + ": tensor name " + json_quote(name) + " cannot be stored");
         if (!names.insert(name).second)
-            throw Error(path + ": two tensors named " + quoted(name));
+            throw Error(path + ": two tensors named " + json_quote(name));
         if (!tensor.defined())
-            throw Error(path + ": tensor " + quoted(name) + " has no data");
-        tensors.push_back(tensor.contiguous());
+            throw Error(path + ": tensor " + json_quote(name) + " has no data");
+        // An empty tensor has no bytes to lay out, so there is nothing to make contiguous.
+        tensors.push_back(tensor.numel() == 0 ? tensor : tensor.contiguous());
     }
 
     Json values = Json::object();
     for (const auto& [name, text] : outputs.values) {
         if (names.contains(name))
-            throw Error(path + ": value " + quoted(name) + " has the name of a tensor");
-        values[name] = parse_strict_json(text, path + ": value " + quoted(name), kMaxValueDepth);
+            throw Error(path + ": value " + json_quote(name) + " has the name of a tensor");
+        values[name] = parse_strict_json(text, path + ": value " + json_quote(name), kMaxValueDepth);
     }
 
     // Data is laid out largest element first, so that with the 8-aligned data section every tensor is
@@ -420,7 +436,8 @@ SafetensorsFile read_safetensors(const std::string& path) {
     if (ec)
         throw FormatError(path + ": cannot read: " + ec.message());
     if (size < kLengthBytes)
-        throw FormatError(path + ": file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
+        throw FormatError(path + ": file is " + std::to_string(size) +
+                          " bytes, shorter than the 8-byte header length");
 
     std::shared_ptr<Storage> storage = Storage::map_file(path);
     const std::span<const std::byte> bytes(storage->data(), storage->size());
