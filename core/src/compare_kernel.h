@@ -14,6 +14,14 @@
 // The vector helpers below are always inlined into one translation unit; their ABI never matters.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
+// Hot loops are built for AVX2 and for the baseline, picked at load time. PKBW_COMPARE_BASELINE_ONLY
+// builds the baseline alone (to test it on an AVX2 machine).
+#if defined(PKBW_COMPARE_BASELINE_ONLY) || !defined(__x86_64__)
+#define PKBW_COMPARE_CLONES
+#else
+#define PKBW_COMPARE_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
 namespace pkbw::detail {
 
 inline constexpr std::int64_t kChunk = 2048; // 8 KiB of f32 per side: stays in L1
@@ -295,15 +303,13 @@ inline __attribute__((always_inline)) void compare_chunk_impl(const typename Loa
 
 // The hot loop of the comparison, on widened f32 patterns or straight on two contiguous bf16 tensors;
 // ratio[i] receives each element's error ratio. Built for AVX2 and baseline, picked at load time.
-__attribute__((target_clones("avx2", "default"))) inline void compare_chunk(const std::uint32_t* a,
-                                                                            const std::uint32_t* b,
-                                                                            std::int64_t n, Tolerance tol,
-                                                                            float* ratio, ChunkStats& out) {
+PKBW_COMPARE_CLONES inline void compare_chunk(const std::uint32_t* a, const std::uint32_t* b, std::int64_t n,
+                                              Tolerance tol, float* ratio, ChunkStats& out) {
     compare_chunk_impl<WordLoad>(a, b, n, tol, ratio, out);
 }
-__attribute__((target_clones("avx2", "default"))) inline void
-compare_chunk_bf16(const std::uint16_t* a, const std::uint16_t* b, std::int64_t n, Tolerance tol,
-                   float* ratio, ChunkStats& out) {
+PKBW_COMPARE_CLONES inline void compare_chunk_bf16(const std::uint16_t* a, const std::uint16_t* b,
+                                                   std::int64_t n, Tolerance tol, float* ratio,
+                                                   ChunkStats& out) {
     compare_chunk_impl<Bf16Load>(a, b, n, tol, ratio, out);
 }
 
@@ -350,10 +356,8 @@ inline __attribute__((always_inline)) void max_into(float* dst, const float* src
 // Narrow cells (the common case: a 1024-column tensor has 4-column cells) pool down the rows first,
 // into `band` (one float per column, vertical vector maxima only), and fold a band of row_block rows
 // into its cells once, when its last row completes. Wide cells pool each row segment directly.
-__attribute__((target_clones("avx2", "default"))) inline void pool_chunk(const PoolGeometry& g,
-                                                                         std::int64_t position,
-                                                                         const float* ratio, std::int64_t n,
-                                                                         float* band, float* map) {
+PKBW_COMPARE_CLONES inline void pool_chunk(const PoolGeometry& g, std::int64_t position, const float* ratio,
+                                           std::int64_t n, float* band, float* map) {
     std::int64_t row = position / g.source_cols;
     std::int64_t col = position - row * g.source_cols;
     while (n > 0) {
