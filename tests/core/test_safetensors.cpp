@@ -357,6 +357,8 @@ TEST(SafetensorsMalformed, HeaderJsonViolationsAreRejected) {
     expect_rejected(image(R"({"t":)"), "header: not well-formed JSON");
     expect_rejected(image(std::string("{}\0 ", 4)), "header: not well-formed JSON (NUL byte at offset 2)");
     expect_rejected(image("{\"\xff\":1}"), "header: not well-formed JSON"); // invalid UTF-8
+    expect_rejected(image(R"({"t":1e400})"),
+                    "header: not well-formed JSON ([json.exception.out_of_range.406]");
     expect_rejected(image("[1, 2]  "), "header is an array, not an object");
     expect_rejected(image("\"{}\""), "header is a string, not an object");
     expect_rejected(image(" {}     "), "header does not start with '{'");
