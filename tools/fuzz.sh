@@ -42,7 +42,10 @@ for exe in "${targets[@]}"; do
     corpus=$build/fuzz-corpus/$name
     out=$build/fuzz-out/$name
     mkdir -p "$corpus" "$out"
-    rm -f "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-* "$out"/slow-unit-*
+    # Findings of earlier runs are kept in previous/, so that this run reports only its own.
+    mkdir -p "$out/previous"
+    find "$out" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \
+        -o -name 'slow-unit-*' \) -exec mv -t "$out/previous" {} +
     args=(-max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$out/")
     [[ -f $root/tests/fuzz/$name.dict ]] && args+=(-dict="$root/tests/fuzz/$name.dict")
     dirs=("$corpus")

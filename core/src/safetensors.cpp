@@ -276,10 +276,11 @@ Layout parse_layout(std::span<const std::byte> bytes, const std::string& src) {
             layout.entries.push_back(parse_entry(key, value, src, data_size));
     }
     check_coverage(layout.entries, data_size, src);
-    for (const auto& value : layout.values) {
-        const std::string& name = value.first; // clang 14 cannot capture a structured binding
-        if (std::any_of(layout.entries.begin(), layout.entries.end(),
-                        [&](const Entry& e) { return e.name == name; }))
+    std::unordered_set<std::string_view> tensor_names;
+    for (const Entry& e : layout.entries)
+        tensor_names.insert(e.name);
+    for (const auto& [name, text_value] : layout.values) {
+        if (tensor_names.contains(name))
             throw FormatError(src + ": __metadata__: " + std::string(kValuesKey) + ": value " +
                               json_quote(name) + " has the name of a tensor");
     }

@@ -4,7 +4,9 @@
 Usage: tests/fuzz/make_seeds_safetensors.py
 
 Valid files of every dtype and shape kind, metadata with pkbw.values, and a few near-misses, built
-with the standard library only (an implementation independent of pkbw's writer).
+with the standard library only (an implementation independent of pkbw's writer). The directory also
+holds python_all_dtypes.safetensors, written by safetensors 0.8.0's save_file (PyTorch 2.11), which
+this script leaves alone.
 """
 import json
 import pathlib
@@ -51,6 +53,8 @@ def main():
         "duplicate": image([], raw_header=b'{"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0]},'
                                           b'"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}}'),
         "short": b"\x10\x00\x00",
+        # Regression: a number beyond double's range made nlohmann throw out_of_range, not parse_error.
+        "number_overflow": image([], raw_header=b'{"a":{"dtype":"U8","shape":[1e400],"data_offsets":[0,0]}}'),
     }
     for name, blob in seeds.items():
         (OUT / f"{name}.safetensors").write_bytes(blob)
