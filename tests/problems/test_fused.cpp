@@ -1,0 +1,71 @@
+// Problems 9-20: shapes per rank at W = 2 and 4, configuration refusals, input distributions.
+#include "test_util.h"
+
+#include <cmath>
+
+namespace pkbw::test {
+namespace {
+
+std::vector<Shape> shapes(const std::vector<TensorSpec>& specs) {
+    std::vector<Shape> out;
+    for (const auto& s : specs)
+        out.push_back(s.shape);
+    return out;
+}
+
+bool refuses(const char* key, const ProblemConfig& c) { return problem(key).check_config(c).has_value(); }
+
+TEST(AllGatherGemm, ShapesAndRefusals) {
+    const Problem& p = problem("12");
+    EXPECT_EQ(shapes(p.input_specs(config(2, 64, 32), 0)), (std::vector<Shape>{{64, 256}, {512, 32}}));
+    EXPECT_EQ(shapes(p.input_specs(config(4, 64, 32), 3)), (std::vector<Shape>{{64, 128}, {512, 32}}));
+    EXPECT_EQ(shapes(p.output_specs(config(4, 64, 32), 1)), (std::vector<Shape>{{64, 32}}));
+    EXPECT_TRUE(refuses("12", config(3, 64, 32)));
+    EXPECT_FALSE(refuses("12", config(8, 64, 32)));
+    const WorkModel w = p.work(config(4, 1024, 1024));
+    EXPECT_EQ(w.flops, 2.0 * 1024 * 1024 * 512);
+    EXPECT_EQ(w.collective_bytes, 1024.0 * 512 * 2);
+}
+
+TEST(AllGatherGemm, PkbInputsLookStandardNormal) {
+    const auto in = problem("12").build_inputs(config(2, 256, 256, DType::F32), 0);
+    double sum = 0, sq = 0;
+    const auto& b = in[1];
+    for (std::int64_t i = 0; i < b.numel(); ++i) {
+        sum += b.get_f64(i);
+        sq += b.get_f64(i) * b.get_f64(i);
+    }
+    const double n = static_cast<double>(b.numel());
+    EXPECT_NEAR(sum / n, 0.0, 0.02);
+    EXPECT_NEAR(sq / n, 1.0, 0.03);
+    // A and B come from different streams.
+    EXPECT_NE(in[0].get_f64(0), in[1].get_f64(0));
+}
+
+TEST(GemmAllReduce, Shapes) {
+    const Problem& p = problem("13");
+    EXPECT_EQ(shapes(p.input_specs(config(4, 64, 32), 2)), (std::vector<Shape>{{64, 512}, {512, 32}}));
+    EXPECT_EQ(shapes(p.output_specs(config(4, 64, 32), 2)), (std::vector<Shape>{{64, 32}}));
+    EXPECT_EQ(p.work(config(4)).collective, CollectiveKind::AllReduce);
+}
+
+TEST(GemmAllGather, ShapesAndRefusals) {
+    const Problem& p = problem("14");
+    EXPECT_EQ(shapes(p.input_specs(config(4, 64, 32), 0)), (std::vector<Shape>{{64, 512}, {512, 8}}));
+    EXPECT_EQ(shapes(p.output_specs(config(4, 64, 32), 0)), (std::vector<Shape>{{64, 32}}));
+    EXPECT_TRUE(refuses("14", config(3, 64, 32)));
+    EXPECT_TRUE(refuses("14", config(4, 64, 30)));
+    EXPECT_FALSE(refuses("14", config(2, 64, 30)));
+}
+
+TEST(GemmReduceScatter, ShapesAndRefusals) {
+    const Problem& p = problem("16");
+    EXPECT_EQ(shapes(p.input_specs(config(4, 64, 32), 1)), (std::vector<Shape>{{64, 128}, {128, 32}}));
+    EXPECT_EQ(shapes(p.output_specs(config(4, 64, 32), 1)), (std::vector<Shape>{{16, 32}}));
+    EXPECT_EQ(shapes(p.output_specs(config(2, 64, 32), 1)), (std::vector<Shape>{{32, 32}}));
+    EXPECT_TRUE(refuses("16", config(4, 66, 32)));
+    EXPECT_TRUE(refuses("16", config(3, 63, 32)));
+}
+
+} // namespace
+} // namespace pkbw::test
