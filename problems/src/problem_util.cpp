@@ -104,8 +104,9 @@ void fill_random_inputs(const ProblemConfig& config, int problem_id, int rank, s
     }
 }
 
-std::optional<std::string> require_divides(const ProblemInfo& info, std::int64_t divisor, const char* divisor_name,
-                                           std::int64_t value, const char* value_name) {
+std::optional<std::string> require_divides(const ProblemInfo& info, std::int64_t divisor,
+                                           const char* divisor_name, std::int64_t value,
+                                           const char* value_name) {
     if (divisor > 0 && value % divisor == 0) {
         return std::nullopt;
     }

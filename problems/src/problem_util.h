@@ -63,7 +63,8 @@ void fill_random_inputs(const ProblemConfig& config, int problem_id, int rank, s
                         int exact_amplitude_value = 8);
 
 // An error message when `divisor` does not divide `value`, naming the problem and the quantity.
-std::optional<std::string> require_divides(const ProblemInfo& info, std::int64_t divisor, const char* divisor_name,
-                                           std::int64_t value, const char* value_name);
+std::optional<std::string> require_divides(const ProblemInfo& info, std::int64_t divisor,
+                                           const char* divisor_name, std::int64_t value,
+                                           const char* value_name);
 
 } // namespace pkbw::problems

@@ -13,7 +13,9 @@ std::vector<Shape> shapes(const std::vector<TensorSpec>& specs) {
     return out;
 }
 
-bool refuses(const char* key, const ProblemConfig& c) { return problem(key).check_config(c).has_value(); }
+bool refuses(const char* key, const ProblemConfig& c) {
+    return problem(key).check_config(c).has_value();
+}
 
 TEST(AllGatherGemm, ShapesAndRefusals) {
     const Problem& p = problem("12");
@@ -65,6 +67,33 @@ TEST(GemmReduceScatter, ShapesAndRefusals) {
     EXPECT_EQ(shapes(p.output_specs(config(2, 64, 32), 1)), (std::vector<Shape>{{32, 32}}));
     EXPECT_TRUE(refuses("16", config(4, 66, 32)));
     EXPECT_TRUE(refuses("16", config(3, 63, 32)));
+}
+
+TEST(LayerNormBackward, RowsOfXHatHaveUnitNormAndOutputsAreTwoVectors) {
+    const Problem& p = problem("9");
+    const auto c = config(4, 16, 64, DType::F32);
+    const auto in = p.build_inputs(c, 1);
+    ASSERT_EQ(in.size(), 2u);
+    for (std::int64_t i = 0; i < 16; ++i) {
+        double sq = 0;
+        for (std::int64_t j = 0; j < 64; ++j)
+            sq += in[0].get_f64(i * 64 + j) * in[0].get_f64(i * 64 + j);
+        EXPECT_NEAR(sq, 1.0, 1e-4) << "row " << i;
+    }
+    const auto out = p.output_specs(c, 1);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].name, "output_0");
+    EXPECT_EQ(out[1].name, "output_1");
+    EXPECT_EQ(out[0].shape, (Shape{64}));
+    EXPECT_EQ(out[1].shape, (Shape{64}));
+}
+
+TEST(TpRmsNorm, ShapesAndEpsilon) {
+    const Problem& p = problem("18");
+    EXPECT_EQ(shapes(p.input_specs(config(2, 8, 16), 0)), (std::vector<Shape>{{8, 16}, {16}}));
+    EXPECT_EQ(shapes(p.output_specs(config(4, 8, 16), 3)), (std::vector<Shape>{{8, 16}}));
+    EXPECT_EQ(p.params(config(2)).at("variance_epsilon"), 1e-5);
+    EXPECT_EQ(p.work(config(2, 8, 16)).collective_bytes, 8.0 * 4);
 }
 
 } // namespace
