@@ -96,5 +96,42 @@ TEST(TpRmsNorm, ShapesAndEpsilon) {
     EXPECT_EQ(p.work(config(2, 8, 16)).collective_bytes, 8.0 * 4);
 }
 
+TEST(RopeAllGather, ShapesFollowPkbAttentionDims) {
+    const Problem& p = problem("17");
+    // M = N = 1024: B = 16, T = 16, S = T / W.
+    const auto c = config(4, 1024, 1024);
+    EXPECT_EQ(shapes(p.input_specs(c, 0)),
+              (std::vector<Shape>{{16, 4, 8, 64}, {16, 4, 8, 64}, {16, 4, 64}, {16, 4, 64}}));
+    EXPECT_EQ(shapes(p.output_specs(c, 2)), (std::vector<Shape>{{16, 16, 8, 64}, {16, 16, 8, 64}}));
+    EXPECT_EQ(shapes(p.output_specs(config(2, 1024, 1024), 0)),
+              (std::vector<Shape>{{16, 16, 8, 64}, {16, 16, 8, 64}}));
+    // Small M and N clamp to 1.
+    EXPECT_EQ(shapes(p.input_specs(config(2, 8, 16), 0))[0], (Shape{1, 1, 8, 64}));
+    EXPECT_TRUE(refuses("17", config(3)));
+    EXPECT_TRUE(refuses("17", config(16)));
+}
+
+TEST(BlockedFp8Quantize, OutputsAreFp8ValuesAndFp32Scales) {
+    const Problem& p = problem("19");
+    const auto out = p.output_specs(config(4, 8, 256), 1);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].dtype, DType::F8E4M3);
+    EXPECT_EQ(out[0].shape, (Shape{32, 256}));
+    EXPECT_EQ(out[1].dtype, DType::F32);
+    EXPECT_EQ(out[1].shape, (Shape{32, 2}));
+    EXPECT_TRUE(refuses("19", config(2, 8, 200)));
+    EXPECT_EQ(p.params(config(2)).at("block_size"), 128.0);
+}
+
+TEST(BlockedFp8Dequantize, ShapesAndRefusals) {
+    const Problem& p = problem("20");
+    const auto c = config(2, 8, 16);
+    EXPECT_EQ(shapes(p.input_specs(c, 0)), (std::vector<Shape>{{2, 8, 16}, {2, 1}}));
+    EXPECT_EQ(p.output_specs(c, 0)[0].dtype, DType::F32);
+    EXPECT_EQ(p.output_specs(c, 0)[0].shape, (Shape{2, 8, 16}));
+    EXPECT_TRUE(refuses("20", config(2, 3, 5)));
+    EXPECT_EQ(p.work(config(4, 1024, 1024)).collective_bytes, 4.0 * 1024 * 1024 * 4);
+}
+
 } // namespace
 } // namespace pkbw::test
