@@ -133,5 +133,28 @@ TEST(BlockedFp8Dequantize, ShapesAndRefusals) {
     EXPECT_EQ(p.work(config(4, 1024, 1024)).collective_bytes, 4.0 * 1024 * 1024 * 4);
 }
 
+TEST(AllGatherGemmAT, SameShapesAsTwelve) {
+    const Problem& p = problem("11");
+    for (int world : {2, 4}) {
+        const auto c = config(world, 64, 32);
+        EXPECT_EQ(shapes(p.input_specs(c, 0)), shapes(problem("12").input_specs(c, 0)));
+        EXPECT_EQ(shapes(p.output_specs(c, 0)), (std::vector<Shape>{{64, 32}}));
+    }
+    EXPECT_TRUE(refuses("11", config(3)));
+}
+
+TEST(CombinedShardedGemms, RoundsRowsAndHiddenUpToW) {
+    const Problem& p = problem("15");
+    // M = 1024, W = 8: Mr = 1024, H = 256, H/W = 32; output [128, 256].
+    EXPECT_EQ(shapes(p.input_specs(config(8, 1024, 1024), 5)),
+              (std::vector<Shape>{{1024, 32}, {256, 512}, {512, 256}}));
+    EXPECT_EQ(shapes(p.output_specs(config(8, 1024, 1024), 5)), (std::vector<Shape>{{128, 256}}));
+    // W = 3 rounds both up: Mr = 12 for M = 10, H = 258.
+    EXPECT_EQ(shapes(p.input_specs(config(3, 10, 16), 0)),
+              (std::vector<Shape>{{12, 86}, {258, 512}, {512, 258}}));
+    EXPECT_EQ(shapes(p.output_specs(config(3, 10, 16), 2)), (std::vector<Shape>{{4, 258}}));
+    EXPECT_EQ(shapes(p.output_specs(config(2, 1024, 1024), 0)), (std::vector<Shape>{{512, 256}}));
+}
+
 } // namespace
 } // namespace pkbw::test
