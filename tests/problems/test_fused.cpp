@@ -156,5 +156,26 @@ TEST(CombinedShardedGemms, RoundsRowsAndHiddenUpToW) {
     EXPECT_EQ(shapes(p.output_specs(config(2, 1024, 1024), 0)), (std::vector<Shape>{{512, 256}}));
 }
 
+TEST(EmbeddingLookup, IndicesAreInt64InTheGlobalTable) {
+    const Problem& p = problem("10");
+    for (int world : {2, 4}) {
+        const auto c = config(world, 64, 16);
+        const auto in = p.build_inputs(c, 1);
+        ASSERT_EQ(in[0].dtype(), DType::I64);
+        ASSERT_EQ(in[0].shape(), (Shape{64}));
+        EXPECT_EQ(in[1].shape(), (Shape{64, 16}));
+        std::vector<int> owners(world, 0);
+        for (std::int64_t i = 0; i < 64; ++i) {
+            const auto v = in[0].data_as<std::int64_t>()[i];
+            ASSERT_GE(v, 0);
+            ASSERT_LT(v, world * 64);
+            ++owners[v / 64];
+        }
+        for (int o : owners)
+            EXPECT_GT(o, 0) << "64 uniform indices should reach every owner";
+        EXPECT_EQ(shapes(p.output_specs(c, 0)), (std::vector<Shape>{{64, 16}}));
+    }
+}
+
 } // namespace
 } // namespace pkbw::test
