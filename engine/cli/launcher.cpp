@@ -319,10 +319,16 @@ std::string RankReport::last_lines(int lines) const {
     std::string_view tail = stderr_tail;
     while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r'))
         tail.remove_suffix(1);
-    std::size_t pos = tail.size();
-    for (int i = 0; i < lines && pos != std::string_view::npos && pos > 0; ++i)
-        pos = tail.rfind('\n', pos - 1);
-    return std::string(pos == std::string_view::npos ? tail : tail.substr(pos + 1));
+    std::size_t begin = tail.size();
+    for (int i = 0; i < lines && begin > 0; ++i) {
+        std::size_t newline = tail.rfind('\n', begin - 1);
+        begin = newline == std::string_view::npos ? 0 : newline;
+        if (newline == std::string_view::npos)
+            break;
+    }
+    if (begin < tail.size() && tail[begin] == '\n')
+        ++begin;
+    return std::string(tail.substr(begin));
 }
 
 std::string_view launch_end_name(LaunchEnd end) {
