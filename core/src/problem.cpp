@@ -2,10 +2,11 @@
 
 #include "pkbw/core/error.h"
 
-
 namespace pkbw {
 
-std::string_view input_mode_name(InputMode mode) { return mode == InputMode::Pkb ? "pkb" : "exact"; }
+std::string_view input_mode_name(InputMode mode) {
+    return mode == InputMode::Pkb ? "pkb" : "exact";
+}
 
 std::optional<InputMode> parse_input_mode(std::string_view text) {
     if (text == "pkb") {
@@ -19,15 +20,24 @@ std::optional<InputMode> parse_input_mode(std::string_view text) {
 
 std::string_view collective_kind_name(CollectiveKind kind) {
     switch (kind) {
-    case CollectiveKind::None: return "none";
-    case CollectiveKind::AllReduce: return "allreduce";
-    case CollectiveKind::AllGather: return "allgather";
-    case CollectiveKind::ReduceScatter: return "reducescatter";
-    case CollectiveKind::Broadcast: return "broadcast";
-    case CollectiveKind::Reduce: return "reduce";
-    case CollectiveKind::AllToAll: return "alltoall";
-    case CollectiveKind::Gather: return "gather";
-    case CollectiveKind::Scatter: return "scatter";
+    case CollectiveKind::None:
+        return "none";
+    case CollectiveKind::AllReduce:
+        return "allreduce";
+    case CollectiveKind::AllGather:
+        return "allgather";
+    case CollectiveKind::ReduceScatter:
+        return "reducescatter";
+    case CollectiveKind::Broadcast:
+        return "broadcast";
+    case CollectiveKind::Reduce:
+        return "reduce";
+    case CollectiveKind::AllToAll:
+        return "alltoall";
+    case CollectiveKind::Gather:
+        return "gather";
+    case CollectiveKind::Scatter:
+        return "scatter";
     }
     return "none";
 }
@@ -39,9 +49,13 @@ std::optional<std::string> Problem::check_config(const ProblemConfig& config) co
     return std::nullopt;
 }
 
-std::map<std::string, double> Problem::params(const ProblemConfig&) const { return {}; }
+std::map<std::string, double> Problem::params(const ProblemConfig&) const {
+    return {};
+}
 
-WorkModel Problem::work(const ProblemConfig&) const { return {}; }
+WorkModel Problem::work(const ProblemConfig&) const {
+    return {};
+}
 
 std::vector<Tensor> Problem::build_inputs(const ProblemConfig& config, int rank) const {
     std::vector<Tensor> inputs;

@@ -41,7 +41,17 @@ struct TensorSpec {
 };
 
 // The collective a problem's traffic resembles, for nccl-tests' algbw/busbw formulas.
-enum class CollectiveKind { None, AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, Gather, Scatter };
+enum class CollectiveKind {
+    None,
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    Broadcast,
+    Reduce,
+    AllToAll,
+    Gather,
+    Scatter
+};
 std::string_view collective_kind_name(CollectiveKind kind);
 
 // Bytes and FLOPs one call moves and computes, for bandwidth and roofline figures.

@@ -17,16 +17,16 @@ inline constexpr int kVersion = 1;
 inline constexpr std::size_t kMaxLineBytes = 64u << 20;
 
 // Event names.
-inline constexpr std::string_view kHello = "hello";             // rank: started, identity, devices
-inline constexpr std::string_view kPhase = "phase";             // rank: entering a phase
-inline constexpr std::string_view kRankResult = "rank_result";  // rank: one trial's verdict on this rank
-inline constexpr std::string_view kPerfResult = "perf_result";  // rank: timing samples (perf issue)
-inline constexpr std::string_view kError = "error";             // rank or launcher: a failure with its message
-inline constexpr std::string_view kRankDone = "rank_done";      // rank: finished cleanly
-inline constexpr std::string_view kRunStarted = "run_started";  // launcher
-inline constexpr std::string_view kCompile = "compile";         // launcher: a compile finished
-inline constexpr std::string_view kRankExit = "rank_exit";      // launcher: a rank process ended
-inline constexpr std::string_view kLog = "log";                 // launcher: a line a rank printed
+inline constexpr std::string_view kHello = "hello";            // rank: started, identity, devices
+inline constexpr std::string_view kPhase = "phase";            // rank: entering a phase
+inline constexpr std::string_view kRankResult = "rank_result"; // rank: one trial's verdict on this rank
+inline constexpr std::string_view kPerfResult = "perf_result"; // rank: timing samples (perf issue)
+inline constexpr std::string_view kError = "error";            // rank or launcher: a failure with its message
+inline constexpr std::string_view kRankDone = "rank_done";     // rank: finished cleanly
+inline constexpr std::string_view kRunStarted = "run_started"; // launcher
+inline constexpr std::string_view kCompile = "compile";        // launcher: a compile finished
+inline constexpr std::string_view kRankExit = "rank_exit";     // launcher: a rank process ended
+inline constexpr std::string_view kLog = "log";                // launcher: a line a rank printed
 inline constexpr std::string_view kRunFinished = "run_finished"; // launcher: the final object
 
 struct Message {

@@ -14,11 +14,13 @@ std::uint64_t pkb_seed(std::uint64_t base, int problem_id, int rank, int trial);
 
 class CounterRng {
 public:
-    CounterRng(std::uint64_t seed, std::uint64_t stream = 0) : seed_(seed), stream_(stream) {}
-    std::uint64_t bits(std::uint64_t index) const;     // 64 random bits
-    double uniform(std::uint64_t index) const;          // [0, 1)
+    CounterRng(std::uint64_t seed, std::uint64_t stream = 0)
+        : seed_(seed)
+        , stream_(stream) {}
+    std::uint64_t bits(std::uint64_t index) const; // 64 random bits
+    double uniform(std::uint64_t index) const;     // [0, 1)
     double uniform(std::uint64_t index, double lo, double hi) const;
-    double normal(std::uint64_t index) const;           // standard normal (Box-Muller on two draws)
+    double normal(std::uint64_t index) const; // standard normal (Box-Muller on two draws)
     std::int64_t integer(std::uint64_t index, std::int64_t lo, std::int64_t hi) const; // [lo, hi)
 
 private:

@@ -1,0 +1,316 @@
+// The cuda backend's device: one GPU per rank, a non-blocking stream, an NCCL communicator over all
+// ranks, and symmetric memory through CUDA IPC handles exchanged over the rendezvous.
+#define PKBW_BACKEND_CUDA 1
+#include "device.h"
+#include "rendezvous.h"
+
+#include <algorithm>
+#include <cstring>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <nccl.h>
+
+namespace pkbw::engine {
+namespace {
+
+constexpr std::size_t kPadBytes = kSignalPadWords * sizeof(std::uint32_t);
+
+void check_cuda(cudaError_t status, const char* what) {
+    if (status != cudaSuccess) {
+        throw DeviceError("cuda_error", std::string(what) + ": " + cudaGetErrorName(status) + ": " +
+                                            cudaGetErrorString(status));
+    }
+}
+
+void check_nccl(ncclResult_t status, const char* what) {
+    if (status != ncclSuccess) {
+        throw DeviceError("nccl_error", std::string(what) + ": " + ncclGetErrorString(status));
+    }
+}
+
+// NVML through dlopen: the driver ships libnvidia-ml.so.1 but no header comes with the toolkit, and
+// pkbw must not need it at link time. Devices are matched by PCI bus id, not index, since NVML and
+// CUDA may order devices differently.
+std::pair<int, int> query_clocks_mhz(int ordinal) {
+    using InitFn = int (*)();
+    using ByPciFn = int (*)(const char*, void**);
+    using ClockFn = int (*)(void*, int, unsigned int*);
+    static void* library = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+        return {0, 0};
+    }
+    static auto init = reinterpret_cast<InitFn>(::dlsym(library, "nvmlInit_v2"));
+    static auto by_pci = reinterpret_cast<ByPciFn>(::dlsym(library, "nvmlDeviceGetHandleByPciBusId_v2"));
+    static auto clock = reinterpret_cast<ClockFn>(::dlsym(library, "nvmlDeviceGetClockInfo"));
+    static const bool ready = init && by_pci && clock && init() == 0;
+    char bus_id[64] = {};
+    void* handle = nullptr;
+    if (!ready || cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), ordinal) != cudaSuccess ||
+        by_pci(bus_id, &handle) != 0) {
+        return {0, 0};
+    }
+    unsigned int sm = 0, memory = 0;
+    constexpr int kClockSm = 1, kClockMem = 2; // nvmlClockType_t
+    clock(handle, kClockSm, &sm);
+    clock(handle, kClockMem, &memory);
+    return {static_cast<int>(sm), static_cast<int>(memory)};
+}
+
+std::string version_text(int version) {
+    return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
+// Peer mappings and device tables of one symmetric allocation. Released in the owning rank only
+// after every rank has closed its view of the others (see CudaDevice::~CudaDevice's barrier).
+struct IpcAllocation {
+    int rank = 0;
+    void* own = nullptr;
+    std::vector<void*> opened; // peers' buffers opened through IPC
+    void* peers_table = nullptr;
+    void* pads_table = nullptr;
+    void close_peers() {
+        for (void* p : opened) {
+            cudaIpcCloseMemHandle(p);
+        }
+        opened.clear();
+    }
+    ~IpcAllocation() {
+        close_peers();
+        cudaFree(peers_table);
+        cudaFree(pads_table);
+        cudaFree(own);
+    }
+};
+
+class CudaTimer final : public IterationTimer {
+public:
+    CudaTimer(int marks, cudaStream_t stream)
+        : stream_(stream)
+        , events_(static_cast<std::size_t>(marks)) {
+        for (auto& event : events_) {
+            check_cuda(cudaEventCreate(&event), "cudaEventCreate");
+        }
+    }
+    ~CudaTimer() override {
+        for (auto event : events_) {
+            cudaEventDestroy(event);
+        }
+    }
+    void mark(int index) override {
+        check_cuda(cudaEventRecord(events_.at(static_cast<std::size_t>(index)), stream_), "cudaEventRecord");
+    }
+    std::vector<double> elapsed_ms() override {
+        std::vector<double> times;
+        for (std::size_t i = 0; i + 1 < events_.size(); ++i) {
+            float ms = 0;
+            check_cuda(cudaEventElapsedTime(&ms, events_[i], events_[i + 1]), "cudaEventElapsedTime");
+            times.push_back(ms);
+        }
+        return times;
+    }
+
+private:
+    cudaStream_t stream_;
+    std::vector<cudaEvent_t> events_;
+};
+
+class CudaDevice final : public Device {
+public:
+    CudaDevice(int local_rank, Rendezvous& rendezvous)
+        : rendezvous_(rendezvous) {
+        int count = 0;
+        if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+            throw DeviceError("environment", "no CUDA device is visible to this process");
+        }
+        // Launchers that pin one GPU per process (CUDA_VISIBLE_DEVICES) leave a single device.
+        ordinal_ = count == 1 ? 0 : local_rank;
+        if (ordinal_ >= count) {
+            throw DeviceError("environment", "local rank " + std::to_string(local_rank) + " needs GPU " +
+                                                 std::to_string(local_rank) + " but only " +
+                                                 std::to_string(count) + " are visible");
+        }
+        check_cuda(cudaSetDevice(ordinal_), "cudaSetDevice");
+        check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+
+        ncclUniqueId id{};
+        if (rendezvous.rank() == 0) {
+            check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+        }
+        const auto ids = rendezvous.all_gather(std::as_bytes(std::span(&id, 1)));
+        std::memcpy(&id, ids[0].data(), sizeof(id));
+        check_nccl(ncclCommInitRank(&comm_, rendezvous.world_size(), id, rendezvous.rank()),
+                   "ncclCommInitRank");
+    }
+
+    ~CudaDevice() override {
+        cudaDeviceSynchronize();
+        // Every rank closes its IPC views of the others before any owner frees the memory behind them.
+        // Allocations are collective, so every rank has the same number and reaches the same barrier.
+        if (!allocations_.empty()) {
+            for (auto& allocation : allocations_) {
+                allocation->close_peers();
+            }
+            try {
+                rendezvous_.barrier();
+            } catch (...) {
+                // A peer is gone; its process exit already released what it mapped.
+            }
+        }
+        allocations_.clear();
+        if (flush_buffer_ != nullptr) {
+            cudaFree(flush_buffer_);
+        }
+        if (comm_ != nullptr) {
+            ncclCommDestroy(comm_);
+        }
+        if (stream_ != nullptr) {
+            cudaStreamDestroy(stream_);
+        }
+    }
+
+    bool on_host() const override { return false; }
+    int ordinal() const override { return ordinal_; }
+
+    DeviceVersions versions() const override {
+        DeviceVersions v;
+        cudaDeviceProp props{};
+        if (cudaGetDeviceProperties(&props, ordinal_) == cudaSuccess) {
+            v.device_name = props.name;
+            v.l2_bytes = static_cast<std::size_t>(props.l2CacheSize);
+            v.memory_bytes = props.totalGlobalMem;
+        }
+        int driver = 0, runtime = 0;
+        cudaDriverGetVersion(&driver);
+        cudaRuntimeGetVersion(&runtime);
+        v.driver = version_text(driver);
+        v.runtime = version_text(runtime);
+        ncclGetVersion(&v.nccl_runtime);
+        v.nccl_compiled = NCCL_VERSION_CODE;
+        return v;
+    }
+
+    void* allocate(std::size_t bytes) override {
+        void* pointer = nullptr;
+        check_cuda(cudaMalloc(&pointer, bytes == 0 ? 1 : bytes), "cudaMalloc");
+        return pointer;
+    }
+    void release(void* pointer) override { cudaFree(pointer); }
+    void upload(void* device, const void* host, std::size_t bytes) override {
+        check_cuda(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice), "upload (cudaMemcpy)");
+    }
+    void download(void* host, const void* device, std::size_t bytes) override {
+        check_cuda(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost), "download (cudaMemcpy)");
+    }
+    void fill(void* device, std::uint8_t value, std::size_t bytes) override {
+        check_cuda(cudaMemset(device, value, bytes), "cudaMemset");
+    }
+    void synchronize() override {
+        check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        check();
+    }
+    void check() override {
+        check_cuda(cudaGetLastError(), "pending CUDA error");
+        ncclResult_t async = ncclSuccess;
+        if (comm_ != nullptr && ncclCommGetAsyncError(comm_, &async) == ncclSuccess && async != ncclSuccess) {
+            check_nccl(async, "NCCL asynchronous error");
+        }
+    }
+    void* stream_handle() override { return stream_; }
+    void* nccl_handle() override { return comm_; }
+    std::unique_ptr<IterationTimer> make_timer(int marks) override {
+        return std::make_unique<CudaTimer>(marks, stream_);
+    }
+    void flush_cache() override {
+        if (flush_buffer_ == nullptr) {
+            int l2 = 0;
+            cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, ordinal_);
+            flush_bytes_ = static_cast<std::size_t>(std::max(l2, 1 << 20)) * 3;
+            check_cuda(cudaMalloc(&flush_buffer_, flush_bytes_), "cudaMalloc (cache flush)");
+        }
+        check_cuda(cudaMemsetAsync(flush_buffer_, ++flush_value_, flush_bytes_, stream_),
+                   "cudaMemsetAsync (flush)");
+    }
+    void bare_collective(CollectiveKind kind, const void* input, void* output, std::size_t count,
+                         DType dtype) override {
+        if (kind == CollectiveKind::AllReduce) {
+            check_nccl(ncclAllReduce(input, output, count, nccl_dtype(dtype), ncclSum, comm_, stream_),
+                       "ncclAllReduce");
+        } else if (kind == CollectiveKind::AllGather) {
+            check_nccl(ncclAllGather(input, output, count, nccl_dtype(dtype), comm_, stream_),
+                       "ncclAllGather");
+        } else {
+            throw DeviceError("nccl_error",
+                              "bare collective not supported: " + std::string(collective_kind_name(kind)));
+        }
+    }
+    std::pair<int, int> clocks_mhz() override { return query_clocks_mhz(ordinal_); }
+    void copy_async(void* destination, const void* source, std::size_t bytes) override {
+        check_cuda(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDefault, stream_),
+                   "cudaMemcpyAsync");
+    }
+
+    SymmetricAllocation allocate_symmetric(std::size_t bytes, Rendezvous& rendezvous) override {
+        const int world = rendezvous.world_size();
+        const int rank = rendezvous.rank();
+        const std::size_t buffer_bytes = (std::max<std::size_t>(bytes, 1) + 4095) / 4096 * 4096;
+        auto allocation = std::make_shared<IpcAllocation>();
+        allocation->rank = rank;
+        check_cuda(cudaMalloc(&allocation->own, buffer_bytes + kPadBytes), "cudaMalloc (symmetric)");
+        check_cuda(cudaMemset(allocation->own, 0, buffer_bytes + kPadBytes), "cudaMemset (symmetric)");
+        check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize (symmetric)");
+        cudaIpcMemHandle_t handle{};
+        check_cuda(cudaIpcGetMemHandle(&handle, allocation->own), "cudaIpcGetMemHandle");
+        const auto handles = rendezvous.all_gather(std::as_bytes(std::span(&handle, 1)));
+
+        SymmetricAllocation result;
+        result.bytes = bytes;
+        result.peers.resize(world);
+        result.signal_pads.resize(world);
+        for (int r = 0; r < world; ++r) {
+            void* base = allocation->own;
+            if (r != rank) {
+                cudaIpcMemHandle_t peer{};
+                std::memcpy(&peer, handles[r].data(), sizeof(peer));
+                check_cuda(cudaIpcOpenMemHandle(&base, peer, cudaIpcMemLazyEnablePeerAccess),
+                           "cudaIpcOpenMemHandle");
+                allocation->opened.push_back(base);
+            }
+            result.peers[r] = base;
+            result.signal_pads[r] = reinterpret_cast<std::uint32_t*>(static_cast<char*>(base) + buffer_bytes);
+        }
+        const std::size_t table_bytes = sizeof(void*) * world;
+        check_cuda(cudaMalloc(&allocation->peers_table, table_bytes), "cudaMalloc (peer table)");
+        check_cuda(cudaMalloc(&allocation->pads_table, table_bytes), "cudaMalloc (pad table)");
+        upload(allocation->peers_table, result.peers.data(), table_bytes);
+        upload(allocation->pads_table, result.signal_pads.data(), table_bytes);
+        result.peers_device = allocation->peers_table;
+        result.signal_pads_device = allocation->pads_table;
+        result.keepalive = allocation;
+        allocations_.push_back(allocation);
+        // Nobody may touch a peer's buffer before every rank has mapped every buffer.
+        rendezvous.barrier();
+        return result;
+    }
+
+private:
+    Rendezvous& rendezvous_;
+    int ordinal_ = 0;
+    cudaStream_t stream_ = nullptr;
+    ncclComm_t comm_ = nullptr;
+    std::vector<std::shared_ptr<IpcAllocation>> allocations_;
+    void* flush_buffer_ = nullptr;
+    std::size_t flush_bytes_ = 0;
+    unsigned char flush_value_ = 0;
+};
+
+} // namespace
+
+std::unique_ptr<Device> make_cuda_device(int local_rank, Rendezvous& rendezvous) {
+    return std::make_unique<CudaDevice>(local_rank, rendezvous);
+}
+
+bool cuda_backend_built() {
+    return true;
+}
+
+} // namespace pkbw::engine

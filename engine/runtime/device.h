@@ -1,0 +1,107 @@
+// Where a rank's tensors live and run: host memory (the host backend) or one CUDA device. The trial
+// loop is written once against this interface.
+#pragma once
+
+#include "pkbw/core/problem.h"
+#include "pkbw/solution.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pkbw::engine {
+
+class Rendezvous;
+
+// A failure of the device or its communicator; `kind` is the protocol's error kind
+// ("cuda_error", "nccl_error", "environment").
+class DeviceError : public std::runtime_error {
+public:
+    DeviceError(std::string kind, const std::string& message)
+        : std::runtime_error(message)
+        , kind_(std::move(kind)) {}
+    const std::string& kind() const { return kind_; }
+
+private:
+    std::string kind_;
+};
+
+// One collective allocation: this rank's buffer and every peer's, plus signal pads.
+struct SymmetricAllocation {
+    std::vector<void*> peers;                // peers[r]: rank r's buffer in this process
+    std::vector<std::uint32_t*> signal_pads; // signal_pads[r]: rank r's pad
+    void* peers_device = nullptr;            // device copy of `peers` (== peers.data() on host)
+    void* signal_pads_device = nullptr;
+    std::size_t bytes = 0;
+    std::shared_ptr<void> keepalive; // releases mappings and memory
+};
+
+struct DeviceVersions {
+    std::string device_name;
+    std::string driver;    // e.g. "13.0" (cuda driver API version)
+    std::string runtime;   // CUDA runtime
+    int nccl_runtime = 0;  // ncclGetVersion()
+    int nccl_compiled = 0; // NCCL_VERSION_CODE
+    std::size_t l2_bytes = 0;
+    std::size_t memory_bytes = 0;
+};
+
+// Times iterations on the device's stream without host synchronisation inside the timed loop:
+// mark(i) records a timestamp after everything queued so far; elapsed_ms() (after synchronize())
+// returns the time between consecutive marks.
+class IterationTimer {
+public:
+    virtual ~IterationTimer() = default;
+    virtual void mark(int index) = 0;
+    // Milliseconds between mark(i) and mark(i + 1), for i in [0, marks - 1).
+    virtual std::vector<double> elapsed_ms() = 0;
+};
+
+class Device {
+public:
+    virtual ~Device() = default;
+    virtual bool on_host() const = 0;
+    virtual int ordinal() const = 0; // -1 on the host
+    virtual DeviceVersions versions() const = 0;
+
+    virtual void* allocate(std::size_t bytes) = 0;
+    virtual void release(void* pointer) = 0;
+    virtual void upload(void* device, const void* host, std::size_t bytes) = 0;
+    virtual void download(void* host, const void* device, std::size_t bytes) = 0;
+    virtual void fill(void* device, std::uint8_t value, std::size_t bytes) = 0;
+    // Waits for all work on the device. Throws DeviceError if a kernel faulted.
+    virtual void synchronize() = 0;
+    // Throws DeviceError if an asynchronous error is pending (NCCL's async errors included).
+    virtual void check() = 0;
+
+    virtual void* stream_handle() = 0;
+    virtual void* nccl_handle() = 0;
+    virtual SymmetricAllocation allocate_symmetric(std::size_t bytes, Rendezvous& rendezvous) = 0;
+
+    // A timer with room for `marks` marks.
+    virtual std::unique_ptr<IterationTimer> make_timer(int marks) = 0;
+    // Evicts the last-level cache by writing a buffer several times its size on the stream (no-op
+    // on the host backend).
+    virtual void flush_cache() = 0;
+    // Queues a copy of `bytes` from a peer device's memory (peer copy bandwidth; cuda only).
+    virtual void copy_async(void* destination, const void* source, std::size_t bytes) = 0;
+    // Queues one bare NCCL collective (AllReduce sum or AllGather of `count` elements per rank), for
+    // calibration and for the reference-versus-NCCL benchmark. Throws on the host backend.
+    virtual void bare_collective(CollectiveKind kind, const void* input, void* output, std::size_t count,
+                                 DType dtype) = 0;
+    // Current SM and memory clocks in MHz (NVML), or {0, 0} when unknown.
+    virtual std::pair<int, int> clocks_mhz() = 0;
+};
+
+// The host backend's device: malloc'd memory; symmetric memory in POSIX shared memory segments
+// named /pkbw-<token prefix>-..., so the launcher can clean up after a crash.
+std::unique_ptr<Device> make_host_device(int rank, const std::string& segment_prefix);
+// The cuda backend: device `ordinal`, a stream, and an NCCL communicator set up through `rendezvous`.
+// Throws DeviceError("environment", ...) when there is no GPU or NCCL cannot start.
+std::unique_ptr<Device> make_cuda_device(int local_rank, Rendezvous& rendezvous);
+bool cuda_backend_built();
+
+} // namespace pkbw::engine

@@ -1,0 +1,163 @@
+#include "device.h"
+#include "pkbw/core/error.h"
+#include "rendezvous.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace pkbw::engine {
+namespace {
+
+constexpr std::size_t kPadBytes = kSignalPadWords * sizeof(std::uint32_t);
+
+std::size_t round_up(std::size_t value, std::size_t to) {
+    return (value + to - 1) / to * to;
+}
+
+// The mappings of one symmetric allocation; unmapped when the last user lets go.
+struct SharedMappings {
+    std::vector<std::pair<void*, std::size_t>> maps;
+    std::vector<void*> peers;
+    std::vector<std::uint32_t*> pads;
+    ~SharedMappings() {
+        for (auto [address, size] : maps) {
+            ::munmap(address, size);
+        }
+    }
+};
+
+// Host solutions run synchronously, so a wall-clock stamp at each mark is the iteration boundary.
+class HostTimer final : public IterationTimer {
+public:
+    explicit HostTimer(int marks)
+        : stamps_(static_cast<std::size_t>(marks)) {}
+    void mark(int index) override {
+        stamps_.at(static_cast<std::size_t>(index)) = std::chrono::steady_clock::now();
+    }
+    std::vector<double> elapsed_ms() override {
+        std::vector<double> times;
+        for (std::size_t i = 0; i + 1 < stamps_.size(); ++i) {
+            times.push_back(std::chrono::duration<double, std::milli>(stamps_[i + 1] - stamps_[i]).count());
+        }
+        return times;
+    }
+
+private:
+    std::vector<std::chrono::steady_clock::time_point> stamps_;
+};
+
+class HostDevice final : public Device {
+public:
+    HostDevice(int rank, std::string prefix)
+        : rank_(rank)
+        , prefix_(std::move(prefix)) {}
+
+    bool on_host() const override { return true; }
+    int ordinal() const override { return -1; }
+    DeviceVersions versions() const override {
+        DeviceVersions v;
+        v.device_name = "host";
+        return v;
+    }
+
+    void* allocate(std::size_t bytes) override {
+        // 256-byte alignment as cudaMalloc gives, so host candidates may use aligned vector loads.
+        void* pointer = std::aligned_alloc(256, round_up(bytes == 0 ? 1 : bytes, 256));
+        if (pointer == nullptr) {
+            throw DeviceError("environment", "host allocation of " + std::to_string(bytes) + " bytes failed");
+        }
+        return pointer;
+    }
+    void release(void* pointer) override { std::free(pointer); }
+    void upload(void* device, const void* host, std::size_t bytes) override {
+        std::memmove(device, host, bytes);
+    }
+    void download(void* host, const void* device, std::size_t bytes) override {
+        std::memmove(host, device, bytes);
+    }
+    void fill(void* device, std::uint8_t value, std::size_t bytes) override {
+        std::memset(device, value, bytes);
+    }
+    void synchronize() override {}
+    void check() override {}
+    void* stream_handle() override { return nullptr; }
+    void* nccl_handle() override { return nullptr; }
+    std::unique_ptr<IterationTimer> make_timer(int marks) override {
+        return std::make_unique<HostTimer>(marks);
+    }
+    void flush_cache() override {}
+    void bare_collective(CollectiveKind, const void*, void*, std::size_t, DType) override {
+        throw DeviceError("environment", "bare NCCL collectives need the cuda backend");
+    }
+    std::pair<int, int> clocks_mhz() override { return {0, 0}; }
+    void copy_async(void* destination, const void* source, std::size_t bytes) override {
+        std::memcpy(destination, source, bytes);
+    }
+
+    SymmetricAllocation allocate_symmetric(std::size_t bytes, Rendezvous& rendezvous) override {
+        const int world = rendezvous.world_size();
+        const std::size_t buffer_bytes = round_up(bytes == 0 ? 1 : bytes, 4096);
+        const std::size_t segment_bytes = buffer_bytes + kPadBytes;
+        const int index = next_index_++;
+        auto name_of = [&](int r) { return prefix_ + "-" + std::to_string(index) + "-" + std::to_string(r); };
+
+        auto mappings = std::make_shared<SharedMappings>();
+        mappings->peers.resize(world);
+        mappings->pads.resize(world);
+        auto map_segment = [&](int r, bool create) {
+            const std::string name = name_of(r);
+            const int fd = ::shm_open(name.c_str(), create ? (O_CREAT | O_EXCL | O_RDWR) : O_RDWR, 0600);
+            if (fd < 0) {
+                throw DeviceError("environment", "shm_open " + name + ": " + std::strerror(errno));
+            }
+            if (create && ::ftruncate(fd, static_cast<off_t>(segment_bytes)) != 0) {
+                ::close(fd);
+                throw DeviceError("environment", "ftruncate " + name + ": " + std::strerror(errno));
+            }
+            void* address = ::mmap(nullptr, segment_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            ::close(fd);
+            if (address == MAP_FAILED) {
+                throw DeviceError("environment", "mmap " + name + ": " + std::strerror(errno));
+            }
+            mappings->maps.emplace_back(address, segment_bytes);
+            mappings->peers[r] = address;
+            mappings->pads[r] = reinterpret_cast<std::uint32_t*>(static_cast<char*>(address) + buffer_bytes);
+        };
+        // Create (zero-filled by ftruncate), wait for every rank, map the peers, wait, then unlink our
+        // name: the memory lives on in the mappings and nothing is left in /dev/shm.
+        map_segment(rank_, true);
+        rendezvous.barrier();
+        for (int r = 0; r < world; ++r) {
+            if (r != rank_) {
+                map_segment(r, false);
+            }
+        }
+        rendezvous.barrier();
+        ::shm_unlink(name_of(rank_).c_str());
+
+        SymmetricAllocation allocation;
+        allocation.peers = mappings->peers;
+        allocation.signal_pads = mappings->pads;
+        allocation.bytes = bytes;
+        allocation.keepalive = mappings;
+        return allocation;
+    }
+
+private:
+    int rank_;
+    std::string prefix_;
+    int next_index_ = 0;
+};
+
+} // namespace
+
+std::unique_ptr<Device> make_host_device(int rank, const std::string& segment_prefix) {
+    return std::make_unique<HostDevice>(rank, segment_prefix);
+}
+
+} // namespace pkbw::engine

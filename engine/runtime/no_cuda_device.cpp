@@ -1,0 +1,14 @@
+// Linked when pkbw is built without CUDA: the cuda backend reports itself unavailable.
+#include "device.h"
+
+namespace pkbw::engine {
+
+std::unique_ptr<Device> make_cuda_device(int, Rendezvous&) {
+    throw DeviceError("environment", "this pkbw was built without CUDA; use --backend host");
+}
+
+bool cuda_backend_built() {
+    return false;
+}
+
+} // namespace pkbw::engine

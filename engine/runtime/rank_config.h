@@ -1,0 +1,48 @@
+// The rank program's configuration file (docs/engine.md, "Rank program contract").
+#pragma once
+
+#include "pkbw/core/problem.h"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace pkbw::engine {
+
+struct RankConfig {
+    int version = 1;
+    long long run_id = 0;
+    std::string problem;
+    std::string mode = "eval"; // dryrun, eval, perf (eval then timing), calibrate (no problem)
+    std::string backend = "host";
+    int world_size = 1;
+    std::int64_t m = 1024, n = 1024;
+    DType dtype = DType::BF16;
+    int trials = 5;
+    std::uint64_t seed = 42;
+    InputMode input_mode = InputMode::Pkb;
+    double atol = 1e-2, rtol = 1e-2;
+    bool all_trials = false;
+    bool keep_outputs = false;
+    std::string dryrun_side = "candidate";
+    std::string reference_library;
+    std::string candidate_library;
+    std::string output_dir;
+    bool perf = false;           // time after correctness: mode perf, or a "perf" object in the file
+    nlohmann::json perf_options; // the "perf" object (perf_runner.h parses it)
+    nlohmann::json extra;        // sections owned by later features (trace), passed through
+
+    ProblemConfig problem_config(int trial) const;
+    bool runs_reference() const {
+        return mode != "calibrate" && (mode != "dryrun" || dryrun_side == "reference");
+    }
+    bool runs_candidate() const {
+        return mode != "calibrate" && (mode != "dryrun" || dryrun_side == "candidate");
+    }
+};
+
+// Throws pkbw::FormatError naming the file and the field.
+RankConfig parse_rank_config(const nlohmann::json& json, const std::string& source);
+RankConfig load_rank_config(const std::string& path);
+nlohmann::json to_json(const RankConfig& config);
+
+} // namespace pkbw::engine

@@ -1,0 +1,331 @@
+#include "rank_runner.h"
+
+#include "device.h"
+#include "perf_runner.h"
+#include "pkbw/core/compare.h"
+#include "pkbw/core/error.h"
+#include "pkbw/core/protocol.h"
+#include "pkbw/core/safetensors.h"
+#include "pkbw/problems/registry.h"
+#include "rendezvous.h"
+#include "solution_library.h"
+#include "trial_buffers.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <unistd.h>
+
+namespace pkbw::engine {
+namespace {
+
+using nlohmann::json;
+
+// The outcome of one side's call on this rank.
+struct SideResult {
+    OutputSet outputs;
+    std::string error; // the solution returned non-zero: its ctx.fail() message
+    std::vector<GuardViolation> guard_violations;
+    std::vector<std::string> changed_inputs;
+};
+
+// A DeviceError after a solution call leaves the CUDA context unusable: report and leave.
+[[noreturn]] void exit_after_device_error(EventSink& events, int rank, int trial, const std::string& phase,
+                                          const DeviceError& error) {
+    events.send({{"event", protocol::kError},
+                 {"rank", rank},
+                 {"trial", trial},
+                 {"phase", phase},
+                 {"kind", error.kind()},
+                 {"message", error.what()}});
+    ::_exit(kRankExitSolutionBroke);
+}
+
+std::string hostname() {
+    char name[256] = {};
+    ::gethostname(name, sizeof(name) - 1);
+    return name;
+}
+
+class RankRun {
+public:
+    RankRun(const RankConfig& config, EventSink& events)
+        : config_(config)
+        , events_(events) {}
+
+    int run() {
+        const RendezvousConfig rdzv = rendezvous_config_from_env();
+        rank_ = rdzv.rank;
+        local_rank_ = rank_;
+        if (const char* local = std::getenv("LOCAL_RANK"); local && *local) {
+            local_rank_ = std::atoi(local);
+        }
+        if (rdzv.world_size != config_.world_size) {
+            throw Error("WORLD_SIZE=" + std::to_string(rdzv.world_size) + " but the configuration says " +
+                        std::to_string(config_.world_size));
+        }
+        const PerfOptions perf_options = parse_perf_options(config_.perf_options, "configuration");
+        if (config_.mode != "calibrate") {
+            problem_ = find_problem(config_.problem);
+            if (problem_ == nullptr) {
+                throw Error("unknown problem '" + config_.problem + "'");
+            }
+        }
+
+        phase("rendezvous", 0);
+        rendezvous_ = Rendezvous::join(rdzv);
+        try {
+            if (config_.backend == "cuda") {
+                device_ = make_cuda_device(local_rank_, *rendezvous_);
+            } else {
+                // Segment names carry the token's start so the launcher can clean up after a crash.
+                device_ = make_host_device(rank_, "/pkbw-" + rdzv.token.substr(0, 16));
+            }
+        } catch (const DeviceError& error) {
+            events_.send({{"event", protocol::kError},
+                          {"rank", rank_},
+                          {"phase", "rendezvous"},
+                          {"kind", error.kind() == "cuda_error" ? "environment" : error.kind()},
+                          {"message", error.what()}});
+            return kRankExitEnvironment;
+        }
+        send_hello();
+        if (config_.mode == "calibrate") {
+            phase("perf", 0);
+            const auto sizes = config_.extra.value("calibrate_sizes",
+                                                   std::vector<std::size_t>{1u << 20, 64u << 20, 256u << 20});
+            const PerfContext context{*device_, *rendezvous_, events_, rank_, local_rank_, nullptr, {}};
+            run_calibration(context, sizes, config_.extra.value("calibrate_iterations", 20));
+            return finish(1);
+        }
+
+        if (config_.runs_reference()) {
+            reference_.emplace(config_.reference_library, "reference");
+        }
+        if (config_.runs_candidate()) {
+            candidate_.emplace(config_.candidate_library, "candidate");
+        }
+        const auto params = problem_->params(config_.problem_config(0));
+        reference_session_ = std::make_unique<SolutionSession>("reference", *device_, *rendezvous_, params);
+        candidate_session_ = std::make_unique<SolutionSession>("candidate", *device_, *rendezvous_, params);
+
+        const int trials = config_.mode == "dryrun" ? 1 : config_.trials;
+        int trials_run = 0;
+        bool all_passed = true;
+        for (int trial = 0; trial < trials; ++trial) {
+            ++trials_run;
+            const bool everyone_passed = run_trial(trial);
+            all_passed = all_passed && everyone_passed;
+            if (!everyone_passed && !config_.all_trials) {
+                break;
+            }
+        }
+        // Timing is meaningful only for a solution that computes the right thing.
+        if (config_.perf && all_passed) {
+            phase("perf", 0);
+            const PerfContext context{
+                *device_, *rendezvous_, events_, rank_, local_rank_, problem_, config_.problem_config(0)};
+            run_perf(context, perf_options, reference_ ? &*reference_ : nullptr, reference_session_.get(),
+                     candidate_ ? &*candidate_ : nullptr, candidate_session_.get());
+        }
+        return finish(trials_run);
+    }
+
+private:
+    int finish(int trials_run) {
+        phase("teardown", std::max(trials_run - 1, 0));
+        rendezvous_->barrier();
+        reference_session_.reset();
+        candidate_session_.reset();
+        device_.reset();
+        events_.send({{"event", protocol::kRankDone}, {"rank", rank_}, {"trials_run", trials_run}});
+        return kRankExitOk;
+    }
+
+    void phase(const std::string& name, int trial) {
+        events_.send({{"event", protocol::kPhase}, {"rank", rank_}, {"phase", name}, {"trial", trial}});
+    }
+
+    void send_hello() {
+        const DeviceVersions v = device_->versions();
+        events_.send({{"event", protocol::kHello},
+                      {"rank", rank_},
+                      {"world_size", config_.world_size},
+                      {"local_rank", local_rank_},
+                      {"pid", static_cast<long long>(::getpid())},
+                      {"host", hostname()},
+                      {"backend", config_.backend},
+                      {"device", v.device_name},
+                      {"device_ordinal", device_->ordinal()},
+                      {"driver", v.driver},
+                      {"runtime", v.runtime},
+                      {"nccl_runtime", v.nccl_runtime},
+                      {"nccl_compiled", v.nccl_compiled},
+                      {"l2_bytes", v.l2_bytes},
+                      {"memory_bytes", v.memory_bytes}});
+    }
+
+    SideResult run_side(const SolutionLibrary& library, SolutionSession& session, TrialBuffers& buffers,
+                        int trial) {
+        buffers.prepare();
+        phase(library.side(), trial);
+        SideResult result;
+        const Context context =
+            session.make_context(local_rank_, buffers.input_views(), buffers.output_views());
+        int status = 0;
+        try {
+            status = library.call(context);
+            device_->synchronize();
+        } catch (const DeviceError& error) {
+            exit_after_device_error(events_, rank_, trial, library.side(), error);
+        } catch (const std::exception& error) {
+            // A service refused (e.g. ranks disagreed on a symmetric allocation) or the solution threw.
+            status = 1;
+            result.error = error.what();
+        }
+        if (status != 0 && result.error.empty()) {
+            result.error = session.take_failure();
+            if (result.error.empty()) {
+                result.error = library.side() + " returned " + std::to_string(status);
+            }
+        }
+        try {
+            result.outputs = buffers.download_outputs();
+            result.guard_violations = buffers.check_guards();
+            if (library.side() == "candidate" && !problem_->info().mutates_inputs) {
+                result.changed_inputs = buffers.changed_inputs();
+            }
+        } catch (const DeviceError& error) {
+            exit_after_device_error(events_, rank_, trial, library.side(), error);
+        }
+        return result;
+    }
+
+    // Returns whether every rank passed this trial.
+    bool run_trial(int trial) {
+        phase("inputs", trial);
+        const ProblemConfig problem_config = config_.problem_config(trial);
+        if (const auto why = problem_->check_config(problem_config)) {
+            throw Error(config_.problem + ": " + *why);
+        }
+        const auto input_specs = problem_->input_specs(problem_config, rank_);
+        const auto output_specs = problem_->output_specs(problem_config, rank_);
+        TrialBuffers buffers(*device_, input_specs, problem_->build_inputs(problem_config, rank_),
+                             output_specs);
+        const auto params = problem_->params(problem_config);
+        reference_session_->set_params(params);
+        candidate_session_->set_params(params);
+
+        std::optional<SideResult> reference, candidate;
+        if (reference_) {
+            reference = run_side(*reference_, *reference_session_, buffers, trial);
+        }
+        if (candidate_) {
+            candidate = run_side(*candidate_, *candidate_session_, buffers, trial);
+        }
+
+        json result = {{"event", protocol::kRankResult}, {"rank", rank_}, {"trial", trial}};
+        std::string status = "pass";
+        std::string message;
+        json tensors = json::array();
+        json violations = json::array();
+        json changed = json::array();
+        auto note = [&](const std::string& new_status, const std::string& text) {
+            // Keep the most severe status; messages accumulate.
+            static const std::vector<std::string> order = {"pass", "mismatch", "invalid_output", "error"};
+            const auto rank_of = [&](const std::string& s) {
+                return std::find(order.begin(), order.end(), s) - order.begin();
+            };
+            if (rank_of(new_status) > rank_of(status)) {
+                status = new_status;
+            }
+            message += (message.empty() ? "" : "; ") + text;
+        };
+        for (const auto* side : {&reference, &candidate}) {
+            if (!*side) {
+                continue;
+            }
+            const std::string name = side == &reference ? "reference" : "candidate";
+            if (!(*side)->error.empty()) {
+                note("error", name + " failed: " + (*side)->error);
+            }
+            for (const auto& v : (*side)->guard_violations) {
+                note("invalid_output", name + " " + v.describe());
+                violations.push_back(name + ": " + v.describe());
+            }
+            for (const auto& c : (*side)->changed_inputs) {
+                note("invalid_output", name + " modified input " + c);
+                changed.push_back(c);
+            }
+        }
+        if (reference && candidate) {
+            phase("compare", trial);
+            const CompareOptions options{config_.atol, config_.rtol, 256};
+            const OutputComparison comparison =
+                compare_outputs(reference->outputs, candidate->outputs, options);
+            for (const auto& tensor : comparison.tensors) {
+                tensors.push_back(protocol::to_json(tensor));
+            }
+            if (!comparison.pass) {
+                note("mismatch", comparison.first_error);
+            }
+        }
+
+        // Every rank learns every verdict: the trial stops (or outputs are kept) for all alike.
+        const std::uint8_t mine = status == "pass" ? 0 : 1;
+        const auto verdicts = rendezvous_->all_gather(std::as_bytes(std::span(&mine, 1)));
+        bool everyone_passed = true;
+        for (const auto& v : verdicts) {
+            everyone_passed = everyone_passed && !v.empty() && v[0] == std::byte{0};
+        }
+
+        json outputs = json::object();
+        if (config_.keep_outputs || !everyone_passed) {
+            const auto dir =
+                std::filesystem::path(config_.output_dir) / "outputs" / ("trial_" + std::to_string(trial));
+            std::filesystem::create_directories(dir);
+            for (const auto* side : {&reference, &candidate}) {
+                if (!*side) {
+                    continue;
+                }
+                const std::string name = side == &reference ? "reference" : "candidate";
+                const auto path = dir / ("rank_" + std::to_string(rank_) + "_" + name + ".safetensors");
+                write_safetensors(path.string(), (*side)->outputs,
+                                  {{"pkbw.problem", config_.problem},
+                                   {"pkbw.side", name},
+                                   {"pkbw.rank", std::to_string(rank_)},
+                                   {"pkbw.trial", std::to_string(trial)}});
+                outputs[name] = path.string();
+            }
+        }
+
+        result["status"] = status;
+        result["message"] = message;
+        result["tensors"] = std::move(tensors);
+        result["guard_violations"] = std::move(violations);
+        result["mutated_inputs"] = std::move(changed);
+        result["outputs"] = std::move(outputs);
+        events_.send(result);
+        return everyone_passed;
+    }
+
+    const RankConfig& config_;
+    EventSink& events_;
+    const Problem* problem_ = nullptr;
+    int rank_ = 0;
+    int local_rank_ = 0;
+    std::unique_ptr<Rendezvous> rendezvous_;
+    std::unique_ptr<Device> device_;
+    std::optional<SolutionLibrary> reference_, candidate_;
+    std::unique_ptr<SolutionSession> reference_session_, candidate_session_;
+};
+
+} // namespace
+
+int run_rank(const RankConfig& config, EventSink& events) {
+    RankRun run(config, events);
+    return run.run();
+}
+
+} // namespace pkbw::engine

@@ -1,0 +1,156 @@
+#include "solution_library.h"
+
+#include "pkbw/core/error.h"
+#include "rendezvous.h"
+
+#include <cstring>
+#include <dlfcn.h>
+#include <utility>
+
+namespace pkbw::engine {
+
+SolutionLibrary::SolutionLibrary(const std::string& path, std::string side)
+    : path_(path)
+    , side_(std::move(side)) {
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+        const char* why = ::dlerror();
+        throw Error(side_ + " library " + path + " cannot be loaded: " + (why ? why : "unknown error"));
+    }
+    void* symbol = ::dlsym(handle, "pkbw_solution");
+    if (symbol == nullptr) {
+        throw Error(side_ + " library " + path + " does not define extern \"C\" pkbw_solution");
+    }
+    entry_ = reinterpret_cast<int (*)(const Context&)>(symbol);
+}
+
+namespace {
+SolutionSession& session_of(const Context* ctx) {
+    return *static_cast<SolutionSession*>(ctx->engine);
+}
+} // namespace
+
+// The C entry points behind Context's members. Errors propagate as C++ exceptions through the
+// solution's frames (it is C++ built by the same toolchain) to the runner, which reports them.
+struct SessionServices {
+    static SymmetricMemory symmetric(const Context* ctx, const char* name, std::size_t bytes) {
+        SolutionSession& session = session_of(ctx);
+        const std::string key = name ? name : "";
+        if (auto it = session.symmetric_.find(key); it != session.symmetric_.end()) {
+            if (it->second.allocation.bytes < bytes) {
+                throw Error(session.side_ + ": symmetric buffer '" + key + "' was allocated with " +
+                            std::to_string(it->second.allocation.bytes) + " bytes; asked again for " +
+                            std::to_string(bytes));
+            }
+            return it->second.view;
+        }
+        // Every rank must ask for the same buffer at the same point: check before allocating.
+        const std::string request = key + "#" + std::to_string(bytes);
+        const auto requests =
+            session.rendezvous_.all_gather(std::as_bytes(std::span(request.data(), request.size())));
+        for (std::size_t r = 0; r < requests.size(); ++r) {
+            const std::string other(reinterpret_cast<const char*>(requests[r].data()), requests[r].size());
+            if (other != request) {
+                throw Error(session.side_ + ": ranks disagree on a symmetric allocation: rank " +
+                            std::to_string(ctx->rank) + " asked for '" + request + "', rank " +
+                            std::to_string(r) + " for '" + other + "'");
+            }
+        }
+        SolutionSession::Symmetric entry;
+        entry.allocation = session.device_.allocate_symmetric(bytes, session.rendezvous_);
+        auto& stored = session.symmetric_[key] = std::move(entry);
+        SymmetricAllocation& a = stored.allocation;
+        stored.view.local = a.peers[ctx->rank];
+        stored.view.peers = a.peers.data();
+        stored.view.peers_device =
+            a.peers_device ? static_cast<void* const*>(a.peers_device) : a.peers.data();
+        stored.view.signal_pads = a.signal_pads.data();
+        stored.view.signal_pads_device = a.signal_pads_device
+                                             ? static_cast<std::uint32_t* const*>(a.signal_pads_device)
+                                             : a.signal_pads.data();
+        stored.view.bytes = bytes;
+        return stored.view;
+    }
+
+    static void* scratch(const Context* ctx, const char* name, std::size_t bytes) {
+        SolutionSession& session = session_of(ctx);
+        auto& slot = session.scratch_[name ? name : ""];
+        if (slot.first == nullptr || slot.second < bytes) {
+            if (slot.first != nullptr) {
+                session.device_.synchronize();
+                session.device_.release(slot.first);
+            }
+            slot = {session.device_.allocate(bytes), bytes};
+        }
+        return slot.first;
+    }
+
+    static void barrier(const Context* ctx) {
+        SolutionSession& session = session_of(ctx);
+        session.device_.synchronize();
+        session.rendezvous_.barrier();
+    }
+
+    static void all_gather_host(const Context* ctx, const void* send, std::size_t bytes, void* recv) {
+        SolutionSession& session = session_of(ctx);
+        const auto all =
+            session.rendezvous_.all_gather_concat(std::span(static_cast<const std::byte*>(send), bytes));
+        std::memcpy(recv, all.data(), all.size());
+    }
+
+    static double param(const Context* ctx, const char* name, double fallback) {
+        const SolutionSession& session = session_of(ctx);
+        const auto it = session.params_.find(name ? name : "");
+        return it == session.params_.end() ? fallback : it->second;
+    }
+
+    static int fail(const Context* ctx, const char* message) {
+        session_of(ctx).failure_ = message && *message ? message : "solution reported failure";
+        return 1;
+    }
+};
+
+SolutionSession::SolutionSession(std::string side, Device& device, Rendezvous& rendezvous,
+                                 std::map<std::string, double> params)
+    : side_(std::move(side))
+    , device_(device)
+    , rendezvous_(rendezvous)
+    , params_(std::move(params)) {}
+
+SolutionSession::~SolutionSession() {
+    for (auto& [name, slot] : scratch_) {
+        device_.release(slot.first);
+    }
+}
+
+const Services& SolutionSession::services() {
+    static const Services table{&SessionServices::symmetric, &SessionServices::scratch,
+                                &SessionServices::barrier,   &SessionServices::all_gather_host,
+                                &SessionServices::param,     &SessionServices::fail};
+    return table;
+}
+
+Context SolutionSession::make_context(int local_rank, const std::vector<TensorView>& inputs,
+                                      const std::vector<TensorView>& outputs) {
+    Context context{};
+    context.abi_version = kAbiVersion;
+    context.rank = rendezvous_.rank();
+    context.world_size = rendezvous_.world_size();
+    context.local_rank = local_rank;
+    context.device = device_.ordinal();
+    context.stream_handle = device_.stream_handle();
+    context.nccl_handle = device_.nccl_handle();
+    context.num_inputs = static_cast<int>(inputs.size());
+    context.inputs = inputs.data();
+    context.num_outputs = static_cast<int>(outputs.size());
+    context.outputs = outputs.data();
+    context.services = &services();
+    context.engine = this;
+    return context;
+}
+
+std::string SolutionSession::take_failure() {
+    return std::exchange(failure_, {});
+}
+
+} // namespace pkbw::engine

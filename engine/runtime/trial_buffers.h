@@ -1,0 +1,57 @@
+// A trial's tensors on the rank's device: inputs (with a pristine host copy, to detect a solution
+// that modifies them) and outputs surrounded by guard regions (to detect writes past either end).
+#pragma once
+
+#include "device.h"
+#include "pkbw/core/outputs.h"
+#include "pkbw/core/problem.h"
+
+#include <string>
+#include <vector>
+
+namespace pkbw::engine {
+
+inline constexpr std::size_t kGuardBytes = 4096;
+inline constexpr std::uint8_t kGuardByte = 0xA5;
+// Outputs are filled with 0xFF before each call: NaN in every float type and -1 in integers, so an
+// element a solution never wrote cannot pass by accident.
+inline constexpr std::uint8_t kPoisonByte = 0xFF;
+
+struct GuardViolation {
+    std::string output;
+    bool before = false;    // in the guard before the output (else after)
+    std::size_t offset = 0; // bytes from the output's start (before) or end (after) of the first bad byte
+    std::size_t count = 0;  // bytes changed in that guard
+    std::string describe() const;
+};
+
+class TrialBuffers {
+public:
+    TrialBuffers(Device& device, const std::vector<TensorSpec>& input_specs, std::vector<Tensor> host_inputs,
+                 const std::vector<TensorSpec>& output_specs);
+    ~TrialBuffers();
+    TrialBuffers(const TrialBuffers&) = delete;
+    TrialBuffers& operator=(const TrialBuffers&) = delete;
+
+    // Restores inputs from the pristine copy, poisons outputs and re-arms the guards.
+    void prepare();
+    const std::vector<TensorView>& input_views() const { return input_views_; }
+    const std::vector<TensorView>& output_views() const { return output_views_; }
+
+    OutputSet download_outputs();
+    std::vector<GuardViolation> check_guards();
+    // Names of the inputs whose bytes differ from the pristine copy, with the count of bytes changed.
+    std::vector<std::string> changed_inputs();
+
+private:
+    Device& device_;
+    std::vector<Tensor> host_inputs_;
+    std::vector<TensorSpec> output_specs_;
+    std::vector<void*> input_memory_;
+    std::vector<void*> output_memory_; // guard + data + guard
+    std::vector<TensorView> input_views_;
+    std::vector<TensorView> output_views_;
+    std::vector<std::string> names_; // storage for TensorView::name
+};
+
+} // namespace pkbw::engine
