@@ -24,7 +24,8 @@ std::optional<DataLayout> layout_at(const fs::path& root) {
     if (fs::is_regular_file(root / "engine/include/pkbw/solution.h", ec)) {
         layout.include_dirs = {layout.root / "engine/include", layout.root / "core/include"};
         layout.abi_headers = {layout.root / "engine/include/pkbw/solution.h",
-                              layout.root / "core/include/pkbw/dtype_enum.h"};
+                              layout.root / "core/include/pkbw/dtype_enum.h",
+                              layout.root / "core/include/pkbw/core/dtype.h"};
     } else if (fs::is_regular_file(root / "include/pkbw/solution.h", ec)) {
         layout.installed = true;
         layout.include_dirs = {layout.root / "include"};
@@ -33,6 +34,8 @@ std::optional<DataLayout> layout_at(const fs::path& root) {
     } else {
         return std::nullopt;
     }
+    // Host solutions may include core's dtype helpers; an install without them is still usable.
+    std::erase_if(layout.abi_headers, [](const fs::path& header) { return !fs::exists(header); });
     return layout;
 }
 
