@@ -3,15 +3,14 @@
 #include "compile_cache.h"
 #include "fd.h"
 #include "locate.h"
-#include "run_report.h"
-#include "safety.h"
-#include "signals.h"
-
 #include "pkbw/core/dtype.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/sha256.h"
 #include "pkbw/problems/registry.h"
+#include "run_report.h"
+#include "safety.h"
+#include "signals.h"
 
 #include <algorithm>
 #include <chrono>
@@ -67,9 +66,16 @@ bool looks_like_path(const std::string& text) {
 class Run {
 public:
     Run(const RunOptions& options, Recorder& recorder, std::ostream& out, std::ostream& err)
-        : options_(options), recorder_(recorder), out_(out), err_(err) {}
+        : options_(options)
+        , recorder_(recorder)
+        , out_(out)
+        , err_(err) {}
 
     int execute();
+    // An unexpected exception still ends the run in the store.
+    int abort_with(const std::string& message) {
+        return fail("error", kExitFailed, "internal error: " + message);
+    }
 
 private:
     void emit(const json& body) {
@@ -77,7 +83,8 @@ private:
             out_ << protocol::to_line(body) << std::flush;
     }
     // Ends the run: store row, last output; returns the exit code.
-    int finish(const std::string& status, int exit_code, const std::string& summary, const Verdict* verdict = nullptr);
+    int finish(const std::string& status, int exit_code, const std::string& summary,
+               const Verdict* verdict = nullptr);
     int fail(const std::string& status, int exit_code, const std::string& message) {
         if (!options_.json)
             err_ << "pkbw: " << message << "\n";
@@ -110,7 +117,10 @@ class Observer : public LaunchObserver {
 public:
     Observer(bool json_mode, std::ostream& out, std::map<std::pair<int, int>, json>& results,
              std::map<int, json>& hellos)
-        : json_(json_mode), out_(out), results_(results), hellos_(hellos) {}
+        : json_(json_mode)
+        , out_(out)
+        , results_(results)
+        , hellos_(hellos) {}
     void on_event(int rank, const protocol::Message& message) override {
         if (json_)
             out_ << protocol::to_line(message.body) << std::flush;
@@ -121,7 +131,8 @@ public:
     }
     void on_log(int rank, std::string_view stream, std::string_view line) override {
         if (json_)
-            out_ << protocol::to_line({{"event", protocol::kLog}, {"rank", rank}, {"stream", stream}, {"text", line}});
+            out_ << protocol::to_line(
+                {{"event", protocol::kLog}, {"rank", rank}, {"stream", stream}, {"text", line}});
     }
     void on_rank_exit(const RankReport& report) override {
         if (!json_)
@@ -167,25 +178,35 @@ void Run::begin(const Problem* problem, const std::string& solution_path, bool i
     run_id_ = recorder_.begin_run(start_);
     begun_ = true;
     fs::create_directories(run_dir_, ec);
-    emit({{"event", protocol::kRunStarted}, {"run_id", run_id_}, {"problem", stem_}, {"mode", options_.mode},
-          {"backend", backend_}, {"world_size", options_.nproc}, {"solution", solution_path},
+    emit({{"event", protocol::kRunStarted},
+          {"run_id", run_id_},
+          {"problem", stem_},
+          {"mode", options_.mode},
+          {"backend", backend_},
+          {"world_size", options_.nproc},
+          {"solution", solution_path},
           {"run_dir", run_dir_.string()}});
 }
 
-int Run::finish(const std::string& status, int exit_code, const std::string& summary, const Verdict* verdict) {
+int Run::finish(const std::string& status, int exit_code, const std::string& summary,
+                const Verdict* verdict) {
     if (begun_)
         recorder_.finish_run(run_id_, status, exit_code, summary);
     if (options_.json) {
-        emit({{"event", protocol::kRunFinished}, {"run_id", run_id_}, {"status", status}, {"exit_code", exit_code},
-              {"message", summary}, {"trials", verdict ? trials_json(*verdict) : json::array()}});
+        emit({{"event", protocol::kRunFinished},
+              {"run_id", run_id_},
+              {"status", status},
+              {"exit_code", exit_code},
+              {"message", summary},
+              {"trials", verdict ? trials_json(*verdict) : json::array()}});
     } else {
         if (verdict) {
             print_trials(*verdict, out_);
             if (options_.mode == "eval")
                 out_ << (status == "pass" ? "all trials match" : status) << "\n";
         }
-        out_ << (begun_ ? "run " + std::to_string(run_id_) + ": " : std::string()) << status << " (exit " << exit_code
-             << ")" << (summary.empty() ? "" : " | " + summary) << "\n";
+        out_ << (begun_ ? "run " + std::to_string(run_id_) + ": " : std::string()) << status << " (exit "
+             << exit_code << ")" << (summary.empty() ? "" : " | " + summary) << "\n";
         if (begun_)
             out_ << "  run directory: " << run_dir_.string() << "\n";
     }
@@ -206,17 +227,26 @@ CompileResult Run::compile(const std::string& side, const fs::path& source) {
     recorder_.add_artifact(run_id_, {std::nullopt, std::nullopt, "compile_log", log.string()});
     json diagnostics = json::array();
     for (const auto& d : result.diagnostics) {
-        diagnostics.push_back({{"file", d.file}, {"line", d.line}, {"column", d.column}, {"severity", d.severity},
+        diagnostics.push_back({{"file", d.file},
+                               {"line", d.line},
+                               {"column", d.column},
+                               {"severity", d.severity},
                                {"message", d.message}});
     }
-    emit({{"event", protocol::kCompile}, {"side", side}, {"status", result.ok ? "ok" : "error"},
-          {"cached", result.cached}, {"seconds", result.seconds}, {"key", result.key},
-          {"library", result.library.string()}, {"message", result.message}, {"diagnostics", diagnostics}});
+    emit({{"event", protocol::kCompile},
+          {"side", side},
+          {"status", result.ok ? "ok" : "error"},
+          {"cached", result.cached},
+          {"seconds", result.seconds},
+          {"key", result.key},
+          {"library", result.library.string()},
+          {"message", result.message},
+          {"diagnostics", diagnostics}});
     if (!options_.json) {
         char seconds[32];
         std::snprintf(seconds, sizeof seconds, "%.2f s", result.seconds);
-        out_ << "  compile " << side << ": " << (result.ok ? (result.cached ? "cached" : "compiled") : "FAILED")
-             << " (" << seconds << ")\n";
+        out_ << "  compile " << side << ": "
+             << (result.ok ? (result.cached ? "cached" : "compiled") : "FAILED") << " (" << seconds << ")\n";
         if (!result.ok) {
             int shown = 0;
             for (const auto& d : result.diagnostics) {
@@ -259,31 +289,33 @@ json Run::rank_config(const fs::path& reference_lib, const fs::path& candidate_l
 void Run::record_results(const LaunchOutcome& launch, const Verdict& verdict) {
     RunEnvironment environment;
     for (const auto& [rank, hello] : hellos_) {
-        environment.gpu_names.push_back(hello.value("device", std::string()));
+        environment.gpu_names.push_back(json_text(hello, "device"));
         if (environment.driver_version.empty())
-            environment.driver_version = hello.value("driver", std::string());
+            environment.driver_version = json_text(hello, "driver");
         if (environment.cuda_runtime_version.empty())
-            environment.cuda_runtime_version = hello.value("runtime", std::string());
+            environment.cuda_runtime_version = json_text(hello, "runtime");
         if (environment.nccl_runtime_version.empty())
-            environment.nccl_runtime_version = hello.value("nccl_runtime", std::string());
+            environment.nccl_runtime_version = json_text(hello, "nccl_runtime");
         if (environment.nccl_compiled_version.empty())
-            environment.nccl_compiled_version = hello.value("nccl_compiled", std::string());
+            environment.nccl_compiled_version = json_text(hello, "nccl_compiled");
     }
     recorder_.set_environment(run_id_, environment);
-    static const std::map<std::string, std::string> outcomes = {
-        {"pass", "ok"}, {"mismatch", "mismatch"}, {"invalid_output", "invalid_output"}, {"error", "error"},
-        {"crash", "crash"}};
+    static const std::map<std::string, std::string> outcomes = {{"pass", "ok"},
+                                                                {"mismatch", "mismatch"},
+                                                                {"invalid_output", "invalid_output"},
+                                                                {"error", "error"},
+                                                                {"crash", "crash"}};
     for (const auto& [trial, ranks] : verdict.trials) {
         for (const auto& [rank, result] : ranks) {
-            std::string status = result.value("status", std::string("error"));
+            std::string status = json_text(result, "status", "error");
             auto outcome = outcomes.count(status) ? outcomes.at(status) : "error";
-            recorder_.add_rank_result(run_id_, {trial, rank, outcome, "compare", result.value("message", std::string()),
+            recorder_.add_rank_result(run_id_, {trial, rank, outcome, "compare", json_text(result, "message"),
                                                 std::nullopt, std::nullopt});
             std::string source = "rank " + std::to_string(rank) + " trial " + std::to_string(trial);
             for (const auto& tensor : result.value("tensors", json::array())) {
                 try {
-                    recorder_.add_tensor_result(run_id_,
-                                                {trial, rank, protocol::tensor_comparison_from_json(tensor, source)});
+                    recorder_.add_tensor_result(
+                        run_id_, {trial, rank, protocol::tensor_comparison_from_json(tensor, source)});
                 } catch (const FormatError& error) {
                     err_ << "pkbw: " << error.what() << "\n";
                 }
@@ -291,7 +323,8 @@ void Run::record_results(const LaunchOutcome& launch, const Verdict& verdict) {
             const auto outputs = result.value("outputs", json::object());
             for (const auto& [side, path] : outputs.items()) {
                 if (path.is_string() && !path.get<std::string>().empty())
-                    recorder_.add_artifact(run_id_, {trial, rank, "outputs_" + side, path.get<std::string>()});
+                    recorder_.add_artifact(run_id_,
+                                           {trial, rank, "outputs_" + side, path.get<std::string>()});
             }
         }
     }
@@ -301,8 +334,9 @@ void Run::record_results(const LaunchOutcome& launch, const Verdict& verdict) {
             int trial = std::max(report.trial, 0);
             if (verdict.trials.count(trial) && verdict.trials.at(trial).count(report.rank))
                 continue;
-            bool culprit = std::count(launch.culprit_ranks.begin(), launch.culprit_ranks.end(), report.rank) > 0;
-            std::string outcome = !culprit ? "skipped"
+            bool culprit =
+                std::count(launch.culprit_ranks.begin(), launch.culprit_ranks.end(), report.rank) > 0;
+            std::string outcome = !culprit                           ? "skipped"
                                   : launch.end == LaunchEnd::Timeout ? "timeout"
                                   : launch.end == LaunchEnd::Crash   ? "crash"
                                                                      : "error";
@@ -360,7 +394,8 @@ int Run::execute() {
         usage_error = "--backend must be cuda or host, not '" + backend_ + "'";
     } else if (is_reference) {
         if (options_.mode == "eval")
-            usage_error = "eval compares a candidate with the reference: --solution reference is only for dryrun";
+            usage_error =
+                "eval compares a candidate with the reference: --solution reference is only for dryrun";
     } else if (looks_like_path(options_.solution) || fs::is_regular_file(options_.solution, ec)) {
         solution_path = options_.solution;
         if (!fs::is_regular_file(solution_path, ec))
@@ -379,27 +414,36 @@ int Run::execute() {
         begin(problem, solution_path, is_reference);
         return fail("error", kExitEnvironment, error.what());
     }
-    fs::path reference_source =
-        layout_->problem_dir(problem_folder(*problem)) / (backend_ == "cuda" ? "reference.cu" : "reference_host.cpp");
+    fs::path reference_source = layout_->problem_dir(problem_folder(*problem)) /
+                                (backend_ == "cuda" ? "reference.cu" : "reference_host.cpp");
     if (is_reference)
         solution_path = reference_source.string();
     begin(problem, solution_path, is_reference);
     if (!usage_error.empty())
         return fail("error", kExitUsage, usage_error);
-    ProblemConfig config{options_.nproc, options_.m, options_.n, dtype_, 0, options_.seed,
+    ProblemConfig config{options_.nproc,
+                         options_.m,
+                         options_.n,
+                         dtype_,
+                         0,
+                         options_.seed,
                          options_.inputs == "exact" ? InputMode::Exact : InputMode::Pkb};
     if (auto why = problem->check_config(config))
         return fail("error", kExitUsage, stem_ + ": " + *why);
     if (backend_ == "cuda" && !gpu_present())
-        return fail("error", kExitEnvironment, "the cuda backend needs a GPU and /dev/nvidia0 is absent (--backend host)");
+        return fail("error", kExitEnvironment,
+                    "the cuda backend needs a GPU and /dev/nvidia0 is absent (--backend host)");
     if (!fs::is_regular_file(reference_source, ec))
-        return fail("error", kExitEnvironment, "the problem's reference is missing: " + reference_source.string());
+        return fail("error", kExitEnvironment,
+                    "the problem's reference is missing: " + reference_source.string());
 
     if (!options_.json) {
-        out_ << "pkbw " << options_.mode << "\n  Problem:  " << stem_ << " (" << problem->info().category << ") "
-             << problem->info().title << "\n  Solution: " << options_.solution << "  (" << solution_path << ")\n"
-             << "  Backend:  " << backend_ << "  nproc: " << options_.nproc << "\n  Shape:    (" << options_.m << ", "
-             << options_.n << ")  dtype=" << dtype_name(dtype_) << "  inputs=" << options_.inputs << "\n";
+        out_ << "pkbw " << options_.mode << "\n  Problem:  " << stem_ << " (" << problem->info().category
+             << ") " << problem->info().title << "\n  Solution: " << options_.solution << "  ("
+             << solution_path << ")\n"
+             << "  Backend:  " << backend_ << "  nproc: " << options_.nproc << "\n  Shape:    (" << options_.m
+             << ", " << options_.n << ")  dtype=" << dtype_name(dtype_) << "  inputs=" << options_.inputs
+             << "\n";
         if (options_.mode == "eval")
             out_ << "  Trials:   " << options_.trials << "  atol=" << atol_ << " rtol=" << rtol_ << "\n";
     }
@@ -410,8 +454,9 @@ int Run::execute() {
         if (!reason.empty()) {
             if (auto finding = find_multicast_use(source)) {
                 return fail("error", kExitFailed,
-                            "refused: " + solution_path + ":" + std::to_string(finding->line) + " uses NVLink multicast (" +
-                                finding->construct + ") but " + reason + " disables it: `" + finding->text + "`");
+                            "refused: " + solution_path + ":" + std::to_string(finding->line) +
+                                " uses NVLink multicast (" + finding->construct + ") but " + reason +
+                                " disables it: `" + finding->text + "`");
             }
         }
     }
@@ -449,8 +494,8 @@ int Run::execute() {
     spec.timeouts = options_.timeouts;
     Observer observer(options_.json, out_, results_, hellos_);
     LaunchOutcome launch = launch_ranks(spec, observer);
-    Verdict verdict = decide(launch, results_, options_.nproc, options_.mode == "dryrun" ? 1 : options_.trials,
-                             options_.all_trials);
+    Verdict verdict = decide(launch, results_, options_.nproc,
+                             options_.mode == "dryrun" ? 1 : options_.trials, options_.all_trials);
     record_results(launch, verdict);
     if (!options_.json && launch.end != LaunchEnd::Completed)
         err_ << "pkbw: " << launch.message << "\n";
@@ -466,7 +511,11 @@ bool gpu_present() {
 
 int execute_run(const RunOptions& options, Recorder& recorder, std::ostream& out, std::ostream& err) {
     Run run(options, recorder, out, err);
-    return run.execute();
+    try {
+        return run.execute();
+    } catch (const std::exception& error) {
+        return run.abort_with(error.what());
+    }
 }
 
 } // namespace pkbw::cli

@@ -40,8 +40,8 @@ struct RunOptions {
     PhaseTimeouts timeouts = PhaseTimeouts::defaults();
     bool json = false;
     std::vector<std::string> command_line;
-    std::filesystem::path cache_dir; // compile cache root
-    std::filesystem::path runs_dir;  // run directories are created under it
+    std::filesystem::path cache_dir;    // compile cache root
+    std::filesystem::path runs_dir;     // run directories are created under it
     std::filesystem::path rank_program; // empty: pkbw-rank beside this executable
     std::string store_description;      // shown in the summary ("runs.db path")
 };

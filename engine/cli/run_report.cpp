@@ -16,7 +16,7 @@ std::string format_number(double value) {
 
 // One line about a tensor that failed: PKB's message when the rank sent one, else the statistics.
 std::string tensor_line(const nlohmann::json& tensor) {
-    std::string name = tensor.value("name", std::string("output"));
+    std::string name = json_text(tensor, "name", "output");
     std::string line = name + ": ";
     if (!tensor.value("shape_match", true)) {
         return line + "shape mismatch " + tensor.value("ref_shape", nlohmann::json::array()).dump() + " vs " +
@@ -28,18 +28,18 @@ std::string tensor_line(const nlohmann::json& tensor) {
         auto it = tensor.find(key);
         return it != tensor.end() && it->is_number() ? format_number(it->get<double>()) : "-";
     };
-    line += ", max_abs " + number("max_abs_error") + ", max_rel " + number("max_rel_error") + ", worst ratio " +
-            number("worst_ratio");
+    line += ", max_abs " + number("max_abs_error") + ", max_rel " + number("max_rel_error") +
+            ", worst ratio " + number("worst_ratio");
     return line;
 }
 
 std::string first_error(const nlohmann::json& result) {
-    std::string message = result.value("message", std::string());
+    std::string message = json_text(result, "message");
     if (!message.empty())
         return message;
     for (const auto& tensor : result.value("tensors", nlohmann::json::array())) {
         if (!tensor.value("pass", true)) {
-            std::string text = tensor.value("message", std::string());
+            std::string text = json_text(tensor, "message");
             return text.empty() ? tensor_line(tensor) : text;
         }
     }
@@ -49,14 +49,22 @@ std::string first_error(const nlohmann::json& result) {
 std::string trial_status(const std::map<int, nlohmann::json>& ranks) {
     std::string status = "pass";
     for (const auto& [rank, result] : ranks)
-        status = worse_status(status, result.value("status", std::string("error")));
+        status = worse_status(status, json_text(result, "status", "error"));
     return status;
 }
 
 } // namespace
 
+std::string json_text(const nlohmann::json& body, const char* key, const std::string& fallback) {
+    auto it = body.find(key);
+    if (it == body.end() || it->is_null())
+        return fallback;
+    return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
 int status_severity(const std::string& status) {
-    static const std::vector<std::string> order = {"pass", "mismatch", "invalid_output", "error", "compile_error"};
+    static const std::vector<std::string> order = {"pass", "mismatch", "invalid_output", "error",
+                                                   "compile_error"};
     if (status == "crash" || status == "timeout" || status == "interrupted")
         return 10;
     auto found = std::find(order.begin(), order.end(), status);
@@ -109,7 +117,8 @@ Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, 
     for (int trial = 0; trial < expected_trials; ++trial) {
         auto found = verdict.trials.find(trial);
         if (found == verdict.trials.end()) {
-            bool stopped_early = !all_trials && trial > 0 && trial_status(verdict.trials[trial - 1]) != "pass";
+            bool stopped_early =
+                !all_trials && trial > 0 && trial_status(verdict.trials[trial - 1]) != "pass";
             verdict.trials.erase(trial);
             if (stopped_early)
                 break;
@@ -143,9 +152,9 @@ Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, 
     }
     verdict.exit_code = 1;
     for (const auto& [rank, result] : verdict.trials[failing_trial]) {
-        if (result.value("status", std::string()) == verdict.status) {
-            verdict.summary = "trial " + std::to_string(failing_trial) + " rank " + std::to_string(rank) + ": " +
-                              verdict.status;
+        if (json_text(result, "status") == verdict.status) {
+            verdict.summary = "trial " + std::to_string(failing_trial) + " rank " + std::to_string(rank) +
+                              ": " + verdict.status;
             std::string error = first_error(result);
             if (!error.empty())
                 verdict.summary += ": " + error;
@@ -161,7 +170,7 @@ void print_trials(const Verdict& verdict, std::ostream& out) {
         out << "  trial " << trial << ": " << (status == "pass" ? "match" : status);
         if (status != "pass") {
             for (const auto& [rank, result] : ranks) {
-                if (result.value("status", std::string()) != "pass") {
+                if (json_text(result, "status") != "pass") {
                     std::string error = first_error(result);
                     if (error.size() > 220)
                         error = error.substr(0, 217) + "...";
@@ -174,7 +183,7 @@ void print_trials(const Verdict& verdict, std::ostream& out) {
         if (status == "pass")
             continue;
         for (const auto& [rank, result] : ranks) {
-            out << "      rank " << rank << ": " << result.value("status", std::string("?"));
+            out << "      rank " << rank << ": " << json_text(result, "status", "?");
             const auto tensors = result.value("tensors", nlohmann::json::array());
             bool any = false;
             for (const auto& tensor : tensors) {
@@ -183,7 +192,7 @@ void print_trials(const Verdict& verdict, std::ostream& out) {
                     any = true;
                 }
             }
-            std::string message = result.value("message", std::string());
+            std::string message = json_text(result, "message");
             if (!any && !message.empty())
                 out << " | " << message;
             out << "\n";
@@ -197,8 +206,8 @@ nlohmann::json trials_json(const Verdict& verdict) {
         nlohmann::json ranks_json = nlohmann::json::array();
         for (const auto& [rank, result] : ranks) {
             ranks_json.push_back({{"rank", rank},
-                                  {"status", result.value("status", std::string())},
-                                  {"message", result.value("message", std::string())},
+                                  {"status", json_text(result, "status")},
+                                  {"message", json_text(result, "message")},
                                   {"tensors", result.value("tensors", nlohmann::json::array())}});
         }
         trials.push_back({{"trial", trial}, {"status", trial_status(ranks)}, {"ranks", ranks_json}});

@@ -3,14 +3,17 @@
 
 #include "launcher.h"
 
-#include <nlohmann/json.hpp>
-
 #include <iosfwd>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 
 namespace pkbw::cli {
+
+// `body[key]` as text whatever its JSON type; `fallback` when absent or null. Rank events are outside
+// data: a wrong type must not abort the run.
+std::string json_text(const nlohmann::json& body, const char* key, const std::string& fallback = {});
 
 // Higher is worse; the run's status is the worst seen (docs/cli.md "Run status").
 int status_severity(const std::string& status);

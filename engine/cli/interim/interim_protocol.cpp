@@ -20,12 +20,19 @@ Message parse_line(std::string_view line, const std::string& source) {
     return Message{body["event"].get<std::string>(), body};
 }
 
-std::string to_line(const nlohmann::json& body) { return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; }
+std::string to_line(const nlohmann::json& body) {
+    return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
 
 nlohmann::json to_json(const TensorComparison& c, bool) {
-    return {{"name", c.name}, {"pass", c.pass}, {"shape_match", c.shape_match}, {"numel", c.numel},
-            {"mismatch_count", c.mismatch_count}, {"max_abs_error", c.max_abs_error},
-            {"max_rel_error", c.max_rel_error}, {"message", c.message}};
+    return {{"name", c.name},
+            {"pass", c.pass},
+            {"shape_match", c.shape_match},
+            {"numel", c.numel},
+            {"mismatch_count", c.mismatch_count},
+            {"max_abs_error", c.max_abs_error},
+            {"max_rel_error", c.max_rel_error},
+            {"message", c.message}};
 }
 
 TensorComparison tensor_comparison_from_json(const nlohmann::json& json, const std::string& source) {

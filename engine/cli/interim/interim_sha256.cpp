@@ -18,10 +18,14 @@ constexpr std::uint32_t kK[64] = {
     0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
     0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+std::uint32_t rotr(std::uint32_t x, int n) {
+    return (x >> n) | (x << (32 - n));
+}
 } // namespace
 
-Sha256::Sha256() : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
+Sha256::Sha256()
+    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {
+}
 
 void Sha256::compress(const std::uint8_t* block) {
     std::uint32_t w[64];
@@ -35,9 +39,10 @@ void Sha256::compress(const std::uint8_t* block) {
     }
     auto s = state_;
     for (int i = 0; i < 64; ++i) {
-        std::uint32_t t1 = s[7] + (rotr(s[4], 6) ^ rotr(s[4], 11) ^ rotr(s[4], 25)) + ((s[4] & s[5]) ^ (~s[4] & s[6])) +
-                           kK[i] + w[i];
-        std::uint32_t t2 = (rotr(s[0], 2) ^ rotr(s[0], 13) ^ rotr(s[0], 22)) + ((s[0] & s[1]) ^ (s[0] & s[2]) ^ (s[1] & s[2]));
+        std::uint32_t t1 = s[7] + (rotr(s[4], 6) ^ rotr(s[4], 11) ^ rotr(s[4], 25)) +
+                           ((s[4] & s[5]) ^ (~s[4] & s[6])) + kK[i] + w[i];
+        std::uint32_t t2 = (rotr(s[0], 2) ^ rotr(s[0], 13) ^ rotr(s[0], 22)) +
+                           ((s[0] & s[1]) ^ (s[0] & s[2]) ^ (s[1] & s[2]));
         s = {t1 + t2, s[0], s[1], s[2], s[3] + t1, s[4], s[5], s[6]};
     }
     for (int i = 0; i < 8; ++i)
@@ -55,7 +60,9 @@ void Sha256::update(std::span<const std::byte> bytes) {
     }
 }
 
-void Sha256::update(std::string_view text) { update(std::as_bytes(std::span(text.data(), text.size()))); }
+void Sha256::update(std::string_view text) {
+    update(std::as_bytes(std::span(text.data(), text.size())));
+}
 
 Sha256::Digest Sha256::final() {
     std::uint64_t bits = total_bytes_ * 8;
