@@ -65,9 +65,16 @@ public:
                   reinterpret_cast<std::uintptr_t>(t.data()) % alignof(std::uint32_t) == 0;
         contiguous_gather_ = pick_gather(t.dtype(), true);
         strided_gather_ = pick_gather(t.dtype(), false);
+        direct_bf16_ = t.dtype() == DType::BF16 && t.is_contiguous() &&
+                       reinterpret_cast<std::uintptr_t>(t.data()) % alignof(std::uint16_t) == 0;
         if (!direct_) {
             buffer_.resize(kChunk);
         }
+    }
+
+    bool direct_bf16() const { return direct_bf16_; }
+    const std::uint16_t* halves(std::int64_t position) const {
+        return reinterpret_cast<const std::uint16_t*>(tensor_.data()) + position;
     }
 
     const std::uint32_t* next(std::int64_t position, std::int64_t n) {
@@ -87,7 +94,7 @@ private:
     const Tensor& tensor_;
     Cursor cursor_;
     std::size_t element_;
-    bool direct_ = false;
+    bool direct_ = false, direct_bf16_ = false;
     GatherFn contiguous_gather_, strided_gather_;
     std::vector<std::uint32_t> buffer_;
 };
@@ -175,47 +182,21 @@ UlpKind ulp_kind(DType ref, DType cand) {
 class MapPooler {
 public:
     MapPooler(ErrorMap& map, std::int64_t row_block, std::int64_t col_block)
-        : map_(map)
-        , row_block_(row_block)
-        , col_block_(col_block) {}
-
-    void add(std::int64_t position, const float* ratio, std::int64_t n) {
-        std::int64_t row = position / map_.source_cols;
-        std::int64_t col = position % map_.source_cols;
-        while (n > 0) {
-            const std::int64_t seg = std::min({n, col_block_ - col % col_block_, map_.source_cols - col});
-            float& cell =
-                map_.ratio[static_cast<std::size_t>((row / row_block_) * map_.cols + col / col_block_)];
-            cell = std::max(cell, segment_max(ratio, seg));
-            ratio += seg;
-            n -= seg;
-            col += seg;
-            if (col == map_.source_cols) {
-                col = 0;
-                ++row;
-            }
+        : map_(map) {
+        geometry_ = {map.source_rows, map.source_cols, row_block, col_block, map.cols};
+        if (col_block < 64) { // narrow cells: pool down the rows first (at most 64 * max_side floats)
+            band_.assign(static_cast<std::size_t>(map.source_cols), 0.0f);
         }
+    }
+    void add(std::int64_t position, const float* ratio, std::int64_t n) {
+        detail::pool_chunk(geometry_, position, ratio, n, band_.empty() ? nullptr : band_.data(),
+                           map_.ratio.data());
     }
 
 private:
-    static float segment_max(const float* r, std::int64_t n) {
-        // Four independent maxima so that long segments are not one dependency chain.
-        float m0 = 0, m1 = 0, m2 = 0, m3 = 0;
-        std::int64_t i = 0;
-        for (; i + 4 <= n; i += 4) {
-            m0 = std::max(m0, r[i]);
-            m1 = std::max(m1, r[i + 1]);
-            m2 = std::max(m2, r[i + 2]);
-            m3 = std::max(m3, r[i + 3]);
-        }
-        for (; i < n; ++i) {
-            m0 = std::max(m0, r[i]);
-        }
-        return std::max(std::max(m0, m1), std::max(m2, m3));
-    }
-
     ErrorMap& map_;
-    std::int64_t row_block_, col_block_;
+    detail::PoolGeometry geometry_;
+    std::vector<float> band_;
 };
 
 // Smallest f32 t >= 0 with fl(t + x) >= d: the atol at which an element with actual error d and
@@ -242,18 +223,30 @@ double min_atol_bound(float g) {
     return static_cast<double>(g) + std::fabs(static_cast<double>(g)) * 0x1p-21 + 0x1p-140;
 }
 
+// A chunk's values on one side, for the rare scalar rescans: widened words or raw bf16.
+struct Values {
+    const std::uint32_t* words = nullptr;
+    const std::uint16_t* halves = nullptr;
+    float operator[](std::int64_t i) const {
+        return halves ? std::bit_cast<float>(static_cast<std::uint32_t>(halves[i]) << 16)
+                      : std::bit_cast<float>(words[i]);
+    }
+};
+
 struct SideTotals {
     std::int64_t nan = 0, inf = 0, zero = 0;
     double sum = 0;
     float min = std::numeric_limits<float>::infinity(), max = -std::numeric_limits<float>::infinity();
 
     void add(const ChunkStats& c, int s) {
-        nan += c.nan[s];
-        inf += c.inf[s];
         zero += c.zero[s];
         sum += c.sum[s];
         min = std::min(min, c.min[s]);
         max = std::max(max, c.max[s]);
+    }
+    void count_nonfinite(float v) {
+        nan += std::isnan(v);
+        inf += std::isinf(v);
     }
     ValueSummary summary(std::int64_t numel) const {
         ValueSummary v;
@@ -353,17 +346,32 @@ TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const Co
     float min_atol = 0.0f;
     std::uint64_t max_ulp = 0;
 
+    const bool bf16_pair = side_a.direct_bf16() && side_b.direct_bf16();
     for (std::int64_t position = 0; position < numel; position += kChunk) {
         const std::int64_t n = std::min(kChunk, numel - position);
-        const std::uint32_t* a = side_a.next(position, n);
-        const std::uint32_t* b = side_b.next(position, n);
         ChunkStats c;
-        detail::compare_chunk(a, b, n, tol, ratio.data(), c);
+        Values a, b;
+        if (bf16_pair) {
+            a.halves = side_a.halves(position);
+            b.halves = side_b.halves(position);
+            detail::compare_chunk_bf16(a.halves, b.halves, n, tol, ratio.data(), c);
+        } else {
+            a.words = side_a.next(position, n);
+            b.words = side_b.next(position, n);
+            detail::compare_chunk(a.words, b.words, n, tol, ratio.data(), c);
+        }
 
         totals[0].add(c, 0);
         totals[1].add(c, 1);
         out.mismatch_count += c.bad;
-        bad_nonfinite += c.bad_nonfinite;
+        if (c.nonfinite[0] + c.nonfinite[1] > 0) { // rare: split NaN from Inf, find non-finite mismatches
+            for (std::int64_t i = 0; i < n; ++i) {
+                const float va = a[i], vb = b[i];
+                totals[0].count_nonfinite(va);
+                totals[1].count_nonfinite(vb);
+                bad_nonfinite += va != vb && !std::isfinite(va - vb);
+            }
+        }
         out.max_abs_error = std::max(out.max_abs_error, static_cast<double>(c.max_abs));
         out.max_rel_error = std::max(out.max_rel_error, static_cast<double>(c.max_rel));
         out.worst_ratio = std::max(out.worst_ratio, static_cast<double>(c.worst));
@@ -385,7 +393,7 @@ TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const Co
         }
         if (min_atol_bound(c.max_g) >= min_atol) { // this chunk may raise the minimum passing atol
             for (std::int64_t i = 0; i < n; ++i) {
-                const float va = std::bit_cast<float>(a[i]), vb = std::bit_cast<float>(b[i]);
+                const float va = a[i], vb = b[i];
                 if (!std::isfinite(va) || !std::isfinite(vb)) {
                     continue;
                 }

@@ -11,6 +11,17 @@
 #include <cstring>
 #include <limits>
 
+// The vector helpers below are always inlined into one translation unit; their ABI never matters.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+// Hot loops are built for AVX2 and for the baseline, picked at load time. PKBW_COMPARE_BASELINE_ONLY
+// builds the baseline alone (to test it on an AVX2 machine).
+#if defined(PKBW_COMPARE_BASELINE_ONLY) || !defined(__x86_64__)
+#define PKBW_COMPARE_CLONES
+#else
+#define PKBW_COMPARE_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
 namespace pkbw::detail {
 
 inline constexpr std::int64_t kChunk = 2048; // 8 KiB of f32 per side: stays in L1
@@ -131,12 +142,13 @@ inline void gather_raw(const std::byte* p, std::int64_t stride, std::int64_t n, 
     }
 }
 
-// Per-chunk results of the vectorised pass, already reduced across lanes.
+// Per-chunk results of the vectorised pass, already reduced across lanes. Non-finite values are only
+// counted in total here; the rare chunks that have any are rescanned to split NaN from Inf.
 struct ChunkStats {
-    std::int64_t nan[2] = {0, 0}, inf[2] = {0, 0}, zero[2] = {0, 0};
+    std::int64_t nonfinite[2] = {0, 0}, zero[2] = {0, 0};
     double sum[2] = {0, 0};
     float min[2], max[2];
-    std::int64_t bad = 0, bad_nonfinite = 0;
+    std::int64_t bad = 0;
     float max_abs = 0, max_rel = 0, worst = 0;
     float max_g = -std::numeric_limits<float>::infinity(); // max of |r-c| - rtol|c| over finite pairs
     std::uint32_t max_ulp32 = 0;
@@ -148,132 +160,231 @@ struct Tolerance {
     float atol, rtol;
 };
 
-using F4 = float __attribute__((vector_size(16)));
-using I4 = std::int32_t __attribute__((vector_size(16)));
-using U4 = std::uint32_t __attribute__((vector_size(16)));
+inline constexpr int kLanes = 8;
+using VF = float __attribute__((vector_size(4 * kLanes)));
+using VI = std::int32_t __attribute__((vector_size(4 * kLanes)));
+using VU = std::uint32_t __attribute__((vector_size(4 * kLanes)));
 
-// Accumulators, one per lane; reduced across lanes once per chunk.
+// Accumulators for one side, one per lane. Named members rather than arrays indexed by side, so that
+// after inlining every accumulator lives in a register.
+struct SideLanes {
+    VI nonfinite = {}, zero = {};
+    VF sum = {}, min, max;
+};
 struct Lanes {
-    I4 nan[2] = {}, inf[2] = {}, zero[2] = {}, bad = {}, bad_nonfinite = {};
-    F4 sum[2] = {}, min[2], max[2];
-    F4 max_abs = {}, max_rel = {}, worst = {}, max_g;
-    U4 max_ulp = {};
+    SideLanes a, b;
+    VI bad = {};
+    VF max_abs = {}, max_rel = {}, worst = {}, max_g;
+    VU max_ulp = {};
 };
 
-inline __attribute__((always_inline)) void compare_lanes(F4 va, F4 vb, I4 valid, Tolerance tol, Lanes& acc,
+inline __attribute__((always_inline)) VI track_side(VF v, VF mag, VI valid, SideLanes& acc) {
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    const VF zero = {};
+    const VI finite = (mag < inf) & valid; // false for NaN
+    acc.nonfinite -= ~finite & valid;
+    acc.zero -= (v == zero) & valid;
+    acc.sum += finite ? v : zero;
+    acc.min = (finite & (v < acc.min)) ? v : acc.min;
+    acc.max = (finite & (v > acc.max)) ? v : acc.max;
+    return finite;
+}
+
+inline __attribute__((always_inline)) void compare_lanes(VF va, VF vb, VI valid, Tolerance tol, Lanes& acc,
                                                          float* ratio_out) {
     constexpr float inf = std::numeric_limits<float>::infinity();
-    const F4 inf4 = {inf, inf, inf, inf};
-    const F4 zero4 = {};
-    const F4 one4 = {1.0f, 1.0f, 1.0f, 1.0f};
-    const float one_up = 0x1.000002p0f; // the f32 after 1: every failing element's ratio is above 1
-    const F4 one_up4 = {one_up, one_up, one_up, one_up};
-    const U4 abs_mask = {0x7FFFFFFFu, 0x7FFFFFFFu, 0x7FFFFFFFu, 0x7FFFFFFFu};
-    const F4 v[2] = {va, vb};
-    F4 mag[2];
-    I4 finite[2];
-    for (int s = 0; s < 2; ++s) {
-        mag[s] = (F4)((U4)v[s] & abs_mask);
-        finite[s] = (mag[s] < inf4) & valid;
-        acc.nan[s] -= (v[s] != v[s]) & valid;
-        acc.inf[s] -= (mag[s] == inf4) & valid;
-        acc.zero[s] -= (v[s] == zero4) & valid;
-        acc.sum[s] += finite[s] ? v[s] : zero4;
-        const F4 lo = finite[s] ? v[s] : inf4;
-        const F4 hi = finite[s] ? v[s] : -inf4;
-        acc.min[s] = lo < acc.min[s] ? lo : acc.min[s];
-        acc.max[s] = hi > acc.max[s] ? hi : acc.max[s];
-    }
-    const F4 atol4 = {tol.atol, tol.atol, tol.atol, tol.atol};
-    const F4 rtol4 = {tol.rtol, tol.rtol, tol.rtol, tol.rtol};
-    const F4 d = (F4)((U4)(va - vb) & abs_mask);
-    const F4 x = rtol4 * mag[1];
-    const F4 allowed = atol4 + x;
-    const I4 equal = va == vb;
-    const I4 finite_d = d < inf4;
-    const I4 ok = equal | ((d <= allowed) & finite_d);
-    const I4 bad = ~ok & valid;
-    acc.bad -= bad;
-    acc.bad_nonfinite -= bad & ~finite_d;
+    const VF zero = {};
+    const VU abs_mask = VU{} + 0x7FFFFFFFu;
+    const VF mag_a = (VF)((VU)va & abs_mask), mag_b = (VF)((VU)vb & abs_mask);
+    const VI both = track_side(va, mag_a, valid, acc.a) & track_side(vb, mag_b, valid, acc.b);
 
-    const I4 both = finite[0] & finite[1];
+    const VF d = (VF)((VU)(va - vb) & abs_mask);
+    const VF x = tol.rtol * mag_b;
+    const VF allowed = tol.atol + x;
+    const VI equal = va == vb;
+    const VI finite_d = d < inf;
+    const VI ok = equal | ((d <= allowed) & finite_d);
+    acc.bad -= ~ok & valid;
+
     acc.max_abs = (both & (d > acc.max_abs)) ? d : acc.max_abs;
-    const F4 rel = d / mag[1];
-    acc.max_rel = (both & (mag[1] != zero4) & (rel > acc.max_rel)) ? rel : acc.max_rel;
-    const F4 g = d - x;
+    const VF rel = d / mag_b;
+    acc.max_rel = (both & (mag_b != zero) & (rel > acc.max_rel)) ? rel : acc.max_rel;
+    const VF g = d - x;
     acc.max_g = (both & (g > acc.max_g)) ? g : acc.max_g;
 
-    const F4 q = d / allowed;
-    const F4 pass_ratio = equal ? zero4 : (q < one4 ? q : one4);
-    const F4 fail_ratio = finite_d ? (q > one_up4 ? q : one_up4) : inf4;
-    const F4 r = ok ? pass_ratio : fail_ratio;
+    // Ratio > 1 exactly when the element fails: rounding in the division could otherwise blur it.
+    const float one_up = 0x1.000002p0f; // the f32 after 1
+    const VF q = d / allowed;
+    const VF pass_ratio = equal ? zero : (q < 1.0f ? q : zero + 1.0f);
+    const VF fail_ratio = finite_d ? (q > one_up ? q : zero + one_up) : zero + inf;
+    const VF r = ok ? pass_ratio : fail_ratio;
     acc.worst = (valid & (r > acc.worst)) ? r : acc.worst;
     std::memcpy(ratio_out, &r, sizeof r);
 
     // ULP distance on the f32 patterns: sign-magnitude keys, so that -0 and +0 are 0 apart.
-    const U4 ua = (U4)va, ub = (U4)vb;
-    const U4 ma = ua & abs_mask, mb = ub & abs_mask;
-    const U4 hi = ma > mb ? ma : mb;
-    const U4 lo = ma > mb ? mb : ma;
-    const I4 same_sign = (I4)((ua ^ ub) & ~abs_mask) == (I4){};
-    const U4 dist = same_sign ? hi - lo : ma + mb;
+    const VU ma = (VU)mag_a, mb = (VU)mag_b;
+    const VI a_above = ma > mb;
+    const VI same_sign = (VI)(((VU)va ^ (VU)vb) & ~abs_mask) == 0;
+    const VU dist = same_sign ? (a_above ? ma - mb : mb - ma) : ma + mb;
     acc.max_ulp = (both & (dist > acc.max_ulp)) ? dist : acc.max_ulp;
 }
 
-// One pass over a chunk of widened values. ratio[i] receives the element's error ratio, adjusted so
-// that ratio > 1 exactly when the element fails (rounding in the division could otherwise blur it).
-inline void compare_chunk(const std::uint32_t* a, const std::uint32_t* b, std::int64_t n, Tolerance tol,
-                          float* ratio, ChunkStats& out) {
+// Loads kLanes consecutive elements as f32: from f32 bit patterns, or from bf16 (a 16-bit shift).
+struct WordLoad {
+    using Element = std::uint32_t;
+    static VF load(const Element* p) {
+        VF v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+    }
+};
+struct Bf16Load {
+    using Element = std::uint16_t;
+    static VF load(const Element* p) {
+        using VH = std::uint16_t __attribute__((vector_size(2 * kLanes)));
+        VH h;
+        std::memcpy(&h, p, sizeof h);
+        return (VF)(__builtin_convertvector(h, VU) << 16);
+    }
+};
+
+template <class Load>
+inline __attribute__((always_inline)) void compare_chunk_impl(const typename Load::Element* a,
+                                                              const typename Load::Element* b, std::int64_t n,
+                                                              Tolerance tol, float* ratio, ChunkStats& out) {
     constexpr float inf = std::numeric_limits<float>::infinity();
     Lanes acc;
-    for (int s = 0; s < 2; ++s) {
-        acc.min[s] = F4{inf, inf, inf, inf};
-        acc.max[s] = -acc.min[s];
-    }
-    acc.max_g = F4{-inf, -inf, -inf, -inf};
-    const I4 all = {-1, -1, -1, -1};
+    acc.a.min = acc.b.min = VF{} + inf;
+    acc.a.max = acc.b.max = VF{} - inf;
+    acc.max_g = VF{} - inf;
+    const VI all = VI{} - 1;
     std::int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        F4 va, vb;
-        std::memcpy(&va, a + i, sizeof va);
-        std::memcpy(&vb, b + i, sizeof vb);
-        compare_lanes(va, vb, all, tol, acc, ratio + i);
+    for (; i + kLanes <= n; i += kLanes) {
+        compare_lanes(Load::load(a + i), Load::load(b + i), all, tol, acc, ratio + i);
     }
     if (i < n) {
         const std::int64_t rest = n - i;
-        std::uint32_t ta[4] = {}, tb[4] = {};
-        std::memcpy(ta, a + i, rest * 4);
-        std::memcpy(tb, b + i, rest * 4);
-        F4 va, vb;
-        std::memcpy(&va, ta, sizeof va);
-        std::memcpy(&vb, tb, sizeof vb);
-        const I4 valid = {0 < rest ? -1 : 0, 1 < rest ? -1 : 0, 2 < rest ? -1 : 0, 3 < rest ? -1 : 0};
-        float tr[4];
-        compare_lanes(va, vb, valid, tol, acc, tr);
+        typename Load::Element ta[kLanes] = {}, tb[kLanes] = {};
+        std::int32_t lanes[kLanes];
+        for (int l = 0; l < kLanes; ++l) {
+            lanes[l] = l < rest ? -1 : 0;
+        }
+        std::memcpy(ta, a + i, rest * sizeof ta[0]);
+        std::memcpy(tb, b + i, rest * sizeof tb[0]);
+        VI valid;
+        std::memcpy(&valid, lanes, sizeof valid);
+        float tr[kLanes];
+        compare_lanes(Load::load(ta), Load::load(tb), valid, tol, acc, tr);
         std::memcpy(ratio + i, tr, rest * sizeof(float));
     }
+    const SideLanes* sides[2] = {&acc.a, &acc.b};
     for (int s = 0; s < 2; ++s) {
         out.min[s] = inf;
         out.max[s] = -inf;
         double sum = 0;
-        for (int l = 0; l < 4; ++l) {
-            out.nan[s] += acc.nan[s][l];
-            out.inf[s] += acc.inf[s][l];
-            out.zero[s] += acc.zero[s][l];
-            sum += acc.sum[s][l];
-            out.min[s] = std::min(out.min[s], acc.min[s][l]);
-            out.max[s] = std::max(out.max[s], acc.max[s][l]);
+        for (int l = 0; l < kLanes; ++l) {
+            out.nonfinite[s] += sides[s]->nonfinite[l];
+            out.zero[s] += sides[s]->zero[l];
+            sum += sides[s]->sum[l];
+            out.min[s] = std::min(out.min[s], sides[s]->min[l]);
+            out.max[s] = std::max(out.max[s], sides[s]->max[l]);
         }
         out.sum[s] = sum;
     }
-    for (int l = 0; l < 4; ++l) {
+    for (int l = 0; l < kLanes; ++l) {
         out.bad += acc.bad[l];
-        out.bad_nonfinite += acc.bad_nonfinite[l];
         out.max_abs = std::max(out.max_abs, acc.max_abs[l]);
         out.max_rel = std::max(out.max_rel, acc.max_rel[l]);
         out.worst = std::max(out.worst, acc.worst[l]);
         out.max_g = std::max(out.max_g, acc.max_g[l]);
         out.max_ulp32 = std::max(out.max_ulp32, acc.max_ulp[l]);
+    }
+}
+
+// The hot loop of the comparison, on widened f32 patterns or straight on two contiguous bf16 tensors;
+// ratio[i] receives each element's error ratio. Built for AVX2 and baseline, picked at load time.
+PKBW_COMPARE_CLONES inline void compare_chunk(const std::uint32_t* a, const std::uint32_t* b, std::int64_t n,
+                                              Tolerance tol, float* ratio, ChunkStats& out) {
+    compare_chunk_impl<WordLoad>(a, b, n, tol, ratio, out);
+}
+PKBW_COMPARE_CLONES inline void compare_chunk_bf16(const std::uint16_t* a, const std::uint16_t* b,
+                                                   std::int64_t n, Tolerance tol, float* ratio,
+                                                   ChunkStats& out) {
+    compare_chunk_impl<Bf16Load>(a, b, n, tol, ratio, out);
+}
+
+struct PoolGeometry {
+    std::int64_t source_rows, source_cols, row_block, col_block, map_cols;
+};
+
+inline __attribute__((always_inline)) float segment_max(const float* r, std::int64_t n) {
+    float m = 0;
+    std::int64_t i = 0;
+    if (n >= kLanes) {
+        VF acc = {};
+        for (; i + kLanes <= n; i += kLanes) {
+            VF v;
+            std::memcpy(&v, r + i, sizeof v);
+            acc = v > acc ? v : acc;
+        }
+        for (int l = 0; l < kLanes; ++l) {
+            m = acc[l] > m ? acc[l] : m;
+        }
+    }
+    for (; i < n; ++i) {
+        m = r[i] > m ? r[i] : m;
+    }
+    return m;
+}
+
+// Elementwise running maximum, dst[i] = max(dst[i], src[i]).
+inline __attribute__((always_inline)) void max_into(float* dst, const float* src, std::int64_t n) {
+    std::int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+        VF d, v;
+        std::memcpy(&d, dst + i, sizeof d);
+        std::memcpy(&v, src + i, sizeof v);
+        d = v > d ? v : d;
+        std::memcpy(dst + i, &d, sizeof d);
+    }
+    for (; i < n; ++i) {
+        dst[i] = src[i] > dst[i] ? src[i] : dst[i];
+    }
+}
+
+// Max-pools one chunk of ratios (logical positions [position, position + n)) into the error map.
+// Narrow cells (the common case: a 1024-column tensor has 4-column cells) pool down the rows first,
+// into `band` (one float per column, vertical vector maxima only), and fold a band of row_block rows
+// into its cells once, when its last row completes. Wide cells pool each row segment directly.
+PKBW_COMPARE_CLONES inline void pool_chunk(const PoolGeometry& g, std::int64_t position, const float* ratio,
+                                           std::int64_t n, float* band, float* map) {
+    std::int64_t row = position / g.source_cols;
+    std::int64_t col = position - row * g.source_cols;
+    while (n > 0) {
+        const std::int64_t seg = std::min(n, g.source_cols - col);
+        float* map_row = map + (row / g.row_block) * g.map_cols;
+        if (band) {
+            max_into(band + col, ratio, seg);
+            if (col + seg == g.source_cols && ((row + 1) % g.row_block == 0 || row + 1 == g.source_rows)) {
+                for (std::int64_t c = 0, cell = 0; c < g.source_cols; c += g.col_block, ++cell) {
+                    const float m = segment_max(band + c, std::min(g.col_block, g.source_cols - c));
+                    map_row[cell] = m > map_row[cell] ? m : map_row[cell];
+                }
+                std::memset(band, 0, static_cast<std::size_t>(g.source_cols) * sizeof(float));
+            }
+        } else {
+            for (std::int64_t c = col, end = col + seg; c < end;) {
+                const std::int64_t cell = c / g.col_block;
+                const std::int64_t stop = std::min(end, (cell + 1) * g.col_block);
+                const float m = segment_max(ratio + (c - col), stop - c);
+                map_row[cell] = m > map_row[cell] ? m : map_row[cell];
+                c = stop;
+            }
+        }
+        ratio += seg;
+        n -= seg;
+        col = 0;
+        ++row;
     }
 }
 

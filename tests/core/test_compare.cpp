@@ -255,6 +255,21 @@ TEST(Compare, ErrorMapPoolsASingleBadElement) {
     EXPECT_FLOAT_EQ(one_d.error_map.ratio[0], 0.0f);
 }
 
+TEST(Compare, ErrorMapWideCells) {
+    // 3 x 200 with at most 2 cells a side: cells of 2 rows x 100 columns (pooled row by row).
+    std::vector<float> a(600, 1.0f), b(600, 1.0f);
+    b[2 * 200 + 150] = 2.0f;  // ratio |1 - 2| / (0.25 + 0) = 4
+    b[0 * 200 + 10] = 1.125f; // ratio 0.5, passing
+    CompareOptions o = tol(0.25, 0);
+    o.error_map_max_side = 2;
+    auto r = compare_tensors(f32({3, 200}, a), f32({3, 200}, b), o);
+    ASSERT_EQ(r.error_map.rows, 2);
+    ASSERT_EQ(r.error_map.cols, 2);
+    const std::vector<float> expected = {0.5f, 0.0f, 0.0f, 4.0f};
+    EXPECT_EQ(r.error_map.ratio, expected);
+    EXPECT_DOUBLE_EQ(r.worst_ratio, 4.0);
+}
+
 TEST(Compare, ValueSummaries) {
     auto z = compare_tensors(f32({4}, {0, 0, -0.0f, 0}), f32({4}, {3, 3, 3, 3}), tol(10, 0));
     EXPECT_TRUE(z.pass);
