@@ -115,7 +115,8 @@ public:
     // Throws Error when the calling thread has no open range.
     void end_range();
     void mark(std::string_view category, std::string_view name, nlohmann::json payload = nullptr);
-    // Pushes written lines to the OS, so a crash after this loses nothing recorded before.
+    // Lines are written (line-buffered) as each range ends or mark is made, so a killed rank loses
+    // only its open ranges; flush() is kept for callers that want an explicit point.
     void flush();
 
     std::size_t events_written() const;
