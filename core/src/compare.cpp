@@ -1,1 +1,512 @@
-// (implementation lands with its component)
+// PKB's allclose rule, streamed chunk by chunk (compare_kernel.h), with the statistics PKB never
+// reports. docs/comparison.md explains every definition used here.
+#include "pkbw/core/compare.h"
+
+#include "compare_kernel.h"
+#include "pkbw/core/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace pkbw {
+namespace {
+
+using detail::ChunkStats;
+using detail::Cursor;
+using detail::GatherFn;
+using detail::kChunk;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+GatherFn pick_gather(DType dtype, bool contiguous) {
+    switch (dtype) {
+    case DType::BF16:
+        return contiguous ? detail::gather_bf16<true> : detail::gather_bf16<false>;
+    case DType::F16:
+        return contiguous ? detail::gather_f16<true> : detail::gather_f16<false>;
+    case DType::F32:
+        return contiguous ? detail::gather_f32<true> : detail::gather_f32<false>;
+    case DType::F64:
+        return detail::gather_generic<DType::F64>;
+    case DType::F8E4M3:
+        return detail::gather_generic<DType::F8E4M3>;
+    case DType::F8E5M2:
+        return detail::gather_generic<DType::F8E5M2>;
+    case DType::I8:
+        return detail::gather_generic<DType::I8>;
+    case DType::I16:
+        return detail::gather_generic<DType::I16>;
+    case DType::I32:
+        return detail::gather_generic<DType::I32>;
+    case DType::I64:
+        return detail::gather_generic<DType::I64>;
+    case DType::U8:
+        return detail::gather_generic<DType::U8>;
+    case DType::Bool:
+        return detail::gather_generic<DType::Bool>;
+    case DType::C64:
+        return detail::gather_generic<DType::C64>;
+    }
+    throw Error("invalid dtype value " + std::to_string(static_cast<int>(dtype)));
+}
+
+// One side of the pair: widens the next chunk into `buffer`, or points straight at contiguous,
+// aligned f32 data so that the common f32 case copies nothing.
+class Side {
+public:
+    explicit Side(const Tensor& t)
+        : tensor_(t)
+        , cursor_(t)
+        , element_(dtype_size(t.dtype())) {
+        direct_ = t.dtype() == DType::F32 && t.is_contiguous() &&
+                  reinterpret_cast<std::uintptr_t>(t.data()) % alignof(std::uint32_t) == 0;
+        contiguous_gather_ = pick_gather(t.dtype(), true);
+        strided_gather_ = pick_gather(t.dtype(), false);
+        direct_bf16_ = t.dtype() == DType::BF16 && t.is_contiguous() &&
+                       reinterpret_cast<std::uintptr_t>(t.data()) % alignof(std::uint16_t) == 0;
+        if (!direct_) {
+            buffer_.resize(kChunk);
+        }
+    }
+
+    bool direct_bf16() const { return direct_bf16_; }
+    const std::uint16_t* halves(std::int64_t position) const {
+        return reinterpret_cast<const std::uint16_t*>(tensor_.data()) + position;
+    }
+
+    const std::uint32_t* next(std::int64_t position, std::int64_t n) {
+        if (direct_) {
+            return reinterpret_cast<const std::uint32_t*>(tensor_.data()) + position;
+        }
+        std::uint32_t* out = buffer_.data();
+        cursor_.take(n, [&](const std::byte* p, std::int64_t stride, std::int64_t count) {
+            const bool dense = stride == static_cast<std::int64_t>(element_);
+            (dense ? contiguous_gather_ : strided_gather_)(p, stride, count, out);
+            out += count;
+        });
+        return buffer_.data();
+    }
+
+private:
+    const Tensor& tensor_;
+    Cursor cursor_;
+    std::size_t element_;
+    bool direct_ = false, direct_bf16_ = false;
+    GatherFn contiguous_gather_, strided_gather_;
+    std::vector<std::uint32_t> buffer_;
+};
+
+// ULP distance in a format other than f32 (f16, f64, fp8), from raw bit patterns.
+class RawUlp {
+public:
+    RawUlp(const Tensor& ref, const Tensor& cand)
+        : dtype_(ref.dtype())
+        , size_(dtype_size(ref.dtype()))
+        , ref_(ref)
+        , cand_(cand)
+        , a_(kChunk)
+        , b_(kChunk) {
+        const int bits = static_cast<int>(size_ * 8);
+        sign_ = std::uint64_t{1} << (bits - 1);
+    }
+
+    std::uint64_t chunk_max(std::int64_t n) {
+        fill(ref_, n, a_.data());
+        fill(cand_, n, b_.data());
+        std::uint64_t worst = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+            if (!finite(a_[i]) || !finite(b_[i])) {
+                continue;
+            }
+            const std::uint64_t ma = a_[i] & (sign_ - 1), mb = b_[i] & (sign_ - 1);
+            const bool same_sign = ((a_[i] ^ b_[i]) & sign_) == 0;
+            worst = std::max(worst, same_sign ? (ma > mb ? ma - mb : mb - ma) : ma + mb);
+        }
+        return worst;
+    }
+
+private:
+    void fill(Cursor& cursor, std::int64_t n, std::uint64_t* out) {
+        cursor.take(n, [&](const std::byte* p, std::int64_t stride, std::int64_t count) {
+            detail::gather_raw(p, stride, count, size_, out);
+            out += count;
+        });
+    }
+    bool finite(std::uint64_t bits) const {
+        switch (dtype_) {
+        case DType::F16:
+            return (bits & 0x7C00u) != 0x7C00u;
+        case DType::F8E5M2:
+            return (bits & 0x7Cu) != 0x7Cu;
+        case DType::F8E4M3: // no infinities; S.1111.111 is NaN
+            return (bits & 0x7Fu) != 0x7Fu;
+        default: // f64
+            return (bits & 0x7FF0000000000000ull) != 0x7FF0000000000000ull;
+        }
+    }
+
+    DType dtype_;
+    std::size_t size_;
+    std::uint64_t sign_;
+    Cursor ref_, cand_;
+    std::vector<std::uint64_t> a_, b_;
+};
+
+enum class UlpKind { None, F32, BF16, Raw };
+
+UlpKind ulp_kind(DType ref, DType cand) {
+    const auto floatish = [](DType d) { return is_floating(d) || is_complex(d); };
+    if (!floatish(ref) || !floatish(cand)) {
+        return UlpKind::None;
+    }
+    if (ref == cand) {
+        switch (ref) {
+        case DType::BF16:
+            return UlpKind::BF16; // bf16 is the top half of f32: its distance is the f32 one >> 16
+        case DType::F16:
+        case DType::F64:
+        case DType::F8E4M3:
+        case DType::F8E5M2:
+            return UlpKind::Raw;
+        default:
+            break;
+        }
+    }
+    return UlpKind::F32;
+}
+
+// Max-pools error ratios into the map, cell by cell, as chunks stream past in row-major order.
+class MapPooler {
+public:
+    MapPooler(ErrorMap& map, std::int64_t row_block, std::int64_t col_block)
+        : map_(map) {
+        geometry_ = {map.source_rows, map.source_cols, row_block, col_block, map.cols};
+        if (col_block < 64) { // narrow cells: pool down the rows first (at most 64 * max_side floats)
+            band_.assign(static_cast<std::size_t>(map.source_cols), 0.0f);
+        }
+    }
+    void add(std::int64_t position, const float* ratio, std::int64_t n) {
+        detail::pool_chunk(geometry_, position, ratio, n, band_.empty() ? nullptr : band_.data(),
+                           map_.ratio.data());
+    }
+
+private:
+    ErrorMap& map_;
+    detail::PoolGeometry geometry_;
+    std::vector<float> band_;
+};
+
+// Smallest f32 t >= 0 with fl(t + x) >= d: the atol at which an element with actual error d and
+// rtol term x starts to pass. fl(t + x) grows monotonically with t, so bisect over f32 bit patterns.
+float element_min_atol(float d, float x) {
+    if (!(d < std::numeric_limits<float>::infinity())) {
+        return std::numeric_limits<float>::infinity();
+    }
+    const auto passes = [&](float t) { return t + x >= d; };
+    if (passes(0.0f)) {
+        return 0.0f;
+    }
+    std::uint32_t lo = 0, hi = std::bit_cast<std::uint32_t>(d); // t = d always passes (x >= 0)
+    while (hi - lo > 1) {
+        const std::uint32_t mid = lo + (hi - lo) / 2;
+        (passes(std::bit_cast<float>(mid)) ? hi : lo) = mid;
+    }
+    return std::bit_cast<float>(hi);
+}
+
+// Upper bound, with margin, of element_min_atol(d, x) given g = fl(d - x): that minimum is at most
+// the smallest f32 >= d - x, which lies within one ulp of g.
+double min_atol_bound(float g) {
+    return static_cast<double>(g) + std::fabs(static_cast<double>(g)) * 0x1p-21 + 0x1p-140;
+}
+
+// A chunk's values on one side, for the rare scalar rescans: widened words or raw bf16.
+struct Values {
+    const std::uint32_t* words = nullptr;
+    const std::uint16_t* halves = nullptr;
+    float operator[](std::int64_t i) const {
+        return halves ? std::bit_cast<float>(static_cast<std::uint32_t>(halves[i]) << 16)
+                      : std::bit_cast<float>(words[i]);
+    }
+};
+
+struct SideTotals {
+    std::int64_t nan = 0, inf = 0, zero = 0;
+    double sum = 0;
+    float min = std::numeric_limits<float>::infinity(), max = -std::numeric_limits<float>::infinity();
+
+    void add(const ChunkStats& c, int s) {
+        zero += c.zero[s];
+        sum += c.sum[s];
+        min = std::min(min, c.min[s]);
+        max = std::max(max, c.max[s]);
+    }
+    void count_nonfinite(float v) {
+        nan += std::isnan(v);
+        inf += std::isinf(v);
+    }
+    ValueSummary summary(std::int64_t numel) const {
+        ValueSummary v;
+        v.nan_count = nan;
+        v.inf_count = inf;
+        v.zero_count = zero;
+        const std::int64_t finite = numel - nan - inf;
+        if (finite > 0) {
+            v.min = min;
+            v.max = max;
+            v.mean = sum / static_cast<double>(finite);
+        }
+        v.all_zero = numel > 0 && zero == numel;
+        v.constant = finite > 0 && min == max;
+        return v;
+    }
+};
+
+std::string number(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", value);
+    return text;
+}
+
+Shape unravel(std::int64_t linear, const Shape& shape) {
+    Shape index(shape.size());
+    for (std::size_t d = shape.size(); d-- > 0;) {
+        index[d] = linear % shape[d];
+        linear /= shape[d];
+    }
+    return index;
+}
+
+void setup_map(ErrorMap& map, const Shape& shape, std::int64_t numel, int max_side, std::int64_t& row_block,
+               std::int64_t& col_block) {
+    map.source_cols = shape.empty() ? 1 : shape.back();
+    map.source_rows = map.source_cols == 0 ? 0 : numel / map.source_cols;
+    if (shape.size() <= 1) {
+        map.source_rows = numel > 0 ? 1 : 0;
+    }
+    const std::int64_t side = std::max(1, max_side);
+    row_block = std::max<std::int64_t>(1, (map.source_rows + side - 1) / side);
+    col_block = std::max<std::int64_t>(1, (map.source_cols + side - 1) / side);
+    if (numel == 0) {
+        return;
+    }
+    map.rows = static_cast<int>((map.source_rows + row_block - 1) / row_block);
+    map.cols = static_cast<int>((map.source_cols + col_block - 1) / col_block);
+    map.ratio.assign(static_cast<std::size_t>(map.rows) * map.cols, 0.0f);
+}
+
+} // namespace
+
+TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const CompareOptions& options,
+                                 const std::string& name) {
+    if (!ref.defined() || !cand.defined()) {
+        throw Error(name + ": cannot compare an undefined " + (ref.defined() ? "candidate" : "reference") +
+                    " tensor");
+    }
+    TensorComparison out;
+    out.name = name;
+    out.ref_shape = ref.shape();
+    out.cand_shape = cand.shape();
+    out.ref_dtype = ref.dtype();
+    out.cand_dtype = cand.dtype();
+    out.dtype_match = ref.dtype() == cand.dtype();
+    out.shape_match = ref.shape() == cand.shape();
+    if (!out.shape_match) {
+        out.message = name + ": tensor shape ref " + shape_to_string(ref.shape()) + " vs cand " +
+                      shape_to_string(cand.shape());
+        return out;
+    }
+    const std::int64_t numel = ref.numel();
+    out.numel = numel;
+    std::int64_t row_block = 1, col_block = 1;
+    setup_map(out.error_map, ref.shape(), numel, options.error_map_max_side, row_block, col_block);
+    const UlpKind ulp = ulp_kind(ref.dtype(), cand.dtype());
+    if (ulp != UlpKind::None) {
+        out.max_ulp = 0;
+    }
+    if (numel == 0) {
+        out.pass = true;
+        return out;
+    }
+
+    const detail::Tolerance tol{static_cast<float>(options.atol), static_cast<float>(options.rtol)};
+    Side side_a(ref), side_b(cand);
+    std::optional<RawUlp> raw_ulp;
+    if (ulp == UlpKind::Raw) {
+        raw_ulp.emplace(ref, cand);
+    }
+    MapPooler pooler(out.error_map, row_block, col_block);
+    std::vector<float> ratio(kChunk);
+    SideTotals totals[2];
+    std::int64_t bad_nonfinite = 0;
+    float worst_bad = 1.0f;
+    float min_atol = 0.0f;
+    std::uint64_t max_ulp = 0;
+
+    const bool bf16_pair = side_a.direct_bf16() && side_b.direct_bf16();
+    for (std::int64_t position = 0; position < numel; position += kChunk) {
+        const std::int64_t n = std::min(kChunk, numel - position);
+        ChunkStats c;
+        Values a, b;
+        if (bf16_pair) {
+            a.halves = side_a.halves(position);
+            b.halves = side_b.halves(position);
+            detail::compare_chunk_bf16(a.halves, b.halves, n, tol, ratio.data(), c);
+        } else {
+            a.words = side_a.next(position, n);
+            b.words = side_b.next(position, n);
+            detail::compare_chunk(a.words, b.words, n, tol, ratio.data(), c);
+        }
+
+        totals[0].add(c, 0);
+        totals[1].add(c, 1);
+        out.mismatch_count += c.bad;
+        if (c.nonfinite[0] + c.nonfinite[1] > 0) { // rare: split NaN from Inf, find non-finite mismatches
+            for (std::int64_t i = 0; i < n; ++i) {
+                const float va = a[i], vb = b[i];
+                totals[0].count_nonfinite(va);
+                totals[1].count_nonfinite(vb);
+                bad_nonfinite += va != vb && !std::isfinite(va - vb);
+            }
+        }
+        out.max_abs_error = std::max(out.max_abs_error, static_cast<double>(c.max_abs));
+        out.max_rel_error = std::max(out.max_rel_error, static_cast<double>(c.max_rel));
+        out.worst_ratio = std::max(out.worst_ratio, static_cast<double>(c.worst));
+        max_ulp = std::max<std::uint64_t>(max_ulp, raw_ulp ? raw_ulp->chunk_max(n) : c.max_ulp32);
+        pooler.add(position, ratio.data(), n);
+
+        if (c.bad > 0) { // rare: find the first and the worst failing element
+            for (std::int64_t i = 0; i < n; ++i) {
+                if (ratio[i] > 1.0f) {
+                    if (out.first_mismatch < 0) {
+                        out.first_mismatch = position + i;
+                    }
+                    if (ratio[i] > worst_bad || out.worst_mismatch < 0) {
+                        worst_bad = ratio[i];
+                        out.worst_mismatch = position + i;
+                    }
+                }
+            }
+        }
+        if (min_atol_bound(c.max_g) >= min_atol) { // this chunk may raise the minimum passing atol
+            for (std::int64_t i = 0; i < n; ++i) {
+                const float va = a[i], vb = b[i];
+                if (!std::isfinite(va) || !std::isfinite(vb)) {
+                    continue;
+                }
+                const float d = std::fabs(va - vb), x = tol.rtol * std::fabs(vb);
+                if (min_atol_bound(d - x) >= min_atol) {
+                    min_atol = std::max(min_atol, element_min_atol(d, x));
+                }
+            }
+        }
+    }
+
+    out.ref_summary = totals[0].summary(numel);
+    out.cand_summary = totals[1].summary(numel);
+    out.mismatch_fraction = static_cast<double>(out.mismatch_count) / static_cast<double>(numel);
+    out.min_passing_atol = bad_nonfinite > 0 ? kInf : static_cast<double>(min_atol);
+    if (ulp == UlpKind::BF16) {
+        max_ulp >>= 16;
+    }
+    if (ulp != UlpKind::None) {
+        out.max_ulp = max_ulp;
+    }
+    out.pass = out.mismatch_count == 0;
+    if (!out.pass) {
+        out.message = name + ": tensors not allclose (atol=" + number(options.atol) +
+                      ", rtol=" + number(options.rtol) + "); max_abs_diff=" + number(out.max_abs_error) +
+                      " mismatches=" + std::to_string(out.mismatch_count) + "/" + std::to_string(numel) +
+                      " first at " + shape_to_string(unravel(out.first_mismatch, ref.shape()));
+        if (bad_nonfinite > 0) {
+            out.message += " non-finite mismatches=" + std::to_string(bad_nonfinite);
+        }
+    }
+    return out;
+}
+
+namespace {
+
+std::set<std::string> duplicates(const OutputSet& set) {
+    std::set<std::string> seen, dup;
+    for (const auto& t : set.tensors) {
+        if (!seen.insert(t.name).second || set.values.count(t.name)) {
+            dup.insert(t.name);
+        }
+    }
+    return dup;
+}
+
+nlohmann::json parse_value(const std::string& name, const std::string& side, const std::string& text) {
+    try {
+        return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+        throw FormatError("output " + name + " (" + side + "): non-tensor value is not JSON: " + e.what());
+    }
+}
+
+} // namespace
+
+OutputComparison compare_outputs(const OutputSet& ref, const OutputSet& cand, const CompareOptions& options) {
+    OutputComparison out;
+    std::vector<std::string> failures; // in reference order, for first_error
+    for (const auto& name : duplicates(ref)) {
+        out.structure_errors.push_back("duplicate name in ref: " + name);
+    }
+    for (const auto& name : duplicates(cand)) {
+        out.structure_errors.push_back("duplicate name in cand: " + name);
+    }
+    failures = out.structure_errors;
+
+    for (const auto& entry : ref.tensors) {
+        if (const Tensor* other = cand.find(entry.name)) {
+            out.tensors.push_back(compare_tensors(entry.tensor, *other, options, entry.name));
+            if (!out.tensors.back().pass) {
+                failures.push_back(out.tensors.back().message);
+            }
+        } else {
+            const std::string e = cand.values.count(entry.name)
+                                      ? entry.name + ": tensor in ref, value in cand"
+                                      : "only in ref: " + entry.name;
+            out.structure_errors.push_back(e);
+            failures.push_back(e);
+        }
+    }
+    for (const auto& [name, text] : ref.values) {
+        std::string e;
+        if (auto it = cand.values.find(name); it != cand.values.end()) {
+            const auto a = parse_value(name, "ref", text), b = parse_value(name, "cand", it->second);
+            if (a != b) { // numbers compare by value (1 == 1.0), as Python's == does
+                e = name + ": values differ (ref " + a.dump() + " vs cand " + b.dump() + ")";
+            }
+        } else {
+            e = cand.find(name) ? name + ": value in ref, tensor in cand" : "only in ref: " + name;
+        }
+        if (!e.empty()) {
+            out.structure_errors.push_back(e);
+            failures.push_back(e);
+        }
+    }
+    for (const auto& entry : cand.tensors) {
+        if (!ref.find(entry.name) && !ref.values.count(entry.name)) {
+            out.structure_errors.push_back("only in cand: " + entry.name);
+            failures.push_back(out.structure_errors.back());
+        }
+    }
+    for (const auto& [name, text] : cand.values) {
+        if (!ref.values.count(name) && !ref.find(name)) {
+            out.structure_errors.push_back("only in cand: " + name);
+            failures.push_back(out.structure_errors.back());
+        }
+    }
+    out.pass = failures.empty();
+    if (!failures.empty()) {
+        out.first_error = failures.front();
+    }
+    return out;
+}
+
+} // namespace pkbw

@@ -1,10 +1,13 @@
 // The cuda backend's device: one GPU per rank, a non-blocking stream, an NCCL communicator over all
 // ranks, and symmetric memory through CUDA IPC handles exchanged over the rendezvous.
+#define PKBW_BACKEND_CUDA 1
 #include "device.h"
 #include "rendezvous.h"
 
+#include <algorithm>
 #include <cstring>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <nccl.h>
 
 namespace pkbw::engine {
@@ -23,6 +26,34 @@ void check_nccl(ncclResult_t status, const char* what) {
     if (status != ncclSuccess) {
         throw DeviceError("nccl_error", std::string(what) + ": " + ncclGetErrorString(status));
     }
+}
+
+// NVML through dlopen: the driver ships libnvidia-ml.so.1 but no header comes with the toolkit, and
+// pkbw must not need it at link time. Devices are matched by PCI bus id, not index, since NVML and
+// CUDA may order devices differently.
+std::pair<int, int> query_clocks_mhz(int ordinal) {
+    using InitFn = int (*)();
+    using ByPciFn = int (*)(const char*, void**);
+    using ClockFn = int (*)(void*, int, unsigned int*);
+    static void* library = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+        return {0, 0};
+    }
+    static auto init = reinterpret_cast<InitFn>(::dlsym(library, "nvmlInit_v2"));
+    static auto by_pci = reinterpret_cast<ByPciFn>(::dlsym(library, "nvmlDeviceGetHandleByPciBusId_v2"));
+    static auto clock = reinterpret_cast<ClockFn>(::dlsym(library, "nvmlDeviceGetClockInfo"));
+    static const bool ready = init && by_pci && clock && init() == 0;
+    char bus_id[64] = {};
+    void* handle = nullptr;
+    if (!ready || cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), ordinal) != cudaSuccess ||
+        by_pci(bus_id, &handle) != 0) {
+        return {0, 0};
+    }
+    unsigned int sm = 0, memory = 0;
+    constexpr int kClockSm = 1, kClockMem = 2; // nvmlClockType_t
+    clock(handle, kClockSm, &sm);
+    clock(handle, kClockMem, &memory);
+    return {static_cast<int>(sm), static_cast<int>(memory)};
 }
 
 std::string version_text(int version) {
@@ -49,6 +80,38 @@ struct IpcAllocation {
         cudaFree(pads_table);
         cudaFree(own);
     }
+};
+
+class CudaTimer final : public IterationTimer {
+public:
+    CudaTimer(int marks, cudaStream_t stream)
+        : stream_(stream)
+        , events_(static_cast<std::size_t>(marks)) {
+        for (auto& event : events_) {
+            check_cuda(cudaEventCreate(&event), "cudaEventCreate");
+        }
+    }
+    ~CudaTimer() override {
+        for (auto event : events_) {
+            cudaEventDestroy(event);
+        }
+    }
+    void mark(int index) override {
+        check_cuda(cudaEventRecord(events_.at(static_cast<std::size_t>(index)), stream_), "cudaEventRecord");
+    }
+    std::vector<double> elapsed_ms() override {
+        std::vector<double> times;
+        for (std::size_t i = 0; i + 1 < events_.size(); ++i) {
+            float ms = 0;
+            check_cuda(cudaEventElapsedTime(&ms, events_[i], events_[i + 1]), "cudaEventElapsedTime");
+            times.push_back(ms);
+        }
+        return times;
+    }
+
+private:
+    cudaStream_t stream_;
+    std::vector<cudaEvent_t> events_;
 };
 
 class CudaDevice final : public Device {
@@ -94,6 +157,9 @@ public:
             }
         }
         allocations_.clear();
+        if (flush_buffer_ != nullptr) {
+            cudaFree(flush_buffer_);
+        }
         if (comm_ != nullptr) {
             ncclCommDestroy(comm_);
         }
@@ -151,6 +217,37 @@ public:
     }
     void* stream_handle() override { return stream_; }
     void* nccl_handle() override { return comm_; }
+    std::unique_ptr<IterationTimer> make_timer(int marks) override {
+        return std::make_unique<CudaTimer>(marks, stream_);
+    }
+    void flush_cache() override {
+        if (flush_buffer_ == nullptr) {
+            int l2 = 0;
+            cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, ordinal_);
+            flush_bytes_ = static_cast<std::size_t>(std::max(l2, 1 << 20)) * 3;
+            check_cuda(cudaMalloc(&flush_buffer_, flush_bytes_), "cudaMalloc (cache flush)");
+        }
+        check_cuda(cudaMemsetAsync(flush_buffer_, ++flush_value_, flush_bytes_, stream_),
+                   "cudaMemsetAsync (flush)");
+    }
+    void bare_collective(CollectiveKind kind, const void* input, void* output, std::size_t count,
+                         DType dtype) override {
+        if (kind == CollectiveKind::AllReduce) {
+            check_nccl(ncclAllReduce(input, output, count, nccl_dtype(dtype), ncclSum, comm_, stream_),
+                       "ncclAllReduce");
+        } else if (kind == CollectiveKind::AllGather) {
+            check_nccl(ncclAllGather(input, output, count, nccl_dtype(dtype), comm_, stream_),
+                       "ncclAllGather");
+        } else {
+            throw DeviceError("nccl_error",
+                              "bare collective not supported: " + std::string(collective_kind_name(kind)));
+        }
+    }
+    std::pair<int, int> clocks_mhz() override { return query_clocks_mhz(ordinal_); }
+    void copy_async(void* destination, const void* source, std::size_t bytes) override {
+        check_cuda(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDefault, stream_),
+                   "cudaMemcpyAsync");
+    }
 
     SymmetricAllocation allocate_symmetric(std::size_t bytes, Rendezvous& rendezvous) override {
         const int world = rendezvous.world_size();
@@ -201,6 +298,9 @@ private:
     cudaStream_t stream_ = nullptr;
     ncclComm_t comm_ = nullptr;
     std::vector<std::shared_ptr<IpcAllocation>> allocations_;
+    void* flush_buffer_ = nullptr;
+    std::size_t flush_bytes_ = 0;
+    unsigned char flush_value_ = 0;
 };
 
 } // namespace

@@ -2,12 +2,14 @@
 // loop is written once against this interface.
 #pragma once
 
+#include "pkbw/core/problem.h"
 #include "pkbw/solution.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pkbw::engine {
@@ -47,6 +49,17 @@ struct DeviceVersions {
     std::size_t memory_bytes = 0;
 };
 
+// Times iterations on the device's stream without host synchronisation inside the timed loop:
+// mark(i) records a timestamp after everything queued so far; elapsed_ms() (after synchronize())
+// returns the time between consecutive marks.
+class IterationTimer {
+public:
+    virtual ~IterationTimer() = default;
+    virtual void mark(int index) = 0;
+    // Milliseconds between mark(i) and mark(i + 1), for i in [0, marks - 1).
+    virtual std::vector<double> elapsed_ms() = 0;
+};
+
 class Device {
 public:
     virtual ~Device() = default;
@@ -67,6 +80,20 @@ public:
     virtual void* stream_handle() = 0;
     virtual void* nccl_handle() = 0;
     virtual SymmetricAllocation allocate_symmetric(std::size_t bytes, Rendezvous& rendezvous) = 0;
+
+    // A timer with room for `marks` marks.
+    virtual std::unique_ptr<IterationTimer> make_timer(int marks) = 0;
+    // Evicts the last-level cache by writing a buffer several times its size on the stream (no-op
+    // on the host backend).
+    virtual void flush_cache() = 0;
+    // Queues a copy of `bytes` from a peer device's memory (peer copy bandwidth; cuda only).
+    virtual void copy_async(void* destination, const void* source, std::size_t bytes) = 0;
+    // Queues one bare NCCL collective (AllReduce sum or AllGather of `count` elements per rank), for
+    // calibration and for the reference-versus-NCCL benchmark. Throws on the host backend.
+    virtual void bare_collective(CollectiveKind kind, const void* input, void* output, std::size_t count,
+                                 DType dtype) = 0;
+    // Current SM and memory clocks in MHz (NVML), or {0, 0} when unknown.
+    virtual std::pair<int, int> clocks_mhz() = 0;
 };
 
 // The host backend's device: malloc'd memory; symmetric memory in POSIX shared memory segments

@@ -3,6 +3,7 @@
 #include "rendezvous.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -28,6 +29,26 @@ struct SharedMappings {
             ::munmap(address, size);
         }
     }
+};
+
+// Host solutions run synchronously, so a wall-clock stamp at each mark is the iteration boundary.
+class HostTimer final : public IterationTimer {
+public:
+    explicit HostTimer(int marks)
+        : stamps_(static_cast<std::size_t>(marks)) {}
+    void mark(int index) override {
+        stamps_.at(static_cast<std::size_t>(index)) = std::chrono::steady_clock::now();
+    }
+    std::vector<double> elapsed_ms() override {
+        std::vector<double> times;
+        for (std::size_t i = 0; i + 1 < stamps_.size(); ++i) {
+            times.push_back(std::chrono::duration<double, std::milli>(stamps_[i + 1] - stamps_[i]).count());
+        }
+        return times;
+    }
+
+private:
+    std::vector<std::chrono::steady_clock::time_point> stamps_;
 };
 
 class HostDevice final : public Device {
@@ -66,6 +87,17 @@ public:
     void check() override {}
     void* stream_handle() override { return nullptr; }
     void* nccl_handle() override { return nullptr; }
+    std::unique_ptr<IterationTimer> make_timer(int marks) override {
+        return std::make_unique<HostTimer>(marks);
+    }
+    void flush_cache() override {}
+    void bare_collective(CollectiveKind, const void*, void*, std::size_t, DType) override {
+        throw DeviceError("environment", "bare NCCL collectives need the cuda backend");
+    }
+    std::pair<int, int> clocks_mhz() override { return {0, 0}; }
+    void copy_async(void* destination, const void* source, std::size_t bytes) override {
+        std::memcpy(destination, source, bytes);
+    }
 
     SymmetricAllocation allocate_symmetric(std::size_t bytes, Rendezvous& rendezvous) override {
         const int world = rendezvous.world_size();

@@ -51,11 +51,20 @@ RankConfig parse_rank_config(const json& j, const std::string& source) {
                           "; this pkbw-rank reads 1");
     }
     c.run_id = field<long long>(j, "run_id", source, 0);
-    c.problem = field<std::string>(j, "problem", source, "", true);
     c.mode = field<std::string>(j, "mode", source, "eval");
-    if (c.mode != "dryrun" && c.mode != "eval" && c.mode != "perf") {
-        throw FormatError(source + ": field 'mode' must be dryrun, eval or perf, not '" + c.mode + "'");
+    if (c.mode != "dryrun" && c.mode != "eval" && c.mode != "perf" && c.mode != "calibrate") {
+        throw FormatError(source + ": field 'mode' must be dryrun, eval, perf or calibrate, not '" + c.mode +
+                          "'");
     }
+    c.problem = field<std::string>(j, "problem", source, "", c.mode != "calibrate");
+    if (const auto perf = j.find("perf"); perf != j.end() && !perf->is_null()) {
+        if (!perf->is_object()) {
+            throw FormatError(source + ": field 'perf' must be an object");
+        }
+        c.perf = true;
+        c.perf_options = *perf;
+    }
+    c.perf = c.perf || c.mode == "perf";
     c.backend = field<std::string>(j, "backend", source, "host");
     if (c.backend != "cuda" && c.backend != "host") {
         throw FormatError(source + ": field 'backend' must be cuda or host, not '" + c.backend + "'");
@@ -84,6 +93,7 @@ RankConfig parse_rank_config(const json& j, const std::string& source) {
     c.rtol = field<double>(j, "rtol", source, 1e-2);
     c.all_trials = field<bool>(j, "all_trials", source, false);
     c.keep_outputs = field<bool>(j, "keep_outputs", source, false);
+    c.keep_inputs = field<bool>(j, "keep_inputs", source, false);
     c.dryrun_side = field<std::string>(j, "dryrun_side", source, "candidate");
     if (c.dryrun_side != "reference" && c.dryrun_side != "candidate") {
         throw FormatError(source + ": field 'dryrun_side' must be reference or candidate");
@@ -133,10 +143,14 @@ json to_json(const RankConfig& c) {
               {"rtol", c.rtol},
               {"all_trials", c.all_trials},
               {"keep_outputs", c.keep_outputs},
+              {"keep_inputs", c.keep_inputs},
               {"dryrun_side", c.dryrun_side},
               {"reference_library", c.reference_library},
               {"candidate_library", c.candidate_library},
               {"output_dir", c.output_dir}});
+    if (c.perf) {
+        j["perf"] = c.perf_options.is_object() ? c.perf_options : json::object();
+    }
     return j;
 }
 

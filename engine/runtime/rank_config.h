@@ -12,7 +12,7 @@ struct RankConfig {
     int version = 1;
     long long run_id = 0;
     std::string problem;
-    std::string mode = "eval"; // dryrun, eval, perf
+    std::string mode = "eval"; // dryrun, eval, perf (eval then timing), calibrate (no problem)
     std::string backend = "host";
     int world_size = 1;
     std::int64_t m = 1024, n = 1024;
@@ -23,15 +23,22 @@ struct RankConfig {
     double atol = 1e-2, rtol = 1e-2;
     bool all_trials = false;
     bool keep_outputs = false;
+    bool keep_inputs = false; // write each trial's inputs too (for the PKB cross-check)
     std::string dryrun_side = "candidate";
     std::string reference_library;
     std::string candidate_library;
     std::string output_dir;
-    nlohmann::json extra; // sections owned by later features (perf, trace), passed through
+    bool perf = false;           // time after correctness: mode perf, or a "perf" object in the file
+    nlohmann::json perf_options; // the "perf" object (perf_runner.h parses it)
+    nlohmann::json extra;        // sections owned by later features (trace), passed through
 
     ProblemConfig problem_config(int trial) const;
-    bool runs_reference() const { return mode != "dryrun" || dryrun_side == "reference"; }
-    bool runs_candidate() const { return mode != "dryrun" || dryrun_side == "candidate"; }
+    bool runs_reference() const {
+        return mode != "calibrate" && (mode != "dryrun" || dryrun_side == "reference");
+    }
+    bool runs_candidate() const {
+        return mode != "calibrate" && (mode != "dryrun" || dryrun_side == "candidate");
+    }
 };
 
 // Throws pkbw::FormatError naming the file and the field.

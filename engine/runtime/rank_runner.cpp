@@ -1,6 +1,7 @@
 #include "rank_runner.h"
 
 #include "device.h"
+#include "perf_runner.h"
 #include "pkbw/core/compare.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
@@ -41,6 +42,15 @@ struct SideResult {
     ::_exit(kRankExitSolutionBroke);
 }
 
+// Input names in call order, comma-separated (safetensors readers may list tensors sorted by name).
+std::string input_order(const std::vector<TensorSpec>& specs) {
+    std::string order;
+    for (const auto& spec : specs) {
+        order += (order.empty() ? "" : ",") + spec.name;
+    }
+    return order;
+}
+
 std::string hostname() {
     char name[256] = {};
     ::gethostname(name, sizeof(name) - 1);
@@ -64,9 +74,12 @@ public:
             throw Error("WORLD_SIZE=" + std::to_string(rdzv.world_size) + " but the configuration says " +
                         std::to_string(config_.world_size));
         }
-        problem_ = find_problem(config_.problem);
-        if (problem_ == nullptr) {
-            throw Error("unknown problem '" + config_.problem + "'");
+        const PerfOptions perf_options = parse_perf_options(config_.perf_options, "configuration");
+        if (config_.mode != "calibrate") {
+            problem_ = find_problem(config_.problem);
+            if (problem_ == nullptr) {
+                throw Error("unknown problem '" + config_.problem + "'");
+            }
         }
 
         phase("rendezvous", 0);
@@ -87,6 +100,14 @@ public:
             return kRankExitEnvironment;
         }
         send_hello();
+        if (config_.mode == "calibrate") {
+            phase("perf", 0);
+            const auto sizes = config_.extra.value("calibrate_sizes",
+                                                   std::vector<std::size_t>{1u << 20, 64u << 20, 256u << 20});
+            const PerfContext context{*device_, *rendezvous_, events_, rank_, local_rank_, nullptr, {}};
+            run_calibration(context, sizes, config_.extra.value("calibrate_iterations", 20));
+            return finish(1);
+        }
 
         if (config_.runs_reference()) {
             reference_.emplace(config_.reference_library, "reference");
@@ -100,15 +121,29 @@ public:
 
         const int trials = config_.mode == "dryrun" ? 1 : config_.trials;
         int trials_run = 0;
+        bool all_passed = true;
         for (int trial = 0; trial < trials; ++trial) {
             ++trials_run;
             const bool everyone_passed = run_trial(trial);
+            all_passed = all_passed && everyone_passed;
             if (!everyone_passed && !config_.all_trials) {
                 break;
             }
         }
+        // Timing is meaningful only for a solution that computes the right thing.
+        if (config_.perf && all_passed) {
+            phase("perf", 0);
+            const PerfContext context{
+                *device_, *rendezvous_, events_, rank_, local_rank_, problem_, config_.problem_config(0)};
+            run_perf(context, perf_options, reference_ ? &*reference_ : nullptr, reference_session_.get(),
+                     candidate_ ? &*candidate_ : nullptr, candidate_session_.get());
+        }
+        return finish(trials_run);
+    }
 
-        phase("teardown", trials_run - 1);
+private:
+    int finish(int trials_run) {
+        phase("teardown", std::max(trials_run - 1, 0));
         rendezvous_->barrier();
         reference_session_.reset();
         candidate_session_.reset();
@@ -117,7 +152,13 @@ public:
         return kRankExitOk;
     }
 
-private:
+    std::filesystem::path trial_directory(int trial) const {
+        const auto dir =
+            std::filesystem::path(config_.output_dir) / "outputs" / ("trial_" + std::to_string(trial));
+        std::filesystem::create_directories(dir);
+        return dir;
+    }
+
     void phase(const std::string& name, int trial) {
         events_.send({{"event", protocol::kPhase}, {"rank", rank_}, {"phase", name}, {"trial", trial}});
     }
@@ -186,8 +227,21 @@ private:
         }
         const auto input_specs = problem_->input_specs(problem_config, rank_);
         const auto output_specs = problem_->output_specs(problem_config, rank_);
-        TrialBuffers buffers(*device_, input_specs, problem_->build_inputs(problem_config, rank_),
-                             output_specs);
+        std::vector<Tensor> host_inputs = problem_->build_inputs(problem_config, rank_);
+        if (config_.keep_inputs) {
+            OutputSet inputs;
+            for (std::size_t i = 0; i < input_specs.size(); ++i) {
+                inputs.add(input_specs[i].name, host_inputs[i]);
+            }
+            write_safetensors(
+                (trial_directory(trial) / ("rank_" + std::to_string(rank_) + "_inputs.safetensors")).string(),
+                inputs,
+                {{"pkbw.problem", config_.problem},
+                 {"pkbw.trial", std::to_string(trial)},
+                 {"pkbw.input_order", input_order(input_specs)},
+                 {"pkbw.params", json(problem_->params(problem_config)).dump()}});
+        }
+        TrialBuffers buffers(*device_, input_specs, std::move(host_inputs), output_specs);
         const auto params = problem_->params(problem_config);
         reference_session_->set_params(params);
         candidate_session_->set_params(params);

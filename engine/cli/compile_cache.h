@@ -1,0 +1,76 @@
+// Compiles a solution (candidate or reference) into a shared library once, before any rank starts.
+// Libraries are cached under <cache dir>/build/<key>/lib.so, the key being the SHA-256 of the source,
+// the ABI headers, the flags and the compiler's identity, so a second run of the same source does not
+// compile again. Failed compiles are not cached: their diagnostics become the run's result.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pkbw::cli {
+
+enum class Backend { Cuda, Host };
+std::string_view backend_name(Backend backend);
+
+struct Diagnostic {
+    std::string file;
+    int line = 0;
+    int column = 0;       // 0 when the compiler does not give one (nvcc)
+    std::string severity; // "error", "warning", "fatal error", "catastrophic error", "note"
+    std::string message;
+    bool is_error() const { return severity.find("error") != std::string::npos; }
+    std::string to_string() const; // "file:line:col: severity: message"
+};
+
+// Parses gcc/clang (`file:12:5: error: ...`) and nvcc (`file(123): error: ...`) diagnostics.
+std::vector<Diagnostic> parse_diagnostics(std::string_view log);
+
+struct CompileRequest {
+    std::filesystem::path source;
+    Backend backend = Backend::Host;
+    std::string arch = "sm_90"; // cuda only
+    std::vector<std::filesystem::path> include_dirs;
+    std::vector<std::filesystem::path> abi_headers; // hashed into the key
+    double timeout_s = 300;
+};
+
+struct CompileResult {
+    bool ok = false;
+    bool cached = false;
+    double seconds = 0; // compile time, or the lookup time on a cache hit
+    std::string key;    // hex SHA-256
+    std::filesystem::path library;
+    std::string log; // the compiler's output
+    std::vector<Diagnostic> diagnostics;
+    std::vector<std::string> command;
+    std::string message; // one line: the first error (or why it could not run)
+    bool timed_out = false, interrupted = false;
+};
+
+class CompileCache {
+public:
+    // `nvcc` / `cxx`: compiler programs; empty picks $PKBW_NVCC, /usr/local/cuda/bin/nvcc or nvcc,
+    // and $PKBW_CXX, $CXX or c++.
+    explicit CompileCache(std::filesystem::path cache_dir, std::string nvcc = {}, std::string cxx = {});
+
+    CompileResult compile(const CompileRequest& request);
+    // The compiler's `--version` output, run once per compiler per process.
+    std::string compiler_identity(Backend backend);
+    const std::string& compiler(Backend backend) const { return backend == Backend::Cuda ? nvcc_ : cxx_; }
+    // The full command line, with `output` as the library path.
+    std::vector<std::string> command(const CompileRequest& request,
+                                     const std::filesystem::path& output) const;
+    std::filesystem::path build_dir() const { return cache_dir_ / "build"; }
+
+private:
+    std::string cache_key(const CompileRequest& request);
+
+    std::filesystem::path cache_dir_;
+    std::string nvcc_, cxx_;
+    std::map<std::string, std::string> identities_;
+};
+
+} // namespace pkbw::cli

@@ -1,0 +1,95 @@
+// Starts the W rank processes of one run in a new process group, wires their pipes, times each
+// rank's phases against deadlines and ends the group as a whole: a hung rank (timeout), a dead one
+// (crash) or SIGINT/SIGTERM to pkbw (interrupted) kill every rank, since the others would wait
+// forever in a collective. docs/engine.md is the contract with the rank program.
+#pragma once
+
+#include "pkbw/core/protocol.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pkbw::cli {
+
+// Seconds each phase may take on one rank, from the `phase` event that starts it ("start" runs from
+// exec to `hello`; "exit" from `rank_done` to the process ending).
+struct PhaseTimeouts {
+    std::map<std::string, double> seconds;
+    static PhaseTimeouts defaults();
+    static const std::vector<std::string>& phase_names(); // the phases with their own deadline
+    double for_phase(const std::string& phase) const;     // unknown phases get "default"
+    void scale(double factor);
+};
+
+struct LaunchSpec {
+    std::filesystem::path program; // pkbw-rank
+    std::vector<std::string> args; // e.g. {"--config", "<run_dir>/config.json"}
+    int world_size = 1;
+    std::filesystem::path run_dir; // receives rank_<r>.log
+    bool cuda = false;             // adds NCCL_NVLS_ENABLE=0 unless the environment sets it
+    PhaseTimeouts timeouts = PhaseTimeouts::defaults();
+    std::map<std::string, std::string> extra_env;
+    std::uint64_t max_log_bytes = 256ull << 20; // per rank log file; the rest is dropped (and said so)
+    std::size_t max_forwarded_log_lines = 2000; // per rank, passed to on_log
+};
+
+struct RankReport {
+    int rank = 0;
+    int pid = 0;
+    std::string phase = "start"; // the last phase entered
+    int trial = -1;
+    bool hello = false, done = false;
+    bool exited = false;     // reaped
+    int exit_code = -1;      // when it exited normally
+    int signal = 0;          // when a signal ended it
+    bool killed = false;     // ended by the launcher's SIGKILL
+    std::string last_error;  // message of its last `error` event
+    std::string stderr_tail; // last bytes of its stderr
+    std::int64_t malformed_lines = 0;
+    std::uint64_t log_bytes = 0;
+    std::filesystem::path log_path;
+    // The last `lines` lines of stderr_tail.
+    std::string last_lines(int lines) const;
+};
+
+enum class LaunchEnd { Completed, Timeout, Crash, EnvironmentError, InternalError, Interrupted, SpawnFailed };
+std::string_view launch_end_name(LaunchEnd end);
+
+struct LaunchOutcome {
+    LaunchEnd end = LaunchEnd::Completed;
+    std::string message;            // names the rank(s), their phase and signal/exit code
+    std::vector<int> culprit_ranks; // the ranks the message is about
+    std::vector<RankReport> ranks;
+    std::string token; // PKBW_RDZV_TOKEN
+    int port = 0;      // MASTER_PORT
+    double seconds = 0;
+    int shm_segments_removed = 0;
+};
+
+class LaunchObserver {
+public:
+    virtual ~LaunchObserver() = default;
+    // A valid control line.
+    virtual void on_event(int /*rank*/, const protocol::Message& /*message*/) {}
+    // A line a rank printed (stdout or stderr), up to max_forwarded_log_lines per rank.
+    virtual void on_log(int /*rank*/, std::string_view /*stream*/, std::string_view /*line*/) {}
+    virtual void on_rank_exit(const RankReport& /*report*/) {}
+};
+
+// Runs the ranks to their end. Never leaves a process behind: on any exit path (exceptions
+// included) the group is SIGKILLed and every child reaped. Install a SignalScope (signals.h) first
+// for prompt SIGCHLD and interrupt handling.
+LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer);
+
+// A free loopback TCP port (bind to port 0); the rank 0 rendezvous server binds it soon after.
+int find_free_port();
+// 128 random bits from /dev/urandom as 32 hex digits.
+std::string random_token();
+// Removes /dev/shm/pkbw-<token>* (the host backend's shared memory); returns how many.
+int remove_shm_segments(const std::string& token, const std::filesystem::path& shm_dir = "/dev/shm");
+
+} // namespace pkbw::cli

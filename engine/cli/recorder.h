@@ -1,0 +1,104 @@
+// What a run writes to the store, as a narrow interface: the run orchestration depends on this, the
+// store adapter (store_recorder.cpp) maps it onto pkbw::Store, and tests use MemoryRecorder.
+#pragma once
+
+#include "pkbw/core/compare.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pkbw::cli {
+
+struct RunStart {
+    std::optional<int> problem_id;
+    std::string problem_stem;
+    std::string mode;    // dryrun | eval | perf
+    std::string backend; // cuda | host
+    int world_size = 1;
+    std::string dtype;
+    std::int64_t m = 0, n = 0;
+    double atol = 1e-2, rtol = 1e-2;
+    int trials = 1;
+    std::uint64_t seed = 42;
+    std::string solution_path;
+    std::string solution_sha256;
+    bool solution_is_reference = false;
+    std::string generation_folder; // the solutions folder name (generation label source)
+    std::vector<std::string> command_line;
+    std::string run_dir;
+    std::string host;
+};
+
+// What the ranks' `hello` events say about the machine; known only after launch.
+struct RunEnvironment {
+    std::vector<std::string> gpu_names;
+    std::string driver_version;
+    std::string cuda_runtime_version, cuda_compiled_version;
+    std::string nccl_runtime_version, nccl_compiled_version;
+};
+
+struct RankRecord {
+    int trial = 0;
+    int rank = 0;
+    std::string outcome; // ok, mismatch, compile_error, crash, timeout, invalid_output, error, skipped
+    std::string phase;
+    std::string message;
+    std::optional<int> exit_code, signal;
+};
+
+struct TensorRecord {
+    int trial = 0;
+    int rank = 0;
+    TensorComparison comparison;
+};
+
+struct ArtifactRecord {
+    std::optional<int> trial, rank;
+    std::string kind; // log, compile_log, outputs, config
+    std::string path;
+};
+
+class Recorder {
+public:
+    virtual ~Recorder() = default;
+    virtual int mark_stale_runs_aborted() = 0;
+    virtual std::int64_t begin_run(const RunStart& run) = 0;
+    virtual void set_environment(std::int64_t run_id, const RunEnvironment& environment) = 0;
+    virtual void add_rank_result(std::int64_t run_id, const RankRecord& record) = 0;
+    virtual void add_tensor_result(std::int64_t run_id, const TensorRecord& record) = 0;
+    virtual void add_artifact(std::int64_t run_id, const ArtifactRecord& record) = 0;
+    // status: the store's text (pass, mismatch, compile_error, crash, timeout, invalid_output, error,
+    // interrupted).
+    virtual void finish_run(std::int64_t run_id, const std::string& status, int exit_code,
+                            const std::string& summary) = 0;
+};
+
+// Keeps everything in memory (tests, and --store none).
+class MemoryRecorder : public Recorder {
+public:
+    struct Run {
+        RunStart start;
+        RunEnvironment environment;
+        std::vector<RankRecord> ranks;
+        std::vector<TensorRecord> tensors;
+        std::vector<ArtifactRecord> artifacts;
+        std::string status = "running";
+        std::optional<int> exit_code;
+        std::string summary;
+    };
+    int mark_stale_runs_aborted() override { return 0; }
+    std::int64_t begin_run(const RunStart& run) override;
+    void set_environment(std::int64_t run_id, const RunEnvironment& environment) override;
+    void add_rank_result(std::int64_t run_id, const RankRecord& record) override;
+    void add_tensor_result(std::int64_t run_id, const TensorRecord& record) override;
+    void add_artifact(std::int64_t run_id, const ArtifactRecord& record) override;
+    void finish_run(std::int64_t run_id, const std::string& status, int exit_code,
+                    const std::string& summary) override;
+    std::map<std::int64_t, Run> runs;
+};
+
+} // namespace pkbw::cli

@@ -1,0 +1,521 @@
+#include "run.h"
+
+#include "compile_cache.h"
+#include "fd.h"
+#include "locate.h"
+#include "pkbw/core/dtype.h"
+#include "pkbw/core/error.h"
+#include "pkbw/core/protocol.h"
+#include "pkbw/core/sha256.h"
+#include "pkbw/problems/registry.h"
+#include "run_report.h"
+#include "safety.h"
+#include "signals.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <ostream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace pkbw::cli {
+namespace {
+
+std::string host_name() {
+    char buffer[256] = {};
+    ::gethostname(buffer, sizeof buffer - 1);
+    return buffer;
+}
+
+std::string run_dir_name(const std::string& stem) {
+    std::time_t now = std::time(nullptr);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+    return std::string(stamp) + "-" + stem + "-" + random_token().substr(0, 8);
+}
+
+std::string list_solutions(const fs::path& dir) {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        auto ext = it->path().extension();
+        if (ext == ".cu" || ext == ".cpp" || ext == ".cc" || ext == ".py")
+            names.push_back(it->path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    if (names.empty())
+        return " (no solution files there)";
+    std::string text = "; found there:";
+    for (std::size_t i = 0; i < names.size() && i < 20; ++i)
+        text += "\n    " + names[i];
+    if (names.size() > 20)
+        text += "\n    ... (" + std::to_string(names.size() - 20) + " more)";
+    return text;
+}
+
+bool looks_like_path(const std::string& text) {
+    return text.find('/') != std::string::npos || text.ends_with(".cu") || text.ends_with(".cpp") ||
+           text.ends_with(".cc");
+}
+
+// State of one run once it has a row in the store.
+class Run {
+public:
+    Run(const RunOptions& options, Recorder& recorder, std::ostream& out, std::ostream& err)
+        : options_(options)
+        , recorder_(recorder)
+        , out_(out)
+        , err_(err) {}
+
+    int execute();
+    // An unexpected exception still ends the run in the store.
+    int abort_with(const std::string& message) {
+        return fail("error", kExitFailed, "internal error: " + message);
+    }
+
+private:
+    void emit(const json& body) {
+        if (options_.json)
+            out_ << protocol::to_line(body) << std::flush;
+    }
+    // Ends the run: store row, last output; returns the exit code.
+    int finish(const std::string& status, int exit_code, const std::string& summary,
+               const Verdict* verdict = nullptr);
+    int fail(const std::string& status, int exit_code, const std::string& message) {
+        if (!options_.json)
+            err_ << "pkbw: " << message << "\n";
+        return finish(status, exit_code, message);
+    }
+    void begin(const Problem* problem, const std::string& solution_path, bool is_reference);
+    CompileResult compile(const std::string& side, const fs::path& source);
+    json rank_config(const fs::path& reference_lib, const fs::path& candidate_lib) const;
+    void record_results(const LaunchOutcome& launch, const Verdict& verdict);
+
+    const RunOptions& options_;
+    Recorder& recorder_;
+    std::ostream& out_;
+    std::ostream& err_;
+    std::int64_t run_id_ = 0;
+    bool begun_ = false;
+    RunStart start_;
+    fs::path run_dir_;
+    std::string backend_;
+    std::string stem_;
+    DType dtype_ = DType::BF16;
+    double atol_ = 1e-2, rtol_ = 1e-2;
+    std::optional<CompileCache> cache_;
+    std::optional<DataLayout> layout_;
+    std::map<std::pair<int, int>, json> results_;
+    std::map<int, json> hellos_;
+};
+
+class Observer : public LaunchObserver {
+public:
+    Observer(bool json_mode, std::ostream& out, std::map<std::pair<int, int>, json>& results,
+             std::map<int, json>& hellos)
+        : json_(json_mode)
+        , out_(out)
+        , results_(results)
+        , hellos_(hellos) {}
+    void on_event(int rank, const protocol::Message& message) override {
+        if (json_)
+            out_ << protocol::to_line(message.body) << std::flush;
+        if (message.event == protocol::kRankResult)
+            results_[{message.body.value("trial", 0), rank}] = message.body;
+        else if (message.event == protocol::kHello)
+            hellos_[rank] = message.body;
+    }
+    void on_log(int rank, std::string_view stream, std::string_view line) override {
+        if (json_)
+            out_ << protocol::to_line(
+                {{"event", protocol::kLog}, {"rank", rank}, {"stream", stream}, {"text", line}});
+    }
+    void on_rank_exit(const RankReport& report) override {
+        if (!json_)
+            return;
+        json body = {{"event", protocol::kRankExit}, {"rank", report.rank}, {"phase", report.phase}};
+        body["exit_code"] = report.signal == 0 ? json(report.exit_code) : json(nullptr);
+        body["signal"] = report.signal == 0 ? json(nullptr) : json(signal_name(report.signal));
+        out_ << protocol::to_line(body) << std::flush;
+    }
+
+private:
+    bool json_;
+    std::ostream& out_;
+    std::map<std::pair<int, int>, json>& results_;
+    std::map<int, json>& hellos_;
+};
+
+void Run::begin(const Problem* problem, const std::string& solution_path, bool is_reference) {
+    start_.problem_id = problem->info().id;
+    start_.problem_stem = problem->info().stem;
+    start_.mode = options_.mode;
+    start_.backend = backend_;
+    start_.world_size = options_.nproc;
+    start_.dtype = std::string(dtype_name(dtype_));
+    start_.m = options_.m;
+    start_.n = options_.n;
+    start_.atol = atol_;
+    start_.rtol = rtol_;
+    start_.trials = options_.mode == "dryrun" ? 1 : options_.trials;
+    start_.seed = options_.seed;
+    start_.solution_path = solution_path;
+    start_.solution_is_reference = is_reference;
+    std::error_code ec;
+    if (!solution_path.empty() && fs::is_regular_file(solution_path, ec)) {
+        start_.solution_sha256 = sha256_file_hex(solution_path);
+        start_.generation_folder = fs::absolute(solution_path).parent_path().filename().string();
+    }
+    start_.command_line = options_.command_line;
+    start_.host = host_name();
+    run_dir_ = options_.runs_dir / run_dir_name(stem_);
+    start_.run_dir = run_dir_.string();
+    recorder_.mark_stale_runs_aborted();
+    run_id_ = recorder_.begin_run(start_);
+    begun_ = true;
+    fs::create_directories(run_dir_, ec);
+    emit({{"event", protocol::kRunStarted},
+          {"run_id", run_id_},
+          {"problem", stem_},
+          {"mode", options_.mode},
+          {"backend", backend_},
+          {"world_size", options_.nproc},
+          {"solution", solution_path},
+          {"run_dir", run_dir_.string()}});
+}
+
+int Run::finish(const std::string& status, int exit_code, const std::string& summary,
+                const Verdict* verdict) {
+    if (begun_)
+        recorder_.finish_run(run_id_, status, exit_code, summary);
+    if (options_.json) {
+        emit({{"event", protocol::kRunFinished},
+              {"run_id", run_id_},
+              {"status", status},
+              {"exit_code", exit_code},
+              {"message", summary},
+              {"trials", verdict ? trials_json(*verdict) : json::array()}});
+    } else {
+        if (verdict) {
+            print_trials(*verdict, out_);
+            if (options_.mode == "eval")
+                out_ << (status == "pass" ? "all trials match" : status) << "\n";
+        }
+        out_ << (begun_ ? "run " + std::to_string(run_id_) + ": " : std::string()) << status << " (exit "
+             << exit_code << ")" << (summary.empty() ? "" : " | " + summary) << "\n";
+        if (begun_)
+            out_ << "  run directory: " << run_dir_.string() << "\n";
+    }
+    return exit_code;
+}
+
+CompileResult Run::compile(const std::string& side, const fs::path& source) {
+    CompileRequest request;
+    request.source = source;
+    request.backend = backend_ == "cuda" ? Backend::Cuda : Backend::Host;
+    request.arch = options_.arch;
+    request.include_dirs = layout_->include_dirs;
+    request.abi_headers = layout_->abi_headers;
+    request.timeout_s = options_.timeouts.for_phase("compile");
+    CompileResult result = cache_->compile(request);
+    fs::path log = run_dir_ / ("compile_" + side + ".log");
+    std::ofstream(log) << result.log;
+    recorder_.add_artifact(run_id_, {std::nullopt, std::nullopt, "compile_log", log.string()});
+    json diagnostics = json::array();
+    for (const auto& d : result.diagnostics) {
+        diagnostics.push_back({{"file", d.file},
+                               {"line", d.line},
+                               {"column", d.column},
+                               {"severity", d.severity},
+                               {"message", d.message}});
+    }
+    emit({{"event", protocol::kCompile},
+          {"side", side},
+          {"status", result.ok ? "ok" : "error"},
+          {"cached", result.cached},
+          {"seconds", result.seconds},
+          {"key", result.key},
+          {"library", result.library.string()},
+          {"message", result.message},
+          {"diagnostics", diagnostics}});
+    if (!options_.json) {
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%.2f s", result.seconds);
+        out_ << "  compile " << side << ": "
+             << (result.ok ? (result.cached ? "cached" : "compiled") : "FAILED") << " (" << seconds << ")\n";
+        if (!result.ok) {
+            int shown = 0;
+            for (const auto& d : result.diagnostics) {
+                if (d.is_error() && shown++ < 10)
+                    out_ << "    " << d.to_string() << "\n";
+            }
+            if (shown == 0)
+                out_ << result.log.substr(0, 4000) << "\n";
+        }
+    }
+    return result;
+}
+
+json Run::rank_config(const fs::path& reference_lib, const fs::path& candidate_lib) const {
+    json config = {{"version", 1},
+                   {"run_id", run_id_},
+                   {"problem", stem_},
+                   {"mode", options_.mode},
+                   {"backend", backend_},
+                   {"world_size", options_.nproc},
+                   {"m", options_.m},
+                   {"n", options_.n},
+                   {"dtype", dtype_name(dtype_)},
+                   {"trials", options_.mode == "dryrun" ? 1 : options_.trials},
+                   {"seed", options_.seed},
+                   {"input_mode", options_.inputs},
+                   {"atol", atol_},
+                   {"rtol", rtol_},
+                   {"all_trials", options_.all_trials},
+                   {"keep_outputs", options_.keep_outputs},
+                   {"dryrun_side", start_.solution_is_reference ? "reference" : "candidate"},
+                   {"output_dir", run_dir_.string()}};
+    if (!reference_lib.empty())
+        config["reference_library"] = reference_lib.string();
+    if (!candidate_lib.empty())
+        config["candidate_library"] = candidate_lib.string();
+    return config;
+}
+
+void Run::record_results(const LaunchOutcome& launch, const Verdict& verdict) {
+    RunEnvironment environment;
+    for (const auto& [rank, hello] : hellos_) {
+        environment.gpu_names.push_back(json_text(hello, "device"));
+        if (environment.driver_version.empty())
+            environment.driver_version = json_text(hello, "driver");
+        if (environment.cuda_runtime_version.empty())
+            environment.cuda_runtime_version = json_text(hello, "runtime");
+        if (environment.nccl_runtime_version.empty())
+            environment.nccl_runtime_version = json_text(hello, "nccl_runtime");
+        if (environment.nccl_compiled_version.empty())
+            environment.nccl_compiled_version = json_text(hello, "nccl_compiled");
+    }
+    recorder_.set_environment(run_id_, environment);
+    static const std::map<std::string, std::string> outcomes = {{"pass", "ok"},
+                                                                {"mismatch", "mismatch"},
+                                                                {"invalid_output", "invalid_output"},
+                                                                {"error", "error"},
+                                                                {"crash", "crash"}};
+    for (const auto& [trial, ranks] : verdict.trials) {
+        for (const auto& [rank, result] : ranks) {
+            std::string status = json_text(result, "status", "error");
+            auto outcome = outcomes.count(status) ? outcomes.at(status) : "error";
+            recorder_.add_rank_result(run_id_, {trial, rank, outcome, "compare", json_text(result, "message"),
+                                                std::nullopt, std::nullopt});
+            std::string source = "rank " + std::to_string(rank) + " trial " + std::to_string(trial);
+            for (const auto& tensor : result.value("tensors", json::array())) {
+                try {
+                    recorder_.add_tensor_result(
+                        run_id_, {trial, rank, protocol::tensor_comparison_from_json(tensor, source)});
+                } catch (const FormatError& error) {
+                    err_ << "pkbw: " << error.what() << "\n";
+                }
+            }
+            const auto outputs = result.value("outputs", json::object());
+            for (const auto& [side, path] : outputs.items()) {
+                if (path.is_string() && !path.get<std::string>().empty())
+                    recorder_.add_artifact(run_id_,
+                                           {trial, rank, "outputs_" + side, path.get<std::string>()});
+            }
+        }
+    }
+    // Ranks that ended without a verdict for the trial they were in (timeout, crash, interrupt).
+    if (launch.end != LaunchEnd::Completed) {
+        for (const auto& report : launch.ranks) {
+            int trial = std::max(report.trial, 0);
+            if (verdict.trials.count(trial) && verdict.trials.at(trial).count(report.rank))
+                continue;
+            bool culprit =
+                std::count(launch.culprit_ranks.begin(), launch.culprit_ranks.end(), report.rank) > 0;
+            std::string outcome = !culprit                           ? "skipped"
+                                  : launch.end == LaunchEnd::Timeout ? "timeout"
+                                  : launch.end == LaunchEnd::Crash   ? "crash"
+                                                                     : "error";
+            std::optional<int> code, signal;
+            if (report.signal != 0)
+                signal = report.signal;
+            else if (report.exit_code >= 0)
+                code = report.exit_code;
+            recorder_.add_rank_result(run_id_, {trial, report.rank, outcome, report.phase,
+                                                culprit ? launch.message : report.last_error, code, signal});
+        }
+    }
+    for (const auto& report : launch.ranks)
+        recorder_.add_artifact(run_id_, {std::nullopt, report.rank, "log", report.log_path.string()});
+}
+
+int Run::execute() {
+    if (options_.mode != "eval" && options_.mode != "dryrun")
+        return fail("error", kExitUsage, "unknown mode '" + options_.mode + "'");
+    if (options_.nproc < 1)
+        return fail("error", kExitUsage, "--nproc must be at least 1");
+    if (options_.trials < 1)
+        return fail("error", kExitUsage, "--trials must be at least 1");
+    auto dtype = parse_dtype(options_.dtype);
+    if (!dtype)
+        return fail("error", kExitUsage, "unknown dtype '" + options_.dtype + "'");
+    dtype_ = *dtype;
+    if (options_.inputs != "pkb" && options_.inputs != "exact")
+        return fail("error", kExitUsage, "--inputs must be pkb or exact, not '" + options_.inputs + "'");
+    const Problem* problem = find_problem(options_.problem);
+    if (!problem) {
+        std::string known;
+        for (const Problem* p : all_problems())
+            known += " " + p->info().stem;
+        return fail("error", kExitUsage, "unknown problem '" + options_.problem + "'; known:" + known);
+    }
+    stem_ = problem->info().stem;
+    atol_ = options_.atol.value_or(problem->info().atol);
+    rtol_ = options_.rtol.value_or(problem->info().rtol);
+
+    // The backend: asked for, else implied by a solution file's extension, else cuda when a GPU is here.
+    backend_ = options_.backend;
+    if (backend_.empty() && looks_like_path(options_.solution))
+        backend_ = options_.solution.ends_with(".cu") ? "cuda" : "host";
+    if (backend_.empty())
+        backend_ = gpu_present() ? "cuda" : "host";
+
+    // From here on the run is recorded, whatever happens.
+    const bool is_reference = options_.solution == "reference";
+    std::string solution_path;
+    std::string usage_error;
+    fs::path dir = options_.solutions_dir.value_or(fs::path("solutions_" + options_.solution));
+    std::error_code ec;
+    if (backend_ != "cuda" && backend_ != "host") {
+        usage_error = "--backend must be cuda or host, not '" + backend_ + "'";
+    } else if (is_reference) {
+        if (options_.mode == "eval")
+            usage_error =
+                "eval compares a candidate with the reference: --solution reference is only for dryrun";
+    } else if (looks_like_path(options_.solution) || fs::is_regular_file(options_.solution, ec)) {
+        solution_path = options_.solution;
+        if (!fs::is_regular_file(solution_path, ec))
+            usage_error = "solution file not found: " + solution_path;
+    } else if (!fs::is_directory(dir, ec)) {
+        usage_error = "solutions directory not found: " + dir.string();
+    } else {
+        fs::path file = dir / (stem_ + "_" + options_.solution + (backend_ == "cuda" ? ".cu" : ".cpp"));
+        solution_path = file.string();
+        if (!fs::is_regular_file(file, ec))
+            usage_error = "solution file not found: " + file.string() + list_solutions(dir);
+    }
+    try {
+        layout_ = locate_data();
+    } catch (const Error& error) {
+        begin(problem, solution_path, is_reference);
+        return fail("error", kExitEnvironment, error.what());
+    }
+    fs::path reference_source = layout_->problem_dir(problem_folder(*problem)) /
+                                (backend_ == "cuda" ? "reference.cu" : "reference_host.cpp");
+    if (is_reference)
+        solution_path = reference_source.string();
+    begin(problem, solution_path, is_reference);
+    if (!usage_error.empty())
+        return fail("error", kExitUsage, usage_error);
+    ProblemConfig config{options_.nproc,
+                         options_.m,
+                         options_.n,
+                         dtype_,
+                         0,
+                         options_.seed,
+                         options_.inputs == "exact" ? InputMode::Exact : InputMode::Pkb};
+    if (auto why = problem->check_config(config))
+        return fail("error", kExitUsage, stem_ + ": " + *why);
+    if (backend_ == "cuda" && !gpu_present())
+        return fail("error", kExitEnvironment,
+                    "the cuda backend needs a GPU and /dev/nvidia0 is absent (--backend host)");
+    if (!fs::is_regular_file(reference_source, ec))
+        return fail("error", kExitEnvironment,
+                    "the problem's reference is missing: " + reference_source.string());
+
+    if (!options_.json) {
+        out_ << "pkbw " << options_.mode << "\n  Problem:  " << stem_ << " (" << problem->info().category
+             << ") " << problem->info().title << "\n  Solution: " << options_.solution << "  ("
+             << solution_path << ")\n"
+             << "  Backend:  " << backend_ << "  nproc: " << options_.nproc << "\n  Shape:    (" << options_.m
+             << ", " << options_.n << ")  dtype=" << dtype_name(dtype_) << "  inputs=" << options_.inputs
+             << "\n";
+        if (options_.mode == "eval")
+            out_ << "  Trials:   " << options_.trials << "  atol=" << atol_ << " rtol=" << rtol_ << "\n";
+    }
+    if (!is_reference) {
+        std::string reason = multicast_disabled_reason();
+        std::ifstream in(solution_path);
+        std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (!reason.empty()) {
+            if (auto finding = find_multicast_use(source)) {
+                return fail("error", kExitFailed,
+                            "refused: " + solution_path + ":" + std::to_string(finding->line) +
+                                " uses NVLink multicast (" + finding->construct + ") but " + reason +
+                                " disables it: `" + finding->text + "`");
+            }
+        }
+    }
+
+    cache_.emplace(options_.cache_dir);
+    fs::path reference_lib, candidate_lib;
+    const bool need_reference = options_.mode == "eval" || is_reference;
+    if (need_reference) {
+        CompileResult result = compile("reference", reference_source);
+        if (result.interrupted || interrupt_signal())
+            return fail("interrupted", kExitInterrupted, "interrupted while compiling");
+        if (!result.ok)
+            return finish("compile_error", kExitFailed, "reference: " + result.message);
+        reference_lib = result.library;
+    }
+    if (!is_reference) {
+        CompileResult result = compile("candidate", solution_path);
+        if (result.interrupted || interrupt_signal())
+            return fail("interrupted", kExitInterrupted, "interrupted while compiling");
+        if (!result.ok)
+            return finish("compile_error", kExitFailed, result.message);
+        candidate_lib = result.library;
+    }
+
+    fs::path config_path = run_dir_ / "config.json";
+    std::ofstream(config_path) << rank_config(reference_lib, candidate_lib).dump(2) << "\n";
+    recorder_.add_artifact(run_id_, {std::nullopt, std::nullopt, "config", config_path.string()});
+
+    LaunchSpec spec;
+    spec.program = options_.rank_program.empty() ? executable_dir() / "pkbw-rank" : options_.rank_program;
+    spec.args = {"--config", config_path.string()};
+    spec.world_size = options_.nproc;
+    spec.run_dir = run_dir_;
+    spec.cuda = backend_ == "cuda";
+    spec.timeouts = options_.timeouts;
+    Observer observer(options_.json, out_, results_, hellos_);
+    LaunchOutcome launch = launch_ranks(spec, observer);
+    Verdict verdict = decide(launch, results_, options_.nproc,
+                             options_.mode == "dryrun" ? 1 : options_.trials, options_.all_trials);
+    record_results(launch, verdict);
+    if (!options_.json && launch.end != LaunchEnd::Completed)
+        err_ << "pkbw: " << launch.message << "\n";
+    return finish(verdict.status, verdict.exit_code, verdict.summary, &verdict);
+}
+
+} // namespace
+
+bool gpu_present() {
+    std::error_code ec;
+    return fs::exists("/dev/nvidia0", ec) || fs::exists("/dev/nvidiactl", ec);
+}
+
+int execute_run(const RunOptions& options, Recorder& recorder, std::ostream& out, std::ostream& err) {
+    Run run(options, recorder, out, err);
+    try {
+        return run.execute();
+    } catch (const std::exception& error) {
+        return run.abort_with(error.what());
+    }
+}
+
+} // namespace pkbw::cli

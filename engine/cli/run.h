@@ -1,0 +1,56 @@
+// One `pkbw eval` / `pkbw dryrun`: resolve the problem and the solution, compile both sides (cached),
+// launch the ranks, collect their verdicts, record everything in the store and print the outcome.
+// Every run that got as far as a resolved problem is in the store, whatever its end.
+#pragma once
+
+#include "launcher.h"
+#include "recorder.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pkbw::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitEnvironment = 3;
+inline constexpr int kExitInterrupted = 130;
+
+struct RunOptions {
+    std::string mode = "eval"; // eval | dryrun
+    std::string problem = "1";
+    std::string solution = "reference"; // reference | a backend name | a file path
+    std::optional<std::filesystem::path> solutions_dir;
+    int nproc = 0;
+    std::string dtype = "bf16";
+    std::int64_t m = 1024, n = 1024;
+    int trials = 5;
+    std::optional<double> atol, rtol; // default: the problem's (1e-2)
+    std::string backend;              // cuda | host; empty: cuda when a GPU is present
+    bool keep_outputs = false;
+    bool all_trials = false;
+    std::uint64_t seed = 42;
+    std::string inputs = "pkb"; // pkb | exact
+    std::string arch = "sm_90";
+    PhaseTimeouts timeouts = PhaseTimeouts::defaults();
+    bool json = false;
+    std::vector<std::string> command_line;
+    std::filesystem::path cache_dir;    // compile cache root
+    std::filesystem::path runs_dir;     // run directories are created under it
+    std::filesystem::path rank_program; // empty: pkbw-rank beside this executable
+    std::string store_description;      // shown in the summary ("runs.db path")
+};
+
+// Whether this machine has an NVIDIA GPU device node (no driver call: pkbw itself stays CUDA-free).
+bool gpu_present();
+
+// Runs it; returns the process exit code. `out` receives the human summary or the JSON lines,
+// `err` diagnostics.
+int execute_run(const RunOptions& options, Recorder& recorder, std::ostream& out, std::ostream& err);
+
+} // namespace pkbw::cli

@@ -1,0 +1,218 @@
+#include "run_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+#include <vector>
+
+namespace pkbw::cli {
+namespace {
+
+std::string format_number(double value) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.4g", value);
+    return buffer;
+}
+
+// One line about a tensor that failed: PKB's message when the rank sent one, else the statistics.
+std::string tensor_line(const nlohmann::json& tensor) {
+    std::string name = json_text(tensor, "name", "output");
+    std::string line = name + ": ";
+    if (!tensor.value("shape_match", true)) {
+        return line + "shape mismatch " + tensor.value("ref_shape", nlohmann::json::array()).dump() + " vs " +
+               tensor.value("cand_shape", nlohmann::json::array()).dump();
+    }
+    line += std::to_string(tensor.value("mismatch_count", std::int64_t{0})) + "/" +
+            std::to_string(tensor.value("numel", std::int64_t{0})) + " mismatched";
+    auto number = [&](const char* key) -> std::string {
+        auto it = tensor.find(key);
+        return it != tensor.end() && it->is_number() ? format_number(it->get<double>()) : "-";
+    };
+    line += ", max_abs " + number("max_abs_error") + ", max_rel " + number("max_rel_error") +
+            ", worst ratio " + number("worst_ratio");
+    return line;
+}
+
+std::string first_error(const nlohmann::json& result) {
+    std::string message = json_text(result, "message");
+    if (!message.empty())
+        return message;
+    for (const auto& tensor : result.value("tensors", nlohmann::json::array())) {
+        if (!tensor.value("pass", true)) {
+            std::string text = json_text(tensor, "message");
+            return text.empty() ? tensor_line(tensor) : text;
+        }
+    }
+    return {};
+}
+
+std::string trial_status(const std::map<int, nlohmann::json>& ranks) {
+    std::string status = "pass";
+    for (const auto& [rank, result] : ranks)
+        status = worse_status(status, json_text(result, "status", "error"));
+    return status;
+}
+
+} // namespace
+
+std::string json_text(const nlohmann::json& body, const char* key, const std::string& fallback) {
+    auto it = body.find(key);
+    if (it == body.end() || it->is_null())
+        return fallback;
+    return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+int status_severity(const std::string& status) {
+    static const std::vector<std::string> order = {"pass", "mismatch", "invalid_output", "error",
+                                                   "compile_error"};
+    if (status == "crash" || status == "timeout" || status == "interrupted")
+        return 10;
+    auto found = std::find(order.begin(), order.end(), status);
+    return found == order.end() ? 3 : static_cast<int>(found - order.begin()); // unknown: error
+}
+
+const std::string& worse_status(const std::string& a, const std::string& b) {
+    return status_severity(b) > status_severity(a) ? b : a;
+}
+
+Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, nlohmann::json>& results,
+               int world_size, int expected_trials, bool all_trials) {
+    Verdict verdict;
+    for (const auto& [key, body] : results)
+        verdict.trials[key.first][key.second] = body;
+
+    switch (launch.end) {
+    case LaunchEnd::Timeout:
+        verdict.status = "timeout";
+        verdict.exit_code = 1;
+        verdict.summary = launch.message;
+        return verdict;
+    case LaunchEnd::Crash:
+        verdict.status = "crash";
+        verdict.exit_code = 1;
+        verdict.summary = launch.message;
+        return verdict;
+    case LaunchEnd::EnvironmentError:
+    case LaunchEnd::SpawnFailed:
+        verdict.status = "error";
+        verdict.exit_code = 3;
+        verdict.summary = launch.message;
+        return verdict;
+    case LaunchEnd::InternalError:
+        verdict.status = "error";
+        verdict.exit_code = 1;
+        verdict.summary = launch.message;
+        return verdict;
+    case LaunchEnd::Interrupted:
+        verdict.status = "interrupted";
+        verdict.exit_code = 130;
+        verdict.summary = launch.message;
+        return verdict;
+    case LaunchEnd::Completed:
+        break;
+    }
+
+    // Every rank exited 0: the verdict is in the results. A trial every rank ran must have a result
+    // from each; ranks stop together after the first failing trial (unless all_trials).
+    for (int trial = 0; trial < expected_trials; ++trial) {
+        auto found = verdict.trials.find(trial);
+        if (found == verdict.trials.end()) {
+            bool stopped_early =
+                !all_trials && trial > 0 && trial_status(verdict.trials[trial - 1]) != "pass";
+            verdict.trials.erase(trial);
+            if (stopped_early)
+                break;
+            verdict.status = "error";
+            verdict.exit_code = 1;
+            verdict.summary = "no rank reported a result for trial " + std::to_string(trial);
+            return verdict;
+        }
+        for (int rank = 0; rank < world_size; ++rank) {
+            if (!found->second.count(rank)) {
+                verdict.status = "error";
+                verdict.exit_code = 1;
+                verdict.summary =
+                    "rank " + std::to_string(rank) + " reported no result for trial " + std::to_string(trial);
+                return verdict;
+            }
+        }
+    }
+    int failing_trial = -1;
+    for (const auto& [trial, ranks] : verdict.trials) {
+        std::string status = trial_status(ranks);
+        if (status_severity(status) > status_severity(verdict.status)) {
+            verdict.status = status;
+            failing_trial = trial;
+        }
+    }
+    if (verdict.status == "pass") {
+        verdict.summary = std::to_string(verdict.trials.size()) + " trial(s) match on " +
+                          std::to_string(world_size) + " rank(s)";
+        return verdict;
+    }
+    verdict.exit_code = 1;
+    for (const auto& [rank, result] : verdict.trials[failing_trial]) {
+        if (json_text(result, "status") == verdict.status) {
+            verdict.summary = "trial " + std::to_string(failing_trial) + " rank " + std::to_string(rank) +
+                              ": " + verdict.status;
+            std::string error = first_error(result);
+            if (!error.empty())
+                verdict.summary += ": " + error;
+            break;
+        }
+    }
+    return verdict;
+}
+
+void print_trials(const Verdict& verdict, std::ostream& out) {
+    for (const auto& [trial, ranks] : verdict.trials) {
+        std::string status = trial_status(ranks);
+        out << "  trial " << trial << ": " << (status == "pass" ? "match" : status);
+        if (status != "pass") {
+            for (const auto& [rank, result] : ranks) {
+                if (json_text(result, "status") != "pass") {
+                    std::string error = first_error(result);
+                    if (error.size() > 220)
+                        error = error.substr(0, 217) + "...";
+                    out << " | rank " << rank << ": " << error;
+                    break;
+                }
+            }
+        }
+        out << "\n";
+        if (status == "pass")
+            continue;
+        for (const auto& [rank, result] : ranks) {
+            out << "      rank " << rank << ": " << json_text(result, "status", "?");
+            const auto tensors = result.value("tensors", nlohmann::json::array());
+            bool any = false;
+            for (const auto& tensor : tensors) {
+                if (!tensor.value("pass", true)) {
+                    out << (any ? "; " : " | ") << tensor_line(tensor);
+                    any = true;
+                }
+            }
+            std::string message = json_text(result, "message");
+            if (!any && !message.empty())
+                out << " | " << message;
+            out << "\n";
+        }
+    }
+}
+
+nlohmann::json trials_json(const Verdict& verdict) {
+    nlohmann::json trials = nlohmann::json::array();
+    for (const auto& [trial, ranks] : verdict.trials) {
+        nlohmann::json ranks_json = nlohmann::json::array();
+        for (const auto& [rank, result] : ranks) {
+            ranks_json.push_back({{"rank", rank},
+                                  {"status", json_text(result, "status")},
+                                  {"message", json_text(result, "message")},
+                                  {"tensors", result.value("tensors", nlohmann::json::array())}});
+        }
+        trials.push_back({{"trial", trial}, {"status", trial_status(ranks)}, {"ranks", ranks_json}});
+    }
+    return trials;
+}
+
+} // namespace pkbw::cli

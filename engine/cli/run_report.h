@@ -1,0 +1,41 @@
+// Turning the ranks' events into the run's verdict, and printing it (PKB-like text or JSON lines).
+#pragma once
+
+#include "launcher.h"
+
+#include <iosfwd>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+
+namespace pkbw::cli {
+
+// `body[key]` as text whatever its JSON type; `fallback` when absent or null. Rank events are outside
+// data: a wrong type must not abort the run.
+std::string json_text(const nlohmann::json& body, const char* key, const std::string& fallback = {});
+
+// Higher is worse; the run's status is the worst seen (docs/cli.md "Run status").
+int status_severity(const std::string& status);
+// The worse of two statuses.
+const std::string& worse_status(const std::string& a, const std::string& b);
+
+struct Verdict {
+    std::string status = "pass";
+    int exit_code = 0;
+    std::string summary; // one line for the store and the last line printed
+    // Per trial, per rank: the rank_result bodies (trial -> rank -> body).
+    std::map<int, std::map<int, nlohmann::json>> trials;
+};
+
+// `results`: (trial, rank) -> rank_result. `expected_trials`: how many trials the ranks were asked
+// for (they stop early at a failing trial unless all_trials).
+Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, nlohmann::json>& results,
+               int world_size, int expected_trials, bool all_trials);
+
+// `trial k: match | ...` lines, per-rank statistics on a failing trial.
+void print_trials(const Verdict& verdict, std::ostream& out);
+// The `trials` array of run_finished.
+nlohmann::json trials_json(const Verdict& verdict);
+
+} // namespace pkbw::cli

@@ -1,0 +1,275 @@
+#include "store_recorder.h"
+
+#include "pkbw/core/error.h"
+#include "pkbw/core/paths.h"
+#include "pkbw/core/store.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace pkbw::cli {
+namespace {
+
+class StoreRecorder : public Recorder {
+public:
+    explicit StoreRecorder(Store store)
+        : store_(std::move(store)) {}
+
+    int mark_stale_runs_aborted() override { return store_.mark_stale_runs_aborted(); }
+
+    std::int64_t begin_run(const RunStart& run) override {
+        RunRecord record;
+        record.problem_id = run.problem_id;
+        record.problem_stem = run.problem_stem;
+        record.mode = parse_run_mode(run.mode).value_or(RunMode::Eval);
+        record.backend = run.backend;
+        record.world_size = run.world_size;
+        record.dtype = run.dtype;
+        record.m = run.m;
+        record.n = run.n;
+        record.atol = run.atol;
+        record.rtol = run.rtol;
+        record.trials = run.trials;
+        record.seed = static_cast<std::int64_t>(run.seed);
+        record.solution_path = run.solution_path;
+        record.solution_sha256 = run.solution_sha256;
+        record.solution_kind = run.solution_is_reference ? SolutionKind::Reference : SolutionKind::Candidate;
+        record.generation = parse_generation_label(run.generation_folder);
+        record.command_line = run.command_line;
+        record.run_dir = run.run_dir;
+        record.writer_host = run.host;
+        std::int64_t id = store_.begin_run(record);
+        run_dirs_[id] = run.run_dir;
+        return id;
+    }
+
+    // The store has no update for the machine columns (they are known only after the ranks said
+    // hello), so the hello data is kept as a run artifact.
+    void set_environment(std::int64_t run_id, const RunEnvironment& environment) override {
+        auto dir = run_dirs_.find(run_id);
+        if (dir == run_dirs_.end())
+            return;
+        fs::path path = fs::path(dir->second) / "environment.json";
+        json body = {{"gpu_names", environment.gpu_names},
+                     {"driver_version", environment.driver_version},
+                     {"cuda_runtime_version", environment.cuda_runtime_version},
+                     {"nccl_runtime_version", environment.nccl_runtime_version},
+                     {"nccl_compiled_version", environment.nccl_compiled_version}};
+        std::ofstream(path) << body.dump(2) << "\n";
+        add_artifact(run_id, {std::nullopt, std::nullopt, "environment", path.string()});
+    }
+
+    void add_rank_result(std::int64_t run_id, const RankRecord& record) override {
+        RankResultRow row;
+        row.run_id = run_id;
+        row.trial = record.trial;
+        row.rank = record.rank;
+        row.side = Side::Candidate;
+        row.outcome = parse_rank_outcome(record.outcome).value_or(RankOutcome::Error);
+        row.phase = record.phase;
+        row.message = record.message;
+        row.exit_code = record.exit_code;
+        row.signal = record.signal;
+        store_.add_rank_result(row);
+    }
+
+    void add_tensor_result(std::int64_t run_id, const TensorRecord& record) override {
+        TensorResultRow row = from_comparison(record.comparison);
+        row.run_id = run_id;
+        row.trial = record.trial;
+        row.rank = record.rank;
+        store_.add_tensor_result(row);
+    }
+
+    void add_artifact(std::int64_t run_id, const ArtifactRecord& record) override {
+        ArtifactRow row;
+        row.run_id = run_id;
+        row.trial = record.trial;
+        row.rank = record.rank;
+        row.kind = record.kind;
+        row.path = record.path;
+        store_.add_artifact(row);
+    }
+
+    void finish_run(std::int64_t run_id, const std::string& status, int exit_code,
+                    const std::string& summary) override {
+        store_.finish_run(run_id, parse_run_status(status).value_or(RunStatus::Error), exit_code, summary);
+    }
+
+private:
+    Store store_;
+    std::map<std::int64_t, std::string> run_dirs_;
+};
+
+std::string shorten(const std::string& text, std::size_t width) {
+    std::string line = text.substr(0, text.find('\n'));
+    return line.size() <= width ? line : line.substr(0, width - 3) + "...";
+}
+
+std::string number(double value) {
+    if (std::isnan(value))
+        return "nan";
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.4g", value);
+    return buffer;
+}
+
+json run_json(const RunRecord& run) {
+    return {{"id", run.id},
+            {"problem", run.problem_stem},
+            {"mode", to_string(run.mode)},
+            {"backend", run.backend},
+            {"world_size", run.world_size},
+            {"dtype", run.dtype},
+            {"status", to_string(run.status)},
+            {"exit_code", run.exit_code ? json(*run.exit_code) : json(nullptr)},
+            {"summary", run.summary},
+            {"solution_path", run.solution_path},
+            {"solution_sha256", run.solution_sha256},
+            {"generation", run.generation.label},
+            {"started_at", run.started_at},
+            {"ended_at", run.ended_at},
+            {"run_dir", run.run_dir}};
+}
+
+} // namespace
+
+std::unique_ptr<Recorder> open_store_recorder(const fs::path& path) {
+    return std::make_unique<StoreRecorder>(Store::open(path));
+}
+
+fs::path resolve_store_path(const std::optional<std::string>& flag) {
+    if (flag && !flag->empty())
+        return *flag;
+    return default_store_path(); // honours $PKBW_STORE
+}
+
+fs::path default_cache_root() {
+    return default_cache_dir();
+}
+
+int list_runs(const fs::path& path, const RunsQuery& query, std::ostream& out, std::ostream& err) {
+    if (!fs::exists(path)) {
+        err << "pkbw: no store at " << path.string() << " (no run recorded yet)\n";
+        return query.json ? (out << "[]\n", 0) : 0;
+    }
+    Store store = Store::open_read_only(path);
+    RunFilter filter;
+    filter.problem_stem = query.problem;
+    if (query.status) {
+        filter.status = parse_run_status(*query.status);
+        if (!filter.status) {
+            err << "pkbw: unknown status '" << *query.status << "'\n";
+            return 2;
+        }
+    }
+    auto runs = store.list_runs(filter, {}, query.limit);
+    if (query.json) {
+        json list = json::array();
+        for (const auto& run : runs)
+            list.push_back(run_json(run));
+        out << list.dump() << "\n";
+        return 0;
+    }
+    char line[512];
+    std::snprintf(line, sizeof line, "%6s  %-24s %-16s %-6s %-5s %2s  %-14s %s\n", "id", "started", "problem",
+                  "mode", "back", "W", "status", "summary");
+    out << line;
+    for (const auto& run : runs) {
+        std::snprintf(line, sizeof line, "%6lld  %-24s %-16s %-6s %-5s %2d  %-14s %s\n",
+                      static_cast<long long>(run.id), run.started_at.c_str(),
+                      shorten(run.problem_stem, 16).c_str(), std::string(to_string(run.mode)).c_str(),
+                      run.backend.c_str(), run.world_size, std::string(to_string(run.status)).c_str(),
+                      shorten(run.summary, 60).c_str());
+        out << line;
+    }
+    return 0;
+}
+
+int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostream& out, std::ostream& err) {
+    if (!fs::exists(path)) {
+        err << "pkbw: no store at " << path.string() << "\n";
+        return 2;
+    }
+    Store store = Store::open_read_only(path);
+    auto run = store.get_run(run_id);
+    if (!run) {
+        err << "pkbw: no run " << run_id << " in " << path.string() << "\n";
+        return 2;
+    }
+    auto ranks = store.rank_results(run_id);
+    auto tensors = store.tensor_results(run_id, false);
+    auto artifacts = store.artifacts(run_id);
+    if (as_json) {
+        json body = run_json(*run);
+        body["command_line"] = run->command_line;
+        body["host"] = run->writer_host;
+        body["ranks"] = json::array();
+        for (const auto& r : ranks) {
+            body["ranks"].push_back({{"trial", r.trial},
+                                     {"rank", r.rank},
+                                     {"outcome", to_string(r.outcome)},
+                                     {"phase", r.phase},
+                                     {"message", r.message}});
+        }
+        body["tensors"] = json::array();
+        for (const auto& t : tensors) {
+            body["tensors"].push_back({{"trial", t.trial},
+                                       {"rank", t.rank},
+                                       {"name", t.name},
+                                       {"pass", t.pass},
+                                       {"mismatch_count", t.mismatch_count},
+                                       {"numel", t.numel},
+                                       {"max_abs_error", t.max_abs_error},
+                                       {"max_rel_error", t.max_rel_error},
+                                       {"message", t.message}});
+        }
+        body["artifacts"] = json::array();
+        for (const auto& a : artifacts)
+            body["artifacts"].push_back({{"kind", a.kind}, {"path", a.path}});
+        out << body.dump(2) << "\n";
+        return 0;
+    }
+    out << "run " << run->id << ": " << to_string(run->status);
+    if (run->exit_code)
+        out << " (exit " << *run->exit_code << ")";
+    out << "\n  problem:   " << run->problem_stem << "  mode " << to_string(run->mode) << "  backend "
+        << run->backend << "  W=" << run->world_size << "  dtype " << run->dtype
+        << "\n  solution:  " << run->solution_path << "  sha256 " << run->solution_sha256.substr(0, 16)
+        << "\n  generation: " << (run->generation.label.empty() ? "-" : run->generation.label)
+        << "\n  started:   " << run->started_at << "  ended: " << run->ended_at << "  host "
+        << run->writer_host << "\n  summary:   " << run->summary << "\n  run dir:   " << run->run_dir << "\n";
+    int current_trial = -1;
+    for (const auto& r : ranks) {
+        if (r.trial != current_trial) {
+            out << "  trial " << r.trial << ":\n";
+            current_trial = r.trial;
+        }
+        out << "    rank " << r.rank << ": " << to_string(r.outcome);
+        if (r.phase != "compare" && !r.phase.empty())
+            out << " in " << r.phase;
+        if (!r.message.empty())
+            out << " | " << shorten(r.message, 200);
+        out << "\n";
+        for (const auto& t : tensors) {
+            if (t.trial != r.trial || t.rank != r.rank)
+                continue;
+            out << "      " << t.name << ": " << (t.pass ? "pass" : "FAIL") << "  " << t.mismatch_count << "/"
+                << t.numel << " mismatched, max_abs " << number(t.max_abs_error) << ", max_rel "
+                << number(t.max_rel_error) << ", min passing atol " << number(t.min_passing_atol) << "\n";
+        }
+    }
+    if (!artifacts.empty()) {
+        out << "  artifacts:\n";
+        for (const auto& a : artifacts)
+            out << "    " << a.kind << ": " << a.path << "\n";
+    }
+    return 0;
+}
+
+} // namespace pkbw::cli

@@ -1,0 +1,14 @@
+// Reference for PKB problem 7: NCCL reduce-scatter (sum); rank r receives row block r.
+#include "pkbw/solution.h"
+
+extern "C" int pkbw_solution(const pkbw::Context& ctx) {
+    const pkbw::TensorView& in = ctx.input(0);
+    const pkbw::TensorView& out = ctx.output(0);
+    const ncclDataType_t type = pkbw::nccl_dtype(in.dtype);
+    if (type == ncclUint8) {
+        return ctx.fail("7_reducescatter reference: this NCCL has no sum for the input dtype");
+    }
+    const ncclResult_t rc = ncclReduceScatter(in.data, out.data, static_cast<size_t>(out.numel()), type,
+                                              ncclSum, ctx.nccl(), ctx.stream());
+    return rc == ncclSuccess ? 0 : ctx.fail(ncclGetErrorString(rc));
+}

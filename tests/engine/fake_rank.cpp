@@ -1,0 +1,100 @@
+// A stand-in for pkbw-rank that speaks the control protocol and misbehaves on request, so the
+// launcher's watchdog can be tested without GPUs or the real rank program.
+// FAKE_RANK_MODE: ok | hang (rank FAKE_RANK_TARGET stops in phase candidate) | segv | exit3 | spam
+// (10 MB on stderr) | malformed (garbage on the control pipe, then ok) | shm (leaves a segment) |
+// mismatch (rank_result mismatch on the target rank).
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+int control_fd = -1;
+
+void emit(const std::string& line) {
+    std::string text = line + "\n";
+    const char* data = text.data();
+    std::size_t left = text.size();
+    while (left > 0) {
+        ssize_t n = ::write(control_fd, data, left);
+        if (n <= 0)
+            std::_Exit(9);
+        data += n;
+        left -= static_cast<std::size_t>(n);
+    }
+}
+
+std::string env(const char* name, const char* fallback = "") {
+    const char* value = std::getenv(name);
+    return value ? value : fallback;
+}
+
+} // namespace
+
+int main() {
+    control_fd = std::atoi(env("PKBW_CONTROL_FD", "-1").c_str());
+    int rank = std::atoi(env("RANK", "0").c_str());
+    int world = std::atoi(env("WORLD_SIZE", "1").c_str());
+    int target = std::atoi(env("FAKE_RANK_TARGET", "1").c_str());
+    std::string mode = env("FAKE_RANK_MODE", "ok");
+    bool me = rank == target;
+    std::string r = std::to_string(rank);
+    if (control_fd < 0 || env("PKBW_RDZV_TOKEN").size() != 32 || env("MASTER_PORT").empty()) {
+        std::fprintf(stderr, "fake rank %d: environment incomplete\n", rank);
+        return 5;
+    }
+    if (mode == "malformed")
+        emit("this is not json {");
+    emit(R"({"event":"hello","rank":)" + r + R"(,"world_size":)" + std::to_string(world) + R"(,"pid":)" +
+         std::to_string(::getpid()) +
+         R"(,"host":"testhost","backend":"host","device":"host","nccl_runtime":"","nccl_compiled":""})");
+    for (const char* phase : {"rendezvous", "inputs", "reference", "candidate"}) {
+        emit(R"({"event":"phase","rank":)" + r + R"(,"phase":")" + phase + R"(","trial":0})");
+    }
+    if (mode == "shm") {
+        std::string name = "/dev/shm/pkbw-" + env("PKBW_RDZV_TOKEN") + "-r" + r;
+        int fd = ::open(name.c_str(), O_CREAT | O_WRONLY, 0600);
+        if (fd >= 0)
+            ::close(fd);
+    }
+    if (me && mode == "hang") {
+        std::fprintf(stderr, "rank %d spinning in candidate\n", rank);
+        while (true)
+            ::pause();
+    }
+    if (me && mode == "segv") {
+        std::fprintf(stderr, "rank %d about to fault\n", rank);
+        std::raise(SIGSEGV);
+    }
+    if (me && mode == "exit3") {
+        emit(R"({"event":"error","rank":)" + r +
+             R"(,"phase":"rendezvous","kind":"environment","message":"no GPU visible"})");
+        return 3;
+    }
+    if (mode == "spam") {
+        std::string line(99, 'x');
+        line += '\n';
+        for (int i = 0; i < 100000; ++i)
+            std::fwrite(line.data(), 1, line.size(), stderr);
+    }
+    // The other ranks wait "in a collective" for the broken one: forever, unless it is fine.
+    if ((mode == "hang" || mode == "segv" || mode == "exit3") && !me) {
+        emit(R"({"event":"phase","rank":)" + r + R"(,"phase":"compare","trial":0})");
+        while (true)
+            ::pause();
+    }
+    emit(R"({"event":"phase","rank":)" + r + R"(,"phase":"compare","trial":0})");
+    std::string status = (mode == "mismatch" && me) ? "mismatch" : "pass";
+    emit(
+        R"({"event":"rank_result","rank":)" + r + R"(,"trial":0,"status":")" + status +
+        R"(","message":"","tensors":[{"name":"output","pass":)" + (status == "pass" ? "true" : "false") +
+        R"(,"shape_match":true,"numel":4,"mismatch_count":)" + (status == "pass" ? "0" : "2") +
+        R"(,"max_abs_error":0.5,"max_rel_error":0.25,"message":""}],"guard_violations":[],"mutated_inputs":[],"outputs":{}})");
+    emit(R"({"event":"phase","rank":)" + r + R"(,"phase":"teardown","trial":0})");
+    emit(R"({"event":"rank_done","rank":)" + r + R"(,"trials_run":1})");
+    return 0;
+}

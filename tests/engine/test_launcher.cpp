@@ -1,0 +1,183 @@
+#include "launcher.h"
+#include "signals.h"
+#include "test_helpers.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <gtest/gtest.h>
+#include <thread>
+
+namespace fs = std::filesystem;
+using namespace pkbw::cli;
+
+namespace {
+
+struct Collector : LaunchObserver {
+    std::vector<std::pair<int, std::string>> events;
+    int log_lines = 0;
+    int exits = 0;
+    void on_event(int rank, const pkbw::protocol::Message& message) override {
+        events.push_back({rank, message.event});
+    }
+    void on_log(int, std::string_view, std::string_view) override { ++log_lines; }
+    void on_rank_exit(const RankReport&) override { ++exits; }
+    int count(const std::string& event) const {
+        int n = 0;
+        for (auto& e : events)
+            n += e.second == event;
+        return n;
+    }
+};
+
+class Launcher : public ::testing::Test {
+protected:
+    LaunchOutcome run(const std::string& mode, int world, double candidate_timeout = 60) {
+        ::setenv("FAKE_RANK_MODE", mode.c_str(), 1);
+        ::setenv("FAKE_RANK_TARGET", "1", 1);
+        LaunchSpec spec;
+        spec.program = PKBW_FAKE_RANK;
+        spec.world_size = world;
+        spec.run_dir = dir.path();
+        spec.timeouts.seconds["candidate"] = candidate_timeout;
+        auto start = std::chrono::steady_clock::now();
+        LaunchOutcome outcome = launch_ranks(spec, collector);
+        seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        for (const auto& rank : outcome.ranks) {
+            EXPECT_TRUE(rank.exited) << "rank " << rank.rank;
+            errno = 0;
+            EXPECT_EQ(::kill(rank.pid, 0), -1) << "rank " << rank.rank << " left behind";
+            EXPECT_EQ(errno, ESRCH);
+        }
+        return outcome;
+    }
+    pkbw::test::TempDir dir;
+    SignalScope signals;
+    Collector collector;
+    double seconds = 0;
+};
+
+} // namespace
+
+TEST_F(Launcher, FourRanksComplete) {
+    auto outcome = run("ok", 4);
+    EXPECT_EQ(outcome.end, LaunchEnd::Completed) << outcome.message;
+    EXPECT_EQ(collector.count("hello"), 4);
+    EXPECT_EQ(collector.count("rank_result"), 4);
+    EXPECT_EQ(collector.count("rank_done"), 4);
+    EXPECT_EQ(collector.exits, 4);
+    EXPECT_EQ(outcome.token.size(), 32u);
+    EXPECT_GT(outcome.port, 0);
+    for (const auto& rank : outcome.ranks) {
+        EXPECT_EQ(rank.exit_code, 0);
+        EXPECT_TRUE(rank.done);
+        EXPECT_FALSE(rank.killed);
+        EXPECT_TRUE(fs::exists(dir.path() / ("rank_" + std::to_string(rank.rank) + ".log")));
+    }
+}
+
+TEST_F(Launcher, HungRankIsNamedWithItsPhase) {
+    auto outcome = run("hang", 2, 1.0);
+    EXPECT_EQ(outcome.end, LaunchEnd::Timeout);
+    EXPECT_EQ(outcome.culprit_ranks, std::vector<int>{1});
+    EXPECT_NE(outcome.message.find("rank 1 timed out in phase candidate (trial 0) after 1 s"),
+              std::string::npos)
+        << outcome.message;
+    EXPECT_NE(outcome.message.find("rank 0 in compare"), std::string::npos) << outcome.message;
+    EXPECT_LT(seconds, 10.0);
+    for (const auto& rank : outcome.ranks)
+        EXPECT_TRUE(rank.killed);
+}
+
+TEST_F(Launcher, SegfaultIsNamedWithSignalAndStderr) {
+    auto outcome = run("segv", 3);
+    EXPECT_EQ(outcome.end, LaunchEnd::Crash);
+    EXPECT_EQ(outcome.culprit_ranks, std::vector<int>{1});
+    EXPECT_NE(outcome.message.find("rank 1 crashed with SIGSEGV in phase candidate (trial 0)"),
+              std::string::npos)
+        << outcome.message;
+    EXPECT_NE(outcome.message.find("rank 1 about to fault"), std::string::npos) << outcome.message;
+    EXPECT_EQ(outcome.ranks[1].signal, SIGSEGV);
+    EXPECT_FALSE(outcome.ranks[1].killed);
+    EXPECT_TRUE(outcome.ranks[0].killed);
+    EXPECT_TRUE(outcome.ranks[2].killed);
+    EXPECT_LT(seconds, 10.0);
+}
+
+TEST_F(Launcher, ExitCodeThreeIsEnvironmentError) {
+    auto outcome = run("exit3", 2);
+    EXPECT_EQ(outcome.end, LaunchEnd::EnvironmentError);
+    EXPECT_NE(outcome.message.find("rank 1 exited with code 3"), std::string::npos) << outcome.message;
+    EXPECT_NE(outcome.message.find("environment: no GPU visible"), std::string::npos) << outcome.message;
+}
+
+TEST_F(Launcher, TenMegabytesOfStderrIsFine) {
+    auto outcome = run("spam", 2);
+    EXPECT_EQ(outcome.end, LaunchEnd::Completed) << outcome.message;
+    EXPECT_EQ(collector.count("rank_result"), 2);
+    for (const auto& rank : outcome.ranks) {
+        EXPECT_EQ(rank.log_bytes, 10'000'000u);
+        EXPECT_EQ(fs::file_size(rank.log_path), 10'000'000u);
+        EXPECT_LE(rank.stderr_tail.size(), 32u << 10); // only a tail in memory
+        EXPECT_EQ(rank.last_lines(1), std::string(99, 'x'));
+    }
+    // 2000 lines forwarded per rank, then one note.
+    EXPECT_EQ(collector.log_lines, 2 * 2001);
+}
+
+TEST_F(Launcher, MalformedControlLineIsCountedNotFatal) {
+    auto outcome = run("malformed", 2);
+    EXPECT_EQ(outcome.end, LaunchEnd::Completed) << outcome.message;
+    for (const auto& rank : outcome.ranks)
+        EXPECT_EQ(rank.malformed_lines, 1);
+    EXPECT_EQ(collector.count("rank_result"), 2);
+}
+
+TEST_F(Launcher, SharedMemorySegmentsAreRemoved) {
+    auto outcome = run("shm", 2);
+    EXPECT_EQ(outcome.end, LaunchEnd::Completed) << outcome.message;
+    EXPECT_EQ(outcome.shm_segments_removed, 2);
+    EXPECT_FALSE(fs::exists("/dev/shm/pkbw-" + outcome.token + "-r0"));
+}
+
+TEST_F(Launcher, InterruptKillsTheGroup) {
+    std::thread interrupter([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        simulate_interrupt();
+    });
+    auto outcome = run("hang", 2);
+    interrupter.join();
+    EXPECT_EQ(outcome.end, LaunchEnd::Interrupted);
+    EXPECT_NE(outcome.message.find("SIGINT"), std::string::npos);
+    EXPECT_LT(seconds, 10.0);
+}
+
+TEST_F(Launcher, MissingProgramIsSpawnFailure) {
+    LaunchSpec spec;
+    spec.program = dir.path() / "no-such-rank";
+    spec.world_size = 2;
+    spec.run_dir = dir.path();
+    auto outcome = launch_ranks(spec, collector);
+    EXPECT_EQ(outcome.end, LaunchEnd::SpawnFailed);
+    EXPECT_NE(outcome.message.find("no-such-rank"), std::string::npos) << outcome.message;
+}
+
+TEST(LauncherHelpers, TokensDifferAndPortsAreFree) {
+    EXPECT_NE(random_token(), random_token());
+    int port = find_free_port();
+    EXPECT_GT(port, 1023);
+    EXPECT_LT(port, 65536);
+}
+
+TEST(LauncherHelpers, PhaseTimeoutDefaults) {
+    auto t = PhaseTimeouts::defaults();
+    EXPECT_EQ(t.for_phase("start"), 60);
+    EXPECT_EQ(t.for_phase("rendezvous"), 120);
+    EXPECT_EQ(t.for_phase("candidate"), 60);
+    EXPECT_EQ(t.for_phase("perf"), 600);
+    EXPECT_EQ(t.for_phase("teardown"), 30);
+    EXPECT_EQ(t.for_phase("whatever"), 120);
+    t.scale(2);
+    EXPECT_EQ(t.for_phase("candidate"), 120);
+}

@@ -1,0 +1,192 @@
+// The rank runtime's pieces, with ranks as threads of one process (each has its own rendezvous
+// client and host device, exactly as separate processes would).
+#include "device.h"
+#include "pkbw/core/error.h"
+#include "rank_config.h"
+#include "rendezvous.h"
+#include "trial_buffers.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace pkbw;
+using namespace pkbw::engine;
+
+namespace {
+
+int free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    socklen_t length = sizeof(addr);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
+    ::close(fd);
+    return ntohs(addr.sin_port);
+}
+
+// Runs body(rank, rendezvous) on `world` threads joined to one rendezvous.
+void run_ranks(int world, const std::function<void(int, Rendezvous&)>& body) {
+    const int port = free_port();
+    std::vector<std::thread> threads;
+    std::vector<std::string> failures(world);
+    for (int r = 0; r < world; ++r) {
+        threads.emplace_back([&, r] {
+            try {
+                RendezvousConfig config{r, world, "127.0.0.1", port, "secret-token", 10};
+                auto rendezvous = Rendezvous::join(config);
+                body(r, *rendezvous);
+            } catch (const std::exception& e) {
+                failures[r] = e.what();
+            }
+        });
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    for (int r = 0; r < world; ++r) {
+        EXPECT_EQ(failures[r], "") << "rank " << r;
+    }
+}
+
+std::span<const std::byte> bytes_of(const std::string& s) {
+    return std::as_bytes(std::span(s.data(), s.size()));
+}
+
+} // namespace
+
+TEST(Rendezvous, AllGatherReturnsContributionsInRankOrder) {
+    run_ranks(4, [](int rank, Rendezvous& rendezvous) {
+        for (int round = 0; round < 20; ++round) {
+            const std::string mine(static_cast<std::size_t>(rank + round % 3), static_cast<char>('a' + rank));
+            const auto all = rendezvous.all_gather(bytes_of(mine));
+            ASSERT_EQ(all.size(), 4u);
+            for (int r = 0; r < 4; ++r) {
+                const std::string expected(static_cast<std::size_t>(r + round % 3),
+                                           static_cast<char>('a' + r));
+                ASSERT_EQ(std::string(reinterpret_cast<const char*>(all[r].data()), all[r].size()), expected);
+            }
+        }
+        rendezvous.barrier();
+    });
+}
+
+TEST(Rendezvous, BarrierHoldsEveryRankUntilAllArrive) {
+    std::atomic<int> arrived{0};
+    run_ranks(3, [&](int rank, Rendezvous& rendezvous) {
+        if (rank == 2) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+        arrived++;
+        rendezvous.barrier();
+        EXPECT_EQ(arrived.load(), 3);
+    });
+}
+
+TEST(Rendezvous, WrongTokenIsRefused) {
+    const int port = free_port();
+    std::thread server([&] {
+        // Rank 0 of a two-rank group: waits for a partner that never authenticates. It is left
+        // blocked in its first collective; detach it, the process ends with the test binary.
+        try {
+            auto rendezvous = Rendezvous::join({0, 2, "127.0.0.1", port, "right", 10});
+            rendezvous->barrier();
+        } catch (...) {
+        }
+    });
+    server.detach();
+    try {
+        Rendezvous::join({1, 2, "127.0.0.1", port, "wrong", 5});
+        FAIL() << "a wrong token was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("refused rank 1"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Rendezvous, RankOutsideWorldIsAnError) {
+    EXPECT_THROW(Rendezvous::join({3, 2, "127.0.0.1", 1, "t", 1}), Error);
+}
+
+TEST(HostSymmetricMemory, PeersSeeEachOthersBuffersAndPadsStartZeroed) {
+    run_ranks(3, [](int rank, Rendezvous& rendezvous) {
+        auto device = make_host_device(rank, "/pkbw-test-" + std::to_string(::getpid()));
+        const SymmetricAllocation a = device->allocate_symmetric(64, rendezvous);
+        ASSERT_EQ(a.peers.size(), 3u);
+        for (int r = 0; r < 3; ++r) {
+            EXPECT_EQ(a.signal_pads[r][0], 0u);
+            EXPECT_EQ(a.signal_pads[r][kSignalPadWords - 1], 0u);
+        }
+        static_cast<int*>(a.peers[rank])[0] = 100 + rank;
+        rendezvous.barrier();
+        for (int r = 0; r < 3; ++r) {
+            EXPECT_EQ(static_cast<int*>(a.peers[r])[0], 100 + r);
+        }
+        rendezvous.barrier();
+    });
+}
+
+TEST(TrialBuffers, GuardsCatchWritesPastEitherEndAndInputsAreWatched) {
+    auto device = make_host_device(0, "/pkbw-test-guards");
+    Tensor input = Tensor::zeros(DType::F32, {4});
+    input.mutable_data_as<float>()[2] = 7.0f;
+    TrialBuffers buffers(*device, {{"x", DType::F32, {4}}}, {input}, {{"out", DType::F32, {8}}});
+    buffers.prepare();
+    EXPECT_TRUE(buffers.check_guards().empty());
+    EXPECT_TRUE(buffers.changed_inputs().empty());
+    // Unwritten outputs hold the poison pattern (NaN for floats).
+    const OutputSet untouched = buffers.download_outputs();
+    EXPECT_TRUE(std::isnan(untouched.tensors[0].tensor.get_f32(0)));
+
+    auto* out = static_cast<std::uint8_t*>(buffers.output_views()[0].data);
+    out[8 * 4 + 3] = 0; // 4 bytes past the end (offset 3 from the end)
+    out[-1] = 0;        // the byte just before the start
+    static_cast<float*>(buffers.input_views()[0].data)[1] = 1.0f;
+    const auto violations = buffers.check_guards();
+    ASSERT_EQ(violations.size(), 2u);
+    EXPECT_TRUE(violations[0].before);
+    EXPECT_EQ(violations[0].offset, 1u);
+    EXPECT_FALSE(violations[1].before);
+    EXPECT_EQ(violations[1].offset, 3u);
+    EXPECT_NE(violations[1].describe().find("past the end of output 'out'"), std::string::npos);
+    const auto changed = buffers.changed_inputs();
+    ASSERT_EQ(changed.size(), 1u);
+    EXPECT_EQ(changed[0], "x (2 bytes changed)"); // 0.0f -> 1.0f flips two bytes (0x3F80 0000)
+    buffers.prepare();                            // restores the input, re-arms guards
+    EXPECT_TRUE(buffers.check_guards().empty());
+    EXPECT_TRUE(buffers.changed_inputs().empty());
+}
+
+TEST(RankConfig, ParsesAndNamesBadFields) {
+    const auto ok = parse_rank_config(
+        nlohmann::json::parse(
+            R"({"problem":"2_allgather","world_size":2,"output_dir":"/tmp/x","dtype":"bfloat16",
+            "reference_library":"r.so","candidate_library":"c.so","perf":{"pairs":3}})"),
+        "config.json");
+    EXPECT_EQ(ok.dtype, DType::BF16);
+    EXPECT_TRUE(ok.perf);
+    EXPECT_EQ(ok.trials, 5);
+    auto expect_error = [](const char* text, const char* field) {
+        try {
+            parse_rank_config(nlohmann::json::parse(text), "config.json");
+            ADD_FAILURE() << "accepted " << text;
+        } catch (const FormatError& e) {
+            EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+            EXPECT_EQ(std::string(e.what()).rfind("config.json", 0), 0u) << e.what();
+        }
+    };
+    expect_error(R"({"world_size":2,"output_dir":"/x"})", "'problem'");
+    expect_error(R"({"problem":"1","world_size":2,"output_dir":"/x","dtype":"bf17"})", "'dtype'");
+    expect_error(R"({"problem":"1","world_size":"two","output_dir":"/x"})", "'world_size'");
+    expect_error(R"({"problem":"1","world_size":2,"output_dir":"/x","mode":"race"})", "'mode'");
+    expect_error(R"({"problem":"1","world_size":2,"output_dir":"/x","reference_library":"r"})",
+                 "'candidate_library'");
+    expect_error(R"({"problem":"1","world_size":2,"output_dir":"/x","trials":0})", "'trials'");
+}
