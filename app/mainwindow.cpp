@@ -196,6 +196,7 @@ void MainWindow::open_store(const QString& path) {
             remember_store(absolute);
             runs_->set_store(absolute);
             run_view_->set_store(absolute);
+            trace_view_->set_store(absolute);
             generations_->set_store(absolute);
             launcher_->set_store(absolute);
             statusBar()->showMessage(tr("Store %1 (schema %2)").arg(absolute).arg(r.value));

@@ -21,9 +21,14 @@ struct Grouped {
     std::map<int, std::map<int, std::vector<double>>> per_block[2]; // block -> rank -> samples
 };
 
+// pkbw's own ABBA blocks (block >= 0) of reference and candidate; PKB's protocol series (block
+// kPkbProtocolBlock) and the bare NCCL loop are other measurements and stay out of the speedup.
 Grouped group(const RunData& d) {
     Grouped g;
     for (const PerfSample& s : d.samples) {
+        if (s.block < 0 || (s.side != Side::Reference && s.side != Side::Candidate)) {
+            continue;
+        }
         const int side = s.side == Side::Reference ? 0 : 1;
         g.per_rank[side][s.rank].push_back(s.ms);
         g.per_block[side][s.block][s.rank].push_back(s.ms);

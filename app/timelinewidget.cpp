@@ -34,7 +34,7 @@ TimelineWidget::TimelineWidget(QWidget* parent)
     setMinimumHeight(120);
 }
 
-void TimelineWidget::set_trace(std::shared_ptr<const TraceData> trace) {
+void TimelineWidget::set_trace(std::shared_ptr<const TimelineData> trace) {
     trace_ = std::move(trace);
     selected_lane_ = selected_event_ = SIZE_MAX;
     if (trace_ && trace_->end_us > trace_->begin_us) {
@@ -117,7 +117,7 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
     const QColor merged(0x70, 0x70, 0x78);
     const double xmin = kLabelWidth, xmax = width();
     for (std::size_t li = 0; li < trace_->lanes.size() && y < height(); ++li) {
-        const TraceLane& lane = trace_->lanes[li];
+        const TimelineLane& lane = trace_->lanes[li];
         if (lane.rank != rank) {
             rank = lane.rank;
             p.fillRect(QRect(0, y, width(), kRankHeader), pal.color(QPalette::AlternateBase));
@@ -144,7 +144,7 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
         };
         p.setPen(Qt::NoPen);
         for (std::size_t i = first; i < last; ++i) {
-            const TraceEvent& e = lane.events[i];
+            const TimelineEvent& e = lane.events[i];
             const double x0 = std::max(xmin, x_of(e.start_us));
             const double x1 = std::min(xmax, x_of(e.start_us + e.duration_us));
             if (x1 - x0 < 1.0) {
@@ -188,7 +188,7 @@ bool TimelineWidget::hit(QPointF pos, std::size_t* lane_out, std::size_t* event_
         if (pos.y() < top || pos.y() >= top + kLaneHeight) {
             continue;
         }
-        const TraceLane& lane = trace_->lanes[li];
+        const TimelineLane& lane = trace_->lanes[li];
         // Accept a 2-pixel slop so that thin events can be picked.
         const double slop = 2.0 / std::max(1, width() - kLabelWidth) * (t1_ - t0_);
         const double t = t_of(pos.x());
@@ -213,8 +213,8 @@ void TimelineWidget::select_at(QPointF pos) {
     }
     selected_lane_ = lane;
     selected_event_ = event;
-    const TraceLane& l = trace_->lanes[lane];
-    const TraceEvent& e = l.events[event];
+    const TimelineLane& l = trace_->lanes[lane];
+    const TimelineEvent& e = l.events[event];
     emit selection_changed(tr("<b>%1</b> · rank %2, %3 · start %4 · duration %5")
                                .arg(QString::fromStdString(trace_->names[e.name]).toHtmlEscaped())
                                .arg(l.rank)

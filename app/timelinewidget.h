@@ -16,8 +16,8 @@ class TimelineWidget : public QWidget {
 public:
     explicit TimelineWidget(QWidget* parent = nullptr);
 
-    void set_trace(std::shared_ptr<const TraceData> trace);
-    std::shared_ptr<const TraceData> trace() const { return trace_; }
+    void set_trace(std::shared_ptr<const TimelineData> trace);
+    std::shared_ptr<const TimelineData> trace() const { return trace_; }
     void set_window(double t0_us, double t1_us);
     double window_begin() const { return t0_; }
     double window_end() const { return t1_; }
@@ -47,7 +47,7 @@ private:
     double t_of(double x) const;
     int lane_top(std::size_t lane) const;
 
-    std::shared_ptr<const TraceData> trace_;
+    std::shared_ptr<const TimelineData> trace_;
     double t0_ = 0, t1_ = 1;
     static constexpr int kLabelWidth = 110, kLaneHeight = 18, kRankHeader = 16, kAxisHeight = 22;
     bool dragging_ = false;

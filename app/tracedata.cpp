@@ -10,7 +10,7 @@
 
 namespace pkbw::app {
 
-std::size_t TraceData::event_count() const {
+std::size_t TimelineData::event_count() const {
     std::size_t n = 0;
     for (const auto& l : lanes) {
         n += l.events.size();
@@ -18,8 +18,9 @@ std::size_t TraceData::event_count() const {
     return n;
 }
 
-std::pair<std::size_t, std::size_t> TraceData::visible(const TraceLane& lane, double t0, double t1) const {
-    auto by_start = [](const TraceEvent& e, double t) { return e.start_us < t; };
+std::pair<std::size_t, std::size_t> TimelineData::visible(const TimelineLane& lane, double t0,
+                                                          double t1) const {
+    auto by_start = [](const TimelineEvent& e, double t) { return e.start_us < t; };
     const auto first =
         std::lower_bound(lane.events.begin(), lane.events.end(), t0 - lane.max_duration_us, by_start);
     const auto last = std::lower_bound(first, lane.events.end(), t1, by_start);
@@ -31,15 +32,15 @@ std::pair<std::size_t, std::size_t> TraceData::visible(const TraceLane& lane, do
             static_cast<std::size_t>(last - lane.events.begin())};
 }
 
-void TraceData::finish() {
-    std::stable_sort(lanes.begin(), lanes.end(), [](const TraceLane& a, const TraceLane& b) {
+void TimelineData::finish() {
+    std::stable_sort(lanes.begin(), lanes.end(), [](const TimelineLane& a, const TimelineLane& b) {
         return a.rank != b.rank ? a.rank < b.rank : a.name < b.name;
     });
     begin_us = std::numeric_limits<double>::infinity();
     end_us = -begin_us;
     for (auto& lane : lanes) {
         std::sort(lane.events.begin(), lane.events.end(),
-                  [](const TraceEvent& a, const TraceEvent& b) { return a.start_us < b.start_us; });
+                  [](const TimelineEvent& a, const TimelineEvent& b) { return a.start_us < b.start_us; });
         lane.max_duration_us = 0;
         for (const auto& e : lane.events) {
             lane.max_duration_us = std::max(lane.max_duration_us, e.duration_us);
@@ -52,7 +53,7 @@ void TraceData::finish() {
     }
 }
 
-void append_chrome_trace(TraceData& data, const std::filesystem::path& path, int rank) {
+void append_chrome_trace(TimelineData& data, const std::filesystem::path& path, int rank) {
     std::ifstream in(path);
     if (!in) {
         throw Error(path.string() + ": cannot be opened");
@@ -77,7 +78,7 @@ void append_chrome_trace(TraceData& data, const std::filesystem::path& path, int
         name_index.emplace(data.names[i], static_cast<std::uint32_t>(i));
     }
     std::map<std::string, std::vector<std::pair<double, std::uint32_t>>> open; // B/E stacks per lane
-    auto lane_for = [&](const nlohmann::json& e) -> TraceLane& {
+    auto lane_for = [&](const nlohmann::json& e) -> TimelineLane& {
         std::string tid =
             e.contains("tid") ? (e["tid"].is_string() ? e["tid"].get<std::string>() : e["tid"].dump()) : "0";
         const std::string cat = e.value("cat", "");
@@ -86,7 +87,7 @@ void append_chrome_trace(TraceData& data, const std::filesystem::path& path, int
                                                                                            : "CPU " + tid;
         auto [it, inserted] = lane_index.try_emplace(name, data.lanes.size());
         if (inserted) {
-            TraceLane lane;
+            TimelineLane lane;
             lane.rank = rank;
             lane.name = name;
             data.lanes.push_back(std::move(lane));
@@ -113,10 +114,10 @@ void append_chrome_trace(TraceData& data, const std::filesystem::path& path, int
             const double dur = e.contains("dur") && e["dur"].is_number() ? e["dur"].get<double>() : 0;
             lane_for(e).events.push_back({ts, std::max(0.0, dur), intern(name)});
         } else if (ph == "B") {
-            TraceLane& lane = lane_for(e);
+            TimelineLane& lane = lane_for(e);
             open[lane.name].emplace_back(ts, intern(name));
         } else if (ph == "E") {
-            TraceLane& lane = lane_for(e);
+            TimelineLane& lane = lane_for(e);
             auto& stack = open[lane.name];
             if (!stack.empty()) {
                 lane.events.push_back(
@@ -128,8 +129,45 @@ void append_chrome_trace(TraceData& data, const std::filesystem::path& path, int
     data.finish();
 }
 
-TraceData synthetic_trace(int ranks, int lanes_per_rank, int events_per_lane, std::uint64_t seed) {
-    TraceData d;
+TimelineData timeline_from_traces(const std::vector<RankTrace>& traces) {
+    TimelineData d;
+    std::map<std::string, std::uint32_t> name_index;
+    for (const RankTrace& trace : traces) {
+        std::map<std::string, std::size_t> lanes;
+        for (const pkbw::TraceEvent& e : trace.events) {
+            std::string lane_name;
+            if (is_gpu_activity(e.kind)) {
+                auto named = trace.names.find("stream:" + std::to_string(e.stream));
+                lane_name = named != trace.names.end() ? named->second : "stream " + std::to_string(e.stream);
+            } else if (e.kind == TraceEventKind::NvtxRange || e.kind == TraceEventKind::NvtxMark) {
+                lane_name = "NVTX " + (e.domain.empty() ? std::string("default") : e.domain);
+            } else if (e.kind == TraceEventKind::EngineRange) {
+                lane_name = "engine";
+            } else {
+                lane_name = "sync";
+            }
+            auto [it, inserted] = lanes.try_emplace(lane_name, d.lanes.size());
+            if (inserted) {
+                TimelineLane lane;
+                lane.rank = trace.rank;
+                lane.name = lane_name;
+                d.lanes.push_back(std::move(lane));
+            }
+            auto [nit, fresh] =
+                name_index.try_emplace(e.display_name(), static_cast<std::uint32_t>(d.names.size()));
+            if (fresh) {
+                d.names.push_back(e.display_name());
+            }
+            d.lanes[it->second].events.push_back({static_cast<double>(e.start_ns) / 1e3,
+                                                  static_cast<double>(e.duration_ns()) / 1e3, nit->second});
+        }
+    }
+    d.finish();
+    return d;
+}
+
+TimelineData synthetic_trace(int ranks, int lanes_per_rank, int events_per_lane, std::uint64_t seed) {
+    TimelineData d;
     d.names = {"ncclAllReduce", "gemm_kernel", "elementwise", "custom_allgather", "memcpy HtoD"};
     std::uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
     auto next = [&] {
@@ -140,7 +178,7 @@ TraceData synthetic_trace(int ranks, int lanes_per_rank, int events_per_lane, st
     };
     for (int r = 0; r < ranks; ++r) {
         for (int l = 0; l < lanes_per_rank; ++l) {
-            TraceLane lane;
+            TimelineLane lane;
             lane.rank = r;
             lane.name = "stream " + std::to_string(7 + l);
             lane.events.reserve(static_cast<std::size_t>(events_per_lane));

@@ -3,6 +3,8 @@
 // store has trace tables; synthetic() feeds the bench and the tests.
 #pragma once
 
+#include "pkbw/core/trace.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -10,35 +12,39 @@
 
 namespace pkbw::app {
 
-struct TraceEvent {
+struct TimelineEvent {
     double start_us = 0, duration_us = 0;
-    std::uint32_t name = 0; // index into TraceData::names
+    std::uint32_t name = 0; // index into TimelineData::names
 };
 
-struct TraceLane {
+struct TimelineLane {
     int rank = 0;
-    std::string name;               // "stream 7", "NVTX", "CPU"
-    std::vector<TraceEvent> events; // by start
-    double max_duration_us = 0;     // bounds the backward search for events overlapping a window
+    std::string name;                  // "stream 7", "NVTX", "CPU"
+    std::vector<TimelineEvent> events; // by start
+    double max_duration_us = 0;        // bounds the backward search for events overlapping a window
 };
 
-struct TraceData {
+struct TimelineData {
     std::vector<std::string> names;
-    std::vector<TraceLane> lanes; // by rank, then lane name
+    std::vector<TimelineLane> lanes; // by rank, then lane name
     double begin_us = 0, end_us = 0;
     std::size_t event_count() const;
 
     // Indices [first, last) of the lane's events that overlap [t0, t1).
-    std::pair<std::size_t, std::size_t> visible(const TraceLane& lane, double t0, double t1) const;
+    std::pair<std::size_t, std::size_t> visible(const TimelineLane& lane, double t0, double t1) const;
     void finish(); // sorts lanes and events, computes bounds
 };
 
 // "X" (complete) and "B"/"E" events of a Chrome trace (an array or {"traceEvents": [...]});
 // lanes are named from "tid" (streams in Kineto) and the file's events all belong to `rank`.
 // Throws pkbw::FormatError naming the file.
-void append_chrome_trace(TraceData& data, const std::filesystem::path& path, int rank);
+void append_chrome_trace(TimelineData& data, const std::filesystem::path& path, int rank);
+
+// pkbw's own traces (core/trace.h; from the store or rank_<r>.*.jsonl files): per rank a lane per
+// stream for GPU activity, one per NVTX domain, one for the engine's ranges.
+TimelineData timeline_from_traces(const std::vector<RankTrace>& traces);
 
 // `ranks` x `lanes_per_rank` lanes of `events_per_lane` back-to-back kernels of varied length.
-TraceData synthetic_trace(int ranks, int lanes_per_rank, int events_per_lane, std::uint64_t seed = 1);
+TimelineData synthetic_trace(int ranks, int lanes_per_rank, int events_per_lane, std::uint64_t seed = 1);
 
 } // namespace pkbw::app

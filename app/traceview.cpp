@@ -1,6 +1,6 @@
 #include "traceview.h"
 
-#include "background.h"
+#include "pkbw/core/trace_store.h"
 #include "qtconvert.h"
 #include "timelinewidget.h"
 
@@ -33,9 +33,8 @@ TraceView::TraceView(QWidget* parent)
     layout->addWidget(details_);
     connect(timeline_, &TimelineWidget::selection_changed, details_, &QLabel::setText);
     connect(open, &QPushButton::clicked, this, [this] {
-        const QStringList files =
-            QFileDialog::getOpenFileNames(this, tr("Open traces (one per rank)"), QString(),
-                                          tr("Chrome/Kineto traces (*.json);;All files (*)"));
+        const QStringList files = QFileDialog::getOpenFileNames(
+            this, tr("Open traces (one per rank)"), QString(), tr("Traces (*.jsonl *.json);;All files (*)"));
         if (!files.isEmpty()) {
             open_files(files);
         }
@@ -43,6 +42,25 @@ TraceView::TraceView(QWidget* parent)
 }
 
 void TraceView::set_data(std::shared_ptr<const RunData> data) {
+    if (data && data->from_store && !store_.isEmpty()) {
+        info_->setText(tr("Loading the traces of run %1…").arg(data->run.id));
+        const auto id = data->run.id;
+        run_in_background(
+            this,
+            [p = to_path(store_), id] {
+                const Store store = Store::open_read_only(p);
+                return std::make_shared<const TimelineData>(timeline_from_traces(load_run_traces(store, id)));
+            },
+            [this](const Loaded<std::shared_ptr<const TimelineData>>& r) {
+                if (r.ok() && r.value->lanes.empty()) {
+                    timeline_->set_trace(nullptr);
+                    info_->setText(tr("This run has no trace (run with --trace)."));
+                    return;
+                }
+                show_timeline(r);
+            });
+        return;
+    }
     QStringList files;
     if (data) {
         for (const ArtifactRow& a : data->artifacts) {
@@ -64,15 +82,15 @@ void TraceView::open_files(const QStringList& files) {
     run_in_background(
         this,
         [files] {
-            auto data = std::make_shared<TraceData>();
+            auto data = std::make_shared<TimelineData>();
             static const QRegularExpression rank_re(QStringLiteral("rank_?(\\d+)"));
             for (int i = 0; i < files.size(); ++i) {
                 const auto m = rank_re.match(files[i]);
                 append_chrome_trace(*data, to_path(files[i]), m.hasMatch() ? m.captured(1).toInt() : i);
             }
-            return std::shared_ptr<const TraceData>(std::move(data));
+            return std::shared_ptr<const TimelineData>(std::move(data));
         },
-        [this](Loaded<std::shared_ptr<const TraceData>> r) {
+        [this](Loaded<std::shared_ptr<const TimelineData>> r) {
             if (!r.ok()) {
                 info_->setText(tr("Could not read the trace: %1").arg(r.error));
                 return;

@@ -3,8 +3,8 @@
 # 2 trials (with a stray non-JSON line), or waits to be cancelled when the problem is "hang".
 case " $* " in *" --problem hang "*) HANG=1 ;; esac
 if [ -n "$HANG" ]; then
-    echo '{"event":"run_started","run_id":9,"world_size":2}'
     trap 'echo "{\"event\":\"run_finished\",\"run_id\":9,\"status\":\"interrupted\",\"exit_code\":130,\"message\":\"cancelled\"}"; exit 130' TERM
+    echo '{"event":"run_started","run_id":9,"world_size":2}'
     while :; do sleep 0.1; done
 fi
 echo '{"event":"run_started","run_id":7,"world_size":2}'

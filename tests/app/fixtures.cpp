@@ -5,7 +5,6 @@
 
 #include <QDir>
 #include <QTemporaryDir>
-
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -36,7 +35,8 @@ QString temp_path(const QString& name) {
     return dir.filePath(name);
 }
 
-FixtureRun add_eval_run(Store& store, const fs::path& dir, const std::string& problem, const std::string& generation) {
+FixtureRun add_eval_run(Store& store, const fs::path& dir, const std::string& problem,
+                        const std::string& generation) {
     FixtureRun f;
     RunRecord run;
     run.problem_stem = problem;
@@ -63,8 +63,10 @@ FixtureRun add_eval_run(Store& store, const fs::path& dir, const std::string& pr
             cand.add("output", bad ? perturbed_4x4() : iota_4x4());
             const fs::path out = f.run_dir / "outputs" / ("trial_" + std::to_string(trial));
             fs::create_directories(out);
-            write_safetensors((out / ("rank_" + std::to_string(rank) + "_reference.safetensors")).string(), ref);
-            write_safetensors((out / ("rank_" + std::to_string(rank) + "_candidate.safetensors")).string(), cand);
+            write_safetensors((out / ("rank_" + std::to_string(rank) + "_reference.safetensors")).string(),
+                              ref);
+            write_safetensors((out / ("rank_" + std::to_string(rank) + "_candidate.safetensors")).string(),
+                              cand);
             for (Side side : {Side::Reference, Side::Candidate}) {
                 RankResultRow rr;
                 rr.run_id = f.run_id;
@@ -75,7 +77,8 @@ FixtureRun add_eval_run(Store& store, const fs::path& dir, const std::string& pr
                 rr.phase = "compare";
                 store.add_rank_result(rr);
             }
-            TensorResultRow row = from_comparison(compare_tensors(ref.tensors[0].tensor, cand.tensors[0].tensor, options));
+            TensorResultRow row =
+                from_comparison(compare_tensors(ref.tensors[0].tensor, cand.tensors[0].tensor, options));
             row.run_id = f.run_id;
             row.trial = trial;
             row.rank = rank;
@@ -86,8 +89,8 @@ FixtureRun add_eval_run(Store& store, const fs::path& dir, const std::string& pr
     return f;
 }
 
-std::int64_t add_perf_run(Store& store, const std::string& problem, const std::string& generation, double reference_ms,
-                          double candidate_ms) {
+std::int64_t add_perf_run(Store& store, const std::string& problem, const std::string& generation,
+                          double reference_ms, double candidate_ms) {
     RunRecord run;
     run.problem_stem = problem;
     run.mode = RunMode::Perf;

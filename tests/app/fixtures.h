@@ -6,7 +6,6 @@
 #include "pkbw/core/tensor.h"
 
 #include <QString>
-
 #include <filesystem>
 
 namespace pkbw::test {
@@ -25,7 +24,8 @@ struct FixtureRun {
 // An eval run, 2 ranks x 3 trials: trial 0 passes on both ranks; trial 1 rank 1 mismatches (the
 // perturbed tensor, outputs written); trial 2 not run. Plus perf samples (reference 2 ms, candidate
 // 1 ms per iteration) on a perf run when `with_perf`.
-FixtureRun add_eval_run(Store& store, const std::filesystem::path& dir, const std::string& problem = "2_allgather",
+FixtureRun add_eval_run(Store& store, const std::filesystem::path& dir,
+                        const std::string& problem = "2_allgather",
                         const std::string& generation = "solutions_cuda_bf16_none_anthropic_claude");
 std::int64_t add_perf_run(Store& store, const std::string& problem, const std::string& generation,
                           double reference_ms, double candidate_ms);

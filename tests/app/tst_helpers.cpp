@@ -6,7 +6,6 @@
 #include "tracedata.h"
 
 #include <QtTest>
-
 #include <cmath>
 
 using namespace pkbw;
@@ -54,8 +53,8 @@ private slots:
         Tensor ref = Tensor::zeros(DType::F32, {1, 2}), cand = Tensor::zeros(DType::F32, {1, 2});
         ref.mutable_data_as<float>()[0] = 100;
         cand.mutable_data_as<float>()[0] = 101; // |diff| 1 <= 0 + 0.01 * 101
-        ref.mutable_data_as<float>()[1] = 101;
-        cand.mutable_data_as<float>()[1] = 100; // |diff| 1 > 0.01 * 100
+        ref.mutable_data_as<float>()[1] = 101.5f;
+        cand.mutable_data_as<float>()[1] = 100; // |diff| 1.5 > 0.01 * 100
         const ErrorAnalysis a = analyse_error(ref, cand, 0, 0.01, 8);
         QCOMPARE(a.mismatch_count, qint64(1));
         QCOMPARE(a.first_mismatch, qint64(1));
@@ -100,8 +99,8 @@ private slots:
         QVERIFY(!geomean_speedup({{false, 2.0}}).has_value());
     }
     void trace_visible_window() {
-        TraceData d;
-        TraceLane lane;
+        TimelineData d;
+        TimelineLane lane;
         lane.events = {{0, 10, 0}, {5, 100, 0}, {200, 1, 0}, {300, 5, 0}};
         d.lanes.push_back(lane);
         d.names = {"k"};
@@ -111,7 +110,7 @@ private slots:
         const auto [a, b] = d.visible(d.lanes[0], 50, 250); // the long event and the one at 200
         QCOMPARE(a, std::size_t(1));
         QCOMPARE(b, std::size_t(3));
-        const TraceData s = synthetic_trace(2, 3, 1000);
+        const TimelineData s = synthetic_trace(2, 3, 1000);
         QCOMPARE(s.event_count(), std::size_t(6000));
         QCOMPARE(s.lanes.size(), std::size_t(6));
     }

@@ -23,7 +23,8 @@ private slots:
         v.set_backend(QStringLiteral("host"));
         const QStringList a = v.arguments();
         QCOMPARE(a.first(), QStringLiteral("eval"));
-        QVERIFY(a.join(QLatin1Char(' ')).contains(QStringLiteral("--problem 2_allgather --solution /x/sol.cu --nproc 4")));
+        QVERIFY(a.join(QLatin1Char(' '))
+                    .contains(QStringLiteral("--problem 2_allgather --solution /x/sol.cu --nproc 4")));
         QVERIFY(a.join(QLatin1Char(' ')).contains(QStringLiteral("--trials 3")));
         QVERIFY(a.join(QLatin1Char(' ')).contains(QStringLiteral("--backend host")));
         QVERIFY(a.join(QLatin1Char(' ')).contains(QStringLiteral("--store /tmp/s.db")));
@@ -73,7 +74,8 @@ private slots:
     void real_pkbw_host_run() {
         const QString pkbw = QStringLiteral(PKBW_BINARY_DIR "/bin/pkbw");
         if (!QFileInfo(pkbw).isExecutable()) {
-            QSKIP("pkbw is not built in this tree (the driver has not landed on main): skipping the real run");
+            QSKIP(
+                "pkbw is not built in this tree (the driver has not landed on main): skipping the real run");
         }
         const QString solution = QStringLiteral(PKBW_SOURCE_ROOT "/problems/2_allgather/reference_host.cpp");
         if (!QFileInfo::exists(solution)) {

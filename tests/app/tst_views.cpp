@@ -15,11 +15,10 @@
 #include "timelinewidget.h"
 #include "tolerancemodel.h"
 
-#include <qcustomplot.h>
-
 #include <QSignalSpy>
 #include <QTableView>
 #include <QtTest>
+#include <qcustomplot.h>
 
 using namespace pkbw;
 using namespace pkbw::app;
@@ -36,7 +35,8 @@ private slots:
         store_ = test::temp_path(QStringLiteral("views.db"));
         Store store = Store::open(store_.toStdString());
         eval_ = test::add_eval_run(store, test::temp_path(QStringLiteral("views_runs")).toStdString());
-        perf_id_ = test::add_perf_run(store, "2_allgather", "solutions_cuda_bf16_none_anthropic_claude", 2.0, 1.0);
+        perf_id_ =
+            test::add_perf_run(store, "2_allgather", "solutions_cuda_bf16_none_anthropic_claude", 2.0, 1.0);
     }
 
     void run_view_shows_grid_heatmaps_and_rescoring() {
@@ -104,8 +104,8 @@ private slots:
 
     void source_view_diff_and_diagnostics() {
         SourceView view;
-        view.set_sources(QStringLiteral("ref"), QStringLiteral("int a;\nint b;\nint c;\n"), QStringLiteral("cand"),
-                         QStringLiteral("int a;\nfloat b;\nint c;\nint d;\n"),
+        view.set_sources(QStringLiteral("ref"), QStringLiteral("int a;\nint b;\nint c;\n"),
+                         QStringLiteral("cand"), QStringLiteral("int a;\nfloat b;\nint c;\nint d;\n"),
                          QStringLiteral("solution.cu(2): error: identifier \"flot\" is undefined\n"
                                         "solution.cu:4:5: warning: unused variable 'd'\n"));
         QCOMPARE(view.deleted_lines(), 1);
@@ -146,7 +146,7 @@ private slots:
     void timeline_merges_sub_pixel_events() {
         TimelineWidget w;
         w.resize(1110, 300);
-        w.set_trace(std::make_shared<const TraceData>(synthetic_trace(2, 2, 100000)));
+        w.set_trace(std::make_shared<const TimelineData>(synthetic_trace(2, 2, 100000)));
         QImage image(w.size(), QImage::Format_ARGB32_Premultiplied);
         w.render(&image);
         // 400k events on 1000 px per lane: at most a few rectangles per pixel column are drawn.
