@@ -42,9 +42,7 @@ HeatmapSet compute_heatmaps(const Tensor& ref, const Tensor& cand, double atol, 
     s.has_values = true;
     s.atol = atol;
     s.rtol = rtol;
-    s.ref = pool_values(ref, max_side);
-    s.cand = pool_values(cand, max_side);
-    s.error = analyse_error(ref, cand, atol, rtol, max_side);
+    s.error = analyse_error(ref, cand, atol, rtol, max_side, &s.ref, &s.cand);
     return s;
 }
 

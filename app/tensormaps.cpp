@@ -149,7 +149,8 @@ PooledMap pool_values(const Tensor& tensor, int max_side) {
     return m;
 }
 
-ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, double rtol, int max_side) {
+ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, double rtol, int max_side,
+                            PooledMap* ref_values, PooledMap* cand_values) {
     if (ref.numel() != cand.numel()) {
         throw Error("error map: reference " + ref.describe() + " and candidate " + cand.describe() +
                     " differ in element count");
@@ -163,6 +164,18 @@ ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, 
     }
     m.values.assign(static_cast<std::size_t>(m.rows) * m.cols, 0.0f);
     const auto col_cell = cell_of_column(m);
+    // Value maps pooled in the same pass: magnitude holds each cell's largest |v| so far.
+    PooledMap* value_maps[2] = {ref_values, cand_values};
+    std::vector<float> magnitude[2];
+    for (int s = 0; s < 2; ++s) {
+        if (value_maps[s]) {
+            *value_maps[s] = empty_map(ref, max_side); // the ratio map's geometry, whatever cand's shape
+            value_maps[s]->values.assign(m.values.size(), 0.0f);
+            magnitude[s].assign(m.values.size(), -1.0f);
+        }
+    }
+    std::vector<std::int64_t> masked_values[2] = {std::vector<std::int64_t>(16, 0), std::vector<std::int64_t>(16, 0)};
+    const float fnan = std::numeric_limits<float>::quiet_NaN();
     struct Partial {
         std::int64_t mismatches = 0, first = -1, worst = -1, exact = 0, nonfinite = 0;
         double worst_ratio = 0;
@@ -179,6 +192,26 @@ ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, 
             read_row(ref, r * m.source_cols, m.source_cols, rrow.data());
             read_row(cand, r * m.source_cols, m.source_cols, crow.data());
             const std::size_t base = static_cast<std::size_t>(cell_of_row(m, r)) * m.cols;
+            for (int s = 0; s < 2; ++s) {
+                if (!value_maps[s]) {
+                    continue;
+                }
+                const float* row = s == 0 ? rrow.data() : crow.data();
+                float* values = value_maps[s]->values.data();
+                float* mag = magnitude[s].data();
+                for (std::int64_t c = 0; c < m.source_cols; ++c) {
+                    const float v = row[c];
+                    const std::size_t cell = base + col_cell[static_cast<std::size_t>(c)];
+                    if (!std::isfinite(v)) {
+                        ++masked_values[s][static_cast<std::size_t>(thread)];
+                        mag[cell] = std::numeric_limits<float>::infinity();
+                        values[cell] = fnan;
+                    } else if (std::fabs(v) > mag[cell]) {
+                        mag[cell] = std::fabs(v);
+                        values[cell] = v;
+                    }
+                }
+            }
             for (std::int64_t c = 0; c < m.source_cols; ++c) {
                 const double x = rrow[static_cast<std::size_t>(c)], y = crow[static_cast<std::size_t>(c)];
                 double ratio;
@@ -221,6 +254,13 @@ ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, 
             }
         }
     });
+    for (int s = 0; s < 2; ++s) {
+        if (value_maps[s]) {
+            for (auto n : masked_values[s]) {
+                value_maps[s]->masked_elements += n;
+            }
+        }
+    }
     // Threads own row bands in order, so the first band with a mismatch holds the first mismatch.
     for (const Partial& p : partial) {
         a.mismatch_count += p.mismatches;

@@ -48,8 +48,10 @@ struct ErrorAnalysis {
 };
 
 // PKB's element rule (pkbw/core/compare.h). Shapes must have the same element count; throws
-// pkbw::Error otherwise.
-ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, double rtol, int max_side);
+// pkbw::Error otherwise. When `ref_values` / `cand_values` are given they receive pool_values() of
+// each side from the same pass (one read of each tensor instead of two).
+ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, double rtol, int max_side,
+                            PooledMap* ref_values = nullptr, PooledMap* cand_values = nullptr);
 
 // (row, col) of a logical index in the 2-D view, and the map cell holding it.
 struct CellPos {

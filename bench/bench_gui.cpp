@@ -12,7 +12,9 @@
 #include <QImage>
 #include <QTemporaryDir>
 #include <QTimer>
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <qcustomplot.h>
 #include <random>
 

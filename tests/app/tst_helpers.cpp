@@ -49,6 +49,16 @@ private slots:
         QCOMPARE(a.histogram[38], qint64(1));
         QCOMPARE(a.histogram[34], qint64(1));
     }
+    void one_pass_value_maps_equal_pool_values() {
+        PooledMap r, c;
+        const ErrorAnalysis a = analyse_error(test::iota_4x4(), test::perturbed_4x4(), 0.01, 0, 2, &r, &c);
+        const PooledMap pr = pool_values(test::iota_4x4(), 2), pc = pool_values(test::perturbed_4x4(), 2);
+        QCOMPARE(a.mismatch_count, qint64(3));
+        QCOMPARE(r.values, pr.values);
+        QCOMPARE(c.masked_elements, qint64(1));
+        QCOMPARE(c.at(0, 0), pc.at(0, 0));
+        QVERIFY(std::isnan(c.at(1, 1)));
+    }
     void error_analysis_rtol_scales_with_candidate() {
         Tensor ref = Tensor::zeros(DType::F32, {1, 2}), cand = Tensor::zeros(DType::F32, {1, 2});
         ref.mutable_data_as<float>()[0] = 100;
