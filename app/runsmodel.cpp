@@ -59,8 +59,8 @@ void RunsModel::request_page(bool first) {
             if (generation != generation_) {
                 return;
             }
-            loading_ = false;
             if (!result.ok()) {
+                loading_ = false;
                 emit load_failed(result.error);
                 return;
             }
@@ -80,6 +80,9 @@ void RunsModel::request_page(bool first) {
             if (static_cast<int>(page.size()) < kPageSize) {
                 total_ = static_cast<qint64>(rows_.size());
             }
+            // Only now may the next page be asked for: a view (or the model tester) calling fetchMore
+            // from inside beginInsertRows would otherwise fetch at a stale offset.
+            loading_ = false;
             emit page_loaded();
         });
 }

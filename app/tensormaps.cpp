@@ -174,7 +174,8 @@ ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, 
             magnitude[s].assign(m.values.size(), -1.0f);
         }
     }
-    std::vector<std::int64_t> masked_values[2] = {std::vector<std::int64_t>(16, 0), std::vector<std::int64_t>(16, 0)};
+    std::vector<std::int64_t> masked_values[2] = {std::vector<std::int64_t>(16, 0),
+                                                  std::vector<std::int64_t>(16, 0)};
     const float fnan = std::numeric_limits<float>::quiet_NaN();
     struct Partial {
         std::int64_t mismatches = 0, first = -1, worst = -1, exact = 0, nonfinite = 0;

@@ -84,22 +84,40 @@ void TraceView::open_files(const QStringList& files) {
         [files] {
             auto data = std::make_shared<TimelineData>();
             static const QRegularExpression rank_re(QStringLiteral("rank_?(\\d+)"));
+            std::vector<RankTrace> own; // pkbw's JSON-lines traces
             for (int i = 0; i < files.size(); ++i) {
+                if (files[i].endsWith(QStringLiteral(".jsonl"))) {
+                    own.push_back(load_trace_file(to_path(files[i])));
+                    continue;
+                }
                 const auto m = rank_re.match(files[i]);
                 append_chrome_trace(*data, to_path(files[i]), m.hasMatch() ? m.captured(1).toInt() : i);
             }
+            if (!own.empty()) {
+                TimelineData mine = timeline_from_traces(own);
+                const auto offset = static_cast<std::uint32_t>(data->names.size());
+                for (auto& lane : mine.lanes) {
+                    for (auto& e : lane.events) {
+                        e.name += offset;
+                    }
+                    data->lanes.push_back(std::move(lane));
+                }
+                data->names.insert(data->names.end(), mine.names.begin(), mine.names.end());
+                data->finish();
+            }
             return std::shared_ptr<const TimelineData>(std::move(data));
         },
-        [this](Loaded<std::shared_ptr<const TimelineData>> r) {
-            if (!r.ok()) {
-                info_->setText(tr("Could not read the trace: %1").arg(r.error));
-                return;
-            }
-            timeline_->set_trace(r.value);
-            info_->setText(
-                tr("%1 events in %2 lanes").arg(r.value->event_count()).arg(r.value->lanes.size()));
-            emit loaded();
-        });
+        [this](const Loaded<std::shared_ptr<const TimelineData>>& r) { show_timeline(r); });
+}
+
+void TraceView::show_timeline(const Loaded<std::shared_ptr<const TimelineData>>& r) {
+    if (!r.ok()) {
+        info_->setText(tr("Could not read the trace: %1").arg(r.error));
+        return;
+    }
+    timeline_->set_trace(r.value);
+    info_->setText(tr("%1 events in %2 lanes").arg(r.value->event_count()).arg(r.value->lanes.size()));
+    emit loaded();
 }
 
 } // namespace pkbw::app
