@@ -98,6 +98,55 @@ std::pair<std::int64_t, std::int64_t> source_rows_of(const PooledMap& m, int cel
     return {first_row(cell_begin), first_row(cell_end)};
 }
 
+// Lower edges of the log10 histogram's bins (edges[b] = 10^(min + b * width)), plus the top.
+std::array<double, kHistogramBins + 1> histogram_edges() {
+    std::array<double, kHistogramBins + 1> edges{};
+    const double width = (kHistogramLog10Max - kHistogramLog10Min) / kHistogramBins;
+    for (int b = 0; b <= kHistogramBins; ++b) {
+        edges[static_cast<std::size_t>(b)] = std::pow(10.0, kHistogramLog10Min + b * width);
+    }
+    return edges;
+}
+
+// The bin of a finite ratio > 0, clamped into range. A log10 per element was most of the cost of an
+// 8192^2 map, and so were mispredicted edge comparisons; instead the float's exponent and top six
+// mantissa bits index a table of bins (1/64 octave per entry), and only the few entries an edge
+// passes through compare against the exact edges.
+struct BinTable {
+    static constexpr int kShift = 17; // 8 exponent + 6 mantissa bits remain
+    std::vector<std::int8_t> bins;    // -1: an edge lies in the entry's range
+    std::array<double, kHistogramBins + 1> edges;
+
+    BinTable()
+        : bins(std::size_t(1) << (32 - kShift - 1), -1)
+        , edges(histogram_edges()) {
+        for (std::uint32_t key = 0; key < bins.size(); ++key) {
+            const std::uint32_t lo_bits = key << kShift, hi_bits = (key + 1) << kShift;
+            float lo, hi;
+            std::memcpy(&lo, &lo_bits, 4);
+            std::memcpy(&hi, &hi_bits, 4);
+            if (!std::isfinite(hi) || lo == 0) {
+                continue;
+            }
+            const int b_lo = exact(lo * (1 - 1e-6)), b_hi = exact(hi * (1 + 1e-6));
+            if (b_lo == b_hi) {
+                bins[key] = static_cast<std::int8_t>(b_lo);
+            }
+        }
+    }
+    int exact(double ratio) const {
+        const auto it = std::upper_bound(edges.begin() + 1, edges.end() - 1, ratio);
+        return static_cast<int>(it - edges.begin()) - 1;
+    }
+    int bin(double ratio) const {
+        const float f = static_cast<float>(ratio);
+        std::uint32_t bits;
+        std::memcpy(&bits, &f, 4);
+        const std::int8_t b = bins[bits >> kShift];
+        return b >= 0 ? b : exact(ratio);
+    }
+};
+
 } // namespace
 
 Grid2D grid_of(const Shape& shape) {
@@ -184,9 +233,11 @@ ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, 
     };
     std::vector<Partial> partial(16);
     const double inf = std::numeric_limits<double>::infinity();
-    const double bin_scale = kHistogramBins / (kHistogramLog10Max - kHistogramLog10Min);
+    static const BinTable table;
     for_row_bands(m, [&](int cell_begin, int cell_end, int thread) {
-        Partial& p = partial[static_cast<std::size_t>(thread)];
+        // Counters live in a local until the band is done, so that the histogram's stores cannot be
+        // taken to alias them (which kept them in memory on every element).
+        Partial p;
         std::vector<float> rrow(static_cast<std::size_t>(m.source_cols)), crow(rrow.size());
         const auto [first, last] = source_rows_of(m, cell_begin, cell_end);
         for (std::int64_t r = first; r < last; ++r) {
@@ -247,13 +298,12 @@ ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, 
                     if (ratio == 0) {
                         ++p.exact;
                     } else {
-                        const int bin =
-                            static_cast<int>((std::log10(ratio) - kHistogramLog10Min) * bin_scale);
-                        ++p.histogram[static_cast<std::size_t>(std::clamp(bin, 0, kHistogramBins - 1))];
+                        ++p.histogram[static_cast<std::size_t>(table.bin(ratio))];
                     }
                 }
             }
         }
+        partial[static_cast<std::size_t>(thread)] = p;
     });
     for (int s = 0; s < 2; ++s) {
         if (value_maps[s]) {
