@@ -8,7 +8,7 @@ out="$build/screenshots"
 mkdir -p "$out"
 fixture=$(mktemp -d)
 trap 'rm -rf "$fixture"' EXIT
-"$build/tests/app/make_gui_fixture" "$fixture" > "$fixture/ids.txt"
+"$build/bin/make_gui_fixture" "$fixture" > "$fixture/ids.txt"
 eval_run=$(sed -n 's/.*eval_run=\([0-9]*\).*/\1/p' "$fixture/ids.txt")
 heat_run=$(sed -n 's/.*heatmap_run=\([0-9]*\).*/\1/p' "$fixture/ids.txt")
 export XDG_CONFIG_HOME="$fixture/config"
