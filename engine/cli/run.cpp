@@ -506,6 +506,10 @@ int Run::execute() {
     Verdict verdict = decide(launch, results_, options_.nproc,
                              options_.mode == "dryrun" ? 1 : options_.trials, options_.all_trials);
     record_results(launch, verdict);
+    if (options_.mode == "dryrun" && verdict.status == "pass")
+        verdict.summary = "dryrun of the " + std::string(is_reference ? "reference" : "candidate") + " ran on " +
+                          std::to_string(options_.nproc) + " rank(s)" +
+                          verdict.summary.substr(std::min(verdict.summary.find("; warning"), verdict.summary.size()));
     if (!options_.json && launch.end != LaunchEnd::Completed)
         err_ << "pkbw: " << launch.message << "\n";
     return finish(verdict.status, verdict.exit_code, verdict.summary, &verdict);
