@@ -36,7 +36,7 @@ constexpr std::array<std::string_view, 10> kStatusNames{
     "running", "pass",           "mismatch", "compile_error", "crash",
     "timeout", "invalid_output", "error",    "interrupted",   "aborted"};
 constexpr std::array<std::string_view, 2> kKindNames{"reference", "candidate"};
-constexpr std::array<std::string_view, 2> kSideNames{"reference", "candidate"};
+constexpr std::array<std::string_view, 3> kSideNames{"reference", "candidate", "bare_nccl"};
 constexpr std::array<std::string_view, 8> kOutcomeNames{
     "ok", "mismatch", "compile_error", "crash", "timeout", "invalid_output", "error", "skipped"};
 

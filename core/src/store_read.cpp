@@ -337,7 +337,7 @@ std::vector<PerfSample> Store::perf_samples(std::int64_t run_id) const {
     std::vector<PerfSample> samples;
     while (s.step()) {
         auto side = s.i64(0);
-        if (side != 0 && side != 1)
+        if (side < 0 || side > 2)
             bad_value(*impl_, run_id, "perf_samples.side", std::to_string(side));
         samples.push_back({run_id, static_cast<Side>(side), s.i32(1), s.i32(2), s.i32(3), s.real(4)});
     }

@@ -34,7 +34,8 @@ enum class RunStatus {
 };
 enum class SolutionKind { Reference, Candidate };
 // Which program a rank ran: PKB's reference or the candidate solution.
-enum class Side { Reference, Candidate };
+// BareNccl: the bare NCCL loop timed beside the reference (perf benchmark), in perf tables only.
+enum class Side { Reference, Candidate, BareNccl };
 enum class RankOutcome { Ok, Mismatch, CompileError, Crash, Timeout, InvalidOutput, Error, Skipped };
 
 // The text stored in the database ("dryrun", "compile_error", "invalid_output", ...).
@@ -131,6 +132,9 @@ struct TensorResultRow {
 // The one mapping from a comparison to a row; run_id, trial and rank are left for the caller.
 TensorResultRow from_comparison(const TensorComparison& comparison);
 
+// The block number under which PKB's single timed series (its protocol, as-is) is stored.
+inline constexpr int kPkbProtocolBlock = -1;
+
 struct PerfSample {
     std::int64_t run_id = 0;
     Side side = Side::Candidate;
@@ -223,7 +227,8 @@ public:
                     std::string_view summary, std::string_view ended_at = {}); // "" = now
     void add_rank_result(const RankResultRow& row);
     void add_tensor_result(const TensorResultRow& row);
-    // One row per sample; iteration = first_iteration + index.
+    // One row per sample; iteration = first_iteration + index. `block` is the timed block's position
+    // in pkbw's ABBA order (0, 1, ...); PKB's protocol series is stored as block kPkbProtocolBlock.
     void add_perf_samples(std::int64_t run_id, Side side, int rank, int block, std::span<const double> ms,
                           int first_iteration = 0);
     void add_perf_summary(const PerfSummaryRow& row); // replaces the same (run, side, rank, statistic)

@@ -1,0 +1,64 @@
+// Header-only control of the CUPTI tracer (libpkbw_tracer.so) for the launcher and the rank; nothing
+// here links CUDA or CUPTI (docs/tracing.md, "Running with the tracer").
+#pragma once
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pkbw::tracer {
+
+// Every variable tracing sets. A launcher removes them from children that are not ranks (compilers,
+// nvidia-smi, helpers): CUDA_INJECTION64_PATH is inherited and would trace them too.
+inline constexpr const char* kTracingVariables[] = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH",
+                                                    "PKBW_TRACE_DIR"};
+
+// The environment a launcher adds for a traced rank (RANK is already set per rank).
+inline std::vector<std::pair<std::string, std::string>> tracing_environment(const std::string& tracer_library,
+                                                                            const std::string& trace_dir) {
+    return {{"CUDA_INJECTION64_PATH", tracer_library}, {"PKBW_TRACE_DIR", trace_dir}};
+}
+
+// In a traced rank, before its first NVTX call: loads the tracer named by CUDA_INJECTION64_PATH
+// (the driver later gets the same loaded copy) and points NVTX_INJECTION64_PATH at the libcupti it is
+// bound to, so NVTX reaches that CUPTI and not a second copy (gpu-facts §4.3). Returns that path, or
+// "" when not tracing or already set. Safe to call when tracing is off.
+inline std::string prepare_nvtx_injection() {
+    const char* tracer = std::getenv("CUDA_INJECTION64_PATH");
+    if (!tracer || !*tracer || std::getenv("NVTX_INJECTION64_PATH")) {
+        return {};
+    }
+    void* handle = ::dlopen(tracer, RTLD_NOW | RTLD_LOCAL); // kept open: the driver will use it
+    if (!handle) {
+        return {};
+    }
+    using PathFn = const char* (*)();
+    auto fn = reinterpret_cast<PathFn>(::dlsym(handle, "pkbw_tracer_cupti_path"));
+    const std::string path = fn && fn() ? fn() : "";
+    if (!path.empty()) {
+        ::setenv("NVTX_INJECTION64_PATH", path.c_str(), 1);
+    }
+    return path;
+}
+
+// Asks a loaded tracer to deliver every CUPTI record to its file now (after each phase, so a crash
+// later loses nothing before). Returns false when no tracer is loaded in this process.
+inline bool flush_tracer() {
+    const char* tracer = std::getenv("CUDA_INJECTION64_PATH");
+    if (!tracer || !*tracer) {
+        return false;
+    }
+    void* handle = ::dlopen(tracer, RTLD_NOW | RTLD_NOLOAD);
+    if (!handle) {
+        return false;
+    }
+    using FlushFn = int (*)();
+    auto fn = reinterpret_cast<FlushFn>(::dlsym(handle, "pkbw_tracer_flush"));
+    const bool ok = fn && fn() == 0;
+    ::dlclose(handle); // drops only the reference RTLD_NOLOAD took
+    return ok;
+}
+
+} // namespace pkbw::tracer

@@ -1,0 +1,252 @@
+#include "cupti_records.h"
+
+#include <cstdlib>
+#include <cupti_metrics.h>
+#include <cxxabi.h>
+
+namespace pkbw::tracer {
+namespace {
+
+std::int64_t ns(uint64_t t) {
+    return static_cast<std::int64_t>(t);
+}
+
+std::int64_t thread_of(CUpti_ActivityObjectKind kind, const CUpti_ActivityObjectKindId& id) {
+    return kind == CUPTI_ACTIVITY_OBJECT_THREAD || kind == CUPTI_ACTIVITY_OBJECT_PROCESS ? id.pt.threadId : 0;
+}
+
+const char* sync_name(CUpti_ActivitySynchronizationType type) {
+    switch (type) {
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
+        return "cudaEventSynchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
+        return "cudaStreamWaitEvent";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
+        return "cudaStreamSynchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
+        return "cudaDeviceSynchronize";
+    default:
+        return "synchronization";
+    }
+}
+
+nlohmann::json payload_of(CUpti_MetricValueKind kind, const CUpti_MetricValue& value) {
+    switch (kind) {
+    case CUPTI_METRIC_VALUE_KIND_DOUBLE:
+        return {{"value", value.metricValueDouble}};
+    case CUPTI_METRIC_VALUE_KIND_UINT64:
+        return {{"value", value.metricValueUint64}};
+    case CUPTI_METRIC_VALUE_KIND_INT64:
+        return {{"value", value.metricValueInt64}};
+    case CUPTI_METRIC_VALUE_KIND_NVTX_EXTENDED_PAYLOAD:
+        // Schema-based payloads (NCCL's) are not decoded by CUPTI's activity API.
+        return {{"extended", true}};
+    default:
+        return nullptr;
+    }
+}
+
+} // namespace
+
+std::string demangle(const char* name) {
+    if (!name || name[0] != '_' || name[1] != 'Z') {
+        return {};
+    }
+    int status = 0;
+    char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+    std::string result = status == 0 && out ? out : "";
+    std::free(out);
+    return result;
+}
+
+std::string copy_kind_name(std::uint8_t kind) {
+    static const char* const kNames[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                         "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
+    return kind < std::size(kNames) ? kNames[kind] : "unknown";
+}
+
+void NvtxJoiner::start(std::uint32_t id, std::string name, std::string domain, std::int64_t ns,
+                       std::int64_t thread) {
+    TraceEvent e;
+    e.kind = TraceEventKind::NvtxRange;
+    e.name = std::move(name);
+    e.domain = std::move(domain);
+    e.start_ns = e.end_ns = ns;
+    e.thread = thread;
+    open_[id] = std::move(e);
+}
+
+void NvtxJoiner::end(std::uint32_t id, std::int64_t ns) {
+    auto it = open_.find(id);
+    if (it == open_.end()) {
+        return; // the start was before tracing began
+    }
+    it->second.end_ns = std::max(ns, it->second.start_ns);
+    ready_.emplace_back(id, std::move(it->second));
+    open_.erase(it);
+}
+
+void NvtxJoiner::instant(std::uint32_t id, std::string name, std::string domain, std::int64_t ns,
+                         std::int64_t thread) {
+    TraceEvent e;
+    e.kind = TraceEventKind::NvtxMark;
+    e.name = std::move(name);
+    e.domain = std::move(domain);
+    e.start_ns = e.end_ns = ns;
+    e.thread = thread;
+    ready_.emplace_back(id, std::move(e));
+}
+
+void NvtxJoiner::data(std::uint32_t id, std::uint32_t category, nlohmann::json payload) {
+    data_[id] = {category, std::move(payload)};
+}
+
+std::vector<TraceEvent> NvtxJoiner::take_ready(bool final) {
+    if (final) {
+        for (auto& [id, e] : open_) {
+            e.payload = {{"unterminated", true}};
+            ready_.emplace_back(id, std::move(e));
+        }
+        open_.clear();
+    }
+    std::vector<TraceEvent> out;
+    for (auto& [id, e] : ready_) {
+        if (auto it = data_.find(id); it != data_.end()) {
+            if (it->second.first != 0) {
+                e.category = std::to_string(it->second.first);
+            }
+            if (!it->second.second.is_null()) {
+                if (e.payload.is_object()) {
+                    e.payload.update(it->second.second);
+                } else {
+                    e.payload = std::move(it->second.second);
+                }
+            }
+            data_.erase(it);
+        }
+        out.push_back(std::move(e));
+    }
+    ready_.clear();
+    if (final) {
+        data_.clear();
+    }
+    return out;
+}
+
+void convert_record(const CUpti_Activity* record, NvtxJoiner& nvtx, std::vector<TraceEvent>& events,
+                    std::vector<NameRecord>& names) {
+    switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+        TraceEvent e;
+        e.kind = TraceEventKind::Kernel;
+        e.name = k->name ? k->name : "<unnamed kernel>";
+        e.demangled = demangle(k->name);
+        e.start_ns = ns(k->start);
+        e.end_ns = std::max(ns(k->end), e.start_ns);
+        e.stream = k->streamId;
+        e.device = static_cast<int>(k->deviceId);
+        e.correlation_id = k->correlationId;
+        e.grid = {k->gridX, k->gridY, k->gridZ};
+        e.block = {k->blockX, k->blockY, k->blockZ};
+        e.registers = k->registersPerThread;
+        e.shared_memory = static_cast<std::int64_t>(k->staticSharedMemory) + k->dynamicSharedMemory;
+        events.push_back(std::move(e));
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+        TraceEvent e;
+        e.kind = TraceEventKind::Memcpy;
+        e.copy_kind = copy_kind_name(m->copyKind);
+        e.name = "memcpy " + e.copy_kind;
+        e.start_ns = ns(m->start);
+        e.end_ns = std::max(ns(m->end), e.start_ns);
+        e.stream = m->streamId;
+        e.device = static_cast<int>(m->deviceId);
+        e.correlation_id = m->correlationId;
+        e.bytes = static_cast<std::int64_t>(m->bytes);
+        events.push_back(std::move(e));
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+        const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
+        TraceEvent e;
+        e.kind = TraceEventKind::Memcpy;
+        e.copy_kind = copy_kind_name(m->copyKind);
+        e.name = "memcpy " + e.copy_kind;
+        e.start_ns = ns(m->start);
+        e.end_ns = std::max(ns(m->end), e.start_ns);
+        e.stream = m->streamId;
+        e.device = static_cast<int>(m->deviceId);
+        e.src_device = static_cast<int>(m->srcDeviceId);
+        e.dst_device = static_cast<int>(m->dstDeviceId);
+        e.correlation_id = m->correlationId;
+        e.bytes = static_cast<std::int64_t>(m->bytes);
+        events.push_back(std::move(e));
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+        TraceEvent e;
+        e.kind = TraceEventKind::Memset;
+        e.name = "memset";
+        e.start_ns = ns(m->start);
+        e.end_ns = std::max(ns(m->end), e.start_ns);
+        e.stream = m->streamId;
+        e.device = static_cast<int>(m->deviceId);
+        e.correlation_id = m->correlationId;
+        e.bytes = static_cast<std::int64_t>(m->bytes);
+        events.push_back(std::move(e));
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+        const auto* s = reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
+        TraceEvent e;
+        e.kind = TraceEventKind::Sync;
+        e.name = sync_name(s->type);
+        e.start_ns = ns(s->start);
+        e.end_ns = std::max(ns(s->end), e.start_ns);
+        e.stream =
+            s->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? std::int64_t{-1} : std::int64_t{s->streamId};
+        e.correlation_id = s->correlationId;
+        events.push_back(std::move(e));
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MARKER: {
+        const auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(record);
+        const std::string name = m->name ? m->name : "";
+        const std::string domain = m->domain ? m->domain : "";
+        const auto thread = thread_of(m->objectKind, m->objectId);
+        if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
+            nvtx.instant(m->id, name, domain, ns(m->timestamp), thread);
+        } else if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+            nvtx.start(m->id, name, domain, ns(m->timestamp), thread);
+        } else if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+            nvtx.end(m->id, ns(m->timestamp));
+        }
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MARKER_DATA: {
+        const auto* d = reinterpret_cast<const CUpti_ActivityMarkerData2*>(record);
+        nvtx.data(d->id, d->category, payload_of(d->payloadKind, d->payload));
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_NAME: {
+        const auto* n = reinterpret_cast<const CUpti_ActivityName*>(record);
+        if (!n->name) {
+            break;
+        }
+        if (n->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) {
+            names.push_back({"thread", n->objectId.pt.threadId, n->name});
+        } else if (n->objectKind == CUPTI_ACTIVITY_OBJECT_STREAM) {
+            names.push_back({"stream", n->objectId.dcs.streamId, n->name});
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+} // namespace pkbw::tracer

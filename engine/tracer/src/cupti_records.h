@@ -1,0 +1,49 @@
+// CUPTI activity records -> pkbw trace events. No CUPTI calls here (only its record layouts), so the
+// conversion is unit-tested on hand-made records without a GPU.
+#pragma once
+
+#include "pkbw/core/trace.h"
+
+#include <cupti_activity.h>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace pkbw::tracer {
+
+struct NameRecord {
+    std::string object; // "thread" or "stream"
+    std::int64_t id = 0;
+    std::string name;
+};
+
+// NVTX arrives as separate start, end and payload records sharing an id, possibly in different
+// buffers; this pairs them. Thread-compatible (the caller holds the tracer's lock).
+class NvtxJoiner {
+public:
+    void start(std::uint32_t id, std::string name, std::string domain, std::int64_t ns, std::int64_t thread);
+    void end(std::uint32_t id, std::int64_t ns);
+    void instant(std::uint32_t id, std::string name, std::string domain, std::int64_t ns,
+                 std::int64_t thread);
+    void data(std::uint32_t id, std::uint32_t category, nlohmann::json payload);
+    // Closed ranges and marks with their payloads attached. `final` also returns ranges never closed
+    // (end = start, payload.unterminated = true) and forgets payloads that matched nothing.
+    std::vector<TraceEvent> take_ready(bool final);
+    std::size_t open_ranges() const { return open_.size(); }
+
+private:
+    std::map<std::uint32_t, TraceEvent> open_;
+    std::vector<std::pair<std::uint32_t, TraceEvent>> ready_;
+    std::map<std::uint32_t, std::pair<std::uint32_t, nlohmann::json>> data_;
+};
+
+// abi::__cxa_demangle, or "" when `name` is not a mangled C++ name.
+std::string demangle(const char* name);
+std::string copy_kind_name(std::uint8_t kind);
+
+// Appends the record's event (kernels, copies, memsets, syncs) to `events`, its NVTX part to `nvtx`,
+// or its name to `names`; other kinds are ignored.
+void convert_record(const CUpti_Activity* record, NvtxJoiner& nvtx, std::vector<TraceEvent>& events,
+                    std::vector<NameRecord>& names);
+
+} // namespace pkbw::tracer
