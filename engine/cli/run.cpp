@@ -6,6 +6,7 @@
 #include "perf_report.h"
 #include "pkbw/core/dtype.h"
 #include "pkbw/core/error.h"
+#include "pkbw/core/generation.h"
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/sha256.h"
 #include "pkbw/core/trace.h"
@@ -544,10 +545,12 @@ int Run::execute() {
         return fail("error", kExitUsage, "--nproc must be at least 1");
     if (options_.trials < 1)
         return fail("error", kExitUsage, "--trials must be at least 1");
-    auto dtype = parse_dtype(options_.dtype);
-    if (!dtype)
-        return fail("error", kExitUsage, "unknown dtype '" + options_.dtype + "'");
-    dtype_ = *dtype;
+    if (!options_.dtype.empty()) {
+        auto dtype = parse_dtype(options_.dtype);
+        if (!dtype)
+            return fail("error", kExitUsage, "unknown dtype '" + options_.dtype + "'");
+        dtype_ = *dtype;
+    }
     if (options_.inputs != "pkb" && options_.inputs != "exact")
         return fail("error", kExitUsage, "--inputs must be pkb or exact, not '" + options_.inputs + "'");
     const Problem* problem = find_problem(options_.problem);
@@ -592,6 +595,12 @@ int Run::execute() {
         solution_path = file.string();
         if (!fs::is_regular_file(file, ec))
             usage_error = "solution file not found: " + file.string() + list_solutions(dir);
+    }
+    // Generated solutions target one precision, named in their folder (PKB's generation naming).
+    if (options_.dtype.empty() && !solution_path.empty()) {
+        auto label = parse_generation_label(fs::absolute(solution_path).parent_path().filename().string());
+        if (auto dtype = parse_dtype(label.precision); label.parsed && dtype)
+            dtype_ = *dtype;
     }
     try {
         layout_ = locate_data();
@@ -710,6 +719,10 @@ int Run::execute() {
     record_results(launch, verdict);
     if (!perf_.empty())
         report_perf();
+    if (options_.mode == "dryrun" && verdict.status == "pass")
+        verdict.summary = "dryrun of the " + std::string(is_reference ? "reference" : "candidate") + " ran on " +
+                          std::to_string(options_.nproc) + " rank(s)" +
+                          verdict.summary.substr(std::min(verdict.summary.find("; warning"), verdict.summary.size()));
     if (!options_.json && launch.end != LaunchEnd::Completed)
         err_ << "pkbw: " << launch.message << "\n";
     return finish(verdict.status, verdict.exit_code, verdict.summary, &verdict);

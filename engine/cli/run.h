@@ -28,7 +28,7 @@ struct RunOptions {
     std::string solution = "reference"; // reference | a backend name | a file path
     std::optional<std::filesystem::path> solutions_dir;
     int nproc = 0;
-    std::string dtype = "bf16";
+    std::string dtype; // empty: the solutions folder's precision (solutions_<b>_<precision>_...), else bf16
     std::int64_t m = 1024, n = 1024;
     int trials = 5;
     std::optional<double> atol, rtol; // default: the problem's (1e-2)

@@ -54,8 +54,7 @@ std::string version_text() {
     text += "  built with CUDA " + cuda_version(CUDART_VERSION) + ", NCCL " +
             nccl_version(NCCL_VERSION_CODE) + "\n";
 #else
-    text +=
-        "  built without CUDA (host backend only in this binary's tests; pkbw-rank decides at run time)\n";
+    text += "  built without CUDA\n";
 #endif
     Library cudart({"libcudart.so", "libcudart.so.12", "libcudart.so.13", "libcudart.so.11.0"});
     if (auto runtime = cudart.symbol<int (*)(int*)>("cudaRuntimeGetVersion")) {
