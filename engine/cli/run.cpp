@@ -492,38 +492,33 @@ int Run::calibrate() {
         // The byte count of each series is in its events; recover it from the run's event order.
         table.push_back({{"kind", series.side}, {"block", series.block}, {"median_ms", median}});
     }
-    // Sizes come in the order they were run, per kind.
+    // A series' block is the index of its size in the configuration's list.
     const std::vector<double> sizes = {1 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30};
-    std::map<std::string, int> seen;
     json results = json::array();
     char line[200];
     if (!options_.json)
-        out_ << "calibration (" << options_.nproc
-             << " ranks, bf16, 20 iterations, median of the slowest rank)\n";
+        out_ << "calibration (" << options_.nproc << " ranks, bf16, 20 iterations, median of the slowest rank)\n";
     for (auto& row : table) {
         const std::string kind = row["kind"];
-        const int index = seen[kind]++;
-        if (index >= static_cast<int>(sizes.size()))
+        const int index = row["block"];
+        if (index < 0 || index >= static_cast<int>(sizes.size()))
             continue;
         const double bytes = sizes[static_cast<std::size_t>(index)];
         const double ms = row["median_ms"];
-        const CollectiveKind collective = kind == "allreduce" ? CollectiveKind::AllReduce
-                                          : kind == "allgather"
-                                              ? CollectiveKind::AllGather
-                                              : CollectiveKind::Broadcast; // peer copy: factor 1
+        // nccl-tests' S: the per-rank buffer (all-reduce) or the total output (all-gather); a peer copy
+        // moves `bytes` once (factor 1).
+        const CollectiveKind collective = kind == "allreduce"   ? CollectiveKind::AllReduce
+                                          : kind == "allgather" ? CollectiveKind::AllGather
+                                                                : CollectiveKind::Broadcast;
         const Bandwidth bw = bandwidth(collective, options_.nproc, bytes, ms);
-        results.push_back({{"kind", kind},
-                           {"bytes", bytes},
-                           {"median_ms", ms},
-                           {"algbw_gbps", bw.algbw_gbps},
+        results.push_back({{"kind", kind}, {"bytes", bytes}, {"median_ms", ms}, {"algbw_gbps", bw.algbw_gbps},
                            {"busbw_gbps", bw.busbw_gbps}});
         recorder_.add_perf_summary(run_id_, "reference", -1,
                                    kind + "_" + std::to_string(static_cast<long long>(bytes)) + "_busbw_gbps",
                                    bw.busbw_gbps);
         if (!options_.json) {
-            std::snprintf(line, sizeof line,
-                          "  %-10s %12.0f B  %9.4f ms  algbw %7.1f GB/s  busbw %7.1f GB/s\n", kind.c_str(),
-                          bytes, ms, bw.algbw_gbps, bw.busbw_gbps);
+            std::snprintf(line, sizeof line, "  %-10s %12.0f B  %9.4f ms  algbw %7.1f GB/s  busbw %7.1f GB/s\n",
+                          kind.c_str(), bytes, ms, bw.algbw_gbps, bw.busbw_gbps);
             out_ << line;
         }
     }

@@ -195,6 +195,7 @@ private:
         TrialBuffers buffers(*device_, input_specs, problem_->build_inputs(problem_config, rank_),
                              problem_->output_specs(problem_config, rank_));
         buffers.prepare();
+        tracer::set_tracing_enabled(true);
         const std::pair<const std::optional<SolutionLibrary>*, SolutionSession*> sides[] = {
             {&reference_, reference_session_.get()}, {&candidate_, candidate_session_.get()}};
         for (const auto& [library, session] : sides) {
@@ -215,6 +216,7 @@ private:
                 device_->synchronize();
             }
         }
+        tracer::set_tracing_enabled(false);
         tracer::flush_tracer();
     }
 

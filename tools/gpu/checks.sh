@@ -141,7 +141,8 @@ for e in ev:
     n = e.get("name", "")
     kind = ("nccl_kernel" if n.startswith("ncclDevKernel") or n.startswith("ncclKernel") else
             "candidate_nvtx" if n == "candidate/allreduce" else
-            "engine_phase" if e.get("cat") == "phase" else
+            "engine_phase" if "phase" in (e.get("cat") or "") else
+            "engine_iteration" if "iteration" in (e.get("cat") or "") else
             "kernel_sum_peers" if "sum_peers" in n else None)
     if kind:
         by[e["pid"]][kind] += 1
