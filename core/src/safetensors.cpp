@@ -89,7 +89,7 @@ Json parse_strict_json(std::string_view text, const std::string& context, int ma
                           ")");
     try {
         return Json::parse(text.begin(), text.end(), check);
-    } catch (const Json::parse_error& e) {
+    } catch (const Json::exception& e) { // parse_error, or out_of_range for a number like 1e400
         throw FormatError(context + ": not well-formed JSON (" + e.what() + ")");
     }
 }
@@ -276,9 +276,11 @@ Layout parse_layout(std::span<const std::byte> bytes, const std::string& src) {
             layout.entries.push_back(parse_entry(key, value, src, data_size));
     }
     check_coverage(layout.entries, data_size, src);
+    std::unordered_set<std::string_view> tensor_names;
+    for (const Entry& e : layout.entries)
+        tensor_names.insert(e.name);
     for (const auto& [name, text_value] : layout.values) {
-        if (std::any_of(layout.entries.begin(), layout.entries.end(),
-                        [&](const Entry& e) { return e.name == name; }))
+        if (tensor_names.contains(name))
             throw FormatError(src + ": __metadata__: " + std::string(kValuesKey) + ": value " +
                               json_quote(name) + " has the name of a tensor");
     }

@@ -1,1 +1,328 @@
-// (implementation lands with its component)
+// Opening the store: connections, pragmas, schema migrations, transactions, and the sqlite3 RAII
+// wrappers the rest of the store uses.
+#include "store_db.h"
+
+#include <cmath>
+#include <limits>
+#include <system_error>
+
+namespace pkbw::detail {
+
+namespace {
+// Long enough for a writer's batch (a few ms) and a concurrent migration; readers only wait in the
+// rare moments a WAL checkpoint or recovery needs an exclusive lock.
+constexpr int kBusyTimeoutMs = 10000;
+} // namespace
+
+void throw_store_error(const std::filesystem::path& file, std::string_view what, sqlite3* db) {
+    std::string message = "store " + file.string() + ": " + std::string(what);
+    if (db != nullptr)
+        message += ": " + std::string(sqlite3_errmsg(db));
+    throw StoreError(message);
+}
+
+Stmt::Stmt(sqlite3* db, std::string_view sql, const std::filesystem::path& file)
+    : db_(db)
+    , file_(file) {
+    if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt_,
+                           nullptr) != SQLITE_OK)
+        throw_store_error(file, "cannot prepare \"" + std::string(sql.substr(0, 80)) + "\"", db);
+}
+
+Stmt::~Stmt() {
+    sqlite3_finalize(stmt_);
+}
+
+namespace {
+void check_bind(int rc, sqlite3* db, const std::filesystem::path& file, int index) {
+    if (rc != SQLITE_OK)
+        throw_store_error(file, "cannot bind parameter " + std::to_string(index), db);
+}
+} // namespace
+
+Stmt& Stmt::bind(int index, std::int64_t value) {
+    check_bind(sqlite3_bind_int64(stmt_, index, value), db_, file_, index);
+    return *this;
+}
+
+Stmt& Stmt::bind(int index, double value) {
+    if (std::isnan(value))
+        return bind_null(index);
+    check_bind(sqlite3_bind_double(stmt_, index, value), db_, file_, index);
+    return *this;
+}
+
+Stmt& Stmt::bind(int index, std::string_view text) {
+    check_bind(sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT),
+               db_, file_, index);
+    return *this;
+}
+
+Stmt& Stmt::bind_blob(int index, const void* data, std::size_t bytes) {
+    check_bind(sqlite3_bind_blob64(stmt_, index, data, bytes, SQLITE_TRANSIENT), db_, file_, index);
+    return *this;
+}
+
+Stmt& Stmt::bind_null(int index) {
+    check_bind(sqlite3_bind_null(stmt_, index), db_, file_, index);
+    return *this;
+}
+
+int Stmt::parameter_index(const char* name) const {
+    int index = sqlite3_bind_parameter_index(stmt_, name);
+    if (index == 0)
+        throw StoreError("store " + file_.string() + ": statement has no parameter " + name);
+    return index;
+}
+
+bool Stmt::step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW)
+        return true;
+    if (rc == SQLITE_DONE)
+        return false;
+    std::string sql = sqlite3_sql(stmt_);
+    sqlite3_reset(stmt_);
+    throw_store_error(file_, "\"" + sql.substr(0, 80) + "\" failed", db_);
+}
+
+void Stmt::run() {
+    while (step()) {
+    }
+    sqlite3_reset(stmt_);
+}
+
+void Stmt::reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+}
+
+bool Stmt::is_null(int column) const {
+    return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+}
+std::int64_t Stmt::i64(int column) const {
+    return sqlite3_column_int64(stmt_, column);
+}
+
+double Stmt::real(int column) const {
+    return is_null(column) ? std::numeric_limits<double>::quiet_NaN() : sqlite3_column_double(stmt_, column);
+}
+
+std::string Stmt::text(int column) const {
+    const auto* data = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+    return data ? std::string(data, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)))
+                : std::string();
+}
+
+std::optional<std::int64_t> Stmt::opt_i64(int column) const {
+    return is_null(column) ? std::nullopt : std::optional<std::int64_t>(i64(column));
+}
+
+std::optional<double> Stmt::opt_real(int column) const {
+    return is_null(column) ? std::nullopt : std::optional<double>(sqlite3_column_double(stmt_, column));
+}
+
+const void* Stmt::blob(int column) const {
+    return sqlite3_column_blob(stmt_, column);
+}
+std::size_t Stmt::bytes(int column) const {
+    return static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column));
+}
+
+WriteScope::WriteScope(Store::Impl& impl, const char* operation)
+    : impl_(impl) {
+    impl.require_writable(operation);
+    if (sqlite3_get_autocommit(impl.db)) {
+        impl.exec("BEGIN IMMEDIATE");
+        owns_ = true;
+    }
+}
+
+WriteScope::~WriteScope() {
+    if (owns_)
+        sqlite3_exec(impl_.db, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+void WriteScope::commit() {
+    if (owns_) {
+        impl_.exec("COMMIT");
+        owns_ = false;
+    }
+}
+
+} // namespace pkbw::detail
+
+namespace pkbw {
+
+using detail::throw_store_error;
+
+Store::Impl::~Impl() {
+    cache.clear(); // statements before the connection
+    sqlite3_close_v2(db);
+}
+
+Store::Impl::Use Store::Impl::cached(const char* sql) {
+    auto& slot = cache[sql];
+    if (!slot)
+        slot = std::make_unique<detail::Stmt>(db, sql, path);
+    return Use(*slot);
+}
+
+void Store::Impl::exec(std::string_view sql) {
+    std::string text(sql);
+    if (sqlite3_exec(db, text.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
+        throw_store_error(path, "\"" + text.substr(0, 80) + "\" failed", db);
+}
+
+std::int64_t Store::Impl::pragma_int(const char* pragma) {
+    detail::Stmt stmt(db, std::string("PRAGMA ") + pragma, path);
+    if (!stmt.step())
+        throw_store_error(path, std::string("PRAGMA ") + pragma + " returned nothing", nullptr);
+    return stmt.i64(0);
+}
+
+void Store::Impl::require_writable(const char* operation) const {
+    if (read_only)
+        throw StoreError("store " + path.string() + ": " + operation + " on a store opened read-only");
+}
+
+namespace {
+
+std::unique_ptr<Store::Impl> connect(const std::filesystem::path& path, bool read_only) {
+    auto impl = std::make_unique<Store::Impl>();
+    impl->path = path;
+    impl->read_only = read_only;
+    int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    int rc = sqlite3_open_v2(path.c_str(), &impl->db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (rc != SQLITE_OK)
+        throw_store_error(path, read_only ? "cannot open read-only" : "cannot open", impl->db);
+    sqlite3_extended_result_codes(impl->db, 1);
+    sqlite3_busy_timeout(impl->db, detail::kBusyTimeoutMs);
+    // Reading user_version is the first access; a file that is not SQLite fails here.
+    impl->version = static_cast<int>(impl->pragma_int("user_version"));
+    int latest = Store::latest_schema_version();
+    if (impl->version > latest)
+        throw StoreError("store " + path.string() + ": schema version " + std::to_string(impl->version) +
+                         " is newer than this build of pkbw knows (" + std::to_string(latest) +
+                         "); use a newer pkbw or another --store");
+    impl->exec("PRAGMA foreign_keys = ON");
+    return impl;
+}
+
+void migrate(Store::Impl& impl) {
+    // WAL lets readers run beside the writer; it is persistent in the file, so read-only
+    // connections use it too. synchronous=NORMAL is safe in WAL against a crash of the process
+    // (a power cut may lose the last commits, never corrupt the file).
+    {
+        detail::Stmt mode(impl.db, "PRAGMA journal_mode = WAL", impl.path);
+        if (!mode.step() || mode.text(0) != "wal")
+            throw_store_error(impl.path, "cannot enable WAL (is it on a network file system?)", nullptr);
+    }
+    impl.exec("PRAGMA synchronous = NORMAL");
+    for (std::size_t i = 0; i < detail::kSchemaMigrationCount; ++i) {
+        const auto& migration = detail::kSchemaMigrations[i];
+        if (migration.version <= impl.version)
+            continue;
+        detail::WriteScope scope(impl, "migration");
+        // Another writer may have migrated between our check and our lock.
+        impl.version = static_cast<int>(impl.pragma_int("user_version"));
+        if (migration.version <= impl.version)
+            continue;
+        char* error = nullptr;
+        if (sqlite3_exec(impl.db, migration.sql, nullptr, nullptr, &error) != SQLITE_OK) {
+            std::string message = error ? error : "unknown error";
+            sqlite3_free(error);
+            throw StoreError("store " + impl.path.string() + ": migration " + migration.file +
+                             " failed: " + message);
+        }
+        impl.exec("PRAGMA user_version = " + std::to_string(migration.version));
+        scope.commit();
+        impl.version = migration.version;
+    }
+}
+
+} // namespace
+
+Store::Store(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+Store::~Store() = default;
+
+Store Store::open(const std::filesystem::path& path) {
+    if (path.has_parent_path()) {
+        std::error_code error;
+        std::filesystem::create_directories(path.parent_path(), error);
+        if (error)
+            throw StoreError("store " + path.string() + ": cannot create directory " +
+                             path.parent_path().string() + ": " + error.message());
+    }
+    auto impl = connect(path, false);
+    migrate(*impl);
+    return Store(std::move(impl));
+}
+
+Store Store::open_read_only(const std::filesystem::path& path, Missing missing) {
+    std::error_code error;
+    if (missing == Missing::Create) {
+        open(path); // creates or migrates, then closes
+    } else if (!std::filesystem::exists(path, error)) {
+        throw StoreError("store " + path.string() + ": no such file (a run creates it, or pass --store)");
+    }
+    auto impl = connect(path, true);
+    if (impl->version < latest_schema_version())
+        throw StoreError("store " + path.string() + ": schema version " + std::to_string(impl->version) +
+                         " is older than this build's (" + std::to_string(latest_schema_version()) +
+                         "); open it once read-write (a run, or the GUI) to migrate it");
+    return Store(std::move(impl));
+}
+
+const std::filesystem::path& Store::path() const {
+    return impl_->path;
+}
+bool Store::read_only() const {
+    return impl_->read_only;
+}
+int Store::schema_version() const {
+    return static_cast<int>(impl_->pragma_int("user_version"));
+}
+int Store::latest_schema_version() {
+    return static_cast<int>(detail::kSchemaMigrationCount);
+}
+
+Store::Transaction::Transaction(Store& store)
+    : store_(&store) {
+    store.impl_->require_writable("transaction");
+    if (sqlite3_get_autocommit(store.impl_->db))
+        store.impl_->exec("BEGIN IMMEDIATE");
+    else
+        done_ = true; // nested: the outer transaction commits or rolls back
+}
+
+Store::Transaction::~Transaction() {
+    if (!done_)
+        sqlite3_exec(store_->impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+void Store::Transaction::commit() {
+    if (done_)
+        return;
+    store_->impl_->exec("COMMIT");
+    done_ = true;
+}
+
+void Store::write_batch(const std::function<void()>& body) {
+    Transaction transaction(*this);
+    body();
+    transaction.commit();
+}
+
+std::string Store::integrity_check() const {
+    detail::Stmt stmt(impl_->db, "PRAGMA integrity_check", impl_->path);
+    std::string result;
+    while (stmt.step())
+        result += (result.empty() ? "" : "\n") + stmt.text(0);
+    return result;
+}
+
+} // namespace pkbw

@@ -2,6 +2,7 @@
 
 #include "pkbw/core/error.h"
 
+#include <climits>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -13,14 +14,18 @@ namespace {
 
 class OwnedStorage final : public Storage {
 public:
+    // At least one byte is allocated so that even an empty tensor has a writable, non-null pointer
+    // (null marks read-only storage).
     explicit OwnedStorage(std::size_t bytes)
-        : bytes_(bytes) {}
+        : bytes_(bytes == 0 ? 1 : bytes)
+        , size_(bytes) {}
     const std::byte* data() const override { return bytes_.data(); }
     std::byte* mutable_data() override { return bytes_.data(); }
-    std::size_t size() const override { return bytes_.size(); }
+    std::size_t size() const override { return size_; }
 
 private:
     std::vector<std::byte> bytes_;
+    std::size_t size_;
 };
 
 // A read-only private mapping of a whole file, unmapped with the last tensor that views it.
@@ -93,12 +98,17 @@ std::shared_ptr<Storage> Storage::map_file(const std::string& path) {
 }
 
 std::int64_t shape_numel(const Shape& shape) {
-    std::int64_t n = 1;
     for (const auto dim : shape) {
         if (dim < 0) {
             throw Error("negative dimension in shape " + shape_to_string(shape));
         }
-        if (dim != 0 && n > INT64_MAX / dim) {
+        if (dim == 0) {
+            return 0; // whatever the other dimensions are
+        }
+    }
+    std::int64_t n = 1;
+    for (const auto dim : shape) {
+        if (n > INT64_MAX / dim) {
             throw Error("shape " + shape_to_string(shape) + " has too many elements");
         }
         n *= dim;
@@ -122,7 +132,11 @@ std::vector<std::int64_t> contiguous_strides(const Shape& shape) {
     std::int64_t stride = 1;
     for (std::size_t i = shape.size(); i-- > 0;) {
         strides[i] = stride;
-        stride *= shape[i] > 0 ? shape[i] : 1;
+        // Saturate: only empty tensors can have dimensions whose product overflows, and their strides
+        // are never used to address an element.
+        if (__builtin_mul_overflow(stride, shape[i] > 0 ? shape[i] : 1, &stride)) {
+            stride = INT64_MAX;
+        }
     }
     return strides;
 }
@@ -188,6 +202,9 @@ std::int64_t Tensor::numel() const {
 }
 
 bool Tensor::is_contiguous() const {
+    if (numel() == 0) {
+        return true; // no element to address: any strides describe the same (empty) tensor
+    }
     std::int64_t expected = 1;
     for (std::size_t i = shape_.size(); i-- > 0;) {
         if (shape_[i] != 1 && strides_[i] != expected) {

@@ -93,6 +93,7 @@ RankConfig parse_rank_config(const json& j, const std::string& source) {
     c.rtol = field<double>(j, "rtol", source, 1e-2);
     c.all_trials = field<bool>(j, "all_trials", source, false);
     c.keep_outputs = field<bool>(j, "keep_outputs", source, false);
+    c.keep_inputs = field<bool>(j, "keep_inputs", source, false);
     c.dryrun_side = field<std::string>(j, "dryrun_side", source, "candidate");
     if (c.dryrun_side != "reference" && c.dryrun_side != "candidate") {
         throw FormatError(source + ": field 'dryrun_side' must be reference or candidate");
@@ -142,6 +143,7 @@ json to_json(const RankConfig& c) {
               {"rtol", c.rtol},
               {"all_trials", c.all_trials},
               {"keep_outputs", c.keep_outputs},
+              {"keep_inputs", c.keep_inputs},
               {"dryrun_side", c.dryrun_side},
               {"reference_library", c.reference_library},
               {"candidate_library", c.candidate_library},

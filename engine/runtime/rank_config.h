@@ -23,6 +23,7 @@ struct RankConfig {
     double atol = 1e-2, rtol = 1e-2;
     bool all_trials = false;
     bool keep_outputs = false;
+    bool keep_inputs = false; // write each trial's inputs too (for the PKB cross-check)
     std::string dryrun_side = "candidate";
     std::string reference_library;
     std::string candidate_library;

@@ -42,6 +42,15 @@ struct SideResult {
     ::_exit(kRankExitSolutionBroke);
 }
 
+// Input names in call order, comma-separated (safetensors readers may list tensors sorted by name).
+std::string input_order(const std::vector<TensorSpec>& specs) {
+    std::string order;
+    for (const auto& spec : specs) {
+        order += (order.empty() ? "" : ",") + spec.name;
+    }
+    return order;
+}
+
 std::string hostname() {
     char name[256] = {};
     ::gethostname(name, sizeof(name) - 1);
@@ -143,6 +152,13 @@ private:
         return kRankExitOk;
     }
 
+    std::filesystem::path trial_directory(int trial) const {
+        const auto dir =
+            std::filesystem::path(config_.output_dir) / "outputs" / ("trial_" + std::to_string(trial));
+        std::filesystem::create_directories(dir);
+        return dir;
+    }
+
     void phase(const std::string& name, int trial) {
         events_.send({{"event", protocol::kPhase}, {"rank", rank_}, {"phase", name}, {"trial", trial}});
     }
@@ -211,8 +227,21 @@ private:
         }
         const auto input_specs = problem_->input_specs(problem_config, rank_);
         const auto output_specs = problem_->output_specs(problem_config, rank_);
-        TrialBuffers buffers(*device_, input_specs, problem_->build_inputs(problem_config, rank_),
-                             output_specs);
+        std::vector<Tensor> host_inputs = problem_->build_inputs(problem_config, rank_);
+        if (config_.keep_inputs) {
+            OutputSet inputs;
+            for (std::size_t i = 0; i < input_specs.size(); ++i) {
+                inputs.add(input_specs[i].name, host_inputs[i]);
+            }
+            write_safetensors(
+                (trial_directory(trial) / ("rank_" + std::to_string(rank_) + "_inputs.safetensors")).string(),
+                inputs,
+                {{"pkbw.problem", config_.problem},
+                 {"pkbw.trial", std::to_string(trial)},
+                 {"pkbw.input_order", input_order(input_specs)},
+                 {"pkbw.params", json(problem_->params(problem_config)).dump()}});
+        }
+        TrialBuffers buffers(*device_, input_specs, std::move(host_inputs), output_specs);
         const auto params = problem_->params(problem_config);
         reference_session_->set_params(params);
         candidate_session_->set_params(params);

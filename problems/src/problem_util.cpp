@@ -92,4 +92,26 @@ void fill_exact(Tensor& tensor, const CounterRng& rng, int amplitude) {
     });
 }
 
+void fill_random_inputs(const ProblemConfig& config, int problem_id, int rank, std::vector<Tensor>& inputs,
+                        int exact_amplitude_value) {
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+        const CounterRng rng = input_rng(config, problem_id, rank, static_cast<int>(k));
+        if (config.input_mode == InputMode::Exact) {
+            fill_exact(inputs[k], rng, exact_amplitude_value);
+        } else {
+            fill_normal(inputs[k], rng);
+        }
+    }
+}
+
+std::optional<std::string> require_divides(const ProblemInfo& info, std::int64_t divisor,
+                                           const char* divisor_name, std::int64_t value,
+                                           const char* value_name) {
+    if (divisor > 0 && value % divisor == 0) {
+        return std::nullopt;
+    }
+    return info.stem + ": " + divisor_name + " = " + std::to_string(divisor) + " must divide " + value_name +
+           " = " + std::to_string(value);
+}
+
 } // namespace pkbw::problems

@@ -57,4 +57,14 @@ void fill_integers(Tensor& tensor, const CounterRng& rng, std::int64_t lo, std::
 int exact_amplitude(DType dtype, int terms);
 void fill_exact(Tensor& tensor, const CounterRng& rng, int amplitude);
 
+// The common case of random problems: input k is standard normal from stream k (`pkb`), or exact
+// values of the given amplitude (`exact`).
+void fill_random_inputs(const ProblemConfig& config, int problem_id, int rank, std::vector<Tensor>& inputs,
+                        int exact_amplitude_value = 8);
+
+// An error message when `divisor` does not divide `value`, naming the problem and the quantity.
+std::optional<std::string> require_divides(const ProblemInfo& info, std::int64_t divisor,
+                                           const char* divisor_name, std::int64_t value,
+                                           const char* value_name);
+
 } // namespace pkbw::problems

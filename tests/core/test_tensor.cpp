@@ -55,3 +55,13 @@ TEST(Tensor, MappedFileIsReadOnly) {
     std::remove(path.c_str());
     EXPECT_THROW(Storage::map_file(path), Error);
 }
+
+TEST(Tensor, EmptyTensorsAreContiguousAndWritable) {
+    Tensor t = Tensor::zeros(DType::I32, {3, 0});
+    EXPECT_TRUE(t.is_contiguous());
+    EXPECT_NO_THROW(t.mutable_data());
+    EXPECT_EQ(t.contiguous().numel(), 0);
+    EXPECT_EQ(t.clone().numel(), 0);
+    // Huge dimensions around a zero: strides saturate instead of overflowing.
+    EXPECT_EQ(Tensor::zeros(DType::F32, {1ll << 32, 1ll << 32, 0}).numel(), 0);
+}

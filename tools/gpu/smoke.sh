@@ -29,10 +29,10 @@ json.dump({"version":1,"problem":"$stem","mode":"perf","backend":"cuda","world_s
  "output_dir":"$dir","perf":{"pkb_warmup":500,"pkb_iterations":100,"warmup":50,"pairs":5,"iterations":100}},
  open(sys.argv[1],"w"))
 PY
-        start=$(date +%s.%N)
+        start=$(date +%s%N)
         "$here/tools/gpu/launch_ranks.sh" "$bin" "$dir/config.json" "$world" > "$dir/stdout.log" 2>&1
         rc=$?
-        end=$(date +%s.%N)
-        python3 "$here/tools/gpu/summarize_events.py" "$dir" "$stem" "$label" "$rc" "$(echo "$end - $start" | bc)"
+        end=$(date +%s%N)
+        python3 "$here/tools/gpu/summarize_events.py" "$dir" "$stem" "$label" "$rc" "$(( (end - start) / 1000000 ))e-3"
     done
 done

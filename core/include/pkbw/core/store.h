@@ -1,0 +1,260 @@
+// The run store: one SQLite file (WAL) that the engine writes and the CLI and GUI read, each reader
+// with its own connection so that nothing waits on anything else. docs/store.md describes every table
+// and column, the migration policy and the concurrency rules.
+#pragma once
+
+#include "pkbw/core/compare.h"
+#include "pkbw/core/generation.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pkbw {
+
+enum class RunMode { Dryrun, Eval, Perf };
+enum class RunStatus {
+    Running,
+    Pass,
+    Mismatch,
+    CompileError,
+    Crash,
+    Timeout,
+    InvalidOutput,
+    Error,
+    Interrupted,
+    Aborted, // left 'running' by a writer that is gone (mark_stale_runs_aborted)
+};
+enum class SolutionKind { Reference, Candidate };
+// Which program a rank ran: PKB's reference or the candidate solution.
+enum class Side { Reference, Candidate };
+enum class RankOutcome { Ok, Mismatch, CompileError, Crash, Timeout, InvalidOutput, Error, Skipped };
+
+// The text stored in the database ("dryrun", "compile_error", "invalid_output", ...).
+std::string_view to_string(RunMode mode);
+std::string_view to_string(RunStatus status);
+std::string_view to_string(SolutionKind kind);
+std::string_view to_string(Side side);
+std::string_view to_string(RankOutcome outcome);
+std::optional<RunMode> parse_run_mode(std::string_view text);
+std::optional<RunStatus> parse_run_status(std::string_view text);
+std::optional<SolutionKind> parse_solution_kind(std::string_view text);
+std::optional<Side> parse_side(std::string_view text);
+std::optional<RankOutcome> parse_rank_outcome(std::string_view text);
+
+// Current UTC time as ISO-8601 with milliseconds, "2026-07-01T12:34:56.789Z". Every time in the
+// store uses this fixed format, so text order is time order.
+std::string utc_now_iso8601();
+
+struct RunRecord {
+    std::int64_t id = 0; // assigned by begin_run
+    std::optional<int> problem_id;
+    std::string problem_stem;
+    RunMode mode = RunMode::Eval;
+    std::string backend; // "cuda", "host", "pkb-python", ...
+    int world_size = 1;
+    std::string dtype;
+    std::optional<std::int64_t> m, n;
+    nlohmann::json input_shapes = nlohmann::json::object(); // {"input name": [dims...]}
+    double atol = 1e-2, rtol = 1e-2;
+    int trials = 1; // requested
+    std::optional<std::int64_t> seed;
+    std::string solution_path;
+    std::string solution_sha256; // hex
+    SolutionKind solution_kind = SolutionKind::Candidate;
+    GenerationLabel generation;
+    // Who writes the run: 0 / "" mean "this process" (begin_run fills them). writer_start_ticks is
+    // the process start time (Linux /proc starttime) so a recycled pid is not taken for the writer.
+    std::int64_t writer_pid = 0;
+    std::string writer_host;
+    std::optional<std::int64_t> writer_start_ticks;
+    std::vector<std::string> gpu_names;
+    std::string driver_version;
+    std::string cuda_runtime_version, cuda_compiled_version;
+    std::string nccl_runtime_version, nccl_compiled_version;
+    std::string pkbw_version; // "" means this build's version
+    std::vector<std::string> command_line;
+    std::string started_at; // "" means now
+    std::string ended_at;   // "" while running
+    RunStatus status = RunStatus::Running;
+    std::optional<int> exit_code;
+    std::string summary;
+    std::string run_dir; // artifacts directory
+};
+
+// Per run x trial x rank x side: how the rank's process ended.
+struct RankResultRow {
+    std::int64_t run_id = 0;
+    int trial = 0;
+    int rank = 0;
+    Side side = Side::Candidate;
+    RankOutcome outcome = RankOutcome::Ok;
+    std::string phase; // where it ended: "compile", "init", "inputs", "run", "outputs", "compare", ...
+    std::string message;
+    std::optional<int> exit_code;
+    std::optional<int> signal;
+    std::string started_at, ended_at; // "" when unknown
+    std::optional<double> wall_ms, compile_ms;
+};
+
+// Per run x trial x rank x output name: the comparison of one tensor (the fields of
+// pkbw::TensorComparison, see from_comparison). NaN doubles are stored as NULL and read back as NaN.
+struct TensorResultRow {
+    std::int64_t run_id = 0;
+    int trial = 0;
+    int rank = 0;
+    std::string name;
+    bool pass = false;
+    bool shape_match = false;
+    Shape ref_shape, cand_shape;
+    std::string ref_dtype, cand_dtype; // pkbw names ("bf16")
+    bool dtype_match = false;
+    std::int64_t numel = 0;
+    std::int64_t mismatch_count = 0;
+    double mismatch_fraction = 0;
+    double max_abs_error = 0, max_rel_error = 0, worst_ratio = 0;
+    std::int64_t first_mismatch = -1, worst_mismatch = -1;
+    std::optional<std::uint64_t> max_ulp; // saturates at 2^63 - 1 in the store
+    double min_passing_atol = 0;
+    ValueSummary ref_summary, cand_summary;
+    ErrorMap error_map; // stored as a float32 little-endian BLOB, rows x cols
+    std::string message;
+};
+
+// The one mapping from a comparison to a row; run_id, trial and rank are left for the caller.
+TensorResultRow from_comparison(const TensorComparison& comparison);
+
+struct PerfSample {
+    std::int64_t run_id = 0;
+    Side side = Side::Candidate;
+    int rank = 0;
+    int block = 0;
+    int iteration = 0;
+    double ms = 0;
+};
+
+// A per-run figure computed from the samples ("median_ms", "p90_ms", "speedup", ...). rank -1 means
+// across ranks.
+struct PerfSummaryRow {
+    std::int64_t run_id = 0;
+    Side side = Side::Candidate;
+    int rank = -1;
+    std::string statistic;
+    double value = 0;
+};
+
+struct ArtifactRow {
+    std::int64_t id = 0; // assigned by add_artifact
+    std::int64_t run_id = 0;
+    std::optional<int> trial, rank; // absent for run-wide artifacts
+    std::string kind;               // "outputs", "log", "trace", ...
+    std::string path;
+};
+
+// Every set field narrows the list (AND). Text matches problem, generation, summary, solution path
+// and backend as a case-insensitive substring.
+struct RunFilter {
+    std::optional<std::string> problem_stem;
+    std::optional<std::string> generation_label;
+    std::optional<std::string> backend;
+    std::optional<RunStatus> status;
+    std::optional<std::string> started_from; // inclusive, ISO-8601 (a prefix such as "2026-07-01" works)
+    std::optional<std::string> started_to;   // exclusive
+    std::optional<std::string> text;
+};
+
+enum class RunSortColumn { StartedAt, Id, Problem, Generation, Backend, Status, Mode, WorldSize, EndedAt };
+
+struct RunSort {
+    RunSortColumn column = RunSortColumn::StartedAt;
+    bool descending = true;
+};
+
+// A column whose distinct values a GUI filter lists.
+enum class RunField { Problem, Generation, Backend, Status };
+
+class Store {
+public:
+    enum class Missing { Fail, Create };
+
+    // Read-write: creates the file and its parent directories if needed, migrates to the latest
+    // schema. Throws pkbw::StoreError (naming the file) on a newer schema or an unusable file.
+    static Store open(const std::filesystem::path& path);
+    // Never writes. A missing file fails unless `missing` is Create, in which case the store is
+    // created (and an older one migrated) through a short read-write open first.
+    static Store open_read_only(const std::filesystem::path& path, Missing missing = Missing::Fail);
+
+    Store(Store&&) noexcept;
+    Store& operator=(Store&&) noexcept;
+    ~Store();
+
+    const std::filesystem::path& path() const;
+    bool read_only() const;
+    int schema_version() const; // PRAGMA user_version
+    static int latest_schema_version();
+
+    // A write transaction (BEGIN IMMEDIATE); rolled back unless commit() is called. Writer methods
+    // called while one is open join it instead of starting their own.
+    class Transaction {
+    public:
+        explicit Transaction(Store& store);
+        Transaction(const Transaction&) = delete;
+        Transaction& operator=(const Transaction&) = delete;
+        ~Transaction();
+        void commit();
+
+    private:
+        Store* store_;
+        bool done_ = false;
+    };
+    // Runs `body` in one transaction; commits if it returns, rolls back if it throws.
+    void write_batch(const std::function<void()>& body);
+
+    // Writer. Each call is atomic on its own; batch with Transaction / write_batch for speed.
+    std::int64_t begin_run(const RunRecord& run);
+    void finish_run(std::int64_t run_id, RunStatus status, std::optional<int> exit_code,
+                    std::string_view summary, std::string_view ended_at = {}); // "" = now
+    void add_rank_result(const RankResultRow& row);
+    void add_tensor_result(const TensorResultRow& row);
+    // One row per sample; iteration = first_iteration + index.
+    void add_perf_samples(std::int64_t run_id, Side side, int rank, int block, std::span<const double> ms,
+                          int first_iteration = 0);
+    void add_perf_summary(const PerfSummaryRow& row); // replaces the same (run, side, rank, statistic)
+    std::int64_t add_artifact(const ArtifactRow& row);
+    // Runs left 'running' whose writer is gone (same host, pid dead or recycled) become 'aborted'.
+    // Runs written from another host are left alone: their writer cannot be checked from here.
+    // Returns how many were marked.
+    int mark_stale_runs_aborted();
+    // Deletes a run and everything under it.
+    void delete_run(std::int64_t run_id);
+
+    // Readers.
+    std::vector<RunRecord> list_runs(const RunFilter& filter = {}, RunSort sort = {}, int limit = 100,
+                                     int offset = 0) const;
+    std::int64_t count_runs(const RunFilter& filter = {}) const;
+    std::optional<RunRecord> get_run(std::int64_t run_id) const;
+    std::vector<std::string> distinct_values(RunField field) const;
+    // Ordered by trial, rank, name. Error maps are read only when asked (they are the bulk of a run).
+    std::vector<TensorResultRow> tensor_results(std::int64_t run_id, bool with_error_maps = true) const;
+    std::vector<RankResultRow> rank_results(std::int64_t run_id) const; // by trial, rank, side
+    std::vector<PerfSample> perf_samples(std::int64_t run_id) const;    // by side, rank, block, iteration
+    std::vector<PerfSummaryRow> perf_summaries(std::int64_t run_id) const;
+    std::vector<ArtifactRow> artifacts(std::int64_t run_id) const;
+    // PRAGMA integrity_check: "ok" or SQLite's list of problems.
+    std::string integrity_check() const;
+
+    struct Impl;
+
+private:
+    explicit Store(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace pkbw
