@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -43,6 +44,12 @@ struct Unpickled {
     std::deque<Value> arena;
     Value* root = nullptr;
 };
+
+// The allowlist (torch_pt_pickle_names.cpp). Globals are "module.name".
+bool allowed_global(const std::string& global);
+std::optional<DType> storage_dtype(const std::string& global); // torch.<X>Storage
+std::optional<DType> dtype_global(const std::string& global);  // torch.<dtype>
+const char* refused_op_name(std::uint8_t op);                  // nullptr for unnamed bytes
 
 // `source` names the file and entry in error messages ("x.pt: archive/data.pkl").
 Unpickled unpickle(std::span<const std::byte> pickle, const std::string& source);
