@@ -207,7 +207,9 @@ PkbLogs scan_pkb_logs(const fs::path& dir) {
         const auto ref_it = backends.find("reference");
         const BackendDir* ref = ref_it == backends.end() ? nullptr : &ref_it->second;
         const bool candidates = backends.size() > (ref ? 1u : 0u);
-        for (const auto& [name, b] : backends) {
+        for (const auto& entry : backends) {
+            const std::string& name = entry.first; // named, not a structured binding: lambdas capture it
+            const BackendDir& b = entry.second;
             const bool is_ref = name == "reference";
             if (is_ref && candidates) {
                 continue; // paired with each candidate instead
