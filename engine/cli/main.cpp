@@ -1,6 +1,7 @@
 // pkbw: the command-line program (docs/cli.md). `pkbw eval` and `pkbw dryrun` run a problem's
 // candidate (or reference) on W ranks and record the run; `problems`, `runs`, `show` read.
 #include "export_command.h"
+#include "import_pkb_command.h"
 #include "launcher.h"
 #include "pkbw/core/error.h"
 #include "pkbw/problems/registry.h"
@@ -239,6 +240,8 @@ int main(int argc, char** argv) {
             return run_command(options, store[i], solutions_dir[i], cache_dir[i], phase_timeouts[i],
                                timeout[i], timeout_scale[i], command_line);
         }
+        if (import_command->parsed())
+            return run_import_pkb(resolve_store_path(import_store).string(), import_dir, import_json);
         if (export_command->parsed())
             return run_export_command(resolve_store_path(export_store).string(), export_run, export_format,
                                       export_output);
