@@ -192,6 +192,16 @@ int main(int argc, char** argv) {
         }
     }
 
+    auto* import_command =
+        app.add_subcommand("import-pkb", "import a PKB logs folder (rank_<r>.pt, perf JSON) as runs");
+    std::string import_dir;
+    std::optional<std::string> import_store;
+    bool import_json = false;
+    import_command->add_option("DIR", import_dir, "PKB logs folder (logs/ or logs/problem_<stem>)")
+        ->required();
+    import_command->add_option("--store", import_store, "SQLite store");
+    import_command->add_flag("--json", import_json, "JSON lines on stdout");
+
     auto* export_command =
         app.add_subcommand("export", "export a run's traces (Chrome trace JSON or kernel CSV)");
     std::int64_t export_run = 0;
