@@ -110,9 +110,13 @@ if want suite; then
     done
 fi
 
+if want calibrate || want perf; then
+    line "== calibrate"
+    "$p" calibrate --nproc $W > "$out/calibrate.txt" 2>&1; cat "$out/calibrate.txt" | tee -a "$out/summary.txt"
+fi
+
 if want perf; then
     line "== perf"
-    "$p" calibrate --nproc $W > "$out/calibrate.txt" 2>&1; cat "$out/calibrate.txt" | tee -a "$out/summary.txt"
     for i in 1 2 3 4 5; do
         run_json "perf 2 tuned repeat $i" perf --problem 2 --solution cuda --solutions-dir $tuned --nproc $W
     done
@@ -155,12 +159,22 @@ if want crosscheck; then
     line "== PKB cross-check (torch reference vs pkbw reference, same inputs, W=$W)"
     for n in $(seq 1 20); do
         stem=$(basename problems/${n}_*)
+        "$p" dryrun --problem $n --solution reference --nproc $W --keep-inputs --keep-outputs --json \
+            > "$out/xc_$stem.pkbw" 2>&1
+    done
+    # torch start-up dominates: four cross-checks at a time, each on its own port.
+    for n in $(seq 1 20); do
+        stem=$(basename problems/${n}_*)
+        dir=$(python3 -c "import json;[print(json.loads(l)['run_dir']) for l in open('$out/xc_$stem.pkbw') if '\"run_started\"' in l]")
+        timeout 150 python3 -m torch.distributed.run --nproc-per-node $W --master-port $((29500 + n)) \
+            tools/pkb_crosscheck.py --pkb-checkout .pkb --run-dir "$dir" > "$out/xc_$stem.log" 2>&1 &
+        while [ "$(jobs -r | wc -l)" -ge 4 ]; do sleep 0.5; done
+    done
+    wait
+    for n in $(seq 1 20); do
+        stem=$(basename problems/${n}_*)
         log="$out/xc_$stem.log"
-        "$p" dryrun --problem $n --solution reference --nproc $W --keep-inputs --keep-outputs --json > "$log.pkbw" 2>&1
-        dir=$(python3 -c "import json,sys;[print(json.loads(l)['run_dir']) for l in open('$log.pkbw') if '\"run_started\"' in l]")
-        timeout 120 python3 -m torch.distributed.run --nproc-per-node $W --master-port $((29500 + n)) tools/pkb_crosscheck.py \
-            --pkb-checkout .pkb --run-dir "$dir" > "$log" 2>&1
         grep -h "PKBW_CROSSCHECK_JSON" "$log" | sed "s/^/$stem /" | tee -a "$out/summary.txt" \
-            || { echo "$stem crosscheck FAILED: $(grep -v Warning "$log" | tail -2 | tr '\n' ' ' | cut -c1-200)" | tee -a "$out/summary.txt"; }
+            || echo "$stem crosscheck FAILED: $(grep -v -i warn "$log" | grep -E "Error|error|MISMATCH" | tail -2 | tr '\n' ' ' | cut -c1-240)" | tee -a "$out/summary.txt"
     done
 fi
