@@ -1,0 +1,96 @@
+// The launcher: builds a `pkbw <mode> ... --json` command from a form, runs it as a QProcess, reads
+// its JSON-lines protocol (core's protocol::parse_line) into per-rank progress bars and a live log,
+// and cancels by terminating pkbw, which kills its ranks and marks the run interrupted.
+#pragma once
+
+#include <QProcess>
+#include <QWidget>
+#include <nlohmann/json_fwd.hpp>
+#include <vector>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QGridLayout;
+
+namespace pkbw::app {
+
+class LauncherView : public QWidget {
+    Q_OBJECT
+public:
+    explicit LauncherView(QWidget* parent = nullptr);
+
+    void set_store(const QString& path) { store_ = path; }
+    void set_executable(const QString& path);
+    QString executable() const;
+
+    // Form access (tests and scripted use).
+    void set_problem(const QString& problem);
+    void set_solution(const QString& file);
+    void set_solutions_dir(const QString& dir);
+    void set_mode(const QString& mode);
+    void set_ranks(int ranks);
+    void set_trials(int trials);
+    void set_backend(const QString& backend);
+
+    QStringList arguments() const;
+    bool running() const;
+    void start();
+    void cancel();
+
+    QString log_text() const;
+    QString status_text() const;
+    int rank_progress(int rank) const; // percent, -1 when no such rank
+    qint64 run_id() const { return run_id_; }
+    QString final_status() const { return final_status_; }
+
+    // One protocol line, as if pkbw had printed it (also used for every stdout line).
+    void handle_line(const QByteArray& line);
+
+signals:
+    void run_started(qint64 run_id);
+    void run_finished(qint64 run_id);
+    void process_ended(int exit_code);
+
+private:
+    void handle_message(const std::string& event, const nlohmann::json& body);
+    void ensure_ranks(int count);
+    void append_log(const QString& text, const QColor& color = {});
+    void read_stdout();
+    void read_stderr();
+
+    QString store_;
+    QProcess* process_ = nullptr;
+    QByteArray stdout_buffer_;
+    qint64 run_id_ = 0;
+    QString final_status_;
+    int trials_expected_ = 1;
+    std::vector<int> trials_done_;
+
+    QLineEdit* exe_ = nullptr;
+    QComboBox* problem_ = nullptr;
+    QLineEdit* solution_ = nullptr;
+    QLineEdit* solutions_dir_ = nullptr;
+    QComboBox* mode_ = nullptr;
+    QSpinBox* ranks_ = nullptr;
+    QComboBox* dtype_ = nullptr;
+    QSpinBox* trials_ = nullptr;
+    QDoubleSpinBox* atol_ = nullptr;
+    QDoubleSpinBox* rtol_ = nullptr;
+    QComboBox* backend_ = nullptr;
+    QCheckBox* trace_ = nullptr;
+    QPushButton* start_ = nullptr;
+    QPushButton* cancel_ = nullptr;
+    QLabel* status_ = nullptr;
+    QGridLayout* progress_layout_ = nullptr;
+    std::vector<QProgressBar*> bars_;
+    QPlainTextEdit* log_ = nullptr;
+};
+
+} // namespace pkbw::app

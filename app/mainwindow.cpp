@@ -1,0 +1,228 @@
+#include "mainwindow.h"
+
+#include "background.h"
+#include "exporting.h"
+#include "generationsview.h"
+#include "launcherview.h"
+#include "perfview.h"
+#include "pkbw/core/store.h"
+#include "problembrowser.h"
+#include "qtconvert.h"
+#include "runsbrowser.h"
+#include "runsmodel.h"
+#include "runview.h"
+#include "sourceview.h"
+#include "theme.h"
+#include "traceview.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QKeySequence>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+
+namespace pkbw::app {
+namespace {
+constexpr int kMaxRecent = 8;
+}
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent) {
+    setWindowTitle(tr("pkbw workbench"));
+    setWindowIcon(QIcon(QStringLiteral(":/icons/pkbw.svg")));
+    tabs_ = new QTabWidget(this);
+    tabs_->setObjectName(QStringLiteral("viewTabs"));
+    tabs_->setDocumentMode(true);
+    runs_ = new RunsBrowser(this);
+    run_view_ = new RunView(this);
+    perf_view_ = new PerfView(this);
+    trace_view_ = new TraceView(this);
+    source_view_ = new SourceView(this);
+    generations_ = new GenerationsView(this);
+    problems_ = new ProblemBrowser(this);
+    launcher_ = new LauncherView(this);
+    tabs_->addTab(runs_, tr("&Runs"));
+    tabs_->addTab(run_view_, tr("R&un"));
+    tabs_->addTab(perf_view_, tr("&Perf"));
+    tabs_->addTab(trace_view_, tr("&Trace"));
+    tabs_->addTab(source_view_, tr("&Sources"));
+    tabs_->addTab(generations_, tr("&Generations"));
+    tabs_->addTab(problems_, tr("Pro&blems"));
+    tabs_->addTab(launcher_, tr("&Launch"));
+    setCentralWidget(tabs_);
+    statusBar()->showMessage(tr("Open a store (Ctrl+O) or a run folder (Ctrl+Shift+O)."));
+
+    connect(runs_, &RunsBrowser::run_activated, this, &MainWindow::open_run);
+    connect(generations_, &GenerationsView::run_activated, this, &MainWindow::open_run);
+    connect(run_view_, &RunView::run_loaded, this, [this](std::shared_ptr<const RunData> data) {
+        perf_view_->set_data(data);
+        source_view_->set_data(data);
+        trace_view_->set_data(data);
+        setWindowTitle(
+            tr("pkbw workbench — run %1 (%2)").arg(data->run.id).arg(to_qstring(data->run.problem_stem)));
+    });
+    connect(run_view_, &RunView::load_failed, this,
+            [this](const QString& m) { statusBar()->showMessage(m); });
+    connect(launcher_, &LauncherView::run_finished, this, [this](qint64 run_id) {
+        runs_->model()->reload();
+        generations_->reload();
+        if (run_id > 0) {
+            open_run(run_id);
+        }
+    });
+
+    build_menus();
+    install_export_menus(this);
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    tabs_->setCurrentIndex(settings.value(QStringLiteral("window/tab"), 0).toInt());
+    if (settings.value(QStringLiteral("window/theme")).toString() == QLatin1String("dark")) {
+        apply_theme(Theme::Dark);
+    }
+    theme_plots(this);
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::build_menus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = file->addAction(tr("&Open store…"), this, [this] {
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Open store"), QFileInfo(store_).path(),
+                                         tr("pkbw stores (*.db *.sqlite *.pkbw);;All files (*)"));
+        if (!path.isEmpty()) {
+            open_store(path);
+        }
+    });
+    open->setShortcut(QKeySequence::Open);
+    QAction* folder = file->addAction(tr("Open run &folder…"), this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Open run folder"));
+        if (!dir.isEmpty()) {
+            open_run_folder(dir);
+        }
+    });
+    folder->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    recent_menu_ = file->addMenu(tr("Recent stores"));
+    update_recent_menu();
+    file->addSeparator();
+    QAction* reload = file->addAction(tr("&Reload"), this, [this] {
+        if (!store_.isEmpty()) {
+            runs_->set_store(store_);
+            generations_->set_store(store_);
+        }
+    });
+    reload->setShortcut(QKeySequence::Refresh);
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    for (int i = 0; i < tabs_->count(); ++i) {
+        QAction* a = view->addAction(tabs_->tabText(i).remove(QLatin1Char('&')), this,
+                                     [this, i] { tabs_->setCurrentIndex(i); });
+        a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+    }
+    view->addSeparator();
+    QAction* dark = view->addAction(tr("&Dark theme"));
+    dark->setCheckable(true);
+    dark->setChecked(current_theme() == Theme::Dark);
+    dark->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
+    connect(dark, &QAction::toggled, this, [this](bool on) {
+        apply_theme(on ? Theme::Dark : Theme::Light);
+        QSettings().setValue(QStringLiteral("window/theme"),
+                             on ? QStringLiteral("dark") : QStringLiteral("light"));
+        theme_plots(this);
+    });
+
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    QAction* launch = run->addAction(tr("&Launch…"), this, [this] { tabs_->setCurrentWidget(launcher_); });
+    launch->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About"), this, [this] {
+        QMessageBox::about(
+            this, tr("About pkbw"),
+            tr("<b>pkbw workbench</b><br>ParallelKernel Workbench: correctness, performance and "
+               "sources of multi-GPU kernels, per rank.<br>Right-click any chart or table to "
+               "export it."));
+    });
+}
+
+void MainWindow::update_recent_menu() {
+    recent_menu_->clear();
+    const QStringList recent = QSettings().value(QStringLiteral("stores/recent")).toStringList();
+    for (const QString& path : recent) {
+        recent_menu_->addAction(path, this, [this, path] { open_store(path); });
+    }
+    recent_menu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::remember_store(const QString& path) {
+    QSettings settings;
+    QStringList recent = settings.value(QStringLiteral("stores/recent")).toStringList();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > kMaxRecent) {
+        recent.removeLast();
+    }
+    settings.setValue(QStringLiteral("stores/recent"), recent);
+    update_recent_menu();
+}
+
+void MainWindow::open_store(const QString& path) {
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    statusBar()->showMessage(tr("Opening %1…").arg(absolute));
+    run_in_background(
+        this,
+        [p = to_path(absolute)] {
+            const Store store = Store::open_read_only(p, Store::Missing::Create);
+            return store.schema_version();
+        },
+        [this, absolute](Loaded<int> r) {
+            if (!r.ok()) {
+                statusBar()->showMessage(tr("Could not open %1").arg(absolute));
+                QMessageBox::warning(this, tr("Could not open the store"), r.error);
+                emit store_failed(r.error);
+                return;
+            }
+            store_ = absolute;
+            remember_store(absolute);
+            runs_->set_store(absolute);
+            run_view_->set_store(absolute);
+            trace_view_->set_store(absolute);
+            generations_->set_store(absolute);
+            launcher_->set_store(absolute);
+            statusBar()->showMessage(tr("Store %1 (schema %2)").arg(absolute).arg(r.value));
+            emit store_opened(absolute);
+        });
+}
+
+void MainWindow::open_run_folder(const QString& folder) {
+    run_view_->open_folder(folder);
+    tabs_->setCurrentWidget(run_view_);
+}
+
+void MainWindow::open_run(qint64 run_id) {
+    if (run_id <= 0) {
+        return;
+    }
+    run_view_->open_run(run_id);
+    tabs_->setCurrentWidget(run_view_);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("window/tab"), tabs_->currentIndex());
+    QMainWindow::closeEvent(event);
+}
+
+} // namespace pkbw::app

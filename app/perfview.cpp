@@ -1,0 +1,191 @@
+#include "perfview.h"
+
+#include "pkbw/core/perf_stats.h"
+#include "qtconvert.h"
+#include "theme.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <map>
+#include <qcustomplot.h>
+
+namespace pkbw::app {
+namespace {
+
+// samples[side][rank] -> ms, and per (side, block) the per-rank vectors.
+struct Grouped {
+    std::map<int, std::vector<double>> per_rank[2];
+    std::map<int, std::map<int, std::vector<double>>> per_block[2]; // block -> rank -> samples
+};
+
+// pkbw's own ABBA blocks (block >= 0) of reference and candidate; PKB's protocol series (block
+// kPkbProtocolBlock) and the bare NCCL loop are other measurements and stay out of the speedup.
+Grouped group(const RunData& d) {
+    Grouped g;
+    for (const PerfSample& s : d.samples) {
+        if (s.block < 0 || (s.side != Side::Reference && s.side != Side::Candidate)) {
+            continue;
+        }
+        const int side = s.side == Side::Reference ? 0 : 1;
+        g.per_rank[side][s.rank].push_back(s.ms);
+        g.per_block[side][s.block][s.rank].push_back(s.ms);
+    }
+    return g;
+}
+
+} // namespace
+
+PerfFigures compute_perf(const RunData& data) {
+    PerfFigures f;
+    const Grouped g = group(data);
+    if (g.per_rank[0].empty() || g.per_rank[1].empty()) {
+        return f;
+    }
+    f.has_samples = true;
+    std::vector<TimedBlock> blocks;
+    for (int side = 0; side < 2; ++side) {
+        for (const auto& [block, ranks] : g.per_block[side]) {
+            std::vector<std::vector<double>> per_rank;
+            for (const auto& [rank, ms] : ranks) {
+                per_rank.push_back(ms);
+            }
+            TimedBlock b;
+            b.side = side == 0 ? BlockSide::Reference : BlockSide::Candidate;
+            b.index = block;
+            b.samples = slowest_rank_per_iteration(per_rank);
+            blocks.push_back(std::move(b));
+        }
+    }
+    const SpeedupEstimate e = estimate_speedup(blocks);
+    f.speedup = e.speedup;
+    f.ci_low = e.ci_low;
+    f.ci_high = e.ci_high;
+    f.verdict = to_qstring(verdict_name(e.verdict));
+    for (int side = 0; side < 2; ++side) {
+        double worst = -1;
+        for (const auto& [rank, ms] : g.per_rank[side]) {
+            const double median = percentile(ms, 50);
+            if (median > worst) {
+                worst = median;
+                (side == 0 ? f.slowest_reference_rank : f.slowest_candidate_rank) = rank;
+            }
+        }
+    }
+    return f;
+}
+
+PerfView::PerfView(QWidget* parent)
+    : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    summary_ = new QLabel(tr("No run open."), this);
+    summary_->setObjectName(QStringLiteral("perfSummary"));
+    summary_->setWordWrap(true);
+    summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(summary_);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    plot_ = new QCustomPlot(split);
+    plot_->setObjectName(QStringLiteral("perfPlot"));
+    plot_->plotLayout()->insertRow(0);
+    plot_->plotLayout()->addElement(
+        0, 0, new QCPTextElement(plot_, tr("Per-rank iteration time (box: quartiles, whiskers: p5–p95)")));
+    plot_->xAxis->setLabel(tr("rank"));
+    plot_->yAxis->setLabel(tr("ms per iteration"));
+    plot_->legend->setVisible(true);
+    plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    table_ = new QTableWidget(split);
+    table_->setObjectName(QStringLiteral("perfSummaries"));
+    table_->setColumnCount(4);
+    table_->setHorizontalHeaderLabels({tr("Side"), tr("Rank"), tr("Statistic"), tr("Value")});
+    table_->horizontalHeader()->setStretchLastSection(true);
+    table_->verticalHeader()->hide();
+    split->addWidget(plot_);
+    split->addWidget(table_);
+    split->setStretchFactor(0, 3);
+    layout->addWidget(split, 1);
+}
+
+void PerfView::set_data(std::shared_ptr<const RunData> data) {
+    data_ = std::move(data);
+    plot_->clearPlottables();
+    table_->setRowCount(0);
+    if (!data_) {
+        summary_->setText(tr("No run open."));
+        plot_->replot();
+        return;
+    }
+    const Grouped g = group(*data_);
+    const QColor colors[2] = {QColor(0x45, 0x7b, 0x9d), QColor(0xe7, 0x6f, 0x51)};
+    const QString names[2] = {tr("reference"), tr("candidate")};
+    double ymax = 0;
+    for (int side = 0; side < 2; ++side) {
+        if (g.per_rank[side].empty()) {
+            continue;
+        }
+        auto* box = new QCPStatisticalBox(plot_->xAxis, plot_->yAxis);
+        box->setName(names[side]);
+        box->setBrush(QColor(colors[side].red(), colors[side].green(), colors[side].blue(), 140));
+        box->setPen(QPen(colors[side].darker(130)));
+        box->setWidth(0.35);
+        for (const auto& [rank, ms] : g.per_rank[side]) {
+            const double p5 = percentile(ms, 5), q1 = percentile(ms, 25), med = percentile(ms, 50),
+                         q3 = percentile(ms, 75), p95 = percentile(ms, 95);
+            box->addData(rank + (side == 0 ? -0.2 : 0.2), p5, q1, med, q3, p95);
+            ymax = std::max(ymax, p95);
+        }
+    }
+    plot_->xAxis->setRange(-0.7, data_->world_size() - 0.3);
+    QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
+    ticker->setTickStep(1);
+    plot_->xAxis->setTicker(ticker);
+    plot_->yAxis->setRange(0, ymax > 0 ? ymax * 1.1 : 1);
+    theme_plot(plot_);
+    plot_->replot();
+
+    table_->setRowCount(static_cast<int>(data_->summaries.size()));
+    for (int i = 0; i < static_cast<int>(data_->summaries.size()); ++i) {
+        const PerfSummaryRow& s = data_->summaries[static_cast<std::size_t>(i)];
+        table_->setItem(i, 0, new QTableWidgetItem(to_qstring(to_string(s.side))));
+        table_->setItem(i, 1, new QTableWidgetItem(s.rank < 0 ? tr("all") : QString::number(s.rank)));
+        table_->setItem(i, 2, new QTableWidgetItem(to_qstring(s.statistic)));
+        table_->setItem(i, 3, new QTableWidgetItem(QString::number(s.value, 'g', 6)));
+    }
+    summary_->setText(summary_text());
+}
+
+QString PerfView::summary_text() const {
+    if (!data_) {
+        return {};
+    }
+    const PerfFigures f = compute_perf(*data_);
+    QString text;
+    if (f.has_samples) {
+        text = tr("<b>Speedup %1×</b> (95% interval %2–%3): <b>%4</b>. Slowest rank: reference %5, candidate "
+                  "%6.")
+                   .arg(QString::number(f.speedup, 'f', 3))
+                   .arg(QString::number(f.ci_low, 'f', 3))
+                   .arg(QString::number(f.ci_high, 'f', 3))
+                   .arg(f.verdict)
+                   .arg(f.slowest_reference_rank)
+                   .arg(f.slowest_candidate_rank);
+    } else if (auto s = data_->summary("speedup")) {
+        text = tr("<b>Speedup %1×</b> (stored; no samples in the store).").arg(QString::number(*s, 'f', 3));
+    } else {
+        text = tr("No perf samples for run %1 (perf mode stores them).").arg(data_->run.id);
+    }
+    const auto busbw = data_->summary("busbw_gbps");
+    const auto peak = data_->summary("peak_busbw_gbps");
+    if (busbw) {
+        text += tr(" Bus bandwidth %1 GB/s").arg(QString::number(*busbw, 'f', 1));
+        if (peak && *peak > 0) {
+            text +=
+                tr(" (%1% of %2 GB/s peak)").arg(QString::number(100 * *busbw / *peak, 'f', 0)).arg(*peak);
+        }
+        text += QLatin1Char('.');
+    }
+    return text;
+}
+
+} // namespace pkbw::app

@@ -1,0 +1,40 @@
+// Perf of one run: per-rank timing distributions of reference and candidate (box plots), the speedup
+// with its bootstrap interval and verdict (core's perf_stats), bus bandwidth against peak when the
+// run stored it, and every stored summary figure. Shows what exists: the perf tables may be sparse.
+#pragma once
+
+#include "rundata.h"
+
+#include <QWidget>
+#include <memory>
+
+class QCustomPlot;
+class QLabel;
+class QTableWidget;
+
+namespace pkbw::app {
+
+struct PerfFigures {
+    bool has_samples = false;
+    double speedup = 0, ci_low = 0, ci_high = 0;
+    QString verdict;
+    int slowest_reference_rank = -1, slowest_candidate_rank = -1;
+};
+PerfFigures compute_perf(const RunData& data);
+
+class PerfView : public QWidget {
+    Q_OBJECT
+public:
+    explicit PerfView(QWidget* parent = nullptr);
+    void set_data(std::shared_ptr<const RunData> data);
+    QString summary_text() const;
+    QCustomPlot* plot() const { return plot_; }
+
+private:
+    std::shared_ptr<const RunData> data_;
+    QLabel* summary_ = nullptr;
+    QCustomPlot* plot_ = nullptr;
+    QTableWidget* table_ = nullptr;
+};
+
+} // namespace pkbw::app

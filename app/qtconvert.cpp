@@ -1,0 +1,113 @@
+#include "qtconvert.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pkbw::app {
+
+QString to_qstring(std::string_view text) {
+    return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
+}
+
+std::string to_std(const QString& text) {
+    return text.toStdString();
+}
+
+std::filesystem::path to_path(const QString& path) {
+    return std::filesystem::path(path.toStdString());
+}
+
+QString path_to_qstring(const std::filesystem::path& path) {
+    return QString::fromStdString(path.string());
+}
+
+QString status_text(RunStatus status) {
+    return to_qstring(to_string(status));
+}
+QString mode_text(RunMode mode) {
+    return to_qstring(to_string(mode));
+}
+QString outcome_text(RankOutcome outcome) {
+    return to_qstring(to_string(outcome));
+}
+
+bool is_failure(RunStatus status) {
+    return status != RunStatus::Pass && status != RunStatus::Running;
+}
+
+QColor status_color(RunStatus status) {
+    switch (status) {
+    case RunStatus::Pass:
+        return QColor(0x2e, 0x9e, 0x4f);
+    case RunStatus::Running:
+        return QColor(0x3b, 0x82, 0xf6);
+    case RunStatus::Mismatch:
+    case RunStatus::InvalidOutput:
+        return QColor(0xdc, 0x4a, 0x38);
+    case RunStatus::CompileError:
+        return QColor(0xc0, 0x7a, 0x10);
+    case RunStatus::Crash:
+    case RunStatus::Timeout:
+    case RunStatus::Error:
+        return QColor(0xb0, 0x30, 0xb0);
+    case RunStatus::Interrupted:
+    case RunStatus::Aborted:
+        return QColor(0x80, 0x80, 0x80);
+    }
+    return QColor(0x80, 0x80, 0x80);
+}
+
+QDateTime to_datetime(std::string_view iso8601) {
+    if (iso8601.empty()) {
+        return {};
+    }
+    QDateTime t = QDateTime::fromString(to_qstring(iso8601), Qt::ISODateWithMs);
+    if (!t.isValid()) {
+        t = QDateTime::fromString(to_qstring(iso8601), Qt::ISODate);
+    }
+    return t.toLocalTime();
+}
+
+QString format_time(std::string_view iso8601) {
+    const QDateTime t = to_datetime(iso8601);
+    return t.isValid() ? t.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) : to_qstring(iso8601);
+}
+
+QString format_ratio(double ratio) {
+    if (std::isinf(ratio)) {
+        return QStringLiteral("inf");
+    }
+    if (std::isnan(ratio)) {
+        return QStringLiteral("nan");
+    }
+    if (ratio != 0 && (std::fabs(ratio) < 1e-3 || std::fabs(ratio) >= 1e4)) {
+        return QString::number(ratio, 'e', 2);
+    }
+    return QString::number(ratio, 'g', 3);
+}
+
+QString format_shape(const Shape& shape) {
+    QStringList dims;
+    for (auto d : shape) {
+        dims << QString::number(d);
+    }
+    return QLatin1Char('[') + dims.join(QStringLiteral(", ")) + QLatin1Char(']');
+}
+
+QColor ratio_color(bool pass, double worst_ratio) {
+    if (pass) {
+        const double t = std::clamp(std::isfinite(worst_ratio) ? worst_ratio : 1.0, 0.0, 1.0);
+        // hue 130 (green) at an exact match to 60 (yellow) at the tolerance
+        return QColor::fromHsvF(static_cast<float>((130.0 - 70.0 * t) / 360.0), 0.55f, 0.85f);
+    }
+    const double excess = std::isfinite(worst_ratio) ? std::log10(std::max(worst_ratio, 1.0)) : 4.0;
+    const double t = std::clamp(excess / 4.0, 0.0, 1.0);
+    return QColor::fromHsvF(static_cast<float>((30.0 - 30.0 * t) / 360.0), static_cast<float>(0.6 + 0.3 * t),
+                            static_cast<float>(0.95 - 0.35 * t));
+}
+
+QColor not_run_color() {
+    return QColor(0x9a, 0x9a, 0x9a);
+}
+
+} // namespace pkbw::app

@@ -1,0 +1,40 @@
+// The one place where core's types become Qt's: strings, paths, statuses and their colours, times.
+#pragma once
+
+#include "pkbw/core/store.h"
+
+#include <QColor>
+#include <QDateTime>
+#include <QString>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace pkbw::app {
+
+QString to_qstring(std::string_view text);
+std::string to_std(const QString& text);
+std::filesystem::path to_path(const QString& path);
+QString path_to_qstring(const std::filesystem::path& path);
+
+QString status_text(RunStatus status);
+QString mode_text(RunMode mode);
+QString outcome_text(RankOutcome outcome);
+// Text colour for a status, readable on both themes.
+QColor status_color(RunStatus status);
+bool is_failure(RunStatus status);
+
+// "2026-07-01T12:34:56.789Z" -> local time; invalid QDateTime for "".
+QDateTime to_datetime(std::string_view iso8601);
+QString format_time(std::string_view iso8601); // "2026-07-01 14:34:56" (local)
+
+// A ratio as the views print it: "0.031", "2.4e+03", "inf".
+QString format_ratio(double ratio);
+QString format_shape(const Shape& shape);
+
+// Colour of a correctness cell: pass shades from green (exact) to yellow (at the tolerance), fail from
+// orange to deep red as log10(ratio) grows, grey when not run.
+QColor ratio_color(bool pass, double worst_ratio);
+QColor not_run_color();
+
+} // namespace pkbw::app

@@ -1,0 +1,169 @@
+#include "runsbrowser.h"
+
+#include "background.h"
+#include "qtconvert.h"
+#include "runsmodel.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+
+namespace pkbw::app {
+namespace {
+
+std::optional<std::string> chosen(const QComboBox* box) {
+    if (box->currentIndex() <= 0) {
+        return std::nullopt;
+    }
+    return to_std(box->currentText());
+}
+
+std::optional<std::string> typed(const QLineEdit* edit) {
+    const QString t = edit->text().trimmed();
+    return t.isEmpty() ? std::nullopt : std::optional<std::string>(to_std(t));
+}
+
+} // namespace
+
+RunsBrowser::RunsBrowser(QWidget* parent)
+    : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    auto* filters = new QHBoxLayout;
+    auto make_combo = [&](const QString& any, const QString& name) {
+        auto* box = new QComboBox(this);
+        box->setObjectName(name);
+        box->addItem(any);
+        box->setMinimumContentsLength(12);
+        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        filters->addWidget(box);
+        connect(box, &QComboBox::currentIndexChanged, this, &RunsBrowser::apply_filter);
+        return box;
+    };
+    problem_ = make_combo(tr("any problem"), QStringLiteral("problemFilter"));
+    generation_ = make_combo(tr("any generation"), QStringLiteral("generationFilter"));
+    backend_ = make_combo(tr("any backend"), QStringLiteral("backendFilter"));
+    status_ = make_combo(tr("any status"), QStringLiteral("statusFilter"));
+    auto make_edit = [&](const QString& placeholder, const QString& name) {
+        auto* edit = new QLineEdit(this);
+        edit->setObjectName(name);
+        edit->setPlaceholderText(placeholder);
+        edit->setClearButtonEnabled(true);
+        filters->addWidget(edit);
+        return edit;
+    };
+    from_ = make_edit(tr("from (2026-07-01)"), QStringLiteral("fromFilter"));
+    to_ = make_edit(tr("before (2026-08)"), QStringLiteral("toFilter"));
+    text_ = make_edit(tr("search…"), QStringLiteral("textFilter"));
+    from_->setMaximumWidth(140);
+    to_->setMaximumWidth(140);
+    // Typing re-queries after a pause, not on every key.
+    auto* debounce = new QTimer(this);
+    debounce->setSingleShot(true);
+    debounce->setInterval(300);
+    connect(debounce, &QTimer::timeout, this, &RunsBrowser::apply_filter);
+    for (QLineEdit* e : {from_, to_, text_}) {
+        connect(e, &QLineEdit::textChanged, debounce, qOverload<>(&QTimer::start));
+    }
+    layout->addLayout(filters);
+
+    model_ = new RunsModel(this);
+    view_ = new QTableView(this);
+    view_->setObjectName(QStringLiteral("runsTable"));
+    view_->setModel(model_);
+    view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view_->setSelectionMode(QAbstractItemView::SingleSelection);
+    view_->setAlternatingRowColors(true);
+    view_->verticalHeader()->hide();
+    view_->verticalHeader()->setDefaultSectionSize(22);
+    view_->horizontalHeader()->setStretchLastSection(true);
+    view_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    view_->horizontalHeader()->setSortIndicator(RunsModel::Started, Qt::DescendingOrder);
+    view_->setSortingEnabled(true);
+    const int widths[] = {60, 150, 160, 260, 70, 60, 50, 100, 80};
+    for (int c = 0; c < static_cast<int>(std::size(widths)); ++c) {
+        view_->setColumnWidth(c, widths[c]);
+    }
+    layout->addWidget(view_, 1);
+    count_ = new QLabel(this);
+    count_->setObjectName(QStringLiteral("runCount"));
+    layout->addWidget(count_);
+
+    connect(view_, &QTableView::activated, this,
+            [this](const QModelIndex& index) { emit run_activated(model_->run_id(index.row())); });
+    connect(model_, &RunsModel::page_loaded, this, &RunsBrowser::update_count);
+    connect(model_, &RunsModel::modelReset, this, &RunsBrowser::update_count);
+    connect(model_, &RunsModel::load_failed, this, [this](const QString& message) {
+        count_->setText(tr("Could not read the store: %1").arg(message));
+    });
+}
+
+void RunsBrowser::set_store(const QString& path) {
+    model_->set_store(path);
+    load_choices();
+}
+
+void RunsBrowser::load_choices() {
+    const QString path = model_->store_path();
+    if (path.isEmpty()) {
+        return;
+    }
+    using Choices = std::array<std::vector<std::string>, 4>;
+    run_in_background(
+        this,
+        [p = to_path(path)] {
+            const Store store = Store::open_read_only(p);
+            return Choices{store.distinct_values(RunField::Problem),
+                           store.distinct_values(RunField::Generation),
+                           store.distinct_values(RunField::Backend), store.distinct_values(RunField::Status)};
+        },
+        [this](Loaded<Choices> r) {
+            if (!r.ok()) {
+                return;
+            }
+            QComboBox* boxes[] = {problem_, generation_, backend_, status_};
+            for (int i = 0; i < 4; ++i) {
+                const QSignalBlocker block(boxes[i]);
+                const QString keep = boxes[i]->currentIndex() > 0 ? boxes[i]->currentText() : QString();
+                while (boxes[i]->count() > 1) {
+                    boxes[i]->removeItem(1);
+                }
+                for (const auto& v : r.value[static_cast<std::size_t>(i)]) {
+                    if (!v.empty()) {
+                        boxes[i]->addItem(to_qstring(v));
+                    }
+                }
+                const int at = keep.isEmpty() ? 0 : boxes[i]->findText(keep);
+                boxes[i]->setCurrentIndex(std::max(at, 0));
+            }
+        });
+}
+
+void RunsBrowser::apply_filter() {
+    RunFilter f;
+    f.problem_stem = chosen(problem_);
+    f.generation_label = chosen(generation_);
+    f.backend = chosen(backend_);
+    if (auto s = chosen(status_)) {
+        f.status = parse_run_status(*s);
+    }
+    f.started_from = typed(from_);
+    f.started_to = typed(to_);
+    f.text = typed(text_);
+    model_->set_filter(f);
+}
+
+void RunsBrowser::update_count() {
+    if (model_->store_path().isEmpty()) {
+        count_->setText(tr("No store open (File › Open store)."));
+        return;
+    }
+    count_->setText(
+        tr("%1 runs match; %2 loaded (scroll for more)").arg(model_->total()).arg(model_->rowCount()));
+}
+
+} // namespace pkbw::app

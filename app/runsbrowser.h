@@ -1,0 +1,45 @@
+// The Runs tab: filters (problem, generation, backend, status, date range, free text) over the
+// paged runs table. Filter choices come from the store's distinct values, loaded off the GUI thread.
+#pragma once
+
+#include <QWidget>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QTableView;
+
+namespace pkbw::app {
+
+class RunsModel;
+
+class RunsBrowser : public QWidget {
+    Q_OBJECT
+public:
+    explicit RunsBrowser(QWidget* parent = nullptr);
+
+    void set_store(const QString& path);
+    RunsModel* model() const { return model_; }
+    QTableView* view() const { return view_; }
+
+signals:
+    void run_activated(qint64 run_id);
+
+private:
+    void apply_filter();
+    void load_choices();
+    void update_count();
+
+    RunsModel* model_ = nullptr;
+    QTableView* view_ = nullptr;
+    QComboBox* problem_ = nullptr;
+    QComboBox* generation_ = nullptr;
+    QComboBox* backend_ = nullptr;
+    QComboBox* status_ = nullptr;
+    QLineEdit* from_ = nullptr;
+    QLineEdit* to_ = nullptr;
+    QLineEdit* text_ = nullptr;
+    QLabel* count_ = nullptr;
+};
+
+} // namespace pkbw::app

@@ -1,0 +1,188 @@
+#include "runsmodel.h"
+
+#include "background.h"
+#include "qtconvert.h"
+
+namespace pkbw::app {
+
+RunsModel::RunsModel(QObject* parent)
+    : QAbstractTableModel(parent) {}
+
+void RunsModel::set_store(const QString& path) {
+    store_ = path;
+    reload();
+}
+
+void RunsModel::set_filter(const RunFilter& filter) {
+    filter_ = filter;
+    reload();
+}
+
+void RunsModel::reload() {
+    ++generation_;
+    beginResetModel();
+    rows_.clear();
+    total_ = 0;
+    loading_ = false;
+    endResetModel();
+    if (!store_.isEmpty()) {
+        request_page(true);
+    }
+}
+
+void RunsModel::request_page(bool first) {
+    if (loading_) {
+        return;
+    }
+    loading_ = true;
+    const auto path = to_path(store_);
+    const RunFilter filter = filter_;
+    const RunSort sort = sort_;
+    const int offset = static_cast<int>(rows_.size());
+    const quint64 generation = generation_;
+    struct Page {
+        std::vector<RunRecord> rows;
+        qint64 total = -1;
+    };
+    run_in_background(
+        this,
+        [=] {
+            const Store store = Store::open_read_only(path);
+            Page page;
+            if (first) {
+                page.total = store.count_runs(filter);
+            }
+            page.rows = store.list_runs(filter, sort, kPageSize, offset);
+            return page;
+        },
+        [this, generation](Loaded<Page> result) {
+            if (generation != generation_) {
+                return;
+            }
+            loading_ = false;
+            if (!result.ok()) {
+                emit load_failed(result.error);
+                return;
+            }
+            if (result.value.total >= 0) {
+                total_ = result.value.total;
+            }
+            auto& page = result.value.rows;
+            if (!page.empty()) {
+                beginInsertRows({}, static_cast<int>(rows_.size()),
+                                static_cast<int>(rows_.size() + page.size()) - 1);
+                for (auto& r : page) {
+                    rows_.push_back(std::move(r));
+                }
+                endInsertRows();
+            }
+            // A short page means the store holds fewer rows than counted (runs deleted meanwhile).
+            if (static_cast<int>(page.size()) < kPageSize) {
+                total_ = static_cast<qint64>(rows_.size());
+            }
+            emit page_loaded();
+        });
+}
+
+std::int64_t RunsModel::run_id(int row) const {
+    return row >= 0 && row < static_cast<int>(rows_.size()) ? rows_[static_cast<std::size_t>(row)].id : 0;
+}
+
+const RunRecord* RunsModel::run_at(int row) const {
+    return row >= 0 && row < static_cast<int>(rows_.size()) ? &rows_[static_cast<std::size_t>(row)] : nullptr;
+}
+
+int RunsModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int RunsModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant RunsModel::data(const QModelIndex& index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) {
+        return {};
+    }
+    const RunRecord& r = rows_[static_cast<std::size_t>(index.row())];
+    if (role == RunIdRole) {
+        return QVariant::fromValue<qint64>(r.id);
+    }
+    if (role == StatusRole) {
+        return status_text(r.status);
+    }
+    if (role == Qt::ForegroundRole && index.column() == Status) {
+        return status_color(r.status);
+    }
+    if (role == Qt::TextAlignmentRole && (index.column() == Id || index.column() == Ranks)) {
+        return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    }
+    if (role == Qt::ToolTipRole && index.column() == Summary) {
+        return to_qstring(r.summary);
+    }
+    if (role != Qt::DisplayRole) {
+        return {};
+    }
+    switch (index.column()) {
+    case Id:
+        return QVariant::fromValue<qint64>(r.id);
+    case Started:
+        return format_time(r.started_at);
+    case Problem:
+        return to_qstring(r.problem_stem);
+    case Generation:
+        return to_qstring(r.generation.label);
+    case Backend:
+        return to_qstring(r.backend);
+    case Mode:
+        return mode_text(r.mode);
+    case Ranks:
+        return r.world_size;
+    case Status:
+        return status_text(r.status);
+    case Duration: {
+        const QDateTime a = to_datetime(r.started_at), b = to_datetime(r.ended_at);
+        if (!a.isValid() || !b.isValid()) {
+            return {};
+        }
+        return QString::number(a.msecsTo(b) / 1000.0, 'f', 1) + QStringLiteral(" s");
+    }
+    case Summary:
+        return to_qstring(r.summary);
+    }
+    return {};
+}
+
+QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+        return QAbstractTableModel::headerData(section, orientation, role);
+    }
+    static const char* const names[] = {"Id",   "Started", "Problem", "Generation", "Backend",
+                                        "Mode", "Ranks",   "Status",  "Duration",   "Summary"};
+    return section >= 0 && section < ColumnCount ? tr(names[section]) : QVariant();
+}
+
+bool RunsModel::canFetchMore(const QModelIndex& parent) const {
+    return !parent.isValid() && !loading_ && static_cast<qint64>(rows_.size()) < total_;
+}
+
+void RunsModel::fetchMore(const QModelIndex& parent) {
+    if (canFetchMore(parent)) {
+        request_page(false);
+    }
+}
+
+void RunsModel::sort(int column, Qt::SortOrder order) {
+    static const RunSortColumn map[] = {
+        RunSortColumn::Id,      RunSortColumn::StartedAt, RunSortColumn::Problem,   RunSortColumn::Generation,
+        RunSortColumn::Backend, RunSortColumn::Mode,      RunSortColumn::WorldSize, RunSortColumn::Status,
+        RunSortColumn::EndedAt, RunSortColumn::StartedAt};
+    if (column < 0 || column >= ColumnCount) {
+        return;
+    }
+    sort_.column = map[column];
+    sort_.descending = order == Qt::DescendingOrder;
+    reload();
+}
+
+} // namespace pkbw::app

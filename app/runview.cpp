@@ -1,0 +1,325 @@
+#include "runview.h"
+
+#include "background.h"
+#include "correctnessmodel.h"
+#include "heatmapview.h"
+#include "pkbw/core/safetensors.h"
+#include "qtconvert.h"
+#include "tolerancemodel.h"
+
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <filesystem>
+
+namespace pkbw::app {
+
+RunView::RunView(QWidget* parent)
+    : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    header_ =
+        new QLabel(tr("No run open. Double-click a run in the Runs tab, or File › Open run folder."), this);
+    header_->setObjectName(QStringLiteral("runHeader"));
+    header_->setWordWrap(true);
+    header_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(header_);
+
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    auto* left = new QWidget(split);
+    auto* left_layout = new QVBoxLayout(left);
+    left_layout->setContentsMargins(0, 0, 0, 0);
+    left_layout->addWidget(new QLabel(tr("Correctness (rank × trial; worst error ratio, > 1 fails)"), left));
+    grid_ = new QTableView(left);
+    grid_->setObjectName(QStringLiteral("correctnessGrid"));
+    grid_model_ = new CorrectnessModel(this);
+    grid_->setModel(grid_model_);
+    grid_->setSelectionMode(QAbstractItemView::SingleSelection);
+    grid_->horizontalHeader()->setDefaultSectionSize(64);
+    grid_->verticalHeader()->setDefaultSectionSize(24);
+    left_layout->addWidget(grid_, 2);
+    left_layout->addWidget(new QLabel(tr("Outputs of the selected cell"), left));
+    tensors_ = new QListWidget(left);
+    tensors_->setObjectName(QStringLiteral("tensorList"));
+    left_layout->addWidget(tensors_, 1);
+
+    auto* tol_box = new QGroupBox(tr("Tolerance explorer"), left);
+    auto* tol_layout = new QVBoxLayout(tol_box);
+    auto* form = new QFormLayout;
+    atol_ = new QDoubleSpinBox(tol_box);
+    rtol_ = new QDoubleSpinBox(tol_box);
+    for (QDoubleSpinBox* box : {atol_, rtol_}) {
+        box->setDecimals(8);
+        box->setRange(0, 1e6);
+        box->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
+        box->setValue(1e-2);
+    }
+    form->addRow(tr("atol"), atol_);
+    form->addRow(tr("rtol"), rtol_);
+    tol_layout->addLayout(form);
+    rescore_summary_ = new QLabel(tol_box);
+    rescore_summary_->setObjectName(QStringLiteral("rescoreSummary"));
+    rescore_summary_->setWordWrap(true);
+    tol_layout->addWidget(rescore_summary_);
+    auto* tol_table = new QTableView(tol_box);
+    tolerance_model_ = new ToleranceModel(this);
+    tol_table->setModel(tolerance_model_);
+    tol_table->verticalHeader()->hide();
+    tol_layout->addWidget(tol_table);
+    left_layout->addWidget(tol_box, 2);
+
+    heatmaps_ = new HeatmapView(split);
+    split->addWidget(left);
+    split->addWidget(heatmaps_);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 3);
+    layout->addWidget(split, 1);
+
+    rescore_timer_ = new QTimer(this);
+    rescore_timer_->setSingleShot(true);
+    rescore_timer_->setInterval(250);
+    connect(rescore_timer_, &QTimer::timeout, this, [this] {
+        rescore();
+        load_heatmaps();
+    });
+    for (QDoubleSpinBox* box : {atol_, rtol_}) {
+        connect(box, &QDoubleSpinBox::valueChanged, rescore_timer_, qOverload<>(&QTimer::start));
+    }
+    connect(grid_->selectionModel(), &QItemSelectionModel::currentChanged, this,
+            [this](const QModelIndex& current) {
+                if (current.isValid()) {
+                    select_cell(current.row(), current.column());
+                }
+            });
+    connect(tensors_, &QListWidget::currentRowChanged, this, &RunView::select_tensor);
+}
+
+void RunView::open_run(qint64 run_id) {
+    header_->setText(tr("Loading run %1…").arg(run_id));
+    const auto path = to_path(store_);
+    run_in_background(
+        this, [path, run_id] { return std::make_shared<const RunData>(load_run(path, run_id)); },
+        [this](Loaded<std::shared_ptr<const RunData>> r) {
+            if (!r.ok()) {
+                header_->setText(tr("Could not load the run: %1").arg(r.error));
+                emit load_failed(r.error);
+                return;
+            }
+            set_data(r.value);
+        });
+}
+
+void RunView::open_folder(const QString& folder) {
+    header_->setText(tr("Comparing the outputs in %1…").arg(folder));
+    const auto path = to_path(folder);
+    run_in_background(
+        this, [path] { return std::make_shared<const RunData>(load_run_folder(path)); },
+        [this](Loaded<std::shared_ptr<const RunData>> r) {
+            if (!r.ok()) {
+                header_->setText(tr("Could not open the run folder: %1").arg(r.error));
+                emit load_failed(r.error);
+                return;
+            }
+            set_data(r.value);
+        });
+}
+
+void RunView::set_data(std::shared_ptr<const RunData> data) {
+    data_ = std::move(data);
+    rank_ = trial_ = -1;
+    tensor_.clear();
+    tensors_->clear();
+    heatmaps_->clear(tr("Select a rank and trial in the grid, then an output."));
+    grid_model_->set_run(data_);
+    header_->setText(header_text());
+    {
+        const QSignalBlocker a(atol_), b(rtol_);
+        atol_->setValue(data_->run.atol);
+        rtol_->setValue(data_->run.rtol);
+    }
+    tolerance_model_->set_rows({});
+    rescore_summary_->clear();
+    emit run_loaded(data_);
+    // Start where the trouble is: the first failing cell, else rank 0 trial 0.
+    int pick_rank = 0, pick_trial = 0;
+    bool found = false;
+    for (int t = 0; t < grid_model_->columnCount() && !found; ++t) {
+        for (int r = 0; r < grid_model_->rowCount() && !found; ++r) {
+            if (grid_model_->cell(r, t).state == CellState::Fail) {
+                pick_rank = r;
+                pick_trial = t;
+                found = true;
+            }
+        }
+    }
+    if (grid_model_->rowCount() > 0 && grid_model_->columnCount() > 0) {
+        grid_->setCurrentIndex(grid_model_->index(pick_rank, pick_trial));
+    }
+    rescore();
+}
+
+QString RunView::header_text() const {
+    if (!data_) {
+        return {};
+    }
+    const RunRecord& r = data_->run;
+    QString text =
+        tr("<b>Run %1</b> · %2 · %3 · %4 · %5 ranks · %6 · <span style='color:%7'><b>%8</b></span>")
+            .arg(r.id)
+            .arg(to_qstring(r.problem_stem).toHtmlEscaped())
+            .arg(mode_text(r.mode))
+            .arg(to_qstring(r.backend))
+            .arg(r.world_size)
+            .arg(to_qstring(r.dtype))
+            .arg(status_color(r.status).name())
+            .arg(status_text(r.status));
+    if (!r.generation.label.empty()) {
+        text += tr("<br>generation %1").arg(to_qstring(r.generation.label).toHtmlEscaped());
+    }
+    text += tr("<br>atol %1, rtol %2 · %3 trials").arg(r.atol).arg(r.rtol).arg(data_->trial_count());
+    if (!r.summary.empty()) {
+        text += QStringLiteral(" · ") + to_qstring(r.summary).toHtmlEscaped();
+    }
+    return text;
+}
+
+QStringList RunView::tensor_names() const {
+    QStringList names;
+    for (int i = 0; i < tensors_->count(); ++i) {
+        names << tensors_->item(i)->data(Qt::UserRole).toString();
+    }
+    return names;
+}
+
+void RunView::select_cell(int rank, int trial) {
+    if (!data_ || (rank == rank_ && trial == trial_)) {
+        return;
+    }
+    rank_ = rank;
+    trial_ = trial;
+    const QSignalBlocker block(tensors_);
+    tensors_->clear();
+    int pick = -1;
+    for (const TensorResultRow* t : data_->tensors_of(trial, rank)) {
+        auto* item = new QListWidgetItem(
+            tr("%1  %2 %3  %4")
+                .arg(to_qstring(t->name), to_qstring(t->cand_dtype), format_shape(t->cand_shape),
+                     t->pass ? tr("pass") : tr("FAIL, ratio %1").arg(format_ratio(t->worst_ratio))),
+            tensors_);
+        item->setData(Qt::UserRole, to_qstring(t->name));
+        item->setForeground(t->pass ? status_color(RunStatus::Pass) : status_color(RunStatus::Mismatch));
+        if (pick < 0 && !t->pass) {
+            pick = tensors_->count() - 1;
+        }
+    }
+    if (tensors_->count() == 0) {
+        heatmaps_->clear(tr("rank %1, trial %2: no compared outputs").arg(rank).arg(trial));
+        return;
+    }
+    tensors_->setCurrentRow(pick < 0 ? 0 : pick);
+    select_tensor(tensors_->currentRow());
+}
+
+void RunView::select_tensor(int row) {
+    if (!data_ || row < 0 || row >= tensors_->count()) {
+        return;
+    }
+    tensor_ = tensors_->item(row)->data(Qt::UserRole).toString();
+    load_heatmaps();
+}
+
+void RunView::load_heatmaps() {
+    if (!data_ || tensor_.isEmpty() || rank_ < 0) {
+        return;
+    }
+    const quint64 request = ++heatmap_request_;
+    const auto data = data_;
+    const int rank = rank_, trial = trial_;
+    const std::string name = to_std(tensor_);
+    const double atol = atol_->value(), rtol = rtol_->value();
+    run_in_background(
+        this,
+        [=] {
+            const auto ref_path = output_path(*data, trial, rank, Side::Reference);
+            const auto cand_path = output_path(*data, trial, rank, Side::Candidate);
+            HeatmapSet set;
+            if (std::filesystem::exists(ref_path) && std::filesystem::exists(cand_path)) {
+                const auto ref = read_safetensors(ref_path.string());
+                const auto cand = read_safetensors(cand_path.string());
+                const Tensor* r = ref.outputs.find(name);
+                const Tensor* c = cand.outputs.find(name);
+                if (r && c && r->numel() == c->numel()) {
+                    set = compute_heatmaps(*r, *c, atol, rtol);
+                    set.title = name;
+                    return set;
+                }
+            }
+            for (const TensorResultRow* t : data->tensors_of(trial, rank)) {
+                if (t->name == name) {
+                    return heatmaps_from_row(*t, data->run.atol, data->run.rtol);
+                }
+            }
+            return set;
+        },
+        [this, request](Loaded<HeatmapSet> r) {
+            if (request != heatmap_request_) {
+                return;
+            }
+            if (!r.ok()) {
+                heatmaps_->clear(tr("Could not read the outputs: %1").arg(r.error));
+            } else {
+                heatmaps_->show_set(r.value);
+            }
+            emit heatmaps_ready();
+        });
+}
+
+void RunView::set_tolerances(double atol, double rtol) {
+    atol_->setValue(atol);
+    rtol_->setValue(rtol);
+    rescore_timer_->stop();
+    rescore();
+    load_heatmaps();
+}
+
+void RunView::rescore() {
+    if (!data_) {
+        return;
+    }
+    const quint64 request = ++rescore_request_;
+    const auto data = data_;
+    const double atol = atol_->value(), rtol = rtol_->value();
+    rescore_summary_->setText(tr("Re-scoring stored outputs at atol %1, rtol %2…").arg(atol).arg(rtol));
+    run_in_background(
+        this, [=] { return rescore_outputs(*data, atol, rtol); },
+        [this, request, atol, rtol](Loaded<std::vector<Rescored>> r) {
+            if (request != rescore_request_) {
+                return;
+            }
+            if (!r.ok()) {
+                rescore_summary_->setText(tr("Re-scoring failed: %1").arg(r.error));
+            } else {
+                tolerance_model_->set_rows(std::move(r.value));
+                const int total = tolerance_model_->rowCount();
+                rescore_summary_->setText(
+                    total == 0
+                        ? tr("No outputs files stored for this run (kept only for failing trials unless "
+                             "--keep-outputs).")
+                        : tr("At atol %1, rtol %2: %3 of %4 rank-trials pass.")
+                              .arg(atol)
+                              .arg(rtol)
+                              .arg(tolerance_model_->pass_count())
+                              .arg(total));
+            }
+            emit rescore_ready();
+        });
+}
+
+} // namespace pkbw::app

@@ -1,0 +1,51 @@
+#include "scoring.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pkbw::app {
+
+double fast_p(const std::vector<ScoredResult>& results, double p) {
+    if (results.empty()) {
+        return 0;
+    }
+    std::size_t hits = 0;
+    for (const auto& r : results) {
+        hits += (r.correct && r.speedup && *r.speedup > p) ? 1 : 0;
+    }
+    return static_cast<double>(hits) / static_cast<double>(results.size());
+}
+
+std::vector<std::pair<double, double>> fast_p_curve(const std::vector<ScoredResult>& results) {
+    std::vector<double> speedups;
+    for (const auto& r : results) {
+        if (r.correct && r.speedup && std::isfinite(*r.speedup)) {
+            speedups.push_back(*r.speedup);
+        }
+    }
+    std::sort(speedups.begin(), speedups.end());
+    speedups.erase(std::unique(speedups.begin(), speedups.end()), speedups.end());
+    std::vector<std::pair<double, double>> curve;
+    curve.emplace_back(0.0, fast_p(results, 0.0));
+    for (double s : speedups) {
+        curve.emplace_back(s, fast_p(results, s));
+    }
+    return curve;
+}
+
+std::optional<double> geomean_speedup(const std::vector<ScoredResult>& results) {
+    double log_sum = 0;
+    int count = 0;
+    for (const auto& r : results) {
+        if (r.correct && r.speedup && *r.speedup > 0 && std::isfinite(*r.speedup)) {
+            log_sum += std::log(*r.speedup);
+            ++count;
+        }
+    }
+    if (count == 0) {
+        return std::nullopt;
+    }
+    return std::exp(log_sum / count);
+}
+
+} // namespace pkbw::app

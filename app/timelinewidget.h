@@ -1,0 +1,61 @@
+// A multi-rank timeline painted with QPainter: a lane group per rank, a lane per stream or NVTX
+// track. Only the visible time window is visited (binary search per lane), and runs of events
+// narrower than a pixel are merged into one block, so a frame costs O(pixels + visible wide events)
+// however many events the trace holds. Wheel zooms around the cursor, drag pans, click selects.
+#pragma once
+
+#include "tracedata.h"
+
+#include <QWidget>
+#include <memory>
+
+namespace pkbw::app {
+
+class TimelineWidget : public QWidget {
+    Q_OBJECT
+public:
+    explicit TimelineWidget(QWidget* parent = nullptr);
+
+    void set_trace(std::shared_ptr<const TimelineData> trace);
+    std::shared_ptr<const TimelineData> trace() const { return trace_; }
+    void set_window(double t0_us, double t1_us);
+    double window_begin() const { return t0_; }
+    double window_end() const { return t1_; }
+    void zoom(double factor, double anchor_x);
+    void pan_pixels(double dx);
+    // Lane and event under a widget position; false when none.
+    bool hit(QPointF pos, std::size_t* lane, std::size_t* event) const;
+    void select_at(QPointF pos);
+    // Rectangles drawn by the last paint (merged blocks count as one): for tests and the bench.
+    std::size_t last_drawn() const { return drawn_; }
+
+    QSize sizeHint() const override { return {900, 400}; }
+
+signals:
+    void selection_changed(const QString& details);
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void keyPressEvent(QKeyEvent* event) override;
+
+private:
+    double x_of(double t) const;
+    double t_of(double x) const;
+    int lane_top(std::size_t lane) const;
+
+    std::shared_ptr<const TimelineData> trace_;
+    double t0_ = 0, t1_ = 1;
+    static constexpr int kLabelWidth = 110, kLaneHeight = 18, kRankHeader = 16, kAxisHeight = 22;
+    bool dragging_ = false;
+    QPointF drag_from_;
+    double drag_t0_ = 0;
+    bool moved_ = false;
+    std::size_t selected_lane_ = SIZE_MAX, selected_event_ = SIZE_MAX;
+    std::size_t drawn_ = 0;
+};
+
+} // namespace pkbw::app

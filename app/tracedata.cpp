@@ -1,0 +1,198 @@
+#include "tracedata.h"
+
+#include "pkbw/core/error.h"
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace pkbw::app {
+
+std::size_t TimelineData::event_count() const {
+    std::size_t n = 0;
+    for (const auto& l : lanes) {
+        n += l.events.size();
+    }
+    return n;
+}
+
+std::pair<std::size_t, std::size_t> TimelineData::visible(const TimelineLane& lane, double t0,
+                                                          double t1) const {
+    auto by_start = [](const TimelineEvent& e, double t) { return e.start_us < t; };
+    const auto first =
+        std::lower_bound(lane.events.begin(), lane.events.end(), t0 - lane.max_duration_us, by_start);
+    const auto last = std::lower_bound(first, lane.events.end(), t1, by_start);
+    auto begin = first;
+    while (begin != last && begin->start_us + begin->duration_us < t0) {
+        ++begin;
+    }
+    return {static_cast<std::size_t>(begin - lane.events.begin()),
+            static_cast<std::size_t>(last - lane.events.begin())};
+}
+
+void TimelineData::finish() {
+    std::stable_sort(lanes.begin(), lanes.end(), [](const TimelineLane& a, const TimelineLane& b) {
+        return a.rank != b.rank ? a.rank < b.rank : a.name < b.name;
+    });
+    begin_us = std::numeric_limits<double>::infinity();
+    end_us = -begin_us;
+    for (auto& lane : lanes) {
+        std::sort(lane.events.begin(), lane.events.end(),
+                  [](const TimelineEvent& a, const TimelineEvent& b) { return a.start_us < b.start_us; });
+        lane.max_duration_us = 0;
+        for (const auto& e : lane.events) {
+            lane.max_duration_us = std::max(lane.max_duration_us, e.duration_us);
+            begin_us = std::min(begin_us, e.start_us);
+            end_us = std::max(end_us, e.start_us + e.duration_us);
+        }
+    }
+    if (begin_us > end_us) {
+        begin_us = end_us = 0;
+    }
+}
+
+void append_chrome_trace(TimelineData& data, const std::filesystem::path& path, int rank) {
+    std::ifstream in(path);
+    if (!in) {
+        throw Error(path.string() + ": cannot be opened");
+    }
+    const auto json = nlohmann::json::parse(in, nullptr, false);
+    if (json.is_discarded()) {
+        throw FormatError(path.string() + ": not valid JSON");
+    }
+    const nlohmann::json* events = &json;
+    if (json.is_object()) {
+        auto it = json.find("traceEvents");
+        if (it == json.end() || !it->is_array()) {
+            throw FormatError(path.string() + ": no 'traceEvents' array");
+        }
+        events = &*it;
+    } else if (!json.is_array()) {
+        throw FormatError(path.string() + ": a trace is a JSON array or an object with 'traceEvents'");
+    }
+    std::map<std::string, std::size_t> lane_index;
+    std::map<std::string, std::uint32_t> name_index;
+    for (std::size_t i = 0; i < data.names.size(); ++i) {
+        name_index.emplace(data.names[i], static_cast<std::uint32_t>(i));
+    }
+    std::map<std::string, std::vector<std::pair<double, std::uint32_t>>> open; // B/E stacks per lane
+    auto lane_for = [&](const nlohmann::json& e) -> TimelineLane& {
+        std::string tid =
+            e.contains("tid") ? (e["tid"].is_string() ? e["tid"].get<std::string>() : e["tid"].dump()) : "0";
+        const std::string cat = e.value("cat", "");
+        std::string name = (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") ? "stream " + tid
+                           : cat == "gpu_user_annotation"                                  ? "NVTX " + tid
+                                                                                           : "CPU " + tid;
+        auto [it, inserted] = lane_index.try_emplace(name, data.lanes.size());
+        if (inserted) {
+            TimelineLane lane;
+            lane.rank = rank;
+            lane.name = name;
+            data.lanes.push_back(std::move(lane));
+        }
+        return data.lanes[it->second];
+    };
+    auto intern = [&](const std::string& name) {
+        auto [it, inserted] = name_index.try_emplace(name, static_cast<std::uint32_t>(data.names.size()));
+        if (inserted) {
+            data.names.push_back(name);
+        }
+        return it->second;
+    };
+    for (const auto& e : *events) {
+        if (!e.is_object() || !e.contains("ph") || !e["ph"].is_string() || !e.contains("ts") ||
+            !e["ts"].is_number()) {
+            continue;
+        }
+        const std::string ph = e["ph"].get<std::string>();
+        const double ts = e["ts"].get<double>();
+        const std::string name =
+            e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "?";
+        if (ph == "X") {
+            const double dur = e.contains("dur") && e["dur"].is_number() ? e["dur"].get<double>() : 0;
+            lane_for(e).events.push_back({ts, std::max(0.0, dur), intern(name)});
+        } else if (ph == "B") {
+            TimelineLane& lane = lane_for(e);
+            open[lane.name].emplace_back(ts, intern(name));
+        } else if (ph == "E") {
+            TimelineLane& lane = lane_for(e);
+            auto& stack = open[lane.name];
+            if (!stack.empty()) {
+                lane.events.push_back(
+                    {stack.back().first, std::max(0.0, ts - stack.back().first), stack.back().second});
+                stack.pop_back();
+            }
+        }
+    }
+    data.finish();
+}
+
+TimelineData timeline_from_traces(const std::vector<RankTrace>& traces) {
+    TimelineData d;
+    std::map<std::string, std::uint32_t> name_index;
+    for (const RankTrace& trace : traces) {
+        std::map<std::string, std::size_t> lanes;
+        for (const pkbw::TraceEvent& e : trace.events) {
+            std::string lane_name;
+            if (is_gpu_activity(e.kind)) {
+                auto named = trace.names.find("stream:" + std::to_string(e.stream));
+                lane_name = named != trace.names.end() ? named->second : "stream " + std::to_string(e.stream);
+            } else if (e.kind == TraceEventKind::NvtxRange || e.kind == TraceEventKind::NvtxMark) {
+                lane_name = "NVTX " + (e.domain.empty() ? std::string("default") : e.domain);
+            } else if (e.kind == TraceEventKind::EngineRange) {
+                lane_name = "engine";
+            } else {
+                lane_name = "sync";
+            }
+            auto [it, inserted] = lanes.try_emplace(lane_name, d.lanes.size());
+            if (inserted) {
+                TimelineLane lane;
+                lane.rank = trace.rank;
+                lane.name = lane_name;
+                d.lanes.push_back(std::move(lane));
+            }
+            auto [nit, fresh] =
+                name_index.try_emplace(e.display_name(), static_cast<std::uint32_t>(d.names.size()));
+            if (fresh) {
+                d.names.push_back(e.display_name());
+            }
+            d.lanes[it->second].events.push_back({static_cast<double>(e.start_ns) / 1e3,
+                                                  static_cast<double>(e.duration_ns()) / 1e3, nit->second});
+        }
+    }
+    d.finish();
+    return d;
+}
+
+TimelineData synthetic_trace(int ranks, int lanes_per_rank, int events_per_lane, std::uint64_t seed) {
+    TimelineData d;
+    d.names = {"ncclAllReduce", "gemm_kernel", "elementwise", "custom_allgather", "memcpy HtoD"};
+    std::uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+    auto next = [&] {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        return state;
+    };
+    for (int r = 0; r < ranks; ++r) {
+        for (int l = 0; l < lanes_per_rank; ++l) {
+            TimelineLane lane;
+            lane.rank = r;
+            lane.name = "stream " + std::to_string(7 + l);
+            lane.events.reserve(static_cast<std::size_t>(events_per_lane));
+            double t = static_cast<double>(next() % 100);
+            for (int i = 0; i < events_per_lane; ++i) {
+                const double dur = 1.0 + static_cast<double>(next() % 400) / 10.0;
+                lane.events.push_back({t, dur, static_cast<std::uint32_t>(next() % d.names.size())});
+                t += dur + static_cast<double>(next() % 50) / 10.0;
+            }
+            d.lanes.push_back(std::move(lane));
+        }
+    }
+    d.finish();
+    return d;
+}
+
+} // namespace pkbw::app

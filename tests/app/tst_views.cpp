@@ -1,0 +1,200 @@
+// Each view opens a fixture run and shows the expected numbers; the main window starts on a missing
+// store; exports write files.
+#include "correctnessmodel.h"
+#include "exporting.h"
+#include "fixtures.h"
+#include "generationsview.h"
+#include "heatmapview.h"
+#include "mainwindow.h"
+#include "perfview.h"
+#include "problembrowser.h"
+#include "runsbrowser.h"
+#include "runsmodel.h"
+#include "runview.h"
+#include "sourceview.h"
+#include "timelinewidget.h"
+#include "tolerancemodel.h"
+
+#include <QSignalSpy>
+#include <QTableView>
+#include <QtTest>
+#include <qcustomplot.h>
+
+using namespace pkbw;
+using namespace pkbw::app;
+
+class TestViews : public QObject {
+    Q_OBJECT
+    QString store_;
+    test::FixtureRun eval_;
+    std::int64_t perf_id_ = 0;
+
+private slots:
+    void initTestCase() {
+        QCoreApplication::setOrganizationName(QStringLiteral("pkbw-test"));
+        store_ = test::temp_path(QStringLiteral("views.db"));
+        Store store = Store::open(store_.toStdString());
+        eval_ = test::add_eval_run(store, test::temp_path(QStringLiteral("views_runs")).toStdString());
+        perf_id_ =
+            test::add_perf_run(store, "2_allgather", "solutions_cuda_bf16_none_anthropic_claude", 2.0, 1.0);
+    }
+
+    void run_view_shows_grid_heatmaps_and_rescoring() {
+        RunView view;
+        view.set_store(store_);
+        QSignalSpy loaded(&view, &RunView::run_loaded);
+        QSignalSpy heatmaps(&view, &RunView::heatmaps_ready);
+        QSignalSpy rescored(&view, &RunView::rescore_ready);
+        view.open_run(eval_.run_id);
+        QVERIFY(loaded.wait(5000));
+        QVERIFY(view.header_text().contains(QStringLiteral("mismatch")));
+        QCOMPARE(view.grid_model()->cell(1, 1).state, CellState::Fail);
+        // The view starts on the failing cell and its failing output.
+        QCOMPARE(view.grid_view()->currentIndex().row(), 1);
+        QCOMPARE(view.grid_view()->currentIndex().column(), 1);
+        QTRY_VERIFY_WITH_TIMEOUT(heatmaps.count() > 0, 5000);
+        const HeatmapSet& set = view.heatmaps()->current();
+        QVERIFY(set.has_values);
+        QCOMPARE(set.error.mismatch_count, qint64(3));
+        QCOMPARE(set.error.first_mismatch, qint64(1));
+        QCOMPARE(set.error.worst_mismatch, qint64(11));
+        QCOMPARE(set.ref.at(3, 3), 15.0f);
+        QVERIFY(view.heatmaps()->summary_text().contains(QStringLiteral("3 of 16 elements mismatch")));
+        QVERIFY(view.heatmaps()->summary_text().contains(QStringLiteral("worst at [2, 3], first at [0, 1]")));
+        QTRY_VERIFY_WITH_TIMEOUT(rescored.count() > 0, 5000);
+        QCOMPARE(view.tolerance_model()->rowCount(), 4);
+        QCOMPARE(view.tolerance_model()->pass_count(), 3);
+
+        // A looser atol re-scores the same files: the 0.5 error passes, the NaN never does.
+        heatmaps.clear();
+        view.set_tolerances(1.0, 0.0);
+        QTRY_VERIFY_WITH_TIMEOUT(heatmaps.count() > 0, 5000);
+        QCOMPARE(view.heatmaps()->current().error.mismatch_count, qint64(1));
+
+        // Another cell: rank 0 trial 0 passes exactly.
+        heatmaps.clear();
+        view.select_cell(0, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(heatmaps.count() > 0, 5000);
+        QCOMPARE(view.heatmaps()->current().error.mismatch_count, qint64(0));
+        QCOMPARE(view.tensor_names(), QStringList{QStringLiteral("output")});
+    }
+
+    void run_folder_without_store() {
+        RunView view;
+        QSignalSpy loaded(&view, &RunView::run_loaded);
+        view.open_folder(QString::fromStdString(eval_.run_dir.string()));
+        QVERIFY(loaded.wait(5000));
+        QCOMPARE(view.grid_model()->rowCount(), 2);
+        QCOMPARE(view.grid_model()->cell(1, 1).state, CellState::Fail);
+        QCOMPARE(view.grid_model()->cell(0, 1).state, CellState::Pass);
+        QCOMPARE(view.data()->run.status, RunStatus::Mismatch);
+    }
+
+    void perf_view_speedup() {
+        auto data = std::make_shared<const RunData>(load_run(store_.toStdString(), perf_id_));
+        PerfView view;
+        view.set_data(data);
+        const PerfFigures f = compute_perf(*data);
+        QVERIFY(f.has_samples);
+        QCOMPARE(f.speedup, 2.0);
+        QCOMPARE(f.verdict, QStringLiteral("faster"));
+        QVERIFY(view.summary_text().contains(QStringLiteral("Speedup 2.000×")));
+        QCOMPARE(view.plot()->plottableCount(), 2); // reference and candidate boxes
+    }
+
+    void source_view_diff_and_diagnostics() {
+        SourceView view;
+        view.set_sources(QStringLiteral("ref"), QStringLiteral("int a;\nint b;\nint c;\n"),
+                         QStringLiteral("cand"), QStringLiteral("int a;\nfloat b;\nint c;\nint d;\n"),
+                         QStringLiteral("solution.cu(2): error: identifier \"flot\" is undefined\n"
+                                        "solution.cu:4:5: warning: unused variable 'd'\n"));
+        QCOMPARE(view.deleted_lines(), 1);
+        QCOMPARE(view.inserted_lines(), 2);
+        QCOMPARE(view.diagnostics().size(), 2);
+        QCOMPARE(view.diagnostics()[0].line, 2);
+        QCOMPARE(view.diagnostics()[0].severity, QStringLiteral("error"));
+        QCOMPARE(view.diagnostics()[1].line, 4);
+        QCOMPARE(view.diagnostics()[1].column, 5);
+    }
+
+    void generations_view_loads() {
+        GenerationsView view;
+        QSignalSpy loaded(&view, &GenerationsView::loaded);
+        view.set_store(store_);
+        QVERIFY(loaded.wait(5000));
+        QCOMPARE(view.model()->rowCount(), 1);
+        QCOMPARE(view.fast_p_plot()->graphCount(), 1);
+    }
+
+    void problem_browser_reads_problem_folders() {
+        const QString root = test::temp_path(QStringLiteral("problems"));
+        QDir().mkpath(root + QStringLiteral("/7_demo"));
+        QFile readme(root + QStringLiteral("/7_demo/README.md"));
+        QVERIFY(readme.open(QIODevice::WriteOnly));
+        readme.write("# Demo\nAll-reduce of a vector.\n");
+        readme.close();
+        QFile ref(root + QStringLiteral("/7_demo/reference.cu"));
+        QVERIFY(ref.open(QIODevice::WriteOnly));
+        ref.write("__global__ void k() {}\n");
+        ref.close();
+        ProblemBrowser browser(nullptr, root);
+        QCOMPARE(browser.problems(), QStringList{QStringLiteral("7_demo")});
+        QVERIFY(browser.description().contains(QStringLiteral("All-reduce of a vector.")));
+        QCOMPARE(browser.reference_source(), QStringLiteral("__global__ void k() {}\n"));
+    }
+
+    void timeline_merges_sub_pixel_events() {
+        TimelineWidget w;
+        w.resize(1110, 300);
+        w.set_trace(std::make_shared<const TimelineData>(synthetic_trace(2, 2, 100000)));
+        QImage image(w.size(), QImage::Format_ARGB32_Premultiplied);
+        w.render(&image);
+        // 400k events on 1000 px per lane: at most a few rectangles per pixel column are drawn.
+        QVERIFY(w.last_drawn() > 0);
+        QVERIFY2(w.last_drawn() <= 4 * 1000, qPrintable(QString::number(w.last_drawn())));
+        const double span = w.window_end() - w.window_begin();
+        w.zoom(0.001, 600);
+        QVERIFY(std::fabs((w.window_end() - w.window_begin()) - span * 0.001) < span * 1e-9);
+        w.render(&image);
+        QVERIFY(w.last_drawn() > 0);
+    }
+
+    void main_window_starts_on_missing_store_and_exports() {
+        const QString path = test::temp_path(QStringLiteral("new/missing.db"));
+        MainWindow window;
+        QSignalSpy opened(&window, &MainWindow::store_opened);
+        QSignalSpy failed(&window, &MainWindow::store_failed);
+        window.open_store(path);
+        QVERIFY(opened.wait(5000));
+        QCOMPARE(failed.count(), 0);
+        QVERIFY(QFile::exists(path));
+        QSignalSpy loaded(window.runs()->model(), &RunsModel::page_loaded);
+        QVERIFY(loaded.wait(5000));
+        QCOMPARE(window.runs()->model()->total(), qint64(0));
+
+        window.open_store(store_);
+        QVERIFY(opened.wait(5000));
+        QTRY_COMPARE_WITH_TIMEOUT(window.runs()->model()->total(), qint64(2), 5000);
+        const QString csv = csv_text(window.runs()->model());
+        QVERIFY(csv.startsWith(QStringLiteral("Id,Started,Problem")));
+        QCOMPARE(csv.count(QLatin1Char('\n')), 3);
+        const QString csv_path = test::temp_path(QStringLiteral("runs.csv"));
+        QCOMPARE(export_csv(window.runs()->model(), csv_path), QString());
+        QVERIFY(QFileInfo(csv_path).size() > 20);
+
+        auto* plot = window.perf_view()->plot();
+        plot->resize(400, 300);
+        for (const char* ext : {"png", "svg", "pdf"}) {
+            const QString out = test::temp_path(QStringLiteral("chart.") + QString::fromLatin1(ext));
+            QCOMPARE(export_chart(plot, out), QString());
+            QVERIFY(QFileInfo(out).size() > 100);
+        }
+        QFile svg(test::temp_path(QStringLiteral("chart.svg")));
+        QVERIFY(svg.open(QIODevice::ReadOnly));
+        QVERIFY(svg.readAll().contains("<svg"));
+        QVERIFY(!export_chart(plot, test::temp_path(QStringLiteral("chart.bmpx"))).isEmpty());
+    }
+};
+
+QTEST_MAIN(TestViews)
+#include "tst_views.moc"
