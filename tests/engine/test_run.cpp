@@ -1,5 +1,6 @@
 // Whole runs through execute_run: the fake rank program for the launcher-side outcomes, the real
 // pkbw-rank (host backend) end to end, and the SQLite store after each.
+#include "export_command.h"
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/sha256.h"
 #include "pkbw/core/store.h"
@@ -10,6 +11,7 @@
 #include "test_helpers.h"
 
 #include <cstdlib>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
 
@@ -278,3 +280,132 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, EndToEnd, ::testing::Values(2, 4));
+
+// Solutions that misbehave on the real rank program (host backend), each with its diagnosis.
+class HostMisbehaviour : public RunTest {
+protected:
+    RunOptions real(const std::string& name, const char* source) {
+        auto o = options();
+        o.rank_program = PKBW_RANK_PROGRAM;
+        o.trials = 2;
+        o.solution = dir.write(name + "/1_allreduce_host.cpp", source).string();
+        return o;
+    }
+    std::string sample() const {
+        return std::string(PKBW_TEST_SOURCE_ROOT) +
+               "/samples/solutions_host_f32_none_samples_baseline/1_allreduce_host.cpp";
+    }
+};
+
+TEST_F(HostMisbehaviour, WrongOnOneRankIsAMismatchNamingThatRank) {
+    auto o = real("wrong_rank1", R"(#include "pkbw/solution.h"
+#include <vector>
+extern "C" int pkbw_solution(const pkbw::Context& ctx) {
+    const auto& in = ctx.input(0);
+    std::vector<float> all(static_cast<size_t>(in.numel()) * ctx.world_size);
+    ctx.all_gather_host(in.data, in.nbytes(), all.data());
+    float* out = ctx.output(0).as<float>();
+    for (long long i = 0; i < in.numel(); ++i) {
+        float sum = 0;
+        for (int r = 0; r < ctx.world_size; ++r) sum += all[r * in.numel() + i];
+        out[i] = sum;
+    }
+    if (ctx.rank == 1) out[5] += 1.0f;
+    return 0;
+}
+)");
+    ASSERT_EQ(run(o, memory), 1) << out.str() << err.str();
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "mismatch");
+    int mismatched_ranks = 0;
+    for (const auto& rank : r.ranks) {
+        if (rank.outcome == "mismatch") {
+            EXPECT_EQ(rank.rank, 1);
+            ++mismatched_ranks;
+        }
+    }
+    EXPECT_EQ(mismatched_ranks, 1);
+    EXPECT_NE(out.str().find("rank 1"), std::string::npos) << out.str();
+}
+
+TEST_F(HostMisbehaviour, WritePastAnOutputIsInvalidOutput) {
+    auto o = real("oob", R"(#include "pkbw/solution.h"
+extern "C" int pkbw_solution(const pkbw::Context& ctx) {
+    float* out = ctx.output(0).as<float>();
+    for (long long i = 0; i <= ctx.output(0).numel() + 3; ++i) out[i] = 0;  // four elements too far
+    return 0;
+}
+)");
+    ASSERT_EQ(run(o, memory), 1);
+    EXPECT_EQ(only_run().status, "invalid_output") << only_run().summary;
+    EXPECT_NE(only_run().summary.find("past the end of output"), std::string::npos) << only_run().summary;
+}
+
+TEST_F(HostMisbehaviour, MutatedInputIsInvalidOutput) {
+    auto o = real("mutate", R"(#include "pkbw/solution.h"
+#include <cstring>
+extern "C" int pkbw_solution(const pkbw::Context& ctx) {
+    std::memset(ctx.input(0).data, 0, ctx.input(0).nbytes());
+    std::memset(ctx.output(0).data, 0, ctx.output(0).nbytes());
+    return 0;
+}
+)");
+    ASSERT_EQ(run(o, memory), 1);
+    EXPECT_EQ(only_run().status, "invalid_output") << only_run().summary;
+    EXPECT_NE(only_run().summary.find("modified input"), std::string::npos) << only_run().summary;
+}
+
+TEST_F(HostMisbehaviour, HangOnOneRankIsATimeoutNamingIt) {
+    auto o = real("hang", R"(#include "pkbw/solution.h"
+#include <unistd.h>
+extern "C" int pkbw_solution(const pkbw::Context& ctx) {
+    if (ctx.rank == 1) for (;;) pause();
+    return 0;
+}
+)");
+    o.timeouts.seconds["candidate"] = 3;
+    ASSERT_EQ(run(o, memory), 1);
+    EXPECT_EQ(only_run().status, "timeout") << only_run().summary;
+    EXPECT_NE(only_run().summary.find("rank 1"), std::string::npos) << only_run().summary;
+    EXPECT_NE(only_run().summary.find("candidate"), std::string::npos) << only_run().summary;
+}
+
+// Perf and a traced pass on the host backend: samples and traces land in the store, and the trace
+// exports as Chrome trace JSON.
+TEST_F(HostMisbehaviour, PerfAndTraceAreStoredAndExported) {
+    fs::path store_path = dir.path() / "store/runs.db";
+    auto recorder = open_store_recorder(store_path);
+    auto o = options();
+    o.rank_program = PKBW_RANK_PROGRAM;
+    o.mode = "perf";
+    o.perf = true;
+    o.trials = 1;
+    o.solution = sample();
+    o.perf_options = {
+        {"pkb_warmup", 2}, {"pkb_iterations", 5}, {"warmup", 2}, {"pairs", 2}, {"iterations", 4}};
+    o.trace_iterations = 3;
+    ASSERT_EQ(run(o, *recorder), 0) << out.str() << err.str();
+    EXPECT_NE(out.str().find("speedup"), std::string::npos) << out.str();
+    recorder.reset();
+    auto store = pkbw::Store::open_read_only(store_path);
+    const auto run_row = store.list_runs().at(0);
+    const auto samples = store.perf_samples(run_row.id);
+    // PKB series (block -1, 5 per rank and side) plus 2x2 pkbw blocks of 4, on 2 ranks.
+    EXPECT_EQ(samples.size(), static_cast<std::size_t>(2 * (2 * 5 + 4 * 4)));
+    bool has_speedup = false;
+    for (const auto& row : store.perf_summaries(run_row.id))
+        has_speedup = has_speedup || row.statistic == "speedup";
+    EXPECT_TRUE(has_speedup);
+    const fs::path exported = dir.path() / "trace.json";
+    ASSERT_EQ(run_export_command(store_path.string(), run_row.id, "chrome-trace", exported.string()), 0);
+    const auto trace = nlohmann::json::parse(std::ifstream(exported));
+    int iterations = 0, phases = 0;
+    for (const auto& event : trace["traceEvents"]) {
+        const std::string cat = event.value("cat", "");
+        iterations += cat.find("iteration") != std::string::npos;
+        phases += cat.find("phase") != std::string::npos;
+    }
+    EXPECT_EQ(iterations, 2 * 2 * 3); // ranks x sides x iterations
+    EXPECT_GT(phases, 0);
+    EXPECT_EQ(store.integrity_check(), "ok");
+}

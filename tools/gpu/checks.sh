@@ -97,7 +97,7 @@ if want suite; then
         while [ "$(jobs -r | wc -l)" -ge 8 ]; do sleep 0.2; done
     done
     wait
-    for n in $(seq 1 20); do
+    for n in $xc_problems; do
         stem=$(basename problems/${n}_*)
         found=0
         for dir in $base $tuned; do
@@ -155,15 +155,24 @@ for pid in sorted(by):
 PY
 fi
 
+if want overhead; then
+    line "== tracer overhead: the same perf without and with the tracer loaded (kernel-only candidate)"
+    for i in 1 2; do
+        run_json "perf 1 tuned, no tracer ($i)" perf --problem 1 --solution cuda --solutions-dir $tuned --nproc $W
+        run_json "perf 1 tuned, tracer loaded ($i)" perf --problem 1 --solution cuda --solutions-dir $tuned --nproc $W --trace
+    done
+fi
+
+xc_problems=${XC_PROBLEMS:-$(seq 1 20)}
 if want crosscheck; then
     line "== PKB cross-check (torch reference vs pkbw reference, same inputs, W=$W)"
-    for n in $(seq 1 20); do
+    for n in $xc_problems; do
         stem=$(basename problems/${n}_*)
         "$p" dryrun --problem $n --solution reference --nproc $W --keep-inputs --keep-outputs --json \
             > "$out/xc_$stem.pkbw" 2>&1
     done
     # torch start-up dominates: four cross-checks at a time, each on its own port.
-    for n in $(seq 1 20); do
+    for n in $xc_problems; do
         stem=$(basename problems/${n}_*)
         dir=$(python3 -c "import json;[print(json.loads(l)['run_dir']) for l in open('$out/xc_$stem.pkbw') if '\"run_started\"' in l]")
         timeout 150 python3 -m torch.distributed.run --nproc-per-node $W --master-port $((29500 + n)) \
@@ -171,7 +180,7 @@ if want crosscheck; then
         while [ "$(jobs -r | wc -l)" -ge 4 ]; do sleep 0.5; done
     done
     wait
-    for n in $(seq 1 20); do
+    for n in $xc_problems; do
         stem=$(basename problems/${n}_*)
         log="$out/xc_$stem.log"
         grep -h "PKBW_CROSSCHECK_JSON" "$log" | sed "s/^/$stem /" | tee -a "$out/summary.txt" \
