@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -22,7 +23,7 @@ inline constexpr int kExitEnvironment = 3;
 inline constexpr int kExitInterrupted = 130;
 
 struct RunOptions {
-    std::string mode = "eval"; // eval | dryrun
+    std::string mode = "eval"; // eval | dryrun | perf (eval, then timing)
     std::string problem = "1";
     std::string solution = "reference"; // reference | a backend name | a file path
     std::optional<std::filesystem::path> solutions_dir;
@@ -33,7 +34,11 @@ struct RunOptions {
     std::optional<double> atol, rtol; // default: the problem's (1e-2)
     std::string backend;              // cuda | host; empty: cuda when a GPU is present
     bool keep_outputs = false;
+    bool keep_inputs = false; // write each trial's inputs too (PKB cross-check)
     bool all_trials = false;
+    int trace_iterations = 0;          // > 0: a traced pass of this many iterations per side (--trace)
+    bool perf = false;                 // time after correctness (mode perf, or --perf)
+    nlohmann::json perf_options;       // the rank configuration's "perf" object (engine/runtime/perf_runner.h)
     std::uint64_t seed = 42;
     std::string inputs = "pkb"; // pkb | exact
     std::string arch = "sm_90";

@@ -3,6 +3,7 @@
 #include "pkbw/core/error.h"
 #include "pkbw/core/paths.h"
 #include "pkbw/core/store.h"
+#include "pkbw/core/trace_store.h"
 
 #include <cmath>
 #include <cstdio>
@@ -94,6 +95,20 @@ public:
         row.kind = record.kind;
         row.path = record.path;
         store_.add_artifact(row);
+    }
+
+    void add_perf_samples(std::int64_t run_id, const std::string& side, int rank, int block,
+                          const std::vector<double>& samples) override {
+        store_.add_perf_samples(run_id, parse_side(side).value_or(Side::Candidate), rank, block, samples);
+    }
+
+    void add_perf_summary(std::int64_t run_id, const std::string& side, int rank,
+                          const std::string& statistic, double value) override {
+        store_.add_perf_summary({run_id, parse_side(side).value_or(Side::Candidate), rank, statistic, value});
+    }
+
+    void add_traces(std::int64_t run_id, const std::vector<RankTrace>& traces) override {
+        store_run_traces(store_, run_id, traces);
     }
 
     void finish_run(std::int64_t run_id, const std::string& status, int exit_code,
