@@ -217,15 +217,6 @@ int main(int argc, char** argv) {
     show->add_option("--store", show_store, "SQLite store");
     show->add_flag("--json", show_json);
 
-    auto* export_cmd = app.add_subcommand("export", "write a run's stored traces (docs/tracing.md)");
-    std::int64_t export_run = 0;
-    std::string export_format = "chrome-trace", export_output = "-";
-    std::optional<std::string> export_store;
-    export_cmd->add_option("RUN", export_run, "run id")->required();
-    export_cmd->add_option("--format", export_format, "chrome-trace | csv");
-    export_cmd->add_option("--output", export_output, "file, or - for stdout");
-    export_cmd->add_option("--store", export_store, "SQLite store");
-
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
@@ -253,9 +244,6 @@ int main(int argc, char** argv) {
                                       export_output);
         if (runs->parsed())
             return list_runs(resolve_store_path(runs_store), query, std::cout, std::cerr);
-        if (export_cmd->parsed())
-            return run_export_command(resolve_store_path(export_store).string(), export_run, export_format,
-                                      export_output);
         if (show->parsed())
             return show_run(resolve_store_path(show_store), run_id, show_json, std::cout, std::cerr);
         std::cout << app.help();
