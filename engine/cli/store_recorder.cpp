@@ -173,7 +173,7 @@ int list_runs(const fs::path& path, const RunsQuery& query, std::ostream& out, s
         err << "pkbw: no store at " << path.string() << " (no run recorded yet)\n";
         return query.json ? (out << "[]\n", 0) : 0;
     }
-    Store store = Store::open_read_only(path);
+    Store store = Store::open_read_only(path, Store::Missing::Create); // migrates an older store
     RunFilter filter;
     filter.problem_stem = query.problem;
     if (query.status) {
@@ -211,7 +211,7 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
         err << "pkbw: no store at " << path.string() << "\n";
         return 2;
     }
-    Store store = Store::open_read_only(path);
+    Store store = Store::open_read_only(path, Store::Missing::Create); // migrates an older store
     auto run = store.get_run(run_id);
     if (!run) {
         err << "pkbw: no run " << run_id << " in " << path.string() << "\n";
