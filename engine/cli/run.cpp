@@ -438,6 +438,9 @@ void Run::report_perf() {
         print_perf(out_, figures);
 }
 
+// Message sizes `pkbw calibrate` measures (bytes per rank); a series' block is its index here.
+const std::vector<std::size_t> kCalibrationSizes = {1u << 20, 16u << 20, 64u << 20, 256u << 20, 1u << 30};
+
 // `pkbw calibrate`: bare NCCL all-reduce/all-gather and peer-copy bandwidth on this machine, stored as a
 // run (problem "calibrate") and in <data dir>/calibration.json, which perf reports compare against.
 int Run::calibrate() {
@@ -466,7 +469,7 @@ int Run::calibrate() {
                    {"backend", "cuda"},
                    {"world_size", options_.nproc},
                    {"output_dir", run_dir_.string()},
-                   {"calibrate_sizes", {1u << 20, 16u << 20, 64u << 20, 256u << 20, 1u << 30}},
+                   {"calibrate_sizes", kCalibrationSizes},
                    {"calibrate_iterations", 20}};
     fs::path config_path = run_dir_ / "config.json";
     std::ofstream(config_path) << config.dump(2) << "\n";
@@ -493,7 +496,7 @@ int Run::calibrate() {
         table.push_back({{"kind", series.side}, {"block", series.block}, {"median_ms", median}});
     }
     // A series' block is the index of its size in the configuration's list.
-    const std::vector<double> sizes = {1 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30};
+    const auto& sizes = kCalibrationSizes;
     json results = json::array();
     char line[200];
     if (!options_.json)
@@ -503,7 +506,7 @@ int Run::calibrate() {
         const int index = row["block"];
         if (index < 0 || index >= static_cast<int>(sizes.size()))
             continue;
-        const double bytes = sizes[static_cast<std::size_t>(index)];
+        const double bytes = static_cast<double>(sizes[static_cast<std::size_t>(index)]);
         const double ms = row["median_ms"];
         // nccl-tests' S: the per-rank buffer (all-reduce) or the total output (all-gather); a peer copy
         // moves `bytes` once (factor 1).
