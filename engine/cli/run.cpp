@@ -15,6 +15,7 @@
 #include "run_report.h"
 #include "safety.h"
 #include "signals.h"
+#include "version.h"
 
 #include <algorithm>
 #include <chrono>
@@ -643,6 +644,8 @@ int Run::execute() {
         std::string reason = multicast_disabled_reason();
         std::ifstream in(solution_path);
         std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (const std::string refusal = nccl_device_api_refusal(source); !refusal.empty() && backend_ == "cuda")
+            return fail("error", kExitEnvironment, refusal);
         if (!reason.empty()) {
             if (auto finding = find_multicast_use(source)) {
                 return fail("error", kExitFailed,
