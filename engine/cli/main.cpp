@@ -1,5 +1,7 @@
 // pkbw: the command-line program (docs/cli.md). `pkbw eval` and `pkbw dryrun` run a problem's
 // candidate (or reference) on W ranks and record the run; `problems`, `runs`, `show` read.
+#include "export_command.h"
+#include "import_pkb_command.h"
 #include "launcher.h"
 #include "pkbw/core/error.h"
 #include "pkbw/problems/registry.h"
@@ -45,6 +47,45 @@ void add_run_options(CLI::App& command, RunOptions& options, std::optional<std::
     command.add_option("--timeout-scale", timeout_scale, "multiply every phase deadline");
     for (const auto& phase : PhaseTimeouts::phase_names())
         command.add_option("--timeout-" + phase, phase_timeouts[phase], "seconds for phase " + phase);
+}
+
+// Perf flags shared by `pkbw perf` and `--perf` on eval and dryrun.
+struct PerfFlags {
+    bool perf = false;
+    bool no_pkb = false;
+    int pkb_warmup = 500, pkb_iterations = 100, warmup = 50, pairs = 5, iterations = 100;
+    std::string rotation = "copies";
+    double min_time_ms = 0;
+    bool bare_nccl = false;
+};
+
+void add_perf_options(CLI::App& command, PerfFlags& flags, bool with_switch) {
+    if (with_switch)
+        command.add_flag("--perf", flags.perf, "time reference and candidate after correctness");
+    command.add_flag("--no-pkb", flags.no_pkb, "skip PKB's protocol (500 warmup + 100 timed per side)");
+    command.add_option("--pkb-warmup", flags.pkb_warmup, "PKB protocol warmup iterations (500)");
+    command.add_option("--pkb-iters", flags.pkb_iterations, "PKB protocol timed iterations (100)");
+    command.add_option("--warmup", flags.warmup, "pkbw warmup calls per side (50)");
+    command.add_option("--pairs", flags.pairs, "pkbw ABBA block pairs (5)");
+    command.add_option("--iters", flags.iterations, "pkbw iterations per block (100)");
+    command.add_option("--rotation", flags.rotation, "copies | flush | none (input rotation past 3x L2)")
+        ->check(CLI::IsMember({"copies", "flush", "none"}));
+    command.add_option("--min-time-ms", flags.min_time_ms, "repeat calls inside a sample up to this time");
+    command.add_flag("--bare-nccl", flags.bare_nccl,
+                     "also time a bare NCCL loop of the problem's collective");
+}
+
+nlohmann::json perf_json(const PerfFlags& f) {
+    return {{"pkb", !f.no_pkb},
+            {"pkb_warmup", f.pkb_warmup},
+            {"pkb_iterations", f.pkb_iterations},
+            {"pkbw", true},
+            {"warmup", f.warmup},
+            {"pairs", f.pairs},
+            {"iterations", f.iterations},
+            {"rotation", f.rotation},
+            {"min_time_ms", f.min_time_ms},
+            {"bare_nccl", f.bare_nccl}};
 }
 
 int run_command(RunOptions options, const std::optional<std::string>& store_flag,
@@ -111,26 +152,65 @@ int main(int argc, char** argv) {
     bool problems_json = false;
     problems->add_flag("--json", problems_json);
 
-    RunOptions eval_options, dry_options;
-    std::optional<std::string> store[2], solutions_dir[2], cache_dir[2];
-    std::map<std::string, double> phase_timeouts[2];
-    double timeout[2] = {0, 0}, timeout_scale[2] = {0, 0};
-    auto* eval = app.add_subcommand("eval", "compare a candidate with the reference over trials");
-    add_run_options(*eval, eval_options, store[0], solutions_dir[0], cache_dir[0], phase_timeouts[0],
-                    timeout[0], timeout_scale[0]);
-    eval->add_option("--trials", eval_options.trials, "number of trials (default 5)");
-    eval->add_option("--atol", eval_options.atol, "absolute tolerance (default 1e-2)");
-    eval->add_option("--rtol", eval_options.rtol, "relative tolerance (default 1e-2)");
-    eval->add_flag("--all-trials", eval_options.all_trials, "do not stop at the first failing trial");
-    eval->add_flag("--keep-outputs", eval_options.keep_outputs, "write every trial's outputs");
-    eval_options.solution = "";
-    auto* dryrun = app.add_subcommand("dryrun", "run one side (reference or candidate) once");
-    add_run_options(*dryrun, dry_options, store[1], solutions_dir[1], cache_dir[1], phase_timeouts[1],
-                    timeout[1], timeout_scale[1]);
-    dryrun->add_flag("--keep-outputs", dry_options.keep_outputs, "write the outputs");
-    dry_options.mode = "dryrun";
-    eval->callback([] {});
-    eval->get_option("--solution")->required();
+    // eval, perf, dryrun and calibrate share the run options; index 0..3.
+    RunOptions run_options[4];
+    PerfFlags perf_flags[4];
+    std::optional<std::string> store[4], solutions_dir[4], cache_dir[4];
+    std::map<std::string, double> phase_timeouts[4];
+    double timeout[4] = {0, 0, 0, 0}, timeout_scale[4] = {0, 0, 0, 0};
+    CLI::App* run_commands[4];
+    const char* names[4] = {"eval", "perf", "dryrun", "calibrate"};
+    const char* help[4] = {"compare a candidate with the reference over trials",
+                           "eval, then time reference and candidate (pkbw's and PKB's protocols)",
+                           "run one side (reference or candidate) once",
+                           "measure this machine's NCCL all-reduce/all-gather busbw and peer-copy bandwidth"};
+    for (int i = 0; i < 4; ++i) {
+        RunOptions& o = run_options[i];
+        CLI::App* command = run_commands[i] = app.add_subcommand(names[i], help[i]);
+        o.mode = names[i];
+        if (i == 3) {
+            command->add_option("--nproc,--nproc-per-node,--num-gpus", o.nproc, "world size W")->required();
+            command->add_option("--store", store[i], "SQLite store");
+            command->add_flag("--json", o.json, "JSON lines on stdout");
+            continue;
+        }
+        add_run_options(*command, o, store[i], solutions_dir[i], cache_dir[i], phase_timeouts[i], timeout[i],
+                        timeout_scale[i]);
+        add_perf_options(*command, perf_flags[i], i != 1);
+        command->add_flag("--keep-outputs", o.keep_outputs, "write every trial's outputs");
+        command->add_flag("--keep-inputs", o.keep_inputs, "write every trial's inputs (PKB cross-check)");
+        command->add_flag(
+            "--trace{10}", o.trace_iterations,
+            "after correctness, a traced pass of N (--trace=N, default 10) iterations per side");
+        if (i < 2) {
+            command->add_option("--trials", o.trials, "number of trials (default 5)");
+            command->add_option("--atol", o.atol, "absolute tolerance (default 1e-2)");
+            command->add_option("--rtol", o.rtol, "relative tolerance (default 1e-2)");
+            command->add_flag("--all-trials", o.all_trials, "do not stop at the first failing trial");
+            o.solution = "";
+            command->get_option("--solution")->required();
+        }
+    }
+
+    auto* import_command =
+        app.add_subcommand("import-pkb", "import a PKB logs folder (rank_<r>.pt, perf JSON) as runs");
+    std::string import_dir;
+    std::optional<std::string> import_store;
+    bool import_json = false;
+    import_command->add_option("DIR", import_dir, "PKB logs folder (logs/ or logs/problem_<stem>)")
+        ->required();
+    import_command->add_option("--store", import_store, "SQLite store");
+    import_command->add_flag("--json", import_json, "JSON lines on stdout");
+
+    auto* export_command =
+        app.add_subcommand("export", "export a run's traces (Chrome trace JSON or kernel CSV)");
+    std::int64_t export_run = 0;
+    std::string export_format = "chrome-trace", export_output;
+    std::optional<std::string> export_store;
+    export_command->add_option("RUN", export_run, "run id")->required();
+    export_command->add_option("--format", export_format, "chrome-trace | csv");
+    export_command->add_option("--output,-o", export_output, "output file (- for stdout)")->required();
+    export_command->add_option("--store", export_store, "SQLite store");
 
     auto* runs = app.add_subcommand("runs", "list recent runs");
     RunsQuery query;
@@ -161,12 +241,20 @@ int main(int argc, char** argv) {
         }
         if (problems->parsed())
             return list_problems(problems_json);
-        if (eval->parsed())
-            return run_command(eval_options, store[0], solutions_dir[0], cache_dir[0], phase_timeouts[0],
-                               timeout[0], timeout_scale[0], command_line);
-        if (dryrun->parsed())
-            return run_command(dry_options, store[1], solutions_dir[1], cache_dir[1], phase_timeouts[1],
-                               timeout[1], timeout_scale[1], command_line);
+        for (int i = 0; i < 4; ++i) {
+            if (!run_commands[i]->parsed())
+                continue;
+            RunOptions options = run_options[i];
+            options.perf = i == 1 || perf_flags[i].perf;
+            options.perf_options = perf_json(perf_flags[i]);
+            return run_command(options, store[i], solutions_dir[i], cache_dir[i], phase_timeouts[i],
+                               timeout[i], timeout_scale[i], command_line);
+        }
+        if (import_command->parsed())
+            return run_import_pkb(resolve_store_path(import_store).string(), import_dir, import_json);
+        if (export_command->parsed())
+            return run_export_command(resolve_store_path(export_store).string(), export_run, export_format,
+                                      export_output);
         if (runs->parsed())
             return list_runs(resolve_store_path(runs_store), query, std::cout, std::cerr);
         if (show->parsed())

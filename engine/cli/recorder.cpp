@@ -24,6 +24,21 @@ void MemoryRecorder::add_artifact(std::int64_t run_id, const ArtifactRecord& rec
     runs.at(run_id).artifacts.push_back(record);
 }
 
+void MemoryRecorder::add_perf_samples(std::int64_t run_id, const std::string&, int, int,
+                                      const std::vector<double>& samples) {
+    runs.at(run_id).perf_samples += samples.size();
+}
+
+void MemoryRecorder::add_perf_summary(std::int64_t run_id, const std::string& side, int rank,
+                                      const std::string& statistic, double value) {
+    runs.at(run_id).perf_summaries[side + "/" + std::to_string(rank) + "/" + statistic] = value;
+}
+
+void MemoryRecorder::add_traces(std::int64_t run_id, const std::vector<RankTrace>& traces) {
+    for (const auto& trace : traces)
+        runs.at(run_id).trace_events += trace.events.size();
+}
+
 void MemoryRecorder::finish_run(std::int64_t run_id, const std::string& status, int exit_code,
                                 const std::string& summary) {
     auto& run = runs.at(run_id);

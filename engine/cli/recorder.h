@@ -3,6 +3,7 @@
 #pragma once
 
 #include "pkbw/core/compare.h"
+#include "pkbw/core/trace.h"
 
 #include <cstdint>
 #include <map>
@@ -71,6 +72,12 @@ public:
     virtual void add_rank_result(std::int64_t run_id, const RankRecord& record) = 0;
     virtual void add_tensor_result(std::int64_t run_id, const TensorRecord& record) = 0;
     virtual void add_artifact(std::int64_t run_id, const ArtifactRecord& record) = 0;
+    // side: reference, candidate or bare_nccl; block -1 is PKB's protocol series.
+    virtual void add_perf_samples(std::int64_t run_id, const std::string& side, int rank, int block,
+                                  const std::vector<double>& samples) = 0;
+    virtual void add_perf_summary(std::int64_t run_id, const std::string& side, int rank,
+                                  const std::string& statistic, double value) = 0;
+    virtual void add_traces(std::int64_t run_id, const std::vector<RankTrace>& traces) = 0;
     // status: the store's text (pass, mismatch, compile_error, crash, timeout, invalid_output, error,
     // interrupted).
     virtual void finish_run(std::int64_t run_id, const std::string& status, int exit_code,
@@ -86,6 +93,9 @@ public:
         std::vector<RankRecord> ranks;
         std::vector<TensorRecord> tensors;
         std::vector<ArtifactRecord> artifacts;
+        std::map<std::string, double> perf_summaries; // "side/rank/statistic" -> value
+        std::size_t perf_samples = 0;
+        std::size_t trace_events = 0;
         std::string status = "running";
         std::optional<int> exit_code;
         std::string summary;
@@ -96,6 +106,11 @@ public:
     void add_rank_result(std::int64_t run_id, const RankRecord& record) override;
     void add_tensor_result(std::int64_t run_id, const TensorRecord& record) override;
     void add_artifact(std::int64_t run_id, const ArtifactRecord& record) override;
+    void add_perf_samples(std::int64_t run_id, const std::string& side, int rank, int block,
+                          const std::vector<double>& samples) override;
+    void add_perf_summary(std::int64_t run_id, const std::string& side, int rank,
+                          const std::string& statistic, double value) override;
+    void add_traces(std::int64_t run_id, const std::vector<RankTrace>& traces) override;
     void finish_run(std::int64_t run_id, const std::string& status, int exit_code,
                     const std::string& summary) override;
     std::map<std::int64_t, Run> runs;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -22,18 +23,22 @@ inline constexpr int kExitEnvironment = 3;
 inline constexpr int kExitInterrupted = 130;
 
 struct RunOptions {
-    std::string mode = "eval"; // eval | dryrun
+    std::string mode = "eval"; // eval | dryrun | perf (eval, then timing)
     std::string problem = "1";
     std::string solution = "reference"; // reference | a backend name | a file path
     std::optional<std::filesystem::path> solutions_dir;
     int nproc = 0;
-    std::string dtype = "bf16";
+    std::string dtype; // empty: the solutions folder's precision (solutions_<b>_<precision>_...), else bf16
     std::int64_t m = 1024, n = 1024;
     int trials = 5;
     std::optional<double> atol, rtol; // default: the problem's (1e-2)
     std::string backend;              // cuda | host; empty: cuda when a GPU is present
     bool keep_outputs = false;
+    bool keep_inputs = false; // write each trial's inputs too (PKB cross-check)
     bool all_trials = false;
+    int trace_iterations = 0;          // > 0: a traced pass of this many iterations per side (--trace)
+    bool perf = false;                 // time after correctness (mode perf, or --perf)
+    nlohmann::json perf_options;       // the rank configuration's "perf" object (engine/runtime/perf_runner.h)
     std::uint64_t seed = 42;
     std::string inputs = "pkb"; // pkb | exact
     std::string arch = "sm_90";

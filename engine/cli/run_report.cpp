@@ -81,6 +81,22 @@ Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, 
     for (const auto& [key, body] : results)
         verdict.trials[key.first][key.second] = body;
 
+    // PKB only warns about failures in process-group teardown: once every rank has reported every
+    // trial, a rank failing (or hanging) in teardown does not change the verdict; it is noted.
+    bool teardown_only = launch.end != LaunchEnd::Completed && launch.end != LaunchEnd::Interrupted &&
+                         launch.end != LaunchEnd::SpawnFailed && !launch.culprit_ranks.empty();
+    for (int rank : launch.culprit_ranks) {
+        const auto& phase = launch.ranks.at(static_cast<std::size_t>(rank)).phase;
+        teardown_only = teardown_only && (phase == "teardown" || phase == "exit");
+    }
+    if (teardown_only) {
+        LaunchOutcome completed = launch;
+        completed.end = LaunchEnd::Completed;
+        Verdict verdict = decide(completed, results, world_size, expected_trials, all_trials);
+        verdict.summary += "; warning: " + launch.message.substr(0, launch.message.find('\n'));
+        return verdict;
+    }
+
     switch (launch.end) {
     case LaunchEnd::Timeout:
         verdict.status = "timeout";

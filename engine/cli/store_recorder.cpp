@@ -3,6 +3,7 @@
 #include "pkbw/core/error.h"
 #include "pkbw/core/paths.h"
 #include "pkbw/core/store.h"
+#include "pkbw/core/trace_store.h"
 
 #include <cmath>
 #include <cstdio>
@@ -96,6 +97,20 @@ public:
         store_.add_artifact(row);
     }
 
+    void add_perf_samples(std::int64_t run_id, const std::string& side, int rank, int block,
+                          const std::vector<double>& samples) override {
+        store_.add_perf_samples(run_id, parse_side(side).value_or(Side::Candidate), rank, block, samples);
+    }
+
+    void add_perf_summary(std::int64_t run_id, const std::string& side, int rank,
+                          const std::string& statistic, double value) override {
+        store_.add_perf_summary({run_id, parse_side(side).value_or(Side::Candidate), rank, statistic, value});
+    }
+
+    void add_traces(std::int64_t run_id, const std::vector<RankTrace>& traces) override {
+        store_run_traces(store_, run_id, traces);
+    }
+
     void finish_run(std::int64_t run_id, const std::string& status, int exit_code,
                     const std::string& summary) override {
         store_.finish_run(run_id, parse_run_status(status).value_or(RunStatus::Error), exit_code, summary);
@@ -158,7 +173,7 @@ int list_runs(const fs::path& path, const RunsQuery& query, std::ostream& out, s
         err << "pkbw: no store at " << path.string() << " (no run recorded yet)\n";
         return query.json ? (out << "[]\n", 0) : 0;
     }
-    Store store = Store::open_read_only(path);
+    Store store = Store::open_read_only(path, Store::Missing::Create); // migrates an older store
     RunFilter filter;
     filter.problem_stem = query.problem;
     if (query.status) {
@@ -196,7 +211,7 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
         err << "pkbw: no store at " << path.string() << "\n";
         return 2;
     }
-    Store store = Store::open_read_only(path);
+    Store store = Store::open_read_only(path, Store::Missing::Create); // migrates an older store
     auto run = store.get_run(run_id);
     if (!run) {
         err << "pkbw: no run " << run_id << " in " << path.string() << "\n";

@@ -48,14 +48,42 @@ std::string nccl_version(int v) {
 
 } // namespace
 
+int nccl_compiled_version() {
+#if defined(PKBW_HAVE_CUDA)
+    return NCCL_VERSION_CODE;
+#else
+    return 0;
+#endif
+}
+
+int nccl_loaded_version() {
+    Library nccl({"libnccl.so.2", "libnccl.so"});
+    int v = 0;
+    if (auto get = nccl.symbol<int (*)(int*)>("ncclGetVersion"))
+        get(&v);
+    return v;
+}
+
+std::string nccl_device_api_refusal(const std::string& source) {
+    const bool device_api = source.find("nccl_device") != std::string::npos ||
+                            source.find("ncclDevComm") != std::string::npos;
+    if (!device_api)
+        return {};
+    const int compiled = nccl_compiled_version(), loaded = nccl_loaded_version();
+    if (compiled == 0 || loaded == 0 || compiled == loaded)
+        return {};
+    return "refused: the solution uses NCCL's device API, which has no ABI compatibility across releases, "
+           "but it would be compiled against NCCL " +
+           nccl_version(compiled) + " and run with NCCL " + nccl_version(loaded);
+}
+
 std::string version_text() {
     std::string text = std::string("pkbw ") + PKBW_VERSION + "\n";
 #if defined(PKBW_HAVE_CUDA)
     text += "  built with CUDA " + cuda_version(CUDART_VERSION) + ", NCCL " +
             nccl_version(NCCL_VERSION_CODE) + "\n";
 #else
-    text +=
-        "  built without CUDA (host backend only in this binary's tests; pkbw-rank decides at run time)\n";
+    text += "  built without CUDA\n";
 #endif
     Library cudart({"libcudart.so", "libcudart.so.12", "libcudart.so.13", "libcudart.so.11.0"});
     if (auto runtime = cudart.symbol<int (*)(int*)>("cudaRuntimeGetVersion")) {

@@ -3,6 +3,7 @@
 #include "../runtime/rank_runner.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
+#include "pkbw/tracer_control.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +25,8 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
+    // Before anything calls NVTX: point NVTX's injection at the CUPTI copy the tracer is bound to.
+    pkbw::tracer::prepare_nvtx_injection();
     if (config_path.empty()) {
         std::cerr << "pkbw-rank: --config FILE is required\n";
         return 2;

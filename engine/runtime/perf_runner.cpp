@@ -369,7 +369,9 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const SolutionLi
 void run_calibration(const PerfContext& c, const std::vector<std::size_t>& sizes, int iterations) {
     Timing timing(c);
     const int world = c.rendezvous.world_size();
-    for (const std::size_t bytes : sizes) {
+    // Each size is its own block, so the launcher can tell the series apart.
+    for (std::size_t index = 0; index < sizes.size(); ++index) {
+        const std::size_t bytes = sizes[index];
         const std::size_t count = bytes / 2; // bf16 elements
         void* input = c.device.allocate(bytes);
         void* output = c.device.allocate(bytes * static_cast<std::size_t>(world));
@@ -384,14 +386,15 @@ void run_calibration(const PerfContext& c, const std::vector<std::size_t>& sizes
             }
             int next = 0;
             const auto samples = timing.pkbw_block(side, 1, iterations, 1, false, next);
-            timing.send("calibrate", side.name, 0, samples, {{"bytes", bytes}});
+            timing.send("calibrate", side.name, static_cast<int>(index), samples, {{"bytes", bytes}});
         }
         c.device.release(input);
         c.device.release(output);
     }
     // Peer copy: rank r reads rank (r+1)'s buffer through its IPC mapping (copy engine).
     if (world > 1) {
-        for (const std::size_t bytes : sizes) {
+        for (std::size_t index = 0; index < sizes.size(); ++index) {
+            const std::size_t bytes = sizes[index];
             const SymmetricAllocation buffer = c.device.allocate_symmetric(bytes, c.rendezvous);
             void* local = c.device.allocate(bytes);
             const void* peer = buffer.peers[static_cast<std::size_t>((c.rank + 1) % world)];
@@ -399,7 +402,7 @@ void run_calibration(const PerfContext& c, const std::vector<std::size_t>& sizes
             side.call(0);
             int next = 0;
             const auto samples = timing.pkbw_block(side, 1, iterations, 1, false, next);
-            timing.send("calibrate", "peer_copy", 0, samples, {{"bytes", bytes}});
+            timing.send("calibrate", "peer_copy", static_cast<int>(index), samples, {{"bytes", bytes}});
             c.device.synchronize();
             c.rendezvous.barrier();
             c.device.release(local);

@@ -6,7 +6,10 @@
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/safetensors.h"
+#include "pkbw/core/trace.h"
+#include "pkbw/engine_nvtx.h"
 #include "pkbw/problems/registry.h"
+#include "pkbw/tracer_control.h"
 #include "rendezvous.h"
 #include "solution_library.h"
 #include "trial_buffers.h"
@@ -21,6 +24,7 @@ namespace pkbw::engine {
 namespace {
 
 using nlohmann::json;
+using pkbw::engine::NvtxScopedRange;
 
 // The outcome of one side's call on this rank.
 struct SideResult {
@@ -82,6 +86,14 @@ public:
             }
         }
 
+        const auto trace = config_.extra.find("trace");
+        if (trace != config_.extra.end() && trace->is_object()) {
+            const std::filesystem::path dir = trace->value("dir", config_.output_dir + "/trace");
+            std::filesystem::create_directories(dir);
+            recorder_ = std::make_unique<TraceRecorder>(
+                dir / ("rank_" + std::to_string(rank_) + ".engine.jsonl"), rank_);
+            trace_iterations_ = trace->value("iterations", 10);
+        }
         phase("rendezvous", 0);
         rendezvous_ = Rendezvous::join(rdzv);
         try {
@@ -131,6 +143,9 @@ public:
             }
         }
         // Timing is meaningful only for a solution that computes the right thing.
+        if (recorder_ && trace_iterations_ > 0 && all_passed) {
+            run_traced_pass(trace_iterations_);
+        }
         if (config_.perf && all_passed) {
             phase("perf", 0);
             const PerfContext context{
@@ -148,6 +163,9 @@ private:
         reference_session_.reset();
         candidate_session_.reset();
         device_.reset();
+        phase_range_.reset();
+        tracer::flush_tracer();
+        recorder_.reset();
         events_.send({{"event", protocol::kRankDone}, {"rank", rank_}, {"trials_run", trials_run}});
         return kRankExitOk;
     }
@@ -161,6 +179,45 @@ private:
 
     void phase(const std::string& name, int trial) {
         events_.send({{"event", protocol::kPhase}, {"rank", rank_}, {"phase", name}, {"trial", trial}});
+        // One open phase range at a time, in the host trace and in NVTX (domain "pkbw").
+        phase_range_.reset();
+        phase_range_ = std::make_unique<NvtxScopedRange>(recorder_.get(), "phase", name,
+                                                         nlohmann::json{{"trial", trial}});
+    }
+
+    // The traced pass (--trace): separate from timing so that CUPTI's overhead never reaches a
+    // timed iteration. Each iteration is a range with the same name on every rank, synchronised
+    // inside, so the range ends when the GPU's work ends.
+    void run_traced_pass(int iterations) {
+        phase("trace", 0);
+        const ProblemConfig problem_config = config_.problem_config(0);
+        const auto input_specs = problem_->input_specs(problem_config, rank_);
+        TrialBuffers buffers(*device_, input_specs, problem_->build_inputs(problem_config, rank_),
+                             problem_->output_specs(problem_config, rank_));
+        buffers.prepare();
+        tracer::set_tracing_enabled(true);
+        const std::pair<const std::optional<SolutionLibrary>*, SolutionSession*> sides[] = {
+            {&reference_, reference_session_.get()}, {&candidate_, candidate_session_.get()}};
+        for (const auto& [library, session] : sides) {
+            if (!*library) {
+                continue;
+            }
+            const Context context =
+                session->make_context(local_rank_, buffers.input_views(), buffers.output_views());
+            for (int i = 0; i < iterations; ++i) {
+                rendezvous_->barrier();
+                NvtxScopedRange range(recorder_.get(), "iteration",
+                                      (*library)->side() + "/" + std::to_string(i),
+                                      {{"iteration", i}, {"side", (*library)->side()}});
+                if ((*library)->call(context) != 0) {
+                    throw Error((*library)->side() +
+                                " failed in the traced pass: " + session->take_failure());
+                }
+                device_->synchronize();
+            }
+        }
+        tracer::set_tracing_enabled(false);
+        tracer::flush_tracer();
     }
 
     void send_hello() {
@@ -348,6 +405,9 @@ private:
     std::unique_ptr<Device> device_;
     std::optional<SolutionLibrary> reference_, candidate_;
     std::unique_ptr<SolutionSession> reference_session_, candidate_session_;
+    std::unique_ptr<TraceRecorder> recorder_; // null unless tracing
+    std::unique_ptr<NvtxScopedRange> phase_range_;
+    int trace_iterations_ = 0;
 };
 
 } // namespace

@@ -3,6 +3,7 @@
 #include "pkbw/core/error.h"
 
 #include <arpa/inet.h>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -185,6 +186,13 @@ private:
             return;
         }
         const int rank = static_cast<int>(header.rank);
+        // Counted while connected: rank 0 waits for every peer to hang up before its process may end
+        // (a server thread may still be writing a peer's last reply when rank 0 leaves its own).
+        connections_.fetch_add(1);
+        struct Disconnect {
+            std::atomic<int>& count;
+            ~Disconnect() { count.fetch_sub(1); }
+        } disconnect{connections_};
         if (!send_frame(socket.get(), kOpHello, 0, 0, {})) {
             return;
         }
@@ -221,7 +229,18 @@ private:
         }
     }
 
+public:
+    // Waits until no client is connected, or `timeout` passes.
+    void wait_for_disconnects(std::chrono::milliseconds timeout) const {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (connections_.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+    }
+
+private:
     RendezvousConfig config_;
+    std::atomic<int> connections_{0};
     Socket listener_;
     std::mutex mutex_;
     std::condition_variable changed_;
@@ -238,6 +257,14 @@ public:
             server_ = new Server(config);
         }
         connect(config);
+    }
+
+    ~TcpRendezvous() override {
+        socket_.reset();
+        if (server_ != nullptr) {
+            // Peers hang up after reading their last reply (or when their process ends).
+            server_->wait_for_disconnects(std::chrono::seconds(10));
+        }
     }
 
     std::vector<std::vector<std::byte>> all_gather(std::span<const std::byte> mine) override {

@@ -19,6 +19,15 @@ __device__ float to_float(__half v) {
     return __half2float(v);
 }
 
+// PKB's reference kernel is Triton, whose fp32 `/` lowers to PTX div.full.f32 (approximate, within
+// 2 ulp) rather than IEEE division; near a rounding boundary of e4m3 one ulp of the quotient flips the
+// fp8 value (32 at the top of the range). Dividing the same way reproduces PKB's values bit for bit.
+__device__ float triton_div(float a, float b) {
+    float q;
+    asm("div.full.f32 %0, %1, %2;" : "=f"(q) : "f"(a), "f"(b));
+    return q;
+}
+
 template <class T>
 __global__ void quantize(const T* x, unsigned char* y, float* s, long long blocks, int block) {
     const long long warp = (blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x) / 32;
@@ -31,10 +40,10 @@ __global__ void quantize(const T* x, unsigned char* y, float* s, long long block
         amax = fmaxf(amax, fabsf(to_float(xb[i])));
     for (int off = 16; off > 0; off >>= 1)
         amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
-    const float scale = amax / 448.0f;
+    const float scale = triton_div(amax, 448.0f);
     const float safe = scale == 0.f ? 1.f : scale;
     for (int i = lane; i < block; i += 32)
-        y[warp * block + i] = __nv_cvt_float_to_fp8(to_float(xb[i]) / safe, __NV_SATFINITE, __NV_E4M3);
+        y[warp * block + i] = __nv_cvt_float_to_fp8(triton_div(to_float(xb[i]), safe), __NV_SATFINITE, __NV_E4M3);
     if (lane == 0)
         s[warp] = scale;
 }

@@ -3,6 +3,8 @@
 // FAKE_RANK_MODE: ok | hang (rank FAKE_RANK_TARGET stops in phase candidate) | segv | exit3 | spam
 // (10 MB on stderr) | malformed (garbage on the control pipe, then ok) | shm (leaves a segment) |
 // mismatch (rank_result mismatch on the target rank).
+#include "pkbw/core/protocol.h"
+
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -89,11 +91,28 @@ int main() {
     }
     emit(R"({"event":"phase","rank":)" + r + R"(,"phase":"compare","trial":0})");
     std::string status = (mode == "mismatch" && me) ? "mismatch" : "pass";
-    emit(
-        R"({"event":"rank_result","rank":)" + r + R"(,"trial":0,"status":")" + status +
-        R"(","message":"","tensors":[{"name":"output","pass":)" + (status == "pass" ? "true" : "false") +
-        R"(,"shape_match":true,"numel":4,"mismatch_count":)" + (status == "pass" ? "0" : "2") +
-        R"(,"max_abs_error":0.5,"max_rel_error":0.25,"message":""}],"guard_violations":[],"mutated_inputs":[],"outputs":{}})");
+    pkbw::TensorComparison tensor;
+    tensor.name = "output";
+    tensor.pass = status == "pass";
+    tensor.shape_match = tensor.dtype_match = true;
+    tensor.ref_shape = tensor.cand_shape = {2, 2};
+    tensor.numel = 4;
+    tensor.mismatch_count = tensor.pass ? 0 : 2;
+    tensor.mismatch_fraction = tensor.pass ? 0 : 0.5;
+    tensor.max_abs_error = 0.5;
+    tensor.max_rel_error = 0.25;
+    nlohmann::json result = {{"event", "rank_result"},
+                             {"rank", rank},
+                             {"trial", 0},
+                             {"status", status},
+                             {"message", ""},
+                             {"tensors", {pkbw::protocol::to_json(tensor)}},
+                             {"guard_violations", nlohmann::json::array()},
+                             {"mutated_inputs", nlohmann::json::array()},
+                             {"outputs", nlohmann::json::object()}};
+    std::string line = pkbw::protocol::to_line(result);
+    line.pop_back();
+    emit(line);
     emit(R"({"event":"phase","rank":)" + r + R"(,"phase":"teardown","trial":0})");
     emit(R"({"event":"rank_done","rank":)" + r + R"(,"trials_run":1})");
     return 0;

@@ -1,4 +1,5 @@
 #include "safety.h"
+#include "version.h"
 
 #include <gtest/gtest.h>
 
@@ -41,4 +42,13 @@ TEST(Multicast, EnvironmentSwitches) {
     EXPECT_EQ(multicast_disabled_reason({{"NCCL_NVLS_ENABLE", "0"}}), "NCCL_NVLS_ENABLE=0");
     EXPECT_EQ(multicast_disabled_reason({{"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}}),
               "TORCH_SYMM_MEM_DISABLE_MULTICAST=1");
+}
+
+TEST(NcclDeviceApi, OnlyDeviceApiSourcesCanBeRefused) {
+    // Host-API NCCL is compatible across 2.x: never refused, whatever versions this machine has.
+    EXPECT_EQ(pkbw::cli::nccl_device_api_refusal("#include <nccl.h>\nncclAllReduce(...);"), "");
+    // Device-API code is refused exactly when the compiled and loaded versions are both known and differ.
+    const int compiled = pkbw::cli::nccl_compiled_version(), loaded = pkbw::cli::nccl_loaded_version();
+    const std::string refusal = pkbw::cli::nccl_device_api_refusal("#include <nccl_device.h>\n");
+    EXPECT_EQ(refusal.empty(), compiled == 0 || loaded == 0 || compiled == loaded) << refusal;
 }

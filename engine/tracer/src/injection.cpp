@@ -157,6 +157,27 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 using namespace pkbw::tracer;
 
+// Enables (or disables) the activity kinds pkbw records; never KIND_KERNEL, which serialises kernels.
+// Returns false when kernel records are unavailable.
+static bool set_activity(bool enable) {
+    const CUpti_ActivityKind kinds[] = {
+        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+        CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
+        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_MARKER,
+        CUPTI_ACTIVITY_KIND_MARKER_DATA,       CUPTI_ACTIVITY_KIND_NAME,
+    };
+    bool ok = true;
+    for (auto kind : kinds) {
+        const CUptiResult result = enable ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
+        if (result != CUPTI_SUCCESS) {
+            report(((enable ? "cuptiActivityEnable(" : "cuptiActivityDisable(") + std::to_string(static_cast<int>(kind)) + ")").c_str(),
+                   result);
+            ok = ok && kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        }
+    }
+    return ok;
+}
+
 extern "C" {
 
 // The path of the libcupti this library is bound to: what NVTX_INJECTION64_PATH must name so that
@@ -170,6 +191,18 @@ __attribute__((visibility("default"))) const char* pkbw_tracer_cupti_path(void) 
         return std::string();
     }();
     return path.c_str();
+}
+
+// Switches recording on or off (the traced pass of a pkbw rank). Returns 0 on success.
+__attribute__((visibility("default"))) int pkbw_tracer_set_enabled(int enabled) {
+    if (state().owner_pid != ::getpid()) {
+        return -1;
+    }
+    const bool ok = set_activity(enabled != 0);
+    if (!enabled) {
+        flush_all(false);
+    }
+    return ok ? 0 : -1;
 }
 
 // Delivers every record CUPTI holds (incomplete ones included) to the file. Returns 0 on success.
@@ -223,18 +256,11 @@ __attribute__((visibility("default"))) int InitializeInjection(void) {
     }
     bool ok = call("cuptiActivityRegisterCallbacks",
                    cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
-    const CUpti_ActivityKind kinds[] = {
-        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-        CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
-        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_MARKER,
-        CUPTI_ACTIVITY_KIND_MARKER_DATA,       CUPTI_ACTIVITY_KIND_NAME,
-    };
-    for (auto kind : kinds) {
-        const CUptiResult result = cuptiActivityEnable(kind);
-        if (result != CUPTI_SUCCESS) {
-            report(("cuptiActivityEnable(" + std::to_string(static_cast<int>(kind)) + ")").c_str(), result);
-            ok = ok && kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-        }
+    // pkbw's launcher defers recording to the rank's traced pass (PKBW_TRACE_DEFERRED=1), so that the
+    // timing that precedes it runs with no activity enabled; other processes are traced from the start.
+    const char* deferred = std::getenv("PKBW_TRACE_DEFERRED");
+    if (!(deferred && *deferred == '1')) {
+        ok = set_activity(true) && ok;
     }
     if (!ok) {
         std::fprintf(stderr, "pkbw tracer: kernel tracing unavailable; %s will have no GPU records\n",

@@ -13,12 +13,12 @@ namespace pkbw::tracer {
 // Every variable tracing sets. A launcher removes them from children that are not ranks (compilers,
 // nvidia-smi, helpers): CUDA_INJECTION64_PATH is inherited and would trace them too.
 inline constexpr const char* kTracingVariables[] = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH",
-                                                    "PKBW_TRACE_DIR"};
+                                                    "PKBW_TRACE_DIR", "PKBW_TRACE_DEFERRED"};
 
 // The environment a launcher adds for a traced rank (RANK is already set per rank).
 inline std::vector<std::pair<std::string, std::string>> tracing_environment(const std::string& tracer_library,
                                                                             const std::string& trace_dir) {
-    return {{"CUDA_INJECTION64_PATH", tracer_library}, {"PKBW_TRACE_DIR", trace_dir}};
+    return {{"CUDA_INJECTION64_PATH", tracer_library}, {"PKBW_TRACE_DIR", trace_dir}, {"PKBW_TRACE_DEFERRED", "1"}};
 }
 
 // In a traced rank, before its first NVTX call: loads the tracer named by CUDA_INJECTION64_PATH
@@ -58,6 +58,25 @@ inline bool flush_tracer() {
     auto fn = reinterpret_cast<FlushFn>(::dlsym(handle, "pkbw_tracer_flush"));
     const bool ok = fn && fn() == 0;
     ::dlclose(handle); // drops only the reference RTLD_NOLOAD took
+    return ok;
+}
+
+// Switches a loaded tracer's recording on or off (the tracer starts off under pkbw's launcher, which
+// sets PKBW_TRACE_DEFERRED=1, so timing never runs with CUPTI activity enabled). Returns false when no
+// tracer is loaded in this process.
+inline bool set_tracing_enabled(bool enabled) {
+    const char* tracer = std::getenv("CUDA_INJECTION64_PATH");
+    if (!tracer || !*tracer) {
+        return false;
+    }
+    void* handle = ::dlopen(tracer, RTLD_NOW | RTLD_NOLOAD);
+    if (!handle) {
+        return false;
+    }
+    using EnableFn = int (*)(int);
+    auto fn = reinterpret_cast<EnableFn>(::dlsym(handle, "pkbw_tracer_set_enabled"));
+    const bool ok = fn && fn(enabled ? 1 : 0) == 0;
+    ::dlclose(handle);
     return ok;
 }
 

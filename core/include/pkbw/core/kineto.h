@@ -1,0 +1,58 @@
+// PyTorch profiler (Kineto) chrome traces, as PKB's worker writes them with --profile
+// (traces/rank_<r>.json): the complete ("ph":"X") events in a neutral form. pkbw's own trace model
+// (core/include/pkbw/core/trace.h, branch `tracing`) was not on main when this was written; a converter
+// into its RankTrace belongs beside it once both are merged (docs/pkb-interop.md).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pkbw {
+
+struct KinetoEvent {
+    std::string name;
+    std::string category;      // "kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "user_annotation", ...
+    std::int64_t start_ns = 0; // baseTimeNanoseconds + ts (the profiler's clock), rounded to ns
+    std::int64_t end_ns = 0;
+    std::int64_t pid = -1; // numeric pid/tid; -1 when the trace names them with text
+    std::int64_t tid = -1;
+    std::int64_t stream = -1;      // GPU events: args.stream, else tid
+    int device = -1;               // GPU events: args.device, else pid
+    std::int64_t correlation = -1; // args.correlation (links a kernel to its launch), -1 if absent
+    nlohmann::json args = nullptr; // the event's args object, as written
+
+    std::int64_t duration_ns() const { return end_ns - start_ns; }
+    // Kernels, copies, memsets and GPU-side annotations.
+    bool on_gpu() const;
+};
+
+struct KinetoTrace {
+    int rank = -1;
+    std::string source;
+    std::int64_t base_time_ns = 0;              // "baseTimeNanoseconds" (0 when absent)
+    nlohmann::json device_properties = nullptr; // "deviceProperties" as written
+    std::map<std::string, std::string> names;   // "process:<pid>", "thread:<pid>:<tid>" -> name (ph "M")
+    std::vector<KinetoEvent> events;            // ph "X", sorted by start, longer first
+    std::size_t other_events = 0;               // flow, instant, counter events not imported
+};
+
+// Parses a chrome trace. Strict JSON; every error is a pkbw::FormatError naming `source` and the event
+// index. `rank` is stored as given.
+KinetoTrace parse_kineto_trace(std::string_view text, const std::string& source, int rank = -1);
+// Reads `path`; with rank -1 the rank comes from a file name rank_<r>.json when it has one.
+KinetoTrace read_kineto_trace(const std::filesystem::path& path, int rank = -1);
+
+// GPU time per kernel name (sum of durations), for summaries.
+struct KinetoKernelTotal {
+    std::string name;
+    std::int64_t count = 0;
+    std::int64_t total_ns = 0;
+};
+std::vector<KinetoKernelTotal> kineto_kernel_totals(const KinetoTrace& trace); // largest total first
+
+} // namespace pkbw

@@ -1,0 +1,341 @@
+#include "import_pkb_command.h"
+
+#include "pkbw/core/error.h"
+#include "pkbw/core/generation.h"
+#include "pkbw/core/pkb_logs.h"
+#include "pkbw/core/store.h"
+
+#include <cmath>
+#include <ctime>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+
+namespace pkbw {
+namespace fs = std::filesystem;
+namespace {
+
+// PKB's default tolerances (run_local.py --atol/--rtol); the downloaded files do not record others.
+constexpr double kPkbTolerance = 1e-2;
+
+// The newest modification time among the run's files, as the store's ISO-8601 UTC text, so that
+// imported runs sort by when PKB produced them rather than when they were imported.
+std::string newest_mtime(const PkbRun& run) {
+    std::time_t newest = 0;
+    long newest_ns = 0;
+    auto consider = [&](const fs::path& p) {
+        struct stat st {};
+        if (!p.empty() && ::stat(p.c_str(), &st) == 0 &&
+            (st.st_mtim.tv_sec > newest || (st.st_mtim.tv_sec == newest && st.st_mtim.tv_nsec > newest_ns))) {
+            newest = st.st_mtim.tv_sec;
+            newest_ns = st.st_mtim.tv_nsec;
+        }
+    };
+    for (const auto& t : run.trials) {
+        for (const auto* job :
+             {t.reference ? &*t.reference : nullptr, t.candidate ? &*t.candidate : nullptr}) {
+            for (const auto& f : job ? job->ranks : std::vector<PkbRankFiles>{}) {
+                consider(f.pt);
+                if (f.perf) {
+                    consider(*f.perf);
+                }
+            }
+        }
+    }
+    if (newest == 0) {
+        return "";
+    }
+    std::tm tm{};
+    ::gmtime_r(&newest, &tm);
+    char text[64];
+    std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                  static_cast<long>(newest_ns / 1000000) % 1000);
+    return text;
+}
+
+// A generation label only when the folder sits under a solutions_<...> folder (PKB's logs do not
+// record which solutions folder produced them).
+GenerationLabel generation_of(const fs::path& dir) {
+    for (const auto& part : fs::absolute(dir)) {
+        if (part.string().starts_with("solutions_")) {
+            return parse_generation_label(fs::absolute(dir).string());
+        }
+    }
+    return {};
+}
+
+void add_artifacts(Store& store, std::int64_t run_id, int trial, const PkbJob& job) {
+    for (const auto& f : job.ranks) {
+        auto add = [&](const char* kind, const fs::path& path) {
+            store.add_artifact({0, run_id, trial, f.rank, kind, path.string()});
+        };
+        if (!f.pt.empty()) {
+            add("outputs", f.pt);
+        }
+        if (f.perf) {
+            add("perf", *f.perf);
+        }
+        if (f.trace) {
+            add("trace", *f.trace);
+        }
+    }
+}
+
+std::optional<double> rank_wall(const PkbSidePerf& side, int rank) {
+    if (rank < static_cast<int>(side.ranks.size()) && side.ranks[static_cast<std::size_t>(rank)]) {
+        return side.ranks[static_cast<std::size_t>(rank)]->wall_time_ms;
+    }
+    return std::nullopt;
+}
+
+// Per side and rank: means over trials of PKB's figures; across ranks: the per-trial max (PKB's
+// summarize_perf_artifacts) and speedup, per trial and their mean / geometric mean.
+void add_perf(Store& store, std::int64_t run_id, const std::vector<std::pair<int, PkbTrialPerf>>& perf) {
+    struct Acc {
+        double sum = 0, count = 0;
+    };
+    std::map<std::tuple<Side, int, std::string>, Acc> means;
+    double log_speedup = 0, speedups = 0;
+    for (const auto& [trial, p] : perf) {
+        const std::string suffix = ".trial_" + std::to_string(trial);
+        for (const auto& [side, s] :
+             {std::pair{Side::Reference, &p.reference}, std::pair{Side::Candidate, &p.candidate}}) {
+            for (std::size_t r = 0; r < s->ranks.size(); ++r) {
+                if (!s->ranks[r]) {
+                    continue;
+                }
+                const PkbPerf& x = *s->ranks[r];
+                for (const auto& [name, value] : {std::pair{"pkb_wall_time_ms", x.wall_time_ms},
+                                                  {"pkb_wall_time_std_ms", x.wall_time_std_ms},
+                                                  {"pkb_min_time_ms", x.min_time_ms},
+                                                  {"pkb_max_time_ms", x.max_time_ms},
+                                                  {"pkb_iterations", x.iterations},
+                                                  {"pkb_warmup_iterations", x.warmup_iterations},
+                                                  {"pkb_num_input_groups", x.num_input_groups}}) {
+                    auto& a = means[{side, static_cast<int>(r), name}];
+                    a.sum += value;
+                    a.count += 1;
+                }
+            }
+            if (s->max_ms) {
+                store.add_perf_summary({run_id, side, -1, "pkb_wall_time_ms_max" + suffix, *s->max_ms});
+                auto& a = means[{side, -1, "pkb_wall_time_ms_max"}];
+                a.sum += *s->max_ms;
+                a.count += 1;
+            }
+        }
+        if (p.speedup) {
+            store.add_perf_summary({run_id, Side::Candidate, -1, "pkb_speedup" + suffix, *p.speedup});
+            if (*p.speedup > 0) {
+                log_speedup += std::log(*p.speedup);
+                speedups += 1;
+            }
+        }
+    }
+    for (const auto& [key, a] : means) {
+        store.add_perf_summary(
+            {run_id, std::get<0>(key), std::get<1>(key), std::get<2>(key), a.sum / a.count});
+    }
+    if (speedups > 0) {
+        store.add_perf_summary(
+            {run_id, Side::Candidate, -1, "pkb_speedup", std::exp(log_speedup / speedups)});
+    }
+}
+
+RankResultRow rank_row(std::int64_t run_id, int trial, int rank, Side side) {
+    RankResultRow row;
+    row.run_id = run_id;
+    row.trial = trial;
+    row.rank = rank;
+    row.side = side;
+    return row;
+}
+
+struct Imported {
+    std::int64_t run_id = 0;
+    RunStatus status = RunStatus::Pass;
+    std::string summary;
+};
+
+Imported import_run(Store& store, const PkbRun& run, const fs::path& dir, const std::string& run_dir) {
+    RunRecord rec;
+    rec.problem_id = run.problem_id;
+    rec.problem_stem = run.problem_stem;
+    rec.mode = run.eval ? RunMode::Eval : RunMode::Dryrun;
+    rec.backend = "pkb-" + run.backend;
+    rec.world_size = std::max(run.world_size, 1);
+    rec.atol = rec.rtol = kPkbTolerance;
+    rec.trials = static_cast<int>(run.trials.size());
+    rec.solution_kind = run.backend == "reference" ? SolutionKind::Reference : SolutionKind::Candidate;
+    rec.generation = generation_of(dir);
+    rec.command_line = {"pkbw", "import-pkb", dir.string()};
+    rec.started_at = newest_mtime(run);
+    rec.run_dir = run_dir;
+
+    Imported out;
+    store.write_batch([&] {
+        out.run_id = store.begin_run(rec);
+        CompareOptions options;
+        options.atol = options.rtol = kPkbTolerance;
+        int matched = 0, compared = 0;
+        std::string first_error;
+        std::vector<std::pair<int, PkbTrialPerf>> perf;
+        for (const auto& t : run.trials) {
+            const int trial = std::max(t.trial, 0);
+            const PkbTrialPerf p = summarize_pkb_perf(t);
+            perf.emplace_back(trial, p);
+            if (t.reference) {
+                add_artifacts(store, out.run_id, trial, *t.reference);
+            }
+            if (t.candidate) {
+                add_artifacts(store, out.run_id, trial, *t.candidate);
+            }
+            const bool reference_only = !t.candidate && run.backend == "reference";
+            const bool unpaired_dryrun = !run.eval && t.candidate && !t.reference;
+            if (reference_only || unpaired_dryrun) {
+                // Nothing to compare with: record the ranks whose outputs are present.
+                const PkbJob& job = reference_only ? *t.reference : *t.candidate;
+                const Side side = reference_only ? Side::Reference : Side::Candidate;
+                for (const auto& f : job.ranks) {
+                    RankResultRow row = rank_row(out.run_id, trial, f.rank, side);
+                    row.outcome = f.pt.empty() ? RankOutcome::InvalidOutput : RankOutcome::Skipped;
+                    row.phase = "outputs";
+                    row.message =
+                        f.pt.empty() ? "no rank_" + std::to_string(f.rank) + ".pt" : "not compared (no pair)";
+                    row.wall_ms = rank_wall(side == Side::Reference ? p.reference : p.candidate, f.rank);
+                    store.add_rank_result(row);
+                }
+                continue;
+            }
+            const PkbTrialComparison c = compare_pkb_trial(t, options);
+            ++compared;
+            matched += c.pass();
+            if (!c.pass() && first_error.empty()) {
+                first_error = "trial " + std::to_string(trial) + ": " + c.result + ": " + c.first_error;
+                if (out.status == RunStatus::Pass) {
+                    out.status = c.result == "tensor_mismatch" || c.result == "path_mismatch"
+                                     ? RunStatus::Mismatch
+                                     : RunStatus::InvalidOutput;
+                }
+            }
+            for (const auto& rc : c.ranks) {
+                RankResultRow ref = rank_row(out.run_id, trial, rc.rank, Side::Reference);
+                ref.phase = "outputs";
+                ref.wall_ms = rank_wall(p.reference, rc.rank);
+                store.add_rank_result(ref);
+                RankResultRow cand = rank_row(out.run_id, trial, rc.rank, Side::Candidate);
+                cand.phase = "compare";
+                cand.wall_ms = rank_wall(p.candidate, rc.rank);
+                if (!rc.load_error.empty()) {
+                    cand.outcome = RankOutcome::InvalidOutput;
+                    cand.message = rc.load_error;
+                } else if (!rc.comparison.pass) {
+                    cand.outcome = RankOutcome::Mismatch;
+                    cand.message = rc.comparison.first_error;
+                }
+                store.add_rank_result(cand);
+                for (const auto& tc : rc.comparison.tensors) {
+                    TensorResultRow row = from_comparison(tc);
+                    row.run_id = out.run_id;
+                    row.trial = trial;
+                    row.rank = rc.rank;
+                    store.add_tensor_result(row);
+                }
+            }
+            if (c.ranks.empty() && !c.pass()) { // no per-rank pair to hang the failure on
+                RankResultRow row = rank_row(out.run_id, trial, 0, Side::Candidate);
+                row.outcome = RankOutcome::InvalidOutput;
+                row.phase = "outputs";
+                row.message = c.result + ": " + c.first_error;
+                store.add_rank_result(row);
+            }
+        }
+        add_perf(store, out.run_id, perf);
+        std::string speed;
+        for (const auto& [trial, p] : perf) {
+            if (p.speedup) {
+                char buf[48];
+                std::snprintf(buf, sizeof buf, "; speedup %.3fx (trial %d)", *p.speedup, trial);
+                speed = buf; // the last trial's, as PKB prints it last
+            }
+        }
+        out.summary =
+            "imported from PKB: " +
+            (compared == 0 ? std::string("outputs not compared")
+                           : std::to_string(matched) + "/" + std::to_string(compared) + " trials match") +
+            speed + (first_error.empty() ? "" : "; " + first_error.substr(0, 300));
+        store.finish_run(out.run_id, out.status, std::nullopt, out.summary, rec.started_at);
+    });
+    return out;
+}
+
+} // namespace
+
+int run_import_pkb(const std::string& store_path, const std::string& dir, bool json) {
+    try {
+        const PkbLogs logs = scan_pkb_logs(dir);
+        Store store = Store::open(store_path);
+        nlohmann::json imported = nlohmann::json::array(), skipped = nlohmann::json::array();
+        for (const auto& run : logs.runs) {
+            const std::string run_dir =
+                fs::absolute(run.trials.size() == 1 && !run.eval && run.trials[0].candidate
+                                 ? run.trials[0].candidate->dir
+                                 : run.problem_dir / run.backend)
+                    .lexically_normal()
+                    .string();
+            RunFilter filter;
+            filter.problem_stem = run.problem_stem;
+            filter.backend = "pkb-" + run.backend;
+            bool seen = false;
+            for (const auto& existing : store.list_runs(filter, {}, 10000)) {
+                seen = seen || (existing.run_dir == run_dir &&
+                                existing.mode == (run.eval ? RunMode::Eval : RunMode::Dryrun));
+            }
+            nlohmann::json entry = {{"problem", run.problem_stem},
+                                    {"backend", "pkb-" + run.backend},
+                                    {"mode", run.eval ? "eval" : "dryrun"},
+                                    {"trials", run.trials.size()},
+                                    {"dir", run_dir}};
+            if (seen) {
+                skipped.push_back(entry);
+                if (!json) {
+                    std::cout << "skipped (already imported): " << run.problem_stem << " pkb-" << run.backend
+                              << " " << run_dir << "\n";
+                }
+                continue;
+            }
+            const Imported r = import_run(store, run, dir, run_dir);
+            entry["run_id"] = r.run_id;
+            entry["status"] = std::string(to_string(r.status));
+            entry["summary"] = r.summary;
+            imported.push_back(entry);
+            if (!json) {
+                std::cout << "run " << r.run_id << ": " << run.problem_stem << " pkb-" << run.backend << " "
+                          << (run.eval ? "eval" : "dryrun") << " " << to_string(r.status) << " - "
+                          << r.summary << "\n";
+            }
+        }
+        if (json) {
+            std::cout << nlohmann::json{{"imported", imported},
+                                        {"skipped", skipped},
+                                        {"warnings", logs.warnings}}
+                             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                      << "\n";
+        } else {
+            for (const auto& w : logs.warnings) {
+                std::cerr << "warning: " << w << "\n";
+            }
+        }
+        return 0;
+    } catch (const Error& e) {
+        std::cerr << "pkbw import-pkb: " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception& e) { // filesystem errors and the like: still name what failed
+        std::cerr << "pkbw import-pkb: " << dir << ": " << e.what() << "\n";
+        return 1;
+    }
+}
+
+} // namespace pkbw

@@ -1,0 +1,175 @@
+#include "perf_report.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace pkbw::cli {
+
+using nlohmann::json;
+
+void PerfCollector::add(int rank, const json& event) {
+    const std::string protocol = event.value("protocol", "");
+    if (protocol == "clocks") {
+        clocks_[std::to_string(rank)] = {{"start", event.value("start", json::object())},
+                                         {"end", event.value("end", json::object())},
+                                         {"device", event.value("device", "")}};
+        return;
+    }
+    const auto samples = event.find("samples_ms");
+    if ((protocol != "pkbw" && protocol != "pkb" && protocol != "calibrate") || samples == event.end() ||
+        !samples->is_array() || !event.contains("side") || !event["side"].is_string()) {
+        ++malformed_;
+        return;
+    }
+    const std::string side = event["side"].get<std::string>();
+    const int block = event.value("block", 0);
+    auto it = std::find_if(series_.begin(), series_.end(), [&](const PerfSeries& s) {
+        return s.protocol == protocol && s.side == side && s.block == block;
+    });
+    if (it == series_.end()) {
+        series_.push_back({protocol, side, block, {}});
+        it = series_.end() - 1;
+    }
+    std::vector<double>& target = it->per_rank[rank];
+    for (const auto& value : *samples) {
+        if (value.is_number()) {
+            target.push_back(value.get<double>());
+        }
+    }
+}
+
+PerfFigures PerfCollector::compute(const WorkModel& work, int world_size) const {
+    PerfFigures f;
+    f.collective = work.collective;
+    f.collective_bytes = work.collective_bytes;
+    f.world_size = world_size;
+    f.clocks = clocks_;
+
+    std::vector<TimedBlock> blocks;
+    std::map<std::string, std::vector<double>> per_side;
+    for (const auto& s : series_) {
+        if (s.protocol != "pkbw") {
+            continue;
+        }
+        std::vector<std::vector<double>> ranks;
+        for (const auto& [rank, samples] : s.per_rank) {
+            ranks.push_back(samples);
+        }
+        const auto slowest = slowest_rank_per_iteration(ranks);
+        per_side[s.side].insert(per_side[s.side].end(), slowest.begin(), slowest.end());
+        if (s.side == "reference" || s.side == "candidate") {
+            blocks.push_back(
+                {s.side == "reference" ? BlockSide::Reference : BlockSide::Candidate, s.block, slowest});
+        }
+    }
+    for (const auto& [side, samples] : per_side) {
+        SideFigures figures;
+        figures.summary = summarize(samples);
+        figures.bandwidth =
+            bandwidth(work.collective, world_size, work.collective_bytes, figures.summary.median);
+        f.sides[side] = figures;
+    }
+    if (per_side.count("reference") && per_side.count("candidate")) {
+        f.has_pkbw = true;
+        f.pkbw = estimate_speedup(blocks);
+    }
+
+    std::map<std::string, std::vector<std::vector<double>>> pkb_ranks;
+    for (const auto& s : series_) {
+        if (s.protocol == "pkb") {
+            for (const auto& [rank, samples] : s.per_rank) {
+                pkb_ranks[s.side].push_back(samples);
+            }
+        }
+    }
+    if (pkb_ranks.count("reference") && pkb_ranks.count("candidate")) {
+        f.pkb = pkb_speedup(pkb_ranks["reference"], pkb_ranks["candidate"]);
+    }
+    for (const auto& [side, ranks] : pkb_ranks) {
+        f.pkb_side_ms[side] = pkb_speedup(ranks, ranks).reference_ms;
+    }
+    return f;
+}
+
+namespace {
+json summary_json(const SampleSummary& s) {
+    return {{"count", s.count}, {"median_ms", s.median}, {"mean_ms", s.mean}, {"p5_ms", s.p5},
+            {"p95_ms", s.p95},  {"min_ms", s.min},       {"max_ms", s.max},   {"stddev_ms", s.stddev}};
+}
+} // namespace
+
+json to_json(const PerfFigures& f) {
+    json sides = json::object();
+    for (const auto& [name, side] : f.sides) {
+        json entry = summary_json(side.summary);
+        if (f.collective != CollectiveKind::None) {
+            entry["algbw_gbps"] = side.bandwidth.algbw_gbps;
+            entry["busbw_gbps"] = side.bandwidth.busbw_gbps;
+            entry["busbw_fraction_of_nvlink"] = side.bandwidth.busbw_gbps / kNvlinkLineRateGbps;
+            if (f.calibrated_busbw_gbps > 0) {
+                entry["busbw_fraction_of_calibrated"] = side.bandwidth.busbw_gbps / f.calibrated_busbw_gbps;
+            }
+        }
+        sides[name] = entry;
+    }
+    json j = {{"sides", sides},
+              {"collective", collective_kind_name(f.collective)},
+              {"collective_bytes", f.collective_bytes},
+              {"world_size", f.world_size},
+              {"calibrated_busbw_gbps", f.calibrated_busbw_gbps},
+              {"clocks", f.clocks}};
+    if (f.has_pkbw) {
+        j["pkbw"] = {{"speedup", f.pkbw.speedup},
+                     {"ci_low", f.pkbw.ci_low},
+                     {"ci_high", f.pkbw.ci_high},
+                     {"verdict", verdict_name(f.pkbw.verdict)}};
+    }
+    if (f.pkb) {
+        j["pkb"] = {{"reference_ms", f.pkb->reference_ms},
+                    {"candidate_ms", f.pkb->candidate_ms},
+                    {"speedup", f.pkb->speedup}};
+    } else if (!f.pkb_side_ms.empty()) {
+        j["pkb"] = f.pkb_side_ms;
+    }
+    return j;
+}
+
+void print_perf(std::ostream& out, const PerfFigures& f) {
+    char line[320];
+    const auto bare = f.sides.find("bare_nccl");
+    out << "  perf (pkbw: slowest rank per iteration, ABBA blocks)\n";
+    for (const auto& [name, side] : f.sides) {
+        std::snprintf(line, sizeof(line), "    %-10s median %9.4f ms  p5 %9.4f  p95 %9.4f  (n=%zu)",
+                      name.c_str(), side.summary.median, side.summary.p5, side.summary.p95,
+                      side.summary.count);
+        out << line;
+        if (f.collective != CollectiveKind::None && side.bandwidth.busbw_gbps > 0) {
+            std::snprintf(line, sizeof(line), "  busbw %7.1f GB/s (%4.1f%% of NVLink)",
+                          side.bandwidth.busbw_gbps, 100.0 * side.bandwidth.busbw_gbps / kNvlinkLineRateGbps);
+            out << line;
+            if (f.calibrated_busbw_gbps > 0) {
+                std::snprintf(line, sizeof(line), " %5.1f%% of calibrated",
+                              100.0 * side.bandwidth.busbw_gbps / f.calibrated_busbw_gbps);
+                out << line;
+            }
+            if (bare != f.sides.end() && name != "bare_nccl" && bare->second.bandwidth.busbw_gbps > 0) {
+                std::snprintf(line, sizeof(line), " %5.1f%% of bare NCCL",
+                              100.0 * side.bandwidth.busbw_gbps / bare->second.bandwidth.busbw_gbps);
+                out << line;
+            }
+        }
+        out << "\n";
+    }
+    if (f.has_pkbw) {
+        std::snprintf(line, sizeof(line), "    speedup %.3fx  95%% CI [%.3f, %.3f]  %s\n", f.pkbw.speedup,
+                      f.pkbw.ci_low, f.pkbw.ci_high, verdict_name(f.pkbw.verdict).c_str());
+        out << line;
+    }
+    if (f.pkb) {
+        std::snprintf(line, sizeof(line), "    PKB-compatible: ref %.4f ms | cand %.4f ms | speedup %.3fx\n",
+                      f.pkb->reference_ms, f.pkb->candidate_ms, f.pkb->speedup);
+        out << line;
+    }
+}
+
+} // namespace pkbw::cli

@@ -1,0 +1,67 @@
+// The launcher's side of perf: gathers the ranks' perf_result events, reduces them to pkbw's figure
+// (slowest rank per iteration, ABBA blocks, bootstrap interval, verdict) and PKB's (max over ranks of
+// per-rank means), adds bandwidth against the problem's work model, and prints or serialises them.
+#pragma once
+
+#include "pkbw/core/perf_stats.h"
+#include "pkbw/core/problem.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace pkbw::cli {
+
+// NVLink 4 line rate per GPU and direction (18 links x 25 GB/s; docs/perf.md).
+inline constexpr double kNvlinkLineRateGbps = 450.0;
+
+struct PerfSeries {
+    std::string protocol; // "pkbw" or "pkb"
+    std::string side;     // "reference", "candidate", "bare_nccl"
+    int block = 0;
+    std::map<int, std::vector<double>> per_rank; // rank -> samples (ms)
+};
+
+struct SideFigures {
+    SampleSummary summary; // slowest-rank iterations over all blocks
+    Bandwidth bandwidth;   // at the median
+};
+
+struct PerfFigures {
+    bool has_pkbw = false;
+    SpeedupEstimate pkbw; // reference vs candidate (eval/perf)
+    std::map<std::string, SideFigures> sides;
+    std::optional<PkbSpeedup> pkb;             // PKB-compatible figure
+    std::map<std::string, double> pkb_side_ms; // dryrun: the one side's PKB figure
+    CollectiveKind collective = CollectiveKind::None;
+    double collective_bytes = 0;
+    int world_size = 0;
+    nlohmann::json clocks = nlohmann::json::object(); // rank -> {start, end, device}
+    double calibrated_busbw_gbps = 0; // this machine's measured peak for the collective (pkbw calibrate)
+};
+
+class PerfCollector {
+public:
+    // Takes one perf_result event body from `rank`; malformed bodies are ignored (counted).
+    void add(int rank, const nlohmann::json& event);
+    bool empty() const { return series_.empty(); }
+    int malformed() const { return malformed_; }
+    const std::vector<PerfSeries>& series() const { return series_; }
+
+    PerfFigures compute(const WorkModel& work, int world_size) const;
+
+private:
+    std::vector<PerfSeries> series_;
+    nlohmann::json clocks_ = nlohmann::json::object();
+    int malformed_ = 0;
+};
+
+nlohmann::json to_json(const PerfFigures& figures);
+// A short table: per side median/p5/p95 (ms), busbw and its fraction of the NVLink line rate and of
+// the bare NCCL loop when timed, then the speedup with its interval and verdict, and PKB's figure.
+void print_perf(std::ostream& out, const PerfFigures& figures);
+
+} // namespace pkbw::cli

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The pkbw binary's exit codes and commands, as a user sees them (docs/cli.md). Args: PKBW SOURCE_ROOT
+set -u
+pkbw=$1
+root=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export PKBW_STORE=$work/runs.db PKBW_CACHE_DIR=$work/cache
+failures=0
+expect() { # expect CODE DESCRIPTION -- command...
+    local want=$1 what=$2
+    shift 3
+    "$@" >"$work/out" 2>&1
+    local got=$?
+    if [ "$got" != "$want" ]; then
+        echo "FAIL: $what: exit $got, expected $want"; sed 's/^/    /' "$work/out"; failures=$((failures + 1))
+    else
+        echo "ok: $what (exit $got)"
+    fi
+}
+contains() {
+    if ! grep -q -- "$1" "$work/out"; then echo "FAIL: output lacks '$1'"; sed 's/^/    /' "$work/out"; failures=$((failures + 1)); fi
+}
+samples=$root/samples/solutions_host_f32_none_samples_baseline
+
+expect 0 "--version" -- "$pkbw" --version
+contains "pkbw "
+expect 0 "problems" -- "$pkbw" problems
+contains "1_allreduce"
+expect 2 "no subcommand flags" -- "$pkbw" eval --problem 1
+expect 2 "unknown problem" -- "$pkbw" eval --problem 999 --solution host --nproc 2 --backend host
+contains "unknown problem '999'"
+expect 2 "missing solution lists the folder" -- "$pkbw" eval -p 2 -s cuda --solutions-dir "$samples" --nproc 2 --backend host
+contains "2_allgather_cuda.cpp"
+contains "1_allreduce_host.cpp"
+expect 0 "README main job (host, 4 ranks)" -- "$pkbw" eval --problem 1_allreduce --solution host --solutions-dir "$samples" --nproc 4 --backend host
+contains "all trials match"
+printf '#include "pkbw/solution.h"\nint x = ;\n' > "$work/2_allgather_bad.cpp"
+expect 1 "compile error" -- "$pkbw" eval -p 2 -s "$work/2_allgather_bad.cpp" --nproc 2 --dtype f32
+contains "2_allgather_bad.cpp:2:"
+expect 0 "runs" -- "$pkbw" runs
+contains "compile_error"
+contains "pass"
+expect 0 "runs --status" -- "$pkbw" runs --status pass --json
+contains '"status":"pass"'
+expect 0 "show" -- "$pkbw" show 2
+contains "trial 0:"
+expect 2 "show of a missing run" -- "$pkbw" show 999
+exit $((failures > 0))

@@ -1,0 +1,103 @@
+#include "run_report.h"
+
+#include <gtest/gtest.h>
+
+using namespace pkbw::cli;
+using nlohmann::json;
+
+namespace {
+
+json result(int rank, int trial, const std::string& status, const std::string& message = "") {
+    return {{"event", "rank_result"}, {"rank", rank},       {"trial", trial},
+            {"status", status},       {"message", message}, {"tensors", json::array()}};
+}
+
+LaunchOutcome completed(int world) {
+    LaunchOutcome launch;
+    for (int r = 0; r < world; ++r) {
+        RankReport report;
+        report.rank = r;
+        report.phase = "exit";
+        launch.ranks.push_back(report);
+    }
+    return launch;
+}
+
+} // namespace
+
+TEST(Verdict, WorstStatusWinsWithItsTrialAndRank) {
+    std::map<std::pair<int, int>, json> results = {
+        {{0, 0}, result(0, 0, "pass")},
+        {{0, 1}, result(1, 0, "mismatch", "output differs")},
+        {{1, 0}, result(0, 1, "invalid_output", "wrote past output")},
+        {{1, 1}, result(1, 1, "pass")}};
+    Verdict v = decide(completed(2), results, 2, 2, true);
+    EXPECT_EQ(v.status, "invalid_output");
+    EXPECT_EQ(v.exit_code, 1);
+    EXPECT_EQ(v.summary, "trial 1 rank 0: invalid_output: wrote past output");
+    EXPECT_EQ(status_severity("crash"), status_severity("timeout"));
+    EXPECT_GT(status_severity("timeout"), status_severity("compile_error"));
+    EXPECT_GT(status_severity("compile_error"), status_severity("error"));
+    EXPECT_GT(status_severity("error"), status_severity("invalid_output"));
+    EXPECT_GT(status_severity("invalid_output"), status_severity("mismatch"));
+    EXPECT_GT(status_severity("mismatch"), status_severity("pass"));
+}
+
+TEST(Verdict, EarlyStopAfterFailingTrialIsNotMissing) {
+    std::map<std::pair<int, int>, json> results = {{{0, 0}, result(0, 0, "mismatch")},
+                                                   {{0, 1}, result(1, 0, "pass")}};
+    Verdict v = decide(completed(2), results, 2, 5, false);
+    EXPECT_EQ(v.status, "mismatch");
+    EXPECT_EQ(v.trials.size(), 1u);
+}
+
+TEST(Verdict, MissingResultIsError) {
+    std::map<std::pair<int, int>, json> results = {{{0, 0}, result(0, 0, "pass")}};
+    Verdict v = decide(completed(2), results, 2, 1, false);
+    EXPECT_EQ(v.status, "error");
+    EXPECT_EQ(v.summary, "rank 1 reported no result for trial 0");
+}
+
+TEST(Verdict, LauncherEndsMapToStatusAndExit) {
+    auto launch = completed(2);
+    launch.ranks[1].phase = "candidate";
+    launch.culprit_ranks = {1};
+    launch.message = "rank 1 crashed with SIGSEGV in phase candidate (trial 0)";
+    std::map<std::pair<int, int>, json> none;
+    struct Case {
+        LaunchEnd end;
+        std::string status;
+        int exit;
+    } cases[] = {{LaunchEnd::Crash, "crash", 1},
+                 {LaunchEnd::Timeout, "timeout", 1},
+                 {LaunchEnd::EnvironmentError, "error", 3},
+                 {LaunchEnd::InternalError, "error", 1},
+                 {LaunchEnd::Interrupted, "interrupted", 130},
+                 {LaunchEnd::SpawnFailed, "error", 3}};
+    for (const auto& c : cases) {
+        launch.end = c.end;
+        Verdict v = decide(launch, none, 2, 1, false);
+        EXPECT_EQ(v.status, c.status) << launch_end_name(c.end);
+        EXPECT_EQ(v.exit_code, c.exit) << launch_end_name(c.end);
+        EXPECT_EQ(v.summary, launch.message);
+    }
+}
+
+TEST(Verdict, FailureInTeardownAfterAllResultsIsAWarning) {
+    auto launch = completed(2);
+    launch.end = LaunchEnd::InternalError;
+    launch.ranks[1].phase = "teardown";
+    launch.culprit_ranks = {1};
+    launch.message = "rank 1 exited with code 5 in phase teardown (trial 0): lost rank 0\nlast stderr";
+    std::map<std::pair<int, int>, json> results = {{{0, 0}, result(0, 0, "pass")},
+                                                   {{0, 1}, result(1, 0, "pass")}};
+    Verdict v = decide(launch, results, 2, 1, false);
+    EXPECT_EQ(v.status, "pass");
+    EXPECT_EQ(v.exit_code, 0);
+    EXPECT_EQ(v.summary,
+              "1 trial(s) match on 2 rank(s); warning: rank 1 exited with code 5 in phase teardown "
+              "(trial 0): lost rank 0");
+    // Without every result it stays a failure.
+    results.erase({0, 1});
+    EXPECT_EQ(decide(launch, results, 2, 1, false).status, "error");
+}

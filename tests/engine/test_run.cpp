@@ -1,0 +1,411 @@
+// Whole runs through execute_run: the fake rank program for the launcher-side outcomes, the real
+// pkbw-rank (host backend) end to end, and the SQLite store after each.
+#include "export_command.h"
+#include "pkbw/core/protocol.h"
+#include "pkbw/core/sha256.h"
+#include "pkbw/core/store.h"
+#include "recorder.h"
+#include "run.h"
+#include "signals.h"
+#include "store_recorder.h"
+#include "test_helpers.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using namespace pkbw::cli;
+
+namespace {
+
+const char* kCandidate = R"(#include "pkbw/solution.h"
+extern "C" int pkbw_solution(const pkbw::Context&) { return 0; }
+)";
+
+class RunTest : public ::testing::Test {
+protected:
+    RunOptions options(const std::string& fake_mode = "ok") {
+        ::setenv("FAKE_RANK_MODE", fake_mode.c_str(), 1);
+        ::setenv("FAKE_RANK_TARGET", "1", 1);
+        RunOptions o;
+        o.problem = "1";
+        o.solution =
+            dir.write("solutions_host_f32_none_samples_test/1_allreduce_host.cpp", kCandidate).string();
+        o.nproc = 2;
+        o.trials = 1;
+        o.dtype = "f32";
+        o.backend = "host";
+        // Shared across tests so the reference compiles once.
+        o.cache_dir = fs::temp_directory_path() / "pkbw-driver-test-cache";
+        o.runs_dir = dir.path() / "runs";
+        o.rank_program = PKBW_FAKE_RANK;
+        o.command_line = {"pkbw", "eval", "(test)"};
+        return o;
+    }
+    int run(const RunOptions& o, Recorder& recorder) {
+        out.str("");
+        err.str("");
+        return execute_run(o, recorder, out, err);
+    }
+    const MemoryRecorder::Run& only_run() {
+        EXPECT_EQ(memory.runs.size(), 1u);
+        return memory.runs.begin()->second;
+    }
+    static int count_kind(const MemoryRecorder::Run& run, const std::string& kind) {
+        int n = 0;
+        for (const auto& a : run.artifacts)
+            n += a.kind == kind;
+        return n;
+    }
+
+    pkbw::test::TempDir dir;
+    SignalScope signals;
+    MemoryRecorder memory;
+    std::ostringstream out, err;
+};
+
+} // namespace
+
+TEST_F(RunTest, PassIsRecordedWithEveryRankAndTensor) {
+    auto o = options("ok");
+    ASSERT_EQ(run(o, memory), 0) << out.str() << err.str();
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "pass");
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_EQ(r.start.problem_stem, "1_allreduce");
+    EXPECT_EQ(r.start.problem_id, 1);
+    EXPECT_EQ(r.start.backend, "host");
+    EXPECT_EQ(r.start.world_size, 2);
+    EXPECT_EQ(r.start.dtype, "f32");
+    EXPECT_EQ(r.start.solution_sha256, pkbw::sha256_file_hex(o.solution));
+    EXPECT_EQ(r.start.generation_folder, "solutions_host_f32_none_samples_test");
+    ASSERT_EQ(r.ranks.size(), 2u);
+    EXPECT_EQ(r.ranks[0].outcome, "ok");
+    ASSERT_EQ(r.tensors.size(), 2u);
+    EXPECT_TRUE(r.tensors[1].comparison.pass);
+    EXPECT_EQ(r.tensors[1].comparison.numel, 4);
+    EXPECT_EQ(count_kind(r, "compile_log"), 2);
+    EXPECT_EQ(count_kind(r, "config"), 1);
+    EXPECT_EQ(count_kind(r, "log"), 2);
+    EXPECT_EQ(r.environment.gpu_names, (std::vector<std::string>{"host", "host"}));
+    EXPECT_NE(out.str().find("trial 0: match"), std::string::npos) << out.str();
+    EXPECT_NE(out.str().find("all trials match"), std::string::npos);
+
+    // Second run: both sides come from the cache.
+    ASSERT_EQ(run(o, memory), 0);
+    EXPECT_NE(out.str().find("compile reference: cached"), std::string::npos) << out.str();
+    EXPECT_NE(out.str().find("compile candidate: cached"), std::string::npos) << out.str();
+}
+
+TEST_F(RunTest, MismatchNamesTrialAndRank) {
+    ASSERT_EQ(run(options("mismatch"), memory), 1);
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "mismatch");
+    EXPECT_EQ(r.summary.rfind("trial 0 rank 1: mismatch", 0), 0u) << r.summary;
+    EXPECT_EQ(r.ranks[1].outcome, "mismatch");
+    EXPECT_FALSE(r.tensors[1].comparison.pass);
+    EXPECT_EQ(r.tensors[1].comparison.mismatch_count, 2);
+    EXPECT_NE(out.str().find("trial 0: mismatch | rank 1:"), std::string::npos) << out.str();
+    EXPECT_NE(out.str().find("rank 1: mismatch | output: 2/4 mismatched"), std::string::npos) << out.str();
+}
+
+TEST_F(RunTest, HangIsTimeoutWithRankRecords) {
+    auto o = options("hang");
+    o.timeouts.seconds["candidate"] = 1;
+    ASSERT_EQ(run(o, memory), 1);
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "timeout");
+    EXPECT_NE(r.summary.find("rank 1 timed out in phase candidate"), std::string::npos) << r.summary;
+    ASSERT_EQ(r.ranks.size(), 2u);
+    for (const auto& rank : r.ranks) {
+        if (rank.rank == 1) {
+            EXPECT_EQ(rank.outcome, "timeout");
+            EXPECT_EQ(rank.phase, "candidate");
+            EXPECT_EQ(rank.signal, SIGKILL);
+        } else {
+            EXPECT_EQ(rank.outcome, "skipped");
+            EXPECT_EQ(rank.phase, "compare");
+        }
+    }
+}
+
+TEST_F(RunTest, SegfaultIsCrash) {
+    ASSERT_EQ(run(options("segv"), memory), 1);
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "crash");
+    EXPECT_NE(r.summary.find("rank 1 crashed with SIGSEGV in phase candidate"), std::string::npos)
+        << r.summary;
+}
+
+TEST_F(RunTest, EnvironmentExitIsErrorThree) {
+    ASSERT_EQ(run(options("exit3"), memory), 3);
+    EXPECT_EQ(only_run().status, "error");
+}
+
+TEST_F(RunTest, CompileErrorIsTheRunsResult) {
+    auto o = options();
+    o.solution =
+        dir.write("bad/1_allreduce_host.cpp", "#include \"pkbw/solution.h\"\nint broken( {\n").string();
+    ASSERT_EQ(run(o, memory), 1);
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "compile_error");
+    EXPECT_EQ(r.summary.rfind(o.solution + ":2:", 0), 0u) << r.summary;
+    EXPECT_EQ(count_kind(r, "compile_log"), 2);
+    EXPECT_EQ(count_kind(r, "log"), 0); // never launched
+    EXPECT_NE(out.str().find("compile candidate: FAILED"), std::string::npos);
+}
+
+TEST_F(RunTest, MissingSolutionListsTheFolder) {
+    auto o = options();
+    fs::path folder = dir.path() / "solutions_x";
+    for (const char* name : {"1_allreduce_cuda.cu", "2_allgather_host.cpp", "notes.txt"})
+        dir.write(std::string("solutions_x/") + name, "//");
+    o.solution = "host";
+    o.solutions_dir = folder;
+    ASSERT_EQ(run(o, memory), 2);
+    std::string message = err.str();
+    EXPECT_NE(message.find("solution file not found: " + (folder / "1_allreduce_host.cpp").string()),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("1_allreduce_cuda.cu"), std::string::npos);
+    EXPECT_NE(message.find("2_allgather_host.cpp"), std::string::npos);
+    EXPECT_EQ(message.find("notes.txt"), std::string::npos);
+    const auto& r = only_run(); // resolved problem: recorded
+    EXPECT_EQ(r.status, "error");
+    EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST_F(RunTest, UnknownProblemIsUsageErrorNotRecorded) {
+    auto o = options();
+    o.problem = "999_nothing";
+    ASSERT_EQ(run(o, memory), 2);
+    EXPECT_TRUE(memory.runs.empty());
+    EXPECT_NE(err.str().find("unknown problem '999_nothing'"), std::string::npos);
+}
+
+TEST_F(RunTest, EvalOfTheReferenceIsRefused) {
+    auto o = options();
+    o.solution = "reference";
+    ASSERT_EQ(run(o, memory), 2);
+    EXPECT_EQ(only_run().exit_code, 2);
+}
+
+TEST_F(RunTest, MulticastIsRefusedWhenDisabled) {
+    auto o = options();
+    o.solution =
+        dir.write("mc/1_allreduce_host.cpp",
+                  std::string(kCandidate) + "// fine\nstatic const char* p = \"multimem.st.global.f32\";\n")
+            .string();
+    ::setenv("NCCL_NVLS_ENABLE", "0", 1);
+    int code = run(o, memory);
+    ::unsetenv("NCCL_NVLS_ENABLE");
+    ASSERT_EQ(code, 1);
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "error");
+    EXPECT_NE(r.summary.find(o.solution + ":4 uses NVLink multicast (multimem)"), std::string::npos)
+        << r.summary;
+    EXPECT_NE(r.summary.find("NCCL_NVLS_ENABLE=0"), std::string::npos);
+}
+
+TEST_F(RunTest, JsonLinesEndWithRunFinished) {
+    auto o = options("ok");
+    o.json = true;
+    ASSERT_EQ(run(o, memory), 0);
+    std::istringstream lines(out.str());
+    std::string line;
+    std::vector<std::string> events;
+    nlohmann::json last;
+    while (std::getline(lines, line)) {
+        auto message = pkbw::protocol::parse_line(line, "stdout");
+        events.push_back(message.event);
+        last = message.body;
+    }
+    ASSERT_GE(events.size(), 6u);
+    EXPECT_EQ(events.front(), "run_started");
+    EXPECT_EQ(events[1], "compile");
+    EXPECT_EQ(events.back(), "run_finished");
+    EXPECT_EQ(last["status"], "pass");
+    EXPECT_EQ(last["exit_code"], 0);
+    EXPECT_EQ(last["trials"].size(), 1u);
+    EXPECT_EQ(last["trials"][0]["ranks"].size(), 2u);
+    EXPECT_EQ(std::count(events.begin(), events.end(), "rank_exit"), 2);
+}
+
+// The real rank program on the host backend, recorded in a real store.
+class EndToEnd : public RunTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(EndToEnd, HostBackendPassesAndMismatchesIntoTheStore) {
+    fs::path store_path = dir.path() / "store/runs.db";
+    auto recorder = open_store_recorder(store_path);
+    auto o = options();
+    o.rank_program = PKBW_RANK_PROGRAM;
+    o.nproc = GetParam();
+    o.trials = 2;
+    o.solution = std::string(PKBW_TEST_SOURCE_ROOT) +
+                 "/samples/solutions_host_f32_none_samples_baseline/1_allreduce_host.cpp";
+    ASSERT_EQ(run(o, *recorder), 0) << out.str() << err.str();
+
+    // A candidate that computes nothing: every rank mismatches on trial 0 and the run stops there.
+    o.solution = dir.write("zero/1_allreduce_host.cpp", R"(#include "pkbw/solution.h"
+#include <cstring>
+extern "C" int pkbw_solution(const pkbw::Context& ctx) {
+    std::memset(ctx.output(0).data, 0, ctx.output(0).nbytes());
+    return 0;
+}
+)")
+                     .string();
+    ASSERT_EQ(run(o, *recorder), 1) << out.str() << err.str();
+    EXPECT_NE(out.str().find("trial 0: mismatch"), std::string::npos) << out.str();
+    recorder.reset();
+
+    auto store = pkbw::Store::open_read_only(store_path);
+    EXPECT_EQ(store.integrity_check(), "ok");
+    auto runs = store.list_runs();
+    ASSERT_EQ(runs.size(), 2u);
+    const auto& pass = runs[1].status == pkbw::RunStatus::Pass ? runs[1] : runs[0];
+    const auto& fail = runs[1].status == pkbw::RunStatus::Pass ? runs[0] : runs[1];
+    EXPECT_EQ(pass.status, pkbw::RunStatus::Pass);
+    EXPECT_EQ(fail.status, pkbw::RunStatus::Mismatch) << fail.summary;
+    EXPECT_EQ(pass.exit_code, 0);
+    EXPECT_EQ(pass.world_size, GetParam());
+    EXPECT_EQ(pass.generation.label, "solutions_host_f32_none_samples_baseline");
+    EXPECT_EQ(store.rank_results(pass.id).size(), static_cast<std::size_t>(2 * GetParam()));
+    EXPECT_EQ(store.tensor_results(pass.id, false).size(), static_cast<std::size_t>(2 * GetParam()));
+    auto failed = store.tensor_results(fail.id, false);
+    ASSERT_EQ(failed.size(), static_cast<std::size_t>(GetParam()));
+    EXPECT_FALSE(failed[0].pass);
+    EXPECT_GT(failed[0].mismatch_count, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, EndToEnd, ::testing::Values(2, 4));
+
+// Solutions that misbehave on the real rank program (host backend), each with its diagnosis.
+class HostMisbehaviour : public RunTest {
+protected:
+    RunOptions real(const std::string& name, const char* source) {
+        auto o = options();
+        o.rank_program = PKBW_RANK_PROGRAM;
+        o.trials = 2;
+        o.solution = dir.write(name + "/1_allreduce_host.cpp", source).string();
+        return o;
+    }
+    std::string sample() const {
+        return std::string(PKBW_TEST_SOURCE_ROOT) +
+               "/samples/solutions_host_f32_none_samples_baseline/1_allreduce_host.cpp";
+    }
+};
+
+TEST_F(HostMisbehaviour, WrongOnOneRankIsAMismatchNamingThatRank) {
+    auto o = real("wrong_rank1", R"(#include "pkbw/solution.h"
+#include <vector>
+extern "C" int pkbw_solution(const pkbw::Context& ctx) {
+    const auto& in = ctx.input(0);
+    std::vector<float> all(static_cast<size_t>(in.numel()) * ctx.world_size);
+    ctx.all_gather_host(in.data, in.nbytes(), all.data());
+    float* out = ctx.output(0).as<float>();
+    for (long long i = 0; i < in.numel(); ++i) {
+        float sum = 0;
+        for (int r = 0; r < ctx.world_size; ++r) sum += all[r * in.numel() + i];
+        out[i] = sum;
+    }
+    if (ctx.rank == 1) out[5] += 1.0f;
+    return 0;
+}
+)");
+    ASSERT_EQ(run(o, memory), 1) << out.str() << err.str();
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "mismatch");
+    int mismatched_ranks = 0;
+    for (const auto& rank : r.ranks) {
+        if (rank.outcome == "mismatch") {
+            EXPECT_EQ(rank.rank, 1);
+            ++mismatched_ranks;
+        }
+    }
+    EXPECT_EQ(mismatched_ranks, 1);
+    EXPECT_NE(out.str().find("rank 1"), std::string::npos) << out.str();
+}
+
+TEST_F(HostMisbehaviour, WritePastAnOutputIsInvalidOutput) {
+    auto o = real("oob", R"(#include "pkbw/solution.h"
+extern "C" int pkbw_solution(const pkbw::Context& ctx) {
+    float* out = ctx.output(0).as<float>();
+    for (long long i = 0; i <= ctx.output(0).numel() + 3; ++i) out[i] = 0;  // four elements too far
+    return 0;
+}
+)");
+    ASSERT_EQ(run(o, memory), 1);
+    EXPECT_EQ(only_run().status, "invalid_output") << only_run().summary;
+    EXPECT_NE(only_run().summary.find("past the end of output"), std::string::npos) << only_run().summary;
+}
+
+TEST_F(HostMisbehaviour, MutatedInputIsInvalidOutput) {
+    auto o = real("mutate", R"(#include "pkbw/solution.h"
+#include <cstring>
+extern "C" int pkbw_solution(const pkbw::Context& ctx) {
+    std::memset(ctx.input(0).data, 0, ctx.input(0).nbytes());
+    std::memset(ctx.output(0).data, 0, ctx.output(0).nbytes());
+    return 0;
+}
+)");
+    ASSERT_EQ(run(o, memory), 1);
+    EXPECT_EQ(only_run().status, "invalid_output") << only_run().summary;
+    EXPECT_NE(only_run().summary.find("modified input"), std::string::npos) << only_run().summary;
+}
+
+TEST_F(HostMisbehaviour, HangOnOneRankIsATimeoutNamingIt) {
+    auto o = real("hang", R"(#include "pkbw/solution.h"
+#include <unistd.h>
+extern "C" int pkbw_solution(const pkbw::Context& ctx) {
+    if (ctx.rank == 1) for (;;) pause();
+    return 0;
+}
+)");
+    o.timeouts.seconds["candidate"] = 3;
+    ASSERT_EQ(run(o, memory), 1);
+    EXPECT_EQ(only_run().status, "timeout") << only_run().summary;
+    EXPECT_NE(only_run().summary.find("rank 1"), std::string::npos) << only_run().summary;
+    EXPECT_NE(only_run().summary.find("candidate"), std::string::npos) << only_run().summary;
+}
+
+// Perf and a traced pass on the host backend: samples and traces land in the store, and the trace
+// exports as Chrome trace JSON.
+TEST_F(HostMisbehaviour, PerfAndTraceAreStoredAndExported) {
+    fs::path store_path = dir.path() / "store/runs.db";
+    auto recorder = open_store_recorder(store_path);
+    auto o = options();
+    o.rank_program = PKBW_RANK_PROGRAM;
+    o.mode = "perf";
+    o.perf = true;
+    o.trials = 1;
+    o.solution = sample();
+    o.perf_options = {
+        {"pkb_warmup", 2}, {"pkb_iterations", 5}, {"warmup", 2}, {"pairs", 2}, {"iterations", 4}};
+    o.trace_iterations = 3;
+    ASSERT_EQ(run(o, *recorder), 0) << out.str() << err.str();
+    EXPECT_NE(out.str().find("speedup"), std::string::npos) << out.str();
+    recorder.reset();
+    auto store = pkbw::Store::open_read_only(store_path);
+    const auto run_row = store.list_runs().at(0);
+    const auto samples = store.perf_samples(run_row.id);
+    // PKB series (block -1, 5 per rank and side) plus 2x2 pkbw blocks of 4, on 2 ranks.
+    EXPECT_EQ(samples.size(), static_cast<std::size_t>(2 * (2 * 5 + 4 * 4)));
+    bool has_speedup = false;
+    for (const auto& row : store.perf_summaries(run_row.id))
+        has_speedup = has_speedup || row.statistic == "speedup";
+    EXPECT_TRUE(has_speedup);
+    const fs::path exported = dir.path() / "trace.json";
+    ASSERT_EQ(run_export_command(store_path.string(), run_row.id, "chrome-trace", exported.string()), 0);
+    const auto trace = nlohmann::json::parse(std::ifstream(exported));
+    int iterations = 0, phases = 0;
+    for (const auto& event : trace["traceEvents"]) {
+        const std::string cat = event.value("cat", "");
+        iterations += cat.find("iteration") != std::string::npos;
+        phases += cat.find("phase") != std::string::npos;
+    }
+    EXPECT_EQ(iterations, 2 * 2 * 3); // ranks x sides x iterations
+    EXPECT_GT(phases, 0);
+    EXPECT_EQ(store.integrity_check(), "ok");
+}

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# The GPU checks of the engine, perf, problem-suite and tracing issues, in one batch for a lent GPU
+# machine (docs/building.md "GPU checks"). Builds pkbw there (Qt-free), then prints tables.
+# Usage: tools/gpu/checks.sh OUT_DIR [sections...]   sections: build eval suite perf trace crosscheck
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=$1; shift
+sections=${*:-build eval suite perf trace crosscheck}
+mkdir -p "$out"
+export PATH=/usr/local/cuda/bin:$PATH NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+export PKBW_STORE=$out/runs.db PKBW_CACHE_DIR=$out/cache
+W=${W:-2}
+p=build-dev/bin/pkbw
+want() { [[ " $sections " == *" $1 "* ]]; }
+line() { printf '%s\n' "$*" | tee -a "$out/summary.txt"; }
+
+if want build; then
+    deps=$PWD/.deps
+    extra=()
+    [ -d "$deps" ] && extra=(-DCMAKE_PREFIX_PATH="$deps" -DSQLite3_INCLUDE_DIR="$deps/include" -DSQLite3_LIBRARY="$deps/lib/libsqlite3.a")
+    t0=$(date +%s)
+    { cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DPKBW_BUILD_GUI=OFF -DPKBW_BUILD_TESTS=OFF \
+        -DPKBW_BUILD_BENCH=OFF "${extra[@]}" && cmake --build build-dev -j "$(nproc)"; } > "$out/build.log" 2>&1 \
+        || { tail -40 "$out/build.log"; exit 1; }
+    line "build: $(( $(date +%s) - t0 )) s; $($p --version | tr '\n' ' ')"
+fi
+
+# Runs pkbw with --json; prints "status exit speedup" from its final line. Args: label, pkbw args...
+run_json() {
+    local label=$1; shift
+    local log="$out/$(echo "$label" | tr ' /' '__').jsonl"
+    "$p" "$@" --json > "$log" 2> "$log.err"
+    local rc=$?
+    python3 - "$log" "$rc" "$label" <<'PY' | tee -a "$out/summary.txt"
+import json, sys
+path, rc, label = sys.argv[1:4]
+final, ranks_bad = {}, []
+for line in open(path):
+    try:
+        e = json.loads(line)
+    except Exception:
+        continue
+    if e.get("event") == "run_finished":
+        final = e
+    if e.get("event") == "rank_result" and e.get("status") != "pass":
+        ranks_bad.append(f"r{e['rank']}t{e['trial']}:{e['status']}")
+perf = final.get("perf") or {}
+pk = perf.get("pkbw") or {}
+pkb = perf.get("pkb") or {}
+sides = perf.get("sides") or {}
+text = f"{label:58s} {final.get('status','?'):14s} rc={rc}"
+if pk:
+    text += f" | x{pk['speedup']:.3f} [{pk['ci_low']:.3f},{pk['ci_high']:.3f}] {pk['verdict']}"
+if isinstance(pkb, dict) and "speedup" in pkb:
+    text += f" | PKB x{pkb['speedup']:.3f}"
+for side in ("reference", "candidate", "bare_nccl"):
+    if side in sides:
+        s = sides[side]
+        text += f" | {side[:4]} {s['median_ms']:.4f}ms"
+        if "busbw_gbps" in s:
+            text += f" {s['busbw_gbps']:.0f}GB/s"
+if ranks_bad:
+    text += " | " + " ".join(ranks_bad[:6])
+if final.get("status") not in ("pass", None) and final.get("message"):
+    text += " | " + final["message"][:150]
+print(text)
+PY
+}
+
+base=samples/solutions_cuda_bf16_h200_2_samples_baseline
+tuned=samples/solutions_cuda_bf16_h200_2_samples_tuned
+
+if want eval; then
+    line "== eval (W=$W)"
+    for prob in 1 2; do
+        for dir in $base $tuned; do
+            run_json "eval $prob $(basename $dir)" eval --problem $prob --solution cuda --solutions-dir $dir --nproc $W
+        done
+    done
+    run_json "eval 1 wrong-on-rank-1" eval --problem 1 --solution tests/gpu/1_allreduce_wrong_on_rank1_cuda.cu --nproc $W
+    times=""
+    for i in 1 2 3; do
+        t0=$(date +%s%N)
+        "$p" eval --problem 2 --solution cuda --solutions-dir $tuned --nproc $W > /dev/null 2>&1
+        times="$times $(( ($(date +%s%N) - t0) / 1000000 ))ms"
+    done
+    line "eval 2 (W=$W, 5 trials, warm compile cache) wall:$times"
+fi
+
+if want suite; then
+    line "== problem suite: every sample against its reference (W=$W, 5 trials)"
+    # Warm the compile cache in parallel: dryruns of each side on one rank (W-only problems just fail fast).
+    for f in problems/*/reference.cu $base/*.cu $tuned/*.cu; do
+        stem=$(basename "$(dirname "$f")"); [[ $f == samples/* ]] && stem=$(basename "$f" _cuda.cu)
+        sol=reference; [[ $f == samples/* ]] && sol=$f
+        "$p" dryrun --problem "$stem" --solution "$sol" --nproc $W --store "$out/warm.db" > /dev/null 2>&1 &
+        while [ "$(jobs -r | wc -l)" -ge 8 ]; do sleep 0.2; done
+    done
+    wait
+    for n in $xc_problems; do
+        stem=$(basename problems/${n}_*)
+        found=0
+        for dir in $base $tuned; do
+            [ -f "$dir/${stem}_cuda.cu" ] || continue
+            found=1
+            run_json "perf $stem $(basename $dir | sed 's/solutions_cuda_bf16_h200_2_//')" perf --problem $n \
+                --solution cuda --solutions-dir $dir --nproc $W --pairs 3 --iters 50 --pkb-warmup 100
+        done
+        [ $found = 1 ] || run_json "dryrun $stem reference" dryrun --problem $n --solution reference --nproc $W
+    done
+fi
+
+if want calibrate || want perf; then
+    line "== calibrate"
+    "$p" calibrate --nproc $W > "$out/calibrate.txt" 2>&1; cat "$out/calibrate.txt" | tee -a "$out/summary.txt"
+fi
+
+if want perf; then
+    line "== perf"
+    for i in 1 2 3 4 5; do
+        run_json "perf 2 tuned repeat $i" perf --problem 2 --solution cuda --solutions-dir $tuned --nproc $W
+    done
+    run_json "perf 1 reference 256MiB + bare NCCL" perf --problem 1 --solution cuda --solutions-dir $tuned \
+        --nproc $W --m 8192 --n 16384 --bare-nccl --trials 1 --pkb-warmup 20 --pkb-iters 20 --iters 20
+    run_json "dryrun --perf 2 empty candidate (overhead)" dryrun --problem 2 \
+        --solution tests/gpu/2_allgather_empty_cuda.cu --nproc $W --perf
+fi
+
+if want trace; then
+    line "== trace"
+    run_json "perf 1 nvtx candidate, no tracer" perf --problem 1 --solution tests/gpu/1_allreduce_nvtx_cuda.cu --nproc $W
+    run_json "perf 1 nvtx candidate, tracer loaded" perf --problem 1 --solution tests/gpu/1_allreduce_nvtx_cuda.cu --nproc $W --trace
+    run=$(python3 -c "import json;[print(json.loads(l)['run_id']) for l in open('$out/perf_1_nvtx_candidate,_tracer_loaded.jsonl') if '\"run_finished\"' in l]")
+    "$p" export "$run" --format chrome-trace --output "$out/trace_run$run.json" > "$out/export.log" 2>&1
+    "$p" export "$run" --format csv --output "$out/kernels_run$run.csv" >> "$out/export.log" 2>&1
+    python3 tools/check_chrome_trace.py "$out/trace_run$run.json" 2>&1 | tail -3 | tee -a "$out/summary.txt"
+    python3 - "$out/trace_run$run.json" <<'PY' | tee -a "$out/summary.txt"
+import json, sys, collections
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"] if isinstance(t, dict) else t
+by = collections.defaultdict(collections.Counter)
+for e in ev:
+    if e.get("ph") != "X":
+        continue
+    n = e.get("name", "")
+    kind = ("nccl_kernel" if n.startswith("ncclDevKernel") or n.startswith("ncclKernel") else
+            "candidate_nvtx" if n == "candidate/allreduce" else
+            "engine_phase" if "phase" in (e.get("cat") or "") else
+            "engine_iteration" if "iteration" in (e.get("cat") or "") else
+            "kernel_sum_peers" if "sum_peers" in n else None)
+    if kind:
+        by[e["pid"]][kind] += 1
+for pid in sorted(by):
+    print(f"trace rank {pid}: " + ", ".join(f"{k}={v}" for k, v in sorted(by[pid].items())))
+PY
+fi
+
+if want overhead; then
+    line "== tracer overhead: the same perf without and with the tracer loaded (kernel-only candidate)"
+    for i in 1 2; do
+        run_json "perf 1 tuned, no tracer ($i)" perf --problem 1 --solution cuda --solutions-dir $tuned --nproc $W
+        run_json "perf 1 tuned, tracer loaded ($i)" perf --problem 1 --solution cuda --solutions-dir $tuned --nproc $W --trace
+    done
+fi
+
+xc_problems=${XC_PROBLEMS:-$(seq 1 20)}
+if want crosscheck; then
+    line "== PKB cross-check (torch reference vs pkbw reference, same inputs, W=$W)"
+    for n in $xc_problems; do
+        stem=$(basename problems/${n}_*)
+        "$p" dryrun --problem $n --solution reference --nproc $W --keep-inputs --keep-outputs --json \
+            > "$out/xc_$stem.pkbw" 2>&1
+    done
+    # torch start-up dominates: four cross-checks at a time, each on its own port.
+    for n in $xc_problems; do
+        stem=$(basename problems/${n}_*)
+        dir=$(python3 -c "import json;[print(json.loads(l)['run_dir']) for l in open('$out/xc_$stem.pkbw') if '\"run_started\"' in l]")
+        timeout 150 python3 -m torch.distributed.run --nproc-per-node $W --master-port $((29500 + n)) \
+            tools/pkb_crosscheck.py --pkb-checkout .pkb --run-dir "$dir" > "$out/xc_$stem.log" 2>&1 &
+        while [ "$(jobs -r | wc -l)" -ge 4 ]; do sleep 0.5; done
+    done
+    wait
+    for n in $xc_problems; do
+        stem=$(basename problems/${n}_*)
+        log="$out/xc_$stem.log"
+        grep -h "PKBW_CROSSCHECK_JSON" "$log" | sed "s/^/$stem /" | tee -a "$out/summary.txt" \
+            || echo "$stem crosscheck FAILED: $(grep -v -i warn "$log" | grep -E "Error|error|MISMATCH" | tail -2 | tr '\n' ' ' | cut -c1-240)" | tee -a "$out/summary.txt"
+    done
+fi
