@@ -196,9 +196,12 @@ void LauncherView::set_backend(const QString& backend) {
 }
 
 QStringList LauncherView::arguments() const {
-    QStringList args{mode_->currentText()};
-    for (const QString& p : problem_->currentText().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
-        args << QStringLiteral("--problem") << p.trimmed();
+    const QString mode = mode_->currentText();
+    QStringList args{mode};
+    // pkbw takes one problem per run; the first of a comma-separated list is used.
+    const QStringList problems = problem_->currentText().split(QLatin1Char(','), Qt::SkipEmptyParts);
+    if (!problems.isEmpty()) {
+        args << QStringLiteral("--problem") << problems.first().trimmed();
     }
     if (!solution_->text().trimmed().isEmpty()) {
         args << QStringLiteral("--solution") << solution_->text().trimmed();
@@ -208,11 +211,12 @@ QStringList LauncherView::arguments() const {
     }
     args << QStringLiteral("--nproc") << QString::number(ranks_->value()) << QStringLiteral("--dtype")
          << dtype_->currentText() << QStringLiteral("--backend") << backend_->currentText();
-    if (mode_->currentText() == QLatin1String("eval")) {
-        args << QStringLiteral("--trials") << QString::number(trials_->value());
+    // Trials and tolerances exist for eval and perf only (a dryrun runs one side once).
+    if (mode != QLatin1String("dryrun")) {
+        args << QStringLiteral("--trials") << QString::number(trials_->value()) << QStringLiteral("--atol")
+             << QString::number(atol_->value(), 'g', 10) << QStringLiteral("--rtol")
+             << QString::number(rtol_->value(), 'g', 10);
     }
-    args << QStringLiteral("--atol") << QString::number(atol_->value(), 'g', 10) << QStringLiteral("--rtol")
-         << QString::number(rtol_->value(), 'g', 10);
     if (!store_.isEmpty()) {
         args << QStringLiteral("--store") << store_;
     }
@@ -235,7 +239,7 @@ void LauncherView::start() {
     final_status_.clear();
     stdout_buffer_.clear();
     log_->clear();
-    trials_expected_ = mode_->currentText() == QLatin1String("eval") ? trials_->value() : 1;
+    trials_expected_ = mode_->currentText() == QLatin1String("dryrun") ? 1 : trials_->value();
     ensure_ranks(ranks_->value());
     trials_done_.assign(static_cast<std::size_t>(ranks_->value()), 0);
     for (QProgressBar* bar : bars_) {

@@ -31,6 +31,7 @@ private slots:
         QCOMPARE(a.last(), QStringLiteral("--json"));
         v.set_mode(QStringLiteral("dryrun"));
         QVERIFY(!v.arguments().contains(QStringLiteral("--trials")));
+        QVERIFY(!v.arguments().contains(QStringLiteral("--atol")));
     }
     void protocol_stream_drives_progress() {
         LauncherView v;
