@@ -13,6 +13,7 @@
 #include "pkbw/problems/registry.h"
 #include "pkbw/tracer_control.h"
 #include "run_report.h"
+#include "run_session.h"
 #include "safety.h"
 #include "signals.h"
 #include "version.h"
@@ -28,7 +29,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace pkbw::cli {
-namespace {
+namespace detail {
 
 std::string host_name() {
     char buffer[256] = {};
@@ -42,6 +43,12 @@ std::string run_dir_name(const std::string& stem) {
     std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
     return std::string(stamp) + "-" + stem + "-" + random_token().substr(0, 8);
 }
+
+} // namespace detail
+
+using namespace detail;
+
+namespace {
 
 std::string list_solutions(const fs::path& dir) {
     std::vector<std::string> names;
@@ -68,102 +75,9 @@ bool looks_like_path(const std::string& text) {
 }
 
 // State of one run once it has a row in the store.
-class Run {
-public:
-    Run(const RunOptions& options, Recorder& recorder, std::ostream& out, std::ostream& err)
-        : options_(options)
-        , recorder_(recorder)
-        , out_(out)
-        , err_(err) {}
+} // namespace
 
-    int execute();
-    // An unexpected exception still ends the run in the store.
-    int abort_with(const std::string& message) {
-        return fail("error", kExitFailed, "internal error: " + message);
-    }
-
-private:
-    void emit(const json& body) {
-        if (options_.json)
-            out_ << protocol::to_line(body) << std::flush;
-    }
-    // Ends the run: store row, last output; returns the exit code.
-    int finish(const std::string& status, int exit_code, const std::string& summary,
-               const Verdict* verdict = nullptr);
-    int fail(const std::string& status, int exit_code, const std::string& message) {
-        if (!options_.json)
-            err_ << "pkbw: " << message << "\n";
-        return finish(status, exit_code, message);
-    }
-    void begin(const Problem* problem, const std::string& solution_path, bool is_reference);
-    CompileResult compile(const std::string& side, const fs::path& source);
-    json rank_config(const fs::path& reference_lib, const fs::path& candidate_lib) const;
-    void record_results(const LaunchOutcome& launch, const Verdict& verdict);
-    void report_perf();
-    int calibrate();
-    bool compares() const { return options_.mode == "eval" || options_.mode == "perf"; }
-
-    const RunOptions& options_;
-    Recorder& recorder_;
-    std::ostream& out_;
-    std::ostream& err_;
-    std::int64_t run_id_ = 0;
-    bool begun_ = false;
-    RunStart start_;
-    fs::path run_dir_;
-    std::string backend_;
-    std::string stem_;
-    DType dtype_ = DType::BF16;
-    double atol_ = 1e-2, rtol_ = 1e-2;
-    std::optional<CompileCache> cache_;
-    std::optional<DataLayout> layout_;
-    std::map<std::pair<int, int>, json> results_;
-    std::map<int, json> hellos_;
-    PerfCollector perf_;
-    json perf_json_;
-    const Problem* problem_ = nullptr;
-};
-
-class Observer : public LaunchObserver {
-public:
-    Observer(bool json_mode, std::ostream& out, std::map<std::pair<int, int>, json>& results,
-             std::map<int, json>& hellos, PerfCollector& perf)
-        : json_(json_mode)
-        , out_(out)
-        , results_(results)
-        , hellos_(hellos)
-        , perf_(perf) {}
-    void on_event(int rank, const protocol::Message& message) override {
-        if (json_)
-            out_ << protocol::to_line(message.body) << std::flush;
-        if (message.event == protocol::kRankResult)
-            results_[{message.body.value("trial", 0), rank}] = message.body;
-        else if (message.event == protocol::kHello)
-            hellos_[rank] = message.body;
-        else if (message.event == protocol::kPerfResult)
-            perf_.add(rank, message.body);
-    }
-    void on_log(int rank, std::string_view stream, std::string_view line) override {
-        if (json_)
-            out_ << protocol::to_line(
-                {{"event", protocol::kLog}, {"rank", rank}, {"stream", stream}, {"text", line}});
-    }
-    void on_rank_exit(const RankReport& report) override {
-        if (!json_)
-            return;
-        json body = {{"event", protocol::kRankExit}, {"rank", report.rank}, {"phase", report.phase}};
-        body["exit_code"] = report.signal == 0 ? json(report.exit_code) : json(nullptr);
-        body["signal"] = report.signal == 0 ? json(nullptr) : json(signal_name(report.signal));
-        out_ << protocol::to_line(body) << std::flush;
-    }
-
-private:
-    bool json_;
-    std::ostream& out_;
-    std::map<std::pair<int, int>, json>& results_;
-    std::map<int, json>& hellos_;
-    PerfCollector& perf_;
-};
+namespace detail {
 
 void Run::begin(const Problem* problem, const std::string& solution_path, bool is_reference) {
     start_.problem_id = problem->info().id;
@@ -374,167 +288,6 @@ void Run::record_results(const LaunchOutcome& launch, const Verdict& verdict) {
         recorder_.add_artifact(run_id_, {std::nullopt, report.rank, "log", report.log_path.string()});
 }
 
-void Run::report_perf() {
-    ProblemConfig config{options_.nproc,
-                         options_.m,
-                         options_.n,
-                         dtype_,
-                         0,
-                         options_.seed,
-                         options_.inputs == "exact" ? InputMode::Exact : InputMode::Pkb};
-    PerfFigures figures = perf_.compute(problem_->work(config), options_.nproc);
-    // The machine's measured peak for this collective, when `pkbw calibrate` ran at this world size.
-    std::ifstream calibration(options_.runs_dir.parent_path() /
-                              ("calibration_w" + std::to_string(options_.nproc) + ".json"));
-    const json saved = calibration ? json::parse(calibration, nullptr, false) : json();
-    if (saved.is_object() && saved.contains("results") && saved["results"].is_array()) {
-        const std::string kind(collective_kind_name(figures.collective));
-        for (const auto& row : saved["results"]) {
-            if (row.value("kind", "") == kind)
-                figures.calibrated_busbw_gbps =
-                    std::max(figures.calibrated_busbw_gbps, row.value("busbw_gbps", 0.0));
-        }
-    }
-    // Every sample of every rank goes to the store, PKB's series as block -1.
-    for (const auto& series : perf_.series()) {
-        if (series.protocol == "calibrate")
-            continue;
-        const int block = series.protocol == "pkb" ? -1 : series.block;
-        for (const auto& [rank, samples] : series.per_rank)
-            recorder_.add_perf_samples(run_id_, series.side, rank, block, samples);
-    }
-    for (const auto& [side, f] : figures.sides) {
-        recorder_.add_perf_summary(run_id_, side, -1, "median_ms", f.summary.median);
-        recorder_.add_perf_summary(run_id_, side, -1, "mean_ms", f.summary.mean);
-        recorder_.add_perf_summary(run_id_, side, -1, "p5_ms", f.summary.p5);
-        recorder_.add_perf_summary(run_id_, side, -1, "p95_ms", f.summary.p95);
-        if (f.bandwidth.busbw_gbps > 0) {
-            recorder_.add_perf_summary(run_id_, side, -1, "algbw_gbps", f.bandwidth.algbw_gbps);
-            recorder_.add_perf_summary(run_id_, side, -1, "busbw_gbps", f.bandwidth.busbw_gbps);
-        }
-    }
-    if (figures.has_pkbw) {
-        recorder_.add_perf_summary(run_id_, "candidate", -1, "speedup", figures.pkbw.speedup);
-        recorder_.add_perf_summary(run_id_, "candidate", -1, "speedup_ci_low", figures.pkbw.ci_low);
-        recorder_.add_perf_summary(run_id_, "candidate", -1, "speedup_ci_high", figures.pkbw.ci_high);
-        recorder_.add_perf_summary(run_id_, "candidate", -1, "verdict",
-                                   figures.pkbw.verdict == pkbw::Verdict::Faster   ? 1.0
-                                   : figures.pkbw.verdict == pkbw::Verdict::Slower ? -1.0
-                                                                                   : 0.0);
-    }
-    if (figures.pkb) {
-        recorder_.add_perf_summary(run_id_, "reference", -1, "pkb_mean_ms", figures.pkb->reference_ms);
-        recorder_.add_perf_summary(run_id_, "candidate", -1, "pkb_mean_ms", figures.pkb->candidate_ms);
-        recorder_.add_perf_summary(run_id_, "candidate", -1, "pkb_speedup", figures.pkb->speedup);
-    }
-    for (const auto& [rank, clocks] : figures.clocks.items()) {
-        const int r = std::stoi(rank);
-        recorder_.add_perf_summary(run_id_, "candidate", r, "sm_clock_start_mhz",
-                                   clocks["start"].value("sm_mhz", 0));
-        recorder_.add_perf_summary(run_id_, "candidate", r, "sm_clock_end_mhz",
-                                   clocks["end"].value("sm_mhz", 0));
-    }
-    perf_json_ = to_json(figures);
-    if (!options_.json)
-        print_perf(out_, figures);
-}
-
-// Message sizes `pkbw calibrate` measures (bytes per rank); a series' block is its index here.
-const std::vector<std::size_t> kCalibrationSizes = {1u << 20, 16u << 20, 64u << 20, 256u << 20, 1u << 30};
-
-// `pkbw calibrate`: bare NCCL all-reduce/all-gather and peer-copy bandwidth on this machine, stored as a
-// run (problem "calibrate") and in <data dir>/calibration.json, which perf reports compare against.
-int Run::calibrate() {
-    backend_ = "cuda";
-    stem_ = "calibrate";
-    start_.problem_id = 0;
-    start_.problem_stem = stem_;
-    start_.mode = "perf";
-    start_.backend = backend_;
-    start_.world_size = options_.nproc;
-    start_.dtype = "bf16";
-    start_.command_line = options_.command_line;
-    start_.host = host_name();
-    run_dir_ = options_.runs_dir / run_dir_name(stem_);
-    start_.run_dir = run_dir_.string();
-    recorder_.mark_stale_runs_aborted();
-    run_id_ = recorder_.begin_run(start_);
-    begun_ = true;
-    std::error_code ec;
-    fs::create_directories(run_dir_, ec);
-    if (!gpu_present())
-        return fail("error", kExitEnvironment, "calibrate needs GPUs (/dev/nvidia0 is absent)");
-    json config = {{"version", 1},
-                   {"run_id", run_id_},
-                   {"mode", "calibrate"},
-                   {"backend", "cuda"},
-                   {"world_size", options_.nproc},
-                   {"output_dir", run_dir_.string()},
-                   {"calibrate_sizes", kCalibrationSizes},
-                   {"calibrate_iterations", 20}};
-    fs::path config_path = run_dir_ / "config.json";
-    std::ofstream(config_path) << config.dump(2) << "\n";
-    LaunchSpec spec;
-    spec.program = options_.rank_program.empty() ? executable_dir() / "pkbw-rank" : options_.rank_program;
-    spec.args = {"--config", config_path.string()};
-    spec.world_size = options_.nproc;
-    spec.run_dir = run_dir_;
-    spec.cuda = true;
-    spec.timeouts = options_.timeouts;
-    Observer observer(options_.json, out_, results_, hellos_, perf_);
-    LaunchOutcome launch = launch_ranks(spec, observer);
-    if (launch.end != LaunchEnd::Completed)
-        return fail(launch.end == LaunchEnd::Timeout ? "timeout" : "crash", kExitEnvironment, launch.message);
-    json table = json::array();
-    for (const auto& series : perf_.series()) {
-        if (series.protocol != "calibrate")
-            continue;
-        std::vector<std::vector<double>> ranks;
-        for (const auto& [rank, samples] : series.per_rank)
-            ranks.push_back(samples);
-        const double median = percentile(slowest_rank_per_iteration(ranks), 50);
-        // The byte count of each series is in its events; recover it from the run's event order.
-        table.push_back({{"kind", series.side}, {"block", series.block}, {"median_ms", median}});
-    }
-    // A series' block is the index of its size in the configuration's list.
-    const auto& sizes = kCalibrationSizes;
-    json results = json::array();
-    char line[200];
-    if (!options_.json)
-        out_ << "calibration (" << options_.nproc << " ranks, bf16, 20 iterations, median of the slowest rank)\n";
-    for (auto& row : table) {
-        const std::string kind = row["kind"];
-        const int index = row["block"];
-        if (index < 0 || index >= static_cast<int>(sizes.size()))
-            continue;
-        const double bytes = static_cast<double>(sizes[static_cast<std::size_t>(index)]);
-        const double ms = row["median_ms"];
-        // nccl-tests' S: the per-rank buffer (all-reduce) or the total output (all-gather); a peer copy
-        // moves `bytes` once (factor 1).
-        const CollectiveKind collective = kind == "allreduce"   ? CollectiveKind::AllReduce
-                                          : kind == "allgather" ? CollectiveKind::AllGather
-                                                                : CollectiveKind::Broadcast;
-        const Bandwidth bw = bandwidth(collective, options_.nproc, bytes, ms);
-        results.push_back({{"kind", kind}, {"bytes", bytes}, {"median_ms", ms}, {"algbw_gbps", bw.algbw_gbps},
-                           {"busbw_gbps", bw.busbw_gbps}});
-        recorder_.add_perf_summary(run_id_, "reference", -1,
-                                   kind + "_" + std::to_string(static_cast<long long>(bytes)) + "_busbw_gbps",
-                                   bw.busbw_gbps);
-        if (!options_.json) {
-            std::snprintf(line, sizeof line, "  %-10s %12.0f B  %9.4f ms  algbw %7.1f GB/s  busbw %7.1f GB/s\n",
-                          kind.c_str(), bytes, ms, bw.algbw_gbps, bw.busbw_gbps);
-            out_ << line;
-        }
-    }
-    json saved = {
-        {"host", host_name()}, {"world_size", options_.nproc}, {"run_id", run_id_}, {"results", results}};
-    std::ofstream(options_.runs_dir.parent_path() /
-                  ("calibration_w" + std::to_string(options_.nproc) + ".json"))
-        << saved.dump(2) << "\n";
-    perf_json_ = saved;
-    return finish("pass", kExitOk, "calibrated");
-}
-
 int Run::execute() {
     if (options_.mode == "calibrate")
         return calibrate();
@@ -644,7 +397,8 @@ int Run::execute() {
         std::string reason = multicast_disabled_reason();
         std::ifstream in(solution_path);
         std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        if (const std::string refusal = nccl_device_api_refusal(source); !refusal.empty() && backend_ == "cuda")
+        if (const std::string refusal = nccl_device_api_refusal(source);
+            !refusal.empty() && backend_ == "cuda")
             return fail("error", kExitEnvironment, refusal);
         if (!reason.empty()) {
             if (auto finding = find_multicast_use(source)) {
@@ -721,15 +475,16 @@ int Run::execute() {
     if (!perf_.empty())
         report_perf();
     if (options_.mode == "dryrun" && verdict.status == "pass")
-        verdict.summary = "dryrun of the " + std::string(is_reference ? "reference" : "candidate") + " ran on " +
-                          std::to_string(options_.nproc) + " rank(s)" +
-                          verdict.summary.substr(std::min(verdict.summary.find("; warning"), verdict.summary.size()));
+        verdict.summary =
+            "dryrun of the " + std::string(is_reference ? "reference" : "candidate") + " ran on " +
+            std::to_string(options_.nproc) + " rank(s)" +
+            verdict.summary.substr(std::min(verdict.summary.find("; warning"), verdict.summary.size()));
     if (!options_.json && launch.end != LaunchEnd::Completed)
         err_ << "pkbw: " << launch.message << "\n";
     return finish(verdict.status, verdict.exit_code, verdict.summary, &verdict);
 }
 
-} // namespace
+} // namespace detail
 
 bool gpu_present() {
     std::error_code ec;

@@ -1,0 +1,129 @@
+// The state of one `pkbw` run once it has a row in the store, shared by run.cpp (resolve, compile,
+// launch, verdict, record) and run_perf.cpp (perf report, calibration). Private to the CLI.
+#pragma once
+
+#include "compile_cache.h"
+#include "fd.h"
+#include "launcher.h"
+#include "locate.h"
+#include "perf_report.h"
+#include "pkbw/core/problem.h"
+#include "pkbw/core/protocol.h"
+#include "recorder.h"
+#include "run.h"
+#include "run_report.h"
+#include "signals.h"
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace pkbw::cli::detail {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string host_name();
+std::string run_dir_name(const std::string& stem);
+
+class Run {
+public:
+    Run(const RunOptions& options, Recorder& recorder, std::ostream& out, std::ostream& err)
+        : options_(options)
+        , recorder_(recorder)
+        , out_(out)
+        , err_(err) {}
+
+    int execute();
+    // An unexpected exception still ends the run in the store.
+    int abort_with(const std::string& message) {
+        return fail("error", kExitFailed, "internal error: " + message);
+    }
+
+private:
+    void emit(const json& body) {
+        if (options_.json)
+            out_ << protocol::to_line(body) << std::flush;
+    }
+    // Ends the run: store row, last output; returns the exit code.
+    int finish(const std::string& status, int exit_code, const std::string& summary,
+               const Verdict* verdict = nullptr);
+    int fail(const std::string& status, int exit_code, const std::string& message) {
+        if (!options_.json)
+            err_ << "pkbw: " << message << "\n";
+        return finish(status, exit_code, message);
+    }
+    void begin(const Problem* problem, const std::string& solution_path, bool is_reference);
+    CompileResult compile(const std::string& side, const fs::path& source);
+    json rank_config(const fs::path& reference_lib, const fs::path& candidate_lib) const;
+    void record_results(const LaunchOutcome& launch, const Verdict& verdict);
+    void report_perf();
+    int calibrate();
+    bool compares() const { return options_.mode == "eval" || options_.mode == "perf"; }
+
+    const RunOptions& options_;
+    Recorder& recorder_;
+    std::ostream& out_;
+    std::ostream& err_;
+    std::int64_t run_id_ = 0;
+    bool begun_ = false;
+    RunStart start_;
+    fs::path run_dir_;
+    std::string backend_;
+    std::string stem_;
+    DType dtype_ = DType::BF16;
+    double atol_ = 1e-2, rtol_ = 1e-2;
+    std::optional<CompileCache> cache_;
+    std::optional<DataLayout> layout_;
+    std::map<std::pair<int, int>, json> results_;
+    std::map<int, json> hellos_;
+    PerfCollector perf_;
+    json perf_json_;
+    const Problem* problem_ = nullptr;
+};
+
+class Observer : public LaunchObserver {
+public:
+    Observer(bool json_mode, std::ostream& out, std::map<std::pair<int, int>, json>& results,
+             std::map<int, json>& hellos, PerfCollector& perf)
+        : json_(json_mode)
+        , out_(out)
+        , results_(results)
+        , hellos_(hellos)
+        , perf_(perf) {}
+    void on_event(int rank, const protocol::Message& message) override {
+        if (json_)
+            out_ << protocol::to_line(message.body) << std::flush;
+        if (message.event == protocol::kRankResult)
+            results_[{message.body.value("trial", 0), rank}] = message.body;
+        else if (message.event == protocol::kHello)
+            hellos_[rank] = message.body;
+        else if (message.event == protocol::kPerfResult)
+            perf_.add(rank, message.body);
+    }
+    void on_log(int rank, std::string_view stream, std::string_view line) override {
+        if (json_)
+            out_ << protocol::to_line(
+                {{"event", protocol::kLog}, {"rank", rank}, {"stream", stream}, {"text", line}});
+    }
+    void on_rank_exit(const RankReport& report) override {
+        if (!json_)
+            return;
+        json body = {{"event", protocol::kRankExit}, {"rank", report.rank}, {"phase", report.phase}};
+        body["exit_code"] = report.signal == 0 ? json(report.exit_code) : json(nullptr);
+        body["signal"] = report.signal == 0 ? json(nullptr) : json(signal_name(report.signal));
+        out_ << protocol::to_line(body) << std::flush;
+    }
+
+private:
+    bool json_;
+    std::ostream& out_;
+    std::map<std::pair<int, int>, json>& results_;
+    std::map<int, json>& hellos_;
+    PerfCollector& perf_;
+};
+
+} // namespace pkbw::cli::detail
