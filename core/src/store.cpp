@@ -269,6 +269,24 @@ void Store::finish_run(std::int64_t run_id, RunStatus status, std::optional<int>
     scope.commit();
 }
 
+void Store::set_run_environment(std::int64_t run_id, const std::vector<std::string>& gpu_names,
+                                std::string_view driver_version, std::string_view cuda_runtime_version,
+                                std::string_view nccl_runtime_version,
+                                std::string_view nccl_compiled_version) {
+    detail::WriteScope scope(*impl_, "set_run_environment");
+    detail::Stmt s(impl_->db,
+                   "UPDATE runs SET gpu_names = ?1, driver_version = ?2, cuda_runtime_version = ?3, "
+                   "nccl_runtime_version = ?4, nccl_compiled_version = ?5 WHERE id = ?6",
+                   impl_->path);
+    s.bind(1, json_text(gpu_names)).bind(2, driver_version).bind(3, cuda_runtime_version);
+    s.bind(4, nccl_runtime_version).bind(5, nccl_compiled_version).bind(6, run_id);
+    s.run();
+    if (sqlite3_changes(impl_->db) != 1)
+        throw StoreError("store " + impl_->path.string() + ": set_run_environment: no run " +
+                         std::to_string(run_id));
+    scope.commit();
+}
+
 void Store::add_rank_result(const RankResultRow& r) {
     detail::WriteScope scope(*impl_, "add_rank_result");
     auto use = impl_->cached(kInsertRankResult);

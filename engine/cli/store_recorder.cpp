@@ -52,6 +52,9 @@ public:
     // The store has no update for the machine columns (they are known only after the ranks said
     // hello), so the hello data is kept as a run artifact.
     void set_environment(std::int64_t run_id, const RunEnvironment& environment) override {
+        store_.set_run_environment(run_id, environment.gpu_names, environment.driver_version,
+                                   environment.cuda_runtime_version, environment.nccl_runtime_version,
+                                   environment.nccl_compiled_version);
         auto dir = run_dirs_.find(run_id);
         if (dir == run_dirs_.end())
             return;

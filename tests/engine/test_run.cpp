@@ -270,6 +270,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     EXPECT_EQ(fail.status, pkbw::RunStatus::Mismatch) << fail.summary;
     EXPECT_EQ(pass.exit_code, 0);
     EXPECT_EQ(pass.world_size, GetParam());
+    // Every rank's device, from its hello, is in the run row (the host backend names it "host").
+    EXPECT_EQ(pass.gpu_names, std::vector<std::string>(static_cast<std::size_t>(GetParam()), "host"));
     EXPECT_EQ(pass.generation.label, "solutions_host_f32_none_samples_baseline");
     EXPECT_EQ(store.rank_results(pass.id).size(), static_cast<std::size_t>(2 * GetParam()));
     EXPECT_EQ(store.tensor_results(pass.id, false).size(), static_cast<std::size_t>(2 * GetParam()));

@@ -225,6 +225,11 @@ public:
     std::int64_t begin_run(const RunRecord& run);
     void finish_run(std::int64_t run_id, RunStatus status, std::optional<int> exit_code,
                     std::string_view summary, std::string_view ended_at = {}); // "" = now
+    // What the ranks reported once they started (their `hello`): GPU names, driver, CUDA runtime and
+    // the NCCL versions loaded and compiled against. Replaces the run row's values.
+    void set_run_environment(std::int64_t run_id, const std::vector<std::string>& gpu_names,
+                             std::string_view driver_version, std::string_view cuda_runtime_version,
+                             std::string_view nccl_runtime_version, std::string_view nccl_compiled_version);
     void add_rank_result(const RankResultRow& row);
     void add_tensor_result(const TensorResultRow& row);
     // One row per sample; iteration = first_iteration + index. `block` is the timed block's position
