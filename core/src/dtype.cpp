@@ -297,6 +297,8 @@ double element_to_f64(DType dtype, const std::byte* p) {
     throw Error("invalid dtype value " + std::to_string(static_cast<int>(dtype)));
 }
 
+// Not element_to_f64 narrowed: int64 -> double -> float can round twice where torch's int64 -> float
+// rounds once, and f64 outputs must be narrowed exactly as `.float()` does.
 float element_to_f32(DType dtype, const std::byte* p) {
     switch (dtype) {
     case DType::F64:

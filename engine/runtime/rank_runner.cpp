@@ -24,7 +24,6 @@ namespace pkbw::engine {
 namespace {
 
 using nlohmann::json;
-using pkbw::engine::NvtxScopedRange;
 
 // The outcome of one side's call on this rank.
 struct SideResult {
