@@ -33,7 +33,8 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 // The compiler must not load a profiler's injection library that pkbw itself was started with.
 std::vector<std::string> compiler_environment() {
-    return current_environment({"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "PKBW_TRACE_DIR", "PKBW_TRACE_DEFERRED"});
+    return current_environment(
+        {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "PKBW_TRACE_DIR", "PKBW_TRACE_DEFERRED"});
 }
 
 } // namespace

@@ -42,6 +42,10 @@ void add_run_options(CLI::App& command, RunOptions& options, std::optional<std::
     command.add_option("--cache-dir", cache_dir, "compile cache root (default ~/.cache/pkbw)");
     command.add_option("--rank-program", options.rank_program,
                        "the rank program (default pkbw-rank beside pkbw)");
+    command.add_option("--pkb-checkout", options.pkb_checkout,
+                       "run PKB's Python solutions against this ParallelKernelBench checkout");
+    command.add_option("--python", options.python,
+                       "interpreter for PKB solutions (default $PKBW_PYTHON, else python3)");
     command.add_flag("--json", options.json, "JSON lines on stdout (docs/cli.md)");
     command.add_option("--timeout", timeout, "seconds the candidate phase may take on a rank (default 60)");
     command.add_option("--timeout-scale", timeout_scale, "multiply every phase deadline");
@@ -187,8 +191,7 @@ int main(int argc, char** argv) {
             command->add_option("--atol", o.atol, "absolute tolerance (default 1e-2)");
             command->add_option("--rtol", o.rtol, "relative tolerance (default 1e-2)");
             command->add_flag("--all-trials", o.all_trials, "do not stop at the first failing trial");
-            o.solution = "";
-            command->get_option("--solution")->required();
+            o.solution = ""; // required, except with --pkb-checkout (the folder names the backend)
         }
     }
 

@@ -79,9 +79,10 @@ bool looks_like_path(const std::string& text) {
 
 namespace detail {
 
-void Run::begin(const Problem* problem, const std::string& solution_path, bool is_reference) {
-    start_.problem_id = problem->info().id;
-    start_.problem_stem = problem->info().stem;
+void Run::begin(int problem_id, const std::string& stem, const std::string& solution_path,
+                bool is_reference) {
+    start_.problem_id = problem_id;
+    start_.problem_stem = stem;
     start_.mode = options_.mode;
     start_.backend = backend_;
     start_.world_size = options_.nproc;
@@ -288,6 +289,24 @@ void Run::record_results(const LaunchOutcome& launch, const Verdict& verdict) {
         recorder_.add_artifact(run_id_, {std::nullopt, report.rank, "log", report.log_path.string()});
 }
 
+std::string Run::source_refusal(const std::string& solution_path,
+                                const std::map<std::string, std::string>& rank_environment) const {
+    // Multicast is off when pkbw's own environment says so, or when the ranks' environment will.
+    std::string reason = multicast_disabled_reason();
+    if (reason.empty())
+        reason = multicast_disabled_reason(rank_environment);
+    if (reason.empty())
+        return {};
+    std::ifstream in(solution_path);
+    std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (auto finding = find_multicast_use(source)) {
+        return "refused: " + solution_path + ":" + std::to_string(finding->line) +
+               " uses NVLink multicast (" + finding->construct + ") but " + reason + " disables it: `" +
+               finding->text + "`";
+    }
+    return {};
+}
+
 int Run::execute() {
     if (options_.mode == "calibrate")
         return calibrate();
@@ -305,6 +324,11 @@ int Run::execute() {
     }
     if (options_.inputs != "pkb" && options_.inputs != "exact")
         return fail("error", kExitUsage, "--inputs must be pkb or exact, not '" + options_.inputs + "'");
+    if (options_.pkb_checkout)
+        return execute_pkb();
+    if (options_.solution.empty())
+        return fail("error", kExitUsage,
+                    "--solution is required: a backend name (with --solutions-dir) or a file");
     const Problem* problem = find_problem(options_.problem);
     if (!problem) {
         std::string known;
@@ -394,20 +418,13 @@ int Run::execute() {
             out_ << "  Trials:   " << options_.trials << "  atol=" << atol_ << " rtol=" << rtol_ << "\n";
     }
     if (!is_reference) {
-        std::string reason = multicast_disabled_reason();
         std::ifstream in(solution_path);
         std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         if (const std::string refusal = nccl_device_api_refusal(source);
             !refusal.empty() && backend_ == "cuda")
             return fail("error", kExitEnvironment, refusal);
-        if (!reason.empty()) {
-            if (auto finding = find_multicast_use(source)) {
-                return fail("error", kExitFailed,
-                            "refused: " + solution_path + ":" + std::to_string(finding->line) +
-                                " uses NVLink multicast (" + finding->construct + ") but " + reason +
-                                " disables it: `" + finding->text + "`");
-            }
-        }
+        if (std::string refusal = source_refusal(solution_path, {}); !refusal.empty())
+            return fail("error", kExitFailed, refusal);
     }
 
     cache_.emplace(options_.cache_dir);
@@ -452,7 +469,13 @@ int Run::execute() {
         }
     }
     Observer observer(options_.json, out_, results_, hellos_, perf_);
-    LaunchOutcome launch = launch_ranks(spec, observer);
+    return conclude(launch_ranks(spec, observer), is_reference);
+}
+
+int Run::conclude(const LaunchOutcome& launch, bool is_reference) {
+    std::error_code ec;
+    if (options_.pkb_checkout)
+        complete_pkb_results();
     if (options_.trace_iterations > 0 && fs::is_directory(run_dir_ / "trace", ec)) {
         try {
             const auto traces = load_trace_directory(run_dir_ / "trace");

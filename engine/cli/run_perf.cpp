@@ -16,7 +16,8 @@ void Run::report_perf() {
                          0,
                          options_.seed,
                          options_.inputs == "exact" ? InputMode::Exact : InputMode::Pkb};
-    PerfFigures figures = perf_.compute(problem_->work(config), options_.nproc);
+    // A PKB problem pkbw has no descriptor for has no work model: no bandwidth, the timings stand.
+    PerfFigures figures = perf_.compute(problem_ ? problem_->work(config) : WorkModel{}, options_.nproc);
     // The machine's measured peak for this collective, when `pkbw calibrate` ran at this world size.
     std::ifstream calibration(options_.runs_dir.parent_path() /
                               ("calibration_w" + std::to_string(options_.nproc) + ".json"));

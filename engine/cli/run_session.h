@@ -56,9 +56,21 @@ private:
             err_ << "pkbw: " << message << "\n";
         return finish(status, exit_code, message);
     }
-    void begin(const Problem* problem, const std::string& solution_path, bool is_reference);
+    void begin(const Problem* problem, const std::string& solution_path, bool is_reference) {
+        begin(problem->info().id, problem->info().stem, solution_path, is_reference);
+    }
+    void begin(int problem_id, const std::string& stem, const std::string& solution_path, bool is_reference);
+    // Why `solution_path` may not run here (NVLink multicast while it is disabled, the NCCL device
+    // API across versions), or "".
+    std::string source_refusal(const std::string& solution_path,
+                               const std::map<std::string, std::string>& rank_environment) const;
+    // run_pkb.cpp: PKB's Python solutions (--pkb-checkout).
+    int execute_pkb();
+    void complete_pkb_results();
     CompileResult compile(const std::string& side, const fs::path& source);
     json rank_config(const fs::path& reference_lib, const fs::path& candidate_lib) const;
+    // Traces, verdict, records and perf once the ranks have ended.
+    int conclude(const LaunchOutcome& launch, bool is_reference);
     void record_results(const LaunchOutcome& launch, const Verdict& verdict);
     void report_perf();
     int calibrate();

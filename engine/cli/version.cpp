@@ -65,8 +65,8 @@ int nccl_loaded_version() {
 }
 
 std::string nccl_device_api_refusal(const std::string& source) {
-    const bool device_api = source.find("nccl_device") != std::string::npos ||
-                            source.find("ncclDevComm") != std::string::npos;
+    const bool device_api =
+        source.find("nccl_device") != std::string::npos || source.find("ncclDevComm") != std::string::npos;
     if (!device_api)
         return {};
     const int compiled = nccl_compiled_version(), loaded = nccl_loaded_version();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU checks of the engine, perf, problem-suite and tracing issues, in one batch for a lent GPU
 # machine (docs/building.md "GPU checks"). Builds pkbw there (Qt-free), then prints tables.
-# Usage: tools/gpu/checks.sh OUT_DIR [sections...]   sections: build eval suite perf trace crosscheck
+# Usage: tools/gpu/checks.sh OUT_DIR [sections...]   sections: build eval suite calibrate perf trace overhead
+# crosscheck pkbsol runlocal (pkbsol/runlocal need .pkb: a PKB checkout with the cfbf870^ solution folders)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=$1; shift
@@ -186,4 +187,59 @@ if want crosscheck; then
         grep -h "PKBW_CROSSCHECK_JSON" "$log" | sed "s/^/$stem /" | tee -a "$out/summary.txt" \
             || echo "$stem crosscheck FAILED: $(grep -v -i warn "$log" | grep -E "Error|error|MISMATCH" | tail -2 | tr '\n' ' ' | cut -c1-240)" | tee -a "$out/summary.txt"
     done
+fi
+
+# PKB's own cuda solutions (cfbf870^) for problems 1-8 through pkbw: perf = 5 eval trials, then PKB's
+# protocol and pkbw's ABBA blocks. load_inline compiles on each solution's first call, so every
+# solution is first run once (one trial, no timing) in parallel to fill the extension caches.
+pkb_models=${PKB_MODELS:-"anthropic_claude-opus-4-7 google_gemini-3-pro-preview openai_gpt-5.5"}
+pkb_problems=${PKB_PROBLEMS:-"1 2 3 4 5 6 7 8"}
+if want pkbsol; then
+    line "== PKB cuda solutions (W=$W)"
+    t0=$(date +%s)
+    i=0
+    for model in $pkb_models; do
+        dir=.pkb/solutions_cuda_bf16_h100_8_$model
+        for n in $pkb_problems; do
+            i=$((i + 1))
+            PKBW_STORE=$out/warm_$i.db timeout 300 "$p" eval --pkb-checkout .pkb --solutions-dir $dir --problem $n \
+                --nproc $W --trials 1 --timeout-compile 280 > "$out/warm_$i.log" 2>&1 &
+        done
+    done
+    wait
+    line "warm-up (parallel first calls, JIT compile): $(( $(date +%s) - t0 )) s"
+    for model in $pkb_models; do
+        for n in $pkb_problems; do
+            run_json "pkb $n $model" perf --pkb-checkout .pkb --solutions-dir .pkb/solutions_cuda_bf16_h100_8_$model \
+                --problem $n --nproc $W
+        done
+    done
+    line "pkbsol total: $(( $(date +%s) - t0 )) s"
+fi
+
+# Wall time of eval + timing of two problems: PKB's run_local.py (10 torchrun launches per problem)
+# against one pkbw run per problem. Both warm: run_local's extension cache is filled by an untimed
+# dryrun first, pkbw's by the pkbsol section or an untimed eval.
+if want runlocal; then
+    model=${RUNLOCAL_MODEL:-anthropic_claude-opus-4-7}
+    dir=$PWD/.pkb/solutions_cuda_bf16_h100_8_$model
+    line "== run_local.py vs pkbw, $model, problems ${RUNLOCAL_PROBLEMS:-2 5} (W=$W, 5 trials, perf)"
+    export TORCH_EXTENSIONS_DIR=$out/pkb_ext
+    for n in ${RUNLOCAL_PROBLEMS:-2 5}; do
+        (cd .pkb && timeout 200 python3 run_local.py --mode dryrun --problem $n --solution cuda --solutions-dir "$dir" \
+            --nproc-per-node $W > "$out/rl_warm_$n.log" 2>&1)
+        "$p" eval --pkb-checkout .pkb --solutions-dir "$dir" --problem $n --nproc $W --trials 1 > /dev/null 2>&1
+    done
+    t0=$(date +%s.%N)
+    for n in ${RUNLOCAL_PROBLEMS:-2 5}; do
+        (cd .pkb && timeout 280 python3 run_local.py --mode eval --problem $n --solution cuda --solutions-dir "$dir" \
+            --nproc-per-node $W --measure-perf --trials 5 > "$out/rl_eval_$n.log" 2>&1)
+        line "run_local.py problem $n rc=$?: $(grep -E 'trial [0-9]+:' "$out/rl_eval_$n.log" | tr -s ' ' | tr '\n' ';' | cut -c1-300)"
+    done
+    t1=$(date +%s.%N)
+    for n in ${RUNLOCAL_PROBLEMS:-2 5}; do
+        run_json "pkbw perf $n $model" perf --pkb-checkout .pkb --solutions-dir "$dir" --problem $n --nproc $W
+    done
+    t2=$(date +%s.%N)
+    line "$(python3 -c "print(f'wall time: run_local.py {$t1-$t0:.1f} s, pkbw {$t2-$t1:.1f} s, ratio {($t1-$t0)/($t2-$t1):.1f}x')")"
 fi

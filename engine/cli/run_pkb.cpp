@@ -1,0 +1,295 @@
+// `pkbw eval|perf|dryrun --pkb-checkout DIR`: PKB's own Python solutions, run by pkbw. The problem,
+// its reference and its inputs come from the checkout (PKB's 87 problems, not pkbw's registry); the
+// ranks are engine/python/pkbw_pkb_rank.py under pkbw's launcher, so the watchdog, the store, the
+// perf statistics and the run layout are the same as for native runs. docs/pkb-interop.md.
+#include "pkbw/core/compare.h"
+#include "pkbw/core/dtype.h"
+#include "pkbw/core/error.h"
+#include "pkbw/core/generation.h"
+#include "pkbw/core/safetensors.h"
+#include "pkbw/problems/registry.h"
+#include "run_session.h"
+#include "safety.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <unistd.h>
+
+namespace pkbw::cli::detail {
+namespace {
+
+struct PkbProblem {
+    int id = 0;
+    std::string stem;
+    fs::path reference; // <checkout>/reference/<stem>.py
+};
+
+// PKB's resolve_problem (utils/problem_id.py): digits resolve to the first reference/<n>_*.py in
+// sorted order, anything else is a stem (".py" stripped). The id is the stem's leading digits.
+std::optional<PkbProblem> resolve_pkb_problem(const fs::path& checkout, std::string arg, std::string& error) {
+    const fs::path folder = checkout / "reference";
+    std::error_code ec;
+    if (!fs::is_directory(folder, ec)) {
+        error = "not a PKB checkout: " + folder.string() + " is missing";
+        return std::nullopt;
+    }
+    if (arg.ends_with(".py"))
+        arg.resize(arg.size() - 3);
+    std::string stem;
+    if (!arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        std::vector<std::string> matches;
+        for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+            const std::string name = it->path().filename().string();
+            if (name.starts_with(arg + "_") && name.ends_with(".py"))
+                matches.push_back(name.substr(0, name.size() - 3));
+        }
+        std::sort(matches.begin(), matches.end());
+        if (matches.empty()) {
+            error = "no PKB problem " + arg + ": nothing matches " + (folder / (arg + "_*.py")).string();
+            return std::nullopt;
+        }
+        stem = matches.front();
+    } else {
+        stem = arg;
+    }
+    PkbProblem problem;
+    problem.stem = stem;
+    problem.reference = folder / (stem + ".py");
+    if (!fs::is_regular_file(problem.reference, ec)) {
+        error = "no PKB problem '" + arg + "': " + problem.reference.string() + " is missing";
+        return std::nullopt;
+    }
+    std::size_t digits = 0;
+    while (digits < stem.size() && stem[digits] >= '0' && stem[digits] <= '9')
+        ++digits;
+    problem.id = digits > 0 ? std::atoi(stem.substr(0, digits).c_str()) : 1; // PKB's default id
+    return problem;
+}
+
+std::string torch_dtype_name(DType dtype) {
+    switch (dtype) {
+    case DType::BF16:
+        return "bfloat16";
+    case DType::F16:
+        return "float16";
+    case DType::F32:
+        return "float32";
+    case DType::F64:
+        return "float64";
+    default:
+        return {};
+    }
+}
+
+// The launcher execs a path, so the interpreter is resolved here: a name with a '/' as given, else
+// the first executable of that name on PATH.
+fs::path find_program(const std::string& name) {
+    if (name.find('/') != std::string::npos)
+        return name;
+    const char* path = std::getenv("PATH");
+    std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    while (!dirs.empty()) {
+        const std::size_t colon = dirs.find(':');
+        const fs::path candidate = fs::path(std::string(dirs.substr(0, colon))) / name;
+        std::error_code ec;
+        if (fs::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0)
+            return candidate;
+        if (colon == std::string_view::npos)
+            break;
+        dirs.remove_prefix(colon + 1);
+    }
+    return {};
+}
+
+// The rank program: engine/python/ in a source tree, python/ under share/pkbw when installed.
+fs::path rank_script(const DataLayout& layout) {
+    for (const fs::path& candidate : {layout.root / "engine" / "python" / "pkbw_pkb_rank.py",
+                                      layout.root / "python" / "pkbw_pkb_rank.py"}) {
+        std::error_code ec;
+        if (fs::is_regular_file(candidate, ec))
+            return candidate;
+    }
+    return {};
+}
+
+// What the ranks' environment will say about NVLink multicast: the launcher adds NCCL_NVLS_ENABLE=0
+// and this run adds TORCH_SYMM_MEM_DISABLE_MULTICAST=1, unless pkbw's own environment sets them.
+std::map<std::string, std::string> multicast_environment() {
+    std::map<std::string, std::string> environment = {
+        {"NCCL_NVLS_ENABLE", "0"}, {"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}, {"NVSHMEM_DISABLE_NVLS", "1"}};
+    for (auto& [name, value] : environment) {
+        if (const char* set = std::getenv(name.c_str()))
+            value = set;
+    }
+    return environment;
+}
+
+} // namespace
+
+int Run::execute_pkb() {
+    std::string error;
+    const fs::path checkout = fs::absolute(*options_.pkb_checkout);
+    const auto problem = resolve_pkb_problem(checkout, options_.problem, error);
+    if (!problem)
+        return fail("error", kExitUsage, error);
+    stem_ = problem->stem;
+    // pkbw's descriptor of the same problem, when it has one, gives the work model (bandwidth).
+    if (const Problem* native = find_problem(stem_); native && native->info().stem == stem_)
+        problem_ = native;
+    atol_ = options_.atol.value_or(1e-2);
+    rtol_ = options_.rtol.value_or(1e-2);
+    backend_ = options_.backend.empty() ? (gpu_present() ? "cuda" : "host") : options_.backend;
+
+    // The candidate: a .py file, or {stem}_{backend}.py in the solutions folder (PKB's solution_path).
+    const bool is_reference = options_.solution == "reference" && !options_.solutions_dir;
+    std::string solution_path, usage_error, pkb_backend = "cuda";
+    std::error_code ec;
+    if (options_.solution.ends_with(".py") || options_.solution.find('/') != std::string::npos) {
+        solution_path = options_.solution;
+        if (!fs::is_regular_file(solution_path, ec))
+            usage_error = "solution file not found: " + solution_path;
+    } else if (!is_reference) {
+        const fs::path dir = *options_.solutions_dir;
+        const auto label = parse_generation_label(fs::absolute(dir).filename().string());
+        pkb_backend = !options_.solution.empty() && options_.solution != "reference" ? options_.solution
+                      : !label.backend.empty()                                       ? label.backend
+                                                                                     : "cuda";
+        const fs::path file = dir / (stem_ + "_" + pkb_backend + ".py");
+        solution_path = file.string();
+        if (!fs::is_directory(dir, ec))
+            usage_error = "solutions directory not found: " + dir.string();
+        else if (!fs::is_regular_file(file, ec))
+            usage_error = "solution file not found: " + file.string();
+    } else if (compares()) {
+        usage_error =
+            "eval compares a candidate with the reference: give --solutions-dir or a .py --solution";
+    }
+    if (options_.dtype.empty() && !solution_path.empty()) {
+        const auto label =
+            parse_generation_label(fs::absolute(solution_path).parent_path().filename().string());
+        if (auto dtype = parse_dtype(label.precision); label.parsed && dtype)
+            dtype_ = *dtype;
+    }
+    if (is_reference)
+        solution_path = problem->reference.string();
+    begin(problem->id, stem_, solution_path, is_reference);
+    if (!usage_error.empty())
+        return fail("error", kExitUsage, usage_error);
+    if (backend_ != "cuda" && backend_ != "host")
+        return fail("error", kExitUsage, "--backend must be cuda or host, not '" + backend_ + "'");
+    const std::string torch_dtype = torch_dtype_name(dtype_);
+    if (torch_dtype.empty())
+        return fail("error", kExitUsage,
+                    "PKB's worker takes float32, float16, bfloat16 or float64, not " +
+                        std::string(dtype_name(dtype_)));
+    if (backend_ == "cuda" && !gpu_present())
+        return fail("error", kExitEnvironment,
+                    "the cuda backend needs a GPU and /dev/nvidia0 is absent (--backend host runs PKB "
+                    "solutions written for the CPU only)");
+    try {
+        layout_ = locate_data();
+    } catch (const Error& failure) {
+        return fail("error", kExitEnvironment, failure.what());
+    }
+    const fs::path script = rank_script(*layout_);
+    if (script.empty())
+        return fail("error", kExitEnvironment,
+                    "pkbw_pkb_rank.py not found under " + layout_->root.string() +
+                        " (engine/python or python)");
+    std::string python_name = options_.python;
+    if (python_name.empty())
+        python_name = std::getenv("PKBW_PYTHON") ? std::getenv("PKBW_PYTHON") : "python3";
+    const fs::path python = find_program(python_name);
+    if (python.empty())
+        return fail("error", kExitEnvironment,
+                    "no Python interpreter '" + python_name + "' on PATH (--python or $PKBW_PYTHON)");
+    const auto environment = multicast_environment();
+    if (!is_reference) {
+        if (std::string refusal = source_refusal(solution_path, environment); !refusal.empty())
+            return fail("error", kExitFailed, refusal);
+    }
+    if (!options_.json) {
+        out_ << "pkbw " << options_.mode << " (PKB solution)\n  Problem:  " << stem_ << "  ("
+             << problem->reference.string() << ")\n  Solution: " << solution_path
+             << "\n  Backend:  " << backend_ << "  nproc: " << options_.nproc
+             << "  python: " << python.string() << "\n  Shape:    (" << options_.m << ", " << options_.n
+             << ")  dtype=" << torch_dtype << "\n";
+        if (compares())
+            out_ << "  Trials:   " << options_.trials << "  atol=" << atol_ << " rtol=" << rtol_ << "\n";
+    }
+
+    // One torch extensions folder per solution file: PKB solutions of different models reuse extension
+    // names ("allgather_ext"), and load_inline would rebuild (or race on) a shared one.
+    const fs::path extensions_dir =
+        options_.cache_dir / "torch_extensions" /
+        (start_.solution_sha256.empty() ? "reference" : start_.solution_sha256.substr(0, 16));
+    json config = rank_config({}, {});
+    config["pkb"] = {{"checkout", checkout.string()},
+                     {"reference_file", fs::absolute(problem->reference).string()},
+                     {"solution_file", is_reference ? std::string() : fs::absolute(solution_path).string()},
+                     {"solution_backend", pkb_backend},
+                     {"problem_id", problem->id},
+                     {"torch_dtype", torch_dtype},
+                     {"device", backend_ == "cuda" ? "cuda" : "cpu"},
+                     {"extensions_dir", extensions_dir.string()}};
+    fs::path config_path = run_dir_ / "config.json";
+    std::ofstream(config_path) << config.dump(2) << "\n";
+    recorder_.add_artifact(run_id_, {std::nullopt, std::nullopt, "config", config_path.string()});
+
+    LaunchSpec spec;
+    spec.program = python;
+    spec.args = {script.string(), "--config", config_path.string()};
+    spec.world_size = options_.nproc;
+    spec.run_dir = run_dir_;
+    spec.cuda = backend_ == "cuda";
+    spec.timeouts = options_.timeouts;
+    for (const auto& [name, value] : environment)
+        spec.extra_env[name] = value;
+    spec.extra_env["PYTHONUNBUFFERED"] = "1";
+    Observer observer(options_.json, out_, results_, hellos_, perf_);
+    return conclude(launch_ranks(spec, observer), is_reference);
+}
+
+// The Python ranks decide each trial with PKB's rule in torch and leave both outputs as safetensors;
+// here core's comparison adds the statistics native runs carry (and must agree with torch's verdict).
+void Run::complete_pkb_results() {
+    CompareOptions options;
+    options.atol = atol_;
+    options.rtol = rtol_;
+    for (auto& [key, body] : results_) {
+        const auto outputs = body.value("outputs", json::object());
+        if (!outputs.contains("reference") || !outputs.contains("candidate"))
+            continue;
+        const std::string reference = outputs.value("reference", ""),
+                          candidate = outputs.value("candidate", "");
+        try {
+            const SafetensorsFile ref = read_safetensors(reference);
+            const SafetensorsFile cand = read_safetensors(candidate);
+            const OutputComparison comparison = compare_outputs(ref.outputs, cand.outputs, options);
+            json tensors = json::array();
+            for (const auto& tensor : comparison.tensors)
+                tensors.push_back(protocol::to_json(tensor));
+            body["tensors"] = tensors;
+            const bool torch_pass = body.value("status", "") == "pass";
+            if (comparison.pass != torch_pass) {
+                body["message"] =
+                    body.value("message", "") + (body.value("message", "").empty() ? "" : "; ") +
+                    "pkbw's comparison says " + (comparison.pass ? "pass" : comparison.first_error) +
+                    " where torch.allclose says " + (torch_pass ? "pass" : "mismatch");
+            }
+        } catch (const Error& failure) {
+            err_ << "pkbw: rank " << key.second << " trial " << key.first << ": " << failure.what() << "\n";
+            continue;
+        }
+        // Like native runs: a passing trial's outputs are dropped unless --keep-outputs.
+        if (!body.value("keep_outputs", false)) {
+            std::error_code ignored;
+            fs::remove(reference, ignored);
+            fs::remove(candidate, ignored);
+            body["outputs"] = json::object();
+        }
+    }
+}
+
+} // namespace pkbw::cli::detail
