@@ -9,7 +9,10 @@ out=$1; shift
 sections=${*:-build eval suite perf trace crosscheck}
 mkdir -p "$out"
 export PATH=/usr/local/cuda/bin:$PATH NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-export PKBW_STORE=$out/runs.db PKBW_CACHE_DIR=$out/cache
+# The store, run folders and caches live outside OUT_DIR (a device call returns few files); OUT_DIR
+# gets summary.txt and the per-run JSON lines.
+export PKBW_STORE=${PKBW_STORE:-/tmp/pkbw-checks/runs.db} PKBW_CACHE_DIR=${PKBW_CACHE_DIR:-/tmp/pkbw-checks/cache}
+mkdir -p "$(dirname "$PKBW_STORE")" "$PKBW_CACHE_DIR"
 W=${W:-2}
 p=build-dev/bin/pkbw
 want() { [[ " $sections " == *" $1 "* ]]; }
@@ -197,13 +200,21 @@ pkb_problems=${PKB_PROBLEMS:-"1 2 3 4 5 6 7 8"}
 if want pkbsol; then
     line "== PKB cuda solutions (W=$W)"
     t0=$(date +%s)
+    if want runlocal; then # run_local.py's own extension cache fills meanwhile (CPU-bound nvcc)
+        for n in ${RUNLOCAL_PROBLEMS:-2 5}; do
+            (cd .pkb && TORCH_EXTENSIONS_DIR=/tmp/pkbw-checks/pkb_ext timeout 200 python3 run_local.py --mode dryrun \
+                --problem $n --solution cuda --solutions-dir "$PWD/solutions_cuda_bf16_h100_8_${RUNLOCAL_MODEL:-anthropic_claude-opus-4-7}" \
+                --nproc-per-node $W > "$out/rl_warm_$n.log" 2>&1; echo "run_local warm-up $n rc=$?" >> "$out/summary.txt") &
+        done
+    fi
     i=0
     for model in $pkb_models; do
         dir=.pkb/solutions_cuda_bf16_h100_8_$model
         for n in $pkb_problems; do
             i=$((i + 1))
-            PKBW_STORE=$out/warm_$i.db timeout 300 "$p" eval --pkb-checkout .pkb --solutions-dir $dir --problem $n \
-                --nproc $W --trials 1 --timeout-compile 280 > "$out/warm_$i.log" 2>&1 &
+            (PKBW_STORE=/tmp/pkbw-checks/warm_$i.db timeout 150 "$p" eval --pkb-checkout .pkb --solutions-dir $dir \
+                --problem $n --nproc $W --trials 1 --timeout-compile 140 > "/tmp/pkbw-checks/warm_$i.log" 2>&1
+             rc=$?; [ $rc -ne 0 ] && echo "warm-up $n $model rc=$rc: $(grep -E 'refused|run [0-9]+:' /tmp/pkbw-checks/warm_$i.log | head -1 | cut -c1-120)" >> "$out/summary.txt") &
         done
     done
     wait
@@ -224,12 +235,14 @@ if want runlocal; then
     model=${RUNLOCAL_MODEL:-anthropic_claude-opus-4-7}
     dir=$PWD/.pkb/solutions_cuda_bf16_h100_8_$model
     line "== run_local.py vs pkbw, $model, problems ${RUNLOCAL_PROBLEMS:-2 5} (W=$W, 5 trials, perf)"
-    export TORCH_EXTENSIONS_DIR=$out/pkb_ext
-    for n in ${RUNLOCAL_PROBLEMS:-2 5}; do
-        (cd .pkb && timeout 200 python3 run_local.py --mode dryrun --problem $n --solution cuda --solutions-dir "$dir" \
-            --nproc-per-node $W > "$out/rl_warm_$n.log" 2>&1)
-        "$p" eval --pkb-checkout .pkb --solutions-dir "$dir" --problem $n --nproc $W --trials 1 > /dev/null 2>&1
-    done
+    export TORCH_EXTENSIONS_DIR=/tmp/pkbw-checks/pkb_ext
+    if ! want pkbsol; then
+        for n in ${RUNLOCAL_PROBLEMS:-2 5}; do
+            (cd .pkb && timeout 200 python3 run_local.py --mode dryrun --problem $n --solution cuda --solutions-dir "$dir" \
+                --nproc-per-node $W > "$out/rl_warm_$n.log" 2>&1)
+            "$p" eval --pkb-checkout .pkb --solutions-dir "$dir" --problem $n --nproc $W --trials 1 > /dev/null 2>&1
+        done
+    fi
     t0=$(date +%s.%N)
     for n in ${RUNLOCAL_PROBLEMS:-2 5}; do
         (cd .pkb && timeout 280 python3 run_local.py --mode eval --problem $n --solution cuda --solutions-dir "$dir" \
