@@ -212,7 +212,7 @@ if want pkbsol; then
         dir=.pkb/solutions_cuda_bf16_h100_8_$model
         for n in $pkb_problems; do
             i=$((i + 1))
-            (PKBW_STORE=/tmp/pkbw-checks/warm_$i.db timeout 150 "$p" eval --pkb-checkout .pkb --solutions-dir $dir \
+            (PKBW_STORE=/tmp/pkbw-checks/warm_$i.db timeout ${PKBSOL_WARM_S:-150} "$p" eval --pkb-checkout .pkb --solutions-dir $dir \
                 --problem $n --nproc $W --trials 1 --timeout-compile 140 > "/tmp/pkbw-checks/warm_$i.log" 2>&1
              rc=$?; [ $rc -ne 0 ] && echo "warm-up $n $model rc=$rc: $(grep -E 'refused|run [0-9]+:' /tmp/pkbw-checks/warm_$i.log | head -1 | cut -c1-120)" >> "$out/summary.txt") &
         done
@@ -222,7 +222,7 @@ if want pkbsol; then
     for model in $pkb_models; do
         for n in $pkb_problems; do
             run_json "pkb $n $model" perf --pkb-checkout .pkb --solutions-dir .pkb/solutions_cuda_bf16_h100_8_$model \
-                --problem $n --nproc $W
+                --problem $n --nproc $W ${PKBSOL_FLAGS:-}
         done
     done
     line "pkbsol total: $(( $(date +%s) - t0 )) s"
