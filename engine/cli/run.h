@@ -8,8 +8,8 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,9 +36,9 @@ struct RunOptions {
     bool keep_outputs = false;
     bool keep_inputs = false; // write each trial's inputs too (PKB cross-check)
     bool all_trials = false;
-    int trace_iterations = 0;          // > 0: a traced pass of this many iterations per side (--trace)
-    bool perf = false;                 // time after correctness (mode perf, or --perf)
-    nlohmann::json perf_options;       // the rank configuration's "perf" object (engine/runtime/perf_runner.h)
+    int trace_iterations = 0;    // > 0: a traced pass of this many iterations per side (--trace)
+    bool perf = false;           // time after correctness (mode perf, or --perf)
+    nlohmann::json perf_options; // the rank configuration's "perf" object (engine/runtime/perf_runner.h)
     std::uint64_t seed = 42;
     std::string inputs = "pkb"; // pkb | exact
     std::string arch = "sm_90";
@@ -49,6 +49,9 @@ struct RunOptions {
     std::filesystem::path runs_dir;     // run directories are created under it
     std::filesystem::path rank_program; // empty: pkbw-rank beside this executable
     std::string store_description;      // shown in the summary ("runs.db path")
+    // Host backend: each rank's address space (RLIMIT_AS) in GiB; 0 = no limit; unset = half the
+    // machine's memory shared among the ranks, at least 2 GiB.
+    std::optional<double> memory_limit_gib;
 };
 
 // Whether this machine has an NVIDIA GPU device node (no driver call: pkbw itself stays CUDA-free).
