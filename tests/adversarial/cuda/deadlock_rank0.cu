@@ -1,0 +1,26 @@
+// Adversarial candidate (cuda): a device-side barrier on the signal pads in which rank 0's kernel
+// waits for a value its peers never write, so rank 0's stream never drains. Expected: timeout naming
+// rank 0 in phase candidate.
+#include "adversarial_common.cuh"
+
+namespace {
+
+__global__ void barrier(std::uint32_t* const* pads, int rank, int world, std::uint32_t expected) {
+    if (threadIdx.x != 0 || blockIdx.x != 0)
+        return;
+    for (int r = 0; r < world; ++r)
+        atomicExch_system(&pads[r][rank], 1u);
+    __threadfence_system();
+    for (int r = 0; r < world; ++r)
+        while (atomicAdd_system(&pads[rank][r], 0u) != expected) {
+        }
+}
+
+} // namespace
+
+extern "C" int pkbw_solution(const pkbw::Context& ctx) {
+    const pkbw::SymmetricMemory sym = ctx.symmetric("deadlock", 256);
+    barrier<<<1, 32, 0, ctx.stream()>>>(sym.signal_pads_device, ctx.rank, ctx.world_size,
+                                        ctx.rank == 0 ? 2u : 1u);
+    return adversarial::all_reduce(ctx, "deadlock_data");
+}
