@@ -116,7 +116,7 @@ def main():
         slow = os.path.join(HERE, "support", "slow_allreduce.cpp")
         args = ["eval", "--problem", "1_allreduce", "--solution", slow, "--trials", "4"] + common
         # Warm the compile cache so that kills land in runs, not in the compiler.
-        warm = Run(options.pkbw, args[:6] + ["--trials", "1"] + common)
+        warm = Run(options.pkbw, args[:5] + ["--trials", "1"] + common)
         if warm.wait(120) != 0:
             failures.append("the warm-up run failed")
         start = time.monotonic()
@@ -190,7 +190,7 @@ def main():
                   f"({time.monotonic() - t0:.1f} s)", flush=True)
 
         # The next pkbw marks the killed CLIs' runs aborted and removes their shared memory.
-        final = Run(options.pkbw, args[:6] + ["--trials", "1"] + common)
+        final = Run(options.pkbw, args[:5] + ["--trials", "1"] + common)
         code = final.wait(120)
         finished = (final.find("run_finished") or [{}])[-1]
         if code != 0 or finished.get("status") != "pass":

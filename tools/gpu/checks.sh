@@ -2,6 +2,7 @@
 # The GPU checks of the engine, perf, problem-suite and tracing issues, in one batch for a lent GPU
 # machine (docs/building.md "GPU checks"). Builds pkbw there (Qt-free), then prints tables.
 # Usage: tools/gpu/checks.sh OUT_DIR [sections...]   sections: build eval suite perf trace crosscheck
+#        (optional: overhead adversarial; adversarial runs tools/gpu/adversarial.sh, about 4 minutes)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=$1; shift
@@ -186,4 +187,9 @@ if want crosscheck; then
         grep -h "PKBW_CROSSCHECK_JSON" "$log" | sed "s/^/$stem /" | tee -a "$out/summary.txt" \
             || echo "$stem crosscheck FAILED: $(grep -v -i warn "$log" | grep -E "Error|error|MISMATCH" | tail -2 | tr '\n' ' ' | cut -c1-240)" | tee -a "$out/summary.txt"
     done
+fi
+
+if want adversarial; then
+    line "== adversarial candidates (tests/adversarial/cuda, W=2): expected vs observed diagnosis"
+    tools/gpu/adversarial.sh "$out/adversarial" "$p" 2>&1 | tail -25 | tee -a "$out/summary.txt"
 fi
