@@ -434,7 +434,7 @@ std::uint64_t default_host_address_space_limit(int world_size) {
         return 0;
     const std::uint64_t memory = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
     const std::uint64_t share = memory / 2 / static_cast<std::uint64_t>(std::max(world_size, 1));
-    return std::max<std::uint64_t>(share, 2ull << 30);
+    return std::max<std::uint64_t>(share, 4ull << 30);
 }
 
 LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {

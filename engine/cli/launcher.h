@@ -101,7 +101,8 @@ int remove_shm_segments(const std::string& token, const std::filesystem::path& s
 // yet unlinked by its ranks would stay. Returns how many were removed.
 int remove_orphaned_shm_segments(const std::filesystem::path& shm_dir = "/dev/shm");
 // The default RLIMIT_AS of a host rank: half of the machine's memory shared among `world_size` ranks,
-// at least 2 GiB (0 when the memory size is unknown).
+// at least 4 GiB (0 when the memory size is unknown). The floor leaves room for what is virtual only
+// (thread stacks, malloc arenas: rank 0 runs a rendezvous thread per peer).
 std::uint64_t default_host_address_space_limit(int world_size);
 
 } // namespace pkbw::cli

@@ -50,7 +50,7 @@ struct RunOptions {
     std::filesystem::path rank_program; // empty: pkbw-rank beside this executable
     std::string store_description;      // shown in the summary ("runs.db path")
     // Host backend: each rank's address space (RLIMIT_AS) in GiB; 0 = no limit; unset = half the
-    // machine's memory shared among the ranks, at least 2 GiB.
+    // machine's memory shared among the ranks, at least 4 GiB.
     std::optional<double> memory_limit_gib;
 };
 

@@ -150,6 +150,12 @@ def main():
             forwarded = sum(1 for e in events if e.get("event") == "log")
             if forwarded > 2 * 2001 + 10:
                 failures.append(f"{forwarded} log lines forwarded on stdout, expected at most ~4002")
+        if case.get("show_contains"):
+            shown = subprocess.run([options.pkbw, "show", str(run_id), "--store", store], capture_output=True,
+                                   text=True, timeout=30).stdout
+            for text in case["show_contains"]:
+                if text not in shown:
+                    failures.append(f"pkbw show lacks '{text}'")
         for text in case.get("log_contains", []):
             contents = "".join(open(p, errors="replace").read() for p in logs if os.path.exists(p))
             if text not in contents:

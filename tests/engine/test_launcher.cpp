@@ -226,12 +226,12 @@ TEST(OrphanedSegments, RunCleanupMatchesTheRanksNames) {
     EXPECT_TRUE(fs::exists(dir.path() / "pkbw-fedcba9876543210-0-1"));
 }
 
-TEST(AddressSpace, DefaultHostLimitIsAShareOfMemoryAndAtLeastTwoGiB) {
+TEST(AddressSpace, DefaultHostLimitIsAShareOfMemoryAndAtLeastFourGiB) {
     const std::uint64_t one = default_host_address_space_limit(1);
     const std::uint64_t many = default_host_address_space_limit(64);
-    EXPECT_GE(many, 2ull << 30);
+    EXPECT_GE(many, 4ull << 30);
     EXPECT_GE(one, many);
     const std::uint64_t memory = static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
                                  static_cast<std::uint64_t>(::sysconf(_SC_PAGE_SIZE));
-    EXPECT_EQ(one, std::max<std::uint64_t>(memory / 2, 2ull << 30));
+    EXPECT_EQ(one, std::max<std::uint64_t>(memory / 2, 4ull << 30));
 }
