@@ -4,7 +4,7 @@ prints a table: case | expected | observed status + message excerpt | time to de
 run | PASS/FAIL. Used by tools/gpu/adversarial.sh on a GPU machine; the whole set is bounded (every
 phase has a short deadline, each pkbw call a wall limit, and cases past the overall budget are SKIP).
 
-Usage: run_gpu_cases.py --pkbw BIN --out DIR [--budget 220] [--only case,case]
+Usage: run_gpu_cases.py --pkbw BIN --out DIR [--budget 190] [--only case,case]
 """
 import argparse
 import json
@@ -83,7 +83,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--pkbw", required=True)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--budget", type=float, default=220)
+    parser.add_argument("--budget", type=float, default=190)
     parser.add_argument("--only", default="")
     options = parser.parse_args()
     cases = {k: v for k, v in json.load(open(os.path.join(HERE, "cuda", "cases.json"))).items()
@@ -128,7 +128,7 @@ def main():
         trials = [] if "--trials" in case["args"] else ["--trials", "2"]
         argv = ([options.pkbw, "eval", "--problem", case["problem"], "--solution", source] + where + COMMON + trials
                 + case["args"])
-        code, events, seconds = stream_run(argv, 60)
+        code, events, seconds = stream_run(argv, 45)
         finished = next((e for _, e in reversed(events) if e.get("event") == "run_finished"), {})
         status, message = finished.get("status", "?"), finished.get("message", "")
         warnings = finished.get("warnings", [])
@@ -158,7 +158,7 @@ def main():
         good = os.path.join(GOOD, case["problem"] + "_cuda.cu")
         next_code, next_events, _ = stream_run(
             [options.pkbw, "eval", "--problem", case["problem"], "--solution", good] + where + COMMON
-            + ["--trials", "1"], 60)
+            + ["--trials", "1"], 45)
         next_status = next((e.get("status") for _, e in reversed(next_events) if e.get("event") == "run_finished"), "?")
         next_ok = next_code == 0 and next_status == "pass"
         if not next_ok:

@@ -3,7 +3,7 @@
 # `pkbw eval --backend cuda --nproc 2` on a GPU machine: one row per case with the expected and observed
 # diagnosis, time to detect, leftovers (ranks alive, nvidia-smi compute apps, pgrep pkbw-rank), whether
 # the next good run passes, PASS/FAIL. Every phase has a short deadline; the set ends in under 4 minutes
-# (cases past a 220 s budget print SKIP). Exit status 1 when a row FAILs.
+# (no case starts after 190 s: those print SKIP). Exit status 1 when a row FAILs.
 # Usage: tools/gpu/adversarial.sh OUT_DIR [PKBW (default build-dev/bin/pkbw)] [--only case,case]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
