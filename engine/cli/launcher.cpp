@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -113,7 +114,9 @@ void handle_control_line(Rank& rank, const LaunchSpec& spec, std::string_view li
     observer.on_event(rank.report.rank, message);
 }
 
-void read_control(Rank& rank, const LaunchSpec& spec, LaunchObserver& observer) {
+// Reads what the control pipe holds; returns false when nothing more can be read now (empty pipe,
+// or end of file: then the pipe is closed).
+bool read_control(Rank& rank, const LaunchSpec& spec, LaunchObserver& observer) {
     char buffer[65536];
     ssize_t n = ::read(rank.control.get(), buffer, sizeof buffer);
     if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
@@ -121,10 +124,10 @@ void read_control(Rank& rank, const LaunchSpec& spec, LaunchObserver& observer) 
             handle_control_line(rank, spec, rank.control_buffer, observer);
         rank.control_buffer.clear();
         rank.control.reset();
-        return;
+        return false;
     }
     if (n < 0)
-        return;
+        return errno == EINTR;
     std::string_view data(buffer, static_cast<std::size_t>(n));
     while (!data.empty()) {
         std::size_t newline = data.find('\n');
@@ -149,6 +152,7 @@ void read_control(Rank& rank, const LaunchSpec& spec, LaunchObserver& observer) 
         rank.control_buffer.clear();
         data.remove_prefix(newline + 1);
     }
+    return true;
 }
 
 void forward_lines(Rank& rank, const LaunchSpec& spec, std::string& partial, std::string_view data,
@@ -203,6 +207,8 @@ std::string describe_exit(const RankReport& report) {
     std::string text = "rank " + std::to_string(report.rank);
     if (report.signal != 0)
         text += " crashed with " + signal_name(report.signal);
+    else if (report.exit_code == 0 && !report.done)
+        text += " exited with code 0 before finishing (the solution ended the process)";
     else
         text += " exited with code " + std::to_string(report.exit_code);
     text += " in phase " + report.phase;
@@ -254,6 +260,10 @@ Spawned spawn_rank(const LaunchSpec& spec, int rank, pid_t group, const std::vec
         ::prctl(PR_SET_PDEATHSIG, SIGKILL); // pkbw killed outright must not leave ranks behind
         if (::getppid() != parent)
             ::_exit(126);
+        if (spec.address_space_limit > 0) {
+            const rlimit limit{spec.address_space_limit, spec.address_space_limit};
+            ::setrlimit(RLIMIT_AS, &limit);
+        }
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -383,7 +393,8 @@ std::string random_token() {
 int remove_shm_segments(const std::string& token, const fs::path& shm_dir) {
     if (token.empty())
         return 0;
-    std::string prefix = "pkbw-" + token;
+    // The ranks name segments with the token's first 16 digits (engine/runtime/rank_runner.cpp).
+    std::string prefix = "pkbw-" + token.substr(0, 16);
     int removed = 0;
     std::error_code ec;
     for (fs::directory_iterator it(shm_dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -391,6 +402,39 @@ int remove_shm_segments(const std::string& token, const fs::path& shm_dir) {
             ++removed;
     }
     return removed;
+}
+
+int remove_orphaned_shm_segments(const fs::path& shm_dir) {
+    int removed = 0;
+    std::error_code ec;
+    for (fs::directory_iterator it(shm_dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        // pkbw-<16 hex>-p<pid>-<index>-<rank>
+        if (name.size() < 24 || name.rfind("pkbw-", 0) != 0 || name.compare(21, 2, "-p") != 0)
+            continue;
+        const std::size_t digits_end = name.find('-', 23);
+        if (digits_end == std::string::npos || digits_end == 23)
+            continue;
+        const std::string digits = name.substr(23, digits_end - 23);
+        if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9)
+            continue;
+        const pid_t pid = static_cast<pid_t>(std::stol(digits));
+        if (pid <= 0 || ::kill(pid, 0) == 0 || errno != ESRCH)
+            continue; // alive (or not ours to probe): a live launcher cleans up its own run
+        if (fs::remove(it->path(), ec))
+            ++removed;
+    }
+    return removed;
+}
+
+std::uint64_t default_host_address_space_limit(int world_size) {
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page_size = ::sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page_size <= 0)
+        return 0;
+    const std::uint64_t memory = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
+    const std::uint64_t share = memory / 2 / static_cast<std::uint64_t>(std::max(world_size, 1));
+    return std::max<std::uint64_t>(share, 4ull << 30);
 }
 
 LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
@@ -407,6 +451,7 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
     common["PKBW_RDZV_PORT"] = std::to_string(outcome.port);
     common["PKBW_RDZV_TOKEN"] = outcome.token;
     common["PKBW_CONTROL_FD"] = std::to_string(kControlFd);
+    common["PKBW_LAUNCHER_PID"] = std::to_string(::getpid());
     if (spec.cuda && !std::getenv("NCCL_NVLS_ENABLE"))
         common["NCCL_NVLS_ENABLE"] = "0";
 
@@ -468,6 +513,7 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
         if (!killing && interrupt_signal() != 0)
             fail(LaunchEnd::Interrupted, "interrupted by " + signal_name(interrupt_signal()), {});
         // Reap every child that ended (cheap, and robust to coalesced SIGCHLDs).
+        std::vector<int> failed;
         for (auto& rank : ranks) {
             if (!rank.running())
                 continue;
@@ -482,9 +528,25 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
             else if (WIFSIGNALED(status))
                 report.signal = WTERMSIG(status);
             report.killed = killing && report.signal == SIGKILL;
+            // Its last events (rank_done, error) may still be in the pipe: read them before judging.
+            // (An empty pipe that is not at its end: a grandchild holds it open; all is read.)
+            while (rank.control && !killing && read_control(rank, spec, observer)) {
+            }
             observer.on_rank_exit(report);
-            if (!killing && (report.signal != 0 || report.exit_code != 0))
-                fail(classify_exit(report), {}, {report.rank}); // message composed at the end: pipes first
+            if (!killing && (report.signal != 0 || report.exit_code != 0 || !report.done))
+                failed.push_back(report.rank);
+        }
+        // Several ranks seen dead at once: the one that caused it is named, not a peer that failed
+        // because it vanished (a lost rendezvous connection exits with code 5).
+        if (!failed.empty()) {
+            const auto severity = [&](int r) {
+                const RankReport& report = ranks[static_cast<std::size_t>(r)].report;
+                return report.signal != 0 ? 0 : report.exit_code == 0 ? 1 : report.exit_code == 4 ? 2 : 3;
+            };
+            std::stable_sort(failed.begin(), failed.end(),
+                             [&](int a, int b) { return severity(a) < severity(b); });
+            fail(classify_exit(ranks[static_cast<std::size_t>(failed[0])].report), {},
+                 {failed[0]}); // message composed at the end: pipes first
         }
         auto now = Clock::now();
         if (!killing) {

@@ -35,6 +35,10 @@ struct LaunchSpec {
     std::map<std::string, std::string> extra_env;
     std::uint64_t max_log_bytes = 256ull << 20; // per rank log file; the rest is dropped (and said so)
     std::size_t max_forwarded_log_lines = 2000; // per rank, passed to on_log
+    // > 0: RLIMIT_AS of each rank in bytes (the host backend: a candidate's huge allocation fails
+    // inside its rank instead of pushing the machine into the OOM killer). Never for cuda: the CUDA
+    // driver reserves far more address space than it uses.
+    std::uint64_t address_space_limit = 0;
 };
 
 struct RankReport {
@@ -89,7 +93,16 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer);
 int find_free_port();
 // 128 random bits from /dev/urandom as 32 hex digits.
 std::string random_token();
-// Removes /dev/shm/pkbw-<token>* (the host backend's shared memory); returns how many.
+// Removes /dev/shm/pkbw-<first 16 digits of token>* (the host backend's shared memory); returns how many.
 int remove_shm_segments(const std::string& token, const std::filesystem::path& shm_dir = "/dev/shm");
+// Removes the segments of runs whose launcher is gone: names pkbw-<16 hex>-p<pid>-... (ranks started
+// by pkbw carry its pid, PKBW_LAUNCHER_PID) where no process <pid> exists. A launcher killed with
+// SIGKILL cannot clean up; its ranks die with it (PR_SET_PDEATHSIG) but a segment created and not
+// yet unlinked by its ranks would stay. Returns how many were removed.
+int remove_orphaned_shm_segments(const std::filesystem::path& shm_dir = "/dev/shm");
+// The default RLIMIT_AS of a host rank: half of the machine's memory shared among `world_size` ranks,
+// at least 4 GiB (0 when the memory size is unknown). The floor leaves room for what is virtual only
+// (thread stacks, malloc arenas: rank 0 runs a rendezvous thread per peer).
+std::uint64_t default_host_address_space_limit(int world_size);
 
 } // namespace pkbw::cli

@@ -49,6 +49,9 @@ void add_run_options(CLI::App& command, RunOptions& options, std::optional<std::
     command.add_flag("--json", options.json, "JSON lines on stdout (docs/cli.md)");
     command.add_option("--timeout", timeout, "seconds the candidate phase may take on a rank (default 60)");
     command.add_option("--timeout-scale", timeout_scale, "multiply every phase deadline");
+    command.add_option("--memory-limit", options.memory_limit_gib,
+                       "host backend: each rank's address space in GiB (0: none; default: half the "
+                       "machine's memory shared among the ranks, at least 4)");
     for (const auto& phase : PhaseTimeouts::phase_names())
         command.add_option("--timeout-" + phase, phase_timeouts[phase], "seconds for phase " + phase);
 }

@@ -1,6 +1,7 @@
 #include "run.h"
 
 #include "compile_cache.h"
+#include "elf_symbols.h"
 #include "fd.h"
 #include "locate.h"
 #include "perf_report.h"
@@ -105,6 +106,7 @@ void Run::begin(int problem_id, const std::string& stem, const std::string& solu
     run_dir_ = options_.runs_dir / run_dir_name(stem_);
     start_.run_dir = run_dir_.string();
     recorder_.mark_stale_runs_aborted();
+    remove_orphaned_shm_segments(); // of launchers killed outright (their ranks died with them)
     run_id_ = recorder_.begin_run(start_);
     begun_ = true;
     fs::create_directories(run_dir_, ec);
@@ -129,12 +131,15 @@ int Run::finish(const std::string& status, int exit_code, const std::string& sum
               {"exit_code", exit_code},
               {"message", summary},
               {"trials", verdict ? trials_json(*verdict) : json::array()},
+              {"warnings", verdict ? json(verdict->warnings) : json::array()},
               {"perf", perf_json_}});
     } else {
         if (verdict) {
             print_trials(*verdict, out_);
             if (compares())
                 out_ << (status == "pass" ? "all trials match" : status) << "\n";
+            for (const auto& warning : verdict->warnings)
+                out_ << "warning: " << warning << "\n";
         }
         out_ << (begun_ ? "run " + std::to_string(run_id_) + ": " : std::string()) << status << " (exit "
              << exit_code << ")" << (summary.empty() ? "" : " | " + summary) << "\n";
@@ -445,6 +450,12 @@ int Run::execute() {
         if (!result.ok)
             return finish("compile_error", kExitFailed, result.message);
         candidate_lib = result.library;
+        try {
+            for (const auto& name : nccl_collectives(undefined_dynamic_symbols(candidate_lib)))
+                candidate_warnings_.push_back("calls NCCL collective " + name);
+        } catch (const FormatError& error) {
+            err_ << "pkbw: cannot read the candidate's symbols: " << error.what() << "\n";
+        }
     }
 
     fs::path config_path = run_dir_ / "config.json";
@@ -458,6 +469,11 @@ int Run::execute() {
     spec.run_dir = run_dir_;
     spec.cuda = backend_ == "cuda";
     spec.timeouts = options_.timeouts;
+    if (backend_ == "host")
+        spec.address_space_limit =
+            options_.memory_limit_gib ? static_cast<std::uint64_t>(std::max(*options_.memory_limit_gib, 0.0) *
+                                                                   static_cast<double>(1ull << 30))
+                                      : default_host_address_space_limit(options_.nproc);
     const fs::path tracer = executable_dir().parent_path() / "lib" / "libpkbw_tracer.so";
     if (options_.trace_iterations > 0 && backend_ == "cuda") {
         if (fs::exists(tracer, ec)) {
@@ -494,6 +510,8 @@ int Run::conclude(const LaunchOutcome& launch, bool is_reference) {
     }
     Verdict verdict = decide(launch, results_, options_.nproc,
                              options_.mode == "dryrun" ? 1 : options_.trials, options_.all_trials);
+    for (const auto& warning : candidate_warnings_)
+        add_warning(verdict, warning);
     record_results(launch, verdict);
     if (!perf_.empty())
         report_perf();

@@ -53,6 +53,9 @@ struct RunOptions {
     // (docs/pkb-interop.md); the ranks are engine/python/pkbw_pkb_rank.py under `python`.
     std::optional<std::filesystem::path> pkb_checkout;
     std::string python; // empty: $PKBW_PYTHON, else python3 on PATH
+    // Host backend: each rank's address space (RLIMIT_AS) in GiB; 0 = no limit; unset = half the
+    // machine's memory shared among the ranks, at least 4 GiB.
+    std::optional<double> memory_limit_gib;
 };
 
 // Whether this machine has an NVIDIA GPU device node (no driver call: pkbw itself stays CUDA-free).

@@ -93,7 +93,7 @@ Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, 
         LaunchOutcome completed = launch;
         completed.end = LaunchEnd::Completed;
         Verdict verdict = decide(completed, results, world_size, expected_trials, all_trials);
-        verdict.summary += "; warning: " + launch.message.substr(0, launch.message.find('\n'));
+        add_warning(verdict, launch.message.substr(0, launch.message.find('\n')));
         return verdict;
     }
 
@@ -164,6 +164,8 @@ Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, 
     if (verdict.status == "pass") {
         verdict.summary = std::to_string(verdict.trials.size()) + " trial(s) match on " +
                           std::to_string(world_size) + " rank(s)";
+        for (const auto& warning : output_statistics_warnings(verdict))
+            add_warning(verdict, warning);
         return verdict;
     }
     verdict.exit_code = 1;
@@ -177,7 +179,82 @@ Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, 
             break;
         }
     }
+    // An error or invalid output already says what is wrong; the statistics explain a mismatch.
+    if (verdict.status == "mismatch") {
+        for (const auto& warning : output_statistics_warnings(verdict))
+            add_warning(verdict, warning);
+    }
     return verdict;
+}
+
+void add_warning(Verdict& verdict, const std::string& warning) {
+    verdict.warnings.push_back(warning);
+    verdict.summary += "; warning: " + warning;
+}
+
+std::vector<std::string> output_statistics_warnings(const Verdict& verdict) {
+    struct Finding {
+        std::vector<int> ranks;
+        std::int64_t count = 0; // NaN elements, summed
+        std::string value;      // the constant
+    };
+    std::map<std::pair<std::string, std::string>, Finding> findings; // (output, kind) -> where
+    for (const auto& [trial, ranks] : verdict.trials) {
+        for (const auto& [rank, result] : ranks) {
+            const auto tensors = result.value("tensors", nlohmann::json::array());
+            if (!tensors.is_array())
+                continue;
+            for (const auto& tensor : tensors) {
+                const auto cand = tensor.value("cand_summary", nlohmann::json::object());
+                const auto ref = tensor.value("ref_summary", nlohmann::json::object());
+                if (!cand.is_object() || !ref.is_object())
+                    continue;
+                const std::string name = json_text(tensor, "name", "output");
+                auto note = [&](const std::string& kind) -> Finding& {
+                    Finding& f = findings[{name, kind}];
+                    if (std::find(f.ranks.begin(), f.ranks.end(), rank) == f.ranks.end())
+                        f.ranks.push_back(rank);
+                    return f;
+                };
+                const auto flag = [](const nlohmann::json& s, const char* key) {
+                    const auto it = s.find(key);
+                    return it != s.end() && it->is_boolean() && it->get<bool>();
+                };
+                const auto count = [](const nlohmann::json& s, const char* key) {
+                    const auto it = s.find(key);
+                    return it != s.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+                };
+                if (flag(cand, "all_zero") && !flag(ref, "all_zero")) {
+                    note("all zero");
+                } else if (flag(cand, "constant") && !flag(ref, "constant")) {
+                    const auto min = cand.find("min");
+                    note("constant").value =
+                        min != cand.end() && min->is_number() ? format_number(min->get<double>()) : "?";
+                }
+                if (count(cand, "nan_count") > count(ref, "nan_count"))
+                    note("NaN").count += count(cand, "nan_count");
+            }
+        }
+    }
+    std::vector<std::string> warnings;
+    for (auto& [key, finding] : findings) {
+        std::sort(finding.ranks.begin(), finding.ranks.end());
+        std::string ranks;
+        for (int r : finding.ranks)
+            ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+        const std::string where = " on rank" + std::string(finding.ranks.size() > 1 ? "s " : " ") + ranks +
+                                  " where the reference's";
+        const auto& [name, kind] = key;
+        if (kind == "all zero")
+            warnings.push_back("candidate output '" + name + "' is all zero" + where + " is not");
+        else if (kind == "constant")
+            warnings.push_back("candidate output '" + name + "' is constant (" + finding.value + ")" + where +
+                               " is not");
+        else
+            warnings.push_back("candidate output '" + name + "' has " + std::to_string(finding.count) +
+                               " NaN" + where + " has fewer");
+    }
+    return warnings;
 }
 
 void print_trials(const Verdict& verdict, std::ostream& out) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace pkbw::cli {
 
@@ -24,6 +25,9 @@ struct Verdict {
     std::string status = "pass";
     int exit_code = 0;
     std::string summary; // one line for the store and the last line printed
+    // Things beside the status worth a look (an output that passes only through the tolerance, a
+    // candidate importing an NCCL collective); each is also in the summary as "; warning: ...".
+    std::vector<std::string> warnings;
     // Per trial, per rank: the rank_result bodies (trial -> rank -> body).
     std::map<int, std::map<int, nlohmann::json>> trials;
 };
@@ -32,6 +36,12 @@ struct Verdict {
 // for (they stop early at a failing trial unless all_trials).
 Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, nlohmann::json>& results,
                int world_size, int expected_trials, bool all_trials);
+
+// Adds a warning (to `warnings` and the summary).
+void add_warning(Verdict& verdict, const std::string& warning);
+// Warnings from the candidate's output statistics in the ranks' comparisons: an output that is all
+// zero, constant or has NaN where the reference's is not, grouped by output over ranks and trials.
+std::vector<std::string> output_statistics_warnings(const Verdict& verdict);
 
 // `trial k: match | ...` lines, per-rank statistics on a failing trial.
 void print_trials(const Verdict& verdict, std::ostream& out);

@@ -95,6 +95,7 @@ private:
     PerfCollector perf_;
     json perf_json_;
     const Problem* problem_ = nullptr;
+    std::vector<std::string> candidate_warnings_; // found before launch (NCCL collectives imported)
 };
 
 class Observer : public LaunchObserver {

@@ -245,6 +245,12 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
                                        {"numel", t.numel},
                                        {"max_abs_error", t.max_abs_error},
                                        {"max_rel_error", t.max_rel_error},
+                                       {"cand_all_zero", t.cand_summary.all_zero},
+                                       {"cand_constant", t.cand_summary.constant},
+                                       {"cand_nan_count", t.cand_summary.nan_count},
+                                       {"ref_all_zero", t.ref_summary.all_zero},
+                                       {"ref_constant", t.ref_summary.constant},
+                                       {"ref_nan_count", t.ref_summary.nan_count},
                                        {"message", t.message}});
         }
         body["artifacts"] = json::array();
@@ -279,7 +285,17 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
                 continue;
             out << "      " << t.name << ": " << (t.pass ? "pass" : "FAIL") << "  " << t.mismatch_count << "/"
                 << t.numel << " mismatched, max_abs " << number(t.max_abs_error) << ", max_rel "
-                << number(t.max_rel_error) << ", min passing atol " << number(t.min_passing_atol) << "\n";
+                << number(t.max_rel_error) << ", min passing atol " << number(t.min_passing_atol);
+            // What the candidate wrote, where it differs in kind from the reference: an all-zero or
+            // constant output can pass a loose tolerance without computing anything.
+            const ValueSummary& c = t.cand_summary;
+            if (c.all_zero && !t.ref_summary.all_zero)
+                out << "  [candidate all zero]";
+            else if (c.constant && !t.ref_summary.constant)
+                out << "  [candidate constant " << number(c.min) << "]";
+            if (c.nan_count > t.ref_summary.nan_count)
+                out << "  [candidate " << c.nan_count << " NaN]";
+            out << "\n";
         }
     }
     if (!artifacts.empty()) {

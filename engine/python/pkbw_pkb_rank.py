@@ -316,6 +316,18 @@ class Perf:
 
 # ---------------------------------------------------------------------------------------------------
 
+def remove_stale_locks(folder):
+    """load_inline guards a build with a 'lock' file and waits forever for it to go away; a rank killed
+    mid-compile (a deadline, Ctrl-C) leaves it behind. The folder is this rank's and this solution's
+    alone (pkbw names it by the file's hash and the rank), so a lock found at start-up is stale."""
+    if not os.path.isdir(folder):
+        return
+    for extension in os.listdir(folder):
+        lock = os.path.join(folder, extension, "lock")
+        if os.path.exists(lock):
+            os.remove(lock)
+
+
 class RankState:
     pass
 
@@ -376,7 +388,9 @@ def run(args):
     # never race on one .so (kept across runs under pkbw's cache so warm runs do not recompile).
     os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
     if pkb.get("extensions_dir"):
-        os.environ["TORCH_EXTENSIONS_DIR"] = os.path.join(pkb["extensions_dir"], f"pkb_rank_{rank}")
+        folder = os.path.join(pkb["extensions_dir"], f"pkb_rank_{rank}")
+        os.environ["TORCH_EXTENSIONS_DIR"] = folder
+        remove_stale_locks(folder)
     sys.path.insert(0, pkb["checkout"])
 
     events.phase("rendezvous")
@@ -444,9 +458,11 @@ def run(args):
     try:
         for trial in range(trials):
             events.phase("inputs", trial)
-            ref_out = call("reference", reference, trial, trial == 0) if run_reference else None
-            dist.barrier()
+            # The candidate first, as pkbw-rank does: while it runs, no result of this trial exists in
+            # the process for it to find and copy.
             cand_out = call("candidate", candidate, trial, trial == 0) if run_candidate else None
+            dist.barrier()
+            ref_out = call("reference", reference, trial, trial == 0) if run_reference else None
             dist.barrier()
             trials_run += 1
             if not (run_reference and run_candidate):

@@ -15,9 +15,12 @@
 #include "trial_buffers.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <new>
 #include <optional>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace pkbw::engine {
@@ -52,6 +55,19 @@ std::string input_order(const std::vector<TensorSpec>& specs) {
         order += (order.empty() ? "" : ",") + spec.name;
     }
     return order;
+}
+
+// The host backend's ranks run under an address-space cap (pkbw --memory-limit): say so beside an
+// allocation failure, so a candidate that asked for too much is not mistaken for a broken machine.
+std::string address_space_note() {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+        return {};
+    }
+    char text[128];
+    std::snprintf(text, sizeof text, "; this rank's address space is limited to %.1f GiB (RLIMIT_AS, %s)",
+                  static_cast<double>(limit.rlim_cur) / (1ull << 30), "pkbw --memory-limit");
+    return text;
 }
 
 std::string hostname() {
@@ -99,8 +115,13 @@ public:
             if (config_.backend == "cuda") {
                 device_ = make_cuda_device(local_rank_, *rendezvous_);
             } else {
-                // Segment names carry the token's start so the launcher can clean up after a crash.
-                device_ = make_host_device(rank_, "/pkbw-" + rdzv.token.substr(0, 16));
+                // Segment names carry the token's start so the launcher can clean up after a crash,
+                // and the launcher's pid so a later pkbw can clean up after a launcher that was killed.
+                std::string prefix = "/pkbw-" + rdzv.token.substr(0, 16);
+                if (const char* launcher = std::getenv("PKBW_LAUNCHER_PID"); launcher && *launcher) {
+                    prefix += "-p" + std::to_string(std::atoll(launcher));
+                }
+                device_ = make_host_device(rank_, prefix);
             }
         } catch (const DeviceError& error) {
             events_.send({{"event", protocol::kError},
@@ -251,6 +272,9 @@ private:
             device_->synchronize();
         } catch (const DeviceError& error) {
             exit_after_device_error(events_, rank_, trial, library.side(), error);
+        } catch (const std::bad_alloc&) {
+            status = 1;
+            result.error = "out of memory (std::bad_alloc)" + address_space_note();
         } catch (const std::exception& error) {
             // A service refused (e.g. ranks disagreed on a symmetric allocation) or the solution threw.
             status = 1;
@@ -302,12 +326,15 @@ private:
         reference_session_->set_params(params);
         candidate_session_->set_params(params);
 
+        // The candidate runs before the reference: when it runs, no result of this trial exists
+        // anywhere in the process (the reference shares the address space, and on the host backend
+        // its downloaded outputs would be plain heap memory a candidate could search for and copy).
         std::optional<SideResult> reference, candidate;
-        if (reference_) {
-            reference = run_side(*reference_, *reference_session_, buffers, trial);
-        }
         if (candidate_) {
             candidate = run_side(*candidate_, *candidate_session_, buffers, trial);
+        }
+        if (reference_) {
+            reference = run_side(*reference_, *reference_session_, buffers, trial);
         }
 
         json result = {{"event", protocol::kRankResult}, {"rank", rank_}, {"trial", trial}};

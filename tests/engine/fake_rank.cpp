@@ -72,6 +72,10 @@ int main() {
         std::fprintf(stderr, "rank %d about to fault\n", rank);
         std::raise(SIGSEGV);
     }
+    if (me && mode == "exit0") { // a solution calling exit(0): a clean code, but no result
+        std::fprintf(stderr, "rank %d leaving early\n", rank);
+        return 0;
+    }
     if (me && mode == "exit3") {
         emit(R"({"event":"error","rank":)" + r +
              R"(,"phase":"rendezvous","kind":"environment","message":"no GPU visible"})");
@@ -84,7 +88,7 @@ int main() {
             std::fwrite(line.data(), 1, line.size(), stderr);
     }
     // The other ranks wait "in a collective" for the broken one: forever, unless it is fine.
-    if ((mode == "hang" || mode == "segv" || mode == "exit3") && !me) {
+    if ((mode == "hang" || mode == "segv" || mode == "exit3" || mode == "exit0") && !me) {
         emit(R"({"event":"phase","rank":)" + r + R"(,"phase":"compare","trial":0})");
         while (true)
             ::pause();

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <thread>
 
 namespace fs = std::filesystem;
@@ -112,6 +113,16 @@ TEST_F(Launcher, ExitCodeThreeIsEnvironmentError) {
     EXPECT_NE(outcome.message.find("environment: no GPU visible"), std::string::npos) << outcome.message;
 }
 
+TEST_F(Launcher, ExitCodeZeroBeforeRankDoneIsACrash) {
+    auto outcome = run("exit0", 3);
+    EXPECT_EQ(outcome.end, LaunchEnd::Crash);
+    EXPECT_EQ(outcome.culprit_ranks, std::vector<int>{1});
+    EXPECT_NE(outcome.message.find("rank 1 exited with code 0 before finishing"), std::string::npos)
+        << outcome.message;
+    EXPECT_NE(outcome.message.find("in phase candidate (trial 0)"), std::string::npos) << outcome.message;
+    EXPECT_LT(seconds, 10.0);
+}
+
 TEST_F(Launcher, TenMegabytesOfStderrIsFine) {
     auto outcome = run("spam", 2);
     EXPECT_EQ(outcome.end, LaunchEnd::Completed) << outcome.message;
@@ -180,4 +191,47 @@ TEST(LauncherHelpers, PhaseTimeoutDefaults) {
     EXPECT_EQ(t.for_phase("whatever"), 120);
     t.scale(2);
     EXPECT_EQ(t.for_phase("candidate"), 120);
+}
+
+// Segments named with a launcher pid that no longer exists are removed; a live launcher's, and names
+// of another shape (torchrun-started ranks, other programs), are left alone.
+TEST(OrphanedSegments, OnlyThoseOfDeadLaunchersAreRemoved) {
+    pkbw::test::TempDir dir;
+    const pid_t dead = ::fork();
+    if (dead == 0)
+        ::_exit(0);
+    ASSERT_GT(dead, 0);
+    ASSERT_EQ(::waitpid(dead, nullptr, 0), dead);
+    const std::string token = "0123456789abcdef";
+    const std::string orphan = "pkbw-" + token + "-p" + std::to_string(dead) + "-0-1";
+    const std::string live = "pkbw-" + token + "-p" + std::to_string(::getpid()) + "-0-1";
+    for (const std::string& name : {orphan, live, std::string("pkbw-" + token + "-0-1"),
+                                    std::string("pkbw-" + token + "-pxyz-0-1"), std::string("other")})
+        dir.write(name, "x");
+    EXPECT_EQ(remove_orphaned_shm_segments(dir.path()), 1);
+    EXPECT_FALSE(fs::exists(dir.path() / orphan));
+    EXPECT_TRUE(fs::exists(dir.path() / live));
+    EXPECT_TRUE(fs::exists(dir.path() / ("pkbw-" + token + "-0-1")));
+    EXPECT_TRUE(fs::exists(dir.path() / ("pkbw-" + token + "-pxyz-0-1")));
+}
+
+// The ranks name segments with the token's first 16 digits: the launcher's clean-up must match them.
+TEST(OrphanedSegments, RunCleanupMatchesTheRanksNames) {
+    pkbw::test::TempDir dir;
+    const std::string token = "0123456789abcdef0123456789abcdef";
+    dir.write("pkbw-0123456789abcdef-p1-0-0", "x");
+    dir.write("pkbw-0123456789abcdef-0-1", "x");
+    dir.write("pkbw-fedcba9876543210-0-1", "x");
+    EXPECT_EQ(remove_shm_segments(token, dir.path()), 2);
+    EXPECT_TRUE(fs::exists(dir.path() / "pkbw-fedcba9876543210-0-1"));
+}
+
+TEST(AddressSpace, DefaultHostLimitIsAShareOfMemoryAndAtLeastFourGiB) {
+    const std::uint64_t one = default_host_address_space_limit(1);
+    const std::uint64_t many = default_host_address_space_limit(64);
+    EXPECT_GE(many, 4ull << 30);
+    EXPECT_GE(one, many);
+    const std::uint64_t memory = static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
+                                 static_cast<std::uint64_t>(::sysconf(_SC_PAGE_SIZE));
+    EXPECT_EQ(one, std::max<std::uint64_t>(memory / 2, 4ull << 30));
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU checks of the engine, perf, problem-suite and tracing issues, in one batch for a lent GPU
 # machine (docs/building.md "GPU checks"). Builds pkbw there (Qt-free), then prints tables.
-# Usage: tools/gpu/checks.sh OUT_DIR [sections...]   sections: build eval suite calibrate perf trace overhead
-# crosscheck pkbsol runlocal (pkbsol/runlocal need .pkb: a PKB checkout with the cfbf870^ solution folders)
+# Usage: tools/gpu/checks.sh OUT_DIR [sections...]   sections: build eval suite perf trace crosscheck
+#        (optional: calibrate overhead adversarial pkbsol runlocal; adversarial runs tools/gpu/adversarial.sh,
+#        about 4 minutes; pkbsol/runlocal need .pkb: a PKB checkout with the cfbf870^ solution folders)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=$1; shift
@@ -255,4 +256,9 @@ if want runlocal; then
     done
     t2=$(date +%s.%N)
     line "$(python3 -c "print(f'wall time: run_local.py {$t1-$t0:.1f} s, pkbw {$t2-$t1:.1f} s, ratio {($t1-$t0)/($t2-$t1):.1f}x')")"
+fi
+
+if want adversarial; then
+    line "== adversarial candidates (tests/adversarial/cuda, W=2): expected vs observed diagnosis"
+    tools/gpu/adversarial.sh "$out/adversarial" "$p" 2>&1 | tail -25 | tee -a "$out/summary.txt"
 fi

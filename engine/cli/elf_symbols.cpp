@@ -1,0 +1,94 @@
+#include "elf_symbols.h"
+
+#include "pkbw/core/error.h"
+
+#include <algorithm>
+#include <cstring>
+#include <elf.h>
+#include <fstream>
+#include <iterator>
+
+namespace pkbw::cli {
+namespace {
+
+constexpr std::uint64_t kMaxLibraryBytes = 1ull << 30;
+
+template <typename T>
+T read_at(const std::string& bytes, std::uint64_t offset, const std::string& what, const std::string& file) {
+    if (offset > bytes.size() || bytes.size() - offset < sizeof(T))
+        throw FormatError(file + ": " + what + " at offset " + std::to_string(offset) + " is past the end (" +
+                          std::to_string(bytes.size()) + " bytes)");
+    T value;
+    std::memcpy(&value, bytes.data() + offset, sizeof(T));
+    return value;
+}
+
+} // namespace
+
+std::vector<std::string> undefined_dynamic_symbols(const std::filesystem::path& library) {
+    const std::string file = library.string();
+    std::ifstream in(library, std::ios::binary);
+    if (!in)
+        throw FormatError(file + ": cannot open");
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(library, ec);
+    if (ec || size > kMaxLibraryBytes)
+        throw FormatError(file + ": not a readable library of at most 1 GiB");
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+
+    const auto header = read_at<Elf64_Ehdr>(bytes, 0, "ELF header", file);
+    if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
+        throw FormatError(file + ": not an ELF file (e_ident)");
+    if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB)
+        throw FormatError(file + ": not a 64-bit little-endian ELF file (e_ident class/data)");
+    if (header.e_shentsize != sizeof(Elf64_Shdr))
+        throw FormatError(file + ": e_shentsize " + std::to_string(header.e_shentsize) + " is not " +
+                          std::to_string(sizeof(Elf64_Shdr)));
+    std::vector<Elf64_Shdr> sections;
+    for (std::uint64_t i = 0; i < header.e_shnum; ++i)
+        sections.push_back(read_at<Elf64_Shdr>(bytes, header.e_shoff + i * sizeof(Elf64_Shdr),
+                                               "section header " + std::to_string(i), file));
+
+    std::vector<std::string> names;
+    for (const auto& section : sections) {
+        if (section.sh_type != SHT_DYNSYM)
+            continue;
+        if (section.sh_link >= sections.size())
+            throw FormatError(file + ": .dynsym sh_link " + std::to_string(section.sh_link) +
+                              " names no section");
+        const Elf64_Shdr& strings = sections[section.sh_link];
+        if (strings.sh_offset > bytes.size() || bytes.size() - strings.sh_offset < strings.sh_size)
+            throw FormatError(file + ": .dynstr lies outside the file");
+        const std::string_view table(bytes.data() + strings.sh_offset, strings.sh_size);
+        if (section.sh_entsize != sizeof(Elf64_Sym))
+            throw FormatError(file + ": .dynsym sh_entsize " + std::to_string(section.sh_entsize));
+        const std::uint64_t count = section.sh_size / sizeof(Elf64_Sym);
+        for (std::uint64_t i = 1; i < count; ++i) { // entry 0 is the null symbol
+            const auto symbol = read_at<Elf64_Sym>(bytes, section.sh_offset + i * sizeof(Elf64_Sym),
+                                                   ".dynsym entry " + std::to_string(i), file);
+            if (symbol.st_shndx != SHN_UNDEF || symbol.st_name == 0)
+                continue;
+            if (symbol.st_name >= table.size())
+                throw FormatError(file + ": .dynsym entry " + std::to_string(i) + " st_name " +
+                                  std::to_string(symbol.st_name) + " is outside .dynstr");
+            const std::string_view rest = table.substr(symbol.st_name);
+            names.emplace_back(rest.substr(0, rest.find('\0')));
+        }
+    }
+    return names;
+}
+
+std::vector<std::string> nccl_collectives(const std::vector<std::string>& symbols) {
+    static const std::vector<std::string> collectives = {
+        "ncclAllReduce", "ncclAllGather", "ncclReduceScatter", "ncclBroadcast", "ncclBcast", "ncclReduce",
+        "ncclAlltoAll",  "ncclGather",    "ncclScatter",       "ncclSend",      "ncclRecv"};
+    std::vector<std::string> found;
+    for (const auto& name : symbols) {
+        if (std::find(collectives.begin(), collectives.end(), name) != collectives.end() &&
+            std::find(found.begin(), found.end(), name) == found.end())
+            found.push_back(name);
+    }
+    return found;
+}
+
+} // namespace pkbw::cli

@@ -1,0 +1,21 @@
+// What a compiled candidate imports, read from its ELF dynamic symbol table (what `nm -D --undefined`
+// lists). A candidate that imports an NCCL collective most likely lets the library do the problem's
+// work instead of computing it: the run passes, with a warning beside the verdict.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace pkbw::cli {
+
+// The names of the undefined symbols in `library`'s .dynsym, in table order. Throws pkbw::FormatError
+// naming the file and the bad field when it is not a 64-bit little-endian ELF or a table lies outside
+// the file.
+std::vector<std::string> undefined_dynamic_symbols(const std::filesystem::path& library);
+
+// The NCCL collectives (ncclAllReduce, ncclAllGather, ncclReduceScatter, ncclBroadcast, ncclBcast,
+// ncclReduce, ncclAlltoAll, ncclGather, ncclScatter, ncclSend, ncclRecv) among `symbols`, in order.
+std::vector<std::string> nccl_collectives(const std::vector<std::string>& symbols);
+
+} // namespace pkbw::cli

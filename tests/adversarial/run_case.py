@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Runs one adversarial host candidate through the real `pkbw` CLI and checks its diagnosis.
+
+Usage: run_case.py --pkbw BIN --case NAME [--cases cases.json] [--cache DIR] [--samples DIR]
+
+Checks (docs/engine.md "Adversarial candidates"): the run's status and exit code; the message names
+the culprit rank and phase; the store's rank row for the culprit; no rank process left (pids from
+the `hello` events); no /dev/shm/pkbw-*-p<pkbw pid>-* segment left; the store is not locked
+(BEGIN IMMEDIATE with no wait) and PRAGMA integrity_check is ok; the next run of a good candidate
+on the same store passes.
+"""
+import argparse
+import glob
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def run_pkbw(pkbw, args, timeout):
+    """Runs pkbw --json; returns (exit code, events, stderr, seconds, pid)."""
+    start = time.monotonic()
+    proc = subprocess.Popen([pkbw] + args + ["--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"pkbw did not end within {timeout} s")
+    events = []
+    for line in out.decode(errors="replace").splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            pass
+    return proc.returncode, events, err.decode(errors="replace"), time.monotonic() - start, proc.pid
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie is dead for our purpose only if it is not a pkbw-rank still running.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][0] != "Z"
+    except OSError:
+        return False
+
+
+def check_leftovers(events, pkbw_pid, failures):
+    pids = [e["pid"] for e in events if e.get("event") == "hello" and isinstance(e.get("pid"), int)]
+    deadline = time.monotonic() + 2.0
+    while any(pid_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [p for p in pids if pid_alive(p)]
+    if left:
+        failures.append(f"rank processes left running: {left}")
+    segments = glob.glob(f"/dev/shm/pkbw-*-p{pkbw_pid}-*")
+    if segments:
+        failures.append(f"shared memory left: {segments}")
+    return pids
+
+
+def check_store(store, run_id, failures):
+    db = sqlite3.connect(store, timeout=0)
+    try:
+        integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
+        if integrity != "ok":
+            failures.append(f"integrity_check: {integrity}")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("ROLLBACK")
+        except sqlite3.OperationalError as error:
+            failures.append(f"store still locked: {error}")
+        row = db.execute("SELECT status, exit_code, ended_at, summary FROM runs WHERE id = ?", (run_id,)).fetchone()
+        ranks = db.execute("SELECT rank, outcome, phase, message FROM rank_results WHERE run_id = ?",
+                           (run_id,)).fetchall()
+    finally:
+        db.close()
+    return row, ranks
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pkbw", required=True)
+    parser.add_argument("--case", required=True)
+    parser.add_argument("--cases", default=os.path.join(HERE, "host", "cases.json"))
+    parser.add_argument("--cache", help="compile cache (shared by the cases)")
+    parser.add_argument("--samples", default=os.path.join(ROOT, "samples", "solutions_host_f32_none_samples_baseline"))
+    options = parser.parse_args()
+    case = json.load(open(options.cases))[options.case]
+    source = os.path.join(os.path.dirname(options.cases), options.case + ".cpp")
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="pkbw-adv-") as work:
+        store = os.path.join(work, "runs.db")
+        cache = options.cache or os.path.join(work, "cache")
+        common = ["--backend", "host", "--nproc", "2", "--dtype", "f32", "--store", store, "--cache-dir", cache]
+        args = ["eval", "--problem", case["problem"], "--solution", source] + common + case.get("args", [])
+        code, events, stderr, seconds, pkbw_pid = run_pkbw(options.pkbw, args, 120)
+        finished = next((e for e in reversed(events) if e.get("event") == "run_finished"), {})
+        status, message = finished.get("status"), finished.get("message", "")
+        warnings = finished.get("warnings", [])
+        print(f"{options.case}: status {status}, exit {code}, {seconds:.1f} s\n  message: {message[:600]}")
+        for w in warnings:
+            print(f"  warning: {w}")
+        if status != case["status"]:
+            failures.append(f"status {status}, expected {case['status']}")
+        if code != case["exit"] or finished.get("exit_code") != case["exit"]:
+            failures.append(f"exit code {code} (run_finished {finished.get('exit_code')}), expected {case['exit']}")
+        for text in case.get("message", []):
+            if text not in message:
+                failures.append(f"message lacks '{text}'")
+        for text in case.get("warnings", []):
+            if not any(text in w for w in warnings) or text not in message:
+                failures.append(f"no warning (in run_finished.warnings and the summary) containing '{text}'")
+        low, high = case.get("seconds", [0, 120])
+        if not low <= seconds <= high:
+            failures.append(f"took {seconds:.1f} s, expected {low}..{high} s")
+        pids = check_leftovers(events, pkbw_pid, failures)
+        if len(pids) != 2:
+            failures.append(f"{len(pids)} hello events with a pid, expected 2")
+        run_id = finished.get("run_id", 0)
+        row, ranks = check_store(store, run_id, failures)
+        if not row or row[0] != case["status"] or row[1] != case["exit"] or row[2] is None:
+            failures.append(f"store row {row}, expected status {case['status']} exit {case['exit']} and ended_at")
+        elif row[3] != message:
+            failures.append("store summary differs from run_finished's message")
+        culprit = case.get("culprit")
+        if culprit:
+            hits = [r for r in ranks if r[0] == culprit["rank"] and r[1] == culprit["outcome"] and r[2] == culprit["phase"]]
+            if not hits:
+                failures.append(f"no rank_results row for rank {culprit['rank']} {culprit['outcome']} in "
+                                f"{culprit['phase']}: {ranks}")
+        run_dir = next((e.get("run_dir") for e in events if e.get("event") == "run_started"), "")
+        logs = [os.path.join(run_dir, f"rank_{r}.log") for r in range(2)]
+        if "logs_at_least" in case:
+            sizes = [os.path.getsize(p) if os.path.exists(p) else 0 for p in logs]
+            if min(sizes) < case["logs_at_least"]:
+                failures.append(f"rank logs {sizes} bytes, expected at least {case['logs_at_least']} each")
+            forwarded = sum(1 for e in events if e.get("event") == "log")
+            if forwarded > 2 * 2001 + 10:
+                failures.append(f"{forwarded} log lines forwarded on stdout, expected at most ~4002")
+        if case.get("show_contains"):
+            shown = subprocess.run([options.pkbw, "show", str(run_id), "--store", store], capture_output=True,
+                                   text=True, timeout=30).stdout
+            for text in case["show_contains"]:
+                if text not in shown:
+                    failures.append(f"pkbw show lacks '{text}'")
+        for text in case.get("log_contains", []):
+            contents = "".join(open(p, errors="replace").read() for p in logs if os.path.exists(p))
+            if text not in contents:
+                failures.append(f"rank logs lack '{text}'")
+
+        # The same store takes the next run: a good candidate passes.
+        good = os.path.join(options.samples, case["problem"] + "_host.cpp")
+        args = ["eval", "--problem", case["problem"], "--solution", good, "--trials", "1"] + common
+        code, events, stderr, _, pkbw_pid = run_pkbw(options.pkbw, args, 120)
+        finished = next((e for e in reversed(events) if e.get("event") == "run_finished"), {})
+        if code != 0 or finished.get("status") != "pass":
+            failures.append(f"next run on the store: {finished.get('status')} exit {code}: "
+                            f"{finished.get('message', '')[:300]} {stderr[-300:]}")
+        check_leftovers(events, pkbw_pid, failures)
+        check_store(store, finished.get("run_id", 0), failures)
+    for f in failures:
+        print("FAIL: " + f)
+    print("ok" if not failures else f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

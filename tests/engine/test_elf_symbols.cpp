@@ -1,0 +1,88 @@
+#include "elf_symbols.h"
+#include "pkbw/core/error.h"
+#include "test_helpers.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+
+namespace fs = std::filesystem;
+using namespace pkbw::cli;
+
+namespace {
+
+bool contains(const std::vector<std::string>& list, const std::string& name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+// Builds `source` into a shared library with `compiler` (as pkbw would); empty path on failure.
+fs::path build(const std::string& compiler, const fs::path& source, const fs::path& out,
+               const std::string& flags) {
+    const std::string root = PKBW_TEST_SOURCE_ROOT;
+    const std::string command = compiler + " " + flags + " -I" + root + "/engine/include -I" + root +
+                                "/core/include " + source.string() + " -o " + out.string() + " > " +
+                                out.string() + ".log 2>&1";
+    return std::system(command.c_str()) == 0 ? out : fs::path();
+}
+
+} // namespace
+
+TEST(ElfSymbols, HostLibraryImportingAnNcclNameIsFound) {
+    pkbw::test::TempDir dir;
+    const fs::path lib =
+        build("c++", fs::path(PKBW_TEST_SOURCE_ROOT) / "tests/adversarial/host/nccl_symbol.cpp",
+              dir.path() / "lib.so", "-std=c++20 -O2 -shared -fPIC -DPKBW_BACKEND_HOST");
+    ASSERT_FALSE(lib.empty()) << "c++ failed";
+    const auto undefined = undefined_dynamic_symbols(lib);
+    EXPECT_TRUE(contains(undefined, "ncclAllReduce"));
+    EXPECT_FALSE(contains(undefined, "pkbw_solution")); // defined, not imported
+    EXPECT_EQ(nccl_collectives(undefined), std::vector<std::string>{"ncclAllReduce"});
+}
+
+TEST(ElfSymbols, GoodSampleImportsNoCollective) {
+    pkbw::test::TempDir dir;
+    const fs::path lib = build("c++",
+                               fs::path(PKBW_TEST_SOURCE_ROOT) /
+                                   "samples/solutions_host_f32_none_samples_baseline/1_allreduce_host.cpp",
+                               dir.path() / "lib.so", "-std=c++20 -O2 -shared -fPIC -DPKBW_BACKEND_HOST");
+    ASSERT_FALSE(lib.empty()) << "c++ failed";
+    const auto undefined = undefined_dynamic_symbols(lib);
+    EXPECT_TRUE(contains(undefined, "memcpy"));
+    EXPECT_TRUE(nccl_collectives(undefined).empty());
+}
+
+// CI has nvcc but no GPU: the CUDA case that calls ncclAllReduce compiles, and its import is found.
+TEST(ElfSymbols, CudaCandidateCallingNcclAllReduceIsFound) {
+    const fs::path nvcc = "/usr/local/cuda/bin/nvcc";
+    if (!fs::exists(nvcc) || !fs::exists("/usr/local/cuda/include/nccl.h"))
+        GTEST_SKIP() << "no " << nvcc << " with NCCL";
+    pkbw::test::TempDir dir;
+    const fs::path lib =
+        build(nvcc.string(), fs::path(PKBW_TEST_SOURCE_ROOT) / "tests/adversarial/cuda/nccl_allreduce.cu",
+              dir.path() / "lib.so",
+              "-std=c++17 -O3 -arch=sm_90 -shared -Xcompiler -fPIC -DPKBW_BACKEND_CUDA -lnccl");
+    ASSERT_FALSE(lib.empty()) << "nvcc failed";
+    EXPECT_EQ(nccl_collectives(undefined_dynamic_symbols(lib)), std::vector<std::string>{"ncclAllReduce"});
+}
+
+TEST(ElfSymbols, NotElfOrTruncatedIsAFormatErrorNamingTheFile) {
+    pkbw::test::TempDir dir;
+    const fs::path text =
+        dir.write("text.so", "this is not an ELF file at all, but long enough to hold a header....");
+    try {
+        undefined_dynamic_symbols(text);
+        FAIL() << "no error";
+    } catch (const pkbw::FormatError& error) {
+        EXPECT_NE(std::string(error.what()).find(text.string()), std::string::npos) << error.what();
+    }
+    // A real library cut short: its section headers are at the end, past the cut.
+    const fs::path lib =
+        build("c++", fs::path(PKBW_TEST_SOURCE_ROOT) / "tests/adversarial/host/nccl_symbol.cpp",
+              dir.path() / "lib.so", "-std=c++20 -O2 -shared -fPIC -DPKBW_BACKEND_HOST");
+    ASSERT_FALSE(lib.empty());
+    fs::resize_file(lib, fs::file_size(lib) / 2);
+    EXPECT_THROW(undefined_dynamic_symbols(lib), pkbw::FormatError);
+    EXPECT_THROW(undefined_dynamic_symbols(dir.path() / "missing.so"), pkbw::FormatError);
+}
