@@ -336,7 +336,10 @@ TensorComparison tensor_comparison_from_json(const nlohmann::json& j, const std:
     c.message = r.string("message");
     if (j.contains("error_map")) {
         const json& map = j.at("error_map");
-        const Reader m(map, source + " error_map");
+        // Reader keeps a reference to its source: the name must outlive it (a temporary here
+        // dangled, and an error about a missing field read freed stack memory; fuzz_protocol).
+        const std::string map_source = source + " error_map";
+        const Reader m(map, map_source);
         c.error_map.source_rows = m.integer("source_rows");
         c.error_map.source_cols = m.integer("source_cols");
         const auto rows = m.integer("rows");

@@ -91,5 +91,21 @@ TEST(ProtocolTest, RefusesIntegersThatWouldWrap) {
     EXPECT_FALSE(tensor_comparison_from_json(null_ulp, "t").max_ulp.has_value());
 }
 
+// The error map's reader kept a reference to a temporary name: a missing field in the map read
+// freed stack memory to build its message (ASan: stack-use-after-scope, found by fuzz_protocol).
+TEST(ProtocolTest, AnErrorMapMissingAFieldIsNamed) {
+    for (const char* field : {"source_rows", "source_cols", "rows", "cols", "ratio"}) {
+        auto tensor = nlohmann::json::parse(tensor_json());
+        tensor["error_map"].erase(field);
+        try {
+            tensor_comparison_from_json(tensor, "rank 1 trial 0");
+            FAIL() << field;
+        } catch (const FormatError& e) {
+            EXPECT_EQ(std::string(e.what()),
+                      std::string("rank 1 trial 0 error_map: missing field '") + field + "'");
+        }
+    }
+}
+
 } // namespace
 } // namespace pkbw::protocol
