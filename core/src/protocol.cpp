@@ -10,6 +10,9 @@ namespace {
 
 using nlohmann::json;
 
+// Deepest nesting a line may have; run_finished, the deepest event, needs 9 levels (its error maps).
+constexpr int kMaxNesting = 64;
+
 enum class Kind { Integer, Number, String, Boolean, Array, Object };
 
 struct Field {
@@ -120,6 +123,12 @@ public:
         if (!value.is_number_integer()) {
             throw FormatError(source_ + ": field '" + field + "' is not an integer");
         }
+        // An unsigned above 2^63 - 1 would wrap to a negative count.
+        if (value.is_number_unsigned() &&
+            value.get<std::uint64_t>() >
+                static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+            throw FormatError(source_ + ": field '" + field + "' is out of range");
+        }
         return value.get<std::int64_t>();
     }
     bool boolean(const char* field) const {
@@ -193,7 +202,31 @@ Message parse_line(std::string_view line, const std::string& source) {
     if (line.size() > kMaxLineBytes) {
         throw FormatError(source + ": line of " + std::to_string(line.size()) + " bytes exceeds the limit");
     }
-    json body = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    // Two things JSON allows that the protocol refuses, both checked while parsing: nesting deeper
+    // than any event needs (dump() and copies of nlohmann::json recurse, so a deep line would crash
+    // whoever forwards it) and a number too large for a double (it would be read as infinity and
+    // forwarded as null).
+    bool too_deep = false;
+    bool out_of_range = false;
+    const json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
+        if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+            depth >= kMaxNesting) {
+            too_deep = true;
+            return false;
+        }
+        if (event == json::parse_event_t::value && parsed.is_number_float() &&
+            !std::isfinite(parsed.get<double>())) {
+            out_of_range = true;
+        }
+        return true;
+    };
+    json body = json::parse(line, check, /*allow_exceptions=*/false);
+    if (too_deep) {
+        throw FormatError(source + ": nesting deeper than " + std::to_string(kMaxNesting) + " levels");
+    }
+    if (out_of_range) {
+        throw FormatError(source + ": a number is out of the range of a double");
+    }
     if (body.is_discarded()) {
         throw FormatError(source + ": not valid JSON");
     }
@@ -290,8 +323,10 @@ TensorComparison tensor_comparison_from_json(const nlohmann::json& j, const std:
     c.first_mismatch = r.integer("first_mismatch");
     c.worst_mismatch = r.integer("worst_mismatch");
     const json& ulp = r.at("max_ulp");
-    if (ulp.is_number_unsigned() || ulp.is_number_integer()) {
+    if (ulp.is_number_unsigned()) {
         c.max_ulp = ulp.get<std::uint64_t>();
+    } else if (ulp.is_number_integer()) {
+        throw FormatError(source + ": field 'max_ulp' is negative");
     } else if (!ulp.is_null()) {
         throw FormatError(source + ": field 'max_ulp' is not an integer or null");
     }
@@ -301,7 +336,10 @@ TensorComparison tensor_comparison_from_json(const nlohmann::json& j, const std:
     c.message = r.string("message");
     if (j.contains("error_map")) {
         const json& map = j.at("error_map");
-        const Reader m(map, source + " error_map");
+        // Reader keeps a reference to its source: the name must outlive it (a temporary here
+        // dangled, and an error about a missing field read freed stack memory; fuzz_protocol).
+        const std::string map_source = source + " error_map";
+        const Reader m(map, map_source);
         c.error_map.source_rows = m.integer("source_rows");
         c.error_map.source_cols = m.integer("source_cols");
         const auto rows = m.integer("rows");

@@ -24,6 +24,9 @@ struct SchemaMigration {
 extern const SchemaMigration kSchemaMigrations[];
 extern const std::size_t kSchemaMigrationCount;
 
+// SQLite's defences against a damaged or hostile file, set on every connection before its first read.
+void harden_connection(sqlite3* db, const std::filesystem::path& file);
+
 [[noreturn]] void throw_store_error(const std::filesystem::path& file, std::string_view what, sqlite3* db);
 
 // One prepared statement. bind() counts parameters from 1; columns count from 0. Text is copied on

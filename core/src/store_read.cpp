@@ -16,6 +16,9 @@ constexpr const char* kRunColumns =
     "cuda_compiled_version, nccl_runtime_version, nccl_compiled_version, pkbw_version, command_line, "
     "started_at, ended_at, status, exit_code, summary, run_dir";
 
+// The largest error map side anything writes or reads (the protocol's limit too).
+constexpr int kMaxErrorMapSide = 65536;
+
 [[noreturn]] void bad_value(const Store::Impl& impl, std::int64_t run_id, const char* column,
                             const std::string& value) {
     throw StoreError("store " + impl.path.string() + ": run " + std::to_string(run_id) + ": unreadable " +
@@ -279,6 +282,12 @@ std::vector<TensorResultRow> Store::tensor_results(std::int64_t run_id, bool wit
         map.source_cols = s.i64(c++);
         map.rows = s.i32(c++);
         map.cols = s.i32(c++);
+        // A negative size made rows x cols wrap around in size_t: INT_MIN x INT_MIN "matched" a
+        // NULL map and then asked for 2^62 cells.
+        if (map.rows < 0 || map.cols < 0 || map.rows > kMaxErrorMapSide || map.cols > kMaxErrorMapSide)
+            throw StoreError("store " + impl_->path.string() + ": run " + std::to_string(run_id) +
+                             " tensor '" + r.name + "': error map of " + std::to_string(map.rows) + " x " +
+                             std::to_string(map.cols) + " cells is out of range");
         if (with_error_maps) {
             std::size_t cells = static_cast<std::size_t>(map.rows) * static_cast<std::size_t>(map.cols);
             std::size_t bytes = s.is_null(c) ? 0 : s.bytes(c);

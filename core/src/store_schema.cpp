@@ -14,6 +14,26 @@ namespace {
 constexpr int kBusyTimeoutMs = 10000;
 } // namespace
 
+void harden_connection(sqlite3* db, const std::filesystem::path& file) {
+    // Store files travel between machines (copied, attached to reports): a file is data, never
+    // code. DEFENSIVE refuses writes that can corrupt it (writable_schema and the like);
+    // TRUSTED_SCHEMA off keeps SQL functions out of anything the file defines; pkbw's schema has no
+    // triggers or views, so none from a file ever runs; cell_size_check catches a damaged page
+    // before a read goes past it.
+    const int options[][2] = {{SQLITE_DBCONFIG_DEFENSIVE, 1},
+                              {SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0},
+                              {SQLITE_DBCONFIG_ENABLE_TRIGGER, 0},
+                              {SQLITE_DBCONFIG_ENABLE_VIEW, 0}};
+    for (const auto& [option, value] : options) {
+        if (sqlite3_db_config(db, option, value, nullptr) != SQLITE_OK)
+            throw_store_error(
+                file, "cannot configure the connection (sqlite3_db_config " + std::to_string(option) + ")",
+                db);
+    }
+    if (sqlite3_exec(db, "PRAGMA cell_size_check = ON", nullptr, nullptr, nullptr) != SQLITE_OK)
+        throw_store_error(file, "cannot set cell_size_check", db);
+}
+
 void throw_store_error(const std::filesystem::path& file, std::string_view what, sqlite3* db) {
     std::string message = "store " + file.string() + ": " + std::string(what);
     if (db != nullptr)
@@ -188,6 +208,29 @@ void Store::Impl::require_writable(const char* operation) const {
 
 namespace {
 
+// A file from elsewhere may be another program's SQLite database, or damaged. pkbw's schema has
+// no views, triggers or virtual tables, and every version has a `runs` table; a database without
+// a user_version must be empty. Refusing here keeps open() from migrating (writing into) it.
+void require_pkbw_schema(Store::Impl& impl) {
+    const std::string where = "store " + impl.path.string() + ": not a pkbw run store: ";
+    detail::Stmt odd(impl.db,
+                     "SELECT type, name FROM sqlite_schema WHERE type IN ('view', 'trigger') OR "
+                     "(type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%') LIMIT 1",
+                     impl.path);
+    if (odd.step())
+        throw StoreError(where + "it has a " + odd.text(0) + " '" + odd.text(1) + "' (pkbw creates none)");
+    detail::Stmt objects(impl.db,
+                         "SELECT count(*), count(*) FILTER (WHERE type = 'table' AND name = 'runs') "
+                         "FROM sqlite_schema",
+                         impl.path);
+    objects.step();
+    if (impl.version == 0 && objects.i64(0) > 0)
+        throw StoreError(where + "schema version 0 (PRAGMA user_version) but " +
+                         std::to_string(objects.i64(0)) + " tables or indexes of another program");
+    if (impl.version > 0 && objects.i64(1) == 0)
+        throw StoreError(where + "schema version " + std::to_string(impl.version) + " but no 'runs' table");
+}
+
 std::unique_ptr<Store::Impl> connect(const std::filesystem::path& path, bool read_only) {
     auto impl = std::make_unique<Store::Impl>();
     impl->path = path;
@@ -198,6 +241,7 @@ std::unique_ptr<Store::Impl> connect(const std::filesystem::path& path, bool rea
         throw_store_error(path, read_only ? "cannot open read-only" : "cannot open", impl->db);
     sqlite3_extended_result_codes(impl->db, 1);
     sqlite3_busy_timeout(impl->db, detail::kBusyTimeoutMs);
+    detail::harden_connection(impl->db, path);
     // Reading user_version is the first access; a file that is not SQLite fails here.
     impl->version = static_cast<int>(impl->pragma_int("user_version"));
     int latest = Store::latest_schema_version();
@@ -205,18 +249,28 @@ std::unique_ptr<Store::Impl> connect(const std::filesystem::path& path, bool rea
         throw StoreError("store " + path.string() + ": schema version " + std::to_string(impl->version) +
                          " is newer than this build of pkbw knows (" + std::to_string(latest) +
                          "); use a newer pkbw or another --store");
+    require_pkbw_schema(*impl);
     impl->exec("PRAGMA foreign_keys = ON");
     return impl;
 }
 
+std::string pragma_text(Store::Impl& impl, const char* pragma) {
+    detail::Stmt stmt(impl.db, std::string("PRAGMA ") + pragma, impl.path);
+    std::string text;
+    while (stmt.step())
+        text += (text.empty() ? "" : "; ") + stmt.text(0);
+    return text;
+}
+
 void migrate(Store::Impl& impl) {
-    // WAL lets readers run beside the writer; it is persistent in the file, so read-only
-    // connections use it too. synchronous=NORMAL is safe in WAL against a crash of the process
-    // (a power cut may lose the last commits, never corrupt the file).
-    {
-        detail::Stmt mode(impl.db, "PRAGMA journal_mode = WAL", impl.path);
-        if (!mode.step() || mode.text(0) != "wal")
-            throw_store_error(impl.path, "cannot enable WAL (is it on a network file system?)", nullptr);
+    // Nothing is written into a damaged file: before the first write to it (a migration or the
+    // switch to WAL; a current store in WAL needs neither) SQLite's quick_check must pass.
+    const bool wal = pragma_text(impl, "journal_mode") == "wal";
+    if (!wal || impl.version < Store::latest_schema_version()) {
+        std::string check = pragma_text(impl, "quick_check");
+        if (check != "ok")
+            throw StoreError("store " + impl.path.string() + ": the file is damaged, not migrating it " +
+                             "(PRAGMA quick_check: " + check.substr(0, 300) + ")");
     }
     impl.exec("PRAGMA synchronous = NORMAL");
     for (std::size_t i = 0; i < detail::kSchemaMigrationCount; ++i) {
@@ -238,6 +292,15 @@ void migrate(Store::Impl& impl) {
         impl.exec("PRAGMA user_version = " + std::to_string(migration.version));
         scope.commit();
         impl.version = migration.version;
+    }
+    // WAL lets readers run beside the writer; it is persistent in the file, so read-only
+    // connections use it too. synchronous=NORMAL is safe in WAL against a crash of the process
+    // (a power cut may lose the last commits, never corrupt the file). Set after the migrations so
+    // that a migration that fails leaves the file as it was.
+    if (!wal) {
+        detail::Stmt mode(impl.db, "PRAGMA journal_mode = WAL", impl.path);
+        if (!mode.step() || mode.text(0) != "wal")
+            throw_store_error(impl.path, "cannot enable WAL (is it on a network file system?)", nullptr);
     }
 }
 

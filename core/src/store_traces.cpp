@@ -31,6 +31,7 @@ public:
         }
         sqlite3_extended_result_codes(db_, 1);
         sqlite3_busy_timeout(db_, kTraceBusyTimeoutMs);
+        detail::harden_connection(db_, path_);
         exec("PRAGMA foreign_keys = ON");
     }
     ~Connection() { sqlite3_close_v2(db_); }

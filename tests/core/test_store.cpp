@@ -101,9 +101,9 @@ TEST_F(StoreTest, ReadOnlyOpenMissingOlderAndCreate) {
     EXPECT_NE(message.find("no such file"), std::string::npos) << message;
     EXPECT_FALSE(std::filesystem::exists(db_path()));
 
-    // An older store (here: an empty SQLite file, version 0) is not migrated by a reader...
+    // An older store (here: an empty file, version 0) is not migrated by a reader...
     std::filesystem::create_directories(db_path().parent_path());
-    raw_sql(db_path(), "CREATE TABLE unrelated (x)");
+    std::ofstream(db_path()).flush();
     message = error_of([&] { Store::open_read_only(db_path()); });
     EXPECT_NE(message.find("schema version 0 is older than this build's (2)"), std::string::npos) << message;
     // ...unless asked to create or upgrade it.
