@@ -182,13 +182,14 @@ std::array<double, kHistogramBins + 1> histogram_edges() {
 // The slot of a ratio, without a log10 per element (once most of the cost of an 8192^2 map) and
 // without branches: the float's exponent and top six mantissa bits (1/64 octave) index a table of
 // the slot at the entry's low end. An entry that a bin edge passes through (at most one: edges are
-// a quarter decade apart) also holds that edge as the smallest f32 at or above it, and ratios from
-// there up go one bin up, so that the bins are exactly those of comparisons against the edges.
+// a quarter decade apart) also holds that edge's low 17 bits (the smallest f32 at or above the
+// edge, which shares the entry's high bits), and ratios from there up go one bin up: the bins are
+// exactly those of comparisons against the edges. Entry = slot | threshold << 8.
 struct BinTable {
     static constexpr int kShift = 17;
+    static constexpr std::uint32_t kLowMask = (1u << kShift) - 1, kNever = 1u << kShift;
     static constexpr std::uint32_t kEntries = 1u << 14; // ratios are >= 0: no sign bit
-    std::array<std::uint8_t, kEntries> base;
-    std::array<float, kEntries> step; // NaN (never reached) where no edge lies in the entry
+    std::array<std::uint32_t, kEntries> entries;
 
     BinTable() {
         const auto edges = histogram_edges();
@@ -196,29 +197,30 @@ struct BinTable {
             const auto it = std::upper_bound(edges.begin() + 1, edges.end() - 1, ratio);
             return static_cast<int>(it - edges.begin()) - 1;
         };
-        const float nan = std::numeric_limits<float>::quiet_NaN();
         for (std::uint32_t key = 0; key < kEntries; ++key) {
             const float lo = std::bit_cast<float>(key << kShift);
             const float top = std::nextafter(std::bit_cast<float>((key + 1) << kShift), 0.0f);
-            step[key] = nan;
+            std::uint32_t slot, threshold = kNever;
             if (key == 0) { // 0 alone: a ratio that is not 0 is at least 2^-125 (tensormaps_kernel.h)
-                base[key] = kExactSlot;
+                slot = kExactSlot;
             } else if (!std::isfinite(lo)) {
-                base[key] = kNonFiniteSlot;
+                slot = kNonFiniteSlot;
             } else {
-                const int b = exact(lo);
-                base[key] = static_cast<std::uint8_t>(b);
-                if (exact(top) != b) {
-                    const double edge = edges[static_cast<std::size_t>(b) + 1];
+                slot = static_cast<std::uint32_t>(exact(lo));
+                if (exact(top) != static_cast<int>(slot)) {
+                    const double edge = edges[slot + 1];
                     float f = static_cast<float>(edge);
-                    step[key] = static_cast<double>(f) < edge ? std::nextafter(f, kInf) : f;
+                    f = static_cast<double>(f) < edge ? std::nextafter(f, kInf) : f;
+                    threshold = std::bit_cast<std::uint32_t>(f) & kLowMask;
                 }
             }
+            entries[key] = slot | threshold << 8;
         }
     }
     int slot(float ratio) const {
-        const std::uint32_t key = std::bit_cast<std::uint32_t>(ratio) >> kShift;
-        return base[key] + (ratio >= step[key]);
+        const std::uint32_t bits = std::bit_cast<std::uint32_t>(ratio);
+        const std::uint32_t e = entries[bits >> kShift];
+        return static_cast<int>((e & 0xFF) + ((bits & kLowMask) >= (e >> 8)));
     }
     // Four interleaved histograms, so that runs of equal slots do not wait on each other's stores.
     void count(const float* ratio, int n, std::array<std::int64_t, kSlots>* h) const {
