@@ -176,6 +176,16 @@ private slots:
         }));
     }
 
+    void problems_listed_in_number_order() {
+        const QString root = test::temp_path(QStringLiteral("numbered"));
+        for (const char* stem : {"10_embedding", "2_allgather", "1_allreduce", "20_fp8", "notes"}) {
+            QDir().mkpath(root + QLatin1Char('/') + QLatin1String(stem));
+        }
+        QCOMPARE(problem_stems(root),
+                 (QStringList{QStringLiteral("1_allreduce"), QStringLiteral("2_allgather"),
+                              QStringLiteral("10_embedding"), QStringLiteral("20_fp8")}));
+    }
+
     void problem_browser_reads_problem_folders() {
         const QString root = test::temp_path(QStringLiteral("problems"));
         QDir().mkpath(root + QStringLiteral("/7_demo"));
