@@ -1,6 +1,7 @@
 // The Qt-free helpers behind the views: pooling, error analysis, line diff, fast_p, trace windows.
 #include "fixtures.h"
 #include "linediff.h"
+#include "qtconvert.h"
 #include "pkbw/core/compare.h"
 #include "pkbw/core/dtype.h"
 #include "scoring.h"
@@ -316,6 +317,14 @@ private slots:
         }
         QCOMPARE(nonfinite, qint64(2 * 1024)); // exponent 31: 2 signs x 1024 mantissas
         QCOMPARE(m.masked_elements, nonfinite);
+    }
+    void cell_text_contrasts_with_its_colour() {
+        // NaN/Inf failures get the darkest red (value 0.6): white text; passes are light: black.
+        const double inf = std::numeric_limits<double>::infinity();
+        QCOMPARE(text_color_on(ratio_color(false, inf)), QColor(Qt::white));
+        QCOMPARE(text_color_on(ratio_color(true, 0.0)), QColor(Qt::black));
+        QCOMPARE(text_color_on(ratio_color(true, 1.0)), QColor(Qt::black));
+        QCOMPARE(text_color_on(not_run_color()), QColor(Qt::black));
     }
     void line_diff_is_minimal() {
         const auto a = split_lines("a\nb\nc\nd\n"), b = split_lines("a\nc\nd\ne\n");
