@@ -91,7 +91,9 @@ QVariant CorrectnessModel::data(const QModelIndex& index, int role) const {
         return c.state == CellState::NotRun ? not_run_color()
                                             : ratio_color(c.state == CellState::Pass, c.worst_ratio);
     case Qt::ForegroundRole:
-        return QColor(Qt::black);
+        return text_color_on(c.state == CellState::NotRun
+                                 ? not_run_color()
+                                 : ratio_color(c.state == CellState::Pass, c.worst_ratio));
     case Qt::TextAlignmentRole:
         return QVariant(Qt::AlignCenter);
     case Qt::ToolTipRole: {

@@ -4,6 +4,7 @@
 #include "qtconvert.h"
 #include "theme.h"
 
+#include <QFontMetrics>
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
@@ -178,7 +179,7 @@ GenerationsView::GenerationsView(QWidget* parent)
     geomean_->plotLayout()->insertRow(0);
     geomean_->plotLayout()->addElement(
         0, 0, new QCPTextElement(geomean_, tr("Geometric-mean speedup (correct results)")));
-    geomean_->yAxis->setLabel(tr("speedup ×"));
+    geomean_->xAxis->setLabel(tr("speedup × (geometric mean)"));
     charts->addWidget(fast_p_);
     charts->addWidget(geomean_);
     split->addWidget(charts);
@@ -220,15 +221,23 @@ void GenerationsView::reload() {
 void GenerationsView::update_plots() {
     fast_p_->clearGraphs();
     geomean_->clearPlottables();
+    geomean_->clearItems();
     const GenerationMatrix& m = model_->matrix();
     double pmax = 2;
     QVector<double> ticks, values;
     QVector<QString> labels;
+    std::vector<std::optional<double>> geomeans;
+    // Horizontal bars: generation names are tick labels of the left axis, written level, and the
+    // axis rect's automatic margin makes room for the longest. Names are elided in the middle to
+    // kLabelWidth pixels (the model's name is at the end); the matrix above shows them whole.
+    constexpr int kLabelWidth = 260;
+    const QFontMetrics metrics(geomean_->yAxis->tickLabelFont());
     for (int g = 0; g < static_cast<int>(m.generations.size()); ++g) {
         const auto results = m.results_of(g);
         const auto curve = fast_p_curve(results);
+        const QString name = to_qstring(m.generations[static_cast<std::size_t>(g)]);
         QCPGraph* graph = fast_p_->addGraph();
-        graph->setName(to_qstring(m.generations[static_cast<std::size_t>(g)]));
+        graph->setName(name);
         graph->setLineStyle(QCPGraph::lsStepLeft);
         graph->setPen(QPen(QColor::fromHsv((g * 67) % 360, 180, 200), 2));
         for (const auto& [p, value] : curve) {
@@ -236,25 +245,57 @@ void GenerationsView::update_plots() {
             pmax = std::max(pmax, p * 1.1);
         }
         ticks << g;
-        labels << to_qstring(m.generations[static_cast<std::size_t>(g)]).right(24);
-        values << geomean_speedup(results).value_or(0);
+        labels << metrics.elidedText(name, Qt::ElideMiddle, kLabelWidth);
+        geomeans.push_back(geomean_speedup(results));
+        values << geomeans.back().value_or(0);
     }
     for (int g = 0; g < fast_p_->graphCount(); ++g) {
         fast_p_->graph(g)->addData(pmax, 0); // the curve ends at zero past the largest speedup
     }
     fast_p_->xAxis->setRange(0, pmax);
-    auto* bars = new QCPBars(geomean_->xAxis, geomean_->yAxis);
+
+    auto* bars = new QCPBars(geomean_->yAxis, geomean_->xAxis);
     bars->setData(ticks, values);
+    bars->setWidth(0.6);
     bars->setBrush(QColor(0x45, 0x7b, 0x9d));
+    bars->setPen(Qt::NoPen);
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     ticker->addTicks(ticks, labels);
-    geomean_->xAxis->setTicker(ticker);
-    geomean_->xAxis->setTickLabelRotation(30);
-    geomean_->xAxis->setRange(-0.6, std::max(1, static_cast<int>(ticks.size())) - 0.4);
-    geomean_->yAxis->setRange(
-        0, std::max(1.5, values.isEmpty() ? 1.0 : *std::max_element(values.begin(), values.end()) * 1.2));
+    geomean_->yAxis->setTicker(ticker);
+    geomean_->yAxis->setTickLabelRotation(0);
+    geomean_->yAxis->setRangeReversed(true); // first generation at the top, as in the matrix
+    geomean_->yAxis->setRange(-0.6, std::max(1, static_cast<int>(ticks.size())) - 0.4);
+    geomean_->yAxis->grid()->setVisible(false);
+    const double largest = values.isEmpty() ? 1.0 : *std::max_element(values.begin(), values.end());
+    geomean_->xAxis->setRange(0, std::max(1.5, largest) * 1.1);
+    // Each bar's value at its end. The longest bar's label runs past the axis rect: a right margin as
+    // wide as the widest number ("10.00×") keeps it inside the widget. "no correct result" sits at 0.
+    const QColor text = current_theme() == Theme::Dark ? QColor(0xd0, 0xd0, 0xd0) : Qt::black;
+    int widest = 0;
+    for (int g = 0; g < static_cast<int>(geomeans.size()); ++g) {
+        const auto& v = geomeans[static_cast<std::size_t>(g)];
+        auto* label = new QCPItemText(geomean_);
+        label->setClipToAxisRect(false);
+        label->position->setCoords(v.value_or(0), g);
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+        label->setPadding(QMargins(4, 0, 0, 0));
+        label->setColor(text);
+        label->setText(v ? QStringLiteral("%1×").arg(*v, 0, 'f', 2) : tr("no correct result"));
+        if (v) {
+            widest = std::max(widest, QFontMetrics(label->font()).horizontalAdvance(label->text()) + 8);
+        }
+    }
+    auto* one = new QCPItemStraightLine(geomean_); // parity with the reference
+    one->point1->setCoords(1, 0);
+    one->point2->setCoords(1, 1);
+    one->setPen(QPen(QColor(0xc0, 0x30, 0x30), 1, Qt::DashLine));
+    QCPAxisRect* rect = geomean_->axisRect();
+    rect->setAutoMargins(QCP::msLeft | QCP::msTop | QCP::msBottom);
+    rect->setMargins(QMargins(0, 0, std::max(16, widest), 0));
     theme_plot(fast_p_);
     theme_plot(geomean_);
+    geomean_->replot(QCustomPlot::rpQueuedReplot);
+    fast_p_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 } // namespace pkbw::app

@@ -123,22 +123,30 @@ QCustomPlot* HeatmapView::make_map_plot(const QString& title, QCPColorMap** map,
     plot->yAxis->setLabel(tr("row"));
     *map = new QCPColorMap(plot->xAxis, plot->yAxis);
     (*map)->setInterpolate(false);
-    (*map)->setGradient(value_gradient());
     auto* scale = new QCPColorScale(plot);
     plot->plotLayout()->addElement(1, 1, scale);
     (*map)->setColorScale(scale);
+    // After setColorScale, which hands the scale's default gradient (gpCold, no NaN colour) to the map.
+    (*map)->setGradient(value_gradient());
     auto* group = new QCPMarginGroup(plot);
     plot->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
     scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
-    *first = plot->addGraph();
-    (*first)->setLineStyle(QCPGraph::lsNone);
-    (*first)->setScatterStyle(
-        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(Qt::black, 2), Qt::NoBrush, 12));
+    // Each mark is drawn over a wider halo of the opposite colour, sharing its data, so that it
+    // stays visible on any cell colour (the value maps run through black and white).
+    auto add_mark = [plot](QCPScatterStyle::ScatterShape shape, const QColor& color, double size) {
+        QCPGraph* halo = plot->addGraph();
+        halo->setLineStyle(QCPGraph::lsNone);
+        const QColor contrast = color == QColor(Qt::black) ? QColor(Qt::white) : QColor(Qt::black);
+        halo->setScatterStyle(QCPScatterStyle(shape, QPen(contrast, 4), Qt::NoBrush, size));
+        QCPGraph* mark = plot->addGraph();
+        mark->setLineStyle(QCPGraph::lsNone);
+        mark->setScatterStyle(QCPScatterStyle(shape, QPen(color, 2), Qt::NoBrush, size));
+        mark->setData(halo->data());
+        return mark;
+    };
+    *first = add_mark(QCPScatterStyle::ssCircle, Qt::black, 12);
     (*first)->setName(tr("first mismatch"));
-    *worst = plot->addGraph();
-    (*worst)->setLineStyle(QCPGraph::lsNone);
-    (*worst)->setScatterStyle(
-        QCPScatterStyle(QCPScatterStyle::ssCrossCircle, QPen(Qt::white, 2), Qt::NoBrush, 14));
+    *worst = add_mark(QCPScatterStyle::ssCrossCircle, Qt::white, 14);
     (*worst)->setName(tr("worst mismatch"));
     return plot;
 }

@@ -2,6 +2,7 @@
 
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
+#include "problembrowser.h"
 #include "qtconvert.h"
 
 #include <QCheckBox>
@@ -67,12 +68,7 @@ LauncherView::LauncherView(QWidget* parent)
     problem_->setEditable(true);
     problem_->setObjectName(QStringLiteral("launchProblem"));
     problem_->setToolTip(tr("A number (2), a stem (2_allgather), or several separated by commas"));
-    const QDir problems(QStringLiteral(PKBW_SOURCE_ROOT "/problems"));
-    for (const QString& stem : problems.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
-        if (stem.front().isDigit()) {
-            problem_->addItem(stem);
-        }
-    }
+    problem_->addItems(problem_stems(QStringLiteral(PKBW_SOURCE_ROOT "/problems")));
     form->addRow(tr("Problem(s)"), problem_);
     solution_ = new QLineEdit(form_box);
     solution_->setPlaceholderText(tr("solution file (.cu / .cpp)"));

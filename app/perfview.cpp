@@ -141,6 +141,7 @@ void PerfView::set_data(std::shared_ptr<const RunData> data) {
     ticker->setTickStep(1);
     plot_->xAxis->setTicker(ticker);
     plot_->yAxis->setRange(0, ymax > 0 ? ymax * 1.1 : 1);
+    plot_->legend->setVisible(plot_->plottableCount() > 0); // an empty legend is a stray box
     theme_plot(plot_);
     plot_->replot();
 

@@ -11,8 +11,22 @@
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTextBrowser>
+#include <algorithm>
 
 namespace pkbw::app {
+
+QStringList problem_stems(const QString& root) {
+    QStringList stems;
+    for (const QString& stem : QDir(root).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
+        if (!stem.isEmpty() && stem.front().isDigit()) {
+            stems << stem;
+        }
+    }
+    auto number = [](const QString& stem) { return stem.section(QLatin1Char('_'), 0, 0).toInt(); };
+    std::stable_sort(stems.begin(), stems.end(),
+                     [&](const QString& a, const QString& b) { return number(a) < number(b); });
+    return stems;
+}
 namespace {
 
 QString read_file(const QString& path) {
@@ -54,12 +68,7 @@ ProblemBrowser::ProblemBrowser(QWidget* parent, const QString& root)
     split->addWidget(tabs_);
     split->setStretchFactor(1, 4);
     layout->addWidget(split);
-    const QDir dir(root_);
-    for (const QString& stem : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
-        if (!stem.isEmpty() && stem.front().isDigit()) {
-            list_->addItem(stem);
-        }
-    }
+    list_->addItems(problem_stems(root_));
     connect(list_, &QListWidget::currentTextChanged, this, &ProblemBrowser::select);
     if (list_->count() > 0) {
         list_->setCurrentRow(0);

@@ -11,6 +11,9 @@ class QTextBrowser;
 
 namespace pkbw::app {
 
+// The problem folders under `root` (names starting with a digit) in problem-number order: 1_, 2_, ..., 10_.
+QStringList problem_stems(const QString& root);
+
 class ProblemBrowser : public QWidget {
     Q_OBJECT
 public:

@@ -106,6 +106,12 @@ QColor ratio_color(bool pass, double worst_ratio) {
                             static_cast<float>(0.95 - 0.35 * t));
 }
 
+QColor text_color_on(const QColor& background) {
+    // Relative luminance (Rec. 709 weights on the sRGB values: close enough to pick black or white).
+    const double y = 0.2126 * background.redF() + 0.7152 * background.greenF() + 0.0722 * background.blueF();
+    return y > 0.45 ? QColor(Qt::black) : QColor(Qt::white);
+}
+
 QColor not_run_color() {
     return QColor(0x9a, 0x9a, 0x9a);
 }

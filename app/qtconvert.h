@@ -36,5 +36,7 @@ QString format_shape(const Shape& shape);
 // orange to deep red as log10(ratio) grows, grey when not run.
 QColor ratio_color(bool pass, double worst_ratio);
 QColor not_run_color();
+// Black or white, whichever reads better on `background` (the dark reds of failing cells need white).
+QColor text_color_on(const QColor& background);
 
 } // namespace pkbw::app

@@ -162,8 +162,9 @@ void RunsBrowser::update_count() {
         count_->setText(tr("No store open (File › Open store)."));
         return;
     }
-    count_->setText(
-        tr("%1 runs match; %2 loaded (scroll for more)").arg(model_->total()).arg(model_->rowCount()));
+    const qint64 total = model_->total(), loaded = model_->rowCount();
+    count_->setText(loaded < total ? tr("%1 runs match; %2 loaded (scroll for more)").arg(total).arg(loaded)
+                                   : tr("%1 runs match").arg(total));
 }
 
 } // namespace pkbw::app

@@ -170,20 +170,25 @@ QString RunView::header_text() const {
         return {};
     }
     const RunRecord& r = data_->run;
-    QString text =
-        tr("<b>Run %1</b> · %2 · %3 · %4 · %5 ranks · %6 · <span style='color:%7'><b>%8</b></span>")
-            .arg(r.id)
-            .arg(to_qstring(r.problem_stem).toHtmlEscaped())
-            .arg(mode_text(r.mode))
-            .arg(to_qstring(r.backend))
-            .arg(r.world_size)
-            .arg(to_qstring(r.dtype))
-            .arg(status_color(r.status).name())
-            .arg(status_text(r.status));
+    // Fields a run may lack (dtype) are left out rather than shown as an empty " ·  · ".
+    QStringList fields{tr("<b>Run %1</b>").arg(r.id),
+                       to_qstring(r.problem_stem).toHtmlEscaped(),
+                       mode_text(r.mode),
+                       to_qstring(r.backend),
+                       tr("%1 ranks").arg(r.world_size),
+                       to_qstring(r.dtype).toHtmlEscaped(),
+                       QStringLiteral("<span style='color:%1'><b>%2</b></span>")
+                           .arg(status_color(r.status).name(), status_text(r.status))};
+    fields.removeAll(QString());
+    QString text = fields.join(QStringLiteral(" · "));
     if (!r.generation.label.empty()) {
         text += tr("<br>generation %1").arg(to_qstring(r.generation.label).toHtmlEscaped());
     }
-    text += tr("<br>atol %1, rtol %2 · %3 trials").arg(r.atol).arg(r.rtol).arg(data_->trial_count());
+    const int trials = data_->trial_count();
+    text += (trials == 1 ? tr("<br>atol %1, rtol %2 · %3 trial") : tr("<br>atol %1, rtol %2 · %3 trials"))
+                .arg(r.atol)
+                .arg(r.rtol)
+                .arg(trials);
     if (!r.summary.empty()) {
         text += QStringLiteral(" · ") + to_qstring(r.summary).toHtmlEscaped();
     }

@@ -2,8 +2,10 @@
 
 #include "pkbw/core/dtype.h"
 #include "pkbw/core/error.h"
+#include "tensormaps_kernel.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -12,41 +14,62 @@
 namespace pkbw::app {
 namespace {
 
-// Converts `count` consecutive logical elements starting at `first` to f32. Contiguous f32/bf16/f16
-// take a fast path: this loop is the whole cost of an 8192 x 8192 heatmap.
-void read_row(const Tensor& t, std::int64_t first, std::int64_t count, float* out) {
-    if (t.is_contiguous()) {
-        const std::byte* base = t.data() + static_cast<std::size_t>(first) * dtype_size(t.dtype());
-        switch (t.dtype()) {
-        case DType::F32:
-            std::memcpy(out, base, static_cast<std::size_t>(count) * sizeof(float));
-            return;
-        case DType::BF16:
-            for (std::int64_t i = 0; i < count; ++i) {
-                std::uint16_t half;
-                std::memcpy(&half, base + 2 * i, 2);
-                const std::uint32_t bits = static_cast<std::uint32_t>(half) << 16;
-                std::memcpy(out + i, &bits, 4);
-            }
-            return;
-        case DType::F16:
-            for (std::int64_t i = 0; i < count; ++i) {
-                std::uint16_t half;
-                std::memcpy(&half, base + 2 * i, 2);
-                out[i] = f16_to_f32(half);
-            }
-            return;
-        default:
-            for (std::int64_t i = 0; i < count; ++i) {
-                out[i] =
-                    element_to_f32(t.dtype(), base + static_cast<std::size_t>(i) * dtype_size(t.dtype()));
-            }
-            return;
+using namespace detail;
+
+// How the kernel reads a tensor's row segments: straight from memory (contiguous f32 or bf16), or
+// converted to f32 into a buffer first (every other dtype or layout).
+enum class Access { F32, Bf16, Converted };
+
+Access access_of(const Tensor& t) {
+    if (t.is_contiguous() && t.dtype() == DType::F32) {
+        return Access::F32;
+    }
+    if (t.is_contiguous() && t.dtype() == DType::BF16) {
+        return Access::Bf16;
+    }
+    return Access::Converted;
+}
+
+// Converts `count` consecutive logical elements starting at `first` to f32.
+void read_f32(const Tensor& t, std::int64_t first, std::int64_t count, float* out) {
+    if (!t.is_contiguous()) {
+        for (std::int64_t i = 0; i < count; ++i) {
+            out[i] = t.get_f32(first + i);
         }
+        return;
     }
-    for (std::int64_t i = 0; i < count; ++i) {
-        out[i] = t.get_f32(first + i);
+    const std::size_t size = dtype_size(t.dtype());
+    const std::byte* base = t.data() + static_cast<std::size_t>(first) * size;
+    switch (t.dtype()) {
+    case DType::F32:
+        std::memcpy(out, base, static_cast<std::size_t>(count) * sizeof(float));
+        return;
+    case DType::BF16:
+        for (std::int64_t i = 0; i < count; ++i) {
+            std::uint16_t half;
+            std::memcpy(&half, base + 2 * i, 2);
+            const std::uint32_t bits = static_cast<std::uint32_t>(half) << 16;
+            std::memcpy(out + i, &bits, 4);
+        }
+        return;
+    case DType::F16:
+        for (std::int64_t i = 0; i < count; ++i) {
+            std::uint16_t half;
+            std::memcpy(&half, base + 2 * i, 2);
+            out[i] = f16_bits_to_f32(half);
+        }
+        return;
+    default:
+        for (std::int64_t i = 0; i < count; ++i) {
+            out[i] = element_to_f32(t.dtype(), base + static_cast<std::size_t>(i) * size);
+        }
+        return;
     }
+}
+
+template <class T>
+const T* typed(const Tensor& t, std::int64_t first) {
+    return reinterpret_cast<const T*>(t.data()) + first;
 }
 
 PooledMap empty_map(const Tensor& t, int max_side) {
@@ -62,16 +85,14 @@ PooledMap empty_map(const Tensor& t, int max_side) {
     return m;
 }
 
-std::vector<int> cell_of_column(const PooledMap& m) {
-    std::vector<int> cells(static_cast<std::size_t>(m.source_cols));
-    for (std::int64_t c = 0; c < m.source_cols; ++c) {
-        cells[static_cast<std::size_t>(c)] = static_cast<int>(c * m.cols / m.source_cols);
+// First source index of each cell along one axis (cells + 1 entries): element i lies in cell
+// i * cells / source, so cell k starts at ceil(k * source / cells).
+std::vector<std::int64_t> cell_starts(std::int64_t source, int cells) {
+    std::vector<std::int64_t> starts(static_cast<std::size_t>(cells) + 1);
+    for (int k = 0; k <= cells; ++k) {
+        starts[static_cast<std::size_t>(k)] = (static_cast<std::int64_t>(k) * source + cells - 1) / cells;
     }
-    return cells;
-}
-
-int cell_of_row(const PooledMap& m, std::int64_t row) {
-    return static_cast<int>(row * m.rows / m.source_rows);
+    return starts;
 }
 
 // Splits the map's rows into bands, one per thread, so that no two threads write the same cell.
@@ -90,13 +111,63 @@ void for_row_bands(const PooledMap& m, Body body) {
     }
 }
 
-// Source rows [first, last) whose cell lies in [cell_begin, cell_end).
-std::pair<std::int64_t, std::int64_t> source_rows_of(const PooledMap& m, int cell_begin, int cell_end) {
-    auto first_row = [&](int cell) {
-        return (static_cast<std::int64_t>(cell) * m.source_rows + m.rows - 1) / m.rows;
-    };
-    return {first_row(cell_begin), first_row(cell_end)};
-}
+// Per-thread buffers: the chunk's bands, its ratios and (for converted access) its f32 rows. Each
+// array has kLanes of slack for the kernel's padded last vector.
+struct Scratch {
+    static constexpr std::size_t kStride = kChunk + kLanes;
+    std::vector<float> memory = std::vector<float>(8 * kStride);
+    float* at(int i) { return memory.data() + static_cast<std::size_t>(i) * kStride; }
+    Band band() { return {at(0), at(1), at(2), at(3), at(4)}; }
+    float* ratio() { return at(5); }
+    float* row_a() { return at(6); }
+    float* row_b() { return at(7); }
+    void reset_band(int n) {
+        Band b = band();
+        const std::size_t padded = static_cast<std::size_t>(n + kLanes);
+        std::fill_n(b.ref_hi, padded, -kInf);
+        std::fill_n(b.ref_lo, padded, kInf);
+        std::fill_n(b.cand_hi, padded, -kInf);
+        std::fill_n(b.cand_lo, padded, kInf);
+        std::fill_n(b.ratio, padded, 0.0f);
+    }
+};
+
+// Folds band columns [c0, c0 + n) into the cells of one map row.
+struct RowFold {
+    const std::vector<std::int64_t>& starts; // cell_starts of the columns
+    std::int64_t c0;
+    int n;
+    template <class Fn>
+    void each_cell(Fn fn) const {
+        const std::int64_t c1 = c0 + n;
+        const auto first = std::upper_bound(starts.begin(), starts.end(), c0) - starts.begin() - 1;
+        for (auto k = static_cast<std::size_t>(first); k + 1 < starts.size() && starts[k] < c1; ++k) {
+            const std::int64_t lo = std::max(starts[k], c0), hi = std::min(starts[k + 1], c1);
+            if (lo < hi) {
+                fn(k, static_cast<int>(lo - c0), static_cast<int>(hi - lo));
+            }
+        }
+    }
+    void values(const float* hi, const float* lo, float* map_val, float* map_mag) const {
+        each_cell([&](std::size_t k, int first, int count) {
+            float m, v;
+            reduce_values(hi + first, lo + first, count, m, v);
+            if (m > map_mag[k] || (m == map_mag[k] && v > map_val[k])) {
+                map_mag[k] = m;
+                map_val[k] = v;
+            }
+        });
+    }
+    void maxima(const float* ratio, float* map_ratio) const {
+        each_cell([&](std::size_t k, int lo, int count) {
+            map_ratio[k] = max_of(ratio + lo, count, map_ratio[k]);
+        });
+    }
+};
+
+// Histogram slots: the log10 bins, then exact matches (ratio 0), then NaN/Inf mismatches (+inf).
+inline constexpr int kExactSlot = kHistogramBins, kNonFiniteSlot = kHistogramBins + 1,
+                     kSlots = kHistogramBins + 2;
 
 // Lower edges of the log10 histogram's bins (edges[b] = 10^(min + b * width)), plus the top.
 std::array<double, kHistogramBins + 1> histogram_edges() {
@@ -108,45 +179,91 @@ std::array<double, kHistogramBins + 1> histogram_edges() {
     return edges;
 }
 
-// The bin of a finite ratio > 0, clamped into range. A log10 per element was most of the cost of an
-// 8192^2 map, and so were mispredicted edge comparisons; instead the float's exponent and top six
-// mantissa bits index a table of bins (1/64 octave per entry), and only the few entries an edge
-// passes through compare against the exact edges.
+// The slot of a ratio, without a log10 per element (once most of the cost of an 8192^2 map) and
+// without branches: the float's exponent and top six mantissa bits (1/64 octave) index a table of
+// the slot at the entry's low end. An entry that a bin edge passes through (at most one: edges are
+// a quarter decade apart) also holds that edge's low 17 bits (the smallest f32 at or above the
+// edge, which shares the entry's high bits), and ratios from there up go one bin up: the bins are
+// exactly those of comparisons against the edges. Entry = slot | threshold << 8.
 struct BinTable {
-    static constexpr int kShift = 17; // 8 exponent + 6 mantissa bits remain
-    std::vector<std::int8_t> bins;    // -1: an edge lies in the entry's range
-    std::array<double, kHistogramBins + 1> edges;
+    static constexpr int kShift = 17;
+    static constexpr std::uint32_t kLowMask = (1u << kShift) - 1, kNever = 1u << kShift;
+    static constexpr std::uint32_t kEntries = 1u << 14; // ratios are >= 0: no sign bit
+    std::array<std::uint32_t, kEntries> entries;
 
-    BinTable()
-        : bins(std::size_t(1) << (32 - kShift - 1), -1)
-        , edges(histogram_edges()) {
-        for (std::uint32_t key = 0; key < bins.size(); ++key) {
-            const std::uint32_t lo_bits = key << kShift, hi_bits = (key + 1) << kShift;
-            float lo, hi;
-            std::memcpy(&lo, &lo_bits, 4);
-            std::memcpy(&hi, &hi_bits, 4);
-            if (!std::isfinite(hi) || lo == 0) {
-                continue;
+    BinTable() {
+        const auto edges = histogram_edges();
+        auto exact = [&](double ratio) { // the bin of a finite ratio > 0, clamped into range
+            const auto it = std::upper_bound(edges.begin() + 1, edges.end() - 1, ratio);
+            return static_cast<int>(it - edges.begin()) - 1;
+        };
+        for (std::uint32_t key = 0; key < kEntries; ++key) {
+            const float lo = std::bit_cast<float>(key << kShift);
+            const float top = std::nextafter(std::bit_cast<float>((key + 1) << kShift), 0.0f);
+            std::uint32_t slot, threshold = kNever;
+            if (key == 0) { // 0 alone: a ratio that is not 0 is at least 2^-125 (tensormaps_kernel.h)
+                slot = kExactSlot;
+            } else if (!std::isfinite(lo)) {
+                slot = kNonFiniteSlot;
+            } else {
+                slot = static_cast<std::uint32_t>(exact(lo));
+                if (exact(top) != static_cast<int>(slot)) {
+                    const double edge = edges[slot + 1];
+                    float f = static_cast<float>(edge);
+                    f = static_cast<double>(f) < edge ? std::nextafter(f, kInf) : f;
+                    threshold = std::bit_cast<std::uint32_t>(f) & kLowMask;
+                }
             }
-            const int b_lo = exact(lo * (1 - 1e-6)), b_hi = exact(hi * (1 + 1e-6));
-            if (b_lo == b_hi) {
-                bins[key] = static_cast<std::int8_t>(b_lo);
-            }
+            entries[key] = slot | threshold << 8;
         }
     }
-    int exact(double ratio) const {
-        const auto it = std::upper_bound(edges.begin() + 1, edges.end() - 1, ratio);
-        return static_cast<int>(it - edges.begin()) - 1;
+    int slot(float ratio) const {
+        const std::uint32_t bits = std::bit_cast<std::uint32_t>(ratio);
+        const std::uint32_t e = entries[bits >> kShift];
+        return static_cast<int>((e & 0xFF) + ((bits & kLowMask) >= (e >> 8)));
     }
-    int bin(double ratio) const {
-        const float f = static_cast<float>(ratio);
-        std::uint32_t bits;
-        std::memcpy(&bits, &f, 4);
-        const std::int8_t b = bins[bits >> kShift];
-        return b >= 0 ? b : exact(ratio);
+    // Four interleaved histograms, so that runs of equal slots do not wait on each other's stores.
+    void count(const float* ratio, int n, std::array<std::int64_t, kSlots>* h) const {
+        std::int64_t *h0 = h[0].data(), *h1 = h[1].data(), *h2 = h[2].data(), *h3 = h[3].data();
+        int i = 0;
+        for (; i + 4 <= n; i += 4) {
+            ++h0[slot(ratio[i])];
+            ++h1[slot(ratio[i + 1])];
+            ++h2[slot(ratio[i + 2])];
+            ++h3[slot(ratio[i + 3])];
+        }
+        for (; i < n; ++i) {
+            ++h0[slot(ratio[i])];
+        }
     }
 };
 
+// One thread's share of an error analysis.
+struct Partial {
+    std::int64_t mismatches = 0, first = -1, worst = -1;
+    std::int64_t masked[2] = {0, 0};
+    double worst_ratio = 0;
+    std::array<std::int64_t, kSlots> slots[4]{};
+
+    // Updates first and worst from one row segment starting at logical index `pos`. The segments of
+    // a band are not visited in logical order (chunk by chunk within a map row), hence the index
+    // comparisons; a segment is only rescanned when it holds a failing element that can matter.
+    void track(const SegmentStats& s, const float* ratio, int n, std::int64_t pos) {
+        mismatches += s.fails;
+        if (s.fails > 0 && (first < 0 || pos < first)) {
+            const std::int64_t i = std::find_if(ratio, ratio + n, [](float r) { return r > 1; }) - ratio;
+            first = first < 0 ? pos + i : std::min(first, pos + i);
+        }
+        const double m = s.max_ratio;
+        if (m > 1 && (m > worst_ratio || (m == worst_ratio && pos < worst))) {
+            const std::int64_t index = pos + (std::find(ratio, ratio + n, s.max_ratio) - ratio);
+            if (m > worst_ratio || index < worst) {
+                worst = index;
+            }
+        }
+        worst_ratio = std::max(worst_ratio, m);
+    }
+};
 } // namespace
 
 Grid2D grid_of(const Shape& shape) {
@@ -169,28 +286,37 @@ PooledMap pool_values(const Tensor& tensor, int max_side) {
     }
     m.values.assign(static_cast<std::size_t>(m.rows) * m.cols, 0.0f);
     std::vector<float> magnitude(m.values.size(), -1.0f);
-    const auto col_cell = cell_of_column(m);
+    const auto col_starts = cell_starts(m.source_cols, m.cols),
+               row_starts = cell_starts(m.source_rows, m.rows);
+    const Access access = access_of(tensor);
     std::vector<std::int64_t> masked(16, 0);
-    const float nan = std::numeric_limits<float>::quiet_NaN();
     for_row_bands(m, [&](int cell_begin, int cell_end, int thread) {
-        std::vector<float> row(static_cast<std::size_t>(m.source_cols));
-        const auto [first, last] = source_rows_of(m, cell_begin, cell_end);
-        for (std::int64_t r = first; r < last; ++r) {
-            read_row(tensor, r * m.source_cols, m.source_cols, row.data());
-            const std::size_t base = static_cast<std::size_t>(cell_of_row(m, r)) * m.cols;
-            for (std::int64_t c = 0; c < m.source_cols; ++c) {
-                const float v = row[static_cast<std::size_t>(c)];
-                const std::size_t cell = base + col_cell[static_cast<std::size_t>(c)];
-                if (!std::isfinite(v)) {
-                    ++masked[static_cast<std::size_t>(thread)];
-                    magnitude[cell] = std::numeric_limits<float>::infinity();
-                    m.values[cell] = nan;
-                } else if (std::fabs(v) > magnitude[cell]) {
-                    magnitude[cell] = std::fabs(v);
-                    m.values[cell] = v;
+        Scratch scratch;
+        const Band band = scratch.band();
+        std::int64_t nonfinite = 0;
+        for (int cr = cell_begin; cr < cell_end; ++cr) {
+            const std::size_t base = static_cast<std::size_t>(cr) * m.cols;
+            for (std::int64_t c0 = 0; c0 < m.source_cols; c0 += kChunk) {
+                const int n = static_cast<int>(std::min<std::int64_t>(kChunk, m.source_cols - c0));
+                scratch.reset_band(n);
+                for (std::int64_t r = row_starts[cr]; r < row_starts[cr + 1]; ++r) {
+                    const std::int64_t pos = r * m.source_cols + c0;
+                    if (access == Access::F32) {
+                        nonfinite +=
+                            value_segment_f32(typed<float>(tensor, pos), n, band.ref_hi, band.ref_lo);
+                    } else if (access == Access::Bf16) {
+                        nonfinite += value_segment_bf16(typed<std::uint16_t>(tensor, pos), n, band.ref_hi,
+                                                        band.ref_lo);
+                    } else {
+                        read_f32(tensor, pos, n, scratch.row_a());
+                        nonfinite += value_segment_f32(scratch.row_a(), n, band.ref_hi, band.ref_lo);
+                    }
                 }
+                RowFold{col_starts, c0, n}.values(band.ref_hi, band.ref_lo, m.values.data() + base,
+                                                  magnitude.data() + base);
             }
         }
+        masked[static_cast<std::size_t>(thread)] = nonfinite;
     });
     for (auto n : masked) {
         m.masked_elements += n;
@@ -211,113 +337,67 @@ ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, 
     if (m.rows == 0 || m.cols == 0) {
         return a;
     }
-    m.values.assign(static_cast<std::size_t>(m.rows) * m.cols, 0.0f);
-    const auto col_cell = cell_of_column(m);
-    // Value maps pooled in the same pass: magnitude holds each cell's largest |v| so far.
-    PooledMap* value_maps[2] = {ref_values, cand_values};
+    const std::size_t cells = static_cast<std::size_t>(m.rows) * m.cols;
+    m.values.assign(cells, 0.0f);
+    // Both value maps are pooled in the same pass (one read of each tensor), on the ratio map's
+    // geometry whatever cand's shape; magnitude holds each cell's largest |v| so far.
+    PooledMap values[2] = {empty_map(ref, max_side), empty_map(ref, max_side)};
     std::vector<float> magnitude[2];
     for (int s = 0; s < 2; ++s) {
-        if (value_maps[s]) {
-            *value_maps[s] = empty_map(ref, max_side); // the ratio map's geometry, whatever cand's shape
-            value_maps[s]->values.assign(m.values.size(), 0.0f);
-            magnitude[s].assign(m.values.size(), -1.0f);
-        }
+        values[s].values.assign(cells, 0.0f);
+        magnitude[s].assign(cells, -1.0f);
     }
-    std::vector<std::int64_t> masked_values[2] = {std::vector<std::int64_t>(16, 0),
-                                                  std::vector<std::int64_t>(16, 0)};
-    const float fnan = std::numeric_limits<float>::quiet_NaN();
-    struct Partial {
-        std::int64_t mismatches = 0, first = -1, worst = -1, exact = 0, nonfinite = 0;
-        double worst_ratio = 0;
-        std::array<std::int64_t, kHistogramBins> histogram{};
-    };
-    std::vector<Partial> partial(16);
-    const double inf = std::numeric_limits<double>::infinity();
+    const auto col_starts = cell_starts(m.source_cols, m.cols),
+               row_starts = cell_starts(m.source_rows, m.rows);
+    const Access ref_access = access_of(ref), cand_access = access_of(cand);
+    const bool direct = ref_access == cand_access && ref_access != Access::Converted;
+    // The tolerance as core applies it (f32 scalars), so that ratio > 1 is core's verdict.
+    const Tol tol{static_cast<float>(atol), static_cast<float>(rtol)};
     static const BinTable table;
+    std::vector<Partial> partial(16);
     for_row_bands(m, [&](int cell_begin, int cell_end, int thread) {
-        // Counters live in a local until the band is done, so that the histogram's stores cannot be
-        // taken to alias them (which kept them in memory on every element).
-        Partial p;
-        std::vector<float> rrow(static_cast<std::size_t>(m.source_cols)), crow(rrow.size());
-        const auto [first, last] = source_rows_of(m, cell_begin, cell_end);
-        for (std::int64_t r = first; r < last; ++r) {
-            read_row(ref, r * m.source_cols, m.source_cols, rrow.data());
-            read_row(cand, r * m.source_cols, m.source_cols, crow.data());
-            const std::size_t base = static_cast<std::size_t>(cell_of_row(m, r)) * m.cols;
-            for (int s = 0; s < 2; ++s) {
-                if (!value_maps[s]) {
-                    continue;
-                }
-                const float* row = s == 0 ? rrow.data() : crow.data();
-                float* values = value_maps[s]->values.data();
-                float* mag = magnitude[s].data();
-                for (std::int64_t c = 0; c < m.source_cols; ++c) {
-                    const float v = row[c];
-                    const std::size_t cell = base + col_cell[static_cast<std::size_t>(c)];
-                    if (!std::isfinite(v)) {
-                        ++masked_values[s][static_cast<std::size_t>(thread)];
-                        mag[cell] = std::numeric_limits<float>::infinity();
-                        values[cell] = fnan;
-                    } else if (std::fabs(v) > mag[cell]) {
-                        mag[cell] = std::fabs(v);
-                        values[cell] = v;
-                    }
-                }
-            }
-            for (std::int64_t c = 0; c < m.source_cols; ++c) {
-                const double x = rrow[static_cast<std::size_t>(c)], y = crow[static_cast<std::size_t>(c)];
-                double ratio;
-                if (std::isfinite(x) && std::isfinite(y)) {
-                    const double diff = std::fabs(x - y), tol = atol + rtol * std::fabs(y);
-                    ratio = diff == 0 ? 0 : (tol > 0 ? diff / tol : inf);
-                } else {
-                    // Equal infinities match; NaN never does (torch.allclose with equal_nan=False).
-                    ratio = (std::isinf(x) && x == y) ? 0 : inf;
-                }
-                const std::int64_t linear = r * m.source_cols + c;
-                if (ratio > 1) {
-                    ++p.mismatches;
-                    if (p.first < 0) {
-                        p.first = linear;
-                    }
-                    if (ratio > p.worst_ratio || p.worst < 0) {
-                        p.worst_ratio = ratio;
-                        p.worst = linear;
-                    }
-                } else if (ratio > p.worst_ratio) {
-                    p.worst_ratio = ratio;
-                }
-                float& cell = m.values[base + col_cell[static_cast<std::size_t>(c)]];
-                if (std::isinf(ratio)) {
-                    ++p.nonfinite;
-                    cell = std::numeric_limits<float>::quiet_NaN();
-                } else {
-                    if (!std::isnan(cell) && ratio > cell) {
-                        cell = static_cast<float>(ratio);
-                    }
-                    if (ratio == 0) {
-                        ++p.exact;
+        Scratch scratch;
+        const Band band = scratch.band();
+        float* ratio = scratch.ratio();
+        Partial p; // local until the band is done, so that its counters stay in registers
+        for (int cr = cell_begin; cr < cell_end; ++cr) {
+            const std::size_t base = static_cast<std::size_t>(cr) * m.cols;
+            for (std::int64_t c0 = 0; c0 < m.source_cols; c0 += kChunk) {
+                const int n = static_cast<int>(std::min<std::int64_t>(kChunk, m.source_cols - c0));
+                scratch.reset_band(n);
+                for (std::int64_t r = row_starts[cr]; r < row_starts[cr + 1]; ++r) {
+                    const std::int64_t pos = r * m.source_cols + c0;
+                    SegmentStats s;
+                    if (direct && ref_access == Access::F32) {
+                        error_segment_f32(typed<float>(ref, pos), typed<float>(cand, pos), n, tol, band,
+                                          ratio, s);
+                    } else if (direct) {
+                        error_segment_bf16(typed<std::uint16_t>(ref, pos), typed<std::uint16_t>(cand, pos), n,
+                                           tol, band, ratio, s);
                     } else {
-                        ++p.histogram[static_cast<std::size_t>(table.bin(ratio))];
+                        read_f32(ref, pos, n, scratch.row_a());
+                        read_f32(cand, pos, n, scratch.row_b());
+                        error_segment_f32(scratch.row_a(), scratch.row_b(), n, tol, band, ratio, s);
                     }
+                    p.masked[0] += s.ref_nonfinite;
+                    p.masked[1] += s.cand_nonfinite;
+                    table.count(ratio, n, p.slots);
+                    p.track(s, ratio, n, pos);
                 }
+                const RowFold fold{col_starts, c0, n};
+                fold.values(band.ref_hi, band.ref_lo, values[0].values.data() + base,
+                            magnitude[0].data() + base);
+                fold.values(band.cand_hi, band.cand_lo, values[1].values.data() + base,
+                            magnitude[1].data() + base);
+                fold.maxima(band.ratio, m.values.data() + base);
             }
         }
         partial[static_cast<std::size_t>(thread)] = p;
     });
-    for (int s = 0; s < 2; ++s) {
-        if (value_maps[s]) {
-            for (auto n : masked_values[s]) {
-                value_maps[s]->masked_elements += n;
-            }
-        }
-    }
-    // Threads own row bands in order, so the first band with a mismatch holds the first mismatch.
+    // Threads own row bands in order, so the first band with a mismatch holds the first mismatch,
+    // and the first band reaching the largest ratio holds the worst.
     for (const Partial& p : partial) {
         a.mismatch_count += p.mismatches;
-        a.exact_count += p.exact;
-        a.nonfinite_mismatches += p.nonfinite;
-        m.masked_elements += p.nonfinite;
         if (a.first_mismatch < 0 && p.first >= 0) {
             a.first_mismatch = p.first;
         }
@@ -325,9 +405,30 @@ ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, 
             a.worst_mismatch = p.worst;
         }
         a.worst_ratio = std::max(a.worst_ratio, p.worst_ratio);
-        for (int b = 0; b < kHistogramBins; ++b) {
-            a.histogram[static_cast<std::size_t>(b)] += p.histogram[static_cast<std::size_t>(b)];
+        for (int s = 0; s < 2; ++s) {
+            values[s].masked_elements += p.masked[s];
         }
+        for (int b = 0; b < kHistogramBins; ++b) {
+            for (const auto& h : p.slots) {
+                a.histogram[static_cast<std::size_t>(b)] += h[static_cast<std::size_t>(b)];
+            }
+        }
+        for (const auto& h : p.slots) {
+            a.exact_count += h[kExactSlot];
+            a.nonfinite_mismatches += h[kNonFiniteSlot];
+        }
+    }
+    m.masked_elements = a.nonfinite_mismatches;
+    for (float& v : m.values) {
+        if (std::isinf(v)) {
+            v = std::numeric_limits<float>::quiet_NaN(); // masked: no colour scale places it
+        }
+    }
+    if (ref_values) {
+        *ref_values = std::move(values[0]);
+    }
+    if (cand_values) {
+        *cand_values = std::move(values[1]);
     }
     return a;
 }

@@ -107,10 +107,13 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
     const double raw = span / std::max(1.0, (width() - kLabelWidth) / 100.0);
     const double mag = std::pow(10.0, std::floor(std::log10(raw)));
     const double step = raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
-    for (double t = std::ceil(t0_ / step) * step; t < t1_; t += step) {
-        const double x = x_of(t);
+    // Ticks at round multiples of the step in the time shown (from the trace's start), not in the
+    // trace's own clock, whose origin is arbitrary.
+    const double origin = trace_->begin_us;
+    for (double r = std::ceil((t0_ - origin) / step) * step; origin + r < t1_; r += step) {
+        const double x = x_of(origin + r);
         p.drawLine(QPointF(x, kAxisHeight - 6), QPointF(x, kAxisHeight));
-        p.drawText(QPointF(x + 2, kAxisHeight - 8), format_us(t - trace_->begin_us));
+        p.drawText(QPointF(x + 2, kAxisHeight - 8), format_us(r));
     }
     int rank = -1;
     int y = kAxisHeight;

@@ -38,7 +38,7 @@ QVariant ToleranceModel::data(const QModelIndex& index, int role) const {
         return ratio_color(r.pass, r.worst_ratio);
     }
     if (role == Qt::ForegroundRole && index.column() == Verdict) {
-        return QColor(Qt::black);
+        return text_color_on(ratio_color(r.pass, r.worst_ratio));
     }
     if (role != Qt::DisplayRole) {
         return {};

@@ -1,6 +1,7 @@
 // Writes a fixture store for screenshots and manual checks: make_gui_fixture DIR -> DIR/fixture.db
-// with an eval run (mismatch on rank 1, trial 1, outputs on disk), perf runs of two generations, a
-// 256 x 384 bf16-like heatmap run, 200 filler runs and a synthetic trace on the eval run.
+// with an eval run (mismatch on rank 1, trial 1, outputs on disk), perf runs of two generations (the
+// first printed as perf_run), a 256 x 384 bf16-like heatmap run, 200 filler runs and a synthetic
+// trace on the eval run.
 #include "fixtures.h"
 #include "pkbw/core/compare.h"
 #include "pkbw/core/safetensors.h"
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 using namespace pkbw;
 
@@ -24,9 +26,25 @@ int main(int argc, char** argv) {
     Store store = Store::open(db);
     test::add_many_runs(store, 200);
     const auto eval = test::add_eval_run(store, dir, "2_allgather");
+    {
+        // The eval run's candidate source (its solution_path), so that the sources view has a diff.
+        std::ofstream source(dir / "solution.cu");
+        source << "// Candidate for PKB problem 2: all-gather through NCCL on the run's stream.\n"
+                  "#include \"pkbw/solution.h\"\n"
+                  "\n"
+                  "extern \"C\" int pkbw_solution(const pkbw::Context& ctx) {\n"
+                  "    const pkbw::TensorView& in = ctx.input(0);\n"
+                  "    const pkbw::TensorView& out = ctx.output(0);\n"
+                  "    if (out.nbytes() != in.nbytes() * static_cast<std::size_t>(ctx.world_size)) {\n"
+                  "        return ctx.fail(\"output is not [W, M, N] of the input\");\n"
+                  "    }\n"
+                  "    ncclAllGather(in.data, out.data, in.nbytes(), ncclUint8, ctx.nccl(), ctx.stream());\n"
+                  "    return 0;\n"
+                  "}\n";
+    }
     const std::string g1 = "solutions_cuda_bf16_none_anthropic_claude-opus",
                       g2 = "solutions_cuda_bf16_none_openai_gpt";
-    test::add_perf_run(store, "1_allreduce", g1, 2.0, 1.25);
+    const auto perf = test::add_perf_run(store, "1_allreduce", g1, 2.0, 1.25);
     test::add_perf_run(store, "2_allgather", g1, 1.0, 1.6);
     test::add_perf_run(store, "1_allreduce", g2, 2.0, 0.9);
     test::add_perf_run(store, "2_allgather", g2, 1.0, 0.8);
@@ -97,7 +115,8 @@ int main(int argc, char** argv) {
         traces.push_back(std::move(t));
     }
     store_run_traces(store, eval.run_id, traces);
-    std::printf("%s eval_run=%lld heatmap_run=%lld\n", db.string().c_str(),
-                static_cast<long long>(eval.run_id), static_cast<long long>(id));
+    std::printf("%s eval_run=%lld heatmap_run=%lld perf_run=%lld\n", db.string().c_str(),
+                static_cast<long long>(eval.run_id), static_cast<long long>(id),
+                static_cast<long long>(perf));
     return 0;
 }

@@ -18,6 +18,7 @@
 #include <QSignalSpy>
 #include <QTableView>
 #include <QtTest>
+#include <algorithm>
 #include <qcustomplot.h>
 
 using namespace pkbw;
@@ -124,6 +125,65 @@ private slots:
         QVERIFY(loaded.wait(5000));
         QCOMPARE(view.model()->rowCount(), 1);
         QCOMPARE(view.fast_p_plot()->graphCount(), 1);
+    }
+
+    void geomean_bar_labels_fit() {
+        // A long generation name, speedups 10x and 0.1x, and a generation with no correct result:
+        // every bar label and generation name lies inside the chart.
+        const QString path = test::temp_path(QStringLiteral("geomean.db"));
+        const std::string long_name =
+            "solutions_cuda_bf16_none_some_provider_with_a_long_model_name-2025-preview";
+        {
+            Store store = Store::open(path.toStdString());
+            test::add_perf_run(store, "1_allreduce", long_name, 10.0, 1.0);
+            test::add_perf_run(store, "1_allreduce", "g_slow", 1.0, 10.0);
+            test::add_eval_run(store, test::temp_path(QStringLiteral("geomean_runs")).toStdString(),
+                               "2_allgather", "g_broken");
+        }
+        GenerationsView view;
+        view.resize(900, 700);
+        view.show();
+        QSignalSpy loaded(&view, &GenerationsView::loaded);
+        view.set_store(path);
+        QVERIFY(loaded.wait(5000));
+        QCustomPlot* plot = view.geomean_plot();
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        QStringList texts;
+        for (int i = 0; i < plot->itemCount(); ++i) {
+            if (auto* label = qobject_cast<QCPItemText*>(plot->item(i))) {
+                texts << label->text();
+                const QPointF at = label->position->pixelPosition();
+                const int width = QFontMetrics(label->font()).horizontalAdvance(label->text()) + 4;
+                QVERIFY2(at.x() >= 0 && at.x() + width <= plot->width(), qPrintable(label->text()));
+                QVERIFY(at.y() > 0 && at.y() < plot->height());
+            }
+        }
+        texts.sort();
+        QCOMPARE(texts, (QStringList{QStringLiteral("0.10×"), QStringLiteral("10.00×"),
+                                     QStringLiteral("no correct result")}));
+        // Generation names: level, elided in the middle, and the left margin holds the longest.
+        const QFontMetrics metrics(plot->yAxis->tickLabelFont());
+        auto* ticker = dynamic_cast<QCPAxisTickerText*>(plot->yAxis->ticker().data());
+        QVERIFY(ticker);
+        QCOMPARE(ticker->ticks().size(), 3);
+        for (const QString& name : ticker->ticks()) {
+            QVERIFY2(metrics.horizontalAdvance(name) < plot->axisRect()->left(), qPrintable(name));
+        }
+        QVERIFY(ticker->ticks().values().contains(QStringLiteral("g_slow")));
+        QVERIFY(std::any_of(ticker->ticks().begin(), ticker->ticks().end(), [](const QString& n) {
+            return n.startsWith(QStringLiteral("solutions_")) &&
+                   n.endsWith(QStringLiteral("-2025-preview")) && n.contains(QChar(0x2026));
+        }));
+    }
+
+    void problems_listed_in_number_order() {
+        const QString root = test::temp_path(QStringLiteral("numbered"));
+        for (const char* stem : {"10_embedding", "2_allgather", "1_allreduce", "20_fp8", "notes"}) {
+            QDir().mkpath(root + QLatin1Char('/') + QLatin1String(stem));
+        }
+        QCOMPARE(problem_stems(root),
+                 (QStringList{QStringLiteral("1_allreduce"), QStringLiteral("2_allgather"),
+                              QStringLiteral("10_embedding"), QStringLiteral("20_fp8")}));
     }
 
     void problem_browser_reads_problem_folders() {
