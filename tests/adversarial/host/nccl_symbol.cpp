@@ -1,6 +1,7 @@
 // Adversarial candidate for the host backend: imports a symbol named like NCCL's all-reduce (weak, so
 // the library loads without NCCL; on a CUDA build the real call would do the problem's work). It
-// computes the right answer itself when the symbol is absent. Expected: pass with the warning
+// computes the right answer itself when the symbol is absent or there is no communicator (a CUDA build
+// of pkbw-rank links NCCL, so the weak symbol resolves even on the host backend). Expected: pass with the warning
 // "calls NCCL collective ncclAllReduce", found in the library's dynamic symbol table.
 #include "pkbw/solution.h"
 
@@ -10,7 +11,7 @@ extern "C" int ncclAllReduce(const void*, void*, std::size_t, int, int, void*, v
 
 extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const pkbw::TensorView& in = ctx.input(0);
-    if (ncclAllReduce != nullptr)
+    if (ncclAllReduce != nullptr && ctx.nccl_handle != nullptr)
         return ncclAllReduce(in.data, ctx.output(0).data, static_cast<std::size_t>(in.numel()), 7, 0,
                              ctx.nccl_handle, ctx.stream_handle);
     const pkbw::SymmetricMemory sym = ctx.symmetric("nccl_symbol", in.nbytes());
