@@ -5,17 +5,14 @@
 #include "signals.h"
 #include "subprocess.h"
 
-#include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -359,82 +356,6 @@ std::string_view launch_end_name(LaunchEnd end) {
         return "spawn_failed";
     }
     return "unknown";
-}
-
-int find_free_port() {
-    UniqueFd sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!sock)
-        throw Error(std::string("cannot create a socket to find a free port: ") + std::strerror(errno));
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = 0;
-    socklen_t length = sizeof address;
-    if (::bind(sock.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-        ::getsockname(sock.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0)
-        throw Error(std::string("cannot bind a loopback port: ") + std::strerror(errno));
-    return ntohs(address.sin_port);
-}
-
-std::string random_token() {
-    UniqueFd fd(::open("/dev/urandom", O_RDONLY | O_CLOEXEC));
-    unsigned char bytes[16];
-    if (!fd || ::read(fd.get(), bytes, sizeof bytes) != sizeof bytes)
-        throw Error("cannot read /dev/urandom for the rendezvous token");
-    static const char* digits = "0123456789abcdef";
-    std::string hex;
-    for (unsigned char b : bytes) {
-        hex += digits[b >> 4];
-        hex += digits[b & 15];
-    }
-    return hex;
-}
-
-int remove_shm_segments(const std::string& token, const fs::path& shm_dir) {
-    if (token.empty())
-        return 0;
-    // The ranks name segments with the token's first 16 digits (engine/runtime/rank_runner.cpp).
-    std::string prefix = "pkbw-" + token.substr(0, 16);
-    int removed = 0;
-    std::error_code ec;
-    for (fs::directory_iterator it(shm_dir, ec), end; !ec && it != end; it.increment(ec)) {
-        if (it->path().filename().string().rfind(prefix, 0) == 0 && fs::remove(it->path(), ec))
-            ++removed;
-    }
-    return removed;
-}
-
-int remove_orphaned_shm_segments(const fs::path& shm_dir) {
-    int removed = 0;
-    std::error_code ec;
-    for (fs::directory_iterator it(shm_dir, ec), end; !ec && it != end; it.increment(ec)) {
-        const std::string name = it->path().filename().string();
-        // pkbw-<16 hex>-p<pid>-<index>-<rank>
-        if (name.size() < 24 || name.rfind("pkbw-", 0) != 0 || name.compare(21, 2, "-p") != 0)
-            continue;
-        const std::size_t digits_end = name.find('-', 23);
-        if (digits_end == std::string::npos || digits_end == 23)
-            continue;
-        const std::string digits = name.substr(23, digits_end - 23);
-        if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9)
-            continue;
-        const pid_t pid = static_cast<pid_t>(std::stol(digits));
-        if (pid <= 0 || ::kill(pid, 0) == 0 || errno != ESRCH)
-            continue; // alive (or not ours to probe): a live launcher cleans up its own run
-        if (fs::remove(it->path(), ec))
-            ++removed;
-    }
-    return removed;
-}
-
-std::uint64_t default_host_address_space_limit(int world_size) {
-    const long pages = ::sysconf(_SC_PHYS_PAGES);
-    const long page_size = ::sysconf(_SC_PAGE_SIZE);
-    if (pages <= 0 || page_size <= 0)
-        return 0;
-    const std::uint64_t memory = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
-    const std::uint64_t share = memory / 2 / static_cast<std::uint64_t>(std::max(world_size, 1));
-    return std::max<std::uint64_t>(share, 4ull << 30);
 }
 
 LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {

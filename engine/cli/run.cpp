@@ -294,7 +294,7 @@ void Run::record_results(const LaunchOutcome& launch, const Verdict& verdict) {
         recorder_.add_artifact(run_id_, {std::nullopt, report.rank, "log", report.log_path.string()});
 }
 
-std::string Run::source_refusal(const std::string& solution_path,
+std::string Run::source_refusal(const std::string& solution_path, const std::string& source,
                                 const std::map<std::string, std::string>& rank_environment) const {
     // Multicast is off when pkbw's own environment says so, or when the ranks' environment will.
     std::string reason = multicast_disabled_reason();
@@ -302,8 +302,6 @@ std::string Run::source_refusal(const std::string& solution_path,
         reason = multicast_disabled_reason(rank_environment);
     if (reason.empty())
         return {};
-    std::ifstream in(solution_path);
-    std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (auto finding = find_multicast_use(source)) {
         return "refused: " + solution_path + ":" + std::to_string(finding->line) +
                " uses NVLink multicast (" + finding->construct + ") but " + reason + " disables it: `" +
@@ -428,7 +426,7 @@ int Run::execute() {
         if (const std::string refusal = nccl_device_api_refusal(source);
             !refusal.empty() && backend_ == "cuda")
             return fail("error", kExitEnvironment, refusal);
-        if (std::string refusal = source_refusal(solution_path, {}); !refusal.empty())
+        if (std::string refusal = source_refusal(solution_path, source, {}); !refusal.empty())
             return fail("error", kExitFailed, refusal);
     }
 

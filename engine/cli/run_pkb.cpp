@@ -206,7 +206,9 @@ int Run::execute_pkb() {
                     "no Python interpreter '" + python_name + "' on PATH (--python or $PKBW_PYTHON)");
     const auto environment = multicast_environment();
     if (!is_reference) {
-        if (std::string refusal = source_refusal(solution_path, environment); !refusal.empty())
+        std::ifstream in(solution_path);
+        const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (std::string refusal = source_refusal(solution_path, source, environment); !refusal.empty())
             return fail("error", kExitFailed, refusal);
     }
     if (!options_.json) {

@@ -60,9 +60,9 @@ private:
         begin(problem->info().id, problem->info().stem, solution_path, is_reference);
     }
     void begin(int problem_id, const std::string& stem, const std::string& solution_path, bool is_reference);
-    // Why `solution_path` may not run here (NVLink multicast while it is disabled, the NCCL device
-    // API across versions), or "".
-    std::string source_refusal(const std::string& solution_path,
+    // Why the solution at `solution_path`, whose text is `source`, may not run here (NVLink multicast
+    // while the environment disables it), or "".
+    std::string source_refusal(const std::string& solution_path, const std::string& source,
                                const std::map<std::string, std::string>& rank_environment) const;
     // run_pkb.cpp: PKB's Python solutions (--pkb-checkout).
     int execute_pkb();
