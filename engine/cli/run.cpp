@@ -10,6 +10,7 @@
 #include "pkbw/core/generation.h"
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/sha256.h"
+#include "pkbw/core/store.h"
 #include "pkbw/core/trace.h"
 #include "pkbw/problems/registry.h"
 #include "pkbw/tracer_control.h"
@@ -273,10 +274,16 @@ void Run::record_results(const LaunchOutcome& launch, const Verdict& verdict) {
     if (launch.end != LaunchEnd::Completed) {
         for (const auto& report : launch.ranks) {
             int trial = std::max(report.trial, 0);
-            if (verdict.trials.count(trial) && verdict.trials.at(trial).count(report.rank))
-                continue;
             bool culprit =
                 std::count(launch.culprit_ranks.begin(), launch.culprit_ranks.end(), report.rank) > 0;
+            if (verdict.trials.count(trial) && verdict.trials.at(trial).count(report.rank)) {
+                // The rank had already reported the trial it was in: a bystander has nothing to add,
+                // but a culprit failed after that result (between trials, in perf or trace, before
+                // teardown). Its row must exist and must not overwrite the trial's verdict.
+                if (!culprit)
+                    continue;
+                trial = kAfterLastResult;
+            }
             std::string outcome = !culprit                           ? "skipped"
                                   : launch.end == LaunchEnd::Timeout ? "timeout"
                                   : launch.end == LaunchEnd::Crash   ? "crash"

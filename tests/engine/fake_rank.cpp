@@ -2,7 +2,8 @@
 // launcher's watchdog can be tested without GPUs or the real rank program.
 // FAKE_RANK_MODE: ok | hang (rank FAKE_RANK_TARGET stops in phase candidate) | segv | exit3 | spam
 // (10 MB on stderr) | malformed (garbage on the control pipe, then ok) | shm (leaves a segment) |
-// mismatch (rank_result mismatch on the target rank).
+// mismatch (rank_result mismatch on the target rank) | segv_after_result (the target faults after
+// reporting its trial, before teardown; the others wait in teardown).
 #include "pkbw/core/protocol.h"
 
 #include <csignal>
@@ -117,7 +118,15 @@ int main() {
     std::string line = pkbw::protocol::to_line(result);
     line.pop_back();
     emit(line);
+    if (me && mode == "segv_after_result") {
+        std::fprintf(stderr, "rank %d about to fault after its result\n", rank);
+        std::raise(SIGSEGV);
+    }
     emit(R"({"event":"phase","rank":)" + r + R"(,"phase":"teardown","trial":0})");
+    if (mode == "segv_after_result") {
+        while (true) // the teardown barrier the faulted rank never reaches
+            ::pause();
+    }
     emit(R"({"event":"rank_done","rank":)" + r + R"(,"trials_run":1})");
     return 0;
 }

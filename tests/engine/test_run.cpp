@@ -139,6 +139,42 @@ TEST_F(RunTest, SegfaultIsCrash) {
         << r.summary;
 }
 
+TEST_F(RunTest, CrashAfterTheTrialsResultKeepsTheVerdictAndRecordsTheCrash) {
+    ASSERT_EQ(run(options("segv_after_result"), memory), 1);
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "crash");
+    EXPECT_NE(r.summary.find("rank 1 crashed with SIGSEGV in phase compare"), std::string::npos)
+        << r.summary;
+    int verdicts = 0, crashes = 0;
+    for (const auto& rank : r.ranks) {
+        if (rank.trial == 0) {
+            ++verdicts;
+            EXPECT_EQ(rank.outcome, "ok") << "rank " << rank.rank;
+        } else {
+            ++crashes;
+            EXPECT_EQ(rank.rank, 1);
+            EXPECT_EQ(rank.trial, pkbw::kAfterLastResult);
+            EXPECT_EQ(rank.outcome, "crash");
+            EXPECT_EQ(rank.phase, "compare");
+            EXPECT_EQ(rank.signal, SIGSEGV);
+        }
+    }
+    EXPECT_EQ(verdicts, 2);
+    EXPECT_EQ(crashes, 1);
+
+    // The same rows go into SQLite: the crash row does not collide with rank 1's trial-0 verdict.
+    const fs::path store_path = dir.path() / "runs.db";
+    {
+        auto recorder = open_store_recorder(store_path);
+        ASSERT_EQ(run(options("segv_after_result"), *recorder), 1) << err.str();
+    }
+    auto store = pkbw::Store::open_read_only(store_path);
+    const auto rows = store.rank_results(store.list_runs().at(0).id);
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows.front().trial, pkbw::kAfterLastResult);
+    EXPECT_EQ(rows.front().outcome, pkbw::RankOutcome::Crash);
+}
+
 TEST_F(RunTest, EnvironmentExitIsErrorThree) {
     ASSERT_EQ(run(options("exit3"), memory), 3);
     EXPECT_EQ(only_run().status, "error");

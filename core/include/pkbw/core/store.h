@@ -91,9 +91,13 @@ struct RunRecord {
 };
 
 // Per run x trial x rank x side: how the rank's process ended.
+// rank_results.trial of a rank that failed after its last reported trial (between trials, in perf,
+// trace, or before teardown): that trial's row keeps its verdict, the failure gets its own row.
+inline constexpr int kAfterLastResult = -1;
+
 struct RankResultRow {
     std::int64_t run_id = 0;
-    int trial = 0;
+    int trial = 0; // kAfterLastResult: not inside a trial
     int rank = 0;
     Side side = Side::Candidate;
     RankOutcome outcome = RankOutcome::Ok;
