@@ -192,6 +192,15 @@ QString RunView::header_text() const {
     if (!r.summary.empty()) {
         text += QStringLiteral(" · ") + to_qstring(r.summary).toHtmlEscaped();
     }
+    // Failures after a rank's last trial result have no cell in the grid (its cells keep their
+    // verdicts); they are listed here.
+    for (const RankResultRow& row : data_->ranks) {
+        if (row.trial == kAfterLastResult) {
+            text += tr("<br>rank %1: %2 after its last trial result, in phase %3")
+                        .arg(row.rank)
+                        .arg(outcome_text(row.outcome), to_qstring(row.phase).toHtmlEscaped());
+        }
+    }
     return text;
 }
 

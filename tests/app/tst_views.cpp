@@ -40,6 +40,46 @@ private slots:
             test::add_perf_run(store, "2_allgather", "solutions_cuda_bf16_none_anthropic_claude", 2.0, 1.0);
     }
 
+    void run_view_lists_a_failure_after_the_last_trial_result() {
+        const QString path = test::temp_path(QStringLiteral("after_last.db"));
+        std::int64_t id = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            RunRecord run;
+            run.problem_stem = "1_allreduce";
+            run.mode = RunMode::Perf;
+            run.backend = "host";
+            run.world_size = 2;
+            run.trials = 1;
+            id = store.begin_run(run);
+            for (int rank = 0; rank < 2; ++rank) {
+                RankResultRow row;
+                row.run_id = id;
+                row.rank = rank;
+                row.phase = "compare";
+                store.add_rank_result(row);
+            }
+            RankResultRow crash;
+            crash.run_id = id;
+            crash.trial = kAfterLastResult;
+            crash.rank = 1;
+            crash.outcome = RankOutcome::Crash;
+            crash.phase = "perf";
+            store.add_rank_result(crash);
+            store.finish_run(id, RunStatus::Crash, 1, "rank 1 crashed with SIGSEGV in phase perf");
+        }
+        RunView view;
+        view.set_store(path);
+        QSignalSpy loaded(&view, &RunView::run_loaded);
+        view.open_run(id);
+        QVERIFY(loaded.wait(5000));
+        QVERIFY2(view.header_text().contains(QStringLiteral("rank 1: crash after its last trial result, in phase perf")),
+                 qPrintable(view.header_text()));
+        // The trial's verdicts stay as reported; the crash adds no column.
+        QCOMPARE(view.grid_model()->columnCount(), 1);
+        QCOMPARE(view.grid_model()->cell(1, 0).state, CellState::Pass);
+    }
+
     void run_view_shows_grid_heatmaps_and_rescoring() {
         RunView view;
         view.set_store(store_);
