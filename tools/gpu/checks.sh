@@ -4,6 +4,9 @@
 # Usage: tools/gpu/checks.sh OUT_DIR [sections...]   sections: build eval suite perf trace crosscheck
 #        (optional: calibrate overhead adversarial pkbsol runlocal; adversarial runs tools/gpu/adversarial.sh,
 #        about 4 minutes; pkbsol/runlocal need .pkb: a PKB checkout with the cfbf870^ solution folders)
+# Environment for pkbsol/runlocal: PKB_MODELS, PKB_PROBLEMS (what to run), PKBSOL_WARM_S (deadline of
+# one warm-up eval, default 150), PKBSOL_JOBS (warm-ups at once, default 6), PKBSOL_FLAGS (extra perf
+# flags), RUNLOCAL_MODEL, RUNLOCAL_PROBLEMS.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=$1; shift
@@ -209,10 +212,14 @@ if want pkbsol; then
         done
     fi
     i=0
+    # Each warm-up compiles a torch extension per rank (nvcc, minutes when many run at once): at most
+    # PKBSOL_JOBS at a time, so that the first ones finish inside PKBSOL_WARM_S.
+    jobs_max=${PKBSOL_JOBS:-6}
     for model in $pkb_models; do
         dir=.pkb/solutions_cuda_bf16_h100_8_$model
         for n in $pkb_problems; do
             i=$((i + 1))
+            while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
             (PKBW_STORE=/tmp/pkbw-checks/warm_$i.db timeout ${PKBSOL_WARM_S:-150} "$p" eval --pkb-checkout .pkb --solutions-dir $dir \
                 --problem $n --nproc $W --trials 1 --timeout-compile 140 > "/tmp/pkbw-checks/warm_$i.log" 2>&1
              rc=$?; [ $rc -ne 0 ] && echo "warm-up $n $model rc=$rc: $(grep -E 'refused|run [0-9]+:' /tmp/pkbw-checks/warm_$i.log | head -1 | cut -c1-120)" >> "$out/summary.txt") &
