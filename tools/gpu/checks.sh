@@ -70,7 +70,9 @@ for side in ("reference", "candidate", "bare_nccl"):
 if ranks_bad:
     text += " | " + " ".join(ranks_bad[:6])
 if final.get("status") not in ("pass", None) and final.get("message"):
-    text += " | " + final["message"][:150]
+    # The head names the rank and phase; a Python rank's exception is at the tail.
+    message = " ".join(final["message"].split())
+    text += " | " + (message if len(message) <= 450 else message[:150] + " … " + message[-300:])
 print(text)
 PY
 }
