@@ -311,4 +311,45 @@ std::vector<CollectiveBandwidth> nccl_bandwidth(const RankTrace& trace, int worl
     return out;
 }
 
+std::vector<SideNcclKernels> nccl_kernels_in_side(const std::vector<RankTrace>& traces, std::string_view side) {
+    std::vector<SideNcclKernels> out;
+    for (const auto& trace : traces) {
+        std::vector<Interval> iterations;
+        for (const auto& e : trace.events) {
+            if (e.kind == TraceEventKind::EngineRange && e.category == "iteration" && e.payload.is_object()) {
+                const auto it = e.payload.find("side");
+                if (it != e.payload.end() && it->is_string() && it->get<std::string>() == side) {
+                    iterations.emplace_back(e.start_ns, e.end_ns);
+                }
+            }
+        }
+        SideNcclKernels found;
+        found.rank = trace.rank;
+        for (const auto& e : trace.events) {
+            if (!is_nccl_kernel(e)) {
+                continue;
+            }
+            const bool inside = std::any_of(iterations.begin(), iterations.end(), [&](const Interval& i) {
+                return e.start_ns >= i.first && e.start_ns <= i.second;
+            });
+            if (!inside) {
+                continue;
+            }
+            ++found.launches;
+            std::string collective = nccl_collective(e.name);
+            if (collective.empty()) {
+                collective = e.name;
+            }
+            if (std::find(found.collectives.begin(), found.collectives.end(), collective) ==
+                found.collectives.end()) {
+                found.collectives.push_back(std::move(collective));
+            }
+        }
+        if (found.launches > 0) {
+            out.push_back(std::move(found));
+        }
+    }
+    return out;
+}
+
 } // namespace pkbw

@@ -12,6 +12,7 @@
 #include "pkbw/core/sha256.h"
 #include "pkbw/core/store.h"
 #include "pkbw/core/trace.h"
+#include "pkbw/core/trace_analysis.h"
 #include "pkbw/problems/registry.h"
 #include "pkbw/tracer_control.h"
 #include "run_report.h"
@@ -493,6 +494,26 @@ int Run::execute() {
     return conclude(launch_ranks(spec, observer), is_reference);
 }
 
+// The symbol check misses a collective reached through dlsym or a library of its own; the trace
+// shows what ran in the candidate's iterations whatever the route.
+void Run::warn_about_nccl_in_trace(const std::vector<RankTrace>& traces) {
+    std::vector<std::string> collectives;
+    std::string ranks;
+    for (const auto& use : nccl_kernels_in_side(traces, "candidate")) {
+        ranks += (ranks.empty() ? "" : ", ") + std::to_string(use.rank);
+        for (const auto& collective : use.collectives)
+            if (std::find(collectives.begin(), collectives.end(), collective) == collectives.end())
+                collectives.push_back(collective);
+    }
+    if (collectives.empty())
+        return;
+    std::string names;
+    for (const auto& collective : collectives)
+        names += (names.empty() ? "" : ", ") + collective;
+    candidate_warnings_.push_back("runs NCCL kernels (" + names + ") in its traced iterations on rank(s) " +
+                                  ranks);
+}
+
 int Run::conclude(const LaunchOutcome& launch, bool is_reference) {
     std::error_code ec;
     if (options_.pkb_checkout)
@@ -501,6 +522,7 @@ int Run::conclude(const LaunchOutcome& launch, bool is_reference) {
         try {
             const auto traces = load_trace_directory(run_dir_ / "trace");
             recorder_.add_traces(run_id_, traces);
+            warn_about_nccl_in_trace(traces);
             std::size_t events = 0, dropped = 0;
             for (const auto& t : traces) {
                 events += t.events.size();

@@ -71,6 +71,7 @@ private:
     json rank_config(const fs::path& reference_lib, const fs::path& candidate_lib) const;
     // Traces, verdict, records and perf once the ranks have ended.
     int conclude(const LaunchOutcome& launch, bool is_reference);
+    void warn_about_nccl_in_trace(const std::vector<RankTrace>& traces);
     void record_results(const LaunchOutcome& launch, const Verdict& verdict);
     void report_perf();
     int calibrate();
@@ -95,7 +96,7 @@ private:
     PerfCollector perf_;
     json perf_json_;
     const Problem* problem_ = nullptr;
-    std::vector<std::string> candidate_warnings_; // found before launch (NCCL collectives imported)
+    std::vector<std::string> candidate_warnings_; // NCCL collectives imported (before launch) or traced
 };
 
 class Observer : public LaunchObserver {

@@ -36,6 +36,48 @@ TEST(TraceAnalysis, NcclKernelsAreRecognisedByEitherName) {
     EXPECT_FALSE(is_nccl_kernel(range(TraceEventKind::NvtxRange, "", "ncclKernel", 0, 1, "NCCL")));
 }
 
+TraceEvent iteration(const std::string& side, int i, std::int64_t start, std::int64_t end) {
+    TraceEvent e = range(TraceEventKind::EngineRange, "iteration", side + "/" + std::to_string(i), start, end);
+    e.payload = {{"iteration", i}, {"side", side}};
+    return e;
+}
+
+TEST(TraceAnalysis, NcclKernelsInTheCandidatesIterationsOnly) {
+    RankTrace r0, r1, r2;
+    r0.rank = 0;
+    r0.events = {
+        iteration("reference", 0, 0, 100),
+        kernel(kAllReduce, 10, 90),                 // the reference's own collective: not counted
+        iteration("candidate", 0, 200, 300),
+        kernel("my_allreduce_kernel", 210, 290),    // a custom kernel: not NCCL
+        iteration("candidate", 1, 400, 500),
+        kernel(kAllReduce, 410, 480),               // counted
+        kernel("ncclDevKernel_AllGather_RING_LL", 480, 490), // counted, starts inside
+        kernel(kAllReduce, 420, 470, 8),            // a second launch of the same collective
+        kernel("ncclDevKernel_SendRecv", 600, 700), // after every iteration: not counted
+    };
+    r1.rank = 1;
+    r1.events = {iteration("candidate", 0, 200, 300), kernel("my_allreduce_kernel", 210, 290)};
+    r2.rank = 2;
+    r2.events = {iteration("candidate", 0, 200, 300), kernel("ncclKernel_legacy_name", 300, 310)};
+    for (auto* t : {&r0, &r1, &r2}) {
+        sort_events(t->events);
+    }
+    const auto found = nccl_kernels_in_side({r0, r1, r2}, "candidate");
+    ASSERT_EQ(found.size(), 2u); // rank 1 ran only its own kernel
+    EXPECT_EQ(found[0].rank, 0);
+    EXPECT_EQ(found[0].launches, 3);
+    EXPECT_EQ(found[0].collectives, (std::vector<std::string>{"AllReduce", "AllGather"}));
+    EXPECT_EQ(found[1].rank, 2);
+    EXPECT_EQ(found[1].launches, 1); // starts at the range's end (the synchronise that ends it)
+    EXPECT_EQ(found[1].collectives, (std::vector<std::string>{"ncclKernel_legacy_name"}));
+
+    const auto reference = nccl_kernels_in_side({r0, r1, r2}, "reference");
+    ASSERT_EQ(reference.size(), 1u);
+    EXPECT_EQ(reference[0].launches, 1);
+    EXPECT_TRUE(nccl_kernels_in_side({r1}, "candidate").empty());
+}
+
 TEST(TraceAnalysis, BreakdownOverTheWholeWindow) {
     const auto b = time_breakdown(breakdown_trace(), {0, 1000});
     EXPECT_EQ(b.compute_ns, 300);

@@ -3,14 +3,17 @@
 // FAKE_RANK_MODE: ok | hang (rank FAKE_RANK_TARGET stops in phase candidate) | segv | exit3 | spam
 // (10 MB on stderr) | malformed (garbage on the control pipe, then ok) | shm (leaves a segment) |
 // mismatch (rank_result mismatch on the target rank) | segv_after_result (the target faults after
-// reporting its trial, before teardown; the others wait in teardown).
+// reporting its trial, before teardown; the others wait in teardown) | nccl_trace (every rank writes a
+// trace of one candidate iteration: an NCCL all-reduce kernel on the target, its own kernel elsewhere).
 #include "pkbw/core/protocol.h"
+#include "pkbw/core/trace.h"
 
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <string>
 #include <unistd.h>
 
@@ -36,9 +39,33 @@ std::string env(const char* name, const char* fallback = "") {
     return value ? value : fallback;
 }
 
+// A trace as the rank program and the CUPTI tracer write it: the engine's candidate iteration range,
+// and one kernel inside it.
+void write_trace(const std::string& config_path, int rank, const std::string& kernel_name) {
+    nlohmann::json config = nlohmann::json::parse(std::ifstream(config_path));
+    const std::filesystem::path dir = config.at("trace").at("dir").get<std::string>();
+    std::filesystem::create_directories(dir);
+    std::int64_t start = 0;
+    {
+        pkbw::TraceRecorder recorder(dir / ("rank_" + std::to_string(rank) + ".engine.jsonl"), rank);
+        recorder.begin_range("iteration", "candidate/0", {{"iteration", 0}, {"side", "candidate"}});
+        start = pkbw::trace_now_ns();
+        ::usleep(1000);
+        recorder.end_range();
+    }
+    pkbw::TraceEvent kernel;
+    kernel.name = kernel_name;
+    kernel.start_ns = start + 100;
+    kernel.end_ns = start + 500;
+    std::ofstream cupti(dir / ("rank_" + std::to_string(rank) + ".cupti.jsonl"));
+    cupti << pkbw::trace_header_json(rank, ::getpid(), "cupti").dump() << "\n"
+          << pkbw::to_json(kernel).dump() << "\n"
+          << nlohmann::json{{"end", true}, {"events", 1}, {"dropped_records", 0}}.dump() << "\n";
+}
+
 } // namespace
 
-int main() {
+int main(int argc, char** argv) {
     control_fd = std::atoi(env("PKBW_CONTROL_FD", "-1").c_str());
     int rank = std::atoi(env("RANK", "0").c_str());
     int world = std::atoi(env("WORLD_SIZE", "1").c_str());
@@ -52,6 +79,8 @@ int main() {
     }
     if (mode == "malformed")
         emit("this is not json {");
+    if (mode == "nccl_trace" && argc == 3)
+        write_trace(argv[2], rank, me ? "ncclDevKernel_AllReduce_Sum_bf16_RING_LL" : "my_allreduce_kernel");
     emit(R"({"event":"hello","rank":)" + r + R"(,"world_size":)" + std::to_string(world) + R"(,"pid":)" +
          std::to_string(::getpid()) +
          R"(,"host":"testhost","backend":"host","device":"host","nccl_runtime":"","nccl_compiled":""})");

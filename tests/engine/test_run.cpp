@@ -175,6 +175,18 @@ TEST_F(RunTest, CrashAfterTheTrialsResultKeepsTheVerdictAndRecordsTheCrash) {
     EXPECT_EQ(rows.front().outcome, pkbw::RankOutcome::Crash);
 }
 
+TEST_F(RunTest, NcclKernelsInTheCandidatesTraceAreAWarning) {
+    auto o = options("nccl_trace");
+    o.trace_iterations = 1;
+    ASSERT_EQ(run(o, memory), 0) << err.str();
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "pass");
+    EXPECT_NE(r.summary.find("warning: runs NCCL kernels (AllReduce) in its traced iterations on rank(s) 1"),
+              std::string::npos)
+        << r.summary;
+    EXPECT_EQ(r.trace_events, 4u); // per rank: the iteration range and the kernel
+}
+
 TEST_F(RunTest, EnvironmentExitIsErrorThree) {
     ASSERT_EQ(run(options("exit3"), memory), 3);
     EXPECT_EQ(only_run().status, "error");

@@ -111,4 +111,17 @@ struct CollectiveBandwidth {
 std::vector<CollectiveBandwidth> nccl_bandwidth(const RankTrace& trace, int world_size,
                                                 const CommWorkModel& model = {});
 
+// The NCCL kernels one side launched in its traced iterations (engine "iteration" ranges whose payload
+// has "side": `side`), on one rank. What ran, not what the library imports: a collective reached
+// through dlsym, or through a communicator the candidate made itself, shows here too.
+struct SideNcclKernels {
+    int rank = 0;
+    std::int64_t launches = 0;
+    std::vector<std::string> collectives; // distinct, first-seen order ("AllReduce", or the kernel name)
+};
+
+// One entry per rank whose `side` launched at least one NCCL kernel; kernels count when they start
+// inside one of the side's iteration ranges (each range ends after the device synchronised).
+std::vector<SideNcclKernels> nccl_kernels_in_side(const std::vector<RankTrace>& traces, std::string_view side);
+
 } // namespace pkbw
