@@ -311,7 +311,8 @@ std::vector<CollectiveBandwidth> nccl_bandwidth(const RankTrace& trace, int worl
     return out;
 }
 
-std::vector<SideNcclKernels> nccl_kernels_in_side(const std::vector<RankTrace>& traces, std::string_view side) {
+std::vector<SideNcclKernels> nccl_kernels_in_side(const std::vector<RankTrace>& traces,
+                                                  std::string_view side) {
     std::vector<SideNcclKernels> out;
     for (const auto& trace : traces) {
         std::vector<Interval> iterations;

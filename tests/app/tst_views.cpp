@@ -73,7 +73,8 @@ private slots:
         QSignalSpy loaded(&view, &RunView::run_loaded);
         view.open_run(id);
         QVERIFY(loaded.wait(5000));
-        QVERIFY2(view.header_text().contains(QStringLiteral("rank 1: crash after its last trial result, in phase perf")),
+        QVERIFY2(view.header_text().contains(
+                     QStringLiteral("rank 1: crash after its last trial result, in phase perf")),
                  qPrintable(view.header_text()));
         // The trial's verdicts stay as reported; the crash adds no column.
         QCOMPARE(view.grid_model()->columnCount(), 1);

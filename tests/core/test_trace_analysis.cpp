@@ -37,7 +37,8 @@ TEST(TraceAnalysis, NcclKernelsAreRecognisedByEitherName) {
 }
 
 TraceEvent iteration(const std::string& side, int i, std::int64_t start, std::int64_t end) {
-    TraceEvent e = range(TraceEventKind::EngineRange, "iteration", side + "/" + std::to_string(i), start, end);
+    TraceEvent e =
+        range(TraceEventKind::EngineRange, "iteration", side + "/" + std::to_string(i), start, end);
     e.payload = {{"iteration", i}, {"side", side}};
     return e;
 }
@@ -47,14 +48,14 @@ TEST(TraceAnalysis, NcclKernelsInTheCandidatesIterationsOnly) {
     r0.rank = 0;
     r0.events = {
         iteration("reference", 0, 0, 100),
-        kernel(kAllReduce, 10, 90),                 // the reference's own collective: not counted
+        kernel(kAllReduce, 10, 90), // the reference's own collective: not counted
         iteration("candidate", 0, 200, 300),
-        kernel("my_allreduce_kernel", 210, 290),    // a custom kernel: not NCCL
+        kernel("my_allreduce_kernel", 210, 290), // a custom kernel: not NCCL
         iteration("candidate", 1, 400, 500),
-        kernel(kAllReduce, 410, 480),               // counted
+        kernel(kAllReduce, 410, 480),                        // counted
         kernel("ncclDevKernel_AllGather_RING_LL", 480, 490), // counted, starts inside
-        kernel(kAllReduce, 420, 470, 8),            // a second launch of the same collective
-        kernel("ncclDevKernel_SendRecv", 600, 700), // after every iteration: not counted
+        kernel(kAllReduce, 420, 470, 8),                     // a second launch of the same collective
+        kernel("ncclDevKernel_SendRecv", 600, 700),          // after every iteration: not counted
     };
     r1.rank = 1;
     r1.events = {iteration("candidate", 0, 200, 300), kernel("my_allreduce_kernel", 210, 290)};

@@ -143,8 +143,7 @@ TEST_F(RunTest, CrashAfterTheTrialsResultKeepsTheVerdictAndRecordsTheCrash) {
     ASSERT_EQ(run(options("segv_after_result"), memory), 1);
     const auto& r = only_run();
     EXPECT_EQ(r.status, "crash");
-    EXPECT_NE(r.summary.find("rank 1 crashed with SIGSEGV in phase compare"), std::string::npos)
-        << r.summary;
+    EXPECT_NE(r.summary.find("rank 1 crashed with SIGSEGV in phase compare"), std::string::npos) << r.summary;
     int verdicts = 0, crashes = 0;
     for (const auto& rank : r.ranks) {
         if (rank.trial == 0) {

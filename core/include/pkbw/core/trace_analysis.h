@@ -122,6 +122,7 @@ struct SideNcclKernels {
 
 // One entry per rank whose `side` launched at least one NCCL kernel; kernels count when they start
 // inside one of the side's iteration ranges (each range ends after the device synchronised).
-std::vector<SideNcclKernels> nccl_kernels_in_side(const std::vector<RankTrace>& traces, std::string_view side);
+std::vector<SideNcclKernels> nccl_kernels_in_side(const std::vector<RankTrace>& traces,
+                                                  std::string_view side);
 
 } // namespace pkbw
