@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <ostream>
 
 namespace fs = std::filesystem;
@@ -268,10 +269,13 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
         << "\n  generation: " << (run->generation.label.empty() ? "-" : run->generation.label)
         << "\n  started:   " << run->started_at << "  ended: " << run->ended_at << "  host "
         << run->writer_host << "\n  summary:   " << run->summary << "\n  run dir:   " << run->run_dir << "\n";
-    int current_trial = -1;
+    std::optional<int> current_trial;
     for (const auto& r : ranks) {
         if (r.trial != current_trial) {
-            out << "  trial " << r.trial << ":\n";
+            if (r.trial == kAfterLastResult)
+                out << "  after the last trial result:\n";
+            else
+                out << "  trial " << r.trial << ":\n";
             current_trial = r.trial;
         }
         out << "    rank " << r.rank << ": " << to_string(r.outcome);

@@ -172,6 +172,13 @@ TEST_F(RunTest, CrashAfterTheTrialsResultKeepsTheVerdictAndRecordsTheCrash) {
     ASSERT_EQ(rows.size(), 3u);
     EXPECT_EQ(rows.front().trial, pkbw::kAfterLastResult);
     EXPECT_EQ(rows.front().outcome, pkbw::RankOutcome::Crash);
+    std::ostringstream shown, show_err;
+    ASSERT_EQ(show_run(store_path, store.list_runs().at(0).id, false, shown, show_err), 0) << show_err.str();
+    EXPECT_NE(
+        shown.str().find("  after the last trial result:\n    rank 1: crash | rank 1 crashed with SIGSEGV"),
+        std::string::npos)
+        << shown.str();
+    EXPECT_NE(shown.str().find("  trial 0:\n    rank 0: ok\n"), std::string::npos) << shown.str();
 }
 
 TEST_F(RunTest, NcclKernelsInTheCandidatesTraceAreAWarning) {
