@@ -449,9 +449,11 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
             else if (WIFSIGNALED(status))
                 report.signal = WTERMSIG(status);
             report.killed = killing && report.signal == SIGKILL;
-            // Its last events (rank_done, error) may still be in the pipe: read them before judging.
-            // (An empty pipe that is not at its end: a grandchild holds it open; all is read.)
-            while (rank.control && !killing && read_control(rank, spec, observer)) {
+            // Its last events (results, rank_done, error) may still be in the pipe: read them before
+            // judging, also when it was killed because a peer failed (what it reported before stays
+            // reported). Bounded: the process is gone, so the pipe holds at most its buffer (an empty
+            // pipe that is not at its end: a grandchild holds it open; all is read).
+            while (rank.control && read_control(rank, spec, observer)) {
             }
             observer.on_rank_exit(report);
             if (!killing && (report.signal != 0 || report.exit_code != 0 || !report.done))

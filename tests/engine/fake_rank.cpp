@@ -147,9 +147,22 @@ int main(int argc, char** argv) {
     std::string line = pkbw::protocol::to_line(result);
     line.pop_back();
     emit(line);
-    if (me && mode == "segv_after_result") {
-        std::fprintf(stderr, "rank %d about to fault after its result\n", rank);
-        std::raise(SIGSEGV);
+    if (mode == "segv_after_result") {
+        // The target faults only once every other rank has reported: otherwise the launcher may stop
+        // a rank before its result, and the test would see "skipped" where it expects "ok".
+        const std::string marker = "/tmp/pkbw-fake-rank-" + env("PKBW_RDZV_TOKEN") + "-reported-";
+        if (!me) {
+            ::close(::open((marker + r).c_str(), O_CREAT | O_WRONLY, 0600));
+        } else {
+            for (int other = 0; other < world; ++other) {
+                const std::string path = marker + std::to_string(other);
+                for (int wait = 0; other != rank && wait < 2000 && ::access(path.c_str(), F_OK) != 0; ++wait)
+                    ::usleep(5000);
+                ::unlink(path.c_str());
+            }
+            std::fprintf(stderr, "rank %d about to fault after its result\n", rank);
+            std::raise(SIGSEGV);
+        }
     }
     emit(R"({"event":"phase","rank":)" + r + R"(,"phase":"teardown","trial":0})");
     if (mode == "segv_after_result") {
