@@ -451,9 +451,9 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
             report.killed = killing && report.signal == SIGKILL;
             // Its last events (results, rank_done, error) may still be in the pipe: read them before
             // judging, also when it was killed because a peer failed (what it reported before stays
-            // reported). Bounded: the process is gone, so the pipe holds at most its buffer (an empty
-            // pipe that is not at its end: a grandchild holds it open; all is read).
-            while (rank.control && read_control(rank, spec, observer)) {
+            // reported). An empty pipe that is not at its end means a grandchild holds it open; one
+            // that keeps writing is not waited for past a pipe buffer's worth of reads.
+            for (int reads = 0; rank.control && reads < 64 && read_control(rank, spec, observer); ++reads) {
             }
             observer.on_rank_exit(report);
             if (!killing && (report.signal != 0 || report.exit_code != 0 || !report.done))
