@@ -33,6 +33,8 @@ const EventSchema kSchemas[] = {
     {kPerfResult, {{"rank", Kind::Integer}}},
     {kError, {{"kind", Kind::String}, {"message", Kind::String}}},
     {kRankDone, {{"rank", Kind::Integer}}},
+    {kCandidate, {{"rank", Kind::Integer}, {"stage", Kind::String}}},
+    {kRecheck, {{"rank", Kind::Integer}, {"variant", Kind::String}, {"status", Kind::String}}},
     {kRunStarted, {{"run_id", Kind::Integer}}},
     {kCompile, {{"side", Kind::String}, {"status", Kind::String}}},
     {kRankExit, {{"rank", Kind::Integer}}},

@@ -1,4 +1,5 @@
-// The cuda backend's device: one GPU per rank, a non-blocking stream, an NCCL communicator over all
+// The cuda backend's device: one GPU per rank, a stream (non-blocking in the judge, blocking in the
+// candidate process), an NCCL communicator over all
 // ranks, and symmetric memory through CUDA IPC handles exchanged over the rendezvous.
 #define PKBW_BACKEND_CUDA 1
 #include "device.h"
@@ -116,7 +117,7 @@ private:
 
 class CudaDevice final : public Device {
 public:
-    CudaDevice(int local_rank, Rendezvous& rendezvous)
+    CudaDevice(int local_rank, Rendezvous& rendezvous, bool blocking_stream)
         : rendezvous_(rendezvous) {
         int count = 0;
         if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
@@ -130,7 +131,8 @@ public:
                                                  std::to_string(count) + " are visible");
         }
         check_cuda(cudaSetDevice(ordinal_), "cudaSetDevice");
-        check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+        check_cuda(cudaStreamCreateWithFlags(&stream_, blocking_stream ? cudaStreamDefault : cudaStreamNonBlocking),
+                   "cudaStreamCreate");
 
         ncclUniqueId id{};
         if (rendezvous.rank() == 0) {
@@ -249,6 +251,36 @@ public:
                    "cudaMemcpyAsync");
     }
 
+    SharedAllocation allocate_shared(std::size_t bytes) override {
+        SharedAllocation allocation;
+        allocation.bytes = bytes;
+        allocation.data = allocate(bytes);
+        check_cuda(cudaMemset(allocation.data, 0, bytes == 0 ? 1 : bytes), "cudaMemset (shared)");
+        cudaIpcMemHandle_t handle{};
+        check_cuda(cudaIpcGetMemHandle(&handle, allocation.data), "cudaIpcGetMemHandle");
+        allocation.handle.ipc.assign(reinterpret_cast<const char*>(&handle), sizeof handle);
+        return allocation;
+    }
+    void release_shared(SharedAllocation& allocation) override {
+        if (allocation.data != nullptr) {
+            cudaFree(allocation.data);
+        }
+        allocation = {};
+    }
+    void* map_shared(const SharedHandle& handle, std::size_t) override {
+        cudaIpcMemHandle_t ipc{};
+        if (handle.ipc.size() != sizeof ipc) {
+            throw DeviceError("cuda_error", "a shared buffer's IPC handle has " + std::to_string(handle.ipc.size()) +
+                                                " bytes, not " + std::to_string(sizeof ipc));
+        }
+        std::memcpy(&ipc, handle.ipc.data(), sizeof ipc);
+        void* data = nullptr;
+        check_cuda(cudaIpcOpenMemHandle(&data, ipc, cudaIpcMemLazyEnablePeerAccess),
+                   "cudaIpcOpenMemHandle (the judge's buffer)");
+        return data;
+    }
+    void unmap_shared(void* data, std::size_t) override { cudaIpcCloseMemHandle(data); }
+
     SymmetricAllocation allocate_symmetric(std::size_t bytes, Rendezvous& rendezvous) override {
         const int world = rendezvous.world_size();
         const int rank = rendezvous.rank();
@@ -305,8 +337,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Device> make_cuda_device(int local_rank, Rendezvous& rendezvous) {
-    return std::make_unique<CudaDevice>(local_rank, rendezvous);
+std::unique_ptr<Device> make_cuda_device(int local_rank, Rendezvous& rendezvous, bool blocking_stream) {
+    return std::make_unique<CudaDevice>(local_rank, rendezvous, blocking_stream);
 }
 
 bool cuda_backend_built() {

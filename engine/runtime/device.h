@@ -60,6 +60,19 @@ public:
     virtual std::vector<double> elapsed_ms() = 0;
 };
 
+// Memory the judge owns and maps into its candidate process (docs/engine.md, "Process layout"): a
+// CUDA IPC handle on the cuda backend, a memfd on the host backend.
+struct SharedHandle {
+    std::string ipc; // cudaIpcMemHandle_t bytes (cuda)
+    int fd = -1;     // memfd (host); owned by the allocation
+};
+
+struct SharedAllocation {
+    void* data = nullptr;
+    std::size_t bytes = 0;
+    SharedHandle handle;
+};
+
 class Device {
 public:
     virtual ~Device() = default;
@@ -76,6 +89,14 @@ public:
     virtual void synchronize() = 0;
     // Throws DeviceError if an asynchronous error is pending (NCCL's async errors included).
     virtual void check() = 0;
+
+    // Memory another process of the same rank can map (the judge's inputs and outputs, mapped into
+    // the candidate process). Zero-filled.
+    virtual SharedAllocation allocate_shared(std::size_t bytes) = 0;
+    virtual void release_shared(SharedAllocation& allocation) = 0;
+    // The other side: maps a handle another process exported; unmap before that process frees it.
+    virtual void* map_shared(const SharedHandle& handle, std::size_t bytes) = 0;
+    virtual void unmap_shared(void* data, std::size_t bytes) = 0;
 
     virtual void* stream_handle() = 0;
     virtual void* nccl_handle() = 0;
@@ -101,7 +122,10 @@ public:
 std::unique_ptr<Device> make_host_device(int rank, const std::string& segment_prefix);
 // The cuda backend: device `ordinal`, a stream, and an NCCL communicator set up through `rendezvous`.
 // Throws DeviceError("environment", ...) when there is no GPU or NCCL cannot start.
-std::unique_ptr<Device> make_cuda_device(int local_rank, Rendezvous& rendezvous);
+// `blocking_stream`: the stream solutions get is an ordinary (blocking) stream, so that work a
+// solution queues on the legacy default stream is ordered with it and inside its timed events; the
+// candidate process asks for that (docs/perf.md). The judge keeps a non-blocking stream.
+std::unique_ptr<Device> make_cuda_device(int local_rank, Rendezvous& rendezvous, bool blocking_stream = false);
 bool cuda_backend_built();
 
 } // namespace pkbw::engine

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace pkbw::engine {
@@ -97,6 +98,52 @@ public:
     std::pair<int, int> clocks_mhz() override { return {0, 0}; }
     void copy_async(void* destination, const void* source, std::size_t bytes) override {
         std::memcpy(destination, source, bytes);
+    }
+
+    SharedAllocation allocate_shared(std::size_t bytes) override {
+        const std::size_t size = round_up(bytes == 0 ? 1 : bytes, 4096);
+        const int fd = static_cast<int>(::syscall(SYS_memfd_create, "pkbw-shared", MFD_CLOEXEC));
+        if (fd < 0) {
+            throw DeviceError("environment", std::string("memfd_create: ") + std::strerror(errno));
+        }
+        if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+            const int code = errno;
+            ::close(fd);
+            throw DeviceError("environment", "ftruncate of a shared buffer of " + std::to_string(size) +
+                                                 " bytes: " + std::strerror(code));
+        }
+        void* address = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (address == MAP_FAILED) {
+            const int code = errno;
+            ::close(fd);
+            throw DeviceError("environment", "mmap of a shared buffer of " + std::to_string(size) +
+                                                 " bytes: " + std::strerror(code));
+        }
+        SharedAllocation allocation;
+        allocation.data = address;
+        allocation.bytes = bytes;
+        allocation.handle.fd = fd;
+        return allocation;
+    }
+    void release_shared(SharedAllocation& allocation) override {
+        if (allocation.data != nullptr) {
+            ::munmap(allocation.data, round_up(allocation.bytes == 0 ? 1 : allocation.bytes, 4096));
+        }
+        if (allocation.handle.fd >= 0) {
+            ::close(allocation.handle.fd);
+        }
+        allocation = {};
+    }
+    void* map_shared(const SharedHandle& handle, std::size_t bytes) override {
+        void* address = ::mmap(nullptr, round_up(bytes == 0 ? 1 : bytes, 4096), PROT_READ | PROT_WRITE,
+                               MAP_SHARED, handle.fd, 0);
+        if (address == MAP_FAILED) {
+            throw DeviceError("environment", std::string("mmap of the judge's buffer: ") + std::strerror(errno));
+        }
+        return address;
+    }
+    void unmap_shared(void* data, std::size_t bytes) override {
+        ::munmap(data, round_up(bytes == 0 ? 1 : bytes, 4096));
     }
 
     SymmetricAllocation allocate_symmetric(std::size_t bytes, Rendezvous& rendezvous) override {

@@ -33,69 +33,48 @@ TensorView view_of(const TensorSpec& spec, void* data) {
     return view;
 }
 
-// Copies of the inputs on the device (set k of the rotation), one set of outputs, and the views
-// a call needs for each set.
-class TimingBuffers {
-public:
-    TimingBuffers(Device& device, const std::vector<TensorSpec>& input_specs,
-                  const std::vector<Tensor>& host_inputs, const std::vector<TensorSpec>& output_specs,
-                  int copies, bool rotate_first_only)
-        : device_(device)
-        , input_specs_(input_specs)
-        , output_specs_(output_specs) {
-        for (const auto& spec : output_specs_) {
-            outputs_.push_back(device_.allocate(spec_bytes(spec)));
-            device_.fill(outputs_.back(), 0, spec_bytes(spec));
-            output_views_.push_back(view_of(spec, outputs_.back()));
-        }
-        input_views_.resize(static_cast<std::size_t>(copies));
-        for (int copy = 0; copy < copies; ++copy) {
-            for (std::size_t i = 0; i < input_specs_.size(); ++i) {
-                void* data;
-                if (copy > 0 && rotate_first_only && i > 0) {
-                    data = const_cast<void*>(input_views_[0][i].data); // PKB rotates only the first input
-                } else {
-                    data = device_.allocate(spec_bytes(input_specs_[i]));
-                    owned_.push_back(data);
-                    if (host_inputs[i].nbytes() > 0) {
-                        device_.upload(data, host_inputs[i].data(), host_inputs[i].nbytes());
-                    }
+} // namespace
+
+TimingBuffers::TimingBuffers(SharedBuffers& shared, const std::vector<TensorSpec>& input_specs,
+                             const std::vector<Tensor>& host_inputs, const std::vector<TensorSpec>& output_specs,
+                             int copies, bool rotate_first_only)
+    : shared_(shared)
+    , input_specs_(input_specs)
+    , output_specs_(output_specs) {
+    Device& device = shared_.device();
+    for (const auto& spec : output_specs_) {
+        outputs_.push_back(shared_.allocate(spec_bytes(spec)));
+        output_views_.push_back(view_of(spec, outputs_.back()));
+    }
+    input_views_.resize(static_cast<std::size_t>(copies));
+    for (int copy = 0; copy < copies; ++copy) {
+        for (std::size_t i = 0; i < input_specs_.size(); ++i) {
+            void* data;
+            if (copy > 0 && rotate_first_only && i > 0) {
+                data = const_cast<void*>(input_views_[0][i].data); // PKB rotates only the first input
+            } else {
+                data = shared_.allocate(spec_bytes(input_specs_[i]));
+                owned_.push_back(data);
+                if (host_inputs[i].nbytes() > 0) {
+                    device.upload(data, host_inputs[i].data(), host_inputs[i].nbytes());
                 }
-                input_views_[static_cast<std::size_t>(copy)].push_back(view_of(input_specs_[i], data));
             }
-        }
-        device_.synchronize();
-    }
-    ~TimingBuffers() {
-        for (void* p : owned_) {
-            device_.release(p);
-        }
-        for (void* p : outputs_) {
-            device_.release(p);
+            input_views_[static_cast<std::size_t>(copy)].push_back(view_of(input_specs_[i], data));
         }
     }
-    TimingBuffers(const TimingBuffers&) = delete;
-    TimingBuffers& operator=(const TimingBuffers&) = delete;
+    device.synchronize();
+}
 
-    int copies() const { return static_cast<int>(input_views_.size()); }
-    const std::vector<TensorView>& inputs(int copy) const {
-        return input_views_[static_cast<std::size_t>(copy)];
+TimingBuffers::~TimingBuffers() {
+    for (void* p : owned_) {
+        shared_.release(p);
     }
-    const std::vector<TensorView>& outputs() const { return output_views_; }
+    for (void* p : outputs_) {
+        shared_.release(p);
+    }
+}
 
-private:
-    Device& device_;
-    std::vector<TensorSpec> input_specs_, output_specs_;
-    std::vector<void*> owned_, outputs_;
-    std::vector<std::vector<TensorView>> input_views_;
-    std::vector<TensorView> output_views_;
-};
-
-// A side to time: a function that queues one call using input set `copy`.
-struct Side {
-    std::string name;
-    std::function<void(int copy)> call;
-};
+namespace {
 
 std::size_t total_bytes(const std::vector<TensorSpec>& specs) {
     std::size_t total = 0;
@@ -104,6 +83,37 @@ std::size_t total_bytes(const std::vector<TensorSpec>& specs) {
     }
     return total;
 }
+
+void add_bracket(json& extra, const BlockTiming& timing) {
+    extra["span_ms"] = timing.span_ms;
+    extra["host_ms"] = timing.host_ms;
+    extra["calls"] = timing.calls;
+}
+
+// A side whose calls run here: a library with its session, or a bare function (the NCCL loop).
+class LocalSide final : public TimedSide {
+public:
+    LocalSide(const PerfContext& context, CallFunction call)
+        : timed_(context.device, context.rendezvous)
+        , call_(std::move(call)) {}
+    void set_copies(int copies) { copies_ = copies; }
+
+    BlockTiming pkb_series(int warmup, int iterations, json& extra) override {
+        BlockTiming timing = timed_.pkb_series(call_, copies_, warmup, iterations);
+        add_bracket(extra, timing);
+        return timing;
+    }
+    BlockTiming pkbw_block(int iterations, int repeat, bool flush, int& next_copy, json& extra) override {
+        BlockTiming timing = timed_.pkbw_block(call_, copies_, iterations, repeat, flush, next_copy);
+        add_bracket(extra, timing);
+        return timing;
+    }
+
+private:
+    TimedCalls timed_;
+    CallFunction call_;
+    int copies_ = 1;
+};
 
 class Timing {
 public:
@@ -125,52 +135,6 @@ public:
                       {"samples_ms", samples}};
         event.update(extra);
         c_.events.send(event);
-    }
-
-    // PKB: warmup calls, then one event before and one after each of `iterations` calls, no host
-    // synchronisation in between (utils/performance.py).
-    std::vector<double> pkb_series(const Side& side, int copies, int warmup, int iterations) {
-        c_.device.synchronize();
-        c_.rendezvous.barrier();
-        for (int i = 0; i < warmup; ++i) {
-            side.call(i % copies);
-        }
-        c_.device.synchronize();
-        auto timer = c_.device.make_timer(iterations + 1);
-        timer->mark(0);
-        for (int i = 0; i < iterations; ++i) {
-            side.call(i % copies);
-            timer->mark(i + 1);
-        }
-        c_.device.synchronize();
-        return timer->elapsed_ms();
-    }
-
-    // pkbw: ranks start the block together; each sample brackets `repeat` calls (optionally after a
-    // cache flush, kept outside the bracket).
-    std::vector<double> pkbw_block(const Side& side, int copies, int iterations, int repeat, bool flush,
-                                   int& next_copy) {
-        c_.device.synchronize();
-        c_.rendezvous.barrier();
-        auto timer = c_.device.make_timer(2 * iterations);
-        for (int i = 0; i < iterations; ++i) {
-            if (flush) {
-                c_.device.flush_cache();
-            }
-            timer->mark(2 * i);
-            for (int r = 0; r < repeat; ++r) {
-                side.call(next_copy);
-                next_copy = (next_copy + 1) % copies;
-            }
-            timer->mark(2 * i + 1);
-        }
-        c_.device.synchronize();
-        const auto consecutive = timer->elapsed_ms();
-        std::vector<double> samples;
-        for (std::size_t i = 0; i < consecutive.size(); i += 2) {
-            samples.push_back(consecutive[i] / repeat);
-        }
-        return samples;
     }
 
 private:
@@ -237,9 +201,26 @@ json to_json(const PerfOptions& o) {
             {"rotation_memory_fraction", o.rotation_memory_fraction}};
 }
 
-void run_perf(const PerfContext& c, const PerfOptions& options, const SolutionLibrary* reference,
-              SolutionSession* reference_session, const SolutionLibrary* candidate,
-              SolutionSession* candidate_session) {
+std::unique_ptr<TimedSide> make_local_side(const PerfContext& context, const SolutionLibrary& library,
+                                           SolutionSession& session, const TimingBuffers& buffers) {
+    std::vector<Context> contexts;
+    for (int copy = 0; copy < buffers.copies(); ++copy) {
+        contexts.push_back(session.make_context(context.local_rank, buffers.inputs(copy), buffers.outputs()));
+    }
+    const SolutionLibrary* lib = &library;
+    SolutionSession* s = &session;
+    auto side = std::make_unique<LocalSide>(context, [lib, s, contexts](int copy) {
+        if (lib->call(contexts[static_cast<std::size_t>(copy)]) != 0) {
+            const std::string why = s->take_failure();
+            throw Error(lib->side() + " failed while being timed: " + (why.empty() ? "non-zero return" : why));
+        }
+    });
+    side->set_copies(buffers.copies());
+    return side;
+}
+
+void run_perf(const PerfContext& c, const PerfOptions& options, const PerfSides& sides_present,
+              SharedBuffers& shared) {
     const auto input_specs = c.problem->input_specs(c.config, c.rank);
     const auto output_specs = c.problem->output_specs(c.config, c.rank);
     const auto host_inputs = c.problem->build_inputs(c.config, c.rank);
@@ -247,40 +228,25 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const SolutionLi
     const std::size_t l2 = versions.l2_bytes;
     Timing timing(c);
 
-    auto make_side = [&](const SolutionLibrary* library, SolutionSession* session,
-                         const TimingBuffers& buffers) {
-        std::vector<Context> contexts;
-        for (int copy = 0; copy < buffers.copies(); ++copy) {
-            contexts.push_back(session->make_context(c.local_rank, buffers.inputs(copy), buffers.outputs()));
-        }
-        return Side{library->side(), [library, session, contexts](int copy) {
-                        if (library->call(contexts[static_cast<std::size_t>(copy)]) != 0) {
-                            const std::string why = session->take_failure();
-                            throw Error(library->side() + " failed while being timed: " +
-                                        (why.empty() ? "non-zero return" : why));
-                        }
-                    }};
-    };
-    std::vector<std::pair<const SolutionLibrary*, SolutionSession*>> present;
-    if (reference) {
-        present.emplace_back(reference, reference_session);
+    using Factory = std::function<std::unique_ptr<TimedSide>(const TimingBuffers&)>;
+    std::vector<std::pair<std::string, const Factory*>> present;
+    if (sides_present.reference) {
+        present.emplace_back("reference", &sides_present.reference);
     }
-    if (candidate) {
-        present.emplace_back(candidate, candidate_session);
+    if (sides_present.candidate) {
+        present.emplace_back("candidate", &sides_present.candidate);
     }
 
     const json start_clocks = timing.clocks();
     if (options.pkb) {
         const std::size_t first = input_specs.empty() ? 0 : spec_bytes(input_specs[0]);
         const int groups = pkb_groups(first, l2);
-        TimingBuffers buffers(c.device, input_specs, host_inputs, output_specs, groups, true);
-        for (auto [library, session] : present) {
-            const Side side = make_side(library, session, buffers);
-            const auto samples =
-                timing.pkb_series(side, buffers.copies(), options.pkb_warmup, options.pkb_iterations);
-            timing.send(
-                "pkb", side.name, 0, samples,
-                {{"num_input_groups", groups}, {"l2_cache_size_bytes", l2}, {"timed_tensor_bytes", first}});
+        TimingBuffers buffers(shared, input_specs, host_inputs, output_specs, groups, true);
+        for (const auto& [name, factory] : present) {
+            const auto side = (*factory)(buffers);
+            json extra = {{"num_input_groups", groups}, {"l2_cache_size_bytes", l2}, {"timed_tensor_bytes", first}};
+            const BlockTiming series = side->pkb_series(options.pkb_warmup, options.pkb_iterations, extra);
+            timing.send("pkb", name, 0, series.samples_ms, extra);
         }
     }
     if (options.pkbw) {
@@ -297,16 +263,19 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const SolutionLi
             }
             copies = std::max(copies, 1);
         }
-        TimingBuffers buffers(c.device, input_specs, host_inputs, output_specs, copies, false);
-        std::vector<Side> sides;
-        for (auto [library, session] : present) {
-            sides.push_back(make_side(library, session, buffers));
+        TimingBuffers buffers(shared, input_specs, host_inputs, output_specs, copies, false);
+        std::vector<std::unique_ptr<TimedSide>> sides;
+        std::vector<std::string> names;
+        for (const auto& [name, factory] : present) {
+            sides.push_back((*factory)(buffers));
+            names.push_back(name);
         }
         std::vector<int> repeat(sides.size(), 1);
         int next_copy = 0;
         for (std::size_t s = 0; s < sides.size(); ++s) {
             if (options.warmup > 0) {
-                const auto warm = timing.pkbw_block(sides[s], copies, options.warmup, 1, false, next_copy);
+                json ignored = json::object();
+                const auto warm = sides[s]->pkbw_block(options.warmup, 1, false, next_copy, ignored).samples_ms;
                 if (options.min_time_ms > 0) {
                     // Every rank must repeat the same number of calls: agree on the largest.
                     const double median = std::max(percentile(warm, 50), 1e-6);
@@ -330,32 +299,33 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const SolutionLi
             if (sides.size() == 1 && b >= static_cast<std::size_t>(options.pairs)) {
                 break;
             }
-            const auto samples =
-                timing.pkbw_block(sides[s], copies, options.iterations, repeat[s], flush, next_copy);
-            timing.send("pkbw", sides[s].name, static_cast<int>(b), samples,
-                        {{"input_copies", copies},
-                         {"copy_bytes", per_copy},
-                         {"l2_cache_size_bytes", l2},
-                         {"repeat", repeat[s]},
-                         {"rotation", options.rotation}});
+            json extra = {{"input_copies", copies},
+                          {"copy_bytes", per_copy},
+                          {"l2_cache_size_bytes", l2},
+                          {"repeat", repeat[s]},
+                          {"rotation", options.rotation}};
+            const auto block = sides[s]->pkbw_block(options.iterations, repeat[s], flush, next_copy, extra);
+            timing.send("pkbw", names[s], static_cast<int>(b), block.samples_ms, extra);
         }
         if (options.bare_nccl && !input_specs.empty() && !output_specs.empty()) {
             const WorkModel work = c.problem->work(c.config);
             const TensorSpec& in = input_specs[0];
-            const Side bare{"bare_nccl", [&](int copy) {
-                                c.device.bare_collective(
-                                    work.collective, buffers.inputs(copy)[0].data, buffers.outputs()[0].data,
-                                    static_cast<std::size_t>(shape_numel(in.shape)), in.dtype);
-                            }};
-            for (int w = 0; w < std::min(options.warmup, 20); ++w) {
-                bare.call(w % copies);
-            }
+            LocalSide bare(c, [&](int copy) {
+                c.device.bare_collective(work.collective, buffers.inputs(copy)[0].data, buffers.outputs()[0].data,
+                                         static_cast<std::size_t>(shape_numel(in.shape)), in.dtype);
+            });
+            bare.set_copies(copies);
+            json warm = json::object();
+            int warm_copy = 0;
+            bare.pkbw_block(std::max(std::min(options.warmup, 20), 1), 1, false, warm_copy, warm);
             for (int b = 0; b < options.pairs; ++b) {
-                const auto samples = timing.pkbw_block(bare, copies, options.iterations, 1, flush, next_copy);
-                timing.send(
-                    "pkbw", "bare_nccl", b, samples,
-                    {{"collective", collective_kind_name(work.collective)}, {"input_copies", copies}});
+                json extra = {{"collective", collective_kind_name(work.collective)}, {"input_copies", copies}};
+                const auto block = bare.pkbw_block(options.iterations, 1, flush, next_copy, extra);
+                timing.send("pkbw", "bare_nccl", b, block.samples_ms, extra);
             }
+        }
+        if (sides_present.after_timing) {
+            sides_present.after_timing(buffers);
         }
     }
     c.events.send({{"event", protocol::kPerfResult},
@@ -378,15 +348,13 @@ void run_calibration(const PerfContext& c, const std::vector<std::size_t>& sizes
         c.device.fill(input, 0, bytes);
         for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather}) {
             const std::size_t per_rank = kind == CollectiveKind::AllGather ? count / world : count;
-            const Side side{std::string(collective_kind_name(kind)), [&](int) {
-                                c.device.bare_collective(kind, input, output, per_rank, DType::BF16);
-                            }};
-            for (int w = 0; w < 5; ++w) {
-                side.call(0);
-            }
+            const std::string name(collective_kind_name(kind));
+            LocalSide side(c, [&](int) { c.device.bare_collective(kind, input, output, per_rank, DType::BF16); });
+            json ignored = json::object();
             int next = 0;
-            const auto samples = timing.pkbw_block(side, 1, iterations, 1, false, next);
-            timing.send("calibrate", side.name, static_cast<int>(index), samples, {{"bytes", bytes}});
+            side.pkbw_block(5, 1, false, next, ignored);
+            const auto samples = side.pkbw_block(iterations, 1, false, next, ignored).samples_ms;
+            timing.send("calibrate", name, static_cast<int>(index), samples, {{"bytes", bytes}});
         }
         c.device.release(input);
         c.device.release(output);
@@ -398,10 +366,11 @@ void run_calibration(const PerfContext& c, const std::vector<std::size_t>& sizes
             const SymmetricAllocation buffer = c.device.allocate_symmetric(bytes, c.rendezvous);
             void* local = c.device.allocate(bytes);
             const void* peer = buffer.peers[static_cast<std::size_t>((c.rank + 1) % world)];
-            const Side side{"peer_copy", [&](int) { c.device.copy_async(local, peer, bytes); }};
-            side.call(0);
+            LocalSide side(c, [&](int) { c.device.copy_async(local, peer, bytes); });
+            json ignored = json::object();
             int next = 0;
-            const auto samples = timing.pkbw_block(side, 1, iterations, 1, false, next);
+            side.pkbw_block(1, 1, false, next, ignored);
+            const auto samples = side.pkbw_block(iterations, 1, false, next, ignored).samples_ms;
             timing.send("calibrate", "peer_copy", static_cast<int>(index), samples, {{"bytes", bytes}});
             c.device.synchronize();
             c.rendezvous.barrier();

@@ -6,8 +6,12 @@
 #include "device.h"
 #include "event_sink.h"
 #include "pkbw/core/problem.h"
+#include "shared_buffers.h"
 #include "solution_library.h"
+#include "timing.h"
 
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -43,10 +47,55 @@ struct PerfContext {
     ProblemConfig config;
 };
 
-// Times the sides that are present (either may be null) and sends `perf_result` events.
-void run_perf(const PerfContext& context, const PerfOptions& options, const SolutionLibrary* reference,
-              SolutionSession* reference_session, const SolutionLibrary* candidate,
-              SolutionSession* candidate_session);
+// Copies of the inputs (set k of the rotation) and one set of outputs, in memory shared with the
+// candidate process, with the views a call needs for each set.
+class TimingBuffers {
+public:
+    TimingBuffers(SharedBuffers& shared, const std::vector<TensorSpec>& input_specs,
+                  const std::vector<Tensor>& host_inputs, const std::vector<TensorSpec>& output_specs, int copies,
+                  bool rotate_first_only);
+    ~TimingBuffers();
+    TimingBuffers(const TimingBuffers&) = delete;
+    TimingBuffers& operator=(const TimingBuffers&) = delete;
+
+    int copies() const { return static_cast<int>(input_views_.size()); }
+    const std::vector<TensorView>& inputs(int copy) const { return input_views_[static_cast<std::size_t>(copy)]; }
+    const std::vector<TensorView>& outputs() const { return output_views_; }
+    const std::vector<TensorSpec>& output_specs() const { return output_specs_; }
+
+private:
+    SharedBuffers& shared_;
+    std::vector<TensorSpec> input_specs_, output_specs_;
+    std::vector<void*> owned_, outputs_;
+    std::vector<std::vector<TensorView>> input_views_;
+    std::vector<TensorView> output_views_;
+};
+
+// One side to time, wherever its calls run: in this process (the reference, the bare NCCL loop) or
+// in the candidate process. `extra` gathers what the block's perf_result event carries besides the
+// samples (the bracket, and for the candidate process its CPU after returning).
+class TimedSide {
+public:
+    virtual ~TimedSide() = default;
+    virtual BlockTiming pkb_series(int warmup, int iterations, nlohmann::json& extra) = 0;
+    virtual BlockTiming pkbw_block(int iterations, int repeat, bool flush, int& next_copy,
+                                   nlohmann::json& extra) = 0;
+};
+
+// A side timed in this process: `library` called with `session`'s services.
+std::unique_ptr<TimedSide> make_local_side(const PerfContext& context, const SolutionLibrary& library,
+                                           SolutionSession& session, const TimingBuffers& buffers);
+
+struct PerfSides {
+    // Absent sides are empty functions.
+    std::function<std::unique_ptr<TimedSide>(const TimingBuffers&)> reference, candidate;
+    // After the timed blocks, with their buffers alive (the re-check at the timed addresses).
+    std::function<void(TimingBuffers&)> after_timing;
+};
+
+// Times the sides that are present and sends `perf_result` events.
+void run_perf(const PerfContext& context, const PerfOptions& options, const PerfSides& sides,
+              SharedBuffers& shared);
 
 // `pkbw calibrate`: bare NCCL allreduce/allgather busbw and peer-copy bandwidth over `sizes`.
 void run_calibration(const PerfContext& context, const std::vector<std::size_t>& sizes, int iterations);

@@ -1,11 +1,14 @@
 #include "rank_runner.h"
 
+#include "candidate_process.h"
+#include "pkbw/core/candidate_protocol.h"
 #include "device.h"
 #include "perf_runner.h"
 #include "pkbw/core/compare.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/safetensors.h"
+#include "pkbw/core/status.h"
 #include "pkbw/core/trace.h"
 #include "pkbw/engine_nvtx.h"
 #include "pkbw/problems/registry.h"
@@ -15,12 +18,16 @@
 #include "trial_buffers.h"
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <new>
 #include <optional>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <thread>
 #include <unistd.h>
 
 namespace pkbw::engine {
@@ -57,23 +64,61 @@ std::string input_order(const std::vector<TensorSpec>& specs) {
     return order;
 }
 
-// The host backend's ranks run under an address-space cap (pkbw --memory-limit): say so beside an
-// allocation failure, so a candidate that asked for too much is not mistaken for a broken machine.
-std::string address_space_note() {
-    rlimit limit{};
-    if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
-        return {};
-    }
-    char text[128];
-    std::snprintf(text, sizeof text, "; this rank's address space is limited to %.1f GiB (RLIMIT_AS, %s)",
-                  static_cast<double>(limit.rlim_cur) / (1ull << 30), "pkbw --memory-limit");
-    return text;
-}
-
 std::string hostname() {
     char name[256] = {};
     ::gethostname(name, sizeof(name) - 1);
     return name;
+}
+
+// The candidate's side of a timed block: its calls run in the candidate process, which times them;
+// this process measures the round trip on its own clock and, after the block, how much CPU the
+// candidate process used while it should have been idle (core/timing_checks.h).
+class RemoteSide final : public TimedSide {
+public:
+    static constexpr int kIdleWindowMs = 50;
+
+    RemoteSide(CandidateProcess& process, const TimingBuffers& buffers)
+        : process_(process) {
+        for (int copy = 0; copy < buffers.copies(); ++copy) {
+            views_.push_back(process_.define_views(buffers.inputs(copy), buffers.outputs()));
+        }
+    }
+    BlockTiming pkb_series(int warmup, int iterations, json& extra) override {
+        const auto start = std::chrono::steady_clock::now();
+        BlockTiming timing = process_.pkb_series(views_, warmup, iterations);
+        after(timing, start, extra);
+        return timing;
+    }
+    BlockTiming pkbw_block(int iterations, int repeat, bool flush, int& next_copy, json& extra) override {
+        const auto start = std::chrono::steady_clock::now();
+        BlockTiming timing = process_.pkbw_block(views_, iterations, repeat, flush, next_copy);
+        after(timing, start, extra);
+        return timing;
+    }
+
+private:
+    void after(const BlockTiming& timing, std::chrono::steady_clock::time_point start, json& extra) {
+        extra["judge_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        extra["span_ms"] = timing.span_ms;
+        extra["host_ms"] = timing.host_ms;
+        extra["calls"] = timing.calls;
+        const double before = process_.cpu_ms();
+        std::this_thread::sleep_for(std::chrono::milliseconds(kIdleWindowMs));
+        const double after = process_.cpu_ms();
+        if (before >= 0 && after >= 0) {
+            extra["idle_cpu_ms"] = std::max(after - before, 0.0);
+            extra["idle_window_ms"] = kIdleWindowMs;
+        }
+    }
+
+    CandidateProcess& process_;
+    std::vector<int> views_;
+};
+
+std::string executable_directory() {
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string(".") : self.parent_path().string();
 }
 
 class RankRun {
@@ -83,6 +128,8 @@ public:
         , events_(events) {}
 
     int run() {
+        // What the candidate process leaves behind is re-parented here, to be found and killed.
+        ::prctl(PR_SET_CHILD_SUBREAPER, 1);
         const RendezvousConfig rdzv = rendezvous_config_from_env();
         rank_ = rdzv.rank;
         local_rank_ = rank_;
@@ -105,6 +152,7 @@ public:
         if (trace != config_.extra.end() && trace->is_object()) {
             const std::filesystem::path dir = trace->value("dir", config_.output_dir + "/trace");
             std::filesystem::create_directories(dir);
+            trace_dir_ = dir;
             recorder_ = std::make_unique<TraceRecorder>(
                 dir / ("rank_" + std::to_string(rank_) + ".engine.jsonl"), rank_);
             trace_iterations_ = trace->value("iterations", 10);
@@ -121,6 +169,7 @@ public:
                 if (const char* launcher = std::getenv("PKBW_LAUNCHER_PID"); launcher && *launcher) {
                     prefix += "-p" + std::to_string(std::atoll(launcher));
                 }
+                shm_prefix_ = prefix;
                 device_ = make_host_device(rank_, prefix);
             }
         } catch (const DeviceError& error) {
@@ -144,12 +193,12 @@ public:
         if (config_.runs_reference()) {
             reference_.emplace(config_.reference_library, "reference");
         }
-        if (config_.runs_candidate()) {
-            candidate_.emplace(config_.candidate_library, "candidate");
-        }
         const auto params = problem_->params(config_.problem_config(0));
         reference_session_ = std::make_unique<SolutionSession>("reference", *device_, *rendezvous_, params);
-        candidate_session_ = std::make_unique<SolutionSession>("candidate", *device_, *rendezvous_, params);
+        shared_ = std::make_unique<SharedBuffers>(*device_);
+        if (config_.runs_candidate()) {
+            start_candidate(params);
+        }
 
         const int trials = config_.mode == "dryrun" ? 1 : config_.trials;
         int trials_run = 0;
@@ -170,8 +219,32 @@ public:
             phase("perf", 0);
             const PerfContext context{
                 *device_, *rendezvous_, events_, rank_, local_rank_, problem_, config_.problem_config(0)};
-            run_perf(context, perf_options, reference_ ? &*reference_ : nullptr, reference_session_.get(),
-                     candidate_ ? &*candidate_ : nullptr, candidate_session_.get());
+            PerfSides sides;
+            if (reference_) {
+                sides.reference = [&](const TimingBuffers& buffers) {
+                    return make_local_side(context, *reference_, *reference_session_, buffers);
+                };
+            }
+            if (candidate_) {
+                sides.candidate = [&](const TimingBuffers& buffers) -> std::unique_ptr<TimedSide> {
+                    try {
+                        return std::make_unique<RemoteSide>(*candidate_, buffers);
+                    } catch (const CandidateFailure& failure) {
+                        candidate_broke(failure, "perf", 0);
+                    }
+                };
+                if (reference_) {
+                    sides.after_timing = [&](TimingBuffers& timed) { recheck(timed); };
+                }
+            }
+            try {
+                run_perf(context, perf_options, sides, *shared_);
+            } catch (const CandidateFailure& failure) {
+                if (failure.kind == candidate_protocol::kFailSolution) {
+                    throw Error("candidate failed while being timed: " + std::string(failure.what()));
+                }
+                candidate_broke(failure, "perf", 0);
+            }
         }
         return finish(trials_run);
     }
@@ -179,9 +252,23 @@ public:
 private:
     int finish(int trials_run) {
         phase("teardown", std::max(trials_run - 1, 0));
+        if (candidate_) {
+            const int threads = candidate_->threads();
+            const auto leftovers = candidate_->finish();
+            json left = json::array();
+            for (const auto& process : leftovers) {
+                left.push_back({{"pid", process.pid}, {"command", process.command.substr(0, 200)}});
+            }
+            events_.send({{"event", protocol::kCandidate},
+                          {"rank", rank_},
+                          {"stage", "finished"},
+                          {"threads", threads},
+                          {"leftovers", left}});
+            candidate_.reset();
+        }
         rendezvous_->barrier();
         reference_session_.reset();
-        candidate_session_.reset();
+        shared_.reset();
         device_.reset();
         phase_range_.reset();
         tracer::flush_tracer();
@@ -212,32 +299,112 @@ private:
         phase("trace", 0);
         const ProblemConfig problem_config = config_.problem_config(0);
         const auto input_specs = problem_->input_specs(problem_config, rank_);
-        TrialBuffers buffers(*device_, input_specs, problem_->build_inputs(problem_config, rank_),
+        TrialBuffers buffers(*shared_, input_specs, problem_->build_inputs(problem_config, rank_),
                              problem_->output_specs(problem_config, rank_));
         buffers.prepare();
         tracer::set_tracing_enabled(true);
-        const std::pair<const std::optional<SolutionLibrary>*, SolutionSession*> sides[] = {
-            {&reference_, reference_session_.get()}, {&candidate_, candidate_session_.get()}};
-        for (const auto& [library, session] : sides) {
-            if (!*library) {
-                continue;
-            }
+        if (reference_) {
             const Context context =
-                session->make_context(local_rank_, buffers.input_views(), buffers.output_views());
+                reference_session_->make_context(local_rank_, buffers.input_views(), buffers.output_views());
             for (int i = 0; i < iterations; ++i) {
                 rendezvous_->barrier();
-                NvtxScopedRange range(recorder_.get(), "iteration",
-                                      (*library)->side() + "/" + std::to_string(i),
-                                      {{"iteration", i}, {"side", (*library)->side()}});
-                if ((*library)->call(context) != 0) {
-                    throw Error((*library)->side() +
-                                " failed in the traced pass: " + session->take_failure());
+                NvtxScopedRange range(recorder_.get(), "iteration", "reference/" + std::to_string(i),
+                                      {{"iteration", i}, {"side", "reference"}});
+                if (reference_->call(context) != 0) {
+                    throw Error("reference failed in the traced pass: " + reference_session_->take_failure());
                 }
                 device_->synchronize();
             }
         }
         tracer::set_tracing_enabled(false);
         tracer::flush_tracer();
+        // The candidate's iterations run in its own process, which traces itself into trace/candidate/.
+        if (candidate_) {
+            try {
+                candidate_->trace(candidate_->define_views(buffers.input_views(), buffers.output_views()),
+                                  iterations);
+            } catch (const CandidateFailure& failure) {
+                if (failure.kind == candidate_protocol::kFailSolution) {
+                    throw Error("candidate failed in the traced pass: " + std::string(failure.what()));
+                }
+                candidate_broke(failure, "trace", 0);
+            }
+        }
+    }
+
+    // The candidates' own rendezvous (rank 0's judge picks its port and token and tells the other
+    // judges), then this rank's candidate process in its sandbox.
+    void start_candidate(const std::map<std::string, double>& params) {
+        std::string mine;
+        if (rank_ == 0) {
+            mine = std::to_string(free_loopback_port()) + " " + random_hex_token();
+        }
+        const auto all = rendezvous_->all_gather(std::as_bytes(std::span(mine.data(), mine.size())));
+        const std::string chosen(reinterpret_cast<const char*>(all[0].data()), all[0].size());
+        CandidateLaunch launch;
+        launch.program = executable_directory() + "/pkbw-candidate";
+        launch.library = config_.candidate_library;
+        launch.backend = config_.backend;
+        launch.rank = rank_;
+        launch.world_size = config_.world_size;
+        launch.local_rank = local_rank_;
+        launch.rendezvous_port = std::atoi(chosen.substr(0, chosen.find(' ')).c_str());
+        launch.rendezvous_token = chosen.substr(chosen.find(' ') + 1);
+        launch.shm_prefix = shm_prefix_ + "-c";
+        launch.params = params;
+        if (recorder_) {
+            launch.trace_dir = (trace_dir_ / "candidate").string();
+        }
+        const char* sandbox = std::getenv("PKBW_SANDBOX");
+        launch.sandbox = !(sandbox && std::string(sandbox) == "off");
+        try {
+            candidate_ = std::make_unique<CandidateProcess>(launch, *shared_);
+        } catch (const CandidateFailure& failure) {
+            if (failure.kind == "died") {
+                candidate_broke(failure, "rendezvous", 0);
+            }
+            throw Error(std::string("the candidate process could not start: ") + failure.what());
+        }
+        events_.send({{"event", protocol::kCandidate},
+                      {"rank", rank_},
+                      {"stage", "started"},
+                      {"pid", static_cast<long long>(candidate_->pid())},
+                      {"sandbox", candidate_->sandbox().describe()},
+                      {"landlock_abi", candidate_->sandbox().landlock_abi()}});
+    }
+
+    // The candidate process failed in a way that ends this rank: say who, where and why, at once
+    // (no peer waits for a deadline: the launcher sees this rank end and stops the others), then end
+    // the way the candidate did, so the launcher's diagnosis reads as it does for a rank that died.
+    [[noreturn]] void candidate_broke(const CandidateFailure& failure, const std::string& phase_name, int trial) {
+        const bool died = failure.kind == "died";
+        std::string message = failure.kind == candidate_protocol::kFailException
+                                  ? "the candidate threw " + std::string(failure.what())
+                                  : failure.what();
+        const auto leftovers = kill_descendants(::getpid());
+        if (!leftovers.empty()) {
+            message += "; killed " + std::to_string(leftovers.size()) + " process(es) it left";
+        }
+        std::string kind = std::string(status::kKindSolutionError);
+        if (failure.kind == candidate_protocol::kFailDevice) {
+            kind = std::string(status::kKindCudaError);
+        }
+        events_.send({{"event", protocol::kError},
+                      {"rank", rank_},
+                      {"trial", trial},
+                      {"phase", phase_name},
+                      {"kind", kind},
+                      {"message", message}});
+        std::fflush(nullptr);
+        if (died && failure.signal > 0) {
+            std::signal(failure.signal, SIG_DFL);
+            sigset_t set;
+            sigemptyset(&set);
+            sigaddset(&set, failure.signal);
+            ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+            ::raise(failure.signal);
+        }
+        ::_exit(died && failure.exit_code == 0 ? 0 : kRankExitSolutionBroke);
     }
 
     void send_hello() {
@@ -259,43 +426,136 @@ private:
                       {"memory_bytes", v.memory_bytes}});
     }
 
-    SideResult run_side(const SolutionLibrary& library, SolutionSession& session, TrialBuffers& buffers,
-                        int trial) {
+    // The reference, called in this process.
+    SideResult run_reference(TrialBuffers& buffers, int trial) {
         buffers.prepare();
-        phase(library.side(), trial);
+        phase("reference", trial);
         SideResult result;
         const Context context =
-            session.make_context(local_rank_, buffers.input_views(), buffers.output_views());
+            reference_session_->make_context(local_rank_, buffers.input_views(), buffers.output_views());
         int status = 0;
         try {
-            status = library.call(context);
+            status = reference_->call(context);
             device_->synchronize();
         } catch (const DeviceError& error) {
-            exit_after_device_error(events_, rank_, trial, library.side(), error);
+            exit_after_device_error(events_, rank_, trial, "reference", error);
         } catch (const std::bad_alloc&) {
             status = 1;
-            result.error = "out of memory (std::bad_alloc)" + address_space_note();
+            result.error = out_of_memory_message();
         } catch (const std::exception& error) {
-            // A service refused (e.g. ranks disagreed on a symmetric allocation) or the solution threw.
             status = 1;
             result.error = error.what();
         }
         if (status != 0 && result.error.empty()) {
-            result.error = session.take_failure();
+            result.error = reference_session_->take_failure();
             if (result.error.empty()) {
-                result.error = library.side() + " returned " + std::to_string(status);
+                result.error = "reference returned " + std::to_string(status);
             }
         }
+        collect(result, buffers, trial, "reference");
+        return result;
+    }
+
+    // The candidate, called in its own process on this process's buffers.
+    SideResult run_candidate(TrialBuffers& buffers, int trial, const std::map<std::string, double>& params) {
+        buffers.prepare();
+        phase("candidate", trial);
+        SideResult result;
+        try {
+            candidate_->call(buffers.input_views(), buffers.output_views(), params);
+        } catch (const CandidateFailure& failure) {
+            if (failure.kind != candidate_protocol::kFailSolution) {
+                candidate_broke(failure, "candidate", trial);
+            }
+            result.error = failure.what();
+        }
+        collect(result, buffers, trial, "candidate");
+        return result;
+    }
+
+    void collect(SideResult& result, TrialBuffers& buffers, int trial, const std::string& side) {
         try {
             result.outputs = buffers.download_outputs();
             result.guard_violations = buffers.check_guards();
-            if (library.side() == "candidate" && !problem_->info().mutates_inputs) {
+            if (side == "candidate" && !problem_->info().mutates_inputs) {
                 result.changed_inputs = buffers.changed_inputs();
             }
         } catch (const DeviceError& error) {
-            exit_after_device_error(events_, rank_, trial, library.side(), error);
+            exit_after_device_error(events_, rank_, trial, side, error);
         }
-        return result;
+    }
+
+    // After timing, the candidate is called again with poisoned outputs on inputs it has not seen:
+    // at the addresses it was timed on (a result cached by pointer, or outputs it stopped writing,
+    // fail here), then at new ones; both are compared with the reference on the same inputs.
+    void recheck(TimingBuffers& timed) {
+        phase(std::string(status::kPhaseRecheck), 0);
+        const std::pair<const char*, int> variants[] = {{"timed_addresses", 1}, {"new_addresses", 2}};
+        for (const auto& [variant, offset] : variants) {
+            const ProblemConfig problem_config = config_.problem_config(config_.trials + offset);
+            const auto input_specs = problem_->input_specs(problem_config, rank_);
+            const auto output_specs = problem_->output_specs(problem_config, rank_);
+            const auto params = problem_->params(problem_config);
+            std::vector<Tensor> inputs = problem_->build_inputs(problem_config, rank_);
+            OutputSet candidate_outputs;
+            std::string error;
+            try {
+                if (std::string(variant) == "timed_addresses") {
+                    for (std::size_t i = 0; i < inputs.size(); ++i) {
+                        if (inputs[i].nbytes() > 0) {
+                            device_->upload(timed.inputs(0)[i].data, inputs[i].data(), inputs[i].nbytes());
+                        }
+                    }
+                    for (const auto& view : timed.outputs()) {
+                        device_->fill(view.data, kPoisonByte, view.nbytes());
+                    }
+                    device_->synchronize();
+                    candidate_->call(timed.inputs(0), timed.outputs(), params);
+                    for (std::size_t i = 0; i < output_specs.size(); ++i) {
+                        Tensor tensor = Tensor::zeros(output_specs[i].dtype, output_specs[i].shape);
+                        if (tensor.nbytes() > 0) {
+                            device_->download(tensor.mutable_data(), timed.outputs()[i].data, tensor.nbytes());
+                        }
+                        candidate_outputs.add(output_specs[i].name, std::move(tensor));
+                    }
+                } else {
+                    TrialBuffers fresh(*shared_, input_specs, inputs, output_specs);
+                    fresh.prepare();
+                    candidate_->call(fresh.input_views(), fresh.output_views(), params);
+                    candidate_outputs = fresh.download_outputs();
+                }
+            } catch (const CandidateFailure& failure) {
+                if (failure.kind != candidate_protocol::kFailSolution) {
+                    candidate_broke(failure, std::string(status::kPhaseRecheck), 0);
+                }
+                error = failure.what();
+            }
+            TrialBuffers reference_buffers(*shared_, input_specs, std::move(inputs), output_specs);
+            reference_session_->set_params(params);
+            const SideResult reference = run_reference(reference_buffers, 0);
+            phase(std::string(status::kPhaseRecheck), 0);
+            std::string status(status::kPass);
+            std::string message;
+            if (!error.empty()) {
+                status = status::kError;
+                message = "candidate failed: " + error;
+            } else if (!reference.error.empty()) {
+                status = status::kError;
+                message = "reference failed: " + reference.error;
+            } else {
+                const CompareOptions options{config_.atol, config_.rtol, 256};
+                const OutputComparison comparison = compare_outputs(reference.outputs, candidate_outputs, options);
+                if (!comparison.pass) {
+                    status = status::kMismatch;
+                    message = comparison.first_error;
+                }
+            }
+            events_.send({{"event", protocol::kRecheck},
+                          {"rank", rank_},
+                          {"variant", variant},
+                          {"status", status},
+                          {"message", message}});
+        }
     }
 
     // Returns whether every rank passed this trial.
@@ -321,20 +581,19 @@ private:
                  {"pkbw.input_order", input_order(input_specs)},
                  {"pkbw.params", json(problem_->params(problem_config)).dump()}});
         }
-        TrialBuffers buffers(*device_, input_specs, std::move(host_inputs), output_specs);
+        TrialBuffers buffers(*shared_, input_specs, std::move(host_inputs), output_specs);
         const auto params = problem_->params(problem_config);
         reference_session_->set_params(params);
-        candidate_session_->set_params(params);
 
         // The candidate runs before the reference: when it runs, no result of this trial exists
         // anywhere in the process (the reference shares the address space, and on the host backend
         // its downloaded outputs would be plain heap memory a candidate could search for and copy).
         std::optional<SideResult> reference, candidate;
         if (candidate_) {
-            candidate = run_side(*candidate_, *candidate_session_, buffers, trial);
+            candidate = run_candidate(buffers, trial, params);
         }
         if (reference_) {
-            reference = run_side(*reference_, *reference_session_, buffers, trial);
+            reference = run_reference(buffers, trial);
         }
 
         json result = {{"event", protocol::kRankResult}, {"rank", rank_}, {"trial", trial}};
@@ -429,8 +688,12 @@ private:
     int local_rank_ = 0;
     std::unique_ptr<Rendezvous> rendezvous_;
     std::unique_ptr<Device> device_;
-    std::optional<SolutionLibrary> reference_, candidate_;
-    std::unique_ptr<SolutionSession> reference_session_, candidate_session_;
+    std::optional<SolutionLibrary> reference_;
+    std::unique_ptr<SolutionSession> reference_session_;
+    std::unique_ptr<SharedBuffers> shared_;       // inputs and outputs, mapped into the candidate process
+    std::unique_ptr<CandidateProcess> candidate_; // null when this run has no candidate side
+    std::string shm_prefix_;
+    std::filesystem::path trace_dir_;
     std::unique_ptr<TraceRecorder> recorder_; // null unless tracing
     std::unique_ptr<NvtxScopedRange> phase_range_;
     int trace_iterations_ = 0;

@@ -1,17 +1,18 @@
-// One rank's whole run: rendezvous, device, every trial (inputs, reference, candidate, compare),
-// verdicts and outputs, reported as protocol events.
+// One rank's judge: rendezvous, device, the candidate's own process, every trial (inputs,
+// candidate, reference, compare), timing and the re-check after it, reported as protocol events.
 #pragma once
 
 #include "event_sink.h"
+#include "pkbw/core/status.h"
 #include "rank_config.h"
 
 namespace pkbw::engine {
 
-// Rank process exit codes (docs/engine.md).
-inline constexpr int kRankExitOk = 0;
-inline constexpr int kRankExitEnvironment = 3;
-inline constexpr int kRankExitSolutionBroke = 4;
-inline constexpr int kRankExitInternal = 5;
+// Rank process exit codes (docs/engine.md), defined once in core/status.h.
+inline constexpr int kRankExitOk = status::kExitOk;
+inline constexpr int kRankExitEnvironment = status::kExitEnvironment;
+inline constexpr int kRankExitSolutionBroke = status::kExitSolutionBroke;
+inline constexpr int kRankExitInternal = status::kExitInternal;
 
 // Runs the rank and returns its exit code. Failures are reported through `events` before returning.
 int run_rank(const RankConfig& config, EventSink& events);

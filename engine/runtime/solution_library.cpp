@@ -3,11 +3,25 @@
 #include "pkbw/core/error.h"
 #include "rendezvous.h"
 
+#include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
+#include <sys/resource.h>
 #include <utility>
 
 namespace pkbw::engine {
+
+std::string out_of_memory_message() {
+    std::string message = "out of memory (std::bad_alloc)";
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+        char text[128];
+        std::snprintf(text, sizeof text, "; this rank's address space is limited to %.1f GiB (RLIMIT_AS, %s)",
+                      static_cast<double>(limit.rlim_cur) / (1ull << 30), "pkbw --memory-limit");
+        message += text;
+    }
+    return message;
+}
 
 SolutionLibrary::SolutionLibrary(const std::string& path, std::string side)
     : path_(path)

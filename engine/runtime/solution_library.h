@@ -13,6 +13,10 @@ namespace pkbw::engine {
 
 class Rendezvous;
 
+// "out of memory (std::bad_alloc)", with the address-space cap when the process runs under one
+// (pkbw --memory-limit), so a candidate that asked for too much is not mistaken for a broken machine.
+std::string out_of_memory_message();
+
 class SolutionLibrary {
 public:
     // dlopen()s `path` privately (RTLD_LOCAL) so that a reference and a candidate defining the same

@@ -36,9 +36,10 @@ std::string GuardViolation::describe() const {
            " of output '" + output + "' (first at " + (before ? "-" : "+") + std::to_string(offset) + ")";
 }
 
-TrialBuffers::TrialBuffers(Device& device, const std::vector<TensorSpec>& input_specs,
+TrialBuffers::TrialBuffers(SharedBuffers& shared, const std::vector<TensorSpec>& input_specs,
                            std::vector<Tensor> host_inputs, const std::vector<TensorSpec>& output_specs)
-    : device_(device)
+    : shared_(shared)
+    , device_(shared.device())
     , host_inputs_(std::move(host_inputs))
     , output_specs_(output_specs) {
     // Names first: views keep pointers into this vector, which must not reallocate afterwards.
@@ -50,13 +51,13 @@ TrialBuffers::TrialBuffers(Device& device, const std::vector<TensorSpec>& input_
         names_.push_back(spec.name);
     }
     for (std::size_t i = 0; i < input_specs.size(); ++i) {
-        void* memory = device_.allocate(spec_bytes(input_specs[i]));
+        void* memory = shared_.allocate(spec_bytes(input_specs[i]));
         input_memory_.push_back(memory);
         input_views_.push_back(make_view(names_[i], input_specs[i].dtype, input_specs[i].shape, memory));
     }
     for (std::size_t i = 0; i < output_specs.size(); ++i) {
         const std::size_t bytes = spec_bytes(output_specs[i]);
-        auto* memory = static_cast<std::byte*>(device_.allocate(bytes + 2 * kGuardBytes));
+        auto* memory = static_cast<std::byte*>(shared_.allocate(bytes + 2 * kGuardBytes));
         output_memory_.push_back(memory);
         output_views_.push_back(make_view(names_[input_specs.size() + i], output_specs[i].dtype,
                                           output_specs[i].shape, memory + kGuardBytes));
@@ -65,10 +66,10 @@ TrialBuffers::TrialBuffers(Device& device, const std::vector<TensorSpec>& input_
 
 TrialBuffers::~TrialBuffers() {
     for (void* p : input_memory_) {
-        device_.release(p);
+        shared_.release(p);
     }
     for (void* p : output_memory_) {
-        device_.release(p);
+        shared_.release(p);
     }
 }
 

@@ -1,8 +1,9 @@
-// A trial's tensors on the rank's device: inputs (with a pristine host copy, to detect a solution
+// A trial's tensors on the rank's device, in memory shared with the candidate process: inputs (with a pristine host copy, to detect a solution
 // that modifies them) and outputs surrounded by guard regions (to detect writes past either end).
 #pragma once
 
 #include "device.h"
+#include "shared_buffers.h"
 #include "pkbw/core/outputs.h"
 #include "pkbw/core/problem.h"
 
@@ -27,7 +28,7 @@ struct GuardViolation {
 
 class TrialBuffers {
 public:
-    TrialBuffers(Device& device, const std::vector<TensorSpec>& input_specs, std::vector<Tensor> host_inputs,
+    TrialBuffers(SharedBuffers& shared, const std::vector<TensorSpec>& input_specs, std::vector<Tensor> host_inputs,
                  const std::vector<TensorSpec>& output_specs);
     ~TrialBuffers();
     TrialBuffers(const TrialBuffers&) = delete;
@@ -44,6 +45,7 @@ public:
     std::vector<std::string> changed_inputs();
 
 private:
+    SharedBuffers& shared_;
     Device& device_;
     std::vector<Tensor> host_inputs_;
     std::vector<TensorSpec> output_specs_;

@@ -30,7 +30,8 @@ enum class RunStatus {
     InvalidOutput,
     Error,
     Interrupted,
-    Aborted, // left 'running' by a writer that is gone (mark_stale_runs_aborted)
+    Aborted,       // left 'running' by a writer that is gone (mark_stale_runs_aborted)
+    InvalidTiming, // perf: the re-check after timing failed, or work ran outside the measured time
 };
 enum class SolutionKind { Reference, Candidate };
 // Which program a rank ran: PKB's reference or the candidate solution.

@@ -1,0 +1,47 @@
+// The words that cross process boundaries: rank exit codes, a rank result's status, the protocol's
+// error kinds and phases, and the run statuses a perf run adds. Defined once here and read by the
+// judge (pkbw-rank), the candidate process (pkbw-candidate), the launcher and the CLI
+// (docs/engine.md). The run status enum itself is pkbw::RunStatus (store.h), stored as its text.
+#pragma once
+
+#include <string_view>
+
+namespace pkbw::status {
+
+// Exit codes of a rank program (pkbw-rank, pkbw_pkb_rank.py) and of the candidate process.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitEnvironment = 3;    // no GPU, NCCL or rendezvous failure
+inline constexpr int kExitSolutionBroke = 4;  // the solution broke the process (CUDA error, exception)
+inline constexpr int kExitInternal = 5;
+
+// rank_result.status, most severe last.
+inline constexpr std::string_view kPass = "pass";
+inline constexpr std::string_view kMismatch = "mismatch";
+inline constexpr std::string_view kInvalidOutput = "invalid_output";
+inline constexpr std::string_view kError = "error";
+inline constexpr std::string_view kCrash = "crash";
+
+// A perf run whose timing cannot be trusted (the re-check after timing failed, or device work ran
+// outside the measured stream): run status "invalid_timing" (RunStatus::InvalidTiming).
+inline constexpr std::string_view kInvalidTiming = "invalid_timing";
+
+// error.kind
+inline constexpr std::string_view kKindSolutionError = "solution_error";
+inline constexpr std::string_view kKindCudaError = "cuda_error";
+inline constexpr std::string_view kKindNcclError = "nccl_error";
+inline constexpr std::string_view kKindRendezvous = "rendezvous";
+inline constexpr std::string_view kKindEnvironment = "environment";
+inline constexpr std::string_view kKindInternal = "internal";
+
+// phase.phase
+inline constexpr std::string_view kPhaseRendezvous = "rendezvous";
+inline constexpr std::string_view kPhaseInputs = "inputs";
+inline constexpr std::string_view kPhaseCandidate = "candidate";
+inline constexpr std::string_view kPhaseReference = "reference";
+inline constexpr std::string_view kPhaseCompare = "compare";
+inline constexpr std::string_view kPhasePerf = "perf";
+inline constexpr std::string_view kPhaseRecheck = "recheck";
+inline constexpr std::string_view kPhaseTrace = "trace";
+inline constexpr std::string_view kPhaseTeardown = "teardown";
+
+} // namespace pkbw::status

@@ -1,0 +1,470 @@
+#include "candidate_process.h"
+
+#include "pkbw/core/candidate_protocol.h"
+#include "pkbw/core/error.h"
+#include "pkbw/tracer_control.h"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <netinet/in.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace pkbw::engine {
+namespace {
+
+namespace cp = candidate_protocol;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr int kChildChannelFd = 3;
+
+std::string hex(const std::string& bytes) {
+    static const char* digits = "0123456789abcdef";
+    std::string text;
+    for (unsigned char b : bytes) {
+        text += digits[b >> 4];
+        text += digits[b & 15];
+    }
+    return text;
+}
+
+bool starts_with(const std::string& text, const char* prefix) {
+    return text.rfind(prefix, 0) == 0;
+}
+
+// The candidate's environment is built, not inherited: nothing of the judge's (its control pipe's
+// number, the judges' rendezvous token, the launcher's pid) reaches it. What CUDA, NCCL and the
+// dynamic loader need passes through.
+std::vector<std::string> candidate_environment(const CandidateLaunch& launch, const std::string& directory) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) {
+        const std::string entry = *e;
+        const std::string name = entry.substr(0, entry.find('='));
+        const bool tracing_variable = name == "CUDA_INJECTION64_PATH" || name == "NVTX_INJECTION64_PATH" ||
+                                      name == "PKBW_TRACE_DEFERRED";
+        if (name == "PATH" || name == "LANG" || name == "LC_ALL" || name == "LD_LIBRARY_PATH" ||
+            name == "OMP_NUM_THREADS" || starts_with(name, "NCCL_") || starts_with(name, "NVIDIA_") ||
+            (starts_with(name, "CUDA_") && !tracing_variable) ||
+            (tracing_variable && !launch.trace_dir.empty())) {
+            env.push_back(entry);
+        }
+    }
+    env.push_back("HOME=" + directory);
+    env.push_back("TMPDIR=" + directory);
+    env.push_back("RANK=" + std::to_string(launch.rank));
+    env.push_back("WORLD_SIZE=" + std::to_string(launch.world_size));
+    env.push_back("LOCAL_RANK=" + std::to_string(launch.local_rank));
+    env.push_back("MASTER_ADDR=" + launch.rendezvous_address);
+    env.push_back("PKBW_RDZV_PORT=" + std::to_string(launch.rendezvous_port));
+    env.push_back("PKBW_RDZV_TOKEN=" + launch.rendezvous_token);
+    if (!launch.trace_dir.empty()) {
+        env.push_back("PKBW_TRACE_DIR=" + launch.trace_dir);
+    }
+    return env;
+}
+
+// What the candidate may read: the system's libraries and configuration, the devices, its own
+// program; never the user's home (store, compile cache), the run directories or pkbw's sources.
+SandboxSpec candidate_sandbox(const CandidateLaunch& launch, const std::string& directory) {
+    SandboxSpec spec;
+    spec.read_paths = {"/usr/lib",   "/usr/lib64", "/usr/lib32", "/usr/libexec", "/usr/bin", "/usr/sbin",
+                       "/usr/local/lib", "/usr/local/cuda", "/usr/local/nvidia", "/usr/share/nvidia",
+                       "/lib",       "/lib64",     "/lib32",     "/bin",         "/sbin",    "/etc",
+                       "/proc",      "/sys",       "/opt/nvidia", "/run/nvidia-persistenced"};
+    spec.read_paths.push_back(fs::path(launch.program).parent_path().string());
+    if (const char* paths = std::getenv("LD_LIBRARY_PATH")) {
+        std::string list = paths;
+        for (std::size_t start = 0; start <= list.size();) {
+            const std::size_t end = std::min(list.find(':', start), list.size());
+            if (end > start) {
+                spec.read_paths.push_back(list.substr(start, end - start));
+            }
+            start = end + 1;
+        }
+    }
+    if (const char* tracer = std::getenv("CUDA_INJECTION64_PATH"); tracer && !launch.trace_dir.empty()) {
+        spec.read_paths.push_back(fs::path(tracer).parent_path().string());
+    }
+    if (const char* nvtx = std::getenv("NVTX_INJECTION64_PATH"); nvtx && !launch.trace_dir.empty()) {
+        spec.read_paths.push_back(fs::path(nvtx).parent_path().string());
+    }
+    spec.device_paths = {"/dev"};
+    spec.write_paths = {directory, "/dev/shm"};
+    if (!launch.trace_dir.empty()) {
+        spec.write_paths.push_back(launch.trace_dir);
+    }
+    return spec;
+}
+
+} // namespace
+
+int free_loopback_port() {
+    const int sock = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (sock < 0) {
+        throw Error(std::string("socket: ") + std::strerror(errno));
+    }
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    const bool ok = ::bind(sock, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+                    ::getsockname(sock, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+    ::close(sock);
+    if (!ok) {
+        throw Error(std::string("cannot bind a loopback port for the candidates' rendezvous: ") +
+                    std::strerror(errno));
+    }
+    return ntohs(address.sin_port);
+}
+
+std::string random_hex_token() {
+    const int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    std::string bytes(16, '\0');
+    const bool ok = fd >= 0 && ::read(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
+    if (fd >= 0) {
+        ::close(fd);
+    }
+    if (!ok) {
+        throw Error("cannot read /dev/urandom for the candidates' rendezvous token");
+    }
+    return hex(bytes);
+}
+
+CandidateProcess::CandidateProcess(const CandidateLaunch& launch, SharedBuffers& buffers)
+    : buffers_(buffers) {
+    // Its own directory, the only place it may write (besides /dev/shm and the trace directory).
+    std::string pattern = (fs::temp_directory_path() / "pkbw-candidate-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+        throw CandidateFailure("environment", std::string("mkdtemp for the candidate: ") + std::strerror(errno));
+    }
+    directory_ = pattern;
+    // The library is copied in: the compile cache it came from stays out of the candidate's reach.
+    const fs::path library = fs::path(directory_) / "candidate.so";
+    std::error_code ec;
+    fs::copy_file(launch.library, library, ec);
+    if (ec) {
+        throw CandidateFailure("environment", "cannot copy " + launch.library + " into " + directory_ + ": " +
+                                                  ec.message());
+    }
+    if (!launch.trace_dir.empty()) {
+        fs::create_directories(launch.trace_dir, ec);
+    }
+    const SandboxSpec spec = candidate_sandbox(launch, directory_);
+    sandbox_.emplace(launch.sandbox ? Sandbox::prepare(spec) : Sandbox::limits_only(spec, "PKBW_SANDBOX=off"));
+
+    auto [channel, child_fd] = Channel::make_pair();
+    channel_ = std::move(channel);
+    std::vector<std::string> env_storage = candidate_environment(launch, directory_);
+    std::vector<char*> envp;
+    for (auto& e : env_storage) {
+        envp.push_back(e.data());
+    }
+    envp.push_back(nullptr);
+    std::string program = launch.program;
+    std::string channel_arg = std::to_string(kChildChannelFd);
+    char flag[] = "--channel";
+    char* argv[] = {program.data(), flag, channel_arg.data(), nullptr};
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        throw CandidateFailure("environment", std::string("fork: ") + std::strerror(errno));
+    }
+    if (pid == 0) {
+        // Only async-signal-safe calls from here to exec.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) {
+            ::_exit(126);
+        }
+        int code = 0;
+        if (child_fd == kChildChannelFd) {
+            ::fcntl(child_fd, F_SETFD, 0);
+        } else if (::dup2(child_fd, kChildChannelFd) < 0) {
+            code = errno;
+        }
+        // The sandbox first: its ruleset is a descriptor above the channel.
+        if (code == 0) {
+            code = sandbox_->apply_in_child();
+        }
+        // Nothing else of the judge's: the control pipe, the rendezvous sockets, the run's files.
+        if (code == 0 && ::syscall(SYS_close_range, kChildChannelFd + 1, ~0U, 0) != 0) {
+            for (int fd = kChildChannelFd + 1; fd < 4096; ++fd) {
+                ::close(fd);
+            }
+        }
+        if (code == 0) {
+            ::execve(argv[0], argv, envp.data());
+            code = errno;
+        }
+        // Every descriptor above the channel is closed by now: stderr (the rank's log) and the exit
+        // code carry the failure.
+        const char* what = ::strerrordesc_np(code);
+        const char prefix[] = "pkbw-candidate: cannot start in the sandbox: ";
+        [[maybe_unused]] auto n = ::write(2, prefix, sizeof prefix - 1);
+        n = ::write(2, what, ::strlen(what));
+        n = ::write(2, "\n", 1);
+        ::_exit(code == EACCES || code == EPERM ? 125 : 127);
+    }
+    pid_ = pid;
+    ::close(child_fd);
+
+    json setup = {{"msg", cp::kSetup},
+                  {"version", cp::kVersion},
+                  {"backend", launch.backend},
+                  {"rank", launch.rank},
+                  {"world_size", launch.world_size},
+                  {"local_rank", launch.local_rank},
+                  {"library", library.string()},
+                  {"shm_prefix", launch.shm_prefix},
+                  {"params", launch.params}};
+    if (!launch.trace_dir.empty()) {
+        setup["trace_dir"] = launch.trace_dir;
+    }
+    try {
+        channel_.send(setup);
+    } catch (const Error&) {
+        died("setup");
+    }
+    const auto ready = channel_.receive();
+    if (!ready) {
+        died("setup");
+    }
+    if (!ready->value("ok", false)) {
+        throw CandidateFailure(ready->value("kind", "environment"), ready->value("message", "setup failed"));
+    }
+    buffers_.set_release_listener([this](int id) { unmap(id); });
+}
+
+CandidateProcess::~CandidateProcess() {
+    buffers_.set_release_listener(nullptr);
+    if (!exited_ && pid_ > 0) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+    }
+    if (pid_ > 0) {
+        kill_descendants(::getpid());
+    }
+    std::error_code ec;
+    if (!directory_.empty()) {
+        fs::remove_all(directory_, ec);
+    }
+}
+
+void CandidateProcess::died(const std::string& during) {
+    int status = 0;
+    int signal = 0, code = -1;
+    // The channel closed: the process is ending; wait for it (bounded: a stuck exit is killed).
+    for (int i = 0; i < 500; ++i) {
+        const pid_t got = ::waitpid(pid_, &status, WNOHANG);
+        if (got == pid_) {
+            exited_ = true;
+            break;
+        }
+        if (i == 499) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, &status, 0);
+            exited_ = true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    std::string how;
+    if (WIFSIGNALED(status)) {
+        signal = WTERMSIG(status);
+        how = std::string("was killed by signal ") + std::to_string(signal) + " (" + ::strsignal(signal) + ")";
+    } else if (WIFEXITED(status)) {
+        code = WEXITSTATUS(status);
+        how = "exited with code " + std::to_string(code);
+        if (during == "setup" && (code == 125 || code == 127)) {
+            how += code == 125 ? " (the sandbox could not be applied)" : " (pkbw-candidate could not be started)";
+        }
+    }
+    throw CandidateFailure("died", "the candidate process (pid " + std::to_string(pid_) + ") " + how + " during " +
+                                       during,
+                           signal, code);
+}
+
+json CandidateProcess::request(const json& message, const std::vector<int>& fds) {
+    const std::string msg = message.at("msg").get<std::string>();
+    try {
+        channel_.send(message, fds);
+    } catch (const Error&) {
+        died(msg);
+    }
+    std::optional<json> reply;
+    try {
+        reply = channel_.receive();
+    } catch (const FormatError& error) {
+        // A malformed answer: the process is not pkbw-candidate any more (the candidate wrote into it).
+        throw CandidateFailure(std::string(cp::kFailProtocol), error.what());
+    }
+    if (!reply) {
+        died(msg);
+    }
+    if (reply->value("msg", "") != msg) {
+        throw CandidateFailure(std::string(cp::kFailProtocol),
+                               "the candidate process answered '" + reply->value("msg", "") + "' to '" + msg + "'");
+    }
+    if (!reply->value("ok", false)) {
+        throw CandidateFailure(reply->value("kind", std::string(cp::kFailProtocol)),
+                               reply->value("message", std::string("no message")));
+    }
+    return *reply;
+}
+
+void CandidateProcess::ensure_mapped(const TensorView& view) {
+    const auto location = buffers_.locate(view.data, view.nbytes());
+    if (!location) {
+        throw Error(std::string("tensor '") + view.name + "' is not in memory shared with the candidate");
+    }
+    if (mapped_.count(location->id)) {
+        return;
+    }
+    const SharedAllocation& allocation = buffers_.allocation(location->id);
+    json buffer = {{"id", location->id}, {"bytes", allocation.bytes}};
+    std::vector<int> fds;
+    if (allocation.handle.fd >= 0) {
+        fds.push_back(allocation.handle.fd);
+    } else {
+        buffer["ipc"] = hex(allocation.handle.ipc);
+    }
+    request({{"msg", cp::kMap}, {"buffers", json::array({buffer})}}, fds);
+    mapped_.insert(location->id);
+}
+
+void CandidateProcess::unmap(int id) {
+    if (!mapped_.erase(id) || exited_) {
+        return;
+    }
+    try {
+        request({{"msg", cp::kUnmap}, {"ids", {id}}});
+    } catch (const std::exception&) {
+        // Gone: its mappings went with it.
+    }
+}
+
+json CandidateProcess::describe(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs) {
+    auto list = [&](const std::vector<TensorView>& views) {
+        json out = json::array();
+        for (const auto& view : views) {
+            ensure_mapped(view);
+            const auto location = buffers_.locate(view.data, view.nbytes());
+            out.push_back({{"name", view.name},
+                           {"dtype", static_cast<int>(view.dtype)},
+                           {"shape", std::vector<std::int64_t>(view.shape, view.shape + view.ndim)},
+                           {"buffer", location->id},
+                           {"offset", location->offset}});
+        }
+        return out;
+    };
+    return {{"inputs", list(inputs)}, {"outputs", list(outputs)}};
+}
+
+void CandidateProcess::call(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                            const std::map<std::string, double>& params) {
+    json message = describe(inputs, outputs);
+    message["msg"] = cp::kCall;
+    message["params"] = params;
+    request(message);
+}
+
+int CandidateProcess::define_views(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs) {
+    json message = describe(inputs, outputs);
+    const int id = next_views_++;
+    message["msg"] = cp::kViews;
+    message["id"] = id;
+    request(message);
+    return id;
+}
+
+namespace {
+BlockTiming timing_from(const json& reply) {
+    BlockTiming timing;
+    timing.samples_ms = reply.at("samples_ms").get<std::vector<double>>();
+    timing.span_ms = reply.value("span_ms", 0.0);
+    timing.host_ms = reply.value("host_ms", 0.0);
+    timing.calls = reply.value("calls", 0);
+    return timing;
+}
+} // namespace
+
+BlockTiming CandidateProcess::pkb_series(const std::vector<int>& views, int warmup, int iterations) {
+    const json reply =
+        request({{"msg", cp::kPkbSeries}, {"views", views}, {"warmup", warmup}, {"iterations", iterations}});
+    BlockTiming timing = timing_from(reply);
+    if (timing.samples_ms.size() != static_cast<std::size_t>(iterations)) {
+        throw CandidateFailure(std::string(cp::kFailProtocol), "the candidate process returned " +
+                                                                   std::to_string(timing.samples_ms.size()) +
+                                                                   " samples for " + std::to_string(iterations));
+    }
+    return timing;
+}
+
+BlockTiming CandidateProcess::pkbw_block(const std::vector<int>& views, int iterations, int repeat, bool flush,
+                                         int& next_copy) {
+    const json reply = request({{"msg", cp::kPkbwBlock},
+                                {"views", views},
+                                {"iterations", iterations},
+                                {"repeat", repeat},
+                                {"flush", flush},
+                                {"next_copy", next_copy}});
+    BlockTiming timing = timing_from(reply);
+    if (timing.samples_ms.size() != static_cast<std::size_t>(iterations)) {
+        throw CandidateFailure(std::string(cp::kFailProtocol), "the candidate process returned " +
+                                                                   std::to_string(timing.samples_ms.size()) +
+                                                                   " samples for " + std::to_string(iterations));
+    }
+    next_copy = reply.value("next_copy", 0) % std::max<int>(static_cast<int>(views.size()), 1);
+    return timing;
+}
+
+void CandidateProcess::trace(int views, int iterations) {
+    request({{"msg", cp::kTrace}, {"views", views}, {"iterations", iterations}});
+}
+
+double CandidateProcess::cpu_ms() const {
+    return exited_ ? -1 : process_cpu_ms(pid_);
+}
+
+int CandidateProcess::threads() const {
+    return exited_ ? 0 : thread_count(pid_);
+}
+
+std::vector<ProcessInfo> CandidateProcess::finish() {
+    buffers_.set_release_listener(nullptr);
+    if (!exited_) {
+        try {
+            channel_.send({{"msg", cp::kQuit}});
+            channel_.receive(nullptr, 10000);
+        } catch (const std::exception&) {
+        }
+        for (int i = 0; i < 2500 && !exited_; ++i) {
+            int status = 0;
+            if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+                exited_ = true;
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        if (!exited_) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+            exited_ = true;
+        }
+    }
+    // Orphans of the candidate are re-parented to the judge (PR_SET_CHILD_SUBREAPER).
+    return kill_descendants(::getpid());
+}
+
+} // namespace pkbw::engine

@@ -1,0 +1,102 @@
+// The judge's handle on its rank's candidate process (docs/engine.md, "Process layout"): starts
+// pkbw-candidate in the sandbox with a fresh environment and only the channel, maps the judge's
+// buffers into it, forwards calls and timed blocks, and at the end makes sure nothing it started
+// is left running.
+#pragma once
+
+#include "channel.h"
+#include "pkbw/solution.h"
+#include "sandbox.h"
+#include "shared_buffers.h"
+#include "timing.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace pkbw::engine {
+
+struct CandidateLaunch {
+    std::string program;          // pkbw-candidate
+    std::string library;          // the compiled candidate (copied into the sandbox directory)
+    std::string backend;          // host | cuda
+    int rank = 0, world_size = 1, local_rank = 0;
+    int rendezvous_port = 0;      // the candidates' own rendezvous
+    std::string rendezvous_token;
+    std::string rendezvous_address = "127.0.0.1";
+    std::string shm_prefix;       // host symmetric memory segment names
+    std::string trace_dir;        // set when tracing: the candidate's trace files go here
+    std::map<std::string, double> params;
+    bool sandbox = true;          // PKBW_SANDBOX=off turns the filesystem rules off (reported)
+};
+
+// The candidate process failed a request. `kind` is core/candidate_protocol.h's failure kind, or
+// "died" when the process ended without answering (then `signal` / `exit_code` say how).
+struct CandidateFailure : std::runtime_error {
+    CandidateFailure(std::string kind_, const std::string& message, int signal_ = 0, int exit_code_ = -1)
+        : std::runtime_error(message)
+        , kind(std::move(kind_))
+        , signal(signal_)
+        , exit_code(exit_code_) {}
+    std::string kind;
+    int signal = 0;
+    int exit_code = -1;
+};
+
+class CandidateProcess {
+public:
+    // Starts the process and waits for it to join the candidates' rendezvous and load the library.
+    // Throws CandidateFailure.
+    CandidateProcess(const CandidateLaunch& launch, SharedBuffers& buffers);
+    ~CandidateProcess();
+    CandidateProcess(const CandidateProcess&) = delete;
+    CandidateProcess& operator=(const CandidateProcess&) = delete;
+
+    pid_t pid() const { return pid_; }
+    const Sandbox& sandbox() const { return *sandbox_; }
+    const std::string& sandbox_dir() const { return directory_; }
+
+    // One call on these views (every pointer must lie in a SharedBuffers allocation). The candidate
+    // synchronises its device before answering.
+    void call(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+              const std::map<std::string, double>& params);
+    // A view set the timed requests refer to by id.
+    int define_views(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs);
+    BlockTiming pkb_series(const std::vector<int>& views, int warmup, int iterations);
+    BlockTiming pkbw_block(const std::vector<int>& views, int iterations, int repeat, bool flush, int& next_copy);
+    void trace(int views, int iterations);
+
+    // CPU time of the process (all threads) in ms; < 0 when it is gone.
+    double cpu_ms() const;
+    int threads() const;
+
+    // Asks it to leave, waits (bounded), kills it if needed, then kills and returns every process it
+    // left behind (the judge is their subreaper).
+    std::vector<ProcessInfo> finish();
+
+private:
+    nlohmann::json request(const nlohmann::json& message, const std::vector<int>& fds = {});
+    nlohmann::json describe(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs);
+    void ensure_mapped(const TensorView& view);
+    [[noreturn]] void died(const std::string& during);
+    void unmap(int id);
+
+    SharedBuffers& buffers_;
+    Channel channel_;
+    std::optional<Sandbox> sandbox_;
+    std::string directory_;
+    pid_t pid_ = -1;
+    bool exited_ = false;
+    int next_views_ = 1;
+    std::set<int> mapped_;
+};
+
+// A free loopback port (bound and released; the candidates' rendezvous server binds it next).
+int free_loopback_port();
+// 32 hex digits from /dev/urandom.
+std::string random_hex_token();
+
+} // namespace pkbw::engine

@@ -1,0 +1,42 @@
+// The judge <-> candidate channel (core/candidate_protocol.h): a SOCK_SEQPACKET socket pair, one
+// JSON object per datagram, descriptors attached with SCM_RIGHTS. Each side owns its end.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pkbw::engine {
+
+class Channel {
+public:
+    // A connected pair: [0] for this process, [1] for the child (CLOEXEC off only in the child).
+    static std::pair<Channel, int> make_pair();
+    explicit Channel(int fd = -1)
+        : fd_(fd) {}
+    Channel(Channel&& other) noexcept
+        : fd_(std::exchange(other.fd_, -1)) {}
+    Channel& operator=(Channel&& other) noexcept;
+    ~Channel();
+    Channel(const Channel&) = delete;
+    Channel& operator=(const Channel&) = delete;
+
+    bool open() const { return fd_ >= 0; }
+    int fd() const { return fd_; }
+
+    // Throws pkbw::Error when the peer is gone.
+    void send(const nlohmann::json& message, const std::vector<int>& fds = {});
+    // Blocks until a message arrives; `timeout_ms` < 0 waits forever. Received descriptors are
+    // appended to `fds` (the caller owns them). Returns nothing when the peer closed its end or the
+    // timeout expired (`closed()` tells which); throws pkbw::FormatError on a malformed datagram.
+    std::optional<nlohmann::json> receive(std::vector<int>* fds = nullptr, int timeout_ms = -1);
+    bool closed() const { return closed_; }
+
+private:
+    int fd_ = -1;
+    bool closed_ = false;
+};
+
+} // namespace pkbw::engine

@@ -1,0 +1,72 @@
+// The candidate process's sandbox (docs/engine.md, "The sandbox"): Landlock filesystem rules where the
+// kernel has them, signals scoped to its own domain, no capabilities, no new privileges, resource
+// limits; and the process-tree helpers the judge uses to find and kill what a candidate left behind.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace pkbw::engine {
+
+struct SandboxSpec {
+    std::vector<std::string> read_paths;   // read and execute
+    std::vector<std::string> write_paths;  // read, write, create, remove
+    std::vector<std::string> device_paths; // read, write, ioctl (device nodes: /dev)
+    std::uint64_t file_size_limit = 8ull << 30;
+};
+
+// Prepared in the parent (allocates, opens paths); applied in the forked child before exec with
+// async-signal-safe system calls only.
+class Sandbox {
+public:
+    static Sandbox prepare(const SandboxSpec& spec);
+    // No filesystem rules (PKBW_SANDBOX=off): limits and capabilities only.
+    static Sandbox limits_only(const SandboxSpec& spec, std::string why);
+    Sandbox(Sandbox&& other) noexcept;
+    Sandbox& operator=(Sandbox&&) = delete;
+    ~Sandbox();
+
+    // Landlock ABI version in force (0 when unavailable) and, when 0, why.
+    int landlock_abi() const { return abi_; }
+    const std::string& unavailable_reason() const { return why_; }
+    bool signals_scoped() const { return signals_scoped_; }
+    // One line for the run's report: "Landlock ABI 7: writes only to ..., signals scoped" or why not.
+    std::string describe() const;
+
+    // In the child, after fork: no new privileges, no capabilities, limits, then the Landlock domain.
+    // Returns 0, or an errno for the child to report before it exits.
+    int apply_in_child() const noexcept;
+
+private:
+    Sandbox() = default;
+    int ruleset_fd_ = -1;
+    int abi_ = 0;
+    bool signals_scoped_ = false;
+    std::uint64_t file_size_limit_ = 0;
+    std::string why_;
+    std::vector<std::string> writable_;
+};
+
+// The Landlock ABI the running kernel offers (0: none), and why not when 0.
+int landlock_abi_version(std::string* why = nullptr);
+
+struct ProcessInfo {
+    pid_t pid = 0;
+    pid_t ppid = 0;
+    std::string command; // /proc/<pid>/cmdline, spaces between arguments (comm when empty)
+};
+
+// Every living descendant of `root` (children, their children, ...), from /proc.
+std::vector<ProcessInfo> descendants_of(pid_t root);
+// SIGKILLs every descendant of `root`, reaps those that are this process's children, and returns
+// what was killed. Repeats until none is left (a descendant may fork while being killed).
+std::vector<ProcessInfo> kill_descendants(pid_t root);
+// CPU time of every thread of `pid` so far, in ms (schedstat; stat's ticks when unavailable); < 0
+// when the process is gone.
+double process_cpu_ms(pid_t pid);
+// Threads of `pid` (entries of /proc/<pid>/task).
+int thread_count(pid_t pid);
+
+} // namespace pkbw::engine
