@@ -17,6 +17,7 @@
 #include "pkbw/tracer_control.h"
 #include "run_report.h"
 #include "run_session.h"
+#include "trust_report.h"
 #include "safety.h"
 #include "signals.h"
 #include "version.h"
@@ -490,7 +491,7 @@ int Run::execute() {
             err_ << "pkbw: " << tracer.string() << " not found: tracing records engine ranges only\n";
         }
     }
-    Observer observer(options_.json, out_, results_, hellos_, perf_);
+    Observer observer(options_.json, out_, results_, hellos_, perf_, &trust_events_);
     return conclude(launch_ranks(spec, observer), is_reference);
 }
 
@@ -539,6 +540,7 @@ int Run::conclude(const LaunchOutcome& launch, bool is_reference) {
                              options_.mode == "dryrun" ? 1 : options_.trials, options_.all_trials);
     for (const auto& warning : candidate_warnings_)
         add_warning(verdict, warning);
+    apply_trust_findings(verdict, trust_events_);
     record_results(launch, verdict);
     if (!perf_.empty())
         report_perf();

@@ -253,7 +253,7 @@ int Run::execute_pkb() {
     for (const auto& [name, value] : environment)
         spec.extra_env[name] = value;
     spec.extra_env["PYTHONUNBUFFERED"] = "1";
-    Observer observer(options_.json, out_, results_, hellos_, perf_);
+    Observer observer(options_.json, out_, results_, hellos_, perf_, &trust_events_);
     return conclude(launch_ranks(spec, observer), is_reference);
 }
 

@@ -97,17 +97,19 @@ private:
     json perf_json_;
     const Problem* problem_ = nullptr;
     std::vector<std::string> candidate_warnings_; // NCCL collectives imported (before launch) or traced
+    std::vector<json> trust_events_; // candidate, recheck and candidate perf_result events (trust_report.h)
 };
 
 class Observer : public LaunchObserver {
 public:
     Observer(bool json_mode, std::ostream& out, std::map<std::pair<int, int>, json>& results,
-             std::map<int, json>& hellos, PerfCollector& perf)
+             std::map<int, json>& hellos, PerfCollector& perf, std::vector<json>* trust_events = nullptr)
         : json_(json_mode)
         , out_(out)
         , results_(results)
         , hellos_(hellos)
-        , perf_(perf) {}
+        , perf_(perf)
+        , trust_events_(trust_events) {}
     void on_event(int rank, const protocol::Message& message) override {
         if (json_)
             out_ << protocol::to_line(message.body) << std::flush;
@@ -117,6 +119,10 @@ public:
             hellos_[rank] = message.body;
         else if (message.event == protocol::kPerfResult)
             perf_.add(rank, message.body);
+        if (trust_events_ && (message.event == protocol::kCandidate || message.event == protocol::kRecheck ||
+            (message.event == protocol::kPerfResult &&
+                               message.body.value("side", "") == "candidate")))
+            trust_events_->push_back(message.body);
     }
     void on_log(int rank, std::string_view stream, std::string_view line) override {
         if (json_)
@@ -138,6 +144,7 @@ private:
     std::map<std::pair<int, int>, json>& results_;
     std::map<int, json>& hellos_;
     PerfCollector& perf_;
+    std::vector<json>* trust_events_;
 };
 
 } // namespace pkbw::cli::detail

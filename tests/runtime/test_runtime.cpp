@@ -135,9 +135,10 @@ TEST(HostSymmetricMemory, PeersSeeEachOthersBuffersAndPadsStartZeroed) {
 
 TEST(TrialBuffers, GuardsCatchWritesPastEitherEndAndInputsAreWatched) {
     auto device = make_host_device(0, "/pkbw-test-guards");
+    SharedBuffers shared(*device);
     Tensor input = Tensor::zeros(DType::F32, {4});
     input.mutable_data_as<float>()[2] = 7.0f;
-    TrialBuffers buffers(*device, {{"x", DType::F32, {4}}}, {input}, {{"out", DType::F32, {8}}});
+    TrialBuffers buffers(shared, {{"x", DType::F32, {4}}}, {input}, {{"out", DType::F32, {8}}});
     buffers.prepare();
     EXPECT_TRUE(buffers.check_guards().empty());
     EXPECT_TRUE(buffers.changed_inputs().empty());

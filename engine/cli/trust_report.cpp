@@ -1,0 +1,106 @@
+#include "trust_report.h"
+
+#include "pkbw/core/protocol.h"
+#include "pkbw/core/status.h"
+#include "pkbw/core/timing_checks.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace pkbw::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::string rank_list(const std::set<int>& ranks) {
+    std::string text;
+    for (int r : ranks) {
+        text += (text.empty() ? "" : ", ") + std::to_string(r);
+    }
+    return text;
+}
+
+} // namespace
+
+void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
+    std::map<std::string, std::set<int>> unsandboxed; // why -> ranks
+    std::vector<std::string> leftovers;
+    std::vector<std::string> timing_failures;
+    std::map<std::string, std::set<int>> timing_by_finding; // one line per kind of finding
+    for (const auto& event : events) {
+        const std::string name = event.value("event", "");
+        const int rank = event.value("rank", -1);
+        if (name == protocol::kCandidate && event.value("stage", "") == "started" &&
+            event.value("landlock_abi", 0) == 0) {
+            unsandboxed[event.value("sandbox", std::string("no sandbox"))].insert(rank);
+        } else if (name == protocol::kCandidate && event.value("stage", "") == "finished") {
+            for (const auto& process : event.value("leftovers", json::array())) {
+                leftovers.push_back("pid " + std::to_string(process.value("pid", 0)) + " (" +
+                                    process.value("command", std::string("?")) + ") on rank " +
+                                    std::to_string(rank));
+            }
+        } else if (name == protocol::kRecheck && event.value("status", "") != status::kPass) {
+            const std::string variant = event.value("variant", "");
+            const std::string where = variant == "timed_addresses" ? "at the addresses it was timed on"
+                                                                   : "on new inputs at new addresses";
+            timing_by_finding["re-check after timing failed " + where + ": " + event.value("message", "")]
+                .insert(rank);
+        } else if (name == protocol::kPerfResult && event.value("side", "") == "candidate") {
+            const BlockBracket bracket{event.value("span_ms", 0.0), event.value("host_ms", 0.0),
+                                       event.value("calls", 0)};
+            if (event.contains("host_ms")) {
+                if (const auto finding = untimed_device_work(bracket)) {
+                    timing_by_finding[*finding].insert(rank);
+                }
+            }
+            if (event.contains("idle_cpu_ms")) {
+                if (const auto finding =
+                        work_after_return(event.value("idle_cpu_ms", 0.0), event.value("idle_window_ms", 0.0))) {
+                    timing_by_finding[*finding].insert(rank);
+                }
+            }
+        }
+    }
+    for (const auto& [why, ranks] : unsandboxed) {
+        add_warning(verdict, "sandbox: " + why + " (rank(s) " + rank_list(ranks) + ")");
+    }
+    if (!leftovers.empty()) {
+        std::string text = "left " + std::to_string(leftovers.size()) + " process(es) running after the run, killed:";
+        for (std::size_t i = 0; i < leftovers.size() && i < 8; ++i) {
+            text += (i ? ", " : " ") + leftovers[i];
+        }
+        add_warning(verdict, text);
+    }
+    // A finding repeated over blocks is one line, with the ranks that showed it; the first per kind.
+    std::map<std::string, std::pair<std::string, std::set<int>>> first_of_kind;
+    for (const auto& [finding, ranks] : timing_by_finding) {
+        const std::string kind = finding.substr(0, finding.find(':'));
+        auto& slot = first_of_kind[kind];
+        if (slot.first.empty()) {
+            slot.first = finding;
+        }
+        slot.second.insert(ranks.begin(), ranks.end());
+    }
+    for (const auto& [kind, entry] : first_of_kind) {
+        timing_failures.push_back("candidate " + entry.first + " (rank(s) " + rank_list(entry.second) + ")");
+    }
+    if (timing_failures.empty()) {
+        return;
+    }
+    std::string message = "timing not trusted: ";
+    for (std::size_t i = 0; i < timing_failures.size(); ++i) {
+        message += (i ? "; " : "") + timing_failures[i];
+    }
+    if (verdict.status == status::kPass) {
+        verdict.status = std::string(status::kInvalidTiming);
+        verdict.exit_code = 1;
+        const std::size_t warnings = verdict.summary.find("; warning");
+        verdict.summary = message + (warnings == std::string::npos ? "" : verdict.summary.substr(warnings));
+    } else {
+        add_warning(verdict, message);
+    }
+}
+
+} // namespace pkbw::cli
