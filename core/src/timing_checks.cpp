@@ -30,4 +30,13 @@ std::optional<std::string> work_after_return(double idle_cpu_ms, double window_m
                   idle_cpu_ms, window_ms);
 }
 
+std::optional<std::string> judge_clock_disagrees(double judge_ms, double host_ms) {
+    if (judge_ms <= host_ms * (1 + kJudgeAllowanceFraction) + kJudgeAllowanceMs) {
+        return std::nullopt;
+    }
+    return format("its timed block took %.3f ms on the judge's clock but its process reported %.3f ms: the "
+                  "reported times are not the block's",
+                  judge_ms, host_ms);
+}
+
 } // namespace pkbw

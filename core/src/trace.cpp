@@ -368,15 +368,22 @@ std::vector<RankTrace> load_trace_directory(const std::filesystem::path& dir) {
     std::map<int, std::vector<RankTrace>> by_rank;
     std::error_code ec;
     std::vector<std::filesystem::path> files;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-        std::smatch m;
-        const auto name = entry.path().filename().string();
-        if (entry.is_regular_file() && std::regex_match(name, m, pattern)) {
-            files.push_back(entry.path());
+    // The candidate's process writes its own trace files into candidate/ (docs/tracing.md); they
+    // are the same rank's, on the same clock.
+    for (const auto& folder : {dir, dir / "candidate"}) {
+        if (folder != dir && !std::filesystem::is_directory(folder, ec)) {
+            continue;
         }
-    }
-    if (ec) {
-        throw Error(dir.string() + ": cannot list trace directory: " + ec.message());
+        for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+            std::smatch m;
+            const auto name = entry.path().filename().string();
+            if (entry.is_regular_file() && std::regex_match(name, m, pattern)) {
+                files.push_back(entry.path());
+            }
+        }
+        if (ec) {
+            throw Error(folder.string() + ": cannot list trace directory: " + ec.message());
+        }
     }
     std::sort(files.begin(), files.end());
     for (const auto& file : files) {

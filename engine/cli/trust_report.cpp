@@ -43,8 +43,9 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
             }
         } else if (name == protocol::kRecheck && event.value("status", "") != status::kPass) {
             const std::string variant = event.value("variant", "");
-            const std::string where = variant == "timed_addresses" ? "at the addresses it was timed on"
-                                                                   : "on new inputs at new addresses";
+            const std::string where = variant == "timed_addresses"       ? "on new inputs at the addresses it was timed on"
+                                      : variant == "one_element_changed" ? "on its timed inputs with one element changed"
+                                                                         : "on new inputs at new addresses";
             timing_by_finding["re-check after timing failed " + where + ": " + event.value("message", "")]
                 .insert(rank);
         } else if (name == protocol::kPerfResult && event.value("side", "") == "candidate") {
@@ -52,6 +53,12 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
                                        event.value("calls", 0)};
             if (event.contains("host_ms")) {
                 if (const auto finding = untimed_device_work(bracket)) {
+                    timing_by_finding[*finding].insert(rank);
+                }
+            }
+            if (event.contains("judge_ms")) {
+                if (const auto finding =
+                        judge_clock_disagrees(event.value("judge_ms", 0.0), event.value("host_ms", 0.0))) {
                     timing_by_finding[*finding].insert(rank);
                 }
             }

@@ -306,15 +306,19 @@ json CandidateProcess::request(const json& message, const std::vector<int>& fds)
     try {
         reply = channel_.receive();
     } catch (const FormatError& error) {
-        // A malformed answer: the process is not pkbw-candidate any more (the candidate wrote into it).
-        throw CandidateFailure(std::string(cp::kFailProtocol), error.what());
+        // A malformed answer: the candidate wrote into the channel (its only inherited descriptor).
+        throw CandidateFailure(std::string(cp::kFailProtocol),
+                               "the candidate process broke its channel to the judge (it wrote something that is "
+                               "not the channel's protocol: " +
+                                   std::string(error.what()) + ")");
     }
     if (!reply) {
         died(msg);
     }
     if (reply->value("msg", "") != msg) {
         throw CandidateFailure(std::string(cp::kFailProtocol),
-                               "the candidate process answered '" + reply->value("msg", "") + "' to '" + msg + "'");
+                               "the candidate process broke its channel to the judge (it answered '" +
+                                   reply->value("msg", "") + "' to '" + msg + "')");
     }
     if (!reply->value("ok", false)) {
         throw CandidateFailure(reply->value("kind", std::string(cp::kFailProtocol)),

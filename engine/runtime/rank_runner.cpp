@@ -77,19 +77,22 @@ class RemoteSide final : public TimedSide {
 public:
     static constexpr int kIdleWindowMs = 50;
 
-    RemoteSide(CandidateProcess& process, const TimingBuffers& buffers)
-        : process_(process) {
+    RemoteSide(CandidateProcess& process, Rendezvous& judges, const TimingBuffers& buffers)
+        : process_(process)
+        , judges_(judges) {
         for (int copy = 0; copy < buffers.copies(); ++copy) {
             views_.push_back(process_.define_views(buffers.inputs(copy), buffers.outputs()));
         }
     }
     BlockTiming pkb_series(int warmup, int iterations, json& extra) override {
+        judges_.barrier(); // the judges' clocks start together, so the candidates' barrier is short
         const auto start = std::chrono::steady_clock::now();
         BlockTiming timing = process_.pkb_series(views_, warmup, iterations);
         after(timing, start, extra);
         return timing;
     }
     BlockTiming pkbw_block(int iterations, int repeat, bool flush, int& next_copy, json& extra) override {
+        judges_.barrier();
         const auto start = std::chrono::steady_clock::now();
         BlockTiming timing = process_.pkbw_block(views_, iterations, repeat, flush, next_copy);
         after(timing, start, extra);
@@ -112,6 +115,7 @@ private:
     }
 
     CandidateProcess& process_;
+    Rendezvous& judges_;
     std::vector<int> views_;
 };
 
@@ -228,7 +232,7 @@ public:
             if (candidate_) {
                 sides.candidate = [&](const TimingBuffers& buffers) -> std::unique_ptr<TimedSide> {
                     try {
-                        return std::make_unique<RemoteSide>(*candidate_, buffers);
+                        return std::make_unique<RemoteSide>(*candidate_, *rendezvous_, buffers);
                     } catch (const CandidateFailure& failure) {
                         candidate_broke(failure, "perf", 0);
                     }
@@ -490,17 +494,37 @@ private:
     // fail here), then at new ones; both are compared with the reference on the same inputs.
     void recheck(TimingBuffers& timed) {
         phase(std::string(status::kPhaseRecheck), 0);
-        const std::pair<const char*, int> variants[] = {{"timed_addresses", 1}, {"new_addresses", 2}};
+        // one_element_changed: the inputs it was timed on, at the same addresses, with the last element
+        // of the first floating-point input changed (a cache keyed by address and a cheap look at the
+        // contents returns its stale result here).
+        const std::pair<const char*, int> variants[] = {
+            {"timed_addresses", 1}, {"one_element_changed", 0}, {"new_addresses", 2}};
         for (const auto& [variant, offset] : variants) {
-            const ProblemConfig problem_config = config_.problem_config(config_.trials + offset);
+            const bool same_addresses = std::string(variant) != "new_addresses";
+            const ProblemConfig problem_config =
+                config_.problem_config(offset == 0 ? 0 : config_.trials + offset);
             const auto input_specs = problem_->input_specs(problem_config, rank_);
             const auto output_specs = problem_->output_specs(problem_config, rank_);
             const auto params = problem_->params(problem_config);
             std::vector<Tensor> inputs = problem_->build_inputs(problem_config, rank_);
+            if (offset == 0) {
+                bool changed = false;
+                for (auto& tensor : inputs) {
+                    if (!changed && is_floating(tensor.dtype()) && tensor.numel() > 0) {
+                        const std::size_t size = dtype_size(tensor.dtype());
+                        std::byte* last = tensor.mutable_data() + (tensor.numel() - 1) * size;
+                        f64_to_element(tensor.dtype(), element_to_f64(tensor.dtype(), last) + 1.0, last);
+                        changed = true;
+                    }
+                }
+                if (!changed) {
+                    continue; // no floating-point input to change
+                }
+            }
             OutputSet candidate_outputs;
             std::string error;
             try {
-                if (std::string(variant) == "timed_addresses") {
+                if (same_addresses) {
                     for (std::size_t i = 0; i < inputs.size(); ++i) {
                         if (inputs[i].nbytes() > 0) {
                             device_->upload(timed.inputs(0)[i].data, inputs[i].data(), inputs[i].nbytes());

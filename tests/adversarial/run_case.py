@@ -42,6 +42,13 @@ def run_pkbw(pkbw, args, timeout):
     return proc.returncode, events, err.decode(errors="replace"), time.monotonic() - start, proc.pid
 
 
+def landlock_available():
+    """Whether the kernel offers Landlock (landlock_create_ruleset with LANDLOCK_CREATE_RULESET_VERSION)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1)) > 0
+
+
 def pid_alive(pid):
     try:
         os.kill(pid, 0)
@@ -99,13 +106,21 @@ def main():
     parser.add_argument("--samples", default=os.path.join(ROOT, "samples", "solutions_host_f32_none_samples_baseline"))
     options = parser.parse_args()
     case = json.load(open(options.cases))[options.case]
-    source = os.path.join(os.path.dirname(options.cases), options.case + ".cpp")
+    source = os.path.join(os.path.dirname(options.cases), case.get("source", options.case) + ".cpp")
+    if case.get("needs_landlock") and not landlock_available():
+        print(f"{options.case}: skipped: this kernel has no Landlock, so the sandbox's refusals cannot be checked")
+        sys.exit(77)
     failures = []
     with tempfile.TemporaryDirectory(prefix="pkbw-adv-") as work:
         store = os.path.join(work, "runs.db")
         cache = options.cache or os.path.join(work, "cache")
-        common = ["--backend", "host", "--nproc", "2", "--dtype", "f32", "--store", store, "--cache-dir", cache]
-        args = ["eval", "--problem", case["problem"], "--solution", source] + common + case.get("args", [])
+        nproc = case.get("nproc", 2)
+        common = ["--backend", "host", "--nproc", str(nproc), "--dtype", "f32", "--store", store, "--cache-dir", cache]
+        # Perf cases time with few iterations: what is checked is the verdict on the timing, not a speed.
+        quick_perf = ["--warmup", "2", "--pairs", "2", "--iters", "5", "--no-pkb"]
+        mode = case.get("mode", "eval")
+        args = [mode, "--problem", case["problem"], "--solution", source] + common + (
+            quick_perf if mode == "perf" else []) + case.get("args", [])
         code, events, stderr, seconds, pkbw_pid = run_pkbw(options.pkbw, args, 120)
         finished = next((e for e in reversed(events) if e.get("event") == "run_finished"), {})
         status, message = finished.get("status"), finished.get("message", "")
@@ -127,8 +142,18 @@ def main():
         if not low <= seconds <= high:
             failures.append(f"took {seconds:.1f} s, expected {low}..{high} s")
         pids = check_leftovers(events, pkbw_pid, failures)
-        if len(pids) != 2:
-            failures.append(f"{len(pids)} hello events with a pid, expected 2")
+        if len(pids) != nproc:
+            failures.append(f"{len(pids)} hello events with a pid, expected {nproc}")
+        # The candidate processes, and what they started, are gone too.
+        for event in events:
+            if event.get("event") == "candidate" and isinstance(event.get("pid"), int) and pid_alive(event["pid"]):
+                failures.append(f"candidate process {event['pid']} of rank {event.get('rank')} still alive")
+            for left in event.get("leftovers", []) if event.get("event") == "candidate" else []:
+                if pid_alive(left.get("pid", 0)):
+                    failures.append(f"process {left} the candidate left is still alive")
+        for text in case.get("candidate_events", []):
+            if not any(text in json.dumps(e) for e in events if e.get("event") in ("candidate", "recheck")):
+                failures.append(f"no candidate/recheck event containing '{text}'")
         run_id = finished.get("run_id", 0)
         row, ranks = check_store(store, run_id, failures)
         if not row or row[0] != case["status"] or row[1] != case["exit"] or row[2] is None:

@@ -26,3 +26,12 @@ TEST(TimingChecks, CpuAfterReturnIsFlaggedAboveAQuarterCore) {
     ASSERT_TRUE(finding);
     EXPECT_NE(finding->find("48.0 ms of CPU in the 50 ms"), std::string::npos);
 }
+
+TEST(TimingChecks, TheJudgesClockMustConfirmTheReportedBlockTime) {
+    EXPECT_FALSE(judge_clock_disagrees(21.0, 20.0));
+    EXPECT_FALSE(judge_clock_disagrees(0.5 + kJudgeAllowanceMs, 0.5)); // a short block, a slow round trip
+    // A candidate that reports 0.7 ms for a block that kept the judge waiting 300 ms.
+    const auto finding = judge_clock_disagrees(300.0, 0.7);
+    ASSERT_TRUE(finding);
+    EXPECT_NE(finding->find("not the block's"), std::string::npos);
+}

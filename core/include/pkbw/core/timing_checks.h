@@ -27,7 +27,15 @@ std::optional<std::string> untimed_device_work(const BlockBracket& block);
 // threads.
 std::optional<std::string> work_after_return(double idle_cpu_ms, double window_ms);
 
+// The judge times each of the candidate's blocks on its own clock (request sent to reply received,
+// judges aligned before): the candidate process reports host_ms from inside, where a candidate
+// could forge it. A judge time far beyond the reported one means the reported times are not the
+// block's.
+std::optional<std::string> judge_clock_disagrees(double judge_ms, double host_ms);
+
 // The allowances, exposed for docs and tests.
+inline constexpr double kJudgeAllowanceMs = 25.0;     // the channel round trip, the candidates' barrier
+inline constexpr double kJudgeAllowanceFraction = 0.5;
 inline constexpr double kUntimedAllowanceMs = 2.0;      // launch of the first mark + final sync
 inline constexpr double kUntimedAllowanceFraction = 0.10; // of the span (clock granularity, jitter)
 inline constexpr double kIdleCpuAllowanceMs = 10.0;
