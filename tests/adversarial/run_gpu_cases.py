@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 GOOD = os.path.join(ROOT, "samples", "solutions_cuda_bf16_h200_2_samples_baseline")
 # Short deadlines for every phase but the candidate's (--timeout per case): no case can hang the set.
-COMMON = ["--backend", "cuda", "--nproc", "2", "--dtype", "bf16",
+COMMON = ["--backend", "cuda", "--dtype", "bf16",
           "--timeout-start", "40", "--timeout-rendezvous", "40", "--timeout-inputs", "20",
           "--timeout-reference", "20", "--timeout-compare", "20", "--timeout-teardown", "10"]
 
@@ -85,7 +85,9 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--budget", type=float, default=190)
     parser.add_argument("--only", default="")
+    parser.add_argument("--nproc", type=int, default=2, help="ranks per run (cases that need more are skipped)")
     options = parser.parse_args()
+    COMMON.extend(["--nproc", str(options.nproc)])
     cases = {k: v for k, v in json.load(open(os.path.join(HERE, "cuda", "cases.json"))).items()
              if not k.startswith("_")}
     if options.only:
@@ -124,10 +126,16 @@ def main():
         if time.monotonic() - start > options.budget:
             rows.append((name, expect_text, "-", "-", "-", "-", "SKIP (budget)"))
             continue
+        if case.get("needs_ranks", 1) > options.nproc:
+            rows.append((name, expect_text, "-", "-", "-", "-", f"SKIP (needs {case['needs_ranks']} ranks)"))
+            continue
         source = os.path.join(HERE, "cuda", name + ".cu")
         trials = [] if "--trials" in case["args"] else ["--trials", "2"]
-        argv = ([options.pkbw, "eval", "--problem", case["problem"], "--solution", source] + where + COMMON + trials
-                + case["args"])
+        mode = case.get("mode", "eval")
+        quick = ["--pkb-warmup", "20", "--pkb-iters", "20", "--warmup", "5", "--pairs", "2", "--iters", "20"] \
+            if mode == "perf" else []
+        argv = ([options.pkbw, mode, "--problem", case["problem"], "--solution", source] + where + COMMON + trials
+                + quick + case["args"])
         code, events, seconds = stream_run(argv, 45)
         finished = next((e for _, e in reversed(events) if e.get("event") == "run_finished"), {})
         status, message = finished.get("status", "?"), finished.get("message", "")
@@ -135,7 +143,7 @@ def main():
         t_candidate = next((t for t, e in events if e.get("event") == "phase" and e.get("phase") == "candidate"), None)
         t_end = next((t for t, e in events if e.get("event") == "run_finished"), seconds)
         detect = f"{t_end - t_candidate:.1f}" if t_candidate is not None else f"({seconds:.1f})"
-        pids = [e["pid"] for _, e in events if e.get("event") == "hello" and isinstance(e.get("pid"), int)]
+        pids = [e["pid"] for _, e in events if e.get("event") in ("hello", "candidate") and isinstance(e.get("pid"), int)]
         left = leftovers(pids)
         problems = []
         if status not in expected:
@@ -147,7 +155,7 @@ def main():
         run_dir = next((e.get("run_dir") for _, e in events if e.get("event") == "run_started"), None)
         if case.get("log_contains") and run_dir:
             logs = ""
-            for r in range(2):
+            for r in range(options.nproc):
                 try:
                     logs += open(os.path.join(run_dir, f"rank_{r}.log"), errors="replace").read()[-200000:]
                 except OSError:

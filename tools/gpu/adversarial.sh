@@ -14,4 +14,4 @@ export PATH=/usr/local/cuda/bin:$PATH NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_
 mkdir -p "$out"
 # A fresh cache: the cases share a header (adversarial_common.cuh) that the cache key does not cover.
 rm -rf "$out/adversarial-cache" "$out"/adversarial.db* "$out"/warm.db*
-exec timeout 300 python3 tests/adversarial/run_gpu_cases.py --pkbw "$pkbw" --out "$out" "$@"
+exec timeout 300 python3 tests/adversarial/run_gpu_cases.py --pkbw "$pkbw" --out "$out" --nproc "${W:-2}" "$@"
