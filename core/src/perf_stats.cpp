@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
 namespace pkbw {
@@ -193,6 +194,100 @@ Bandwidth bandwidth(CollectiveKind kind, int ranks, double bytes, double millise
     bw.algbw_gbps = bytes / (milliseconds * 1e-3) / 1e9;
     bw.busbw_gbps = bw.algbw_gbps * bus_bandwidth_factor(kind, ranks);
     return bw;
+}
+
+std::optional<MachinePeaks> documented_peaks(std::string_view device_name) {
+    if (device_name.find("H200") == std::string_view::npos) {
+        return std::nullopt;
+    }
+    // gpu-facts.md §2 and §8: the measured figures of this project's H200s. The specs (4.8 TB/s HBM3e,
+    // 450 GB/s NVLink 4 per direction) are higher; kPlausibilitySafetyFactor covers the gap.
+    MachinePeaks peaks;
+    peaks.source = "documented " + std::string(device_name) + " rates";
+    peaks.memory_gbps = 4200;
+    peaks.busbw_gbps = 374;
+    peaks.busbw_source = "measured peer copy";
+    peaks.compute_tflops = 989;
+    return peaks;
+}
+
+std::string_view floor_term_name(FloorTerm term) {
+    switch (term) {
+    case FloorTerm::None:
+        return "none";
+    case FloorTerm::Memory:
+        return "memory";
+    case FloorTerm::Compute:
+        return "compute";
+    case FloorTerm::Communication:
+        return "communication";
+    }
+    return "none";
+}
+
+namespace {
+std::string format(const char* pattern, double a, double b = 0, double c = 0) {
+    char text[200];
+    std::snprintf(text, sizeof(text), pattern, a, b, c);
+    return text;
+}
+} // namespace
+
+PlausibilityFloor plausibility_floor(const WorkModel& work, const MachinePeaks& peaks, int world_size,
+                                     double safety_factor) {
+    PlausibilityFloor floor;
+    floor.safety_factor = safety_factor;
+    if (peaks.memory_gbps <= 0 && peaks.compute_tflops <= 0 && peaks.busbw_gbps <= 0) {
+        floor.note =
+            "no floor: no peak rates known for " + (peaks.source.empty() ? "this machine" : peaks.source);
+        return floor;
+    }
+    if (peaks.memory_gbps > 0 && work.memory_bytes > 0) {
+        floor.memory_ms = work.memory_bytes / (peaks.memory_gbps * 1e9) * 1e3;
+    }
+    if (peaks.compute_tflops > 0 && work.flops > 0) {
+        floor.compute_ms = work.flops / (peaks.compute_tflops * 1e12) * 1e3;
+    }
+    // busbw = S / t x factor, so the least time at a busbw peak is S x factor / peak. One rank moves
+    // nothing over a link, whatever the factor (broadcast's is 1 at any n).
+    const double factor = world_size > 1 ? bus_bandwidth_factor(work.collective, world_size) : 0;
+    if (peaks.busbw_gbps > 0 && work.collective_bytes > 0 && factor > 0) {
+        floor.communication_ms = work.collective_bytes * factor / (peaks.busbw_gbps * 1e9) * 1e3;
+    }
+    const double largest = std::max({floor.memory_ms, floor.compute_ms, floor.communication_ms});
+    if (largest <= 0) {
+        floor.note = "no floor: the work model gives no bytes or FLOPs that these peak rates bound";
+        return floor;
+    }
+    floor.floor_ms = largest * safety_factor;
+    if (largest == floor.memory_ms) {
+        floor.term = FloorTerm::Memory;
+        floor.explanation = format("memory: %.0f bytes at %.0f GB/s", work.memory_bytes, peaks.memory_gbps);
+    } else if (largest == floor.compute_ms) {
+        floor.term = FloorTerm::Compute;
+        floor.explanation = format("compute: %.0f FLOP at %.0f TFLOP/s", work.flops, peaks.compute_tflops);
+    } else {
+        floor.term = FloorTerm::Communication;
+        floor.explanation = std::string("communication: ") +
+                            std::string(collective_kind_name(work.collective)) +
+                            format(" of %.0f bytes, busbw factor %.3g, at %.0f GB/s busbw",
+                                   work.collective_bytes, factor, peaks.busbw_gbps) +
+                            (peaks.busbw_source.empty() ? "" : " (" + peaks.busbw_source + ")");
+    }
+    if (safety_factor != 1.0) {
+        floor.explanation += format(", x%.3g margin", safety_factor);
+    }
+    return floor;
+}
+
+std::optional<std::string> below_floor_warning(std::string_view side, double median_ms,
+                                               const PlausibilityFloor& floor) {
+    if (floor.floor_ms <= 0 || median_ms <= 0 || median_ms >= floor.floor_ms) {
+        return std::nullopt;
+    }
+    return std::string(side) +
+           format(" median %.4g ms is below the plausibility floor %.4g ms", median_ms, floor.floor_ms) +
+           " (" + floor.explanation + "): faster than this machine can go";
 }
 
 } // namespace pkbw

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <unistd.h>
@@ -37,7 +38,97 @@ std::vector<std::string> compiler_environment() {
         {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "PKBW_TRACE_DIR", "PKBW_TRACE_DEFERRED"});
 }
 
+constexpr const char* kLibraryName = "lib.so";
+constexpr const char* kManifestName = "manifest.json";
+constexpr const char* kLogName = "compile.log";
+constexpr int kManifestVersion = 1;
+
+bool is_sha256_hex(const std::string& text) {
+    return text.size() == 64 && text.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+// A warning line carries two hashes: their first 16 hex digits tell them apart; the sizes beside
+// them make a truncation or an append obvious at a glance.
+std::string hash_and_size(const std::string& hex, std::uintmax_t bytes) {
+    return hex.substr(0, 16) + ", " + std::to_string(bytes) + " bytes";
+}
+
+// A unique name among concurrent pkbw processes and threads, for staging and trash directories.
+std::string unique_suffix() {
+    static std::atomic<int> counter{0};
+    return std::to_string(::getpid()) + "-" + std::to_string(counter++);
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    out.close();
+    if (!out)
+        throw Error("cannot write " + path.string());
+}
+
 } // namespace
+
+CacheEntryCheck check_cache_entry(const fs::path& entry_dir) {
+    using State = CacheEntryCheck::State;
+    const fs::path library = entry_dir / kLibraryName;
+    const fs::path manifest_path = entry_dir / kManifestName;
+    std::error_code ec;
+    const bool has_library = fs::is_regular_file(library, ec);
+    const bool has_manifest = fs::exists(manifest_path, ec);
+    auto damaged = [](std::string reason) { return CacheEntryCheck{State::Damaged, std::move(reason)}; };
+    if (!has_library && !has_manifest)
+        return {}; // nothing was ever published here (or only a failed compile's directory)
+    // Entries from before manifests existed, and entries whose manifest was deleted, cannot be
+    // verified: they are treated like a failed check, never loaded.
+    if (!has_manifest)
+        return damaged("cached library " + library.string() + " has no recorded SHA-256 (" +
+                       manifest_path.string() + " is missing)");
+    nlohmann::json manifest;
+    try {
+        manifest = nlohmann::json::parse(read_file(manifest_path), nullptr, false);
+    } catch (const Error& error) {
+        return damaged("cached library " + library.string() + ": " + error.what());
+    }
+    if (manifest.is_discarded() || !manifest.is_object())
+        return damaged("cache manifest " + manifest_path.string() + " is not a JSON object");
+    const auto version = manifest.find("version");
+    if (version == manifest.end() || !version->is_number_integer() || *version != kManifestVersion)
+        return damaged("cache manifest " + manifest_path.string() + ": field 'version' is not " +
+                       std::to_string(kManifestVersion));
+    const auto recorded = manifest.find("sha256");
+    if (recorded == manifest.end() || !recorded->is_string() || !is_sha256_hex(recorded->get<std::string>()))
+        return damaged("cache manifest " + manifest_path.string() +
+                       ": field 'sha256' is missing or not 64 lowercase hex digits");
+    const auto bytes = manifest.find("bytes");
+    if (bytes == manifest.end() || !bytes->is_number_unsigned())
+        return damaged("cache manifest " + manifest_path.string() +
+                       ": field 'bytes' is missing or not a non-negative integer");
+    // The directory name is the key: a manifest of another entry (an entry directory copied over
+    // this one) is not this entry's.
+    const auto key = manifest.find("key");
+    if (key == manifest.end() || !key->is_string() ||
+        key->get<std::string>() != entry_dir.filename().string())
+        return damaged("cache manifest " + manifest_path.string() + ": field 'key' does not name its entry " +
+                       entry_dir.filename().string());
+    const std::string expected = recorded->get<std::string>();
+    const auto expected_bytes = bytes->get<std::uintmax_t>();
+    if (!has_library)
+        return damaged("cached library " + library.string() + " is missing (its manifest records " +
+                       hash_and_size(expected, expected_bytes) + ")");
+    std::string found;
+    std::uintmax_t found_bytes = fs::file_size(library, ec);
+    try {
+        found = sha256_file_hex(library);
+    } catch (const Error& error) {
+        return damaged("cached library " + library.string() + ": " + error.what());
+    }
+    if (found != expected)
+        return damaged("cached library " + library.string() + " failed its SHA-256 check (recorded " +
+                       hash_and_size(expected, expected_bytes) + "; found " +
+                       hash_and_size(found, found_bytes) + ")");
+    return {State::Intact, {}};
+}
 
 std::string_view backend_name(Backend backend) {
     return backend == Backend::Cuda ? "cuda" : "host";
@@ -145,8 +236,35 @@ std::string CompileCache::cache_key(const CompileRequest& request) {
     return hash.final_hex();
 }
 
+void CompileCache::publish(const fs::path& staging, const fs::path& dir) {
+    using State = CacheEntryCheck::State;
+    std::error_code ec;
+    // rename(2) moves a directory onto a missing or empty one; a non-empty one is another process's
+    // entry (published while this one compiled) or the damaged entry this compile replaces.
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        fs::rename(staging, dir, ec);
+        if (!ec)
+            return;
+        if (check_cache_entry(dir).state == State::Intact) {
+            // A concurrent compile of the same key won: its library is as good as this one.
+            fs::remove_all(staging, ec);
+            return;
+        }
+        const fs::path trash = build_dir() / (".trash-" + dir.filename().string() + "-" + unique_suffix());
+        fs::rename(dir, trash, ec);
+        fs::remove_all(trash, ec);
+    }
+    fs::rename(staging, dir, ec);
+    if (ec) {
+        const std::string why = ec.message();
+        fs::remove_all(staging, ec);
+        throw Error("cannot move the compiled library into the cache at " + dir.string() + ": " + why);
+    }
+}
+
 CompileResult CompileCache::compile(const CompileRequest& request) {
     using Clock = std::chrono::steady_clock;
+    using State = CacheEntryCheck::State;
     auto start = Clock::now();
     CompileResult result;
     std::error_code ec;
@@ -156,12 +274,13 @@ CompileResult CompileCache::compile(const CompileRequest& request) {
     }
     result.key = cache_key(request);
     fs::path dir = build_dir() / result.key;
-    result.library = dir / "lib.so";
+    result.library = dir / kLibraryName;
     result.command = command(request, result.library);
-    if (fs::is_regular_file(result.library, ec)) {
+    const CacheEntryCheck check = check_cache_entry(dir);
+    if (check.state == State::Intact) {
         result.ok = true;
         result.cached = true;
-        std::ifstream log(dir / "compile.log");
+        std::ifstream log(dir / kLogName);
         std::ostringstream text;
         text << log.rdbuf();
         result.log = text.str();
@@ -169,34 +288,56 @@ CompileResult CompileCache::compile(const CompileRequest& request) {
         result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
         return result;
     }
-    fs::create_directories(dir, ec);
+    // A damaged entry is never loaded: the candidate that damaged it (or a crash) must not turn into
+    // a start failure of every later run, nor into a library that is not what this source builds.
+    fs::create_directories(build_dir(), ec);
     if (ec)
-        throw Error("cannot create the compile cache directory " + dir.string() + ": " + ec.message());
-    // Concurrent pkbw processes may compile the same key: each writes its own temporary and the
-    // rename makes whichever finishes last the (identical) winner.
-    static std::atomic<int> counter{0};
-    fs::path temporary = dir / ("lib.so.tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+        throw Error("cannot create the compile cache directory " + build_dir().string() + ": " +
+                    ec.message());
+    // The whole entry (library, log, manifest) is built in a staging directory and renamed into place
+    // in one step, so that no process ever sees a library without its manifest or the reverse.
+    const fs::path staging = build_dir() / (".tmp-" + result.key + "-" + unique_suffix());
+    fs::create_directories(staging, ec);
+    if (ec)
+        throw Error("cannot create the compile cache directory " + staging.string() + ": " + ec.message());
+    const fs::path temporary = staging / kLibraryName;
     ProcessResult run = run_process(command(request, temporary), compiler_environment(), request.timeout_s);
     result.log = run.output;
     result.diagnostics = parse_diagnostics(result.log);
     result.timed_out = run.timed_out;
     result.interrupted = run.interrupted;
-    result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (run.ok() && fs::is_regular_file(temporary, ec)) {
-        fs::path log_temporary = dir / ("compile.log.tmp-" + std::to_string(::getpid()));
-        {
-            std::ofstream log(log_temporary);
-            log << result.log;
+        try {
+            write_text(staging / kLogName, result.log);
+            const nlohmann::json manifest = {{"version", kManifestVersion},
+                                             {"key", result.key},
+                                             {"library", kLibraryName},
+                                             {"sha256", sha256_file_hex(temporary)},
+                                             {"bytes", fs::file_size(temporary)}};
+            write_text(staging / kManifestName, manifest.dump(2) + "\n");
+        } catch (...) {
+            fs::remove_all(staging, ec);
+            throw;
         }
-        fs::rename(log_temporary, dir / "compile.log", ec);
-        fs::rename(temporary, result.library, ec);
-        if (ec)
-            throw Error("cannot move the compiled library into the cache at " + result.library.string() +
-                        ": " + ec.message());
+        // Read-only: a candidate that opens the library for writing (O_TRUNC) fails outright. It can
+        // still chmod it back (same user); the hash check catches what it then changes.
+        fs::permissions(temporary,
+                        fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                            fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec,
+                        ec);
+        fs::permissions(staging / kManifestName,
+                        fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read, ec);
+        publish(staging, dir);
         result.ok = true;
+        if (check.state == State::Damaged)
+            result.rebuilt_reason = check.reason + "; rebuilt";
+        result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
         return result;
     }
-    fs::remove(temporary, ec);
+    result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    fs::remove_all(staging, ec);
+    if (check.state == State::Damaged)
+        result.rebuilt_reason = check.reason + "; compiling it again failed";
     if (!run.started) {
         result.message = run.output;
     } else if (run.timed_out) {

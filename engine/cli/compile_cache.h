@@ -2,6 +2,9 @@
 // Libraries are cached under <cache dir>/build/<key>/lib.so, the key being the SHA-256 of the source,
 // the ABI headers, the flags and the compiler's identity, so a second run of the same source does not
 // compile again. Failed compiles are not cached: their diagnostics become the run's result.
+// The cache is writable by the candidates that run from it (same user), so each entry records its
+// library's SHA-256 in manifest.json and a library is only handed out after its hash matched; a
+// damaged entry is compiled again, and the result says why (docs/cli.md "Compile cache").
 #pragma once
 
 #include <filesystem>
@@ -48,7 +51,21 @@ struct CompileResult {
     std::vector<std::string> command;
     std::string message; // one line: the first error (or why it could not run)
     bool timed_out = false, interrupted = false;
+    // Non-empty when a cache entry for this key existed but could not be trusted and was compiled
+    // again instead of loaded: one line naming the library and what was wrong, e.g. "cached library
+    // X failed its SHA-256 check (recorded R, N bytes; found F, M bytes); rebuilt". Worth a warning.
+    std::string rebuilt_reason;
 };
+
+// The state of one cache entry directory (<cache>/build/<key>): absent (nothing to load: a plain
+// miss), intact (its lib.so matches the SHA-256 in its manifest.json), or damaged (`reason` says
+// how, naming the file: library changed or missing, manifest missing, unreadable or malformed).
+struct CacheEntryCheck {
+    enum class State { Absent, Intact, Damaged };
+    State state = State::Absent;
+    std::string reason;
+};
+CacheEntryCheck check_cache_entry(const std::filesystem::path& entry_dir);
 
 class CompileCache {
 public:
@@ -67,6 +84,9 @@ public:
 
 private:
     std::string cache_key(const CompileRequest& request);
+    // Renames the finished staging directory to the entry `dir`, replacing a damaged entry there;
+    // when a concurrent compile published an intact entry first, keeps that one.
+    void publish(const std::filesystem::path& staging, const std::filesystem::path& dir);
 
     std::filesystem::path cache_dir_;
     std::string nvcc_, cxx_;

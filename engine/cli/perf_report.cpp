@@ -91,6 +91,19 @@ PerfFigures PerfCollector::compute(const WorkModel& work, int world_size) const 
     return f;
 }
 
+void check_plausibility(PerfFigures& f, const WorkModel& work, const MachinePeaks& peaks) {
+    f.floor = plausibility_floor(work, peaks, f.world_size);
+    f.below_floor = false;
+    f.warnings.clear();
+    const auto candidate = f.sides.find("candidate");
+    if (candidate == f.sides.end())
+        return;
+    if (auto warning = below_floor_warning("candidate", candidate->second.summary.median, f.floor)) {
+        f.below_floor = true;
+        f.warnings.push_back(*warning);
+    }
+}
+
 namespace {
 json summary_json(const SampleSummary& s) {
     return {{"count", s.count}, {"median_ms", s.median}, {"mean_ms", s.mean}, {"p5_ms", s.p5},
@@ -104,10 +117,18 @@ json to_json(const PerfFigures& f) {
         json entry = summary_json(side.summary);
         if (f.collective != CollectiveKind::None) {
             entry["algbw_gbps"] = side.bandwidth.algbw_gbps;
-            entry["busbw_gbps"] = side.bandwidth.busbw_gbps;
-            entry["busbw_fraction_of_nvlink"] = side.bandwidth.busbw_gbps / kNvlinkLineRateGbps;
-            if (f.calibrated_busbw_gbps > 0) {
-                entry["busbw_fraction_of_calibrated"] = side.bandwidth.busbw_gbps / f.calibrated_busbw_gbps;
+            if (side.bandwidth.busbw_gbps > 0) {
+                entry["busbw_gbps"] = side.bandwidth.busbw_gbps;
+                entry["busbw_fraction_of_nvlink"] = side.bandwidth.busbw_gbps / kNvlinkLineRateGbps;
+                if (f.calibrated_busbw_gbps > 0) {
+                    entry["busbw_fraction_of_calibrated"] =
+                        side.bandwidth.busbw_gbps / f.calibrated_busbw_gbps;
+                }
+            } else if (side.bandwidth.algbw_gbps > 0) {
+                // A busbw of 0 would read as "nothing moved"; the factor is 0 because one rank sends
+                // nothing over a link.
+                entry["busbw_note"] =
+                    "busbw factor is 0 at world size " + std::to_string(f.world_size) + ": algbw_gbps only";
             }
         }
         sides[name] = entry;
@@ -117,7 +138,21 @@ json to_json(const PerfFigures& f) {
               {"collective_bytes", f.collective_bytes},
               {"world_size", f.world_size},
               {"calibrated_busbw_gbps", f.calibrated_busbw_gbps},
-              {"clocks", f.clocks}};
+              {"clocks", f.clocks},
+              {"warnings", f.warnings}};
+    json floor = {{"floor_ms", f.floor.floor_ms},
+                  {"term", floor_term_name(f.floor.term)},
+                  {"memory_ms", f.floor.memory_ms},
+                  {"compute_ms", f.floor.compute_ms},
+                  {"communication_ms", f.floor.communication_ms},
+                  {"safety_factor", f.floor.safety_factor},
+                  {"below_floor", f.below_floor}};
+    if (f.floor.floor_ms > 0) {
+        floor["explanation"] = f.floor.explanation;
+    } else {
+        floor["note"] = f.floor.note;
+    }
+    j["plausibility"] = floor;
     if (f.has_pkbw) {
         j["pkbw"] = {{"speedup", f.pkbw.speedup},
                      {"ci_low", f.pkbw.ci_low},
@@ -143,6 +178,13 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
                       name.c_str(), side.summary.median, side.summary.p5, side.summary.p95,
                       side.summary.count);
         out << line;
+        if (f.collective != CollectiveKind::None && side.bandwidth.busbw_gbps <= 0 &&
+            side.bandwidth.algbw_gbps > 0) {
+            // One rank: the busbw factor is 0, and "0 GB/s" would read as nothing moved.
+            std::snprintf(line, sizeof(line), "  algbw %7.1f GB/s (busbw factor 0 at W=%d)",
+                          side.bandwidth.algbw_gbps, f.world_size);
+            out << line;
+        }
         if (f.collective != CollectiveKind::None && side.bandwidth.busbw_gbps > 0) {
             std::snprintf(line, sizeof(line), "  busbw %7.1f GB/s (%4.1f%% of NVLink)",
                           side.bandwidth.busbw_gbps, 100.0 * side.bandwidth.busbw_gbps / kNvlinkLineRateGbps);
@@ -170,6 +212,8 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
                       f.pkb->reference_ms, f.pkb->candidate_ms, f.pkb->speedup);
         out << line;
     }
+    for (const auto& warning : f.warnings)
+        out << "    warning: " << warning << "\n";
 }
 
 } // namespace pkbw::cli

@@ -41,7 +41,16 @@ struct PerfFigures {
     int world_size = 0;
     nlohmann::json clocks = nlohmann::json::object(); // rank -> {start, end, device}
     double calibrated_busbw_gbps = 0; // this machine's measured peak for the collective (pkbw calibrate)
+    // The least time the problem's work can take here (check_plausibility); floor_ms 0: none.
+    PlausibilityFloor floor;
+    bool below_floor = false; // the candidate's pkbw median is below floor.floor_ms
+    // Lines for the run's warnings: "candidate median X ms is below the plausibility floor Y ms ...".
+    std::vector<std::string> warnings;
 };
+
+// Sets the floor of `work` on a machine with `peaks` and flags a candidate median below it (a time
+// this machine cannot produce: a broken timer, work skipped on some calls, a wrong work model).
+void check_plausibility(PerfFigures& figures, const WorkModel& work, const MachinePeaks& peaks);
 
 class PerfCollector {
 public:
@@ -61,7 +70,8 @@ private:
 
 nlohmann::json to_json(const PerfFigures& figures);
 // A short table: per side median/p5/p95 (ms), busbw and its fraction of the NVLink line rate and of
-// the bare NCCL loop when timed, then the speedup with its interval and verdict, and PKB's figure.
+// the bare NCCL loop when timed (algbw where the busbw factor is 0, at one rank), then the speedup with
+// its interval and verdict, PKB's figure, and a warning line per entry of `warnings`.
 void print_perf(std::ostream& out, const PerfFigures& figures);
 
 } // namespace pkbw::cli

@@ -8,6 +8,41 @@
 
 namespace pkbw::cli::detail {
 
+MachinePeaks Run::machine_peaks(const PerfFigures& figures) const {
+    MachinePeaks peaks;
+    if (backend_ != "cuda") {
+        peaks.source = "the " + backend_ + " backend (no device rates)";
+        return peaks;
+    }
+    // Rank 0's device: pkbw runs one kind of GPU per machine.
+    std::string device;
+    if (auto hello = hellos_.find(0);
+        hello != hellos_.end() && hello->second.contains("device") && hello->second["device"].is_string())
+        device = hello->second["device"].get<std::string>();
+    if (auto documented = documented_peaks(device))
+        peaks = *documented;
+    else
+        peaks.source = device.empty() ? "an unnamed device" : device;
+    if (figures.calibrated_busbw_gbps > 0) {
+        peaks.busbw_gbps = figures.calibrated_busbw_gbps;
+        peaks.busbw_source = "calibrated, calibration_w" + std::to_string(options_.nproc) + ".json";
+    }
+    // The memory term assumes every call reads its inputs from device memory. Without rotation, or
+    // with a flush and repeated calls inside one sample, they may be served from L2 (tens of MiB on
+    // a GPU): no memory floor then.
+    const json& perf = options_.perf_options;
+    const std::string rotation = perf.is_object() && perf.contains("rotation") && perf["rotation"].is_string()
+                                     ? perf["rotation"]
+                                     : "copies";
+    const double min_time_ms =
+        perf.is_object() && perf.contains("min_time_ms") && perf["min_time_ms"].is_number()
+            ? perf["min_time_ms"].get<double>()
+            : 0.0;
+    if (rotation == "none" || (rotation == "flush" && min_time_ms > 0))
+        peaks.memory_gbps = 0;
+    return peaks;
+}
+
 void Run::report_perf() {
     ProblemConfig config{options_.nproc,
                          options_.m,
@@ -19,17 +54,30 @@ void Run::report_perf() {
     // A PKB problem pkbw has no descriptor for has no work model: no bandwidth, the timings stand.
     PerfFigures figures = perf_.compute(problem_ ? problem_->work(config) : WorkModel{}, options_.nproc);
     // The machine's measured peak for this collective, when `pkbw calibrate` ran at this world size.
-    std::ifstream calibration(options_.runs_dir.parent_path() /
-                              ("calibration_w" + std::to_string(options_.nproc) + ".json"));
+    // It also sets the plausibility floor's communication term, so a malformed row is named, not used.
+    const fs::path calibration_path =
+        options_.runs_dir.parent_path() / ("calibration_w" + std::to_string(options_.nproc) + ".json");
+    std::ifstream calibration(calibration_path);
     const json saved = calibration ? json::parse(calibration, nullptr, false) : json();
+    if (calibration && !(saved.is_object() && saved.contains("results") && saved["results"].is_array()))
+        err_ << "pkbw: " << calibration_path.string() << ": no 'results' array; calibration not used\n";
     if (saved.is_object() && saved.contains("results") && saved["results"].is_array()) {
         const std::string kind(collective_kind_name(figures.collective));
-        for (const auto& row : saved["results"]) {
-            if (row.value("kind", "") == kind)
+        for (std::size_t i = 0; i < saved["results"].size(); ++i) {
+            const json& row = saved["results"][i];
+            if (!row.is_object() || !row.contains("kind") || !row["kind"].is_string() ||
+                !row.contains("busbw_gbps") || !row["busbw_gbps"].is_number() || row["busbw_gbps"] < 0) {
+                err_ << "pkbw: " << calibration_path.string() << ": results[" << i
+                     << "] needs a string 'kind' and a non-negative number 'busbw_gbps'; ignored\n";
+                continue;
+            }
+            if (row["kind"] == kind)
                 figures.calibrated_busbw_gbps =
-                    std::max(figures.calibrated_busbw_gbps, row.value("busbw_gbps", 0.0));
+                    std::max(figures.calibrated_busbw_gbps, row["busbw_gbps"].get<double>());
         }
     }
+    check_plausibility(figures, problem_ ? problem_->work(config) : WorkModel{}, machine_peaks(figures));
+    perf_warnings_ = figures.warnings;
     // Every sample of every rank goes to the store, PKB's series as block -1.
     for (const auto& series : perf_.series()) {
         if (series.protocol == "calibrate")
@@ -43,11 +91,14 @@ void Run::report_perf() {
         recorder_.add_perf_summary(run_id_, side, -1, "mean_ms", f.summary.mean);
         recorder_.add_perf_summary(run_id_, side, -1, "p5_ms", f.summary.p5);
         recorder_.add_perf_summary(run_id_, side, -1, "p95_ms", f.summary.p95);
-        if (f.bandwidth.busbw_gbps > 0) {
+        // At one rank the busbw factor is 0: algbw alone, never a busbw of 0.
+        if (f.bandwidth.algbw_gbps > 0)
             recorder_.add_perf_summary(run_id_, side, -1, "algbw_gbps", f.bandwidth.algbw_gbps);
+        if (f.bandwidth.busbw_gbps > 0)
             recorder_.add_perf_summary(run_id_, side, -1, "busbw_gbps", f.bandwidth.busbw_gbps);
-        }
     }
+    if (figures.floor.floor_ms > 0)
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "plausibility_floor_ms", figures.floor.floor_ms);
     if (figures.has_pkbw) {
         recorder_.add_perf_summary(run_id_, "candidate", -1, "speedup", figures.pkbw.speedup);
         recorder_.add_perf_summary(run_id_, "candidate", -1, "speedup_ci_low", figures.pkbw.ci_low);

@@ -74,6 +74,8 @@ private:
     void warn_about_nccl_in_trace(const std::vector<RankTrace>& traces);
     void record_results(const LaunchOutcome& launch, const Verdict& verdict);
     void report_perf();
+    // The rates the plausibility floor of this run's perf figures uses (none on the host backend).
+    MachinePeaks machine_peaks(const PerfFigures& figures) const;
     int calibrate();
     bool compares() const { return options_.mode == "eval" || options_.mode == "perf"; }
 
@@ -95,6 +97,9 @@ private:
     std::map<int, json> hellos_;
     PerfCollector perf_;
     json perf_json_;
+    // Set by report_perf: the perf figures' warnings (a candidate below the plausibility floor), for
+    // the run's warnings.
+    std::vector<std::string> perf_warnings_;
     const Problem* problem_ = nullptr;
     std::vector<std::string> candidate_warnings_; // NCCL collectives imported (before launch) or traced
     std::vector<json> trust_events_; // candidate, recheck and candidate perf_result events (trust_report.h)

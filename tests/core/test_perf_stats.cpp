@@ -102,3 +102,129 @@ TEST(PerfStats, ConfidenceIntervalCoverage) {
     }
     EXPECT_GE(covered, experiments * 85 / 100);
 }
+
+namespace {
+MachinePeaks test_peaks() {
+    MachinePeaks peaks;
+    peaks.source = "test rates";
+    peaks.memory_gbps = 4000;
+    peaks.busbw_gbps = 250;
+    peaks.busbw_source = "calibrated";
+    peaks.compute_tflops = 1000;
+    return peaks;
+}
+} // namespace
+
+TEST(PlausibilityFloor, MemoryTermSetsTheFloorTimesTheSafetyFactor) {
+    WorkModel work;
+    work.collective = CollectiveKind::AllReduce;
+    work.collective_bytes = 1e6; // 2 ranks: 1e6 x 1 / 250 GB/s = 0.004 ms
+    work.flops = 1e9;            // 0.001 ms
+    work.memory_bytes = 4e9;     // 1 ms at 4000 GB/s
+    const PlausibilityFloor floor = plausibility_floor(work, test_peaks(), 2);
+    EXPECT_EQ(floor.term, FloorTerm::Memory);
+    EXPECT_DOUBLE_EQ(floor.memory_ms, 1.0);
+    EXPECT_DOUBLE_EQ(floor.compute_ms, 0.001);
+    EXPECT_DOUBLE_EQ(floor.communication_ms, 0.004);
+    EXPECT_DOUBLE_EQ(floor.safety_factor, kPlausibilitySafetyFactor);
+    EXPECT_DOUBLE_EQ(floor.floor_ms, 1.0 * kPlausibilitySafetyFactor);
+    EXPECT_EQ(floor.explanation, "memory: 4000000000 bytes at 4000 GB/s, x0.5 margin");
+    EXPECT_EQ(floor.note, "");
+}
+
+TEST(PlausibilityFloor, ComputeAndCommunicationTerms) {
+    WorkModel gemm;
+    gemm.flops = 2e12; // 2 ms at 1000 TFLOP/s
+    gemm.memory_bytes = 4e6;
+    PlausibilityFloor floor = plausibility_floor(gemm, test_peaks(), 2, 1.0);
+    EXPECT_EQ(floor.term, FloorTerm::Compute);
+    EXPECT_DOUBLE_EQ(floor.floor_ms, 2.0);
+    EXPECT_EQ(floor.explanation, "compute: 2000000000000 FLOP at 1000 TFLOP/s");
+
+    // All-reduce on 4 ranks: busbw factor 2(n-1)/n = 1.5, so 1e9 bytes need 1.5e9 / 250e9 s = 6 ms.
+    WorkModel allreduce;
+    allreduce.collective = CollectiveKind::AllReduce;
+    allreduce.collective_bytes = 1e9;
+    allreduce.memory_bytes = 2e9; // 0.5 ms
+    floor = plausibility_floor(allreduce, test_peaks(), 4);
+    EXPECT_EQ(floor.term, FloorTerm::Communication);
+    EXPECT_DOUBLE_EQ(floor.communication_ms, 6.0);
+    EXPECT_DOUBLE_EQ(floor.floor_ms, 3.0);
+    EXPECT_EQ(floor.explanation,
+              "communication: allreduce of 1000000000 bytes, busbw factor 1.5, at 250 GB/s "
+              "busbw (calibrated), x0.5 margin");
+    // The terms overlap at best: the floor is the largest one, not their sum.
+    EXPECT_LT(floor.floor_ms, (floor.communication_ms + floor.memory_ms) * floor.safety_factor);
+}
+
+TEST(PlausibilityFloor, OneRankHasNoCommunicationTerm) {
+    WorkModel work;
+    work.collective = CollectiveKind::AllReduce;
+    work.collective_bytes = 1e9;
+    work.memory_bytes = 4e6; // 0.001 ms
+    PlausibilityFloor floor = plausibility_floor(work, test_peaks(), 1);
+    EXPECT_DOUBLE_EQ(floor.communication_ms, 0);
+    EXPECT_EQ(floor.term, FloorTerm::Memory);
+    EXPECT_DOUBLE_EQ(floor.floor_ms, 0.0005);
+    // Broadcast's busbw factor is 1 at any n, but one rank still sends nothing.
+    work.collective = CollectiveKind::Broadcast;
+    floor = plausibility_floor(work, test_peaks(), 1);
+    EXPECT_DOUBLE_EQ(floor.communication_ms, 0);
+    EXPECT_EQ(floor.term, FloorTerm::Memory);
+}
+
+TEST(PlausibilityFloor, NoPeaksOrNoWorkMeansNoFloor) {
+    WorkModel work;
+    work.memory_bytes = 1e9;
+    MachinePeaks host;
+    host.source = "the host backend";
+    PlausibilityFloor floor = plausibility_floor(work, host, 2);
+    EXPECT_DOUBLE_EQ(floor.floor_ms, 0);
+    EXPECT_EQ(floor.term, FloorTerm::None);
+    EXPECT_EQ(floor.note, "no floor: no peak rates known for the host backend");
+    EXPECT_FALSE(below_floor_warning("candidate", 1e-9, floor));
+
+    floor = plausibility_floor(WorkModel{}, test_peaks(), 2);
+    EXPECT_DOUBLE_EQ(floor.floor_ms, 0);
+    EXPECT_NE(floor.note.find("no floor"), std::string::npos);
+}
+
+TEST(PlausibilityFloor, WarningOnlyBelowTheFloor) {
+    WorkModel work;
+    work.memory_bytes = 4e9; // 1 ms at 4000 GB/s, floor 0.5 ms
+    const PlausibilityFloor floor = plausibility_floor(work, test_peaks(), 2);
+    const auto warning = below_floor_warning("candidate", 0.01, floor);
+    ASSERT_TRUE(warning);
+    EXPECT_EQ(*warning, "candidate median 0.01 ms is below the plausibility floor 0.5 ms (memory: 4000000000 "
+                        "bytes at 4000 GB/s, x0.5 margin): faster than this machine can go");
+    EXPECT_FALSE(below_floor_warning("candidate", 0.5, floor));
+    EXPECT_FALSE(below_floor_warning("candidate", 0.7, floor));
+    EXPECT_FALSE(below_floor_warning("candidate", 0, floor)); // no samples
+}
+
+TEST(PlausibilityFloor, DocumentedRatesOnlyForTheH200) {
+    const auto h200 = documented_peaks("NVIDIA H200");
+    ASSERT_TRUE(h200);
+    EXPECT_DOUBLE_EQ(h200->memory_gbps, 4200);
+    EXPECT_DOUBLE_EQ(h200->busbw_gbps, 374);
+    EXPECT_DOUBLE_EQ(h200->compute_tflops, 989);
+    EXPECT_EQ(h200->source, "documented NVIDIA H200 rates");
+    EXPECT_FALSE(documented_peaks("NVIDIA H100 80GB HBM3"));
+    EXPECT_FALSE(documented_peaks("host"));
+    EXPECT_FALSE(documented_peaks(""));
+    // 1 GiB all-reduce on 2 H200s measured 3.29 ms (gpu-facts.md §1.6): well above its floor.
+    WorkModel allreduce;
+    allreduce.collective = CollectiveKind::AllReduce;
+    allreduce.collective_bytes = 1073741824.0;
+    allreduce.memory_bytes = 2 * 1073741824.0;
+    const PlausibilityFloor floor = plausibility_floor(allreduce, *h200, 2);
+    EXPECT_GT(3.29, floor.floor_ms);
+    EXPECT_FALSE(below_floor_warning("candidate", 3.29, floor));
+    EXPECT_TRUE(below_floor_warning("candidate", 0.1, floor));
+}
+
+TEST(PerfStats, BusbwIsZeroAtOneRankButAlgbwIsNot) {
+    const Bandwidth bw = bandwidth(CollectiveKind::AllReduce, 1, 1e9, 1.0);
+    EXPECT_DOUBLE_EQ(bw.algbw_gbps, 1000);
+    EXPECT_DOUBLE_EQ(bw.busbw_gbps, 0);
+}

@@ -1,12 +1,15 @@
 // Timing statistics for perf runs: per-iteration samples reduced across ranks, robust summaries,
-// a speedup with a bootstrap confidence interval over blocks, a verdict, and nccl-tests' bandwidth
-// formulas. Pure functions, tested on synthetic samples with known answers.
+// a speedup with a bootstrap confidence interval over blocks, a verdict, nccl-tests' bandwidth
+// formulas, and the plausibility floor (the least time a problem's work can take on a machine).
+// Pure functions, tested on synthetic samples with known answers.
 #pragma once
 
 #include "pkbw/core/problem.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pkbw {
@@ -67,5 +70,51 @@ struct Bandwidth {
     double algbw_gbps = 0, busbw_gbps = 0;
 };
 Bandwidth bandwidth(CollectiveKind kind, int ranks, double bytes, double milliseconds);
+
+// Peak rates of one GPU of the machine a run timed on, for the plausibility floor (docs/perf.md
+// "Plausibility floor"). A rate of 0 is unknown: its term is left out of the floor.
+struct MachinePeaks {
+    std::string source;        // where the rates come from, for messages ("documented NVIDIA H200 rates")
+    double memory_gbps = 0;    // device memory bandwidth (GB/s, 1e9 bytes)
+    double busbw_gbps = 0;     // bus bandwidth (nccl-tests' busbw) the problem's collective can reach
+    std::string busbw_source;  // "calibrated", "measured peer copy", ...
+    double compute_tflops = 0; // dense tensor-core peak (TFLOP/s)
+};
+
+// The documented rates of a device by its CUDA name, or nullopt when pkbw has none for it. Only the
+// H200 for now (the GPU this project times on), from shared/reference/gpu-facts.md: measured HBM
+// copy 4.2 TB/s, measured peer copy 374 GB/s per direction, dense bf16 989 TFLOP/s.
+std::optional<MachinePeaks> documented_peaks(std::string_view device_name);
+
+// A time below the floor is not trusted, but the floor is soft: the work model counts bytes as
+// device-memory traffic that L2 may serve, a candidate may compute in FP8 (twice bf16's peak), a
+// custom collective may beat the calibrated NCCL busbw, and the measured rates are below the specs
+// (4.8 TB/s, 450 GB/s). Halving the physical minimum keeps every such legitimate time above the floor.
+inline constexpr double kPlausibilitySafetyFactor = 0.5;
+
+enum class FloorTerm { None, Memory, Compute, Communication };
+std::string_view floor_term_name(FloorTerm term); // "none", "memory", "compute", "communication"
+
+struct PlausibilityFloor {
+    double floor_ms = 0; // safety_factor x the largest term; 0: no floor (see `note`)
+    FloorTerm term = FloorTerm::None;
+    double memory_ms = 0;        // memory_bytes / memory bandwidth, before the safety factor
+    double compute_ms = 0;       // flops / compute peak
+    double communication_ms = 0; // collective_bytes x busbw factor / busbw peak (0 at one rank)
+    double safety_factor = kPlausibilitySafetyFactor;
+    std::string explanation; // the term that set it, e.g. "memory: 8388608 bytes at 4200 GB/s"
+    std::string note;        // why there is no floor, when floor_ms is 0
+};
+
+// The least time one call of `work` (per rank) can take on a machine with `peaks`: each rank's
+// memory traffic, compute and share of the collective run in parallel at best, so the floor is the
+// largest of the three terms (never their sum), times `safety_factor`.
+PlausibilityFloor plausibility_floor(const WorkModel& work, const MachinePeaks& peaks, int world_size,
+                                     double safety_factor = kPlausibilitySafetyFactor);
+
+// "candidate median X ms is below the plausibility floor Y ms (memory: ...): faster than this
+// machine can go" when 0 < median_ms < floor, else nullopt.
+std::optional<std::string> below_floor_warning(std::string_view side, double median_ms,
+                                               const PlausibilityFloor& floor);
 
 } // namespace pkbw

@@ -1,0 +1,132 @@
+// The launcher's perf figures as printed and serialised: bandwidth at one rank and the plausibility
+// floor's flag, from synthetic perf_result events.
+#include "perf_report.h"
+
+#include <gtest/gtest.h>
+#include <sstream>
+
+using namespace pkbw;
+using namespace pkbw::cli;
+using nlohmann::json;
+
+namespace {
+
+json block(const std::string& side, int index, double ms) {
+    return {{"event", "perf_result"},
+            {"protocol", "pkbw"},
+            {"side", side},
+            {"block", index},
+            {"samples_ms", {ms, ms, ms}}};
+}
+
+// One ABBA pair on each of `world` ranks, reference at `reference_ms`, candidate at `candidate_ms`.
+PerfCollector collector(int world, double reference_ms, double candidate_ms) {
+    PerfCollector perf;
+    for (int rank = 0; rank < world; ++rank) {
+        perf.add(rank, block("reference", 0, reference_ms));
+        perf.add(rank, block("candidate", 1, candidate_ms));
+        perf.add(rank, block("candidate", 2, candidate_ms));
+        perf.add(rank, block("reference", 3, reference_ms));
+    }
+    return perf;
+}
+
+WorkModel allreduce_of(double bytes) {
+    WorkModel work;
+    work.collective = CollectiveKind::AllReduce;
+    work.collective_bytes = bytes;
+    work.memory_bytes = 2 * bytes;
+    return work;
+}
+
+std::string printed(const PerfFigures& figures) {
+    std::ostringstream out;
+    print_perf(out, figures);
+    return out.str();
+}
+
+MachinePeaks h200() {
+    auto peaks = documented_peaks("NVIDIA H200");
+    EXPECT_TRUE(peaks);
+    return peaks.value_or(MachinePeaks{});
+}
+
+} // namespace
+
+TEST(PerfReport, OneRankShowsAlgbwNeverZeroBusbw) {
+    const WorkModel work = allreduce_of(1e9);
+    const PerfFigures figures = collector(1, 2.0, 1.0).compute(work, 1);
+    ASSERT_EQ(figures.sides.count("candidate"), 1u);
+    EXPECT_DOUBLE_EQ(figures.sides.at("candidate").bandwidth.busbw_gbps, 0);
+    EXPECT_DOUBLE_EQ(figures.sides.at("candidate").bandwidth.algbw_gbps, 1000);
+
+    const json j = to_json(figures);
+    const json& candidate = j["sides"]["candidate"];
+    EXPECT_DOUBLE_EQ(candidate["algbw_gbps"].get<double>(), 1000);
+    EXPECT_FALSE(candidate.contains("busbw_gbps")) << candidate.dump();
+    EXPECT_FALSE(candidate.contains("busbw_fraction_of_nvlink")) << candidate.dump();
+    EXPECT_EQ(candidate["busbw_note"], "busbw factor is 0 at world size 1: algbw_gbps only");
+
+    const std::string text = printed(figures);
+    EXPECT_NE(text.find("algbw  1000.0 GB/s (busbw factor 0 at W=1)"), std::string::npos) << text;
+    EXPECT_NE(text.find("algbw   500.0 GB/s (busbw factor 0 at W=1)"), std::string::npos) << text;
+    EXPECT_EQ(text.find("  busbw "), std::string::npos) << text;
+    EXPECT_EQ(text.find(" 0.0 GB/s"), std::string::npos) << text;
+}
+
+TEST(PerfReport, TwoRanksShowBusbw) {
+    const PerfFigures figures = collector(2, 2.0, 1.0).compute(allreduce_of(1e9), 2);
+    const json j = to_json(figures);
+    EXPECT_DOUBLE_EQ(j["sides"]["candidate"]["busbw_gbps"].get<double>(), 1000); // factor 1 at n=2
+    EXPECT_FALSE(j["sides"]["candidate"].contains("busbw_note"));
+    const std::string text = printed(figures);
+    EXPECT_NE(text.find("busbw  1000.0 GB/s"), std::string::npos) << text;
+    EXPECT_EQ(text.find("algbw"), std::string::npos) << text;
+}
+
+TEST(PerfReport, CandidateBelowTheFloorIsFlaggedEverywhere) {
+    // 1 GiB all-reduce on two H200s: the floor is 0.5 x 2^30 B / 374 GB/s = 1.44 ms; the reference's
+    // 3.3 ms is plausible, a candidate at 0.1 ms is not.
+    const WorkModel work = allreduce_of(1073741824.0);
+    PerfFigures figures = collector(2, 3.3, 0.1).compute(work, 2);
+    check_plausibility(figures, work, h200());
+    EXPECT_EQ(figures.floor.term, FloorTerm::Communication);
+    EXPECT_NEAR(figures.floor.floor_ms, 0.5 * 1073741824.0 / 374e9 * 1e3, 1e-9);
+    EXPECT_TRUE(figures.below_floor);
+    ASSERT_EQ(figures.warnings.size(), 1u);
+    EXPECT_EQ(
+        figures.warnings[0],
+        "candidate median 0.1 ms is below the plausibility floor 1.435 ms (communication: allreduce of "
+        "1073741824 bytes, busbw factor 1, at 374 GB/s busbw (measured peer copy), x0.5 margin): faster "
+        "than this machine can go");
+
+    const json j = to_json(figures);
+    EXPECT_EQ(j["warnings"], json::array({figures.warnings[0]}));
+    EXPECT_EQ(j["plausibility"]["below_floor"], true);
+    EXPECT_EQ(j["plausibility"]["term"], "communication");
+    EXPECT_NEAR(j["plausibility"]["floor_ms"].get<double>(), figures.floor.floor_ms, 1e-12);
+
+    const std::string text = printed(figures);
+    EXPECT_NE(text.find("\n    warning: " + figures.warnings[0] + "\n"), std::string::npos) << text;
+}
+
+TEST(PerfReport, PlausibleCandidateAndHostBackendAreNotFlagged) {
+    const WorkModel work = allreduce_of(1073741824.0);
+    PerfFigures figures = collector(2, 3.3, 2.9).compute(work, 2);
+    check_plausibility(figures, work, h200());
+    EXPECT_GT(figures.floor.floor_ms, 0);
+    EXPECT_FALSE(figures.below_floor);
+    EXPECT_TRUE(figures.warnings.empty());
+    EXPECT_EQ(to_json(figures)["plausibility"]["below_floor"], false);
+    EXPECT_EQ(printed(figures).find("warning"), std::string::npos);
+
+    // The host backend has no device rates: no floor, whatever the time, and the JSON says why.
+    MachinePeaks host;
+    host.source = "the host backend (no device rates)";
+    PerfFigures fast = collector(2, 3.3, 1e-6).compute(work, 2);
+    check_plausibility(fast, work, host);
+    EXPECT_FALSE(fast.below_floor);
+    EXPECT_TRUE(fast.warnings.empty());
+    EXPECT_EQ(to_json(fast)["plausibility"]["note"],
+              "no floor: no peak rates known for the host backend (no device rates)");
+}
