@@ -180,7 +180,11 @@ CompileResult Run::compile(const std::string& side, const fs::path& source) {
           {"key", result.key},
           {"library", result.library.string()},
           {"message", result.message},
+          {"rebuilt_reason", result.rebuilt_reason},
           {"diagnostics", diagnostics}});
+    // A damaged cache entry was rebuilt, not loaded: the run says so (the cache is shared by runs).
+    if (!result.rebuilt_reason.empty())
+        candidate_warnings_.push_back(side + " " + result.rebuilt_reason);
     if (!options_.json) {
         char seconds[32];
         std::snprintf(seconds, sizeof seconds, "%.2f s", result.seconds);
@@ -542,8 +546,11 @@ int Run::conclude(const LaunchOutcome& launch, bool is_reference) {
         add_warning(verdict, warning);
     apply_trust_findings(verdict, trust_events_);
     record_results(launch, verdict);
-    if (!perf_.empty())
+    if (!perf_.empty()) {
         report_perf();
+        for (const auto& warning : perf_warnings_)
+            add_warning(verdict, warning);
+    }
     if (options_.mode == "dryrun" && verdict.status == "pass")
         verdict.summary =
             "dryrun of the " + std::string(is_reference ? "reference" : "candidate") + " ran on " +
