@@ -33,8 +33,8 @@ std::optional<E> parse_enum(std::string_view text, const std::array<std::string_
 
 constexpr std::array<std::string_view, 3> kModeNames{"dryrun", "eval", "perf"};
 constexpr std::array<std::string_view, 11> kStatusNames{
-    "running", "pass",           "mismatch", "compile_error", "crash",         "timeout",
-    "invalid_output", "error",   "interrupted", "aborted",    "invalid_timing"};
+    "running",        "pass",  "mismatch",    "compile_error", "crash",         "timeout",
+    "invalid_output", "error", "interrupted", "aborted",       "invalid_timing"};
 constexpr std::array<std::string_view, 2> kKindNames{"reference", "candidate"};
 constexpr std::array<std::string_view, 3> kSideNames{"reference", "candidate", "bare_nccl"};
 constexpr std::array<std::string_view, 8> kOutcomeNames{

@@ -17,9 +17,9 @@
 #include "pkbw/tracer_control.h"
 #include "run_report.h"
 #include "run_session.h"
-#include "trust_report.h"
 #include "safety.h"
 #include "signals.h"
+#include "trust_report.h"
 #include "version.h"
 
 #include <algorithm>

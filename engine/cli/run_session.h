@@ -124,9 +124,9 @@ public:
             hellos_[rank] = message.body;
         else if (message.event == protocol::kPerfResult)
             perf_.add(rank, message.body);
-        if (trust_events_ && (message.event == protocol::kCandidate || message.event == protocol::kRecheck ||
-            (message.event == protocol::kPerfResult &&
-                               message.body.value("side", "") == "candidate")))
+        if (trust_events_ &&
+            (message.event == protocol::kCandidate || message.event == protocol::kRecheck ||
+             (message.event == protocol::kPerfResult && message.body.value("side", "") == "candidate")))
             trust_events_->push_back(message.body);
     }
     void on_log(int rank, std::string_view stream, std::string_view line) override {

@@ -43,9 +43,10 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
             }
         } else if (name == protocol::kRecheck && event.value("status", "") != status::kPass) {
             const std::string variant = event.value("variant", "");
-            const std::string where = variant == "timed_addresses"       ? "on new inputs at the addresses it was timed on"
-                                      : variant == "one_element_changed" ? "on its timed inputs with one element changed"
-                                                                         : "on new inputs at new addresses";
+            const std::string where =
+                variant == "timed_addresses"       ? "on new inputs at the addresses it was timed on"
+                : variant == "one_element_changed" ? "on its timed inputs with one element changed"
+                                                   : "on new inputs at new addresses";
             timing_by_finding["re-check after timing failed " + where + ": " + event.value("message", "")]
                 .insert(rank);
         } else if (name == protocol::kPerfResult && event.value("side", "") == "candidate") {
@@ -63,8 +64,8 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
                 }
             }
             if (event.contains("idle_cpu_ms")) {
-                if (const auto finding =
-                        work_after_return(event.value("idle_cpu_ms", 0.0), event.value("idle_window_ms", 0.0))) {
+                if (const auto finding = work_after_return(event.value("idle_cpu_ms", 0.0),
+                                                           event.value("idle_window_ms", 0.0))) {
                     timing_by_finding[*finding].insert(rank);
                 }
             }
@@ -74,7 +75,8 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
         add_warning(verdict, "sandbox: " + why + " (rank(s) " + rank_list(ranks) + ")");
     }
     if (!leftovers.empty()) {
-        std::string text = "left " + std::to_string(leftovers.size()) + " process(es) running after the run, killed:";
+        std::string text =
+            "left " + std::to_string(leftovers.size()) + " process(es) running after the run, killed:";
         for (std::size_t i = 0; i < leftovers.size() && i < 8; ++i) {
             text += (i ? ", " : " ") + leftovers[i];
         }

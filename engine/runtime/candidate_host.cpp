@@ -109,8 +109,8 @@ private:
         session_ = std::make_unique<SolutionSession>(side_, *device_, *rendezvous_, params);
         if (setup.contains("trace_dir")) {
             const std::filesystem::path dir = setup["trace_dir"].get<std::string>();
-            recorder_ = std::make_unique<TraceRecorder>(dir / ("rank_" + std::to_string(rank_) + ".engine.jsonl"),
-                                                        rank_);
+            recorder_ = std::make_unique<TraceRecorder>(
+                dir / ("rank_" + std::to_string(rank_) + ".engine.jsonl"), rank_);
         }
     }
 

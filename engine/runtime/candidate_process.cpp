@@ -80,10 +80,26 @@ std::vector<std::string> candidate_environment(const CandidateLaunch& launch, co
 // program; never the user's home (store, compile cache), the run directories or pkbw's sources.
 SandboxSpec candidate_sandbox(const CandidateLaunch& launch, const std::string& directory) {
     SandboxSpec spec;
-    spec.read_paths = {"/usr/lib",   "/usr/lib64", "/usr/lib32", "/usr/libexec", "/usr/bin", "/usr/sbin",
-                       "/usr/local/lib", "/usr/local/cuda", "/usr/local/nvidia", "/usr/share/nvidia",
-                       "/lib",       "/lib64",     "/lib32",     "/bin",         "/sbin",    "/etc",
-                       "/proc",      "/sys",       "/opt/nvidia", "/run/nvidia-persistenced"};
+    spec.read_paths = {"/usr/lib",
+                       "/usr/lib64",
+                       "/usr/lib32",
+                       "/usr/libexec",
+                       "/usr/bin",
+                       "/usr/sbin",
+                       "/usr/local/lib",
+                       "/usr/local/cuda",
+                       "/usr/local/nvidia",
+                       "/usr/share/nvidia",
+                       "/lib",
+                       "/lib64",
+                       "/lib32",
+                       "/bin",
+                       "/sbin",
+                       "/etc",
+                       "/proc",
+                       "/sys",
+                       "/opt/nvidia",
+                       "/run/nvidia-persistenced"};
     spec.read_paths.push_back(fs::path(launch.program).parent_path().string());
     if (const char* paths = std::getenv("LD_LIBRARY_PATH")) {
         std::string list = paths;
@@ -148,7 +164,8 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch, SharedBuffers&
     // Its own directory, the only place it may write (besides /dev/shm and the trace directory).
     std::string pattern = (fs::temp_directory_path() / "pkbw-candidate-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) {
-        throw CandidateFailure("environment", std::string("mkdtemp for the candidate: ") + std::strerror(errno));
+        throw CandidateFailure("environment",
+                               std::string("mkdtemp for the candidate: ") + std::strerror(errno));
     }
     directory_ = pattern;
     // The library is copied in: the compile cache it came from stays out of the candidate's reach.
@@ -156,14 +173,15 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch, SharedBuffers&
     std::error_code ec;
     fs::copy_file(launch.library, library, ec);
     if (ec) {
-        throw CandidateFailure("environment", "cannot copy " + launch.library + " into " + directory_ + ": " +
-                                                  ec.message());
+        throw CandidateFailure("environment",
+                               "cannot copy " + launch.library + " into " + directory_ + ": " + ec.message());
     }
     if (!launch.trace_dir.empty()) {
         fs::create_directories(launch.trace_dir, ec);
     }
     const SandboxSpec spec = candidate_sandbox(launch, directory_);
-    sandbox_.emplace(launch.sandbox ? Sandbox::prepare(spec) : Sandbox::limits_only(spec, "PKBW_SANDBOX=off"));
+    sandbox_.emplace(launch.sandbox ? Sandbox::prepare(spec)
+                                    : Sandbox::limits_only(spec, "PKBW_SANDBOX=off"));
 
     auto [channel, child_fd] = Channel::make_pair();
     channel_ = std::move(channel);
@@ -220,15 +238,10 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch, SharedBuffers&
     pid_ = pid;
     ::close(child_fd);
 
-    json setup = {{"msg", cp::kSetup},
-                  {"version", cp::kVersion},
-                  {"backend", launch.backend},
-                  {"rank", launch.rank},
-                  {"world_size", launch.world_size},
-                  {"local_rank", launch.local_rank},
-                  {"library", library.string()},
-                  {"shm_prefix", launch.shm_prefix},
-                  {"params", launch.params}};
+    json setup = {
+        {"msg", cp::kSetup},           {"version", cp::kVersion},         {"backend", launch.backend},
+        {"rank", launch.rank},         {"world_size", launch.world_size}, {"local_rank", launch.local_rank},
+        {"library", library.string()}, {"shm_prefix", launch.shm_prefix}, {"params", launch.params}};
     if (!launch.trace_dir.empty()) {
         setup["trace_dir"] = launch.trace_dir;
     }
@@ -282,17 +295,19 @@ void CandidateProcess::died(const std::string& during) {
     std::string how;
     if (WIFSIGNALED(status)) {
         signal = WTERMSIG(status);
-        how = std::string("was killed by signal ") + std::to_string(signal) + " (" + ::strsignal(signal) + ")";
+        how =
+            std::string("was killed by signal ") + std::to_string(signal) + " (" + ::strsignal(signal) + ")";
     } else if (WIFEXITED(status)) {
         code = WEXITSTATUS(status);
         how = "exited with code " + std::to_string(code);
         if (during == "setup" && (code == 125 || code == 127)) {
-            how += code == 125 ? " (the sandbox could not be applied)" : " (pkbw-candidate could not be started)";
+            how += code == 125 ? " (the sandbox could not be applied)"
+                               : " (pkbw-candidate could not be started)";
         }
     }
-    throw CandidateFailure("died", "the candidate process (pid " + std::to_string(pid_) + ") " + how + " during " +
-                                       during,
-                           signal, code);
+    throw CandidateFailure(
+        "died", "the candidate process (pid " + std::to_string(pid_) + ") " + how + " during " + during,
+        signal, code);
 }
 
 json CandidateProcess::request(const json& message, const std::vector<int>& fds) {
@@ -307,10 +322,11 @@ json CandidateProcess::request(const json& message, const std::vector<int>& fds)
         reply = channel_.receive();
     } catch (const FormatError& error) {
         // A malformed answer: the candidate wrote into the channel (its only inherited descriptor).
-        throw CandidateFailure(std::string(cp::kFailProtocol),
-                               "the candidate process broke its channel to the judge (it wrote something that is "
-                               "not the channel's protocol: " +
-                                   std::string(error.what()) + ")");
+        throw CandidateFailure(
+            std::string(cp::kFailProtocol),
+            "the candidate process broke its channel to the judge (it wrote something that is "
+            "not the channel's protocol: " +
+                std::string(error.what()) + ")");
     }
     if (!reply) {
         died(msg);
@@ -358,7 +374,8 @@ void CandidateProcess::unmap(int id) {
     }
 }
 
-json CandidateProcess::describe(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs) {
+json CandidateProcess::describe(const std::vector<TensorView>& inputs,
+                                const std::vector<TensorView>& outputs) {
     auto list = [&](const std::vector<TensorView>& views) {
         json out = json::array();
         for (const auto& view : views) {
@@ -383,7 +400,8 @@ void CandidateProcess::call(const std::vector<TensorView>& inputs, const std::ve
     request(message);
 }
 
-int CandidateProcess::define_views(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs) {
+int CandidateProcess::define_views(const std::vector<TensorView>& inputs,
+                                   const std::vector<TensorView>& outputs) {
     json message = describe(inputs, outputs);
     const int id = next_views_++;
     message["msg"] = cp::kViews;
@@ -408,15 +426,15 @@ BlockTiming CandidateProcess::pkb_series(const std::vector<int>& views, int warm
         request({{"msg", cp::kPkbSeries}, {"views", views}, {"warmup", warmup}, {"iterations", iterations}});
     BlockTiming timing = timing_from(reply);
     if (timing.samples_ms.size() != static_cast<std::size_t>(iterations)) {
-        throw CandidateFailure(std::string(cp::kFailProtocol), "the candidate process returned " +
-                                                                   std::to_string(timing.samples_ms.size()) +
-                                                                   " samples for " + std::to_string(iterations));
+        throw CandidateFailure(std::string(cp::kFailProtocol),
+                               "the candidate process returned " + std::to_string(timing.samples_ms.size()) +
+                                   " samples for " + std::to_string(iterations));
     }
     return timing;
 }
 
-BlockTiming CandidateProcess::pkbw_block(const std::vector<int>& views, int iterations, int repeat, bool flush,
-                                         int& next_copy) {
+BlockTiming CandidateProcess::pkbw_block(const std::vector<int>& views, int iterations, int repeat,
+                                         bool flush, int& next_copy) {
     const json reply = request({{"msg", cp::kPkbwBlock},
                                 {"views", views},
                                 {"iterations", iterations},
@@ -425,9 +443,9 @@ BlockTiming CandidateProcess::pkbw_block(const std::vector<int>& views, int iter
                                 {"next_copy", next_copy}});
     BlockTiming timing = timing_from(reply);
     if (timing.samples_ms.size() != static_cast<std::size_t>(iterations)) {
-        throw CandidateFailure(std::string(cp::kFailProtocol), "the candidate process returned " +
-                                                                   std::to_string(timing.samples_ms.size()) +
-                                                                   " samples for " + std::to_string(iterations));
+        throw CandidateFailure(std::string(cp::kFailProtocol),
+                               "the candidate process returned " + std::to_string(timing.samples_ms.size()) +
+                                   " samples for " + std::to_string(iterations));
     }
     next_copy = reply.value("next_copy", 0) % std::max<int>(static_cast<int>(views.size()), 1);
     return timing;

@@ -20,17 +20,17 @@
 namespace pkbw::engine {
 
 struct CandidateLaunch {
-    std::string program;          // pkbw-candidate
-    std::string library;          // the compiled candidate (copied into the sandbox directory)
-    std::string backend;          // host | cuda
+    std::string program; // pkbw-candidate
+    std::string library; // the compiled candidate (copied into the sandbox directory)
+    std::string backend; // host | cuda
     int rank = 0, world_size = 1, local_rank = 0;
-    int rendezvous_port = 0;      // the candidates' own rendezvous
+    int rendezvous_port = 0; // the candidates' own rendezvous
     std::string rendezvous_token;
     std::string rendezvous_address = "127.0.0.1";
-    std::string shm_prefix;       // host symmetric memory segment names
-    std::string trace_dir;        // set when tracing: the candidate's trace files go here
+    std::string shm_prefix; // host symmetric memory segment names
+    std::string trace_dir;  // set when tracing: the candidate's trace files go here
     std::map<std::string, double> params;
-    bool sandbox = true;          // PKBW_SANDBOX=off turns the filesystem rules off (reported)
+    bool sandbox = true; // PKBW_SANDBOX=off turns the filesystem rules off (reported)
 };
 
 // The candidate process failed a request. `kind` is core/candidate_protocol.h's failure kind, or
@@ -66,7 +66,8 @@ public:
     // A view set the timed requests refer to by id.
     int define_views(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs);
     BlockTiming pkb_series(const std::vector<int>& views, int warmup, int iterations);
-    BlockTiming pkbw_block(const std::vector<int>& views, int iterations, int repeat, bool flush, int& next_copy);
+    BlockTiming pkbw_block(const std::vector<int>& views, int iterations, int repeat, bool flush,
+                           int& next_copy);
     void trace(int views, int iterations);
 
     // CPU time of the process (all threads) in ms; < 0 when it is gone.

@@ -131,8 +131,9 @@ public:
                                                  std::to_string(count) + " are visible");
         }
         check_cuda(cudaSetDevice(ordinal_), "cudaSetDevice");
-        check_cuda(cudaStreamCreateWithFlags(&stream_, blocking_stream ? cudaStreamDefault : cudaStreamNonBlocking),
-                   "cudaStreamCreate");
+        check_cuda(
+            cudaStreamCreateWithFlags(&stream_, blocking_stream ? cudaStreamDefault : cudaStreamNonBlocking),
+            "cudaStreamCreate");
 
         ncclUniqueId id{};
         if (rendezvous.rank() == 0) {
@@ -270,8 +271,9 @@ public:
     void* map_shared(const SharedHandle& handle, std::size_t) override {
         cudaIpcMemHandle_t ipc{};
         if (handle.ipc.size() != sizeof ipc) {
-            throw DeviceError("cuda_error", "a shared buffer's IPC handle has " + std::to_string(handle.ipc.size()) +
-                                                " bytes, not " + std::to_string(sizeof ipc));
+            throw DeviceError("cuda_error", "a shared buffer's IPC handle has " +
+                                                std::to_string(handle.ipc.size()) + " bytes, not " +
+                                                std::to_string(sizeof ipc));
         }
         std::memcpy(&ipc, handle.ipc.data(), sizeof ipc);
         void* data = nullptr;

@@ -125,7 +125,8 @@ std::unique_ptr<Device> make_host_device(int rank, const std::string& segment_pr
 // `blocking_stream`: the stream solutions get is an ordinary (blocking) stream, so that work a
 // solution queues on the legacy default stream is ordered with it and inside its timed events; the
 // candidate process asks for that (docs/perf.md). The judge keeps a non-blocking stream.
-std::unique_ptr<Device> make_cuda_device(int local_rank, Rendezvous& rendezvous, bool blocking_stream = false);
+std::unique_ptr<Device> make_cuda_device(int local_rank, Rendezvous& rendezvous,
+                                         bool blocking_stream = false);
 bool cuda_backend_built();
 
 } // namespace pkbw::engine

@@ -138,7 +138,8 @@ public:
         void* address = ::mmap(nullptr, round_up(bytes == 0 ? 1 : bytes, 4096), PROT_READ | PROT_WRITE,
                                MAP_SHARED, handle.fd, 0);
         if (address == MAP_FAILED) {
-            throw DeviceError("environment", std::string("mmap of the judge's buffer: ") + std::strerror(errno));
+            throw DeviceError("environment",
+                              std::string("mmap of the judge's buffer: ") + std::strerror(errno));
         }
         return address;
     }

@@ -36,8 +36,8 @@ TensorView view_of(const TensorSpec& spec, void* data) {
 } // namespace
 
 TimingBuffers::TimingBuffers(SharedBuffers& shared, const std::vector<TensorSpec>& input_specs,
-                             const std::vector<Tensor>& host_inputs, const std::vector<TensorSpec>& output_specs,
-                             int copies, bool rotate_first_only)
+                             const std::vector<Tensor>& host_inputs,
+                             const std::vector<TensorSpec>& output_specs, int copies, bool rotate_first_only)
     : shared_(shared)
     , input_specs_(input_specs)
     , output_specs_(output_specs) {
@@ -212,7 +212,8 @@ std::unique_ptr<TimedSide> make_local_side(const PerfContext& context, const Sol
     auto side = std::make_unique<LocalSide>(context, [lib, s, contexts](int copy) {
         if (lib->call(contexts[static_cast<std::size_t>(copy)]) != 0) {
             const std::string why = s->take_failure();
-            throw Error(lib->side() + " failed while being timed: " + (why.empty() ? "non-zero return" : why));
+            throw Error(lib->side() +
+                        " failed while being timed: " + (why.empty() ? "non-zero return" : why));
         }
     });
     side->set_copies(buffers.copies());
@@ -244,7 +245,8 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const PerfSides&
         TimingBuffers buffers(shared, input_specs, host_inputs, output_specs, groups, true);
         for (const auto& [name, factory] : present) {
             const auto side = (*factory)(buffers);
-            json extra = {{"num_input_groups", groups}, {"l2_cache_size_bytes", l2}, {"timed_tensor_bytes", first}};
+            json extra = {
+                {"num_input_groups", groups}, {"l2_cache_size_bytes", l2}, {"timed_tensor_bytes", first}};
             const BlockTiming series = side->pkb_series(options.pkb_warmup, options.pkb_iterations, extra);
             timing.send("pkb", name, 0, series.samples_ms, extra);
         }
@@ -275,7 +277,8 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const PerfSides&
         for (std::size_t s = 0; s < sides.size(); ++s) {
             if (options.warmup > 0) {
                 json ignored = json::object();
-                const auto warm = sides[s]->pkbw_block(options.warmup, 1, false, next_copy, ignored).samples_ms;
+                const auto warm =
+                    sides[s]->pkbw_block(options.warmup, 1, false, next_copy, ignored).samples_ms;
                 if (options.min_time_ms > 0) {
                     // Every rank must repeat the same number of calls: agree on the largest.
                     const double median = std::max(percentile(warm, 50), 1e-6);
@@ -311,7 +314,8 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const PerfSides&
             const WorkModel work = c.problem->work(c.config);
             const TensorSpec& in = input_specs[0];
             LocalSide bare(c, [&](int copy) {
-                c.device.bare_collective(work.collective, buffers.inputs(copy)[0].data, buffers.outputs()[0].data,
+                c.device.bare_collective(work.collective, buffers.inputs(copy)[0].data,
+                                         buffers.outputs()[0].data,
                                          static_cast<std::size_t>(shape_numel(in.shape)), in.dtype);
             });
             bare.set_copies(copies);
@@ -319,7 +323,8 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const PerfSides&
             int warm_copy = 0;
             bare.pkbw_block(std::max(std::min(options.warmup, 20), 1), 1, false, warm_copy, warm);
             for (int b = 0; b < options.pairs; ++b) {
-                json extra = {{"collective", collective_kind_name(work.collective)}, {"input_copies", copies}};
+                json extra = {{"collective", collective_kind_name(work.collective)},
+                              {"input_copies", copies}};
                 const auto block = bare.pkbw_block(options.iterations, 1, flush, next_copy, extra);
                 timing.send("pkbw", "bare_nccl", b, block.samples_ms, extra);
             }
@@ -349,7 +354,8 @@ void run_calibration(const PerfContext& c, const std::vector<std::size_t>& sizes
         for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather}) {
             const std::size_t per_rank = kind == CollectiveKind::AllGather ? count / world : count;
             const std::string name(collective_kind_name(kind));
-            LocalSide side(c, [&](int) { c.device.bare_collective(kind, input, output, per_rank, DType::BF16); });
+            LocalSide side(
+                c, [&](int) { c.device.bare_collective(kind, input, output, per_rank, DType::BF16); });
             json ignored = json::object();
             int next = 0;
             side.pkbw_block(5, 1, false, next, ignored);

@@ -52,14 +52,16 @@ struct PerfContext {
 class TimingBuffers {
 public:
     TimingBuffers(SharedBuffers& shared, const std::vector<TensorSpec>& input_specs,
-                  const std::vector<Tensor>& host_inputs, const std::vector<TensorSpec>& output_specs, int copies,
-                  bool rotate_first_only);
+                  const std::vector<Tensor>& host_inputs, const std::vector<TensorSpec>& output_specs,
+                  int copies, bool rotate_first_only);
     ~TimingBuffers();
     TimingBuffers(const TimingBuffers&) = delete;
     TimingBuffers& operator=(const TimingBuffers&) = delete;
 
     int copies() const { return static_cast<int>(input_views_.size()); }
-    const std::vector<TensorView>& inputs(int copy) const { return input_views_[static_cast<std::size_t>(copy)]; }
+    const std::vector<TensorView>& inputs(int copy) const {
+        return input_views_[static_cast<std::size_t>(copy)];
+    }
     const std::vector<TensorView>& outputs() const { return output_views_; }
     const std::vector<TensorSpec>& output_specs() const { return output_specs_; }
 

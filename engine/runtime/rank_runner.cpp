@@ -1,9 +1,9 @@
 #include "rank_runner.h"
 
 #include "candidate_process.h"
-#include "pkbw/core/candidate_protocol.h"
 #include "device.h"
 #include "perf_runner.h"
+#include "pkbw/core/candidate_protocol.h"
 #include "pkbw/core/compare.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
@@ -101,7 +101,8 @@ public:
 
 private:
     void after(const BlockTiming& timing, std::chrono::steady_clock::time_point start, json& extra) {
-        extra["judge_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        extra["judge_ms"] =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         extra["span_ms"] = timing.span_ms;
         extra["host_ms"] = timing.host_ms;
         extra["calls"] = timing.calls;
@@ -380,7 +381,8 @@ private:
     // The candidate process failed in a way that ends this rank: say who, where and why, at once
     // (no peer waits for a deadline: the launcher sees this rank end and stops the others), then end
     // the way the candidate did, so the launcher's diagnosis reads as it does for a rank that died.
-    [[noreturn]] void candidate_broke(const CandidateFailure& failure, const std::string& phase_name, int trial) {
+    [[noreturn]] void candidate_broke(const CandidateFailure& failure, const std::string& phase_name,
+                                      int trial) {
         const bool died = failure.kind == "died";
         std::string message = failure.kind == candidate_protocol::kFailException
                                   ? "the candidate threw " + std::string(failure.what())
@@ -538,7 +540,8 @@ private:
                     for (std::size_t i = 0; i < output_specs.size(); ++i) {
                         Tensor tensor = Tensor::zeros(output_specs[i].dtype, output_specs[i].shape);
                         if (tensor.nbytes() > 0) {
-                            device_->download(tensor.mutable_data(), timed.outputs()[i].data, tensor.nbytes());
+                            device_->download(tensor.mutable_data(), timed.outputs()[i].data,
+                                              tensor.nbytes());
                         }
                         candidate_outputs.add(output_specs[i].name, std::move(tensor));
                     }
@@ -568,7 +571,8 @@ private:
                 message = "reference failed: " + reference.error;
             } else {
                 const CompareOptions options{config_.atol, config_.rtol, 256};
-                const OutputComparison comparison = compare_outputs(reference.outputs, candidate_outputs, options);
+                const OutputComparison comparison =
+                    compare_outputs(reference.outputs, candidate_outputs, options);
                 if (!comparison.pass) {
                     status = status::kMismatch;
                     message = comparison.first_error;

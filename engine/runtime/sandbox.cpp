@@ -55,8 +55,8 @@ struct __attribute__((packed)) PathBeneathAttr {
 };
 
 std::uint64_t fs_rights_for(int abi) {
-    std::uint64_t rights = kExecute | kWriteFile | kReadFile | kReadDir | kRemoveDir | kRemoveFile | kMakeChar |
-                           kMakeDir | kMakeReg | kMakeSock | kMakeFifo | kMakeBlock | kMakeSym;
+    std::uint64_t rights = kExecute | kWriteFile | kReadFile | kReadDir | kRemoveDir | kRemoveFile |
+                           kMakeChar | kMakeDir | kMakeReg | kMakeSock | kMakeFifo | kMakeBlock | kMakeSym;
     if (abi >= 2) {
         rights |= kRefer;
     }
@@ -85,9 +85,11 @@ int landlock_abi_version(std::string* why) {
     const long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, kCreateVersion);
     if (abi < 0) {
         if (why) {
-            *why = errno == ENOSYS     ? "the kernel has no Landlock (Linux 5.13 or later with CONFIG_SECURITY_LANDLOCK)"
-                   : errno == EOPNOTSUPP ? "Landlock is built into the kernel but not enabled (boot with lsm=...,landlock)"
-                                         : std::string("landlock_create_ruleset: ") + std::strerror(errno);
+            *why = errno == ENOSYS
+                       ? "the kernel has no Landlock (Linux 5.13 or later with CONFIG_SECURITY_LANDLOCK)"
+                   : errno == EOPNOTSUPP
+                       ? "Landlock is built into the kernel but not enabled (boot with lsm=...,landlock)"
+                       : std::string("landlock_create_ruleset: ") + std::strerror(errno);
         }
         return 0;
     }
@@ -131,7 +133,7 @@ Sandbox Sandbox::prepare(const SandboxSpec& spec) {
         if (target < 0) {
             return; // a path this machine does not have
         }
-        struct stat st{};
+        struct stat st {};
         if (::fstat(target, &st) == 0 && !S_ISDIR(st.st_mode)) {
             rights &= kFileRights;
         }
@@ -172,13 +174,15 @@ Sandbox::~Sandbox() {
 
 std::string Sandbox::describe() const {
     if (abi_ == 0) {
-        return "no filesystem sandbox (" + why_ + "): the candidate can read and write whatever this user can";
+        return "no filesystem sandbox (" + why_ +
+               "): the candidate can read and write whatever this user can";
     }
     std::string text = "Landlock ABI " + std::to_string(abi_) + ": writes only to";
     for (const auto& path : writable_) {
         text += " " + path;
     }
-    text += signals_scoped_ ? "; signals scoped to its own processes" : "; signals not scoped (Landlock ABI < 6)";
+    text +=
+        signals_scoped_ ? "; signals scoped to its own processes" : "; signals not scoped (Landlock ABI < 6)";
     return text;
 }
 

@@ -39,8 +39,8 @@ BlockTiming TimedCalls::pkb_series(const CallFunction& call, int copies, int war
     return timing;
 }
 
-BlockTiming TimedCalls::pkbw_block(const CallFunction& call, int copies, int iterations, int repeat, bool flush,
-                                   int& next_copy) {
+BlockTiming TimedCalls::pkbw_block(const CallFunction& call, int copies, int iterations, int repeat,
+                                   bool flush, int& next_copy) {
     device_.synchronize();
     rendezvous_.barrier();
     auto timer = device_.make_timer(2 * iterations);

@@ -1,11 +1,12 @@
-// A trial's tensors on the rank's device, in memory shared with the candidate process: inputs (with a pristine host copy, to detect a solution
-// that modifies them) and outputs surrounded by guard regions (to detect writes past either end).
+// A trial's tensors on the rank's device, in memory shared with the candidate process: inputs (with a
+// pristine host copy, to detect a solution that modifies them) and outputs surrounded by guard regions (to
+// detect writes past either end).
 #pragma once
 
 #include "device.h"
-#include "shared_buffers.h"
 #include "pkbw/core/outputs.h"
 #include "pkbw/core/problem.h"
+#include "shared_buffers.h"
 
 #include <string>
 #include <vector>
@@ -28,8 +29,8 @@ struct GuardViolation {
 
 class TrialBuffers {
 public:
-    TrialBuffers(SharedBuffers& shared, const std::vector<TensorSpec>& input_specs, std::vector<Tensor> host_inputs,
-                 const std::vector<TensorSpec>& output_specs);
+    TrialBuffers(SharedBuffers& shared, const std::vector<TensorSpec>& input_specs,
+                 std::vector<Tensor> host_inputs, const std::vector<TensorSpec>& output_specs);
     ~TrialBuffers();
     TrialBuffers(const TrialBuffers&) = delete;
     TrialBuffers& operator=(const TrialBuffers&) = delete;

@@ -43,8 +43,8 @@ TEST(Channel, CarriesMessagesAndDescriptorsAndRefusesOversizedOnes) {
     ::close(fds[0]);
     ::close(memfd);
 
-    EXPECT_THROW(parent.send({{"msg", "x"}, {"blob", std::string(candidate_protocol::kMaxMessageBytes, 'a')}}),
-                 Error);
+    EXPECT_THROW(
+        parent.send({{"msg", "x"}, {"blob", std::string(candidate_protocol::kMaxMessageBytes, 'a')}}), Error);
     EXPECT_FALSE(child.receive(nullptr, 50)); // nothing was sent; a timeout, not a close
     EXPECT_FALSE(child.closed());
     // A datagram that is not a JSON object with "msg" is refused, and the next one still reads.
@@ -131,7 +131,8 @@ TEST(Sandbox, WritesOnlyWhereAllowedAndCannotSignalOutside) {
     EXPECT_EQ(fs::file_size(secret), 4u);
     if (sandbox.signals_scoped()) {
         const pid_t judge = ::getpid();
-        EXPECT_EQ(in_sandbox(sandbox, [&] { return ::kill(judge, SIGKILL) != 0 && errno == EPERM ? 0 : 1; }), 0);
+        EXPECT_EQ(in_sandbox(sandbox, [&] { return ::kill(judge, SIGKILL) != 0 && errno == EPERM ? 0 : 1; }),
+                  0);
     }
     fs::remove_all(root);
 }

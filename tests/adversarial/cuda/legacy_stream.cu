@@ -17,7 +17,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const pkbw::SymmetricMemory sym = ctx.symmetric("legacy", in.nbytes());
     cudaMemcpy(sym.local, in.data, in.nbytes(), cudaMemcpyDeviceToDevice);
     ctx.barrier();
-    adversarial::sum_peers<<<132, 512>>>(sym.peers_device, ctx.world_size, ctx.output(0).data, in.numel(), in.dtype);
+    adversarial::sum_peers<<<132, 512>>>(sym.peers_device, ctx.world_size, ctx.output(0).data, in.numel(),
+                                         in.dtype);
     spin_for<<<1, 1>>>(400000);
     static bool said = false;
     if (!said) {

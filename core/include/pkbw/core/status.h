@@ -10,8 +10,8 @@ namespace pkbw::status {
 
 // Exit codes of a rank program (pkbw-rank, pkbw_pkb_rank.py) and of the candidate process.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitEnvironment = 3;    // no GPU, NCCL or rendezvous failure
-inline constexpr int kExitSolutionBroke = 4;  // the solution broke the process (CUDA error, exception)
+inline constexpr int kExitEnvironment = 3;   // no GPU, NCCL or rendezvous failure
+inline constexpr int kExitSolutionBroke = 4; // the solution broke the process (CUDA error, exception)
 inline constexpr int kExitInternal = 5;
 
 // rank_result.status, most severe last.

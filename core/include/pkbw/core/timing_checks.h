@@ -34,9 +34,9 @@ std::optional<std::string> work_after_return(double idle_cpu_ms, double window_m
 std::optional<std::string> judge_clock_disagrees(double judge_ms, double host_ms);
 
 // The allowances, exposed for docs and tests.
-inline constexpr double kJudgeAllowanceMs = 25.0;     // the channel round trip, the candidates' barrier
+inline constexpr double kJudgeAllowanceMs = 25.0; // the channel round trip, the candidates' barrier
 inline constexpr double kJudgeAllowanceFraction = 0.5;
-inline constexpr double kUntimedAllowanceMs = 2.0;      // launch of the first mark + final sync
+inline constexpr double kUntimedAllowanceMs = 2.0;        // launch of the first mark + final sync
 inline constexpr double kUntimedAllowanceFraction = 0.10; // of the span (clock granularity, jitter)
 inline constexpr double kIdleCpuAllowanceMs = 10.0;
 inline constexpr double kIdleCpuAllowanceFraction = 0.25; // of the window: a quarter of one core
