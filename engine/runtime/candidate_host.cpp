@@ -12,6 +12,7 @@
 #include "solution_library.h"
 #include "timing.h"
 
+#include <cstdio>
 #include <cxxabi.h>
 #include <filesystem>
 #include <map>
@@ -114,16 +115,19 @@ private:
         }
     }
 
+    // Every candidate process reaches this barrier before any leaves, so no peer still reads memory
+    // another one owns; then the trace is written out and the process ends without tearing down its
+    // CUDA context and communicator one by one (the driver releases them with the process; the
+    // judge waits for this exit, so a slow teardown would be the eval's time).
     int finish() {
         try {
             rendezvous_->barrier();
         } catch (...) {
         }
-        session_.reset();
-        device_.reset();
         tracer::flush_tracer();
         recorder_.reset();
-        return status::kExitOk;
+        std::fflush(nullptr);
+        ::_exit(status::kExitOk);
     }
 
     void reply_failure(std::string_view msg, std::string_view kind, const std::string& message) {

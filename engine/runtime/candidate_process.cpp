@@ -119,6 +119,9 @@ SandboxSpec candidate_sandbox(const CandidateLaunch& launch, const std::string& 
     }
     spec.device_paths = {"/dev"};
     spec.write_paths = {directory, "/dev/shm"};
+    // The CUDA driver writes into its own /proc/<pid> when it initialises (without it: "OS call
+    // failed", measured on the H200 with tools/gpu/sandbox_probe.cpp); no other /proc entry.
+    spec.own_proc_writable = true;
     if (!launch.trace_dir.empty()) {
         spec.write_paths.push_back(launch.trace_dir);
     }
@@ -159,8 +162,7 @@ std::string random_hex_token() {
     return hex(bytes);
 }
 
-CandidateProcess::CandidateProcess(const CandidateLaunch& launch, SharedBuffers& buffers)
-    : buffers_(buffers) {
+CandidateProcess::CandidateProcess(const CandidateLaunch& launch) {
     // Its own directory, the only place it may write (besides /dev/shm and the trace directory).
     std::string pattern = (fs::temp_directory_path() / "pkbw-candidate-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) {
@@ -250,6 +252,9 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch, SharedBuffers&
     } catch (const Error&) {
         died("setup");
     }
+}
+
+void CandidateProcess::wait_ready(SharedBuffers& buffers) {
     const auto ready = channel_.receive();
     if (!ready) {
         died("setup");
@@ -257,11 +262,14 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch, SharedBuffers&
     if (!ready->value("ok", false)) {
         throw CandidateFailure(ready->value("kind", "environment"), ready->value("message", "setup failed"));
     }
-    buffers_.set_release_listener([this](int id) { unmap(id); });
+    buffers_ = &buffers;
+    buffers_->set_release_listener([this](int id) { unmap(id); });
 }
 
 CandidateProcess::~CandidateProcess() {
-    buffers_.set_release_listener(nullptr);
+    if (buffers_) {
+        buffers_->set_release_listener(nullptr);
+    }
     if (!exited_ && pid_ > 0) {
         ::kill(pid_, SIGKILL);
         ::waitpid(pid_, nullptr, 0);
@@ -344,14 +352,14 @@ json CandidateProcess::request(const json& message, const std::vector<int>& fds)
 }
 
 void CandidateProcess::ensure_mapped(const TensorView& view) {
-    const auto location = buffers_.locate(view.data, view.nbytes());
+    const auto location = buffers_->locate(view.data, view.nbytes());
     if (!location) {
         throw Error(std::string("tensor '") + view.name + "' is not in memory shared with the candidate");
     }
     if (mapped_.count(location->id)) {
         return;
     }
-    const SharedAllocation& allocation = buffers_.allocation(location->id);
+    const SharedAllocation& allocation = buffers_->allocation(location->id);
     json buffer = {{"id", location->id}, {"bytes", allocation.bytes}};
     std::vector<int> fds;
     if (allocation.handle.fd >= 0) {
@@ -380,7 +388,7 @@ json CandidateProcess::describe(const std::vector<TensorView>& inputs,
         json out = json::array();
         for (const auto& view : views) {
             ensure_mapped(view);
-            const auto location = buffers_.locate(view.data, view.nbytes());
+            const auto location = buffers_->locate(view.data, view.nbytes());
             out.push_back({{"name", view.name},
                            {"dtype", static_cast<int>(view.dtype)},
                            {"shape", std::vector<std::int64_t>(view.shape, view.shape + view.ndim)},
@@ -463,11 +471,23 @@ int CandidateProcess::threads() const {
     return exited_ ? 0 : thread_count(pid_);
 }
 
-std::vector<ProcessInfo> CandidateProcess::finish() {
-    buffers_.set_release_listener(nullptr);
-    if (!exited_) {
+void CandidateProcess::request_quit() {
+    if (buffers_) {
+        buffers_->set_release_listener(nullptr); // its mappings go with its exit
+    }
+    if (!exited_ && !quit_sent_) {
+        quit_sent_ = true;
         try {
             channel_.send({{"msg", cp::kQuit}});
+        } catch (const std::exception&) {
+        }
+    }
+}
+
+std::vector<ProcessInfo> CandidateProcess::finish() {
+    request_quit();
+    if (!exited_) {
+        try {
             channel_.receive(nullptr, 10000);
         } catch (const std::exception&) {
         }

@@ -48,9 +48,11 @@ struct CandidateFailure : std::runtime_error {
 
 class CandidateProcess {
 public:
-    // Starts the process and waits for it to join the candidates' rendezvous and load the library.
-    // Throws CandidateFailure.
-    CandidateProcess(const CandidateLaunch& launch, SharedBuffers& buffers);
+    // Starts the process and sends its setup; it joins the candidates' rendezvous and loads the
+    // library while the judge opens its own device. Throws CandidateFailure.
+    explicit CandidateProcess(const CandidateLaunch& launch);
+    // Waits until it is ready; from then on its calls use `buffers`. Throws CandidateFailure.
+    void wait_ready(SharedBuffers& buffers);
     ~CandidateProcess();
     CandidateProcess(const CandidateProcess&) = delete;
     CandidateProcess& operator=(const CandidateProcess&) = delete;
@@ -74,8 +76,10 @@ public:
     double cpu_ms() const;
     int threads() const;
 
-    // Asks it to leave, waits (bounded), kills it if needed, then kills and returns every process it
-    // left behind (the judge is their subreaper).
+    // Asks it to leave without waiting (it flushes its trace and exits; the judge tears down meanwhile).
+    void request_quit();
+    // Asks it to leave (unless asked already), waits (bounded), kills it if needed, then kills and
+    // returns every process it left behind (the judge is their subreaper).
     std::vector<ProcessInfo> finish();
 
 private:
@@ -85,7 +89,8 @@ private:
     [[noreturn]] void died(const std::string& during);
     void unmap(int id);
 
-    SharedBuffers& buffers_;
+    SharedBuffers* buffers_ = nullptr;
+    bool quit_sent_ = false;
     Channel channel_;
     std::optional<Sandbox> sandbox_;
     std::string directory_;

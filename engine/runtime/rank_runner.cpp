@@ -164,18 +164,21 @@ public:
         }
         phase("rendezvous", 0);
         rendezvous_ = Rendezvous::join(rdzv);
+        // Segment names carry the token's start so the launcher can clean up after a crash, and the
+        // launcher's pid so a later pkbw can clean up after a launcher that was killed.
+        shm_prefix_ = "/pkbw-" + rdzv.token.substr(0, 16);
+        if (const char* launcher = std::getenv("PKBW_LAUNCHER_PID"); launcher && *launcher) {
+            shm_prefix_ += "-p" + std::to_string(std::atoll(launcher));
+        }
+        // The candidate's process starts now and opens its device while this one opens its own.
+        if (config_.mode != "calibrate" && config_.runs_candidate()) {
+            start_candidate(problem_->params(config_.problem_config(0)));
+        }
         try {
             if (config_.backend == "cuda") {
                 device_ = make_cuda_device(local_rank_, *rendezvous_);
             } else {
-                // Segment names carry the token's start so the launcher can clean up after a crash,
-                // and the launcher's pid so a later pkbw can clean up after a launcher that was killed.
-                std::string prefix = "/pkbw-" + rdzv.token.substr(0, 16);
-                if (const char* launcher = std::getenv("PKBW_LAUNCHER_PID"); launcher && *launcher) {
-                    prefix += "-p" + std::to_string(std::atoll(launcher));
-                }
-                shm_prefix_ = prefix;
-                device_ = make_host_device(rank_, prefix);
+                device_ = make_host_device(rank_, shm_prefix_);
             }
         } catch (const DeviceError& error) {
             events_.send({{"event", protocol::kError},
@@ -201,8 +204,21 @@ public:
         const auto params = problem_->params(config_.problem_config(0));
         reference_session_ = std::make_unique<SolutionSession>("reference", *device_, *rendezvous_, params);
         shared_ = std::make_unique<SharedBuffers>(*device_);
-        if (config_.runs_candidate()) {
-            start_candidate(params);
+        if (candidate_) {
+            try {
+                candidate_->wait_ready(*shared_);
+            } catch (const CandidateFailure& failure) {
+                if (failure.kind == "died") {
+                    candidate_broke(failure, "rendezvous", 0);
+                }
+                throw Error(std::string("the candidate process could not start: ") + failure.what());
+            }
+            events_.send({{"event", protocol::kCandidate},
+                          {"rank", rank_},
+                          {"stage", "started"},
+                          {"pid", static_cast<long long>(candidate_->pid())},
+                          {"sandbox", candidate_->sandbox().describe()},
+                          {"landlock_abi", candidate_->sandbox().landlock_abi()}});
         }
 
         const int trials = config_.mode == "dryrun" ? 1 : config_.trials;
@@ -259,6 +275,9 @@ private:
         phase("teardown", std::max(trials_run - 1, 0));
         if (candidate_) {
             const int threads = candidate_->threads();
+            candidate_->request_quit(); // it leaves while this process's sessions are torn down
+            rendezvous_->barrier();
+            reference_session_.reset();
             const auto leftovers = candidate_->finish();
             json left = json::array();
             for (const auto& process : leftovers) {
@@ -270,8 +289,9 @@ private:
                           {"threads", threads},
                           {"leftovers", left}});
             candidate_.reset();
+        } else {
+            rendezvous_->barrier();
         }
-        rendezvous_->barrier();
         reference_session_.reset();
         shared_.reset();
         device_.reset();
@@ -363,19 +383,13 @@ private:
         const char* sandbox = std::getenv("PKBW_SANDBOX");
         launch.sandbox = !(sandbox && std::string(sandbox) == "off");
         try {
-            candidate_ = std::make_unique<CandidateProcess>(launch, *shared_);
+            candidate_ = std::make_unique<CandidateProcess>(launch);
         } catch (const CandidateFailure& failure) {
             if (failure.kind == "died") {
                 candidate_broke(failure, "rendezvous", 0);
             }
             throw Error(std::string("the candidate process could not start: ") + failure.what());
         }
-        events_.send({{"event", protocol::kCandidate},
-                      {"rank", rank_},
-                      {"stage", "started"},
-                      {"pid", static_cast<long long>(candidate_->pid())},
-                      {"sandbox", candidate_->sandbox().describe()},
-                      {"landlock_abi", candidate_->sandbox().landlock_abi()}});
     }
 
     // The candidate process failed in a way that ends this rank: say who, where and why, at once

@@ -155,6 +155,8 @@ Sandbox Sandbox::prepare(const SandboxSpec& spec) {
         add(path, write);
         sandbox.writable_.push_back(path);
     }
+    sandbox.own_proc_writable_ = spec.own_proc_writable;
+    sandbox.own_proc_rights_ = (read | kWriteFile | kTruncate) & handled;
     return sandbox;
 }
 
@@ -162,6 +164,8 @@ Sandbox::Sandbox(Sandbox&& other) noexcept
     : ruleset_fd_(std::exchange(other.ruleset_fd_, -1))
     , abi_(other.abi_)
     , signals_scoped_(other.signals_scoped_)
+    , own_proc_writable_(other.own_proc_writable_)
+    , own_proc_rights_(other.own_proc_rights_)
     , file_size_limit_(other.file_size_limit_)
     , why_(std::move(other.why_))
     , writable_(std::move(other.writable_)) {}
@@ -202,6 +206,19 @@ int Sandbox::apply_in_child() const noexcept {
     if (file_size_limit_ > 0) {
         const rlimit size{file_size_limit_, file_size_limit_};
         ::setrlimit(RLIMIT_FSIZE, &size);
+    }
+    if (ruleset_fd_ >= 0 && own_proc_writable_) {
+        const int self = ::open("/proc/self", O_PATH | O_CLOEXEC);
+        if (self < 0) {
+            return errno;
+        }
+        PathBeneathAttr rule{own_proc_rights_, self};
+        const long added = ::syscall(SYS_landlock_add_rule, ruleset_fd_, kRulePathBeneath, &rule, 0);
+        const int code = errno;
+        ::close(self);
+        if (added != 0) {
+            return code;
+        }
     }
     if (ruleset_fd_ >= 0 && ::syscall(SYS_landlock_restrict_self, ruleset_fd_, 0) != 0) {
         return errno;

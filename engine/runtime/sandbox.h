@@ -15,6 +15,9 @@ struct SandboxSpec {
     std::vector<std::string> write_paths;  // read, write, create, remove
     std::vector<std::string> device_paths; // read, write, ioctl (device nodes: /dev)
     std::uint64_t file_size_limit = 8ull << 30;
+    // Writes to the process's own /proc/<pid> (the CUDA driver writes there when it starts); added in
+    // the child, where /proc/self is the child, not in the parent.
+    bool own_proc_writable = false;
 };
 
 // Prepared in the parent (allocates, opens paths); applied in the forked child before exec with
@@ -44,6 +47,8 @@ private:
     int ruleset_fd_ = -1;
     int abi_ = 0;
     bool signals_scoped_ = false;
+    bool own_proc_writable_ = false;
+    std::uint64_t own_proc_rights_ = 0;
     std::uint64_t file_size_limit_ = 0;
     std::string why_;
     std::vector<std::string> writable_;
