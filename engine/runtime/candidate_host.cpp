@@ -98,7 +98,7 @@ private:
         const RendezvousConfig rdzv = rendezvous_config_from_env();
         rendezvous_ = Rendezvous::join(rdzv);
         if (setup.value("backend", "host") == "cuda") {
-            device_ = make_cuda_device(local_rank_, *rendezvous_, true);
+            device_ = make_cuda_device(local_rank_, *rendezvous_);
         } else {
             device_ = make_host_device(rank_, setup.value("shm_prefix", "/pkbw-candidate"));
         }

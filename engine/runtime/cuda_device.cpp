@@ -1,6 +1,6 @@
-// The cuda backend's device: one GPU per rank, a stream (non-blocking in the judge, blocking in the
-// candidate process), an NCCL communicator over all
-// ranks, and symmetric memory through CUDA IPC handles exchanged over the rendezvous.
+// The cuda backend's device: one GPU per rank, a blocking stream (ordered with the legacy default stream), an
+// NCCL communicator over all ranks, and symmetric memory through CUDA IPC handles exchanged over the
+// rendezvous.
 #define PKBW_BACKEND_CUDA 1
 #include "device.h"
 #include "rendezvous.h"
@@ -117,7 +117,7 @@ private:
 
 class CudaDevice final : public Device {
 public:
-    CudaDevice(int local_rank, Rendezvous& rendezvous, bool blocking_stream)
+    CudaDevice(int local_rank, Rendezvous& rendezvous)
         : rendezvous_(rendezvous) {
         int count = 0;
         if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
@@ -131,9 +131,7 @@ public:
                                                  std::to_string(count) + " are visible");
         }
         check_cuda(cudaSetDevice(ordinal_), "cudaSetDevice");
-        check_cuda(
-            cudaStreamCreateWithFlags(&stream_, blocking_stream ? cudaStreamDefault : cudaStreamNonBlocking),
-            "cudaStreamCreate");
+        check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamDefault), "cudaStreamCreate");
 
         ncclUniqueId id{};
         if (rendezvous.rank() == 0) {
@@ -339,8 +337,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Device> make_cuda_device(int local_rank, Rendezvous& rendezvous, bool blocking_stream) {
-    return std::make_unique<CudaDevice>(local_rank, rendezvous, blocking_stream);
+std::unique_ptr<Device> make_cuda_device(int local_rank, Rendezvous& rendezvous) {
+    return std::make_unique<CudaDevice>(local_rank, rendezvous);
 }
 
 bool cuda_backend_built() {

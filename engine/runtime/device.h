@@ -122,11 +122,11 @@ public:
 std::unique_ptr<Device> make_host_device(int rank, const std::string& segment_prefix);
 // The cuda backend: device `ordinal`, a stream, and an NCCL communicator set up through `rendezvous`.
 // Throws DeviceError("environment", ...) when there is no GPU or NCCL cannot start.
-// `blocking_stream`: the stream solutions get is an ordinary (blocking) stream, so that work a
-// solution queues on the legacy default stream is ordered with it and inside its timed events; the
-// candidate process asks for that (docs/perf.md). The judge keeps a non-blocking stream.
-std::unique_ptr<Device> make_cuda_device(int local_rank, Rendezvous& rendezvous,
-                                         bool blocking_stream = false);
+// The stream solutions get is an ordinary (blocking) stream, so that work a solution queues on the
+// legacy default stream is ordered with it and inside its timed events (docs/perf.md). The judge's
+// reference gets the same kind of stream as the candidate, so neither side is timed on different
+// stream semantics.
+std::unique_ptr<Device> make_cuda_device(int local_rank, Rendezvous& rendezvous);
 bool cuda_backend_built();
 
 } // namespace pkbw::engine

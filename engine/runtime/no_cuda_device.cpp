@@ -3,7 +3,7 @@
 
 namespace pkbw::engine {
 
-std::unique_ptr<Device> make_cuda_device(int, Rendezvous&, bool) {
+std::unique_ptr<Device> make_cuda_device(int, Rendezvous&) {
     throw DeviceError("environment", "this pkbw was built without CUDA; use --backend host");
 }
 
