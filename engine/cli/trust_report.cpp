@@ -58,8 +58,9 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
                 }
             }
             if (event.contains("judge_ms")) {
-                if (const auto finding =
-                        judge_clock_disagrees(event.value("judge_ms", 0.0), event.value("host_ms", 0.0))) {
+                // The whole request (warm-up and barrier included), not only its timed part.
+                const double reported = event.value("whole_ms", event.value("host_ms", 0.0));
+                if (const auto finding = judge_clock_disagrees(event.value("judge_ms", 0.0), reported)) {
                     timing_by_finding[*finding].insert(rank);
                 }
             }

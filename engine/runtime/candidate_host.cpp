@@ -12,6 +12,7 @@
 #include "solution_library.h"
 #include "timing.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cxxabi.h>
 #include <filesystem>
@@ -313,6 +314,9 @@ private:
     }
 
     void time(const std::string& msg, const json& request, json& reply) {
+        // The whole request as this process saw it (barrier and warm-up included): what the judge's
+        // clock is compared with.
+        const auto whole_start = std::chrono::steady_clock::now();
         set_params(request);
         std::vector<Context> contexts;
         for (int id : request.at("views")) {
@@ -336,6 +340,8 @@ private:
             reply["next_copy"] = next_copy;
         }
         reply["samples_ms"] = timing.samples_ms;
+        reply["whole_ms"] =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - whole_start).count();
         reply["span_ms"] = timing.span_ms;
         reply["host_ms"] = timing.host_ms;
         reply["calls"] = timing.calls;

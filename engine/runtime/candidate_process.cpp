@@ -424,6 +424,7 @@ BlockTiming timing_from(const json& reply) {
     timing.samples_ms = reply.at("samples_ms").get<std::vector<double>>();
     timing.span_ms = reply.value("span_ms", 0.0);
     timing.host_ms = reply.value("host_ms", 0.0);
+    timing.whole_ms = reply.value("whole_ms", timing.host_ms);
     timing.calls = reply.value("calls", 0);
     return timing;
 }

@@ -105,6 +105,7 @@ private:
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         extra["span_ms"] = timing.span_ms;
         extra["host_ms"] = timing.host_ms;
+        extra["whole_ms"] = timing.whole_ms;
         extra["calls"] = timing.calls;
         const double before = process_.cpu_ms();
         std::this_thread::sleep_for(std::chrono::milliseconds(kIdleWindowMs));

@@ -28,10 +28,10 @@ std::optional<std::string> untimed_device_work(const BlockBracket& block);
 std::optional<std::string> work_after_return(double idle_cpu_ms, double window_ms);
 
 // The judge times each of the candidate's blocks on its own clock (request sent to reply received,
-// judges aligned before): the candidate process reports host_ms from inside, where a candidate
-// could forge it. A judge time far beyond the reported one means the reported times are not the
+// judges aligned before): the candidate process reports how long the whole request took it
+// (`reported_ms`: barrier, warm-up and timed calls) from inside, where a candidate could forge it. A judge time far beyond the reported one means the reported times are not the
 // block's.
-std::optional<std::string> judge_clock_disagrees(double judge_ms, double host_ms);
+std::optional<std::string> judge_clock_disagrees(double judge_ms, double reported_ms);
 
 // The allowances, exposed for docs and tests.
 inline constexpr double kJudgeAllowanceMs = 25.0; // the channel round trip, the candidates' barrier
