@@ -44,6 +44,8 @@ QColor status_color(RunStatus status) {
     case RunStatus::Mismatch:
     case RunStatus::InvalidOutput:
         return QColor(0xdc, 0x4a, 0x38);
+    case RunStatus::InvalidTiming: // right answers, a time that cannot be trusted
+        return QColor(0xe0, 0x6c, 0x1a);
     case RunStatus::CompileError:
         return QColor(0xc0, 0x7a, 0x10);
     case RunStatus::Crash:

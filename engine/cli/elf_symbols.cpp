@@ -91,4 +91,60 @@ std::vector<std::string> nccl_collectives(const std::vector<std::string>& symbol
     return found;
 }
 
+std::vector<std::string> imported_capability_flags(const std::vector<std::string>& symbols) {
+    struct Family {
+        const char* what;
+        std::vector<std::string> names; // exact names; a trailing '*' matches a prefix
+    };
+    static const std::vector<Family> families = {
+        {"calls cuBLAS", {"cublas*"}},
+        {"starts processes",
+         {"fork", "vfork", "clone", "clone3", "execve", "execv", "execvp", "execvpe", "execl", "execlp",
+          "execle", "posix_spawn", "posix_spawnp", "system", "popen"}},
+        {"loads code at run time", {"dlopen", "dlmopen", "dlsym", "dlvsym"}},
+        {"inspects processes", {"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"}},
+        {"creates CUDA streams of its own",
+         {"cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority",
+          "cuStreamCreate*"}},
+        {"starts host threads", {"pthread_create", "_ZNSt6thread15_M_start_thread*"}},
+    };
+    std::vector<std::string> flags;
+    for (const auto& family : families) {
+        std::vector<std::string> found;
+        for (const auto& symbol : symbols) {
+            for (const auto& name : family.names) {
+                const bool prefix = name.back() == '*';
+                const bool match =
+                    prefix ? symbol.rfind(name.substr(0, name.size() - 1), 0) == 0 : symbol == name;
+                if (match && std::find(found.begin(), found.end(), symbol) == found.end()) {
+                    found.push_back(symbol);
+                }
+            }
+        }
+        if (found.empty()) {
+            continue;
+        }
+        std::string line = std::string(family.what) + " (";
+        for (std::size_t i = 0; i < found.size() && i < 4; ++i) {
+            line += (i ? ", " : "") +
+                    (found[i].rfind("_ZNSt6thread", 0) == 0 ? std::string("std::thread") : found[i]);
+        }
+        line += found.size() > 4 ? ", ...)" : ")";
+        flags.push_back(line);
+    }
+    return flags;
+}
+
+std::vector<std::string> proc_path_flags(const std::filesystem::path& library) {
+    std::ifstream in(library, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::string> flags;
+    for (const char* path : {"/proc/self/maps", "/proc/self/mem", "/proc/%d/mem", "/proc/%d/maps"}) {
+        if (bytes.find(path) != std::string::npos) {
+            flags.push_back(std::string("reads ") + path);
+        }
+    }
+    return flags;
+}
+
 } // namespace pkbw::cli

@@ -18,4 +18,12 @@ std::vector<std::string> undefined_dynamic_symbols(const std::filesystem::path& 
 // ncclReduce, ncclAlltoAll, ncclGather, ncclScatter, ncclSend, ncclRecv) among `symbols`, in order.
 std::vector<std::string> nccl_collectives(const std::vector<std::string>& symbols);
 
+// Flags beside the verdict from what a candidate imports (docs/engine.md, "Flags"): cuBLAS, starting
+// processes, loading code or inspecting processes at run time, creating CUDA streams or host threads
+// of its own. One line each, e.g. "starts processes (fork, execl)"; none of them fails a run.
+std::vector<std::string> imported_capability_flags(const std::vector<std::string>& symbols);
+// Flags from the library's bytes: the /proc paths a candidate reads to search its own memory or a
+// peer's ("/proc/self/maps", "/proc/self/mem", "/proc/%d/mem").
+std::vector<std::string> proc_path_flags(const std::filesystem::path& library);
+
 } // namespace pkbw::cli

@@ -462,8 +462,13 @@ int Run::execute() {
             return finish("compile_error", kExitFailed, result.message);
         candidate_lib = result.library;
         try {
-            for (const auto& name : nccl_collectives(undefined_dynamic_symbols(candidate_lib)))
+            const auto imported = undefined_dynamic_symbols(candidate_lib);
+            for (const auto& name : nccl_collectives(imported))
                 candidate_warnings_.push_back("calls NCCL collective " + name);
+            for (const auto& flag : imported_capability_flags(imported))
+                candidate_warnings_.push_back(flag);
+            for (const auto& flag : proc_path_flags(candidate_lib))
+                candidate_warnings_.push_back(flag);
         } catch (const FormatError& error) {
             err_ << "pkbw: cannot read the candidate's symbols: " << error.what() << "\n";
         }

@@ -214,8 +214,8 @@ int Run::calibrate() {
             // At one rank the busbw factor is 0: algbw alone, as in the perf report, never "0 GB/s".
             if (bw.busbw_gbps > 0 || options_.nproc > 1)
                 std::snprintf(line, sizeof line,
-                              "  %-10s %12.0f B  %9.4f ms  algbw %7.1f GB/s  busbw %7.1f GB/s\n", kind.c_str(),
-                              bytes, ms, bw.algbw_gbps, bw.busbw_gbps);
+                              "  %-10s %12.0f B  %9.4f ms  algbw %7.1f GB/s  busbw %7.1f GB/s\n",
+                              kind.c_str(), bytes, ms, bw.algbw_gbps, bw.busbw_gbps);
             else
                 std::snprintf(line, sizeof line,
                               "  %-10s %12.0f B  %9.4f ms  algbw %7.1f GB/s  (busbw factor 0 at W=1)\n",

@@ -15,8 +15,8 @@ class Rendezvous;
 
 struct BlockTiming {
     std::vector<double> samples_ms;
-    double span_ms = 0; // first mark to last mark on the timed stream
-    double host_ms = 0; // host clock, just before the first mark to after the device-wide sync
+    double span_ms = 0;  // first mark to last mark on the timed stream
+    double host_ms = 0;  // host clock, just before the first mark to after the device-wide sync
     double whole_ms = 0; // the whole request in the process that ran it: barrier and warm-up too
     int calls = 0;
 };

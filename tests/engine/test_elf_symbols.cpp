@@ -86,3 +86,42 @@ TEST(ElfSymbols, NotElfOrTruncatedIsAFormatErrorNamingTheFile) {
     EXPECT_THROW(undefined_dynamic_symbols(lib), pkbw::FormatError);
     EXPECT_THROW(undefined_dynamic_symbols(dir.path() / "missing.so"), pkbw::FormatError);
 }
+
+TEST(ElfSymbols, CapabilityFlagsNameWhatTheCandidateImports) {
+    const std::vector<std::string> symbols = {
+        "cudaMalloc",
+        "cublasGemmEx",
+        "cublasLtMatmul",
+        "fork",
+        "execl",
+        "dlopen",
+        "dlsym",
+        "ptrace",
+        "cudaStreamCreateWithFlags",
+        "_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE",
+        "memcpy"};
+    const auto flags = imported_capability_flags(symbols);
+    const std::vector<std::string> expected = {"calls cuBLAS (cublasGemmEx, cublasLtMatmul)",
+                                               "starts processes (fork, execl)",
+                                               "loads code at run time (dlopen, dlsym)",
+                                               "inspects processes (ptrace)",
+                                               "creates CUDA streams of its own (cudaStreamCreateWithFlags)",
+                                               "starts host threads (std::thread)"};
+    EXPECT_EQ(flags, expected);
+    EXPECT_TRUE(imported_capability_flags({"cudaMalloc", "memcpy", "cudaLaunchKernel"}).empty());
+}
+
+TEST(ElfSymbols, ProcPathsInTheLibraryAreFlagged) {
+    const auto path =
+        std::filesystem::temp_directory_path() / ("pkbw-proc-flags-" + std::to_string(::getpid()));
+    std::ofstream(path, std::ios::binary)
+        << std::string("\x7f"
+                       "ELF",
+                       4)
+        << std::string(100, '\0') << "/proc/self/maps" << std::string(3, '\0') << "/proc/%d/mem";
+    EXPECT_EQ(proc_path_flags(path),
+              (std::vector<std::string>{"reads /proc/self/maps", "reads /proc/%d/mem"}));
+    std::ofstream(path, std::ios::binary) << "no such paths";
+    EXPECT_TRUE(proc_path_flags(path).empty());
+    std::filesystem::remove(path);
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""No false alarm on an honest candidate: every host sample in samples/ goes through `pkbw perf` (short
+blocks, PKB's protocol on, so its warm-up is inside the judge's clock) with the candidate in its own
+sandboxed process, and must pass with no finding of the trust checks (invalid_timing, a sandbox or
+leftover warning). The CUDA samples do the same on a GPU (tools/gpu/checks.sh perf, the adversarial
+table's legacy_stream row).
+
+Usage: honest_samples.py --pkbw BIN [--samples DIR] [--cache DIR]
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+FINDINGS = ("timing not trusted", "sandbox:", "left ", "plausibility")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pkbw", required=True)
+    parser.add_argument("--samples", default=os.path.join(ROOT, "samples", "solutions_host_f32_none_samples_baseline"))
+    parser.add_argument("--cache")
+    options = parser.parse_args()
+    sources = sorted(glob.glob(os.path.join(options.samples, "*_host.cpp")))
+    if not sources:
+        print(f"no host samples in {options.samples}")
+        return 1
+    failures = 0
+    with tempfile.TemporaryDirectory(prefix="pkbw-honest-") as work:
+        cache = options.cache or os.path.join(work, "cache")
+        for source in sources:
+            stem = os.path.basename(source)[: -len("_host.cpp")]
+            argv = [options.pkbw, "perf", "--problem", stem, "--solution", source, "--backend", "host",
+                    "--nproc", "2", "--dtype", "f32", "--m", "256", "--n", "256", "--trials", "2",
+                    "--pkb-warmup", "10", "--pkb-iters", "5", "--warmup", "2", "--pairs", "2", "--iters", "5",
+                    "--store", os.path.join(work, "runs.db"), "--cache-dir", cache, "--json"]
+            start = time.monotonic()
+            run = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+            final = {}
+            for line in run.stdout.splitlines():
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if event.get("event") == "run_finished":
+                    final = event
+            status, message = final.get("status"), final.get("message", "")
+            found = [w for w in final.get("warnings", []) if any(f in w for f in FINDINGS)]
+            ok = status == "pass" and run.returncode == 0 and not found
+            failures += not ok
+            print(f"{'PASS' if ok else 'FAIL'} {stem}: {status} in {time.monotonic() - start:.1f} s"
+                  + ("" if ok else f" | {message[:300]} | {found}"), flush=True)
+    print(f"{len(sources) - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
