@@ -1,5 +1,7 @@
 #include "run_report.h"
 
+#include "pkbw/core/status.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
@@ -63,8 +65,11 @@ std::string json_text(const nlohmann::json& body, const char* key, const std::st
 }
 
 int status_severity(const std::string& status) {
-    static const std::vector<std::string> order = {"pass", "mismatch", "invalid_output", "error",
-                                                   "compile_error"};
+    // core/status.h's rank statuses, then the run's own; invalid_timing only ever replaces a pass.
+    static const std::vector<std::string> order = {
+        std::string(status::kPass),     std::string(status::kInvalidTiming),
+        std::string(status::kMismatch), std::string(status::kInvalidOutput),
+        std::string(status::kError),    "compile_error"};
     if (status == "crash" || status == "timeout" || status == "interrupted")
         return 10;
     auto found = std::find(order.begin(), order.end(), status);

@@ -647,7 +647,9 @@ private:
         json changed = json::array();
         auto note = [&](const std::string& new_status, const std::string& text) {
             // Keep the most severe status; messages accumulate.
-            static const std::vector<std::string> order = {"pass", "mismatch", "invalid_output", "error"};
+            static const std::vector<std::string> order = {
+                std::string(status::kPass), std::string(status::kMismatch),
+                std::string(status::kInvalidOutput), std::string(status::kError)};
             const auto rank_of = [&](const std::string& s) {
                 return std::find(order.begin(), order.end(), s) - order.begin();
             };
