@@ -2,6 +2,7 @@
 
 #include "fd.h"
 #include "pkbw/core/error.h"
+#include "sandbox.h"
 #include "signals.h"
 #include "subprocess.h"
 
@@ -360,6 +361,8 @@ std::string_view launch_end_name(LaunchEnd end) {
 
 LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
     auto start = Clock::now();
+    // Orphans of the ranks' processes are re-parented to pkbw, which kills them at the end.
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     LaunchOutcome outcome;
     outcome.token = random_token();
     outcome.port = find_free_port();
@@ -566,6 +569,10 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
     }
     if (outcome.message.empty() && !outcome.culprit_ranks.empty())
         outcome.message = describe_exit(outcome.ranks[static_cast<std::size_t>(outcome.culprit_ranks[0])]);
+    // A judge that was killed cannot reap what its candidate started; those processes come here.
+    for (const auto& process : engine::kill_descendants(::getpid()))
+        outcome.leftovers.push_back("pid " + std::to_string(process.pid) + " (" +
+                                    process.command.substr(0, 200) + ")");
     outcome.shm_segments_removed = remove_shm_segments(outcome.token);
     outcome.seconds = since(start);
     return outcome;

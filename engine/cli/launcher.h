@@ -72,6 +72,9 @@ struct LaunchOutcome {
     int port = 0;      // MASTER_PORT
     double seconds = 0;
     int shm_segments_removed = 0;
+    // Processes the ranks left behind (re-parented to pkbw, the subreaper: a candidate's grandchild
+    // whose judge was killed), killed at the end: "pid P (command)".
+    std::vector<std::string> leftovers;
 };
 
 class LaunchObserver {

@@ -550,6 +550,13 @@ int Run::conclude(const LaunchOutcome& launch, bool is_reference) {
     for (const auto& warning : candidate_warnings_)
         add_warning(verdict, warning);
     apply_trust_findings(verdict, trust_events_);
+    if (!launch.leftovers.empty()) {
+        std::string text = "killed " + std::to_string(launch.leftovers.size()) +
+                           " process(es) the ranks left after the run:";
+        for (std::size_t i = 0; i < launch.leftovers.size() && i < 8; ++i)
+            text += (i ? ", " : " ") + launch.leftovers[i];
+        add_warning(verdict, text);
+    }
     record_results(launch, verdict);
     if (!perf_.empty()) {
         report_perf();
