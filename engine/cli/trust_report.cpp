@@ -94,7 +94,7 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
         slot.second.insert(ranks.begin(), ranks.end());
     }
     for (const auto& [kind, entry] : first_of_kind) {
-        timing_failures.push_back("candidate " + entry.first + " (rank(s) " + rank_list(entry.second) + ")");
+        timing_failures.push_back("candidate: " + entry.first + " (rank(s) " + rank_list(entry.second) + ")");
     }
     if (timing_failures.empty()) {
         return;
