@@ -28,7 +28,15 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
     std::map<std::string, std::set<int>> unsandboxed; // why -> ranks
     std::vector<std::string> leftovers;
     std::vector<std::string> timing_failures;
-    std::map<std::string, std::set<int>> timing_by_finding; // one line per kind of finding
+    // One line per kind of finding: its first occurrence's text and every rank that showed it.
+    std::map<std::string, std::pair<std::string, std::set<int>>> timing_by_kind;
+    auto note = [&](const std::string& kind, const std::string& finding, int rank) {
+        auto& slot = timing_by_kind[kind];
+        if (slot.first.empty()) {
+            slot.first = finding;
+        }
+        slot.second.insert(rank);
+    };
     for (const auto& event : events) {
         const std::string name = event.value("event", "");
         const int rank = event.value("rank", -1);
@@ -47,27 +55,27 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
                 variant == "timed_addresses"       ? "on new inputs at the addresses it was timed on"
                 : variant == "one_element_changed" ? "on its timed inputs with one element changed"
                                                    : "on new inputs at new addresses";
-            timing_by_finding["re-check after timing failed " + where + ": " + event.value("message", "")]
-                .insert(rank);
+            note("recheck " + variant,
+                 "re-check after timing failed " + where + ": " + event.value("message", ""), rank);
         } else if (name == protocol::kPerfResult && event.value("side", "") == "candidate") {
             const BlockBracket bracket{event.value("span_ms", 0.0), event.value("host_ms", 0.0),
                                        event.value("calls", 0)};
             if (event.contains("host_ms")) {
                 if (const auto finding = untimed_device_work(bracket)) {
-                    timing_by_finding[*finding].insert(rank);
+                    note("untimed", *finding, rank);
                 }
             }
             if (event.contains("judge_ms")) {
                 // The whole request (warm-up and barrier included), not only its timed part.
                 const double reported = event.value("whole_ms", event.value("host_ms", 0.0));
                 if (const auto finding = judge_clock_disagrees(event.value("judge_ms", 0.0), reported)) {
-                    timing_by_finding[*finding].insert(rank);
+                    note("judge_clock", *finding, rank);
                 }
             }
             if (event.contains("idle_cpu_ms")) {
                 if (const auto finding = work_after_return(event.value("idle_cpu_ms", 0.0),
                                                            event.value("idle_window_ms", 0.0))) {
-                    timing_by_finding[*finding].insert(rank);
+                    note("after_return", *finding, rank);
                 }
             }
         }
@@ -83,17 +91,7 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
         }
         add_warning(verdict, text);
     }
-    // A finding repeated over blocks is one line, with the ranks that showed it; the first per kind.
-    std::map<std::string, std::pair<std::string, std::set<int>>> first_of_kind;
-    for (const auto& [finding, ranks] : timing_by_finding) {
-        const std::string kind = finding.substr(0, finding.find(':'));
-        auto& slot = first_of_kind[kind];
-        if (slot.first.empty()) {
-            slot.first = finding;
-        }
-        slot.second.insert(ranks.begin(), ranks.end());
-    }
-    for (const auto& [kind, entry] : first_of_kind) {
+    for (const auto& [kind, entry] : timing_by_kind) {
         timing_failures.push_back("candidate: " + entry.first + " (rank(s) " + rank_list(entry.second) + ")");
     }
     if (timing_failures.empty()) {
