@@ -1,35 +1,54 @@
 #!/usr/bin/env python3
-"""pkbw's rank program for ParallelKernelBench (PKB) Python solutions.
+"""pkbw's rank program for ParallelKernelBench (PKB) Python solutions: the judge.
 
 The pkbw launcher starts one of these per rank, exactly as it starts pkbw-rank (docs/engine.md, "Rank
 program contract"): RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT in the environment, the
 JSON-lines events written to the pipe PKBW_CONTROL_FD, the configuration file given by --config. The
 configuration's "pkb" object names the PKB checkout, the problem's reference and the candidate.
 
-Per rank, in one process: initialise the process group as PKB's backend init does, import the
-reference and the candidate as modules, then for each trial build the inputs with the checkout's own
-create_input_tensor (twice, so a side that mutates its inputs cannot change the other's), call the
-reference, call the candidate, decide with PKB's rule (torch.allclose on .float(), rtol relative to the
-candidate, recursing over tuples, lists and dicts) and write both outputs as safetensors. The launcher
-re-compares those files with pkbw's comparison (core/compare.h) for the full error statistics. With
-perf, both sides are timed here with PKB's protocol and pkbw's ABBA blocks (docs/pkb-interop.md).
+Per rank, two processes. This one, the judge, keeps the control pipe, initialises the process group
+as PKB's backend init does, imports PKB's reference, builds every trial's inputs with the checkout's
+own create_input_tensor, runs the reference, decides with PKB's rule (torch.allclose on .float(), rtol
+relative to the candidate, recursing over tuples, lists and dicts) and writes both outputs as
+safetensors; the launcher re-compares those files with pkbw's comparison (core/compare.h) for the full
+error statistics. The candidate's module is imported only by a second process, pkbw_pkb_candidate.py,
+started here (through the optional wrapper prefix) with no control pipe, no rendezvous token and a
+process group of its own: it gets each trial's inputs, returns its outputs, and runs the candidate's
+timing loops when the judge asks (PKB's protocol and pkbw's ABBA blocks, docs/pkb-interop.md). So the
+candidate cannot write events, call the reference or read the reference's outputs from memory.
 
-Exit codes follow pkbw-rank: 0 finished, 3 environment (no torch, no GPU, process group), 4 the
-solution raised or broke the CUDA context, 5 internal error.
+Exit codes follow pkbw-rank: 0 finished, 3 environment (no torch, no GPU, process group, the
+candidate's process could not start), 4 the solution raised, broke the CUDA context or its process
+died, 5 internal error.
 """
 
 import argparse
-import importlib.util
+import ctypes
 import json
-import math
 import os
+import select
+import shlex
+import signal
 import socket
 import struct
+import subprocess
 import sys
 import time
 import traceback
 
+import pkbw_pkb_candidate as channel
+from pkbw_pkb_candidate import ChannelClosed, ProtocolError
+
 EXIT_OK, EXIT_ENVIRONMENT, EXIT_SOLUTION, EXIT_INTERNAL = 0, 3, 4, 5
+CANDIDATE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pkbw_pkb_candidate.py")
+PR_SET_DUMPABLE = 4
+# A candidate block whose samples leave more than this much of the judge's wall time unaccounted,
+# and cover less than UNTIMED_FRACTION of it, is flagged: the slack absorbs the request's round trip
+# and the candidates' barrier, which are not part of any sample.
+UNTIMED_SLACK_MS = 5.0
+UNTIMED_FRACTION = 0.5
+# The teardown: how long the candidate's process may take to leave its process group and exit.
+CANDIDATE_EXIT_S = 20.0
 
 
 class Events:
@@ -54,18 +73,6 @@ class Events:
 
     def error(self, phase, kind, message):
         self.send("error", phase=phase, kind=kind, message=message[-4000:])
-
-
-def load_module(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path} as a module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    if not hasattr(module, "solution"):
-        raise AttributeError(f"{path} defines no solution()")
-    return module
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -169,153 +176,6 @@ def pkb_mismatch(ref, sol, atol, rtol, torch, path="(root)"):
     return None if same else f"{path}: values differ ({type(ref).__name__} vs {type(sol).__name__})"
 
 
-# ---------------------------------------------------------------------------------------------------
-# Timing
-
-def first_tensor_slot(args, torch):
-    """PKB's choice of the timed tensor (scripts/worker.py): the first top-level tensor argument, else
-    the first tensor inside the first list/tuple argument. Returns (index, inner index or None)."""
-    for i, a in enumerate(args):
-        if isinstance(a, torch.Tensor):
-            return i, None
-    for i, a in enumerate(args):
-        if isinstance(a, (list, tuple)):
-            for j, item in enumerate(a):
-                if isinstance(item, torch.Tensor):
-                    return i, j
-            break
-    return None
-
-
-def with_slot(args, slot, tensor):
-    args = list(args)
-    i, j = slot
-    if j is None:
-        args[i] = tensor
-    else:
-        inner = list(args[i])
-        inner[j] = tensor
-        args[i] = type(args[i])(inner) if isinstance(args[i], tuple) else inner
-    return args
-
-
-def slot_tensor(args, slot):
-    i, j = slot
-    return args[i] if j is None else args[i][j]
-
-
-class Timer:
-    def __init__(self, torch, cuda, count):
-        self.torch, self.cuda = torch, cuda
-        if cuda:
-            self.marks = [torch.cuda.Event(enable_timing=True) for _ in range(count)]
-        else:
-            self.marks = [0.0] * count
-
-    def mark(self, i):
-        if self.cuda:
-            self.marks[i].record()
-        else:
-            self.marks[i] = time.perf_counter()
-
-    def between(self, a, b):
-        if self.cuda:
-            return self.marks[a].elapsed_time(self.marks[b])
-        return (self.marks[b] - self.marks[a]) * 1e3
-
-
-class Perf:
-    """PKB's protocol as utils/performance.py runs it, and pkbw's (docs/perf.md): per block, ranks
-    start together, each sample brackets one call, sides alternate ABBA, inputs rotate past 3x L2."""
-
-    def __init__(self, rank_state, options):
-        self.s = rank_state
-        self.o = options
-
-    def sync(self):
-        if self.s.cuda:
-            self.s.torch.cuda.synchronize()
-
-    def pkb(self, name, fn, args):
-        torch, o = self.s.torch, self.o
-        slot = first_tensor_slot(args, torch)
-        if slot is None:
-            raise RuntimeError("no tensor argument to time (PKB's worker raises here too)")
-        first = slot_tensor(args, slot)
-        l2 = self.s.l2_bytes
-        size = first.element_size() * first.numel()
-        groups = 1 if size == 0 or size >= 3 * l2 else min(max(3 * l2 // size + 1, 2), 128)
-        copies = [first.clone() for _ in range(groups)]
-        calls = [with_slot(args, slot, c) for c in copies]
-        warmup, iterations = o.get("pkb_warmup", 500), o.get("pkb_iterations", 100)
-        self.sync()
-        self.s.barrier()
-        for i in range(warmup):
-            fn(*calls[i % groups])
-        self.sync()
-        timer = Timer(torch, self.s.cuda, iterations + 1)
-        timer.mark(0)
-        for i in range(iterations):
-            fn(*calls[i % groups])
-            timer.mark(i + 1)
-        self.sync()
-        samples = [timer.between(i, i + 1) for i in range(iterations)]
-        self.s.events.send("perf_result", protocol="pkb", side=name, block=0, samples_ms=samples,
-                           num_input_groups=groups, l2_cache_size_bytes=l2, timed_tensor_bytes=size)
-
-    def rotation(self, args):
-        """Copies of every top-level tensor argument, enough that one pass exceeds 3x L2."""
-        torch = self.s.torch
-        size = sum(a.element_size() * a.numel() for a in args if isinstance(a, torch.Tensor))
-        count = 1
-        if self.o.get("rotation", "copies") == "copies" and size > 0:
-            count = min(max(math.ceil(3 * self.s.l2_bytes / size), 1), 128)
-        sets = [list(args)]
-        for _ in range(count - 1):
-            sets.append([a.clone() if isinstance(a, torch.Tensor) else a for a in args])
-        return sets, size
-
-    def block(self, fn, sets, iterations, cursor):
-        self.sync()
-        self.s.barrier()
-        timer = Timer(self.s.torch, self.s.cuda, 2 * iterations)
-        for i in range(iterations):
-            timer.mark(2 * i)
-            fn(*sets[cursor[0]])
-            timer.mark(2 * i + 1)
-            cursor[0] = (cursor[0] + 1) % len(sets)
-        self.sync()
-        return [timer.between(2 * i, 2 * i + 1) for i in range(iterations)]
-
-    def pkbw(self, sides):
-        """sides: [(name, fn, args)], reference first."""
-        o = self.o
-        prepared = []
-        for name, fn, args in sides:
-            sets, size = self.rotation(args)
-            prepared.append((name, fn, sets, size))
-        cursor = [0]
-        for name, fn, sets, _ in prepared:
-            if o.get("warmup", 50) > 0:
-                self.block(fn, sets, o.get("warmup", 50), cursor)
-        pairs, iterations = o.get("pairs", 5), o.get("iterations", 100)
-        order = []
-        for p in range(pairs):  # core/perf_stats.cpp block_order: ABBA
-            order += [0, 1] if p % 2 == 0 else [1, 0]
-        for b, which in enumerate(order):
-            if len(prepared) == 1:
-                if b >= pairs:
-                    break
-                which = 0
-            name, fn, sets, size = prepared[which]
-            samples = self.block(fn, sets, iterations, cursor)
-            self.s.events.send("perf_result", protocol="pkbw", side=name, block=b, samples_ms=samples,
-                               input_copies=len(sets), copy_bytes=size, l2_cache_size_bytes=self.s.l2_bytes,
-                               repeat=1, rotation=o.get("rotation", "copies"))
-
-
-# ---------------------------------------------------------------------------------------------------
-
 def remove_stale_locks(folder):
     """load_inline guards a build with a 'lock' file and waits forever for it to go away; a rank killed
     mid-compile (a deadline, Ctrl-C) leaves it behind. The folder is this rank's and this solution's
@@ -326,10 +186,6 @@ def remove_stale_locks(folder):
         lock = os.path.join(folder, extension, "lock")
         if os.path.exists(lock):
             os.remove(lock)
-
-
-class RankState:
-    pass
 
 
 def versions(torch, cuda):
@@ -343,7 +199,385 @@ def versions(torch, cuda):
     return nccl
 
 
-def run(args):
+# ---------------------------------------------------------------------------------------------------
+# The candidate's process, seen from the judge.
+
+class ConfigError(Exception):
+    pass
+
+
+def candidate_wrapper(pkb, config_path):
+    """The argv prefix the candidate's process is started through (a sandbox such as pkbw-sandbox):
+    the config's pkb.candidate_wrapper (a list of strings), else $PKBW_PKB_CANDIDATE_WRAPPER (shell
+    words), else none. The wrapper must exec the rest of its argv keeping the --channel-fd descriptor."""
+    if "candidate_wrapper" in pkb:
+        prefix = pkb["candidate_wrapper"]
+        if not isinstance(prefix, list) or not all(isinstance(x, str) and x for x in prefix):
+            raise ConfigError(f"{config_path}: pkb.candidate_wrapper must be a list of non-empty strings, "
+                              f"not {json.dumps(prefix)[:200]}")
+        return list(prefix)
+    text = os.environ.get("PKBW_PKB_CANDIDATE_WRAPPER", "")
+    try:
+        return shlex.split(text)
+    except ValueError as error:
+        raise ConfigError(f"$PKBW_PKB_CANDIDATE_WRAPPER ({text[:200]!r}): {error}") from None
+
+
+def candidate_environment(extensions_folder):
+    """pkbw's own variables (the control pipe's number, the rendezvous token and port, the launcher's
+    pid) and the judges' MASTER_PORT stay with the judge; the candidates' port comes with "init"."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PKBW_") and k != "MASTER_PORT"}
+    if extensions_folder:
+        env["TORCH_EXTENSIONS_DIR"] = extensions_folder
+    return env
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _die_with_judge():
+    # Runs in the child between fork and exec. The judge starts its candidate before it imports torch
+    # or starts a process group, so no other thread exists to hold a lock the child would need.
+    _libc.prctl(channel.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+class CandidateRaised(Exception):
+    """The candidate's process answered a request with a failure (its fields: kind, type, message,
+    traceback)."""
+
+    def __init__(self, reply):
+        def text(name, limit):
+            value = reply.get(name)
+            return value[:limit] if isinstance(value, str) else ""
+
+        self.kind = reply.get("kind") if reply.get("kind") in (
+            "solution_error", "cuda_error", "invalid_output", "environment", "rendezvous") else "solution_error"
+        self.type = text("type", 100) or "Exception"
+        self.message = text("message", 4000)
+        self.traceback = text("traceback", 8000) or self.message
+        super().__init__(f"{self.type}: {self.message}")
+
+
+class CandidateGone(Exception):
+    """The candidate's process ended (or closed its channel) while the judge waited for it."""
+
+
+class Candidate:
+    def __init__(self, argv, env):
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.argv = argv + ["--channel-fd", str(child.fileno())]
+            # close_fds: of the judge's descriptors only 0-2 (stdin /dev/null, the rank's log pipes) and
+            # the channel reach the candidate; the control pipe does not.
+            self.process = subprocess.Popen(self.argv, env=env, stdin=subprocess.DEVNULL, close_fds=True,
+                                            pass_fds=(child.fileno(),), preexec_fn=_die_with_judge)
+        except BaseException:
+            parent.close()
+            raise
+        finally:
+            child.close()
+        self.channel = channel.Channel(parent)
+        self.pid = self.process.pid
+        try:
+            self.pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):
+            self.pidfd = None
+        self.ipc = None
+        self.torch = None
+        self.device = None
+        # Each request carries a number its reply must echo: bytes the candidate's code writes into
+        # the socket on its own (a reply queued ahead of the request) are refused, not taken as one.
+        self.sequence = 0
+
+    def ended(self):
+        """How the process ended, in words; kills it first when it merely closed its channel."""
+        try:
+            code = self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return "closed its channel to the judge (it was killed)"
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return f"was killed by {name}"
+        return f"exited with code {code}"
+
+    def wait_readable(self, timeout=None):
+        """Until the channel has data, or raise CandidateGone when the process ends first (a grandchild
+        holding the socket open would otherwise hide its end)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        poller = select.poll()
+        poller.register(self.channel.fileno(), select.POLLIN)
+        if self.pidfd is not None:
+            poller.register(self.pidfd, select.POLLIN)
+        while True:
+            left = None if deadline is None else max(deadline - time.monotonic(), 0)
+            wait_ms = 250 if self.pidfd is None else (None if left is None else int(left * 1000))
+            if self.pidfd is None and left is not None:
+                wait_ms = min(wait_ms, int(left * 1000))
+            ready = {fd for fd, _ in poller.poll(wait_ms)}
+            if self.channel.fileno() in ready:
+                return True
+            if (self.pidfd is not None and self.pidfd in ready) or self.process.poll() is not None:
+                if select.select([self.channel.fileno()], [], [], 0)[0]:
+                    return True
+                raise CandidateGone(self.ended())
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+
+    def send(self, message, fds=()):
+        self.sequence += 1
+        try:
+            self.channel.send(dict(message, seq=self.sequence), fds)
+        except OSError:  # EPIPE, ECONNRESET: the process is gone
+            raise CandidateGone(self.ended()) from None
+
+    def reply(self, timeout=None):
+        """The next reply as (message, fds); raises CandidateRaised, CandidateGone, ProtocolError."""
+        if not self.wait_readable(timeout):
+            raise TimeoutError(f"no answer within {timeout} s")
+        try:
+            message, fds = self.channel.recv()
+        except (ChannelClosed, ConnectionError):
+            raise CandidateGone(self.ended()) from None
+        if message.get("seq") != self.sequence:
+            channel.close_fds(fds)
+            raise ProtocolError(f"a reply numbered {str(message.get('seq'))[:20]} to request {self.sequence}")
+        if message.get("ok") is not True:
+            channel.close_fds(fds)
+            raise CandidateRaised(message)
+        return message, fds
+
+    def request(self, message, fds=()):
+        self.send(message, fds)
+        reply, reply_fds = self.reply()
+        channel.close_fds(reply_fds)
+        return reply
+
+    # Values both ways: host tensors in one memfd, CUDA tensors copied by the judge into buffers the
+    # candidate's process allocated (see pkbw_pkb_candidate.py for why the judge exports nothing).
+
+    def send_inputs(self, op, args, fields):
+        torch = self.torch
+        host, device, leaves = [], [], []
+
+        def tensor(t, path):
+            t = t.detach()
+            (device if t.is_cuda else host).append(t)
+            leaves.append(("cuda" if t.is_cuda else "host", len(device if t.is_cuda else host) - 1))
+            return len(leaves) - 1
+
+        tree = channel.encode_value(list(args), torch, tensor, "input")
+        if device:
+            wanted = [{"dtype": str(t.dtype).split(".")[-1], "shape": list(t.shape),
+                       "stride": channel.dense_layout(t)} for t in device]
+            given = self.request({"op": "alloc", "tensors": wanted}).get("tensors")
+            if not isinstance(given, list) or len(given) != len(device):
+                raise ProtocolError("an alloc reply without one description per input")
+            opened = channel.OpenedCuda(self.ipc, torch, self.device)
+            try:
+                for t, want, got in zip(device, wanted, given):
+                    nbytes = channel.span_elements(want["shape"], want["stride"]) * t.element_size()
+                    if nbytes == 0:
+                        continue
+                    if not isinstance(got, dict):
+                        raise ProtocolError("an alloc reply entry that is not an object")
+                    span = opened.span(got.get("handle"), got.get("offset"), nbytes)
+                    span.view(t.dtype).as_strided(want["shape"], want["stride"]).copy_(t)
+            finally:
+                opened.close()
+        fd, host_specs = channel.pack_host(host, torch, seal=False, keep_layout=True)
+        specs = [host_specs[i] if where == "host" else {"transport": "staged", "index": i} for where, i in leaves]
+        message = dict(fields, op=op, args=tree, tensors=specs)
+        try:
+            self.send(message, [fd] if fd is not None else [])
+        finally:
+            if fd is not None:
+                os.close(fd)
+        return self.reply()
+
+    def take_outputs(self, reply, fds):
+        """The outputs of a call reply, in the judge's hands: host tensors as read-only views of the
+        sealed memfd, CUDA tensors copied out of the candidate's memory."""
+        torch = self.torch
+        mapping, size = None, 0
+        try:
+            if len(fds) > 1:
+                raise ProtocolError(f"{len(fds)} file descriptors on one reply (one memfd at most)")
+            if fds:
+                mapping, size = channel.map_host(fds[0], writable=False, require_sealed=True)
+        finally:
+            channel.close_fds(fds)
+        specs = reply.get("tensors")
+        if not isinstance(specs, list):
+            raise ProtocolError("a call reply without a tensor list")
+        opened = channel.OpenedCuda(self.ipc, torch, self.device) if self.ipc is not None else None
+
+        def tensor(index):
+            if type(index) is not int or not 0 <= index < len(specs) or not isinstance(specs[index], dict):
+                raise ProtocolError(f"a tensor reference {str(index)[:20]} outside the reply's tensor list")
+            spec = specs[index]
+            if spec.get("transport") == "memfd":
+                return channel.host_tensor(mapping, size, spec, torch, contiguous_only=True)
+            if spec.get("transport") == "cuda" and opened is not None:
+                return opened.output(spec).clone()
+            raise ProtocolError(f"a tensor transport {str(spec.get('transport'))[:20]!r}")
+
+        try:
+            return channel.decode_value(reply.get("result"), torch, tensor)
+        finally:
+            if opened is not None:
+                opened.close()
+
+    def kill(self):
+        if self.process.poll() is None:
+            try:
+                self.process.kill()
+            except OSError:
+                pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            print(f"pkbw_pkb_rank: the candidate's process {self.pid} did not die within 10 s of SIGKILL",
+                  file=sys.stderr)
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+        self.channel.sock.close()
+
+
+class RemoteTiming:
+    """The candidate's timing loops, run by its process; the judge times each timed request itself."""
+
+    def __init__(self, candidate):
+        self.candidate = candidate
+
+    def pkb_warmup(self, groups, warmup):
+        self.candidate.request({"op": "pkb_warmup", "groups": groups, "warmup": warmup})
+
+    def timed(self, message, iterations):
+        start = time.perf_counter()
+        reply = self.candidate.request(message)
+        wall_ms = (time.perf_counter() - start) * 1e3
+        samples = reply.get("samples_ms")
+        if not isinstance(samples, list) or len(samples) != iterations or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < float("inf") for x in samples):
+            raise ProtocolError(f"a timing reply without {iterations} finite non-negative samples")
+        return [float(x) for x in samples], wall_ms
+
+    def pkb_timed(self, iterations):
+        return self.timed({"op": "pkb_timed", "iterations": iterations}, iterations)
+
+    def rotation(self, count):
+        self.candidate.request({"op": "rotation", "count": count})
+
+    def block(self, iterations):
+        return self.timed({"op": "block", "iterations": iterations}, iterations)
+
+
+class LocalTiming(channel.Timing):
+    """The reference's loops, here; the same code as the candidate's process runs."""
+
+    def pkb_timed(self, iterations):
+        return super().pkb_timed(iterations), None
+
+    def block(self, iterations):
+        return super().block(iterations), None
+
+
+class Perf:
+    """PKB's protocol as utils/performance.py runs it, and pkbw's (docs/perf.md): per block, ranks
+    start together, each sample brackets one call, sides alternate ABBA, inputs rotate past 3x L2.
+    Each side's loops run in the process that owns its kernels; the judge plans them (groups, copies)
+    from its own copy of the inputs and writes the events."""
+
+    def __init__(self, rank_state, options):
+        self.s = rank_state
+        self.o = options
+
+    def checked(self, samples, wall_ms):
+        """Fields for a candidate's perf_result: the judge's wall time of the request, and a warning when
+        the samples leave most of it unaccounted for."""
+        if wall_ms is None:
+            return {}
+        total = sum(samples)
+        fields = {"judge_wall_ms": wall_ms}
+        if wall_ms - total > UNTIMED_SLACK_MS and total < UNTIMED_FRACTION * wall_ms:
+            fields["warning"] = (f"the candidate's samples sum to {total:.3f} ms of the {wall_ms:.3f} ms the "
+                                 "judge waited for them: work outside the timed calls (another stream or "
+                                 "thread), or samples that are not the calls' own")
+            print(f"pkbw_pkb_rank: rank {self.s.rank}: warning: {fields['warning']}", file=sys.stderr)
+        return fields
+
+    def pkb(self, name, timing, args):
+        torch, o = self.s.torch, self.o
+        _, groups, size = channel.pkb_plan(args, self.s.l2_bytes, torch)
+        warmup, iterations = o.get("pkb_warmup", 500), o.get("pkb_iterations", 100)
+        timing.pkb_warmup(groups, warmup)
+        samples, wall_ms = timing.pkb_timed(iterations)
+        self.s.events.send("perf_result", protocol="pkb", side=name, block=0, samples_ms=samples,
+                           num_input_groups=groups, l2_cache_size_bytes=self.s.l2_bytes, timed_tensor_bytes=size,
+                           **self.checked(samples, wall_ms))
+
+    def pkbw(self, sides):
+        """sides: [(name, timing, args)], reference first."""
+        o = self.o
+        prepared = []
+        for name, timing, args in sides:
+            count, size = channel.rotation_plan(args, self.s.l2_bytes, o.get("rotation", "copies"), self.s.torch)
+            timing.rotation(count)
+            prepared.append((name, timing, count, size))
+        for name, timing, _, _ in prepared:
+            if o.get("warmup", 50) > 0:
+                timing.block(o.get("warmup", 50))
+        pairs, iterations = o.get("pairs", 5), o.get("iterations", 100)
+        order = []
+        for p in range(pairs):  # core/perf_stats.cpp block_order: ABBA
+            order += [0, 1] if p % 2 == 0 else [1, 0]
+        for b, which in enumerate(order):
+            if len(prepared) == 1:
+                if b >= pairs:
+                    break
+                which = 0
+            name, timing, count, size = prepared[which]
+            samples, wall_ms = timing.block(iterations)
+            self.s.events.send("perf_result", protocol="pkbw", side=name, block=b, samples_ms=samples,
+                               input_copies=count, copy_bytes=size, l2_cache_size_bytes=self.s.l2_bytes,
+                               repeat=1, rotation=o.get("rotation", "copies"), **self.checked(samples, wall_ms))
+
+
+# ---------------------------------------------------------------------------------------------------
+
+class RankState:
+    pass
+
+
+class SolutionFailed(Exception):
+    pass
+
+
+class Resources:
+    """What main() must release whatever run() returns or raises: the candidate's process."""
+    candidate = None
+
+    def release(self):
+        if self.candidate is not None:
+            self.candidate.kill()
+            self.candidate = None
+
+
+def keep_out_of_reach():
+    """Non-dumpable: processes of the same user without CAP_SYS_PTRACE can no longer open
+    /proc/<judge>/fd/* (the control pipe), read /proc/<judge>/mem or environ, or ptrace the judge. Root
+    keeps all of these; that is for the wrapper (a sandbox) to take away. PKBW_PKB_JUDGE_DUMPABLE=1
+    leaves the judge as it was (for a debugger, or if a library needs to ptrace-access its peers)."""
+    if os.environ.get("PKBW_PKB_JUDGE_DUMPABLE") != "1":
+        _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def run(args, resources):
     with open(args.config) as f:
         config = json.load(f)
     pkb = config["pkb"]
@@ -353,7 +587,45 @@ def run(args):
     out_dir = config["output_dir"]
     events = Events(rank, os.path.join(out_dir, f"rank_{rank}.events.jsonl"))
     state = RankState()
-    state.events = events
+    state.events, state.rank = events, rank
+    keep_out_of_reach()
+    cuda = pkb.get("device", "cuda") == "cuda"
+    state.cuda = cuda
+    run_reference = config.get("mode") != "dryrun" or config.get("dryrun_side") == "reference"
+    run_candidate = bool(pkb.get("solution_file")) and (
+        config.get("mode") != "dryrun" or config.get("dryrun_side") != "reference")
+
+    # PKB's worker: Hopper-only JIT unless set, and a torch extensions folder per rank so that ranks
+    # never race on one .so (kept across runs under pkbw's cache so warm runs do not recompile). The
+    # candidate's JIT builds run in its process; the judge's folder is apart, should a reference JIT.
+    os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
+    candidate_folder = None
+    if pkb.get("extensions_dir"):
+        candidate_folder = os.path.join(pkb["extensions_dir"], f"pkb_rank_{rank}")
+        os.environ["TORCH_EXTENSIONS_DIR"] = os.path.join(pkb["extensions_dir"], f"pkb_judge_{rank}")
+        remove_stale_locks(candidate_folder)
+        remove_stale_locks(os.environ["TORCH_EXTENSIONS_DIR"])
+    sys.path.insert(0, pkb["checkout"])
+
+    # The candidate's process first, before torch or a process group starts threads here (its death
+    # signal is armed between fork and exec); its torch import overlaps the judge's.
+    candidate = None
+    if run_candidate:
+        try:
+            prefix = candidate_wrapper(pkb, args.config)
+        except ConfigError as error:
+            events.error("start", "environment", str(error))
+            return EXIT_ENVIRONMENT
+        argv = prefix + [sys.executable, CANDIDATE_SCRIPT]
+        try:
+            candidate = resources.candidate = Candidate(argv, candidate_environment(candidate_folder))
+        except OSError as error:
+            events.error("start", "environment",
+                         f"cannot start the candidate's process {json.dumps(argv)}: {error}"
+                         + (" (the wrapper prefix comes from pkb.candidate_wrapper or $PKBW_PKB_CANDIDATE_WRAPPER)"
+                            if prefix else ""))
+            return EXIT_ENVIRONMENT
+
     try:
         import torch
         import torch.distributed as dist
@@ -361,8 +633,6 @@ def run(args):
         events.error("start", "environment", f"{sys.executable} cannot import torch: {error}")
         return EXIT_ENVIRONMENT
     state.torch = torch
-    cuda = pkb.get("device", "cuda") == "cuda"
-    state.cuda = cuda
     if cuda:
         if not torch.cuda.is_available() or torch.cuda.device_count() <= local_rank:
             events.error("start", "environment",
@@ -382,16 +652,7 @@ def run(args):
     events.send("hello", world_size=world, pid=os.getpid(), host=socket.gethostname(),
                 backend="cuda" if cuda else "host", device=device_name, nccl_runtime=nccl, nccl_compiled=nccl,
                 runtime=str(torch.version.cuda or ""), torch=torch.__version__, python=sys.version.split()[0],
-                program="pkbw_pkb_rank.py")
-
-    # PKB's worker: Hopper-only JIT unless set, and a torch extensions folder per rank so that ranks
-    # never race on one .so (kept across runs under pkbw's cache so warm runs do not recompile).
-    os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
-    if pkb.get("extensions_dir"):
-        folder = os.path.join(pkb["extensions_dir"], f"pkb_rank_{rank}")
-        os.environ["TORCH_EXTENSIONS_DIR"] = folder
-        remove_stale_locks(folder)
-    sys.path.insert(0, pkb["checkout"])
+                program="pkbw_pkb_rank.py", candidate_pid=candidate.pid if candidate else None)
 
     events.phase("rendezvous")
     try:
@@ -409,20 +670,92 @@ def run(args):
         return EXIT_ENVIRONMENT
     state.barrier = dist.barrier
 
+    def candidate_failed(phase, trial, error, where):
+        """Reports a failed request to the candidate's process at once (error event and, in a trial,
+        the trial's rank_result), as the in-process candidate's exceptions were."""
+        if isinstance(error, CandidateRaised):
+            kind = "cuda_error" if error.kind == "cuda_error" else "solution_error"
+            if error.kind == "invalid_output":
+                text = f"the candidate's output on rank {rank}, trial {trial} cannot be taken: {error.message}"
+                status, short = "invalid_output", f"invalid output: {error.message[:500]}"
+            else:
+                text = f"the candidate raised on rank {rank}, {where}:\n{error.traceback}"
+                status = "crash" if kind == "cuda_error" else "error"
+                short = f"candidate raised {error.type}: {error.message[:500]}"
+        elif isinstance(error, CandidateGone):
+            kind, status = "solution_error", "crash"
+            text = f"the candidate's process on rank {rank} {error} ({where})"
+            short = f"the candidate's process {error}"
+        else:
+            kind, status = "solution_error", "invalid_output"
+            text = f"the candidate's process on rank {rank} broke the channel's rules ({where}): {error}"
+            short = f"the candidate's process sent a bad message: {str(error)[:500]}"
+        events.error(phase, kind, text)
+        if trial is not None:
+            events.send("rank_result", trial=trial, status=status, message=short, tensors=[],
+                        guard_violations=[], mutated_inputs=[], outputs={})
+
+    if candidate is not None:
+        # The candidates' own process group, on a port judge rank 0 picks and the judges share.
+        port = [0]
+        if rank == 0:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+                probe.bind(("", 0))
+                port[0] = probe.getsockname()[1]
+        dist.broadcast_object_list(port, src=0)
+        candidate.torch, candidate.device = torch, device
+        try:
+            if cuda:
+                torch.zeros(1, device=device)  # the primary context, current on this thread
+                candidate.ipc = channel.CudaIpc()
+                candidate.ipc.require_context()
+            candidate.request({"op": "init", "rank": rank, "world_size": world, "local_rank": local_rank,
+                               "device": "cuda" if cuda else "cpu",
+                               "master_addr": os.environ.get("MASTER_ADDR", "127.0.0.1"), "master_port": port[0],
+                               "checkout": pkb["checkout"]})
+        except CandidateRaised as error:
+            events.error("rendezvous", error.kind if error.kind in ("environment", "rendezvous") else "environment",
+                         f"the candidate's process on rank {rank}: {error.message}")
+            return EXIT_ENVIRONMENT
+        except CandidateGone as error:
+            events.error("rendezvous", "environment",
+                         f"the candidate's process on rank {rank} {error} before it joined its process group"
+                         + (f" (started as {json.dumps(candidate.argv[:len(candidate.argv) - 4])} + the candidate)"
+                            if len(candidate.argv) > 4 else ""))
+            return EXIT_ENVIRONMENT
+        except ProtocolError as error:
+            events.error("rendezvous", "environment",
+                         f"the candidate's process on rank {rank} broke the channel's rules at its start: {error}")
+            return EXIT_ENVIRONMENT
+        except OSError as error:
+            events.error("rendezvous", "environment", f"the CUDA driver's IPC on rank {rank}: {error}")
+            return EXIT_ENVIRONMENT
+
     events.phase("compile")
+    load_failed = None
+    if candidate is not None:
+        try:
+            candidate.send({"op": "load", "solution_file": pkb["solution_file"]})  # loads while the judge does
+        except CandidateGone as error:
+            load_failed = error
     try:
         from utils.input_output_tensors import create_input_tensor
-        reference = load_module("pkbw_pkb_reference", pkb["reference_file"]).solution
+        reference = channel.load_module("pkbw_pkb_reference", pkb["reference_file"]).solution
     except Exception:  # noqa: BLE001 - the checkout is broken: not the candidate's fault
         events.error("compile", "environment", "the PKB checkout's reference or inputs failed to load:\n"
                      + traceback.format_exc())
         return EXIT_ENVIRONMENT
-    candidate = None
-    if pkb.get("solution_file"):
+    if candidate is not None:
         try:
-            candidate = load_module("solution_mod", pkb["solution_file"]).solution
-        except Exception:  # noqa: BLE001
-            events.error("compile", "solution_error", "the candidate failed to import:\n" + traceback.format_exc())
+            if load_failed is not None:
+                raise load_failed
+            _, fds = candidate.reply()
+            channel.close_fds(fds)
+        except CandidateRaised as error:
+            events.error("compile", "solution_error", "the candidate failed to import:\n" + error.traceback)
+            return EXIT_SOLUTION
+        except (CandidateGone, ProtocolError) as error:
+            candidate_failed("compile", None, error, "importing the candidate")
             return EXIT_SOLUTION
 
     dtype = getattr(torch, pkb["torch_dtype"])
@@ -430,26 +763,33 @@ def run(args):
     shape = (int(config["m"]), int(config["n"]))
     atol, rtol = float(config["atol"]), float(config["rtol"])
     trials = int(config["trials"])
-    run_reference = config.get("mode") != "dryrun" or config.get("dryrun_side") == "reference"
-    run_candidate = candidate is not None and (config.get("mode") != "dryrun" or config.get("dryrun_side") != "reference")
 
     def inputs(trial):
         return tuple(create_input_tensor(rank, world, problem_id, shape, dtype, trial, device=device))
 
-    def call(name, fn, trial, first):
+    def call_candidate(trial, first, x):
         # The first call of a side may JIT-compile (load_inline): it runs under the compile deadline.
-        events.phase("compile" if first else name, trial)
+        events.phase("compile" if first else "candidate", trial)
         try:
-            result = fn(*inputs(trial))
+            reply, fds = candidate.send_inputs("call", x, {"trial": trial})
+            return candidate.take_outputs(reply, fds)
+        except (CandidateRaised, CandidateGone, ProtocolError) as error:
+            candidate_failed("candidate", trial, error, f"trial {trial}")
+            raise SolutionFailed() from error
+
+    def call_reference(trial, first, x):
+        events.phase("compile" if first else "reference", trial)
+        try:
+            result = reference(*x)
             if cuda:
                 torch.cuda.synchronize()
             return result
         except Exception as error:  # noqa: BLE001
             text = traceback.format_exc()
-            kind = "cuda_error" if "CUDA error" in str(error) or "cudaError" in str(error) else "solution_error"
-            events.error(name, kind, f"the {name} raised on rank {rank}, trial {trial}:\n{text}")
+            kind = channel.error_kind(error)
+            events.error("reference", kind, f"the reference raised on rank {rank}, trial {trial}:\n{text}")
             events.send("rank_result", trial=trial, status="crash" if kind == "cuda_error" else "error",
-                        message=f"{name} raised {type(error).__name__}: {str(error)[:500]}", tensors=[],
+                        message=f"reference raised {type(error).__name__}: {str(error)[:500]}", tensors=[],
                         guard_violations=[], mutated_inputs=[], outputs={})
             raise SolutionFailed() from error
 
@@ -458,11 +798,14 @@ def run(args):
     try:
         for trial in range(trials):
             events.phase("inputs", trial)
-            # The candidate first, as pkbw-rank does: while it runs, no result of this trial exists in
-            # the process for it to find and copy.
-            cand_out = call("candidate", candidate, trial, trial == 0) if run_candidate else None
+            # One build per trial: the candidate's process gets a copy, the reference these (the
+            # candidate never touches them, so they are pristine when the reference runs).
+            x = inputs(trial)
+            # The candidate first, as pkbw-rank does (its process could not see this trial's result
+            # anyway; the order keeps the two engines alike).
+            cand_out = call_candidate(trial, trial == 0, x) if run_candidate else None
             dist.barrier()
-            ref_out = call("reference", reference, trial, trial == 0) if run_reference else None
+            ref_out = call_reference(trial, trial == 0, x) if run_reference else None
             dist.barrier()
             trials_run += 1
             if not (run_reference and run_candidate):
@@ -490,44 +833,67 @@ def run(args):
             if config.get("perf"):
                 events.phase("perf")
                 timing = Perf(state, config["perf"] if isinstance(config["perf"], dict) else {})
+                x = inputs(0)
                 sides = []
-                if run_reference:
-                    sides.append(("reference", reference, inputs(0)))
-                if run_candidate:
-                    sides.append(("candidate", candidate, inputs(0)))
-                if timing.o.get("pkb", True):
-                    for name, fn, x in sides:
-                        timing.pkb(name, fn, x)
-                if timing.o.get("pkbw", True):
-                    timing.pkbw(sides)
+                try:
+                    if run_candidate:
+                        candidate.send_inputs("perf_setup", x, {})
+                    if run_reference:
+                        sides.append(("reference", LocalTiming(torch, cuda, dist.barrier, reference, x), x))
+                    if run_candidate:
+                        sides.append(("candidate", RemoteTiming(candidate), x))
+                    if timing.o.get("pkb", True):
+                        for name, side, args in sides:
+                            timing.pkb(name, side, args)
+                    if timing.o.get("pkbw", True):
+                        timing.pkbw(sides)
+                except (CandidateRaised, CandidateGone, ProtocolError) as error:
+                    candidate_failed("perf", None, error, "perf")
+                    return EXIT_SOLUTION
     except SolutionFailed:
         return EXIT_SOLUTION
     events.phase("teardown")
+    exit_sent = candidate is None
+    if candidate is not None:
+        try:
+            candidate.send({"op": "exit"})  # the candidates leave their group while the judges leave theirs
+            exit_sent = True
+        except CandidateGone as error:
+            print(f"pkbw_pkb_rank: rank {rank}: the candidate's process {error} before the teardown",
+                  file=sys.stderr)
     try:
         dist.barrier()
         dist.destroy_process_group()
     except Exception as error:  # noqa: BLE001 - PKB only warns here
         events.error("teardown", "nccl_error", f"process group teardown: {error}")
+    if candidate is not None and exit_sent:
+        try:
+            candidate.reply(CANDIDATE_EXIT_S)
+            candidate.process.wait(timeout=CANDIDATE_EXIT_S)
+        except (CandidateGone, CandidateRaised, ProtocolError, TimeoutError, subprocess.TimeoutExpired) as error:
+            # PKB only warns about teardown; the candidate's verdicts are already out.
+            print(f"pkbw_pkb_rank: rank {rank}: the candidate's process did not leave cleanly: {error}",
+                  file=sys.stderr)
+    resources.release()
     events.send("rank_done", trials_run=trials_run)
     return EXIT_OK
-
-
-class SolutionFailed(Exception):
-    pass
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True)
     args = parser.parse_args()
+    resources = Resources()
     try:
-        code = run(args)
+        code = run(args, resources)
     except Exception:  # noqa: BLE001
         traceback.print_exc()
         code = EXIT_INTERNAL
+    finally:
+        resources.release()
     sys.stdout.flush()
     sys.stderr.flush()
-    # os._exit: a candidate's threads or a wedged NCCL communicator must not keep the process alive.
+    # os._exit: a wedged NCCL communicator must not keep the process alive.
     os._exit(code)
 
 

@@ -1,0 +1,860 @@
+#!/usr/bin/env python3
+"""pkbw's candidate process for ParallelKernelBench (PKB) Python solutions.
+
+pkbw_pkb_rank.py, the judge, starts one of these per rank (through the optional wrapper prefix,
+docs/pkb-interop.md). It is the only process that imports the candidate's module, so the candidate's
+code never shares an address space with PKB's reference, the pristine inputs, the comparison or the
+launcher's control pipe. It inherits no control pipe and no rendezvous token; it talks to its judge
+over one Unix socket (--channel-fd) and to the other ranks' candidates over a torch.distributed
+process group of its own, since PKB solutions call collectives and symmetric memory themselves.
+
+The judge imports this file too, for what both ends must agree on: the message framing, the encoding
+of values, the tensor transports and the timing loops (PKB's protocol and pkbw's blocks run in the
+process that owns the kernels, by the same code for both sides).
+
+Trust runs one way. The candidate process trusts its judge; the judge trusts nothing the candidate
+process sends: its messages are JSON (never pickle), every tensor description is checked against
+the memory it names, and host tensors come back in sealed memfds that the candidate can no longer
+change.
+"""
+
+import argparse
+import array
+import ctypes
+import fcntl
+import importlib.util
+import json
+import math
+import mmap
+import numbers
+import os
+import re
+import signal
+import socket
+import struct
+import sys
+import time
+import traceback
+import warnings
+
+# Replies larger than this are refused by the judge (a flood, not an output description: tensor
+# bytes travel in memfds or CUDA memory, not in messages).
+MAX_MESSAGE_BYTES = 64 << 20
+MAX_FDS = 8
+MAX_DEPTH = 64
+MAX_DIMS = 64
+ALIGN = 64
+HEADER = struct.Struct("<Q")
+PR_SET_PDEATHSIG = 1
+
+
+class ChannelClosed(Exception):
+    """The other end closed the socket (its process ended)."""
+
+
+class ProtocolError(Exception):
+    """A message that breaks the channel's rules; the text says which rule."""
+
+
+def die_with_parent():
+    """SIGKILL when the process (thread) that started this one ends: no candidate outlives its judge."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Framing: an 8-byte little-endian length, then that many bytes of JSON; file descriptors (memfds of
+# host tensors) ride on the message's first bytes as SCM_RIGHTS.
+
+class Channel:
+    def __init__(self, sock, limit=MAX_MESSAGE_BYTES):
+        self.sock = sock
+        self.limit = limit
+
+    def fileno(self):
+        return self.sock.fileno()
+
+    def send(self, message, fds=()):
+        body = json.dumps(message, allow_nan=True, separators=(",", ":")).encode()
+        data = memoryview(HEADER.pack(len(body)) + body)
+        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+        sent = self.sock.sendmsg([data], ancillary)
+        if sent < len(data):
+            self.sock.sendall(data[sent:])
+
+    def _read(self, count, fds):
+        chunks, got = [], 0
+        while got < count:
+            if fds is not None:
+                data, received, flags, _ = socket.recv_fds(self.sock, count - got, MAX_FDS)
+                fds.extend(received)
+                if flags & socket.MSG_CTRUNC:
+                    raise ProtocolError(f"more than {MAX_FDS} file descriptors on one message")
+            else:
+                data = self.sock.recv(min(count - got, 1 << 20))
+            if not data:
+                raise ChannelClosed()
+            chunks.append(data)
+            got += len(data)
+        return b"".join(chunks)
+
+    def recv(self):
+        """(message, fds). The caller owns the fds (and must close those it does not keep)."""
+        fds = []
+        try:
+            (length,) = HEADER.unpack(self._read(HEADER.size, fds))
+            if length > self.limit:
+                raise ProtocolError(f"a message of {length} bytes (the limit is {self.limit})")
+            body = self._read(length, None)
+            try:
+                message = json.loads(body)
+            except (ValueError, RecursionError) as error:
+                raise ProtocolError(f"a message that is not JSON: {error}") from None
+            if not isinstance(message, dict):
+                raise ProtocolError("a message that is not a JSON object")
+            return message, fds
+        except BaseException:
+            close_fds(fds)
+            raise
+
+
+def close_fds(fds):
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------------------------------------------
+# Values: inputs and outputs as a JSON tree whose tensor leaves index a list of tensor descriptions.
+# Tuples, lists, dicts, torch.Size and plain scalars keep their types, so the judge's PKB comparison
+# (walk_mismatch) and output naming see exactly what the solution returned.
+
+def encode_value(value, torch, tensor, path="output", depth=0):
+    """tensor(t, path) -> index of its description. Raises TypeError naming the path."""
+    if depth > MAX_DEPTH:
+        raise TypeError(f"{path}: nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, torch.Tensor):
+        return {"t": tensor(value, path)}
+    if isinstance(value, torch.Size):
+        return {"z": [int(x) for x in value]}
+    if isinstance(value, bool):
+        return {"b": value}
+    if value is None:
+        return {"n": None}
+    if isinstance(value, str):
+        return {"s": value}
+    if isinstance(value, numbers.Integral):
+        return {"i": int(value)}
+    if isinstance(value, numbers.Real):
+        return {"f": float(value)}
+    if isinstance(value, torch.dtype):
+        return {"y": str(value).split(".")[-1]}
+    if isinstance(value, torch.device):
+        return {"v": str(value)}
+    if isinstance(value, (list, tuple)):
+        items = [encode_value(x, torch, tensor, f"{path}[{i}]", depth + 1) for i, x in enumerate(value)]
+        return {"u" if isinstance(value, tuple) else "l": items}
+    if isinstance(value, dict):
+        pairs = []
+        for key, item in value.items():
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                raise TypeError(f"{path}: a dict key of type {type(key).__name__}")
+            pairs.append([encode_value(key, torch, tensor, path, depth + 1),
+                          encode_value(item, torch, tensor, f"{path}.{key}", depth + 1)])
+        return {"d": pairs}
+    raise TypeError(f"{path}: a value of type {type(value).__name__} cannot cross between the "
+                    "candidate's process and the judge (tensors, tuples, lists, dicts, torch.Size, "
+                    "numbers, strings and None can)")
+
+
+def decode_value(node, torch, tensor, depth=0):
+    """The inverse of encode_value, for a tree from the other process: every node is checked."""
+    if depth > MAX_DEPTH:
+        raise ProtocolError(f"a value nested deeper than {MAX_DEPTH} levels")
+    if not isinstance(node, dict) or len(node) != 1:
+        raise ProtocolError(f"a value node that is not a one-key object: {str(node)[:80]}")
+    (kind, body), = node.items()
+    if kind == "t":
+        return tensor(body)
+    if kind in ("l", "u") and isinstance(body, list):
+        items = [decode_value(x, torch, tensor, depth + 1) for x in body]
+        return tuple(items) if kind == "u" else items
+    if kind == "d" and isinstance(body, list):
+        result = {}
+        for pair in body:
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise ProtocolError("a dict entry that is not a [key, value] pair")
+            key = decode_value(pair[0], torch, tensor, depth + 1)
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                raise ProtocolError(f"a dict key of type {type(key).__name__}")
+            result[key] = decode_value(pair[1], torch, tensor, depth + 1)
+        return result
+    if kind == "z" and isinstance(body, list) and all(type(x) is int for x in body):
+        return torch.Size(body)
+    if kind == "b" and isinstance(body, bool):
+        return body
+    if kind == "n" and body is None:
+        return None
+    if kind == "s" and isinstance(body, str):
+        return body
+    if kind == "i" and type(body) is int:
+        return body
+    if kind == "f" and isinstance(body, (int, float)) and not isinstance(body, bool):
+        return float(body)
+    if kind == "y":
+        return dtype_named(body, torch)
+    if kind == "v" and isinstance(body, str):
+        try:
+            return torch.device(body)
+        except (RuntimeError, TypeError, ValueError):
+            raise ProtocolError(f"a device '{body[:40]}'") from None
+    raise ProtocolError(f"a value node '{kind}' with a body of type {type(body).__name__}")
+
+
+def dtype_named(name, torch):
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9_]{1,32}", name):
+        raise ProtocolError(f"a dtype name '{str(name)[:40]}'")
+    dtype = getattr(torch, name, None)
+    if not isinstance(dtype, torch.dtype):
+        raise ProtocolError(f"'{name}' is not a torch dtype")
+    return dtype
+
+
+def item_size(dtype, torch):
+    return torch.empty((), dtype=dtype).element_size()
+
+
+def contiguous_strides(shape):
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return list(reversed(strides))
+
+
+def span_elements(shape, stride):
+    """Elements from the first to one past the last that a strided view touches."""
+    if any(size == 0 for size in shape):
+        return 0
+    return 1 + sum((size - 1) * step for size, step in zip(shape, stride))
+
+
+def dense_layout(tensor):
+    """The strides to send a tensor with: its own when it covers its span exactly once (contiguous or
+    a permutation of it, like a transpose: PKB inputs keep their layout), else contiguous."""
+    shape, stride = list(tensor.shape), list(tensor.stride())
+    dims = sorted((step, size) for step, size in zip(stride, shape) if size != 1)
+    expected = 1
+    for step, size in dims:
+        if step != expected:
+            return contiguous_strides(shape)
+        expected *= size
+    return stride
+
+
+def int_list(value, what):
+    if not isinstance(value, list) or len(value) > MAX_DIMS or not all(type(x) is int and x >= 0 for x in value):
+        raise ProtocolError(f"a tensor {what} that is not a list of at most {MAX_DIMS} non-negative integers")
+    return value
+
+
+def tensor_spec(spec, torch, contiguous_only):
+    """(dtype, shape, stride, bytes spanned) of a description from the other process."""
+    if not isinstance(spec, dict):
+        raise ProtocolError("a tensor description that is not an object")
+    dtype = dtype_named(spec.get("dtype"), torch)
+    shape = int_list(spec.get("shape"), "shape")
+    stride = int_list(spec.get("stride"), "stride")
+    if len(shape) != len(stride):
+        raise ProtocolError("a tensor whose shape and strides differ in length")
+    if contiguous_only and stride != contiguous_strides(shape) and span_elements(shape, stride) != 0:
+        raise ProtocolError("an output tensor that is not contiguous (the candidate's process sends "
+                            "outputs contiguous)")
+    return dtype, shape, stride, span_elements(shape, stride) * item_size(dtype, torch)
+
+
+def as_bytes(tensor, torch):
+    """A uint8 view of a tensor's span, in memory order (the tensor must be dense in its layout)."""
+    span = span_elements(list(tensor.shape), list(tensor.stride()))
+    flat = tensor.as_strided((span,), (1,)) if span else tensor.reshape(-1)
+    return flat.view(torch.uint8)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Host tensors: all of one message's tensors packed into one memfd (one fd, whatever the count).
+
+def pack_host(tensors, torch, seal, keep_layout):
+    """(fd or None, [description]). seal: the sender gives up writing (F_SEAL_WRITE), so what the
+    receiver maps can no longer change; the candidate's process seals its outputs."""
+    plan, offset = [], 0
+    for t in tensors:
+        stride = dense_layout(t) if keep_layout else contiguous_strides(list(t.shape))
+        if stride != list(t.stride()):
+            t = t.contiguous()
+        nbytes = span_elements(list(t.shape), stride) * t.element_size()
+        plan.append((t, stride, offset, nbytes))
+        offset += nbytes + (-nbytes % ALIGN)
+    specs = [{"dtype": str(t.dtype).split(".")[-1], "shape": list(t.shape), "stride": stride,
+              "transport": "memfd", "offset": off, "nbytes": n} for t, stride, off, n in plan]
+    if offset == 0:
+        return None, specs
+    fd = os.memfd_create("pkbw-pkb-tensors", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        os.ftruncate(fd, offset)
+        for t, _, off, n in plan:
+            if n == 0:
+                continue
+            view = memoryview(as_bytes(t.detach(), torch).numpy())
+            done = 0
+            while done < n:
+                done += os.pwrite(fd, view[done:], off + done)
+        if seal:
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS,
+                        fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SEAL)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, specs
+
+
+def map_host(fd, writable, require_sealed):
+    """The memfd's bytes as an mmap. require_sealed: refuse anything but a memfd the sender can no
+    longer write or resize (a pipe, a device, a disk file, an unsealed memfd)."""
+    if require_sealed:
+        try:
+            seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+        except OSError:
+            raise ProtocolError("a tensor file descriptor that is not a memfd") from None
+        wanted = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+        if seals & wanted != wanted:
+            raise ProtocolError("a tensor memfd that is not sealed against writing and resizing")
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return None, 0
+    if require_sealed and size > os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"):
+        raise ProtocolError(f"a tensor memfd of {size} bytes, more than this machine's memory")
+    prot = mmap.PROT_READ | (mmap.PROT_WRITE if writable else 0)
+    return mmap.mmap(fd, size, flags=mmap.MAP_SHARED, prot=prot), size
+
+
+def host_tensor(mapping, size, spec, torch, contiguous_only):
+    dtype, shape, stride, nbytes = tensor_spec(spec, torch, contiguous_only)
+    offset = spec.get("offset")
+    if type(offset) is not int or offset < 0 or spec.get("nbytes") != nbytes:
+        raise ProtocolError("a host tensor with a bad offset or byte count")
+    if nbytes == 0:
+        return torch.empty_strided(shape, stride, dtype=dtype)
+    if mapping is None or offset + nbytes > size:
+        raise ProtocolError(f"a host tensor of {nbytes} bytes at {offset} past its memfd's {size} bytes")
+    with warnings.catch_warnings():
+        # A read-only mapping: torch warns that it cannot mark the tensor read-only. The judge never
+        # writes into a candidate's output (it would fault); it only reads and copies.
+        warnings.simplefilter("ignore")
+        raw = torch.frombuffer(mapping, dtype=torch.uint8, count=nbytes, offset=offset)
+    return raw.view(dtype).as_strided(shape, stride)
+
+
+# ---------------------------------------------------------------------------------------------------
+# CUDA tensors, through the driver's IPC (cuIpcGetMemHandle / cuIpcOpenMemHandle), called directly:
+# only the candidate's process exports memory, and only the judge opens it. torch's own
+# torch.multiprocessing path is not used in either direction, because (1) a handle names a whole
+# cudaMalloc segment of the caching allocator, so a judge exporting its inputs would map its
+# neighbouring allocations (the reference's outputs, the pristine inputs) into the candidate, and
+# (2) rebuilding a tensor from a handle makes the consumer open shared-memory ref counters and events
+# named by the producer, which the judge must not do on the candidate's say-so. So the judge asks the
+# candidate's process to allocate its input buffers and copies into them, and copies the outputs out
+# of the candidate's buffers; it bounds every access by the size of the mapped allocation.
+
+class CUipcMemHandle(ctypes.Structure):
+    _fields_ = [("reserved", ctypes.c_char * 64)]
+
+
+class CudaIpc:
+    LAZY_ENABLE_PEER_ACCESS = 1
+
+    def __init__(self):
+        self.lib = ctypes.CDLL("libcuda.so.1")
+
+        def function(*names):
+            for name in names:
+                if hasattr(self.lib, name):
+                    return getattr(self.lib, name)
+            raise OSError(f"libcuda.so.1 has no {names[0]}")
+
+        u64p, sizep = ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_size_t)
+        self._range = function("cuMemGetAddressRange_v2", "cuMemGetAddressRange")
+        self._range.argtypes = [u64p, sizep, ctypes.c_uint64]
+        self._get = function("cuIpcGetMemHandle")
+        self._get.argtypes = [ctypes.POINTER(CUipcMemHandle), ctypes.c_uint64]
+        self._open = function("cuIpcOpenMemHandle_v2", "cuIpcOpenMemHandle")
+        self._open.argtypes = [u64p, CUipcMemHandle, ctypes.c_uint]
+        self._close = function("cuIpcCloseMemHandle")
+        self._close.argtypes = [ctypes.c_uint64]
+        self._error = function("cuGetErrorString")
+        self._error.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+        self._current = function("cuCtxGetCurrent")
+        self._current.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+
+    def check(self, result, what):
+        if result != 0:
+            text = ctypes.c_char_p()
+            self._error(result, ctypes.byref(text))
+            raise RuntimeError(f"{what} failed: CUDA driver error {result} "
+                               f"({(text.value or b'unknown').decode(errors='replace')})")
+
+    def require_context(self):
+        context = ctypes.c_void_p()
+        self.check(self._current(ctypes.byref(context)), "cuCtxGetCurrent")
+        if not context.value:
+            raise RuntimeError("no current CUDA context on this thread (torch has not initialised the device)")
+
+    def allocation(self, pointer):
+        base, size = ctypes.c_uint64(), ctypes.c_size_t()
+        self.check(self._range(ctypes.byref(base), ctypes.byref(size), pointer), "cuMemGetAddressRange")
+        return base.value, size.value
+
+    def export(self, pointer):
+        """(handle as hex, offset of pointer in its allocation)."""
+        base, _ = self.allocation(pointer)
+        handle = CUipcMemHandle()
+        self.check(self._get(ctypes.byref(handle), base),
+                   "cuIpcGetMemHandle (PYTORCH_CUDA_ALLOC_CONF's expandable_segments or the cudaMallocAsync "
+                   "backend allocate memory that legacy IPC cannot share)")
+        return bytes(handle).hex(), pointer - base
+
+    def open(self, handle_hex):
+        """(mapped base, allocation size) of a handle from another process."""
+        if not isinstance(handle_hex, str) or not re.fullmatch(r"[0-9a-f]{128}", handle_hex):
+            raise ProtocolError("a CUDA IPC handle that is not 64 bytes of hex")
+        handle = CUipcMemHandle()
+        ctypes.memmove(ctypes.addressof(handle), bytes.fromhex(handle_hex), 64)
+        base = ctypes.c_uint64()
+        self.check(self._open(ctypes.byref(base), handle, self.LAZY_ENABLE_PEER_ACCESS), "cuIpcOpenMemHandle")
+        try:
+            mapped, size = self.allocation(base.value)
+        except BaseException:
+            self._close(base.value)
+            raise
+        if mapped != base.value:
+            self._close(base.value)
+            raise ProtocolError("a CUDA IPC handle that does not name the start of an allocation")
+        return base.value, size
+
+    def close(self, base):
+        self.check(self._close(base), "cuIpcCloseMemHandle")
+
+
+class DeviceBytes:
+    """A span of device memory as torch can adopt it (no copy, no ownership: the judge closes the
+    mapping itself once every tensor over it is gone)."""
+
+    def __init__(self, pointer, nbytes):
+        self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (pointer, False),
+                                         "version": 2, "strides": None}
+
+
+def export_cuda(tensors, ipc):
+    """Descriptions of CUDA tensors for the judge (the tensors must stay alive until it has copied)."""
+    specs = []
+    for t, stride in tensors:
+        nbytes = span_elements(list(t.shape), stride) * t.element_size()
+        spec = {"dtype": str(t.dtype).split(".")[-1], "shape": list(t.shape), "stride": stride,
+                "transport": "cuda", "nbytes": nbytes}
+        if nbytes:
+            spec["handle"], spec["offset"] = ipc.export(t.data_ptr())
+        specs.append(spec)
+    return specs
+
+
+class OpenedCuda:
+    """The judge's side of one exchange: the candidate's allocations mapped, every access bounds-checked
+    against the mapped allocation's size; close() synchronises the device and unmaps them."""
+
+    def __init__(self, ipc, torch, device):
+        self.ipc, self.torch, self.device = ipc, torch, device
+        self.mapped = {}
+
+    def span(self, handle, offset, nbytes):
+        """nbytes of the candidate's memory at offset into the allocation that handle names, as uint8."""
+        if type(offset) is not int or offset < 0:
+            raise ProtocolError("a CUDA tensor with a bad offset")
+        if handle not in self.mapped:
+            self.mapped[handle] = self.ipc.open(handle)
+        base, size = self.mapped[handle]
+        if offset + nbytes > size:
+            raise ProtocolError(f"a CUDA tensor of {nbytes} bytes at {offset} past its allocation's {size} bytes")
+        return self.torch.as_tensor(DeviceBytes(base + offset, nbytes), device=self.device)
+
+    def output(self, spec):
+        """A view of one of the candidate's (contiguous) output tensors; copy it before close()."""
+        torch = self.torch
+        dtype, shape, stride, nbytes = tensor_spec(spec, torch, contiguous_only=True)
+        if spec.get("transport") != "cuda" or spec.get("nbytes") != nbytes:
+            raise ProtocolError("a CUDA tensor description with a bad transport or byte count")
+        if nbytes == 0:
+            return torch.empty_strided(shape, stride, dtype=dtype, device=self.device)
+        return self.span(spec.get("handle"), spec.get("offset"), nbytes).view(dtype).as_strided(shape, stride)
+
+    def close(self):
+        if self.mapped:
+            self.torch.cuda.synchronize(self.device)
+        mapped, self.mapped = self.mapped, {}
+        for base, _ in mapped.values():
+            self.ipc.close(base)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Timing: PKB's protocol as utils/performance.py runs it, and pkbw's blocks (docs/perf.md). The judge
+# runs these for the reference, the candidate's process for the candidate.
+
+def first_tensor_slot(args, torch):
+    """PKB's choice of the timed tensor (scripts/worker.py): the first top-level tensor argument, else
+    the first tensor inside the first list/tuple argument. Returns (index, inner index or None)."""
+    for i, a in enumerate(args):
+        if isinstance(a, torch.Tensor):
+            return i, None
+    for i, a in enumerate(args):
+        if isinstance(a, (list, tuple)):
+            for j, item in enumerate(a):
+                if isinstance(item, torch.Tensor):
+                    return i, j
+            break
+    return None
+
+
+def with_slot(args, slot, tensor):
+    args = list(args)
+    i, j = slot
+    if j is None:
+        args[i] = tensor
+    else:
+        inner = list(args[i])
+        inner[j] = tensor
+        args[i] = type(args[i])(inner) if isinstance(args[i], tuple) else inner
+    return args
+
+
+def slot_tensor(args, slot):
+    i, j = slot
+    return args[i] if j is None else args[i][j]
+
+
+def pkb_plan(args, l2_bytes, torch):
+    """(slot, input groups, timed tensor bytes): PKB clones the first tensor argument into enough
+    groups that one pass exceeds 3x L2."""
+    slot = first_tensor_slot(args, torch)
+    if slot is None:
+        raise RuntimeError("no tensor argument to time (PKB's worker raises here too)")
+    first = slot_tensor(args, slot)
+    size = first.element_size() * first.numel()
+    groups = 1 if size == 0 or size >= 3 * l2_bytes else min(max(3 * l2_bytes // size + 1, 2), 128)
+    return slot, groups, size
+
+
+def rotation_plan(args, l2_bytes, rotation, torch):
+    """(sets, bytes of one set): copies of every top-level tensor argument past 3x L2."""
+    size = sum(a.element_size() * a.numel() for a in args if isinstance(a, torch.Tensor))
+    count = 1
+    if rotation == "copies" and size > 0:
+        count = min(max(math.ceil(3 * l2_bytes / size), 1), 128)
+    return count, size
+
+
+class Timer:
+    def __init__(self, torch, cuda, count):
+        self.torch, self.cuda = torch, cuda
+        if cuda:
+            self.marks = [torch.cuda.Event(enable_timing=True) for _ in range(count)]
+        else:
+            self.marks = [0.0] * count
+
+    def mark(self, i):
+        if self.cuda:
+            self.marks[i].record()
+        else:
+            self.marks[i] = time.perf_counter()
+
+    def between(self, a, b):
+        if self.cuda:
+            return self.marks[a].elapsed_time(self.marks[b])
+        return (self.marks[b] - self.marks[a]) * 1e3
+
+
+class Timing:
+    """One side's timing loops, in the process that owns its kernels. barrier: that process's group's
+    (the judges' for the reference, the candidates' for the candidate)."""
+
+    def __init__(self, torch, cuda, barrier, fn, args):
+        self.torch, self.cuda, self.barrier, self.fn, self.args = torch, cuda, barrier, fn, list(args)
+        self.calls, self.sets, self.cursor = [], [list(args)], 0
+
+    def sync(self):
+        if self.cuda:
+            self.torch.cuda.synchronize()
+
+    def pkb_warmup(self, groups, warmup):
+        slot = first_tensor_slot(self.args, self.torch)
+        first = slot_tensor(self.args, slot)
+        self.calls = [with_slot(self.args, slot, first.clone()) for _ in range(groups)]
+        self.sync()
+        self.barrier()
+        for i in range(warmup):
+            self.fn(*self.calls[i % groups])
+        self.sync()
+
+    def pkb_timed(self, iterations):
+        timer = Timer(self.torch, self.cuda, iterations + 1)
+        timer.mark(0)
+        for i in range(iterations):
+            self.fn(*self.calls[i % len(self.calls)])
+            timer.mark(i + 1)
+        self.sync()
+        return [timer.between(i, i + 1) for i in range(iterations)]
+
+    def rotation(self, count):
+        torch = self.torch
+        self.sets = [list(self.args)]
+        for _ in range(count - 1):
+            self.sets.append([a.clone() if isinstance(a, torch.Tensor) else a for a in self.args])
+        self.cursor = 0
+
+    def block(self, iterations):
+        self.sync()
+        self.barrier()
+        timer = Timer(self.torch, self.cuda, 2 * iterations)
+        for i in range(iterations):
+            timer.mark(2 * i)
+            self.fn(*self.sets[self.cursor])
+            timer.mark(2 * i + 1)
+            self.cursor = (self.cursor + 1) % len(self.sets)
+        self.sync()
+        return [timer.between(2 * i, 2 * i + 1) for i in range(iterations)]
+
+
+def load_module(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path} as a module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    if not hasattr(module, "solution"):
+        raise AttributeError(f"{path} defines no solution()")
+    return module
+
+
+def error_kind(error):
+    if isinstance(error, OutputRefused):
+        return "invalid_output"
+    text = str(error)
+    return "cuda_error" if "CUDA error" in text or "cudaError" in text else "solution_error"
+
+
+# ---------------------------------------------------------------------------------------------------
+# The candidate's process: requests from the judge, one at a time, each answered with {"ok": true,
+# ...} or {"ok": false, "kind", "type", "message", "traceback"}.
+
+class CandidateProcess:
+    def __init__(self, channel):
+        self.channel = channel
+        self.torch = None
+        self.import_error = None
+        self.solution = None
+        self.staged = []    # CUDA input buffers allocated for the next call
+        self.holding = []   # the last reply's CUDA tensors: alive until the judge's next request
+        self.timing = None
+        self.ipc = None
+
+    def start_torch(self):
+        # Imported before the judge's first request, so that the import overlaps the judge's own.
+        try:
+            import torch
+            import torch.distributed
+            self.torch = torch
+        except Exception as error:  # noqa: BLE001 - reported with the init reply
+            self.import_error = f"{sys.executable} cannot import torch: {error}"
+
+    def serve(self):
+        while True:
+            try:
+                message, fds = self.channel.recv()
+            except ChannelClosed:
+                return 0
+            self.holding = []
+            op = message.get("op")
+            try:
+                handler = getattr(self, f"op_{op}", None) if isinstance(op, str) else None
+                if handler is None:
+                    raise RuntimeError(f"unknown request {op!r}")
+                reply, reply_fds = handler(message, fds)
+            except Exception as error:  # noqa: BLE001 - every failure goes back to the judge
+                close_fds(fds)
+                reply = {"ok": False, "kind": error_kind(error),
+                         "type": type(error).__name__, "message": str(error)[:4000],
+                         "traceback": traceback.format_exc()[-8000:]}
+                reply_fds = []
+            reply.setdefault("ok", True)
+            reply["seq"] = message.get("seq")
+            try:
+                self.channel.send(reply, reply_fds)
+            finally:
+                close_fds(reply_fds)
+            if op == "exit":
+                return 0
+
+    def op_init(self, message, fds):
+        if self.torch is None:
+            return {"ok": False, "kind": "environment", "type": "ImportError", "message": self.import_error,
+                    "traceback": ""}, []
+        torch = self.torch
+        import torch.distributed as dist
+        self.rank, self.world = int(message["rank"]), int(message["world_size"])
+        self.cuda = message["device"] == "cuda"
+        local_rank = int(message["local_rank"])
+        os.environ.update({"RANK": str(self.rank), "WORLD_SIZE": str(self.world), "LOCAL_RANK": str(local_rank),
+                           "MASTER_ADDR": message["master_addr"], "MASTER_PORT": str(message["master_port"])})
+        if message.get("checkout"):
+            sys.path.insert(0, message["checkout"])
+        if self.cuda:
+            torch.cuda.set_device(local_rank)
+            self.device = torch.device("cuda", local_rank)
+            torch.empty(1, device=self.device)  # the primary context, current on this thread
+            self.ipc = CudaIpc()
+            self.ipc.require_context()
+        else:
+            self.device = torch.device("cpu")
+        kwargs = {"backend": "nccl" if self.cuda else "gloo", "init_method": "env://",
+                  "rank": self.rank, "world_size": self.world}
+        try:
+            if self.cuda:
+                try:
+                    dist.init_process_group(**kwargs, device_id=self.device)
+                except TypeError:
+                    dist.init_process_group(**kwargs)
+            else:
+                dist.init_process_group(**kwargs)
+        except Exception as error:  # noqa: BLE001
+            return {"ok": False, "kind": "rendezvous", "type": type(error).__name__,
+                    "message": f"the candidates' init_process_group failed: {error}", "traceback": ""}, []
+        self.dist = dist
+        return {"pid": os.getpid(), "ppid": os.getppid()}, []
+
+    def op_load(self, message, fds):
+        self.solution = load_module("solution_mod", message["solution_file"]).solution
+        return {}, []
+
+    def op_alloc(self, message, fds):
+        """CUDA buffers for the next call's inputs; the judge copies the inputs into them."""
+        torch = self.torch
+        self.staged = []
+        for spec in message["tensors"]:
+            dtype = getattr(torch, spec["dtype"])
+            self.staged.append((torch.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device=self.device),
+                                spec["stride"]))
+        return {"tensors": export_cuda(self.staged, self.ipc)}, []
+
+    def arguments(self, message, fds):
+        torch = self.torch
+        mapping, size = (None, 0)
+        if fds:
+            mapping, size = map_host(fds[0], writable=True, require_sealed=False)
+        close_fds(fds)
+        staged, self.staged = self.staged, []
+
+        def tensor(index):
+            spec = message["tensors"][index]
+            if spec["transport"] == "staged":
+                return staged[spec["index"]][0]
+            return host_tensor(mapping, size, spec, torch, contiguous_only=False)
+
+        return decode_value(message["args"], torch, tensor)
+
+    def op_call(self, message, fds):
+        args = self.arguments(message, fds)
+        result = self.solution(*args)
+        if self.cuda:
+            self.torch.cuda.synchronize()
+        return self.export(result)
+
+    def export(self, result):
+        torch = self.torch
+        host, device, leaves = [], [], []
+
+        def tensor(t, path):
+            if t.layout != torch.strided:
+                raise OutputRefused(f"{path}: a {t.layout} tensor (only strided tensors cross to the judge)")
+            t = t.detach()
+            if t.is_cuda:
+                # PKB compares with .to(ref.device): an output on another GPU is moved here, once.
+                t = t.to(self.device).contiguous()
+                device.append((t, contiguous_strides(list(t.shape))))
+                leaves.append(("cuda", len(device) - 1))
+            else:
+                host.append(t.contiguous())
+                leaves.append(("host", len(host) - 1))
+            return len(leaves) - 1
+
+        try:
+            tree = encode_value(result, torch, tensor)
+        except TypeError as error:
+            raise OutputRefused(str(error)) from None
+        fd, host_specs = pack_host(host, torch, seal=True, keep_layout=False)
+        device_specs = export_cuda(device, self.ipc) if device else []
+        self.holding = device  # the judge copies out of these before its next request
+        specs = [host_specs[i] if where == "host" else device_specs[i] for where, i in leaves]
+        return {"result": tree, "tensors": specs}, ([fd] if fd is not None else [])
+
+    def op_perf_setup(self, message, fds):
+        args = self.arguments(message, fds)
+        self.timing = Timing(self.torch, self.cuda, self.dist.barrier, self.solution, args)
+        return {}, []
+
+    def op_pkb_warmup(self, message, fds):
+        self.timing.pkb_warmup(int(message["groups"]), int(message["warmup"]))
+        return {}, []
+
+    def op_pkb_timed(self, message, fds):
+        return {"samples_ms": self.timing.pkb_timed(int(message["iterations"]))}, []
+
+    def op_rotation(self, message, fds):
+        self.timing.rotation(int(message["count"]))
+        return {}, []
+
+    def op_block(self, message, fds):
+        return {"samples_ms": self.timing.block(int(message["iterations"]))}, []
+
+    def op_exit(self, message, fds):
+        self.timing = None
+        if getattr(self, "dist", None) is not None and self.dist.is_initialized():
+            self.dist.barrier()
+            self.dist.destroy_process_group()
+        return {}, []
+
+
+class OutputRefused(Exception):
+    """The solution returned something that cannot be described to the judge."""
+
+
+def main():
+    die_with_parent()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--channel-fd", type=int, required=True)
+    args = parser.parse_args()
+    channel = Channel(socket.socket(fileno=args.channel_fd))
+    process = CandidateProcess(channel)
+    process.start_torch()
+    try:
+        code = process.serve()
+    except Exception:  # noqa: BLE001 - the judge sees the closed channel and reports it
+        traceback.print_exc()
+        code = 5
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # os._exit: a solution's threads or a wedged communicator must not keep the process alive.
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()
