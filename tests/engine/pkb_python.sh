@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# PKB's Python solutions through pkbw (`--pkb-checkout`, engine/python/pkbw_pkb_rank.py), on the
-# CPU with gloo, against the miniature checkout in tests/engine/pkb_checkout. Needs a Python with
-# torch (Debian's python3-torch): $PKBW_PYTHON, else /usr/bin/python3; skips (77) with the reason
-# when there is none. Args: PKBW SOURCE_ROOT
+# PKB's Python solutions through pkbw (`--pkb-checkout`, engine/python/pkbw_pkb_rank.py, the judge,
+# and pkbw_pkb_candidate.py, the candidate's process), on the CPU with gloo, against the miniature
+# checkout in tests/engine/pkb_checkout. Needs a Python with torch (Debian's python3-torch):
+# $PKBW_PYTHON, else /usr/bin/python3; skips (77) with the reason when there is none.
+# Args: PKBW SOURCE_ROOT
 set -u
 pkbw=$1
 root=$2
@@ -31,6 +32,32 @@ run() { # run WANT_EXIT DESCRIPTION -- pkbw args...
 contains() {
     if ! grep -q -- "$1" "$work/out"; then echo "FAIL: output lacks '$1'"; sed 's/^/    /' "$work/out"; failures=$((failures + 1)); fi
 }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# The hello events of the last --json run as "rank judge_pid candidate_pid" lines.
+hellos() { "$python" -c "
+import json, sys
+for line in open(sys.argv[1]):
+    if line.startswith('{') and '\"hello\"' in line:
+        e = json.loads(line)
+        if e.get('event') == 'hello':
+            print(e['rank'], e['pid'], e.get('candidate_pid'))" "$work/out"; }
+# No judge and no candidate process of the last --json run is left.
+no_leftovers() {
+    local rank pid cpid
+    while read -r rank pid cpid; do
+        for p in $pid $cpid; do
+            [ "$p" = None ] && continue
+            if kill -0 "$p" 2>/dev/null && ! grep -q zombie "/proc/$p/status" 2>/dev/null; then
+                fail "$1: process $p of rank $rank is still running"
+            fi
+        done
+    done < <(hellos)
+}
+elapsed_below() { # elapsed_below START_SECONDS LIMIT WHAT
+    local took
+    took=$(( $(date +%s) - $1 ))
+    [ "$took" -lt "$2" ] || fail "$3 took ${took} s (want < $2 s)"
+}
 sql() { "$python" -c "import sqlite3,sys; print('\n'.join('|'.join(map(str,r)) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])))" "$PKBW_STORE" "$1"; }
 
 run 0 "problem 1 by number, 2 ranks, 3 trials" -- eval --problem 1 --solutions-dir "$solutions" --nproc 2 --trials 3
@@ -52,9 +79,83 @@ got=$(sql "SELECT rank, outcome FROM rank_results WHERE run_id = (SELECT MAX(id)
 got=$(sql "SELECT mismatch_count, first_mismatch FROM tensor_results WHERE run_id = (SELECT MAX(id) FROM runs) AND rank = 1")
 [ "$got" = "1|3" ] || { echo "FAIL: rank 1's statistics '$got' (want 1 mismatch at index 3)"; failures=$((failures + 1)); }
 
-run 1 "a candidate that raises on rank 1" -- eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_raises_on_rank1.py" --nproc 2 --dtype f32 --timeout 20
-contains "rank 1"
-contains "rank 1 refuses"
+# A candidate's exception is reported by its judge as soon as the candidate's process answers, with
+# the exception's text: well before the 60 s phase deadline, and with nobody left running.
+start=$(date +%s)
+run 1 "a candidate that raises on rank 1" -- eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_raises_on_rank1.py" --nproc 2 --dtype f32 --timeout 60 --json
+elapsed_below "$start" 30 "the raising candidate's run"
+contains "the candidate raised on rank 1, trial 0"
+contains "RuntimeError: rank 1 refuses"
+contains '"status":"error"'
+no_leftovers "raising candidate"
+start=$(date +%s)
+run 1 "a candidate whose process dies (SIGSEGV) on rank 1" -- eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_segfaults_on_rank1.py" --nproc 2 --dtype f32 --timeout 60 --json
+elapsed_below "$start" 30 "the crashing candidate's run"
+contains "the candidate's process on rank 1 was killed by SIGSEGV (trial 0)"
+contains '"status":"crash"'
+no_leftovers "crashing candidate"
+
+# The candidate's module runs in a process of its own: not the judge (the hello event's pid), a
+# child of it, without pkbw's variables (the control pipe's number, the token) and without the
+# reference's module.
+probe=$work/probe
+mkdir -p "$probe"
+PKB_TEST_PROBE_DIR=$probe run 0 "the candidate runs in a process of its own" -- eval --problem 1 --solution "$checkout/probes/1_allreduce_reports_pid.py" --nproc 2 --dtype f32 --trials 1 --json
+got=$(hellos | while read -r rank pid cpid; do "$python" -c "
+import json, sys
+rank, judge, candidate = sys.argv[2], int(sys.argv[3]), sys.argv[4]
+seen = json.load(open(f'{sys.argv[1]}/rank_{rank}.json'))
+problems = []
+if seen['pid'] == judge: problems.append('runs in the judge')
+if str(seen['pid']) != candidate: problems.append(f'pid {seen[\"pid\"]} is not the hello candidate_pid {candidate}')
+if seen['ppid'] != judge: problems.append(f'parent {seen[\"ppid\"]} is not the judge {judge}')
+if seen['environment']: problems.append(f'sees {seen[\"environment\"]}')
+if 'pkbw_pkb_reference' in seen['modules']: problems.append('has the reference module')
+print(f'rank {rank}: ' + ('; '.join(problems) or 'apart'))" "$probe" "$rank" "$pid" "$cpid"; done | sort)
+[ "$got" = $'rank 0: apart\nrank 1: apart' ] || fail "the candidate's process: '$got'"
+no_leftovers "probe"
+
+# A candidate that writes forged rank_result "pass" lines and rank_done to fd $PKBW_CONTROL_FD (3)
+# and every writable pipe among fds 3..20 while computing a wrong answer: the control pipe is not
+# among its descriptors, so the run is the real mismatch of trial 0 and nothing forged is recorded
+# (with the candidate in the rank process, the forged trials 1..9 were reported as matches).
+PKB_TEST_PROBE_DIR=$probe run 1 "a candidate forging events cannot change the verdict" -- eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_forges_events.py" --nproc 2 --dtype f32 --trials 3 --json
+contains "tensors not allclose"
+if grep -q "forged" "$work/out"; then fail "a forged line reached the launcher"; fi
+[ -f "$probe/forged_rank_0.json" ] && [ -f "$probe/forged_rank_1.json" ] || fail "the forging candidate did not run"
+grep -q '"control_fd_variable": null' "$probe/forged_rank_0.json" || fail "PKBW_CONTROL_FD reached the candidate"
+got=$(sql "SELECT trial, rank, outcome FROM rank_results WHERE run_id = (SELECT MAX(id) FROM runs) ORDER BY trial, rank")
+[ "$got" = $'0|0|mismatch\n0|1|mismatch' ] || fail "rank results of the forging candidate '$got'"
+got=$(sql "SELECT status FROM runs ORDER BY id DESC LIMIT 1")
+[ "$got" = "mismatch" ] || fail "the forging candidate's run is '$got'"
+
+# The wrapper prefix ($PKBW_PKB_CANDIDATE_WRAPPER, shell words; the config's pkb.candidate_wrapper
+# first): the candidate's process is started through it, keeping its pid when the wrapper execs.
+printf '#!/bin/sh\n# logs its pid and argv, then becomes the candidate\necho "$$ $*" >> "$1"\nshift\nexec "$@"\n' >"$work/wrap.sh"
+chmod +x "$work/wrap.sh"
+PKBW_PKB_CANDIDATE_WRAPPER="$work/wrap.sh $work/wrapped.txt" run 0 "the candidate started through a wrapper prefix" -- eval --problem 1 --solutions-dir "$solutions" --nproc 2 --trials 1 --json
+got=$(hellos | awk '{print $3}' | sort | tr '\n' ' ')
+want=$(awk '{print $1}' "$work/wrapped.txt" 2>/dev/null | sort | tr '\n' ' ')
+[ -n "$want" ] && [ "$got" = "$want" ] || fail "wrapped pids '$want' are not the candidates' '$got'"
+[ "$(grep -c 'pkbw_pkb_candidate.py --channel-fd [0-9]' "$work/wrapped.txt")" = 2 ] || fail "wrapper argv: $(cat "$work/wrapped.txt")"
+PKBW_PKB_CANDIDATE_WRAPPER="$work/no-such-wrapper --flag" run 3 "a wrapper that cannot be started" -- eval --problem 1 --solutions-dir "$solutions" --nproc 2 --trials 1
+contains "cannot start the candidate's process"
+contains "no-such-wrapper"
+PKBW_PKB_CANDIDATE_WRAPPER="'unbalanced" run 3 "a wrapper variable that is not shell words" -- eval --problem 1 --solutions-dir "$solutions" --nproc 2 --trials 1
+contains 'PKBW_PKB_CANDIDATE_WRAPPER'
+# pkb.candidate_wrapper in the config (the rank program run by hand: one rank, events to a file).
+mkdir -p "$work/direct"
+cat >"$work/direct/config.json" <<EOF_CONFIG
+{"output_dir": "$work/direct", "mode": "eval", "m": 4, "n": 4, "atol": 0.01, "rtol": 0.01, "trials": 1,
+ "pkb": {"checkout": "$checkout", "reference_file": "$checkout/reference/1_allreduce.py",
+         "solution_file": "$solutions/1_allreduce_cuda.py", "problem_id": 1, "torch_dtype": "float32",
+         "device": "cpu", "candidate_wrapper": "sh -c"}}
+EOF_CONFIG
+RANK=0 WORLD_SIZE=1 PKBW_CONTROL_FD= "$python" "$root/engine/python/pkbw_pkb_rank.py" --config "$work/direct/config.json"
+got=$?
+[ "$got" = 3 ] || fail "a config's bad pkb.candidate_wrapper: exit $got, expected 3"
+grep -q 'config.json: pkb.candidate_wrapper must be a list of non-empty strings' "$work/direct/rank_0.events.jsonl" 2>/dev/null ||
+    fail "no error naming pkb.candidate_wrapper: $(cat "$work/direct/rank_0.events.jsonl" 2>/dev/null)"
 
 NCCL_NVLS_ENABLE=0 run 1 "a multicast user is refused before launch" -- eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_multicast.py" --nproc 2 --dtype f32
 contains "uses NVLink multicast (multicast_ptr)"
@@ -63,6 +164,28 @@ run 0 "perf: both protocols, speedup and PKB's figure" -- perf --problem 1 --sol
 contains "speedup"
 got=$(sql "SELECT COUNT(*) FROM perf_samples WHERE run_id = (SELECT MAX(id) FROM runs)")
 [ "$got" -gt 0 ] 2>/dev/null || { echo "FAIL: no perf samples stored ('$got')"; failures=$((failures + 1)); }
+got=$(sql "SELECT COUNT(DISTINCT side) FROM perf_samples WHERE run_id = (SELECT MAX(id) FROM runs)")
+[ "$got" = 2 ] || fail "perf samples stored for $got side(s), want both"
+# The candidate's blocks are timed in its process; the judge's own clock around each request is in
+# the event (judge_wall_ms) and flags samples that leave most of it unaccounted for. An honest
+# candidate is not flagged; one that rewrites its process's timer (1 us samples for 2 ms calls) is.
+perf_fields() { "$python" -c "
+import json, sys
+walls = flagged = 0
+for line in open(sys.argv[1]):
+    if line.startswith('{') and 'perf_result' in line:
+        e = json.loads(line)
+        if e.get('event') == 'perf_result' and e.get('side') == 'candidate':
+            walls += 'judge_wall_ms' in e
+            flagged += 'warning' in e
+print(walls, flagged)" "$work/out"; }
+perf_args=(--nproc 2 --m 64 --n 64 --trials 1 --pkb-warmup 5 --pkb-iters 10 --warmup 3 --pairs 2 --iters 10 --json)
+run 0 "perf of an honest candidate, JSON events" -- perf --problem 1 --solutions-dir "$solutions" "${perf_args[@]}"
+[ "$(perf_fields)" = "6 0" ] || fail "honest candidate perf events (timed, flagged): '$(perf_fields)' (want '6 0')"
+run 0 "perf of a candidate that fakes its samples" -- perf --problem 1 --solution "$checkout/misbehaving/1_allreduce_fakes_timing.py" --dtype f32 "${perf_args[@]}"
+[ "$(perf_fields)" = "6 6" ] || fail "faking candidate perf events (timed, flagged): '$(perf_fields)' (want '6 6')"
+contains "samples sum to 0.010 ms"
+no_leftovers "perf"
 
 run 2 "unknown PKB problem" -- eval --problem 77 --solutions-dir "$solutions" --nproc 2
 contains "no PKB problem 77"

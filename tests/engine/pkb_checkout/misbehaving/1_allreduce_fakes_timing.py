@@ -1,0 +1,19 @@
+# Right answer, slow (2 ms of sleep per call), and it rewrites the candidate process's timer so that
+# every sample reads 1 us: the judge's own clock around each timed request gives it away.
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+for name in ("__main__", "pkbw_pkb_candidate"):
+    module = sys.modules.get(name)
+    if module is not None and hasattr(module, "Timer"):
+        module.Timer.between = lambda self, a, b: 0.001
+
+
+def solution(tensor):
+    result = tensor.clone()
+    dist.all_reduce(result)
+    time.sleep(0.002)
+    return result
