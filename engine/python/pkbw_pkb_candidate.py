@@ -667,14 +667,22 @@ class CandidateProcess:
         self.timing = None
         self.ipc = None
 
-    def start_torch(self):
-        # Imported before the judge's first request, so that the import overlaps the judge's own.
+    def start_torch(self, cuda_device):
+        # Before the judge's first request, so that the import and the CUDA context overlap the judge's.
         try:
             import torch
             import torch.distributed
-            self.torch = torch
         except Exception as error:  # noqa: BLE001 - reported with the init reply
             self.import_error = f"{sys.executable} cannot import torch: {error}"
+            return
+        try:
+            if cuda_device is not None:
+                torch.cuda.set_device(cuda_device)
+                torch.empty(1, device=torch.device("cuda", cuda_device))
+        except Exception as error:  # noqa: BLE001
+            self.import_error = f"the candidate's process cannot use CUDA device {cuda_device}: {error}"
+            return
+        self.torch = torch
 
     def serve(self):
         while True:
@@ -801,6 +809,10 @@ class CandidateProcess:
         except TypeError as error:
             raise OutputRefused(str(error)) from None
         fd, host_specs = pack_host(host, torch, seal=True, keep_layout=False)
+        if device:
+            # .to() and .contiguous() above may have queued copies after the call's synchronisation:
+            # the judge reads these buffers as soon as it has the reply.
+            torch.cuda.synchronize()
         device_specs = export_cuda(device, self.ipc) if device else []
         self.holding = device  # the judge copies out of these before its next request
         specs = [host_specs[i] if where == "host" else device_specs[i] for where, i in leaves]
@@ -841,10 +853,11 @@ def main():
     die_with_parent()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--channel-fd", type=int, required=True)
+    parser.add_argument("--cuda-device", type=int)
     args = parser.parse_args()
     channel = Channel(socket.socket(fileno=args.channel_fd))
     process = CandidateProcess(channel)
-    process.start_torch()
+    process.start_torch(args.cuda_device)
     try:
         code = process.serve()
     except Exception:  # noqa: BLE001 - the judge sees the closed channel and reports it

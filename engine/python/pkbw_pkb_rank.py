@@ -49,6 +49,8 @@ UNTIMED_SLACK_MS = 5.0
 UNTIMED_FRACTION = 0.5
 # The teardown: how long the candidate's process may take to leave its process group and exit.
 CANDIDATE_EXIT_S = 20.0
+# Where judge rank 0 leaves the candidates' port in the judges' store.
+CANDIDATE_PORT_KEY = "pkbw/candidate_master_port"
 
 
 class Events:
@@ -263,10 +265,11 @@ class CandidateGone(Exception):
 
 
 class Candidate:
-    def __init__(self, argv, env):
+    def __init__(self, wrapper, argv, env):
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.wrapper = wrapper
         try:
-            self.argv = argv + ["--channel-fd", str(child.fileno())]
+            self.argv = wrapper + argv + ["--channel-fd", str(child.fileno())]
             # close_fds: of the judge's descriptors only 0-2 (stdin /dev/null, the rank's log pipes) and
             # the channel reach the candidate; the control pipe does not.
             self.process = subprocess.Popen(self.argv, env=env, stdin=subprocess.DEVNULL, close_fds=True,
@@ -616,12 +619,13 @@ def run(args, resources):
         except ConfigError as error:
             events.error("start", "environment", str(error))
             return EXIT_ENVIRONMENT
-        argv = prefix + [sys.executable, CANDIDATE_SCRIPT]
+        # --cuda-device: its CUDA context is made while the judge starts too.
+        argv = [sys.executable, CANDIDATE_SCRIPT] + (["--cuda-device", str(local_rank)] if cuda else [])
         try:
-            candidate = resources.candidate = Candidate(argv, candidate_environment(candidate_folder))
+            candidate = resources.candidate = Candidate(prefix, argv, candidate_environment(candidate_folder))
         except OSError as error:
             events.error("start", "environment",
-                         f"cannot start the candidate's process {json.dumps(argv)}: {error}"
+                         f"cannot start the candidate's process {json.dumps(prefix + argv)}: {error}"
                          + (" (the wrapper prefix comes from pkb.candidate_wrapper or $PKBW_PKB_CANDIDATE_WRAPPER)"
                             if prefix else ""))
             return EXIT_ENVIRONMENT
@@ -629,6 +633,7 @@ def run(args, resources):
     try:
         import torch
         import torch.distributed as dist
+        from torch.distributed.rendezvous import rendezvous
     except Exception as error:  # noqa: BLE001 - any import failure is the environment's
         events.error("start", "environment", f"{sys.executable} cannot import torch: {error}")
         return EXIT_ENVIRONMENT
@@ -655,9 +660,28 @@ def run(args, resources):
                 program="pkbw_pkb_rank.py", candidate_pid=candidate.pid if candidate else None)
 
     events.phase("rendezvous")
+    init_sent = None
     try:
         os.environ["LOCAL_RANK"] = str(local_rank)
-        kwargs = {"backend": "nccl" if cuda else "gloo", "init_method": "env://", "rank": rank, "world_size": world}
+        # torch's env:// rendezvous, as init_process_group runs it, taken apart so that the candidates'
+        # port crosses the judges' store before the judges' group starts: the two groups (two NCCL
+        # initialisations on a GPU) then come up at the same time.
+        store, _, _ = next(rendezvous("env://", rank, world))
+        if candidate is not None:
+            if rank == 0:
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+                    probe.bind(("", 0))
+                    store.set(CANDIDATE_PORT_KEY, str(probe.getsockname()[1]))
+            port = int(store.get(CANDIDATE_PORT_KEY))
+            try:
+                candidate.send({"op": "init", "rank": rank, "world_size": world, "local_rank": local_rank,
+                                "device": "cuda" if cuda else "cpu",
+                                "master_addr": os.environ.get("MASTER_ADDR", "127.0.0.1"), "master_port": port,
+                                "checkout": pkb["checkout"]})
+            except CandidateGone as error:
+                init_sent = error
+        kwargs = {"backend": "nccl" if cuda else "gloo", "store": dist.PrefixStore("default_pg", store),
+                  "rank": rank, "world_size": world}
         if cuda:
             try:
                 dist.init_process_group(**kwargs, device_id=device)
@@ -696,32 +720,25 @@ def run(args, resources):
                         guard_violations=[], mutated_inputs=[], outputs={})
 
     if candidate is not None:
-        # The candidates' own process group, on a port judge rank 0 picks and the judges share.
-        port = [0]
-        if rank == 0:
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-                probe.bind(("", 0))
-                port[0] = probe.getsockname()[1]
-        dist.broadcast_object_list(port, src=0)
+        # The candidates' own group, on the port judge rank 0 picked: their answer to "init".
         candidate.torch, candidate.device = torch, device
+        wrapped = f" (started as {json.dumps(candidate.wrapper)} + the candidate)" if candidate.wrapper else ""
         try:
             if cuda:
                 torch.zeros(1, device=device)  # the primary context, current on this thread
                 candidate.ipc = channel.CudaIpc()
                 candidate.ipc.require_context()
-            candidate.request({"op": "init", "rank": rank, "world_size": world, "local_rank": local_rank,
-                               "device": "cuda" if cuda else "cpu",
-                               "master_addr": os.environ.get("MASTER_ADDR", "127.0.0.1"), "master_port": port[0],
-                               "checkout": pkb["checkout"]})
+            if init_sent is not None:
+                raise init_sent
+            _, fds = candidate.reply()
+            channel.close_fds(fds)
         except CandidateRaised as error:
             events.error("rendezvous", error.kind if error.kind in ("environment", "rendezvous") else "environment",
                          f"the candidate's process on rank {rank}: {error.message}")
             return EXIT_ENVIRONMENT
         except CandidateGone as error:
             events.error("rendezvous", "environment",
-                         f"the candidate's process on rank {rank} {error} before it joined its process group"
-                         + (f" (started as {json.dumps(candidate.argv[:len(candidate.argv) - 4])} + the candidate)"
-                            if len(candidate.argv) > 4 else ""))
+                         f"the candidate's process on rank {rank} {error} before it joined its process group{wrapped}")
             return EXIT_ENVIRONMENT
         except ProtocolError as error:
             events.error("rendezvous", "environment",
