@@ -141,6 +141,8 @@ want=$(awk '{print $1}' "$work/wrapped.txt" 2>/dev/null | sort | tr '\n' ' ')
 PKBW_PKB_CANDIDATE_WRAPPER="$work/no-such-wrapper --flag" run 3 "a wrapper that cannot be started" -- eval --problem 1 --solutions-dir "$solutions" --nproc 2 --trials 1
 contains "cannot start the candidate's process"
 contains "no-such-wrapper"
+PKBW_PKB_CANDIDATE_WRAPPER=false run 3 "a wrapper that exits instead of starting the candidate" -- eval --problem 1 --solutions-dir "$solutions" --nproc 2 --trials 1
+contains "exited with code 1 before it joined its process group (started as \[\"false\"\] + the candidate)"
 PKBW_PKB_CANDIDATE_WRAPPER="'unbalanced" run 3 "a wrapper variable that is not shell words" -- eval --problem 1 --solutions-dir "$solutions" --nproc 2 --trials 1
 contains 'PKBW_PKB_CANDIDATE_WRAPPER'
 # pkb.candidate_wrapper in the config (the rank program run by hand: one rank, events to a file).
