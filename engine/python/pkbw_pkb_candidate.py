@@ -153,8 +153,12 @@ def encode_value(value, torch, tensor, path="output", depth=0):
         return {"y": str(value).split(".")[-1]}
     if isinstance(value, torch.device):
         return {"v": str(value)}
+    # Paths as PKB names outputs (core/outputs.h): a top-level tuple's items are output_<i>, a
+    # top-level dict's entries their keys.
+    top = depth == 0 and path == "output"
     if isinstance(value, (list, tuple)):
-        items = [encode_value(x, torch, tensor, f"{path}[{i}]", depth + 1) for i, x in enumerate(value)]
+        items = [encode_value(x, torch, tensor, f"output_{i}" if top else f"{path}[{i}]", depth + 1)
+                 for i, x in enumerate(value)]
         return {"u" if isinstance(value, tuple) else "l": items}
     if isinstance(value, dict):
         pairs = []
@@ -162,7 +166,7 @@ def encode_value(value, torch, tensor, path="output", depth=0):
             if not isinstance(key, (str, int, float, bool)) and key is not None:
                 raise TypeError(f"{path}: a dict key of type {type(key).__name__}")
             pairs.append([encode_value(key, torch, tensor, path, depth + 1),
-                          encode_value(item, torch, tensor, f"{path}.{key}", depth + 1)])
+                          encode_value(item, torch, tensor, str(key) if top else f"{path}.{key}", depth + 1)])
         return {"d": pairs}
     raise TypeError(f"{path}: a value of type {type(value).__name__} cannot cross between the "
                     "candidate's process and the judge (tensors, tuples, lists, dicts, torch.Size, "

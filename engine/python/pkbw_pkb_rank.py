@@ -561,6 +561,13 @@ class SolutionFailed(Exception):
     pass
 
 
+class InvalidOutput:
+    """A trial's candidate output that its process could not describe to the judge (the reason)."""
+
+    def __init__(self, message):
+        self.message = message
+
+
 class Resources:
     """What main() must release whatever run() returns or raises: the candidate's process."""
     candidate = None
@@ -790,7 +797,14 @@ def run(args, resources):
         try:
             reply, fds = candidate.send_inputs("call", x, {"trial": trial})
             return candidate.take_outputs(reply, fds)
-        except (CandidateRaised, CandidateGone, ProtocolError) as error:
+        except CandidateRaised as error:
+            if error.kind == "invalid_output":
+                # The solution returned; only its value cannot be described. A verdict, like a
+                # mismatch: this rank still takes part in the reference's collectives and the stop.
+                return InvalidOutput(error.message)
+            candidate_failed("candidate", trial, error, f"trial {trial}")
+            raise SolutionFailed() from error
+        except (CandidateGone, ProtocolError) as error:
             candidate_failed("candidate", trial, error, f"trial {trial}")
             raise SolutionFailed() from error
 
@@ -825,22 +839,27 @@ def run(args, resources):
             ref_out = call_reference(trial, trial == 0, x) if run_reference else None
             dist.barrier()
             trials_run += 1
-            if not (run_reference and run_candidate):
+            if not (run_reference and run_candidate) and not isinstance(cand_out, InvalidOutput):
                 events.send("rank_result", trial=trial, status="pass", message="", tensors=[],
                             guard_violations=[], mutated_inputs=[], outputs={})
                 continue
             events.phase("compare", trial)
-            problem = pkb_mismatch(ref_out, cand_out, atol, rtol, torch)
-            folder = os.path.join(out_dir, "outputs", f"trial_{trial}")
-            os.makedirs(folder, exist_ok=True)
-            paths = {}
-            for side, value in (("reference", ref_out), ("candidate", cand_out)):
-                tensors, values = output_leaves(value, torch)
-                paths[side] = os.path.join(folder, f"rank_{rank}_{side}.safetensors")
-                write_safetensors(paths[side], tensors, values, torch)
-            events.send("rank_result", trial=trial, status="mismatch" if problem else "pass",
-                        message=problem or "", tensors=[], guard_violations=[], mutated_inputs=[],
-                        outputs=paths, keep_outputs=keep or bool(problem), pkb_rule=True)
+            if isinstance(cand_out, InvalidOutput):
+                problem = f"the candidate's output cannot be taken: {cand_out.message}"
+                events.send("rank_result", trial=trial, status="invalid_output", message=problem[:4000],
+                            tensors=[], guard_violations=[], mutated_inputs=[], outputs={})
+            else:
+                problem = pkb_mismatch(ref_out, cand_out, atol, rtol, torch)
+                folder = os.path.join(out_dir, "outputs", f"trial_{trial}")
+                os.makedirs(folder, exist_ok=True)
+                paths = {}
+                for side, value in (("reference", ref_out), ("candidate", cand_out)):
+                    tensors, values = output_leaves(value, torch)
+                    paths[side] = os.path.join(folder, f"rank_{rank}_{side}.safetensors")
+                    write_safetensors(paths[side], tensors, values, torch)
+                events.send("rank_result", trial=trial, status="mismatch" if problem else "pass",
+                            message=problem or "", tensors=[], guard_violations=[], mutated_inputs=[],
+                            outputs=paths, keep_outputs=keep or bool(problem), pkb_rule=True)
             # PKB stops at the first mismatching trial; every rank must agree to stop together.
             flag = torch.tensor([1 if problem else 0], device=device)
             dist.all_reduce(flag, op=dist.ReduceOp.MAX)
