@@ -129,6 +129,18 @@ got=$(sql "SELECT trial, rank, outcome FROM rank_results WHERE run_id = (SELECT 
 got=$(sql "SELECT status FROM runs ORDER BY id DESC LIMIT 1")
 [ "$got" = "mismatch" ] || fail "the forging candidate's run is '$got'"
 
+# An output the candidate's process cannot describe to the judge (an arbitrary object) is that
+# trial's invalid_output on every rank, named as PKB names outputs; the run stops there as at a mismatch.
+run 1 "a candidate returning a value that cannot cross to the judge" -- eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_returns_object.py" --nproc 2 --dtype f32 --trials 2
+contains "output_1: a value of type object cannot cross"
+got=$(sql "SELECT status FROM runs ORDER BY id DESC LIMIT 1")
+[ "$got" = "invalid_output" ] || fail "the unsendable output's run is '$got'"
+got=$(sql "SELECT trial, rank, outcome FROM rank_results WHERE run_id = (SELECT MAX(id) FROM runs) ORDER BY trial, rank")
+[ "$got" = $'0|0|invalid_output\n0|1|invalid_output' ] || fail "rank results of the unsendable output '$got'"
+# A dryrun of the reference has no candidate, so no candidate's process.
+run 0 "a dryrun of the reference" -- dryrun --problem 1 --solution reference --nproc 2 --dtype f32 --json
+[ "$(hellos | awk '{print $3}' | sort -u)" = None ] || fail "a reference dryrun started candidates: $(hellos)"
+
 # The wrapper prefix ($PKBW_PKB_CANDIDATE_WRAPPER, shell words; the config's pkb.candidate_wrapper
 # first): the candidate's process is started through it, keeping its pid when the wrapper execs.
 printf '#!/bin/sh\n# logs its pid and argv, then becomes the candidate\necho "$$ $*" >> "$1"\nshift\nexec "$@"\n' >"$work/wrap.sh"
