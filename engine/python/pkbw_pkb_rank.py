@@ -47,8 +47,9 @@ PR_SET_DUMPABLE = 4
 # and the candidates' barrier, which are not part of any sample.
 UNTIMED_SLACK_MS = 5.0
 UNTIMED_FRACTION = 0.5
-# The teardown: how long the candidate's process may take to leave its process group and exit.
-CANDIDATE_EXIT_S = 20.0
+# The teardown: how long the candidate's process may take to leave its group, then to exit (together
+# well inside the launcher's 30 s teardown deadline).
+CANDIDATE_LEAVE_S, CANDIDATE_EXIT_S = 15.0, 5.0
 # Where judge rank 0 leaves the candidates' port in the judges' store.
 CANDIDATE_PORT_KEY = "pkbw/candidate_master_port"
 
@@ -839,9 +840,11 @@ def run(args, resources):
             ref_out = call_reference(trial, trial == 0, x) if run_reference else None
             dist.barrier()
             trials_run += 1
-            if not (run_reference and run_candidate) and not isinstance(cand_out, InvalidOutput):
-                events.send("rank_result", trial=trial, status="pass", message="", tensors=[],
-                            guard_violations=[], mutated_inputs=[], outputs={})
+            if not (run_reference and run_candidate):  # a dryrun: nothing to compare, no stop to agree on
+                invalid = isinstance(cand_out, InvalidOutput)
+                events.send("rank_result", trial=trial, status="invalid_output" if invalid else "pass",
+                            message=f"the candidate's output cannot be taken: {cand_out.message}"[:4000] if invalid
+                            else "", tensors=[], guard_violations=[], mutated_inputs=[], outputs={})
                 continue
             events.phase("compare", trial)
             if isinstance(cand_out, InvalidOutput):
@@ -904,7 +907,7 @@ def run(args, resources):
         events.error("teardown", "nccl_error", f"process group teardown: {error}")
     if candidate is not None and exit_sent:
         try:
-            candidate.reply(CANDIDATE_EXIT_S)
+            candidate.reply(CANDIDATE_LEAVE_S)
             candidate.process.wait(timeout=CANDIDATE_EXIT_S)
         except (CandidateGone, CandidateRaised, ProtocolError, TimeoutError, subprocess.TimeoutExpired) as error:
             # PKB only warns about teardown; the candidate's verdicts are already out.
