@@ -608,14 +608,23 @@ class Timing:
             self.fn(*self.calls[i % groups])
         self.sync()
 
+    # Each timed series also reports its bracket (docs/perf.md, "What the timing cannot miss"): the
+    # marks' span (first to last, every call and gap) and the host clock from just before the first
+    # mark to the return of the device-wide synchronisation after the last. Device work left outside
+    # the measured stream shows as host_ms well beyond span_ms; the judge checks host_ms against its
+    # own clock (core/timing_checks.h, applied by the launcher).
+
     def pkb_timed(self, iterations):
         timer = Timer(self.torch, self.cuda, iterations + 1)
+        start = time.perf_counter()
         timer.mark(0)
         for i in range(iterations):
             self.fn(*self.calls[i % len(self.calls)])
             timer.mark(i + 1)
         self.sync()
-        return [timer.between(i, i + 1) for i in range(iterations)]
+        host_ms = (time.perf_counter() - start) * 1e3
+        samples = [timer.between(i, i + 1) for i in range(iterations)]
+        return {"samples_ms": samples, "span_ms": sum(samples), "host_ms": host_ms, "calls": iterations}
 
     def rotation(self, count):
         torch = self.torch
@@ -628,13 +637,17 @@ class Timing:
         self.sync()
         self.barrier()
         timer = Timer(self.torch, self.cuda, 2 * iterations)
+        start = time.perf_counter()
         for i in range(iterations):
             timer.mark(2 * i)
             self.fn(*self.sets[self.cursor])
             timer.mark(2 * i + 1)
             self.cursor = (self.cursor + 1) % len(self.sets)
         self.sync()
-        return [timer.between(2 * i, 2 * i + 1) for i in range(iterations)]
+        host_ms = (time.perf_counter() - start) * 1e3
+        return {"samples_ms": [timer.between(2 * i, 2 * i + 1) for i in range(iterations)],
+                "span_ms": timer.between(0, 2 * iterations - 1) if iterations else 0.0,
+                "host_ms": host_ms, "calls": iterations}
 
 
 def load_module(name, path):
@@ -832,14 +845,14 @@ class CandidateProcess:
         return {}, []
 
     def op_pkb_timed(self, message, fds):
-        return {"samples_ms": self.timing.pkb_timed(int(message["iterations"]))}, []
+        return self.timing.pkb_timed(int(message["iterations"])), []
 
     def op_rotation(self, message, fds):
         self.timing.rotation(int(message["count"]))
         return {}, []
 
     def op_block(self, message, fds):
-        return {"samples_ms": self.timing.block(int(message["iterations"]))}, []
+        return self.timing.block(int(message["iterations"])), []
 
     def op_exit(self, message, fds):
         self.timing = None

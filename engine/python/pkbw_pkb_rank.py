@@ -41,12 +41,7 @@ from pkbw_pkb_candidate import ChannelClosed, ProtocolError
 
 EXIT_OK, EXIT_ENVIRONMENT, EXIT_SOLUTION, EXIT_INTERNAL = 0, 3, 4, 5
 CANDIDATE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pkbw_pkb_candidate.py")
-PR_SET_DUMPABLE = 4
-# A candidate block whose samples leave more than this much of the judge's wall time unaccounted,
-# and cover less than UNTIMED_FRACTION of it, is flagged: the slack absorbs the request's round trip
-# and the candidates' barrier, which are not part of any sample.
-UNTIMED_SLACK_MS = 5.0
-UNTIMED_FRACTION = 0.5
+PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
 # The teardown: how long the candidate's process may take to leave its group, then to exit (together
 # well inside the launcher's 30 s teardown deadline).
 CANDIDATE_LEAVE_S, CANDIDATE_EXIT_S = 15.0, 5.0
@@ -452,24 +447,55 @@ class Candidate:
         self.channel.sock.close()
 
 
-class RemoteTiming:
-    """The candidate's timing loops, run by its process; the judge times each timed request itself."""
+def cpu_ms(pid):
+    """CPU time of every thread of a process so far (schedstat), or -1 when it cannot be read."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return -1.0
+    return total / 1e6
 
-    def __init__(self, candidate):
-        self.candidate = candidate
+
+def finite(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf")
+
+
+class RemoteTiming:
+    """The candidate's timing loops, run by its process. The judge adds what it sees itself (the
+    fields core/timing_checks.h defines, which the launcher turns into invalid_timing): its own clock
+    around each timed request, the judges aligned by a barrier first so that the candidates' barrier
+    inside is short (judge_ms), and the process's CPU time in a window after the block in which it
+    should be idle (idle_cpu_ms over idle_window_ms)."""
+
+    IDLE_WINDOW_S = 0.05
+
+    def __init__(self, candidate, barrier):
+        self.candidate, self.barrier = candidate, barrier
 
     def pkb_warmup(self, groups, warmup):
         self.candidate.request({"op": "pkb_warmup", "groups": groups, "warmup": warmup})
 
     def timed(self, message, iterations):
+        self.barrier()
         start = time.perf_counter()
         reply = self.candidate.request(message)
-        wall_ms = (time.perf_counter() - start) * 1e3
+        judge_ms = (time.perf_counter() - start) * 1e3
         samples = reply.get("samples_ms")
-        if not isinstance(samples, list) or len(samples) != iterations or not all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < float("inf") for x in samples):
+        if not isinstance(samples, list) or len(samples) != iterations or not all(finite(x) for x in samples):
             raise ProtocolError(f"a timing reply without {iterations} finite non-negative samples")
-        return [float(x) for x in samples], wall_ms
+        if not finite(reply.get("span_ms")) or not finite(reply.get("host_ms")) or type(reply.get("calls")) is not int:
+            raise ProtocolError("a timing reply without its bracket (span_ms, host_ms, calls)")
+        extra = {"judge_ms": judge_ms, "span_ms": float(reply["span_ms"]), "host_ms": float(reply["host_ms"]),
+                 "calls": reply["calls"]}
+        before, window_start = cpu_ms(self.candidate.pid), time.perf_counter()
+        time.sleep(self.IDLE_WINDOW_S)
+        after, window_ms = cpu_ms(self.candidate.pid), (time.perf_counter() - window_start) * 1e3
+        if before >= 0 and after >= 0:
+            extra.update(idle_cpu_ms=max(after - before, 0.0), idle_window_ms=window_ms)
+        return [float(x) for x in samples], extra
 
     def pkb_timed(self, iterations):
         return self.timed({"op": "pkb_timed", "iterations": iterations}, iterations)
@@ -484,11 +510,15 @@ class RemoteTiming:
 class LocalTiming(channel.Timing):
     """The reference's loops, here; the same code as the candidate's process runs."""
 
+    @staticmethod
+    def split(result):
+        return result["samples_ms"], {k: result[k] for k in ("span_ms", "host_ms", "calls")}
+
     def pkb_timed(self, iterations):
-        return super().pkb_timed(iterations), None
+        return self.split(super().pkb_timed(iterations))
 
     def block(self, iterations):
-        return super().block(iterations), None
+        return self.split(super().block(iterations))
 
 
 class Perf:
@@ -501,29 +531,15 @@ class Perf:
         self.s = rank_state
         self.o = options
 
-    def checked(self, samples, wall_ms):
-        """Fields for a candidate's perf_result: the judge's wall time of the request, and a warning when
-        the samples leave most of it unaccounted for."""
-        if wall_ms is None:
-            return {}
-        total = sum(samples)
-        fields = {"judge_wall_ms": wall_ms}
-        if wall_ms - total > UNTIMED_SLACK_MS and total < UNTIMED_FRACTION * wall_ms:
-            fields["warning"] = (f"the candidate's samples sum to {total:.3f} ms of the {wall_ms:.3f} ms the "
-                                 "judge waited for them: work outside the timed calls (another stream or "
-                                 "thread), or samples that are not the calls' own")
-            print(f"pkbw_pkb_rank: rank {self.s.rank}: warning: {fields['warning']}", file=sys.stderr)
-        return fields
-
     def pkb(self, name, timing, args):
         torch, o = self.s.torch, self.o
         _, groups, size = channel.pkb_plan(args, self.s.l2_bytes, torch)
         warmup, iterations = o.get("pkb_warmup", 500), o.get("pkb_iterations", 100)
         timing.pkb_warmup(groups, warmup)
-        samples, wall_ms = timing.pkb_timed(iterations)
+        samples, extra = timing.pkb_timed(iterations)
         self.s.events.send("perf_result", protocol="pkb", side=name, block=0, samples_ms=samples,
                            num_input_groups=groups, l2_cache_size_bytes=self.s.l2_bytes, timed_tensor_bytes=size,
-                           **self.checked(samples, wall_ms))
+                           **extra)
 
     def pkbw(self, sides):
         """sides: [(name, timing, args)], reference first."""
@@ -546,10 +562,10 @@ class Perf:
                     break
                 which = 0
             name, timing, count, size = prepared[which]
-            samples, wall_ms = timing.block(iterations)
+            samples, extra = timing.block(iterations)
             self.s.events.send("perf_result", protocol="pkbw", side=name, block=b, samples_ms=samples,
                                input_copies=count, copy_bytes=size, l2_cache_size_bytes=self.s.l2_bytes,
-                               repeat=1, rotation=o.get("rotation", "copies"), **self.checked(samples, wall_ms))
+                               repeat=1, rotation=o.get("rotation", "copies"), **extra)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -569,14 +585,66 @@ class InvalidOutput:
         self.message = message
 
 
+def descendants(root):
+    """Every process whose chain of parents leads to root."""
+    parents = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                text = f.read()
+            parents[int(name)] = int(text[text.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found = []
+    for pid in parents:
+        parent, steps = parents[pid], 0
+        while parent in parents and parent != root and steps < 64:
+            parent, steps = parents[parent], steps + 1
+        if parent == root:
+            found.append(pid)
+    return found
+
+
+def kill_descendants(root):
+    """SIGKILLs every descendant of root and reaps those re-parented to it; [(pid, command)]. The judge
+    is a child subreaper, so whatever the candidate's process started, in any session, is here."""
+    killed = []
+    for pid in descendants(root):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                command = f.read().replace(b"\0", b" ").decode(errors="replace").strip() or "?"
+        except OSError:
+            command = "?"
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed.append((pid, command))
+        except OSError:
+            pass
+    deadline = time.monotonic() + 2
+    while killed and time.monotonic() < deadline:
+        try:
+            reaped, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if reaped == 0:
+            time.sleep(0.01)
+    return killed
+
+
 class Resources:
-    """What main() must release whatever run() returns or raises: the candidate's process."""
+    """What main() must release whatever run() returns or raises: the candidate's process and
+    anything it left behind."""
     candidate = None
 
     def release(self):
+        killed = []
         if self.candidate is not None:
             self.candidate.kill()
             self.candidate = None
+            killed = kill_descendants(os.getpid())
+        return killed
 
 
 def keep_out_of_reach():
@@ -586,6 +654,7 @@ def keep_out_of_reach():
     leaves the judge as it was (for a debugger, or if a library needs to ptrace-access its peers)."""
     if os.environ.get("PKBW_PKB_JUDGE_DUMPABLE") != "1":
         _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # the candidate's orphans come back here
 
 
 def run(args, resources):
@@ -666,6 +735,13 @@ def run(args, resources):
                 backend="cuda" if cuda else "host", device=device_name, nccl_runtime=nccl, nccl_compiled=nccl,
                 runtime=str(torch.version.cuda or ""), torch=torch.__version__, python=sys.version.split()[0],
                 program="pkbw_pkb_rank.py", candidate_pid=candidate.pid if candidate else None)
+    if candidate is not None:
+        # What the run's sandbox warning reads (docs/engine.md, "The sandbox"): this program applies no
+        # sandbox of its own; a wrapper may, but pkbw cannot tell what it enforces.
+        sandbox = (f"wrapper {json.dumps(candidate.wrapper)[:200]}: pkbw does not know what it enforces"
+                   if candidate.wrapper else "no sandbox (PKB's Python candidates run as this user, with "
+                   "this user's files; pkb.candidate_wrapper or $PKBW_PKB_CANDIDATE_WRAPPER can add one)")
+        events.send("candidate", stage="started", pid=candidate.pid, sandbox=sandbox, landlock_abi=0)
 
     events.phase("rendezvous")
     init_sent = None
@@ -722,6 +798,9 @@ def run(args, resources):
             kind, status = "solution_error", "invalid_output"
             text = f"the candidate's process on rank {rank} broke the channel's rules ({where}): {error}"
             short = f"the candidate's process sent a bad message: {str(error)[:500]}"
+        killed = resources.release()
+        if killed:
+            text += f"; killed {len(killed)} process(es) it left"
         events.error(phase, kind, text)
         if trial is not None:
             events.send("rank_result", trial=trial, status=status, message=short, tensors=[],
@@ -880,7 +959,7 @@ def run(args, resources):
                     if run_reference:
                         sides.append(("reference", LocalTiming(torch, cuda, dist.barrier, reference, x), x))
                     if run_candidate:
-                        sides.append(("candidate", RemoteTiming(candidate), x))
+                        sides.append(("candidate", RemoteTiming(candidate, dist.barrier), x))
                     if timing.o.get("pkb", True):
                         for name, side, args in sides:
                             timing.pkb(name, side, args)
@@ -892,6 +971,10 @@ def run(args, resources):
     except SolutionFailed:
         return EXIT_SOLUTION
     events.phase("teardown")
+    try:
+        threads = len(os.listdir(f"/proc/{candidate.pid}/task")) if candidate is not None else 0
+    except OSError:
+        threads = 0
     exit_sent = candidate is None
     if candidate is not None:
         try:
@@ -913,7 +996,9 @@ def run(args, resources):
             # PKB only warns about teardown; the candidate's verdicts are already out.
             print(f"pkbw_pkb_rank: rank {rank}: the candidate's process did not leave cleanly: {error}",
                   file=sys.stderr)
-    resources.release()
+    if candidate is not None:
+        left = [{"pid": pid, "command": command[:200]} for pid, command in resources.release()]
+        events.send("candidate", stage="finished", threads=threads, leftovers=left)
     events.send("rank_done", trials_run=trials_run)
     return EXIT_OK
 
