@@ -115,6 +115,15 @@ print(f'rank {rank}: ' + ('; '.join(problems) or 'apart'))" "$probe" "$rank" "$p
 [ "$got" = $'rank 0: apart\nrank 1: apart' ] || fail "the candidate's process: '$got'"
 no_leftovers "probe"
 
+# The judge is a child subreaper: a daemon the candidate leaves (double fork, setsid: out of the
+# process group, past the death signal) comes back to it, is killed at the end and is reported.
+PKB_TEST_PROBE_DIR=$probe run 0 "a candidate that leaves a daemon behind" -- eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_leaves_daemon.py" --nproc 2 --dtype f32 --trials 2
+contains "left 2 process(es) running after the run, killed: pid"
+for f in "$probe"/daemon_rank_*.pid; do
+    [ -f "$f" ] || { fail "the daemon did not start"; break; }
+    if kill -0 "$(cat "$f")" 2>/dev/null; then fail "daemon $(cat "$f") is still running"; kill -9 "$(cat "$f")"; fi
+done
+
 # A candidate that writes forged rank_result "pass" lines and rank_done to fd $PKBW_CONTROL_FD (3)
 # and every writable pipe among fds 3..20 while computing a wrong answer: the control pipe is not
 # among its descriptors, so the run is the real mismatch of trial 0 and nothing forged is recorded
@@ -180,25 +189,30 @@ got=$(sql "SELECT COUNT(*) FROM perf_samples WHERE run_id = (SELECT MAX(id) FROM
 [ "$got" -gt 0 ] 2>/dev/null || { echo "FAIL: no perf samples stored ('$got')"; failures=$((failures + 1)); }
 got=$(sql "SELECT COUNT(DISTINCT side) FROM perf_samples WHERE run_id = (SELECT MAX(id) FROM runs)")
 [ "$got" = 2 ] || fail "perf samples stored for $got side(s), want both"
-# The candidate's blocks are timed in its process; the judge's own clock around each request is in
-# the event (judge_wall_ms) and flags samples that leave most of it unaccounted for. An honest
-# candidate is not flagged; one that rewrites its process's timer (1 us samples for 2 ms calls) is.
+# The candidate's blocks are timed in its process; each of its perf_result events carries the
+# block's bracket (span_ms, host_ms, calls) and what the judge saw (judge_ms, idle_cpu_ms), which the
+# launcher checks (core/timing_checks.h): an honest candidate passes, one that rewrites its process's
+# timer (1 us samples for 2 ms calls) or leaves a thread computing after its calls is invalid_timing.
 perf_fields() { "$python" -c "
 import json, sys
-walls = flagged = 0
+full = 0
 for line in open(sys.argv[1]):
     if line.startswith('{') and 'perf_result' in line:
         e = json.loads(line)
         if e.get('event') == 'perf_result' and e.get('side') == 'candidate':
-            walls += 'judge_wall_ms' in e
-            flagged += 'warning' in e
-print(walls, flagged)" "$work/out"; }
+            full += all(k in e for k in ('judge_ms', 'span_ms', 'host_ms', 'calls', 'idle_cpu_ms', 'idle_window_ms'))
+print(full)" "$work/out"; }
 perf_args=(--nproc 2 --m 64 --n 64 --trials 1 --pkb-warmup 5 --pkb-iters 10 --warmup 3 --pairs 2 --iters 10 --json)
 run 0 "perf of an honest candidate, JSON events" -- perf --problem 1 --solutions-dir "$solutions" "${perf_args[@]}"
-[ "$(perf_fields)" = "6 0" ] || fail "honest candidate perf events (timed, flagged): '$(perf_fields)' (want '6 0')"
-run 0 "perf of a candidate that fakes its samples" -- perf --problem 1 --solution "$checkout/misbehaving/1_allreduce_fakes_timing.py" --dtype f32 "${perf_args[@]}"
-[ "$(perf_fields)" = "6 6" ] || fail "faking candidate perf events (timed, flagged): '$(perf_fields)' (want '6 6')"
-contains "samples sum to 0.010 ms"
+[ "$(perf_fields)" = 6 ] || fail "honest candidate perf events with the judge's fields: '$(perf_fields)' (want 6)"
+if grep -q "timing not trusted" "$work/out"; then fail "the honest candidate's timing was not trusted"; fi
+contains "sandbox: no sandbox (PKB's Python candidates run as this user"
+run 1 "perf of a candidate that fakes its samples" -- perf --problem 1 --solution "$checkout/misbehaving/1_allreduce_fakes_timing.py" --dtype f32 "${perf_args[@]}"
+contains '"status":"invalid_timing"'
+contains "timing not trusted: candidate its timed calls took"
+run 1 "perf of a candidate that leaves a thread computing" -- perf --problem 1 --solution "$checkout/misbehaving/1_allreduce_background_thread.py" --dtype f32 "${perf_args[@]}"
+contains '"status":"invalid_timing"'
+contains "work left running on host threads"
 no_leftovers "perf"
 
 run 2 "unknown PKB problem" -- eval --problem 77 --solutions-dir "$solutions" --nproc 2
