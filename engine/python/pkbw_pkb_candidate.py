@@ -21,6 +21,7 @@ change.
 import argparse
 import array
 import ctypes
+import datetime
 import fcntl
 import importlib.util
 import json
@@ -45,6 +46,7 @@ MAX_DEPTH = 64
 MAX_DIMS = 64
 ALIGN = 64
 HEADER = struct.Struct("<Q")
+STORE_TIMEOUT = datetime.timedelta(seconds=300)  # the launcher's rendezvous deadline is shorter
 PR_SET_PDEATHSIG = 1
 
 
@@ -683,6 +685,7 @@ class CandidateProcess:
         self.holding = []   # the last reply's CUDA tensors: alive until the judge's next request
         self.timing = None
         self.ipc = None
+        self.store = None
 
     def start_torch(self, cuda_device):
         # Before the judge's first request, so that the import and the CUDA context overlap the judge's.
@@ -750,9 +753,13 @@ class CandidateProcess:
             self.ipc.require_context()
         else:
             self.device = torch.device("cpu")
-        kwargs = {"backend": "nccl" if self.cuda else "gloo", "init_method": "env://",
-                  "rank": self.rank, "world_size": self.world}
+        kwargs = {"backend": "nccl" if self.cuda else "gloo", "rank": self.rank, "world_size": self.world}
         try:
+            # Rank 0's store is already listening ("store"), so no peer's connection is refused and
+            # retried; the PrefixStore is the one init_process_group would put over an env:// store.
+            store = self.store if self.store is not None else torch.distributed.TCPStore(
+                message["master_addr"], int(message["master_port"]), self.world, self.rank == 0, STORE_TIMEOUT)
+            kwargs["store"] = torch.distributed.PrefixStore("default_pg", store)
             if self.cuda:
                 try:
                     dist.init_process_group(**kwargs, device_id=self.device)
@@ -765,6 +772,16 @@ class CandidateProcess:
                     "message": f"the candidates' init_process_group failed: {error}", "traceback": ""}, []
         self.dist = dist
         return {"pid": os.getpid(), "ppid": os.getppid()}, []
+
+    def op_store(self, message, fds):
+        """Rank 0: the candidates' store, on a port the system picks (nothing else can take it first);
+        the judge shares the port with the other ranks' judges."""
+        if self.torch is None:
+            return {"ok": False, "kind": "environment", "type": "ImportError", "message": self.import_error,
+                    "traceback": ""}, []
+        self.store = self.torch.distributed.TCPStore(message["host"], 0, int(message["world_size"]), True,
+                                                     STORE_TIMEOUT, wait_for_workers=False)
+        return {"port": self.store.port}, []
 
     def op_load(self, message, fds):
         self.solution = load_module("solution_mod", message["solution_file"]).solution

@@ -753,17 +753,25 @@ def run(args, resources):
         store, _, _ = next(rendezvous("env://", rank, world))
         if candidate is not None:
             if rank == 0:
-                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-                    probe.bind(("", 0))
-                    store.set(CANDIDATE_PORT_KEY, str(probe.getsockname()[1]))
+                # The candidates' store listens before any other rank's candidate looks for it.
+                try:
+                    reply = candidate.request({"op": "store", "host": os.environ.get("MASTER_ADDR", "127.0.0.1"),
+                                               "world_size": world})
+                    if type(reply.get("port")) is not int or not 0 < reply["port"] < 65536:
+                        raise ProtocolError(f"a store port {str(reply.get('port'))[:20]}")
+                except (CandidateRaised, CandidateGone, ProtocolError) as error:
+                    init_sent = error
+                    reply = {"port": 0}  # the other ranks' candidates fail to connect; this rank reports
+                store.set(CANDIDATE_PORT_KEY, str(reply["port"]))
             port = int(store.get(CANDIDATE_PORT_KEY))
-            try:
-                candidate.send({"op": "init", "rank": rank, "world_size": world, "local_rank": local_rank,
-                                "device": "cuda" if cuda else "cpu",
-                                "master_addr": os.environ.get("MASTER_ADDR", "127.0.0.1"), "master_port": port,
-                                "checkout": pkb["checkout"]})
-            except CandidateGone as error:
-                init_sent = error
+            if init_sent is None:
+                try:
+                    candidate.send({"op": "init", "rank": rank, "world_size": world, "local_rank": local_rank,
+                                    "device": "cuda" if cuda else "cpu",
+                                    "master_addr": os.environ.get("MASTER_ADDR", "127.0.0.1"), "master_port": port,
+                                    "checkout": pkb["checkout"]})
+                except CandidateGone as error:
+                    init_sent = error
         kwargs = {"backend": "nccl" if cuda else "gloo", "store": dist.PrefixStore("default_pg", store),
                   "rank": rank, "world_size": world}
         if cuda:
