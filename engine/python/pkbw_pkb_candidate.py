@@ -774,13 +774,15 @@ class CandidateProcess:
         return {"pid": os.getpid(), "ppid": os.getppid()}, []
 
     def op_store(self, message, fds):
-        """Rank 0: the candidates' store, on a port the system picks (nothing else can take it first);
-        the judge shares the port with the other ranks' judges."""
+        """Rank 0: the candidates' store, listening before any other rank's candidate connects (so
+        none is refused and retries after a backoff); the judge shares its port with the other judges.
+        The port is the judge's pick, as env:// would be given one (port 0 is not relied on)."""
         if self.torch is None:
             return {"ok": False, "kind": "environment", "type": "ImportError", "message": self.import_error,
                     "traceback": ""}, []
-        self.store = self.torch.distributed.TCPStore(message["host"], 0, int(message["world_size"]), True,
-                                                     STORE_TIMEOUT, wait_for_workers=False)
+        self.store = self.torch.distributed.TCPStore(message["host"], int(message["port"]),
+                                                     int(message["world_size"]), True, STORE_TIMEOUT,
+                                                     wait_for_workers=False)
         return {"port": self.store.port}, []
 
     def op_load(self, message, fds):

@@ -754,9 +754,12 @@ def run(args, resources):
         if candidate is not None:
             if rank == 0:
                 # The candidates' store listens before any other rank's candidate looks for it.
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+                    probe.bind(("", 0))
+                    free_port = probe.getsockname()[1]
                 try:
                     reply = candidate.request({"op": "store", "host": os.environ.get("MASTER_ADDR", "127.0.0.1"),
-                                               "world_size": world})
+                                               "port": free_port, "world_size": world})
                     if type(reply.get("port")) is not int or not 0 < reply["port"] < 65536:
                         raise ProtocolError(f"a store port {str(reply.get('port'))[:20]}")
                 except (CandidateRaised, CandidateGone, ProtocolError) as error:
