@@ -486,10 +486,11 @@ class RemoteTiming:
         samples = reply.get("samples_ms")
         if not isinstance(samples, list) or len(samples) != iterations or not all(finite(x) for x in samples):
             raise ProtocolError(f"a timing reply without {iterations} finite non-negative samples")
-        if not finite(reply.get("span_ms")) or not finite(reply.get("host_ms")) or type(reply.get("calls")) is not int:
-            raise ProtocolError("a timing reply without its bracket (span_ms, host_ms, calls)")
+        if not all(finite(reply.get(k)) for k in ("span_ms", "host_ms", "whole_ms")) or \
+                type(reply.get("calls")) is not int:
+            raise ProtocolError("a timing reply without its bracket (span_ms, host_ms, whole_ms, calls)")
         extra = {"judge_ms": judge_ms, "span_ms": float(reply["span_ms"]), "host_ms": float(reply["host_ms"]),
-                 "calls": reply["calls"]}
+                 "whole_ms": float(reply["whole_ms"]), "calls": reply["calls"]}
         before, window_start = cpu_ms(self.candidate.pid), time.perf_counter()
         time.sleep(self.IDLE_WINDOW_S)
         after, window_ms = cpu_ms(self.candidate.pid), (time.perf_counter() - window_start) * 1e3

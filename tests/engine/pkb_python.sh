@@ -200,7 +200,7 @@ for line in open(sys.argv[1]):
     if line.startswith('{') and 'perf_result' in line:
         e = json.loads(line)
         if e.get('event') == 'perf_result' and e.get('side') == 'candidate':
-            full += all(k in e for k in ('judge_ms', 'span_ms', 'host_ms', 'calls', 'idle_cpu_ms', 'idle_window_ms'))
+            full += all(k in e for k in ('judge_ms', 'span_ms', 'host_ms', 'whole_ms', 'calls', 'idle_cpu_ms', 'idle_window_ms'))
 print(full)" "$work/out"; }
 perf_args=(--nproc 2 --m 64 --n 64 --trials 1 --pkb-warmup 5 --pkb-iters 10 --warmup 3 --pairs 2 --iters 10 --json)
 run 0 "perf of an honest candidate, JSON events" -- perf --problem 1 --solutions-dir "$solutions" "${perf_args[@]}"
