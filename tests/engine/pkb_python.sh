@@ -125,9 +125,10 @@ for f in "$probe"/daemon_rank_*.pid; do
 done
 
 # A candidate that writes forged rank_result "pass" lines and rank_done to fd $PKBW_CONTROL_FD (3)
-# and every writable pipe among fds 3..20 while computing a wrong answer: the control pipe is not
-# among its descriptors, so the run is the real mismatch of trial 0 and nothing forged is recorded
-# (with the candidate in the rank process, the forged trials 1..9 were reported as matches).
+# and every writable pipe among fds 3..20 that leads out of its process while computing a wrong
+# answer: the control pipe is not among its descriptors, so the run is the real mismatch of trial 0
+# and nothing forged is recorded (with the candidate in the rank process, the forged trials 1..9
+# were reported as matches).
 PKB_TEST_PROBE_DIR=$probe run 1 "a candidate forging events cannot change the verdict" -- eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_forges_events.py" --nproc 2 --dtype f32 --trials 3 --json
 contains "tensors not allclose"
 if grep -q "forged" "$work/out"; then fail "a forged line reached the launcher"; fi
