@@ -363,6 +363,11 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
     auto start = Clock::now();
     // Orphans of the ranks' processes are re-parented to pkbw, which kills them at the end.
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    // The read ends of every rank's control pipe are pkbw's descriptors: a process of the same user
+    // could open them through /proc/<pid>/fd and write forged events. Not dumpable, /proc/<pid>/fd
+    // and mem are closed to processes without CAP_SYS_PTRACE (the native candidate's Landlock domain
+    // closes them even to root; a PKB Python candidate run as root is not covered: docs/pkb-interop.md).
+    ::prctl(PR_SET_DUMPABLE, 0);
     LaunchOutcome outcome;
     outcome.token = random_token();
     outcome.port = find_free_port();

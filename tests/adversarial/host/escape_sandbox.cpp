@@ -43,6 +43,23 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         report("open the judge's memory", ::open(path, O_RDONLY) >= 0);
         report("write a file in /tmp", ::open("/tmp/pkbw-escape-test", O_CREAT | O_WRONLY, 0600) >= 0);
         report("stop the judge", ::kill(judge, SIGSTOP) == 0);
+        // The launcher (the judge's parent) holds the read ends of every rank's control pipe.
+        std::snprintf(path, sizeof path, "/proc/%d/stat", judge);
+        char stat[512] = {};
+        const int s = ::open(path, O_RDONLY);
+        if (s >= 0 && ::read(s, stat, sizeof stat - 1) > 0) {
+            const char* close = std::strrchr(stat, ')');
+            int launcher = 0;
+            char state = 0;
+            if (close && std::sscanf(close + 2, "%c %d", &state, &launcher) == 2) {
+                bool opened = false;
+                for (int fd = 3; fd < 64 && !opened; ++fd) {
+                    std::snprintf(path, sizeof path, "/proc/%d/fd/%d", launcher, fd);
+                    opened = ::open(path, O_WRONLY | O_NONBLOCK) >= 0;
+                }
+                report("open the launcher's control pipes", opened);
+            }
+        }
         std::fflush(stdout);
     }
     const pkbw::TensorView& in = ctx.input(0);
