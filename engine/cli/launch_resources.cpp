@@ -3,6 +3,7 @@
 // launcher.cpp, which owns the ranks' lives.
 #include "fd.h"
 #include "launcher.h"
+#include "loopback.h"
 #include "pkbw/core/error.h"
 
 #include <algorithm>
@@ -20,32 +21,11 @@ namespace fs = std::filesystem;
 namespace pkbw::cli {
 
 int find_free_port() {
-    UniqueFd sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!sock)
-        throw Error(std::string("cannot create a socket to find a free port: ") + std::strerror(errno));
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = 0;
-    socklen_t length = sizeof address;
-    if (::bind(sock.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-        ::getsockname(sock.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0)
-        throw Error(std::string("cannot bind a loopback port: ") + std::strerror(errno));
-    return ntohs(address.sin_port);
+    return engine::free_loopback_port();
 }
 
 std::string random_token() {
-    UniqueFd fd(::open("/dev/urandom", O_RDONLY | O_CLOEXEC));
-    unsigned char bytes[16];
-    if (!fd || ::read(fd.get(), bytes, sizeof bytes) != sizeof bytes)
-        throw Error("cannot read /dev/urandom for the rendezvous token");
-    static const char* digits = "0123456789abcdef";
-    std::string hex;
-    for (unsigned char b : bytes) {
-        hex += digits[b >> 4];
-        hex += digits[b & 15];
-    }
-    return hex;
+    return engine::random_hex_token();
 }
 
 int remove_shm_segments(const std::string& token, const fs::path& shm_dir) {

@@ -4,7 +4,6 @@
 #include "pkbw/core/error.h"
 #include "pkbw/tracer_control.h"
 
-#include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -12,9 +11,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <netinet/in.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
@@ -129,38 +126,6 @@ SandboxSpec candidate_sandbox(const CandidateLaunch& launch, const std::string& 
 }
 
 } // namespace
-
-int free_loopback_port() {
-    const int sock = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (sock < 0) {
-        throw Error(std::string("socket: ") + std::strerror(errno));
-    }
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    const bool ok = ::bind(sock, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-                    ::getsockname(sock, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-    ::close(sock);
-    if (!ok) {
-        throw Error(std::string("cannot bind a loopback port for the candidates' rendezvous: ") +
-                    std::strerror(errno));
-    }
-    return ntohs(address.sin_port);
-}
-
-std::string random_hex_token() {
-    const int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    std::string bytes(16, '\0');
-    const bool ok = fd >= 0 && ::read(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
-    if (fd >= 0) {
-        ::close(fd);
-    }
-    if (!ok) {
-        throw Error("cannot read /dev/urandom for the candidates' rendezvous token");
-    }
-    return hex(bytes);
-}
 
 CandidateProcess::CandidateProcess(const CandidateLaunch& launch) {
     // Its own directory, the only place it may write (besides /dev/shm and the trace directory).

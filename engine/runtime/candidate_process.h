@@ -5,6 +5,7 @@
 #pragma once
 
 #include "channel.h"
+#include "loopback.h"
 #include "pkbw/solution.h"
 #include "sandbox.h"
 #include "shared_buffers.h"
@@ -99,10 +100,5 @@ private:
     int next_views_ = 1;
     std::set<int> mapped_;
 };
-
-// A free loopback port (bound and released; the candidates' rendezvous server binds it next).
-int free_loopback_port();
-// 32 hex digits from /dev/urandom.
-std::string random_hex_token();
 
 } // namespace pkbw::engine
