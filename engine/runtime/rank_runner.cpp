@@ -13,12 +13,13 @@
 #include "pkbw/engine_nvtx.h"
 #include "pkbw/problems/registry.h"
 #include "pkbw/tracer_control.h"
+#include "recheck.h"
+#include "remote_side.h"
 #include "rendezvous.h"
 #include "solution_library.h"
 #include "trial_buffers.h"
 
 #include <algorithm>
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -27,7 +28,6 @@
 #include <optional>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <thread>
 #include <unistd.h>
 
 namespace pkbw::engine {
@@ -69,57 +69,6 @@ std::string hostname() {
     ::gethostname(name, sizeof(name) - 1);
     return name;
 }
-
-// The candidate's side of a timed block: its calls run in the candidate process, which times them;
-// this process measures the round trip on its own clock and, after the block, how much CPU the
-// candidate process used while it should have been idle (core/timing_checks.h).
-class RemoteSide final : public TimedSide {
-public:
-    static constexpr int kIdleWindowMs = 50;
-
-    RemoteSide(CandidateProcess& process, Rendezvous& judges, const TimingBuffers& buffers)
-        : process_(process)
-        , judges_(judges) {
-        for (int copy = 0; copy < buffers.copies(); ++copy) {
-            views_.push_back(process_.define_views(buffers.inputs(copy), buffers.outputs()));
-        }
-    }
-    BlockTiming pkb_series(int warmup, int iterations, json& extra) override {
-        judges_.barrier(); // the judges' clocks start together, so the candidates' barrier is short
-        const auto start = std::chrono::steady_clock::now();
-        BlockTiming timing = process_.pkb_series(views_, warmup, iterations);
-        after(timing, start, extra);
-        return timing;
-    }
-    BlockTiming pkbw_block(int iterations, int repeat, bool flush, int& next_copy, json& extra) override {
-        judges_.barrier();
-        const auto start = std::chrono::steady_clock::now();
-        BlockTiming timing = process_.pkbw_block(views_, iterations, repeat, flush, next_copy);
-        after(timing, start, extra);
-        return timing;
-    }
-
-private:
-    void after(const BlockTiming& timing, std::chrono::steady_clock::time_point start, json& extra) {
-        extra["judge_ms"] =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        extra["span_ms"] = timing.span_ms;
-        extra["host_ms"] = timing.host_ms;
-        extra["whole_ms"] = timing.whole_ms;
-        extra["calls"] = timing.calls;
-        const double before = process_.cpu_ms();
-        std::this_thread::sleep_for(std::chrono::milliseconds(kIdleWindowMs));
-        const double after = process_.cpu_ms();
-        if (before >= 0 && after >= 0) {
-            extra["idle_cpu_ms"] = std::max(after - before, 0.0);
-            extra["idle_window_ms"] = kIdleWindowMs;
-        }
-    }
-
-    CandidateProcess& process_;
-    Rendezvous& judges_;
-    std::vector<int> views_;
-};
 
 std::string executable_directory() {
     std::error_code ec;
@@ -250,7 +199,7 @@ public:
             if (candidate_) {
                 sides.candidate = [&](const TimingBuffers& buffers) -> std::unique_ptr<TimedSide> {
                     try {
-                        return std::make_unique<RemoteSide>(*candidate_, *rendezvous_, buffers);
+                        return make_remote_side(*candidate_, *rendezvous_, buffers);
                     } catch (const CandidateFailure& failure) {
                         candidate_broke(failure, "perf", 0);
                     }
@@ -506,98 +455,33 @@ private:
         }
     }
 
-    // After timing, the candidate is called again with poisoned outputs on inputs it has not seen:
-    // at the addresses it was timed on (a result cached by pointer, or outputs it stopped writing,
-    // fail here), then at new ones; both are compared with the reference on the same inputs.
+    // The re-check after timing (recheck.h): results as events; a broken candidate ends the rank.
     void recheck(TimingBuffers& timed) {
         phase(std::string(status::kPhaseRecheck), 0);
-        // one_element_changed: the inputs it was timed on, at the same addresses, with the last element
-        // of the first floating-point input changed (a cache keyed by address and a cheap look at the
-        // contents returns its stale result here).
-        const std::pair<const char*, int> variants[] = {
-            {"timed_addresses", 1}, {"one_element_changed", 0}, {"new_addresses", 2}};
-        for (const auto& [variant, offset] : variants) {
-            const bool same_addresses = std::string(variant) != "new_addresses";
-            const ProblemConfig problem_config =
-                config_.problem_config(offset == 0 ? 0 : config_.trials + offset);
-            const auto input_specs = problem_->input_specs(problem_config, rank_);
-            const auto output_specs = problem_->output_specs(problem_config, rank_);
-            const auto params = problem_->params(problem_config);
-            std::vector<Tensor> inputs = problem_->build_inputs(problem_config, rank_);
-            if (offset == 0) {
-                bool changed = false;
-                for (auto& tensor : inputs) {
-                    if (!changed && is_floating(tensor.dtype()) && tensor.numel() > 0) {
-                        const std::size_t size = dtype_size(tensor.dtype());
-                        std::byte* last = tensor.mutable_data() + (tensor.numel() - 1) * size;
-                        f64_to_element(tensor.dtype(), element_to_f64(tensor.dtype(), last) + 1.0, last);
-                        changed = true;
-                    }
-                }
-                if (!changed) {
-                    continue; // no floating-point input to change
-                }
-            }
-            OutputSet candidate_outputs;
-            std::string error;
-            try {
-                if (same_addresses) {
-                    for (std::size_t i = 0; i < inputs.size(); ++i) {
-                        if (inputs[i].nbytes() > 0) {
-                            device_->upload(timed.inputs(0)[i].data, inputs[i].data(), inputs[i].nbytes());
-                        }
-                    }
-                    for (const auto& view : timed.outputs()) {
-                        device_->fill(view.data, kPoisonByte, view.nbytes());
-                    }
-                    device_->synchronize();
-                    candidate_->call(timed.inputs(0), timed.outputs(), params);
-                    for (std::size_t i = 0; i < output_specs.size(); ++i) {
-                        Tensor tensor = Tensor::zeros(output_specs[i].dtype, output_specs[i].shape);
-                        if (tensor.nbytes() > 0) {
-                            device_->download(tensor.mutable_data(), timed.outputs()[i].data,
-                                              tensor.nbytes());
-                        }
-                        candidate_outputs.add(output_specs[i].name, std::move(tensor));
-                    }
-                } else {
-                    TrialBuffers fresh(*shared_, input_specs, inputs, output_specs);
-                    fresh.prepare();
-                    candidate_->call(fresh.input_views(), fresh.output_views(), params);
-                    candidate_outputs = fresh.download_outputs();
-                }
-            } catch (const CandidateFailure& failure) {
-                if (failure.kind != candidate_protocol::kFailSolution) {
-                    candidate_broke(failure, std::string(status::kPhaseRecheck), 0);
-                }
-                error = failure.what();
-            }
-            TrialBuffers reference_buffers(*shared_, input_specs, std::move(inputs), output_specs);
-            reference_session_->set_params(params);
-            const SideResult reference = run_reference(reference_buffers, 0);
-            phase(std::string(status::kPhaseRecheck), 0);
-            std::string status(status::kPass);
-            std::string message;
-            if (!error.empty()) {
-                status = status::kError;
-                message = "candidate failed: " + error;
-            } else if (!reference.error.empty()) {
-                status = status::kError;
-                message = "reference failed: " + reference.error;
-            } else {
-                const CompareOptions options{config_.atol, config_.rtol, 256};
-                const OutputComparison comparison =
-                    compare_outputs(reference.outputs, candidate_outputs, options);
-                if (!comparison.pass) {
-                    status = status::kMismatch;
-                    message = comparison.first_error;
-                }
-            }
+        const RecheckContext context{*problem_,
+                                     config_,
+                                     rank_,
+                                     *shared_,
+                                     *device_,
+                                     *candidate_,
+                                     [&](TrialBuffers& buffers, const std::map<std::string, double>& params) {
+                                         reference_session_->set_params(params);
+                                         SideResult reference = run_reference(buffers, 0);
+                                         phase(std::string(status::kPhaseRecheck), 0);
+                                         return std::make_pair(std::move(reference.outputs), reference.error);
+                                     }};
+        std::vector<RecheckResult> results;
+        try {
+            results = recheck_after_timing(context, timed);
+        } catch (const CandidateFailure& failure) {
+            candidate_broke(failure, std::string(status::kPhaseRecheck), 0);
+        }
+        for (const auto& result : results) {
             events_.send({{"event", protocol::kRecheck},
                           {"rank", rank_},
-                          {"variant", variant},
-                          {"status", status},
-                          {"message", message}});
+                          {"variant", result.variant},
+                          {"status", result.status},
+                          {"message", result.message}});
         }
     }
 
