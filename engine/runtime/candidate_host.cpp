@@ -68,8 +68,7 @@ public:
                        {"ok", true},
                        {"pid", static_cast<long long>(::getpid())},
                        {"device", v.device_name},
-                       {"nccl_runtime", v.nccl_runtime},
-                       {"threads", 0}});
+                       {"nccl_runtime", v.nccl_runtime}});
         while (true) {
             fds.clear();
             std::optional<json> request;
@@ -163,7 +162,7 @@ private:
             } else if (msg == cp::kViews) {
                 define_views(request);
             } else if (msg == cp::kCall) {
-                call(request, reply);
+                call(request);
             } else if (msg == cp::kPkbSeries || msg == cp::kPkbwBlock) {
                 time(msg, request, reply);
             } else if (msg == cp::kTrace) {
@@ -295,22 +294,12 @@ private:
         }
     }
 
-    void call(const json& request, json& reply) {
+    void call(const json& request) {
         set_params(request);
         const ViewSet set = build_views(request);
         const Context context = session_->make_context(local_rank_, set.inputs, set.outputs);
         invoke(context);
         device_->synchronize();
-        reply["threads"] = thread_count_self();
-    }
-
-    static int thread_count_self() {
-        int count = 0;
-        for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
-            (void)entry;
-            ++count;
-        }
-        return count;
     }
 
     void time(const std::string& msg, const json& request, json& reply) {
