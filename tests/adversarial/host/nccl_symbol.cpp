@@ -1,8 +1,8 @@
 // Adversarial candidate for the host backend: imports a symbol named like NCCL's all-reduce (weak, so
 // the library loads without NCCL; on a CUDA build the real call would do the problem's work). It
 // computes the right answer itself when the symbol is absent or there is no communicator (a CUDA build
-// of pkbw-rank links NCCL, so the weak symbol resolves even on the host backend). Expected: pass with the warning
-// "calls NCCL collective ncclAllReduce", found in the library's dynamic symbol table.
+// of pkbw-rank links NCCL, so the weak symbol resolves even on the host backend). Expected: pass with the
+// warning "calls NCCL collective ncclAllReduce", found in the library's dynamic symbol table.
 #include "pkbw/solution.h"
 
 #include <cstring>
