@@ -185,6 +185,9 @@ std::string Sandbox::describe() const {
     for (const auto& path : writable_) {
         text += " " + path;
     }
+    if (own_proc_writable_) {
+        text += " /proc/<its pid>";
+    }
     text +=
         signals_scoped_ ? "; signals scoped to its own processes" : "; signals not scoped (Landlock ABI < 6)";
     return text;

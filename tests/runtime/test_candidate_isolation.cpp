@@ -112,6 +112,7 @@ TEST(Sandbox, WritesOnlyWhereAllowedAndCannotSignalOutside) {
     const Sandbox sandbox = Sandbox::prepare(spec);
     EXPECT_GT(sandbox.landlock_abi(), 0);
     EXPECT_NE(sandbox.describe().find((root / "allowed").string()), std::string::npos);
+    EXPECT_EQ(sandbox.describe().find("/proc/<its pid>"), std::string::npos);
     const std::string allowed = (root / "allowed" / "file").string();
     const std::string secret = (root / "secret" / "store.db").string();
     EXPECT_EQ(in_sandbox(sandbox,
@@ -129,6 +130,23 @@ TEST(Sandbox, WritesOnlyWhereAllowedAndCannotSignalOutside) {
                          }),
               0);
     EXPECT_EQ(fs::file_size(secret), 4u);
+    // Its own /proc entry (the CUDA driver writes there), and no other process's.
+    SandboxSpec with_proc = spec;
+    with_proc.own_proc_writable = true;
+    const Sandbox proc_sandbox = Sandbox::prepare(with_proc);
+    EXPECT_NE(proc_sandbox.describe().find("/proc/<its pid>"), std::string::npos);
+    EXPECT_EQ(in_sandbox(proc_sandbox,
+                         [] {
+                             const int fd = ::open("/proc/self/comm", O_WRONLY);
+                             return fd >= 0 && ::write(fd, "probe", 5) == 5 ? 0 : 1;
+                         }),
+              0);
+    EXPECT_EQ(in_sandbox(sandbox,
+                         [] {
+                             const int fd = ::open("/proc/self/comm", O_WRONLY);
+                             return fd < 0 && errno == EACCES ? 0 : 1;
+                         }),
+              0);
     if (sandbox.signals_scoped()) {
         const pid_t judge = ::getpid();
         EXPECT_EQ(in_sandbox(sandbox, [&] { return ::kill(judge, SIGKILL) != 0 && errno == EPERM ? 0 : 1; }),
