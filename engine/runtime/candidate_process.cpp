@@ -316,13 +316,13 @@ json CandidateProcess::request(const json& message, const std::vector<int>& fds)
     return *reply;
 }
 
-void CandidateProcess::ensure_mapped(const TensorView& view) {
+SharedBuffers::Location CandidateProcess::ensure_mapped(const TensorView& view) {
     const auto location = buffers_->locate(view.data, view.nbytes());
     if (!location) {
         throw Error(std::string("tensor '") + view.name + "' is not in memory shared with the candidate");
     }
     if (mapped_.count(location->id)) {
-        return;
+        return *location;
     }
     const SharedAllocation& allocation = buffers_->allocation(location->id);
     json buffer = {{"id", location->id}, {"bytes", allocation.bytes}};
@@ -334,6 +334,7 @@ void CandidateProcess::ensure_mapped(const TensorView& view) {
     }
     request({{"msg", cp::kMap}, {"buffers", json::array({buffer})}}, fds);
     mapped_.insert(location->id);
+    return *location;
 }
 
 void CandidateProcess::unmap(int id) {
@@ -352,13 +353,12 @@ json CandidateProcess::describe(const std::vector<TensorView>& inputs,
     auto list = [&](const std::vector<TensorView>& views) {
         json out = json::array();
         for (const auto& view : views) {
-            ensure_mapped(view);
-            const auto location = buffers_->locate(view.data, view.nbytes());
+            const auto location = ensure_mapped(view);
             out.push_back({{"name", view.name},
                            {"dtype", static_cast<int>(view.dtype)},
                            {"shape", std::vector<std::int64_t>(view.shape, view.shape + view.ndim)},
-                           {"buffer", location->id},
-                           {"offset", location->offset}});
+                           {"buffer", location.id},
+                           {"offset", location.offset}});
         }
         return out;
     };

@@ -86,7 +86,8 @@ public:
 private:
     nlohmann::json request(const nlohmann::json& message, const std::vector<int>& fds = {});
     nlohmann::json describe(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs);
-    void ensure_mapped(const TensorView& view);
+    // Maps the view's buffer into the candidate if it is not yet; returns where the view lies in it.
+    SharedBuffers::Location ensure_mapped(const TensorView& view);
     [[noreturn]] void died(const std::string& during);
     void unmap(int id);
 

@@ -84,12 +84,6 @@ std::size_t total_bytes(const std::vector<TensorSpec>& specs) {
     return total;
 }
 
-void add_bracket(json& extra, const BlockTiming& timing) {
-    extra["span_ms"] = timing.span_ms;
-    extra["host_ms"] = timing.host_ms;
-    extra["calls"] = timing.calls;
-}
-
 // A side whose calls run here: a library with its session, or a bare function (the NCCL loop).
 class LocalSide final : public TimedSide {
 public:
@@ -199,6 +193,12 @@ json to_json(const PerfOptions& o) {
             {"min_time_ms", o.min_time_ms},
             {"bare_nccl", o.bare_nccl},
             {"rotation_memory_fraction", o.rotation_memory_fraction}};
+}
+
+void add_bracket(json& extra, const BlockTiming& timing) {
+    extra["span_ms"] = timing.span_ms;
+    extra["host_ms"] = timing.host_ms;
+    extra["calls"] = timing.calls;
 }
 
 std::unique_ptr<TimedSide> make_local_side(const PerfContext& context, const SolutionLibrary& library,

@@ -84,6 +84,9 @@ public:
                                    nlohmann::json& extra) = 0;
 };
 
+// The block's bracket as a perf_result event carries it: span_ms, host_ms, calls.
+void add_bracket(nlohmann::json& extra, const BlockTiming& timing);
+
 // A side timed in this process: `library` called with `session`'s services.
 std::unique_ptr<TimedSide> make_local_side(const PerfContext& context, const SolutionLibrary& library,
                                            SolutionSession& session, const TimingBuffers& buffers);

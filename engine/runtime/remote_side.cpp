@@ -44,10 +44,8 @@ private:
     void after(const BlockTiming& timing, std::chrono::steady_clock::time_point start, json& extra) {
         extra["judge_ms"] =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        extra["span_ms"] = timing.span_ms;
-        extra["host_ms"] = timing.host_ms;
+        add_bracket(extra, timing);
         extra["whole_ms"] = timing.whole_ms;
-        extra["calls"] = timing.calls;
         const double before = process_.cpu_ms();
         std::this_thread::sleep_for(std::chrono::milliseconds(kIdleWindowMs));
         const double after = process_.cpu_ms();
