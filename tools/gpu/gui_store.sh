@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Records a store of real GPU runs for the workbench (the GUI review's data, docs/gui.md): a calibration,
+# traced perf of native samples, a wrong candidate with its outputs kept, evals of both sample
+# generations, PKB's own LLM solutions with --trace, and a PKB logs folder written by PKB's run_local.py
+# with --download --profile (for `pkbw import-pkb`). Packs the store, its run folders and the PKB logs
+# into OUT_DIR/gui_store.tar.gz (the device returns few files), to open with pkbw-gui elsewhere.
+# Usage: tools/gpu/gui_store.sh OUT_DIR   (needs a built tree: tools/gpu/checks.sh OUT_DIR build; .pkb:
+# a PKB checkout with the cfbf870^ solution folders)
+set -uo pipefail
+out=$(realpath -m "${1:?usage: tools/gpu/gui_store.sh OUT_DIR}")
+cd "$(dirname "$0")/../.." || exit 1
+export PATH=/usr/local/cuda/bin:$PATH NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+p=${PKBW:-$PWD/build-dev/bin/pkbw}
+[ -x "$p" ] || { echo "gui_store.sh: no pkbw at $p (run tools/gpu/checks.sh OUT build first)"; exit 1; }
+[ -d .pkb ] || { echo "gui_store.sh: no .pkb (a PKB checkout with the cfbf870^ solution folders)"; exit 1; }
+root=/tmp/pkbw-gui-store
+rm -rf "$root" && mkdir -p "$root" "$out"
+export PKBW_STORE=$root/runs.db PKBW_CACHE_DIR=/tmp/pkbw-gui-cache TORCH_EXTENSIONS_DIR=/tmp/pkbw-gui-ext
+base=samples/solutions_cuda_bf16_h200_2_samples_baseline
+tuned=samples/solutions_cuda_bf16_h200_2_samples_tuned
+models="anthropic_claude-opus-4-7 google_gemini-3-pro-preview openai_gpt-5.5"
+log=$out/gui_store.log
+step() { # label, pkbw args...: one line per run (its final status) in the log and on stdout
+    local label=$1
+    shift
+    local t0 rc
+    t0=$(date +%s)
+    "$p" "$@" > "$root/step.log" 2>&1
+    rc=$?
+    printf '%-44s rc=%d %3ds  %s\n' "$label" "$rc" $(($(date +%s) - t0)) \
+        "$(grep -E '^run [0-9]+|speedup|MISMATCH|FAIL|error' "$root/step.log" | head -2 | tr '\n' ' ' | cut -c1-150)" | tee -a "$log"
+}
+
+# PKB's solutions compile a torch extension on their first call: start those compiles now, in the
+# background, one untimed eval each, while the native runs take the GPU.
+for model in $models; do
+    for n in 2 5; do
+        (PKBW_STORE=$root/warm_${model}_$n.db timeout 240 "$p" eval --pkb-checkout .pkb \
+            --solutions-dir ".pkb/solutions_cuda_bf16_h100_8_$model" --problem "$n" --nproc 1 --trials 1 \
+            --timeout-compile 200 > /dev/null 2>&1) &
+    done
+done
+
+step calibrate calibrate --nproc 1
+for n in 12 13 18 20; do
+    step "perf --trace $n baseline" perf --problem "$n" --solution cuda --solutions-dir "$base" --nproc 1 --trace
+done
+step "perf --trace 12 tuned" perf --problem 12 --solution cuda --solutions-dir "$tuned" --nproc 1 --trace
+# A wrong candidate: zeros instead of the sum (mismatch on every trial, outputs kept).
+step "eval wrong 1 (1024^2)" eval --problem 1_allreduce --solution tests/adversarial/cuda/all_zero.cu --nproc 1 \
+    --all-trials --keep-outputs
+step "eval wrong 1 (4096^2)" eval --problem 1_allreduce --solution tests/adversarial/cuda/all_zero.cu --nproc 1 \
+    --m 4096 --n 4096 --all-trials
+for dir in "$base" "$tuned"; do
+    for f in "$dir"/*_cuda.cu; do
+        stem=$(basename "$f" _cuda.cu)
+        step "eval $(basename "$dir") $stem" eval --problem "$stem" --solution cuda --solutions-dir "$dir" --nproc 1
+    done
+done
+wait # the PKB warm-ups
+for model in $models; do
+    for n in 2 5; do
+        step "perf --trace pkb $n $model" perf --pkb-checkout .pkb --solutions-dir ".pkb/solutions_cuda_bf16_h100_8_$model" \
+            --problem "$n" --nproc 1 --trace
+    done
+done
+# PKB's own harness, with its outputs and torch-profiler traces, for import-pkb.
+(cd .pkb && timeout 240 python3 run_local.py --mode eval --problem 2 --solution cuda \
+    --solutions-dir "$PWD/solutions_cuda_bf16_h100_8_anthropic_claude-opus-4-7" --nproc-per-node 1 \
+    --measure-perf --trials 2 --download --profile --logs-dir "$root/pkb_logs" > "$root/run_local.log" 2>&1)
+echo "run_local.py --download --profile rc=$? ($(find "$root/pkb_logs" -type f 2>/dev/null | wc -l) files)" | tee -a "$log"
+cp "$root/run_local.log" "$out/"
+"$p" runs --store "$PKBW_STORE" > "$out/runs.txt" 2>&1
+rm -f "$root"/warm_* "$root/step.log"
+tar czf "$out/gui_store.tar.gz" -C "$root" . && ls -la "$out/gui_store.tar.gz" | tee -a "$log"
