@@ -38,11 +38,11 @@ std::optional<DataLayout> layout_at(const fs::path& root) {
     layout.root = fs::weakly_canonical(root, ec);
     if (ec)
         layout.root = root;
-    if (fs::is_regular_file(root / "engine/include/pkbw/solution.h", ec)) {
-        layout.include_dirs = {layout.root / "engine/include", layout.root / "core/include",
+    if (fs::is_regular_file(root / "abi/include/pkbw/solution.h", ec)) {
+        layout.include_dirs = {layout.root / "abi/include", layout.root / "core/include",
                                layout.root / "toolkit/include"};
-        layout.abi_headers = {layout.root / "engine/include/pkbw/solution.h",
-                              layout.root / "core/include/pkbw/dtype_enum.h",
+        layout.abi_headers = {layout.root / "abi/include/pkbw/solution.h",
+                              layout.root / "abi/include/pkbw/dtype_enum.h",
                               layout.root / "core/include/pkbw/core/dtype.h"};
         for (const auto& header : files_under(layout.root / "toolkit/include/pkbw/toolkit"))
             layout.abi_headers.push_back(header);

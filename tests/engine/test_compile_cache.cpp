@@ -232,14 +232,14 @@ TEST(CompileCache, CudaCommandHasTheIssueFlags) {
     request.source = "cand.cu";
     request.backend = Backend::Cuda;
     request.arch = "sm_90a";
-    request.include_dirs = {"/r/engine/include", "/r/core/include"};
+    request.include_dirs = {"/r/abi/include", "/r/core/include"};
     auto argv = cache.command(request, "out.so");
     std::string joined;
     for (auto& a : argv)
         joined += a + " ";
     EXPECT_EQ(joined,
               "/usr/local/cuda/bin/nvcc -std=c++17 -O3 -arch=sm_90a -shared -Xcompiler -fPIC -Xlinker "
-              "-Bsymbolic -DPKBW_BACKEND_CUDA -I/r/engine/include -I/r/core/include cand.cu -o out.so "
+              "-Bsymbolic -DPKBW_BACKEND_CUDA -I/r/abi/include -I/r/core/include cand.cu -o out.so "
               "-lnccl -lcublas -lcublasLt ");
 }
 

@@ -13,7 +13,8 @@ TEST(Locate, SourceLayout) {
     EXPECT_FALSE(layout->installed);
     ASSERT_EQ(layout->include_dirs.size(), 3u);
     EXPECT_TRUE(fs::exists(layout->include_dirs[0] / "pkbw/solution.h"));
-    EXPECT_TRUE(fs::exists(layout->include_dirs[1] / "pkbw/dtype_enum.h"));
+    EXPECT_TRUE(fs::exists(layout->include_dirs[0] / "pkbw/dtype_enum.h"));
+    EXPECT_TRUE(fs::exists(layout->include_dirs[1] / "pkbw/core/dtype.h"));
     EXPECT_TRUE(fs::exists(layout->include_dirs[2] / "pkbw/toolkit/gemm.cuh"));
     // Every toolkit header is part of the compile cache key.
     int toolkit_headers = 0;
@@ -56,7 +57,7 @@ TEST(Locate, OrderEnvThenShareThenCompiledThenExeParent) {
     EXPECT_EQ(found->root, fs::weakly_canonical(PKBW_TEST_SOURCE_ROOT));
 
     // Last resort: <exe>/../.. in the source layout (build/bin/pkbw in a source tree).
-    dir.write("tree/engine/include/pkbw/solution.h", "//");
+    dir.write("tree/abi/include/pkbw/solution.h", "//");
     fs::create_directories(dir.path() / "tree/build/bin");
     std::vector<fs::path> tried;
     found = locate_data(std::nullopt, dir.path() / "tree/build/bin", "", &tried);
