@@ -228,6 +228,9 @@ TEST_P(SubCommSessions, ToolkitAllToAllVHost) {
         std::memcpy(got.data(), recv.data(), recv.size());
         EXPECT_EQ(got, expected);
         EXPECT_EQ(pkbw::tk::all_reduce_sum_f64(ctx, {1.0 * ctx.rank})[0], world * (world - 1) / 2.0);
+        // Within consecutive pairs: rank 2g + 2g + 1.
+        const SubComm pair = ctx.sub_comm_blocks(2);
+        EXPECT_EQ(pkbw::tk::all_reduce_sum_f64(ctx, pair, {1.0 * ctx.rank})[0], 4.0 * pair.group + 1);
     });
 }
 

@@ -180,6 +180,24 @@ inline std::vector<double> all_reduce_sum_f64(const Context& ctx, const std::vec
     return sum;
 }
 
+// The same within a group of ctx.sub_comm (group order); every rank calls them at once, each with
+// its own group of one layout.
+inline std::vector<double> all_gather_f64(const Context& ctx, const SubComm& group,
+                                          const std::vector<double>& values) {
+    std::vector<double> all(values.size() * static_cast<std::size_t>(group.size));
+    ctx.all_gather_host(group, values.data(), values.size() * sizeof(double), all.data());
+    return all;
+}
+inline std::vector<double> all_reduce_sum_f64(const Context& ctx, const SubComm& group,
+                                              const std::vector<double>& values) {
+    const std::vector<double> all = all_gather_f64(ctx, group, values);
+    std::vector<double> sum(values.size(), 0.0);
+    for (int r = 0; r < group.size; ++r)
+        for (std::size_t i = 0; i < values.size(); ++i)
+            sum[i] += all[r * values.size() + i];
+    return sum;
+}
+
 // All-to-all of bytes with per-peer counts (the CUDA toolkit's all_to_all_v): chunk p of send
 // (send_counts[p] items of item_bytes, packed in peer order) goes to rank p; returns the chunks this
 // rank receives, packed in source-rank order. send_counts has world_size entries; every rank calls it.
