@@ -1,35 +1,14 @@
 // Host oracle for PKB problem 17: RoPE in double with PyTorch's per-op rounding to the dtype, host
 // all-gather of the results, placement along the sequence.
-#include "pkbw/core/dtype.h"
 #include "pkbw/solution.h"
+#include "pkbw/toolkit/host.h"
+#include "pkbw/toolkit/permute_host.h"
 
 #include <vector>
 
-namespace {
-
-std::vector<double> to_f64(const void* data, pkbw::DType dtype, std::int64_t count) {
-    std::vector<double> v(static_cast<std::size_t>(count));
-    const auto* p = static_cast<const std::byte*>(data);
-    const std::size_t size = pkbw::element_size(dtype);
-    for (std::int64_t i = 0; i < count; ++i) {
-        v[i] = pkbw::element_to_f64(dtype, p + i * size);
-    }
-    return v;
-}
-
-// Rounds to `dtype` as storing into a tensor of that dtype would.
-double round_to(pkbw::DType dtype, double value) {
-    std::byte buf[8];
-    pkbw::f64_to_element(dtype, value, buf);
-    return pkbw::element_to_f64(dtype, buf);
-}
-
-void store(const pkbw::TensorView& out, std::int64_t i, double value) {
-    pkbw::f64_to_element(out.dtype, value,
-                         static_cast<std::byte*>(out.data) + i * pkbw::element_size(out.dtype));
-}
-
-} // namespace
+using pkbw::tk::round_to;
+using pkbw::tk::store;
+using pkbw::tk::to_f64;
 
 extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const pkbw::TensorView& q = ctx.input(0);
@@ -51,15 +30,11 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
             const double b = round_to(dt, rotated * sn[pos * dim + d]);
             y[i] = round_to(dt, a + b);
         }
-        std::vector<double> all(y.size() * static_cast<std::size_t>(world));
-        ctx.all_gather_host(y.data(), y.size() * sizeof(double), all.data());
-        for (int w = 0; w < world; ++w) {
-            for (std::int64_t b = 0; b < batch; ++b) {
-                for (std::int64_t j = 0; j < inner; ++j) {
-                    store(ctx.output(t), (b * world + w) * inner + j, all[w * local + b * inner + j]);
-                }
-            }
-        }
+        // [W, B, S*8*64] -> [B, W, S*8*64] = [B, W*S, 8, 64]
+        const long long shape[] = {world, batch, inner};
+        const int perm[] = {1, 0, 2};
+        pkbw::tk::store_all(ctx.output(t),
+                            pkbw::tk::permuted(pkbw::tk::all_gather_f64(ctx, y), 3, shape, perm));
     }
     return 0;
 }

@@ -1,7 +1,7 @@
 // Host oracle for PKB problem 20: y * s in fp32 (the product of two narrow values is the same in
-// fp32 on every machine), then one host all-gather per chunk for the all-to-all.
-#include "pkbw/core/dtype.h"
+// fp32 on every machine), then the toolkit's host all-to-all.
 #include "pkbw/solution.h"
+#include "pkbw/toolkit/host.h"
 
 #include <cstring>
 #include <vector>
@@ -18,14 +18,9 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         x[i] = pkbw::element_to_f32(y.dtype, static_cast<const std::byte*>(y.data) + i * ys) *
                pkbw::element_to_f32(s.dtype, static_cast<const std::byte*>(s.data) + (i / block) * ss);
     }
-    const int world = ctx.world_size;
-    const std::size_t chunk = x.size() / world;
-    std::vector<float> all(x.size());
-    for (int k = 0; k < world; ++k) {
-        ctx.all_gather_host(x.data() + k * chunk, chunk * sizeof(float), all.data());
-        if (k == ctx.rank) {
-            std::memcpy(out.data, all.data(), all.size() * sizeof(float));
-        }
-    }
+    const std::vector<long long> chunks(static_cast<std::size_t>(ctx.world_size),
+                                        static_cast<long long>(x.size()) / ctx.world_size);
+    const std::vector<std::byte> received = pkbw::tk::all_to_all_v_host(ctx, x.data(), chunks, sizeof(float));
+    std::memcpy(out.data, received.data(), received.size());
     return 0;
 }

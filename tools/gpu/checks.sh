@@ -2,7 +2,8 @@
 # The GPU checks of the engine, perf, problem-suite and tracing issues, in one batch for a lent GPU
 # machine (docs/building.md "GPU checks"). Builds pkbw there (Qt-free), then prints tables.
 # Usage: tools/gpu/checks.sh OUT_DIR [sections...]   sections: build eval suite perf trace crosscheck
-#        (optional: calibrate overhead adversarial pkbsol runlocal; adversarial runs tools/gpu/adversarial.sh,
+#        (optional: oracle calibrate overhead adversarial pkbsol runlocal; oracle compares every CUDA
+#        reference with its host oracle on the same inputs, bf16 and f32, through gpu_smoke; adversarial runs tools/gpu/adversarial.sh,
 #        about 4 minutes; crosscheck/pkbsol/runlocal need .pkb: a PKB checkout with the cfbf870^ solution folders)
 # Environment: W or NPROC (world size; default 2 when the machine has 2 GPUs or more, else 1: every
 # section runs at W=1, those that need 2 ranks say so and are skipped), PKBW (the pkbw to run, default
@@ -12,7 +13,7 @@
 # one warm-up eval, default 150), PKBSOL_JOBS (warm-ups at once, default 6), PKBSOL_FLAGS (extra perf
 # flags), RUNLOCAL_MODEL, RUNLOCAL_PROBLEMS.
 set -uo pipefail
-all_sections="build eval suite calibrate perf trace overhead crosscheck adversarial pkbsol runlocal"
+all_sections="build eval suite oracle calibrate perf trace overhead crosscheck adversarial pkbsol runlocal"
 if [ $# -lt 1 ]; then
     echo "usage: tools/gpu/checks.sh OUT_DIR [sections...]  (sections: $all_sections)" >&2
     exit 2
@@ -196,6 +197,18 @@ if want suite; then
                 --solution cuda --solutions-dir "$dir" --nproc "$W" --pairs 3 --iters 50 --pkb-warmup 100
         done
         [ $found = 1 ] || run_json "dryrun $stem reference" dryrun --problem "$n" --solution reference --nproc "$W"
+    done
+fi
+
+if want oracle; then
+    line "== CUDA references against their host oracles (gpu_smoke, W=$W, 512x512, pkb inputs)"
+    stems=$(for n in $xc_problems; do basename problems/"${n}"_*; done)
+    for dt in bf16 f32; do
+        # shellcheck disable=SC2086
+        OUT_DIR=$scratch/gpu_smoke bash tests/problems/gpu_smoke/run_all.sh "$W" 512 512 $dt pkb $stems \
+            > "$out/oracle_$dt.log" 2>&1
+        grep -E "^RESULT|COMPILE FAIL|ref vs host  mismatches [1-9]" "$out/oracle_$dt.log" | sed "s/^/oracle $dt: /" \
+            | tee -a "$out/summary.txt"
     done
 fi
 
