@@ -25,6 +25,7 @@ read with tools/pkbxc/safetensors_lite.py (no `safetensors` package needed). PKB
 the checkout given; nothing of it is copied into pkbw.
 """
 import argparse
+import concurrent.futures
 import datetime
 import importlib.util
 import json
@@ -219,8 +220,9 @@ def pkb_only(args, rank, world, device, backend, dist):
         result = module.solution(*pkb_args)
         leaves = flatten(result)
         shown = ", ".join(f"{k} {str(v.dtype)[6:]}{list(v.shape)}" for k, v in list(leaves.items())[:6])
-        report.update(status="runs", detail=[f"{time.monotonic() - start:.1f} s; outputs: {shown}"
-                                             + (" ..." if len(leaves) > 6 else "")] + call.notes)
+        seconds = time.monotonic() - start
+        report.update(status="runs", detail=[f"outputs: {shown}" + (" ..." if len(leaves) > 6 else "")]
+                      + ([f"slow: {seconds:.0f} s per call"] if seconds >= 10 else []) + call.notes)
     except Exception as error:
         report["detail"].append(f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"[:400])
         print(RANK_TAG + json.dumps(dict(report, problem=stem)), flush=True)
@@ -363,6 +365,7 @@ def table_main(argv):
     parser.add_argument("--atol", type=float, default=1e-2)
     parser.add_argument("--rtol", type=float, default=1e-2)
     parser.add_argument("--json", help="also write the rows as JSON to this file")
+    parser.add_argument("--jobs", type=int, default=1, help="combinations run at once (each on its own port)")
     parser.add_argument("--pkb-only", action="store_true",
                         help="no pkbw: only run PKB's references on their own inputs (does it run here?)")
     options = parser.parse_args(argv)
@@ -376,43 +379,48 @@ def table_main(argv):
     rows = []
     print(f"| # | problem | dtype | W | max abs error | PKB rule (atol {options.atol}, rtol {options.rtol}) | s |")
     print("|---|---|---|---|---|---|---|")
-    with tempfile.TemporaryDirectory(prefix="pkb-crosscheck-") as work:
+    def one(problem, dtype, world, work):
+        """One table row: (problem, dtype, W) through pkbw and PKB."""
+        start = time.monotonic()
+        stem = stems.get(problem, pkb_stems.get(problem, "?"))
+        if options.pkb_only:
+            result = verdict(run_ranks(options, python, None, world, dtype, problem))
+        else:
+            run_dir, status, message = pkbw_dryrun(options, stem, world, dtype, work)
+            if status != "pass" or not run_dir:
+                result = ("pkbw_error", None, [f"pkbw dryrun: {status}: {message[:200]}"])
+            else:
+                result = verdict(run_ranks(options, python, run_dir, world, dtype))
+                shutil.rmtree(run_dir, ignore_errors=True)
+        return {"problem": problem, "stem": stem, "dtype": dtype, "world_size": world, "status": result[0],
+                "max_abs_error": result[1], "detail": result[2], "seconds": round(time.monotonic() - start, 1)}
+
+    def show(row):
+        if row["status"] == "no_pkbw_problem":
+            print(f"| {row['problem']} | {row['stem']} | | | | {row['detail'][0]} | |", flush=True)
+            return
+        error = "" if row["max_abs_error"] is None else f"{row['max_abs_error']:.3g}"
+        shown = row["status"] + (": " + "; ".join(row["detail"]) if row["detail"] else "")
+        print(f"| {row['problem']} | {row['stem']} | {row['dtype']} | {row['world_size']} | {error} | {shown} "
+              f"| {row['seconds']} |", flush=True)
+
+    with tempfile.TemporaryDirectory(prefix="pkb-crosscheck-") as work, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
+        pending = []
         for problem in parse_list(options.problems):
-            if options.pkb_only:
-                for dtype in options.dtypes.split(","):
-                    for world in parse_list(options.worlds):
-                        start = time.monotonic()
-                        status, error, detail = verdict(run_ranks(options, python, None, world, dtype, problem))
-                        rows.append({"problem": problem, "stem": pkb_stems.get(problem, "?"), "dtype": dtype,
-                                     "world_size": world, "status": status, "detail": detail})
-                        print(f"| {problem} | {pkb_stems.get(problem, '?')} | {dtype} | {world} | | {status}: "
-                              f"{'; '.join(detail)} | {time.monotonic() - start:.1f} |", flush=True)
+            if problem not in stems and not options.pkb_only:
+                pending.append({"problem": problem, "stem": pkb_stems.get(problem, "?"), "status": "no_pkbw_problem",
+                                "detail": [f"no pkbw problem {problem} (PKB: {pkb_stems.get(problem, 'none')})"]})
                 continue
-            if problem not in stems:
-                row = {"problem": problem, "stem": pkb_stems.get(problem, "?"), "status": "no_pkbw_problem",
-                       "detail": [f"no pkbw problem {problem} (PKB: {pkb_stems.get(problem, 'none')})"]}
-                rows.append(row)
-                print(f"| {problem} | {row['stem']} | | | | no pkbw problem {problem} | |", flush=True)
-                continue
-            if stems[problem] != pkb_stems.get(problem):
+            if problem in stems and stems[problem] != pkb_stems.get(problem):
                 print(f"note: pkbw {stems[problem]} vs PKB {pkb_stems.get(problem)} (numbering differs?)")
             for dtype in options.dtypes.split(","):
                 for world in parse_list(options.worlds):
-                    start = time.monotonic()
-                    run_dir, status, message = pkbw_dryrun(options, stems[problem], world, dtype, work)
-                    if status != "pass" or not run_dir:
-                        result = ("pkbw_error", None, [f"pkbw dryrun: {status}: {message[:200]}"])
-                    else:
-                        result = verdict(run_ranks(options, python, run_dir, world, dtype))
-                        shutil.rmtree(run_dir, ignore_errors=True)
-                    row = {"problem": problem, "stem": stems[problem], "dtype": dtype, "world_size": world,
-                           "status": result[0], "max_abs_error": result[1], "detail": result[2],
-                           "seconds": round(time.monotonic() - start, 1)}
-                    rows.append(row)
-                    error = "" if row["max_abs_error"] is None else f"{row['max_abs_error']:.3g}"
-                    shown = row["status"] + (": " + "; ".join(row["detail"]) if row["detail"] else "")
-                    print(f"| {problem} | {row['stem']} | {dtype} | {world} | {error} | {shown} | {row['seconds']} |",
-                          flush=True)
+                    pending.append(pool.submit(one, problem, dtype, world, work))
+        for item in pending:  # in table order, each as soon as it and those above it are done
+            row = item if isinstance(item, dict) else item.result()
+            rows.append(row)
+            show(row)
     if options.json:
         with open(options.json, "w") as handle:
             json.dump(rows, handle, indent=1)
