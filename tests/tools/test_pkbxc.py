@@ -11,7 +11,7 @@ checkout, no network. Runs under the first interpreter that imports torch (Debia
 - the emulation's collectives, at W = 2 and W = 3 on gloo, equal the result computed locally with torch
   from every rank's inputs: reduce (non-roots keep their input), bf16 all_reduce / broadcast / all_gather / all_to_all_single,
   all_gather_into_tensor, uneven all_gather, reduce_scatter_tensor, reduce_scatter, list all_to_all
-  (real and complex), and bf16 mse_loss.
+  (real and complex), bf16 GEMMs (fp32 product rounded once), and bf16 mse_loss.
 """
 import json
 import os
@@ -192,7 +192,7 @@ def collective_worker(rank, world, port, queue):
     expect(torch.equal(value, torch.stack([t.bfloat16() for t in everyone]).amax(0)), "bf16 all_reduce MAX")
     # reduce onto rank 0 (fp32 and bf16): the root gets the sum, the others keep their input (as NCCL)
     for dtype in (torch.float32, torch.bfloat16):
-        value = everyone[rank].to(dtype)
+        value = everyone[rank].to(dtype).clone()  # .to() of the same dtype is the tensor itself
         dist.reduce(value, dst=0)
         want = sum(t.to(dtype).float() for t in everyone).to(dtype) if rank == 0 else everyone[rank].to(dtype)
         expect(torch.allclose(value.float(), want.float(), atol=1e-5, rtol=1e-5), f"reduce {dtype}")
@@ -244,6 +244,13 @@ def collective_worker(rank, world, port, queue):
     # bf16 mse_loss: fp32 result rounded to bf16
     a, b = rank_values(rank, (8,), torch.bfloat16), rank_values(rank, (8,), torch.bfloat16, salt=5)
     expect(torch.equal(F.mse_loss(a, b), F.mse_loss(a.float(), b.float()).bfloat16()), "bf16 mse_loss")
+    # bf16 GEMMs: fp32 product rounded once
+    x, w = rank_values(rank, (5, 7), torch.bfloat16, salt=6), rank_values(rank, (3, 7), torch.bfloat16, salt=7)
+    bias = rank_values(rank, (3,), torch.bfloat16, salt=8)
+    want = (x.float() @ w.float().t()).bfloat16()
+    expect(torch.equal(torch.matmul(x, w.t()), want) and torch.equal(x @ w.t(), want)
+           and torch.equal(torch.mm(x, w.t()), want), "bf16 matmul / @ / mm")
+    expect(torch.equal(F.linear(x, w, bias), (x.float() @ w.float().t() + bias.float()).bfloat16()), "bf16 linear")
     dist.barrier()
     dist.destroy_process_group()
     queue.put(errors)

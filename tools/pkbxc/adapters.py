@@ -118,6 +118,13 @@ def pkb_tuple(call):
 
 
 def _check_scalar(call, name, value):
+    if isinstance(value, (list, tuple)) and not isinstance(value, torch.Size):
+        # list-valued params: pkbw publishes element i as "name.i" (or "name[i]")
+        for i, item in enumerate(value):
+            for key in (f"{name}.{i}", f"{name}[{i}]"):
+                if key in call.params:
+                    _check_scalar(call, key, item)
+        return
     key = name if name in call.params else ALIASES.get(name)
     if key not in call.params or isinstance(value, bool) or not isinstance(value, (int, float)):
         return
@@ -170,6 +177,8 @@ def _fp8_round_trip_patch(module, call):
 
 
 ADAPTERS = {
+    10: Adapter(cpu_blocker="PKB's reference allocates on CUDA explicitly (device='cuda', "
+                            "torch.cuda.current_device()): GPU only"),
     19: Adapter(triton={"block_fp8_quant_kernel": _fp8_quant_stand_in}, requires=("float8_e4m3fn",),
                 note="Triton kernel run by its CPU stand-in"),
     20: Adapter(triton={"block_fp8_dequant_kernel": _fp8_dequant_stand_in},

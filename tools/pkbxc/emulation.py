@@ -18,6 +18,10 @@ reference module runs; only the CPU (gloo) mode installs it. Each piece, and why
   all_reduce of the whole input (fp32 for bf16), then this rank's block along dim 0.
 - "all_to_all": list all_to_all is missing in gloo; one all_to_all_single over the flattened chunks
   with per-chunk split sizes (complex chunks travel as their real view).
+- "bf16_matmul": torch 1.13's CPU bf16 GEMM (matmul, mm, bmm, @, F.linear) does not round once from
+  an fp32 accumulation as cuBLAS does in PKB's GPU run (measured: 2x the error of an fp32-accumulated
+  product on [256,512]x[512,256]), enough to cross PKB's rtol after an all-reduce (13, 15). bf16 GEMMs
+  run on fp32 copies and are rounded once to bf16, as on the GPU.
 - "mse_loss": torch 1.13 has no CPU bf16 mse_loss kernel; computed in fp32, cast back.
 - "triton": PKB's 19 and 20 launch Triton kernels (GPU only); a stub `triton` module whose @jit
   kernels dispatch to CPU stand-ins that an adapter registers (adapters.py, one per kernel,
@@ -35,7 +39,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 ALL_PIECES = ("bf16", "reduce", "all_gather_into_tensor", "uneven_all_gather", "reduce_scatter", "all_to_all",
-              "mse_loss", "triton")
+              "bf16_matmul", "mse_loss", "triton")
 _original = {}
 _installed = set()
 TRITON_STAND_INS = {}  # kernel function name -> callable(grid, *args, **kwargs)
@@ -211,6 +215,25 @@ def _mse_loss(input, target, *args, **kwargs):
     return _original["mse_loss"](input, target, *args, **kwargs)
 
 
+def _fp32_gemm(name, original):
+    def gemm(*args, **kwargs):
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        if not any(t.dtype == torch.bfloat16 and t.device.type == "cpu" for t in tensors):
+            return original(*args, **kwargs)
+        wide = [a.float() if isinstance(a, torch.Tensor) and a.dtype == torch.bfloat16 else a for a in args]
+        return original(*wide, **kwargs).to(torch.bfloat16)
+    gemm.__name__ = name
+    return gemm
+
+
+def _install_bf16_matmul():
+    for owner, name in ((torch, "matmul"), (torch, "mm"), (torch, "bmm"), (F, "linear"),
+                        (torch.Tensor, "__matmul__"), (torch.Tensor, "matmul"), (torch.Tensor, "mm")):
+        key = f"{owner.__name__}.{name}"
+        _original[key] = getattr(owner, name)
+        setattr(owner, name, _fp32_gemm(name, _original[key]))
+
+
 class _TritonKernel:
     def __init__(self, fn):
         self.fn = fn
@@ -262,6 +285,8 @@ def install(pieces=ALL_PIECES):
             F.mse_loss = _mse_loss
         elif piece == "triton":
             _install_triton_stub()
+        elif piece == "bf16_matmul":
+            _install_bf16_matmul()
         else:
             for name, replacement in _DIST_PIECES[piece].items():
                 if name not in _original and hasattr(dist, name):
