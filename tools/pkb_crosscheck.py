@@ -57,22 +57,25 @@ def load_module(path, name):
     return module
 
 
-def flatten(value, name="output"):
-    """PKB's outputs as pkbw names them (docs/formats.md): a tensor -> output, a tuple -> output_i,
-    nested lists -> output_i[j], dict keys -> key (nested: name.key). Non-tensor leaves are dropped."""
+def flatten(value, name="output", values=None):
+    """PKB's outputs as pkbw names them (docs/formats.md "Output names"): a tensor -> output, a tuple
+    -> output_i, nested lists -> output_i[j], dict keys -> key (nested: name.key). Non-tensor leaves
+    (None, torch.Size, numbers, strings) go into `values` as JSON values, as pkbw's "pkbw.values"."""
     import torch
     if isinstance(value, torch.Tensor):
         return {name: value}
     if isinstance(value, (list, tuple)) and not isinstance(value, torch.Size):
         leaves = {}
         for i, item in enumerate(value):
-            leaves.update(flatten(item, f"output_{i}" if name == "output" else f"{name}[{i}]"))
+            leaves.update(flatten(item, f"output_{i}" if name == "output" else f"{name}[{i}]", values))
         return leaves
     if isinstance(value, dict):
         leaves = {}
         for key, item in value.items():
-            leaves.update(flatten(item, str(key) if name == "output" else f"{name}.{key}"))
+            leaves.update(flatten(item, str(key) if name == "output" else f"{name}.{key}", values))
         return leaves
+    if values is not None:
+        values[name] = list(value) if isinstance(value, torch.Size) else value
     return {}
 
 
@@ -103,7 +106,8 @@ def compare(pkb, pkbw, pkbw_dtypes, atol, rtol):
             report["max_abs_error"] = max(report["max_abs_error"], error)
         if not torch.allclose(a, b, atol=atol, rtol=rtol):
             report["ok"] = False
-            report["detail"].append(f"{name}: not allclose, max abs error {error:.3g}")
+            bad = (~torch.isclose(a, b, atol=atol, rtol=rtol)).sum().item()
+            report["detail"].append(f"{name}: not allclose ({bad} of {a.numel()}), max abs error {error:.3g}")
     return report
 
 
@@ -169,8 +173,15 @@ def rank_main(args):
         result = module.solution(*call_args, **call_kwargs)
         if backend == "nccl":
             torch.cuda.synchronize()
-        pkbw, _, pkbw_dtypes = safetensors_lite.load(os.path.join(trial_dir, f"rank_{rank}_reference.safetensors"))
-        outcome = compare(flatten(result), pkbw, pkbw_dtypes, args.atol, args.rtol)
+        pkbw, pkbw_meta, pkbw_dtypes = safetensors_lite.load(
+            os.path.join(trial_dir, f"rank_{rank}_reference.safetensors"))
+        pkb_values = {}
+        outcome = compare(flatten(result, values=pkb_values), pkbw, pkbw_dtypes, args.atol, args.rtol)
+        pkbw_values = json.loads(pkbw_meta.get("pkbw.values", "{}"))
+        if pkb_values != pkbw_values:  # non-tensor leaves (None, torch.Size, numbers) must be equal
+            outcome["ok"] = False
+            outcome["detail"].append(f"non-tensor leaves differ: pkb {json.dumps(pkb_values)[:150]} "
+                                     f"pkbw {json.dumps(pkbw_values)[:150]}")
         report.update(status="match" if outcome["ok"] else "mismatch", max_abs_error=outcome["max_abs_error"],
                       detail=outcome["detail"] + call.notes + ([adapter.note] if adapter.note else []))
     except Exception as error:  # reported per rank; the driver's deadline ends ranks left waiting
@@ -291,7 +302,9 @@ def json_events(text):
 def pkbw_dryrun(options, stem, world, dtype, work):
     argv = [options.pkbw, "dryrun", "--problem", stem, "--solution", "reference", "--backend", options.backend,
             "--nproc", str(world), "--dtype", dtype, "--m", str(options.m), "--n", str(options.n),
-            "--keep-inputs", "--keep-outputs", "--store", os.path.join(work, "runs.db"), "--json"]
+            "--keep-inputs", "--keep-outputs", "--json",
+            # a store per combination: --jobs runs several pkbw at once, and a new store is created by its first
+            "--store", os.path.join(work, f"runs-{stem}-{world}-{dtype}.db")]
     if options.cache_dir:
         argv += ["--cache-dir", options.cache_dir]
     run = subprocess.run(argv, capture_output=True, text=True, timeout=options.timeout)

@@ -11,7 +11,7 @@ checkout, no network. Runs under the first interpreter that imports torch (Debia
 - the emulation's collectives, at W = 2 and W = 3 on gloo, equal the result computed locally with torch
   from every rank's inputs: reduce (non-roots keep their input), bf16 all_reduce / broadcast / all_gather / all_to_all_single,
   all_gather_into_tensor, uneven all_gather, reduce_scatter_tensor, reduce_scatter, list all_to_all
-  (real and complex), bf16 GEMMs (fp32 product rounded once), and bf16 mse_loss.
+  (real and complex), bf16 GEMMs (fp32 product rounded once), bf16 silu, and bf16 mse_loss.
 """
 import json
 import os
@@ -251,6 +251,9 @@ def collective_worker(rank, world, port, queue):
     expect(torch.equal(torch.matmul(x, w.t()), want) and torch.equal(x @ w.t(), want)
            and torch.equal(torch.mm(x, w.t()), want), "bf16 matmul / @ / mm")
     expect(torch.equal(F.linear(x, w, bias), (x.float() @ w.float().t() + bias.float()).bfloat16()), "bf16 linear")
+    # bf16 silu: fp32 result rounded once
+    v = rank_values(rank, (64,), torch.bfloat16, salt=9) * 8
+    expect(torch.equal(F.silu(v), (v.float() / (1 + torch.exp(-v.float()))).bfloat16()), "bf16 silu")
     dist.barrier()
     dist.destroy_process_group()
     queue.put(errors)
