@@ -280,33 +280,15 @@ pkb_missing="needs .pkb (a PKB checkout with the cfbf870^ solution folders) in $
 if want crosscheck && [ ! -d .pkb ]; then
     skip "crosscheck" "$pkb_missing"
 elif want crosscheck; then
-    line "== PKB cross-check (torch reference vs pkbw reference, same inputs, W=$W)"
-    for n in $xc_problems; do
-        stem=$(basename problems/"${n}"_*)
-        "$p" dryrun --problem "$n" --solution reference --nproc "$W" --backend cuda --keep-inputs --keep-outputs --json \
-            > "$out/xc_$stem.pkbw" 2>&1
-    done
-    # torch start-up dominates: four cross-checks at a time, each on its own port.
-    for n in $xc_problems; do
-        stem=$(basename problems/"${n}"_*)
-        dir=$(field_of run_dir "$out/xc_$stem.pkbw")
-        status=$(field_of status "$out/xc_$stem.pkbw")
-        if [ -z "$dir" ] || [ "$status" != pass ]; then
-            echo "error: pkbw's dryrun of the reference did not pass: ${status:-no run}:" \
-                "$(field_of message "$out/xc_$stem.pkbw" | cut -c1-200)" > "$out/xc_$stem.log"
-            continue
-        fi
-        timeout 150 python3 -m torch.distributed.run --nproc-per-node "$W" --master-port $((29500 + n)) \
-            tools/pkb_crosscheck.py --pkb-checkout .pkb --run-dir "$dir" > "$out/xc_$stem.log" 2>&1 &
-        while [ "$(jobs -r | wc -l)" -ge 4 ]; do sleep 0.5; done
-    done
-    wait
-    for n in $xc_problems; do
-        stem=$(basename problems/"${n}"_*)
-        log="$out/xc_$stem.log"
-        grep -h "PKBW_CROSSCHECK_JSON" "$log" | sed "s/^/$stem /" | tee -a "$out/summary.txt" \
-            || echo "$stem crosscheck FAILED: $(grep -v -i warn "$log" | grep -E "Error|error|MISMATCH" | tail -2 | tr '\n' ' ' | cut -c1-240)" | tee -a "$out/summary.txt"
-    done
+    line "== PKB cross-check (torch reference vs pkbw's CUDA reference, same inputs, W=$W, 1024x1024)"
+    # tools/pkb_crosscheck.py table: pkbw dryrun of the reference with --keep-inputs/--keep-outputs,
+    # then PKB's reference on NCCL per rank; torch start-up dominates, so four combinations at a time.
+    PKBW_PYTHON=python3 timeout 1500 python3 tools/pkb_crosscheck.py table --backend cuda --pkbw "$p" \
+        --pkb-checkout .pkb --problems "$(echo $xc_problems | tr ' ' ',')" --worlds "$W" --dtypes bf16,f32 \
+        --m 1024 --n 1024 --jobs 4 --timeout 300 --json "$out/crosscheck.json" > "$out/crosscheck.md" 2>&1
+    echo "crosscheck exit $?" >> "$out/crosscheck.md"
+    grep -E '^\|' "$out/crosscheck.md" | tee -a "$out/summary.txt"
+    tail -1 "$out/crosscheck.md" | tee -a "$out/summary.txt"
 fi
 
 # PKB's own cuda solutions (cfbf870^) for problems 1-8 through pkbw: perf = 5 eval trials, then PKB's

@@ -1,0 +1,46 @@
+// Hand-written sample candidate (not LLM output)
+// PKB 16 (GEMM on a K-shard, then reduce-scatter by row blocks) on the host backend: every rank
+// computes its partial product A_local @ B_local [M, N] into a symmetric buffer; rank r then sums
+// row block r of all the partials into its [M/W, N] output.
+#include "pkbw/solution.h"
+
+#include <cstring>
+
+extern "C" int pkbw_solution(const pkbw::Context& ctx) {
+    const pkbw::TensorView& a = ctx.input(0);
+    const pkbw::TensorView& b = ctx.input(1);
+    if (a.dtype != pkbw::DType::F32 || b.dtype != pkbw::DType::F32) {
+        return ctx.fail("host gemm-reducescatter sample: only f32 is supported");
+    }
+    const std::int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
+    if (m % ctx.world_size != 0) {
+        return ctx.fail("host gemm-reducescatter sample: W must divide M");
+    }
+    const std::size_t bytes = static_cast<std::size_t>(m * n) * sizeof(float);
+    const pkbw::SymmetricMemory sym = ctx.symmetric("gemm_reducescatter_host", bytes);
+    float* partial = static_cast<float*>(sym.local);
+    std::memset(partial, 0, bytes);
+    const float* av = a.as<const float>();
+    const float* bv = b.as<const float>();
+    for (std::int64_t i = 0; i < m; ++i) {
+        for (std::int64_t p = 0; p < k; ++p) {
+            const float aip = av[i * k + p];
+            for (std::int64_t j = 0; j < n; ++j) {
+                partial[i * n + j] += aip * bv[p * n + j];
+            }
+        }
+    }
+    ctx.barrier();
+    const std::int64_t block = (m / ctx.world_size) * n;
+    const std::int64_t offset = ctx.rank * block;
+    float* out = ctx.output(0).as<float>();
+    for (std::int64_t e = 0; e < block; ++e) {
+        float sum = 0.f;
+        for (int r = 0; r < ctx.world_size; ++r) {
+            sum += static_cast<const float*>(sym.peers[r])[offset + e];
+        }
+        out[e] = sum;
+    }
+    ctx.barrier();
+    return 0;
+}

@@ -1,0 +1,192 @@
+"""How PKB's reference of each problem is called with pkbw's inputs: the adapter table.
+
+The default adapter, `pkb_tuple`, asks PKB itself for the call: it runs PKB's
+utils/input_output_tensors.py `create_input_tensor(rank, W, id, (M, N), dtype, trial, device)`, which
+returns the argument tuple PKB's harness would pass (process groups built by PKB's own
+`_build_*_groups`, `nn.Linear` modules, lists, ints, strings), and replaces every tensor leaf of it,
+in order, with pkbw's inputs in their order (`pkbw.input_order`): a tensor leaf takes the next pkbw
+tensor, a module takes one per parameter (weight, then bias). Shapes and dtypes must agree leaf by
+leaf, and every scalar argument that pkbw also publishes as a param must have the same value, or the
+cross-check fails naming the argument. So a new problem whose descriptor follows PKB's argument
+order needs no entry at all.
+
+An entry in ADAPTERS is needed when:
+- pkbw's tensors are not PKB's tensor leaves in order (give `build`, a function of the Call that
+  returns (args, kwargs); `by_signature` is the other ready-made one);
+- the reference needs a Triton kernel (give `triton`: kernel name -> CPU stand-in) or something the
+  CPU torch lacks (give `patch`, a function of (module, call), and `requires`);
+- the CPU cross-check cannot run at all (give `cpu_blocker`, the reason printed in the table);
+- the emulation layer needs pieces beyond the default (all pieces are installed on gloo anyway).
+"""
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import torch
+
+from . import emulation
+
+
+@dataclass
+class Call:
+    """Everything an adapter may read about one rank's call."""
+
+    problem_id: int
+    stem: str
+    rank: int
+    world: int
+    trial: int
+    m: int
+    n: int
+    dtype: torch.dtype
+    device: torch.device
+    tensors: list            # pkbw's inputs, in pkbw.input_order
+    names: list              # their names
+    params: dict             # pkbw.params (name -> number)
+    solution: Callable       # PKB's reference solution()
+    pkb_inputs: Callable     # PKB's create_input_tensor
+    notes: list = field(default_factory=list)
+
+
+@dataclass
+class Adapter:
+    build: Optional[Callable] = None          # Call -> (args, kwargs); None: pkb_tuple
+    triton: dict = field(default_factory=dict)  # Triton kernel name -> CPU stand-in (CPU mode only)
+    patch: Optional[Callable] = None          # (module, Call) -> None, before the call (CPU mode only)
+    requires: tuple = ()                      # torch attributes the CPU run needs (float8_e4m3fn, ...)
+    cpu_blocker: str = ""                     # why the CPU cross-check cannot run
+    note: str = ""                            # printed with the result
+
+
+class AdapterError(RuntimeError):
+    pass
+
+
+# pkbw parameter names that PKB's references spell differently.
+ALIASES = {"src": "root", "dst": "root"}
+
+
+def _leaf_path(path):
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path) or "<arg>"
+
+
+def pkb_tuple(call):
+    """PKB's own argument tuple with its tensors replaced by pkbw's (module doc)."""
+    pkb_args = call.pkb_inputs(call.rank, call.world, call.problem_id, (call.m, call.n), call.dtype,
+                               trial=call.trial, device=call.device)
+    remaining = list(zip(call.names, call.tensors))
+    used = []
+
+    def take(expected, where):
+        if not remaining:
+            raise AdapterError(f"PKB's arguments have more tensors than pkbw's {len(call.tensors)} inputs "
+                               f"(first unmatched: {where}, shape {list(expected.shape)})")
+        name, tensor = remaining.pop(0)
+        used.append(name)
+        if list(tensor.shape) != list(expected.shape) or tensor.dtype != expected.dtype:
+            raise AdapterError(f"pkbw input '{name}' is {str(tensor.dtype)[6:]} {list(tensor.shape)} but PKB's "
+                               f"argument {where} is {str(expected.dtype)[6:]} {list(expected.shape)} "
+                               f"(M={call.m}, N={call.n}: pass the shape of the pkbw run)")
+        return tensor.to(expected.device)
+
+    def substitute(value, path):
+        if isinstance(value, torch.Tensor):
+            return take(value, _leaf_path(path))
+        if isinstance(value, torch.nn.Module):
+            for pname, parameter in list(value.named_parameters()):
+                parameter.data = take(parameter.data, _leaf_path(path + [pname]))
+            return value
+        if isinstance(value, list):
+            return [substitute(v, path + [i]) for i, v in enumerate(value)]
+        if isinstance(value, tuple) and not isinstance(value, torch.Size):
+            return tuple(substitute(v, path + [i]) for i, v in enumerate(value))
+        if isinstance(value, dict):
+            return {k: substitute(v, path + [k]) for k, v in value.items()}
+        return value
+
+    if not isinstance(pkb_args, tuple):
+        pkb_args = (pkb_args,)
+    signature = list(inspect.signature(call.solution).parameters)
+    args = []
+    for index, value in enumerate(pkb_args):
+        name = signature[index] if index < len(signature) else f"arg{index}"
+        args.append(substitute(value, [name]))
+        _check_scalar(call, name, value)
+    if remaining:
+        raise AdapterError(f"pkbw inputs {[n for n, _ in remaining]} have no tensor in PKB's arguments")
+    return args, {}
+
+
+def _check_scalar(call, name, value):
+    if isinstance(value, (list, tuple)) and not isinstance(value, torch.Size):
+        # list-valued params: pkbw publishes element i as "name.i" (or "name[i]")
+        for i, item in enumerate(value):
+            for key in (f"{name}.{i}", f"{name}[{i}]"):
+                if key in call.params:
+                    _check_scalar(call, key, item)
+        return
+    key = name if name in call.params else ALIASES.get(name)
+    if key not in call.params or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if abs(float(call.params[key]) - float(value)) > 1e-12 * max(1.0, abs(float(value))):
+        raise AdapterError(f"param '{key}': pkbw {call.params[key]} but PKB passes {name}={value}")
+
+
+def by_signature(call):
+    """pkbw's tensors positionally, then every later parameter of PKB's signature from pkbw's params
+    (by name or alias; int where PKB annotates int). Used when PKB has no create_input_tensor case."""
+    kwargs = {}
+    for index, parameter in enumerate(inspect.signature(call.solution).parameters.values()):
+        if index < len(call.tensors):
+            continue
+        key = parameter.name if parameter.name in call.params else ALIASES.get(parameter.name)
+        if key in call.params:
+            value = call.params[key]
+            kwargs[parameter.name] = int(value) if float(value).is_integer() and parameter.annotation is int else value
+    return list(call.tensors), kwargs
+
+
+# --- CPU stand-ins for PKB's Triton kernels (transcribed from reference/<stem>.py) -----------------
+
+def _fp8_quant_stand_in(grid, x_ptr, y_ptr, s_ptr, BLOCK_SIZE):
+    """19's block_fp8_quant_kernel: per block s = max|x| / 448, y = (x / (s or 1)) cast to e4m3."""
+    x = x_ptr.reshape(-1, BLOCK_SIZE).float()
+    s = x.abs().amax(dim=1) / 448.0
+    safe = torch.where(s == 0, torch.ones_like(s), s)
+    y_ptr.view(-1).copy_((x / safe[:, None]).reshape(-1).to(y_ptr.dtype))
+    s_ptr.view(-1).copy_(s)
+
+
+def _fp8_dequant_stand_in(grid, y_ptr, s_ptr, x_ptr, num_elements, BLOCK_SIZE):
+    """20's block_fp8_dequant_kernel: x[i] = float(y[i]) * s[i // BLOCK_SIZE] for i < num_elements."""
+    index = torch.arange(num_elements, device=y_ptr.device)
+    x_ptr[:num_elements] = y_ptr[:num_elements].float() * s_ptr[index // BLOCK_SIZE].float()
+
+
+def _fp8_round_trip_patch(module, call):
+    """52/53 cast to float8_e4m3fn, which torch 1.13 lacks: the same round trip through
+    emulation.e4m3_round_trip, with the rest of PKB's helper as written."""
+    if hasattr(torch, "float8_e4m3fn"):
+        return
+
+    def round_trip(x, scale):
+        return (emulation.e4m3_round_trip(x.float() / scale) * scale).to(dtype=x.dtype)
+
+    module._fp8_round_trip_bf16 = round_trip
+    call.notes.append("e4m3 round trip emulated")
+
+
+ADAPTERS = {
+    10: Adapter(cpu_blocker="PKB's reference allocates on CUDA explicitly (device='cuda', "
+                            "torch.cuda.current_device()): GPU only"),
+    19: Adapter(triton={"block_fp8_quant_kernel": _fp8_quant_stand_in}, requires=("float8_e4m3fn",),
+                note="Triton kernel run by its CPU stand-in"),
+    20: Adapter(triton={"block_fp8_dequant_kernel": _fp8_dequant_stand_in},
+                note="Triton kernel run by its CPU stand-in"),
+    52: Adapter(patch=_fp8_round_trip_patch),
+    53: Adapter(patch=_fp8_round_trip_patch),
+}
+
+
+def adapter_for(problem_id):
+    return ADAPTERS.get(problem_id, Adapter())
