@@ -87,6 +87,8 @@ SweepCommands::SweepCommands(CLI::App& app) {
     sweep_->add_flag("--perf-concurrent", f.perf_concurrent,
                      "perf: time G/W runs at once on disjoint GPUs (they share the NVSwitch fabric)");
     sweep_->add_flag("--no-prefetch", f.no_prefetch, "do not compile upcoming pairs ahead of their runs");
+    sweep_->add_option("--place", f.place,
+                       "FILE=PROBLEM: place a file the name rules leave unplaced (repeatable)");
     sweep_->add_flag("--plan", f.plan_only, "print the pairs and the file-to-problem mapping; run nothing");
     sweep_->add_flag("--json", f.json, "JSON lines on stdout");
     sweep_->add_option("--store", f.store, "SQLite store");
@@ -210,7 +212,14 @@ int SweepCommands::sweep() {
                 extension = backend == "cuda" ? ".cu" : ".cpp";
             }
             std::vector<fs::path> dirs(f.solutions_dirs.begin(), f.solutions_dirs.end());
-            plan = plan_sweep(dirs, known, selected, extension);
+            std::map<std::string, std::string> by_hand;
+            for (const auto& entry : f.place) {
+                const auto eq = entry.find('=');
+                if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size())
+                    throw Error("--place " + entry + ": expected FILE=PROBLEM");
+                by_hand[fs::path(entry.substr(0, eq)).filename().string()] = entry.substr(eq + 1);
+            }
+            plan = plan_sweep(dirs, known, selected, extension, by_hand);
         } catch (const Error& error) {
             std::cerr << "pkbw: " << error.what() << "\n";
             return kExitUsage;

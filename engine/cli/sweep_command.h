@@ -29,6 +29,7 @@ struct SweepFlags {
     int jobs = 0;
     std::optional<std::string> store, cache_dir;
     std::vector<std::string> run_args;
+    std::vector<std::string> place; // FILE=PROBLEM
     ClusterOptions cluster;
     std::string local_dir;
 };

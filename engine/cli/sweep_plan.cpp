@@ -113,17 +113,17 @@ std::vector<int> parse_problem_selection(const std::string& text, const std::vec
 }
 
 SweepPlan plan_sweep(const std::vector<fs::path>& generation_dirs, const std::vector<KnownProblem>& known,
-                     const std::vector<int>& selected, const std::string& extension) {
+                     const std::vector<int>& selected, const std::string& extension,
+                     const std::map<std::string, std::string>& by_hand) {
     SweepPlan plan;
-    std::map<std::string, const KnownProblem*> by_name, by_tokens;
+    std::map<std::string, const KnownProblem*> by_name;
+    std::multimap<std::string, const KnownProblem*> by_tokens; // 12_allgather_gemm, 14_gemm_allgather
+    std::map<int, const KnownProblem*> by_id;
     for (const auto& k : known) {
         by_name[name_without_number(k.stem)] = &k;
-        by_tokens[sorted_tokens(name_without_number(k.stem))] = &k;
-    }
-    std::map<int, const KnownProblem*> by_id;
-    for (const auto& k : known)
+        by_tokens.emplace(sorted_tokens(name_without_number(k.stem)), &k);
         by_id[k.id] = &k;
-    const std::set<int> wanted(selected.begin(), selected.end());
+    }
     int position = 0;
     std::set<std::string> labels;
     for (const auto& dir : generation_dirs) {
@@ -139,9 +139,13 @@ SweepPlan plan_sweep(const std::vector<fs::path>& generation_dirs, const std::ve
             if (entry.is_regular_file(ec))
                 files.push_back(entry.path());
         std::sort(files.begin(), files.end());
-        // problem stem -> the file placed there (one file per problem and generation)
-        std::map<std::string, std::pair<fs::path, std::string>> placed;
-        nlohmann::json& mapping = plan.mapping[label] = nlohmann::json::object();
+        struct Claim {
+            fs::path file;
+            int number = 0;
+            std::string placed_by;
+        };
+        std::map<std::string, std::vector<Claim>> claims; // problem stem -> the files placed there
+        std::map<std::string, const KnownProblem*> problem_of;
         for (const auto& file : files) {
             const std::string ext = file.extension().string();
             if (std::find(std::begin(kSolutionExtensions), std::end(kSolutionExtensions), ext) ==
@@ -165,31 +169,77 @@ SweepPlan plan_sweep(const std::vector<fs::path>& generation_dirs, const std::ve
                 continue;
             }
             const std::string problem_name = rest.substr(0, cut);
+            const std::string words = sorted_tokens(problem_name);
+            const KnownProblem* own = by_id.count(*number) ? by_id.at(*number) : nullptr;
+            const bool own_same_words = own && sorted_tokens(name_without_number(own->stem)) == words;
+            const auto exact = by_name.find(problem_name);
             const KnownProblem* problem = nullptr;
-            std::string placed_by = "name";
-            if (auto found = by_name.find(problem_name); found != by_name.end()) {
-                problem = found->second;
-            } else if (auto tokens = by_tokens.find(sorted_tokens(problem_name)); tokens != by_tokens.end()) {
-                problem = tokens->second;
+            std::string placed_by, reason;
+            if (auto hand = by_hand.find(name); hand != by_hand.end()) {
+                for (const auto& k : known)
+                    if (k.stem == hand->second || std::to_string(k.id) == hand->second)
+                        problem = &k;
+                if (!problem)
+                    throw Error("--place " + name + "=" + hand->second + ": no such problem");
+                placed_by = "by hand";
+            } else if (exact != by_name.end() && exact->second == own) {
+                problem = own;
+                placed_by = "name";
+            } else if (exact != by_name.end() && own_same_words) {
+                // PKB reused names: its solutions' 12_gemm_allgather is the reference 12_allgather_gemm,
+                // while 14_gemm_allgather is another problem. Name and number disagree: not guessed.
+                reason = "ambiguous: the name is problem " + exact->second->stem + "'s, the number " +
+                         std::to_string(*number) + " is " + own->stem + " (same words); not placed";
+            } else if (exact != by_name.end()) {
+                problem = exact->second;
+                placed_by = "name";
+            } else if (own_same_words && by_tokens.count(words) >= 1) {
+                problem = own;
                 placed_by = "name tokens";
+            } else {
+                reason = "no problem is named '" + problem_name + "'";
+                if (own)
+                    reason += " (problem " + std::to_string(*number) + " here is " + own->stem +
+                              "; a number alone never places a file)";
             }
             if (!problem) {
-                std::string reason = "no problem is named '" + problem_name + "'";
-                if (auto same_number = by_id.find(*number); same_number != by_id.end())
-                    reason += " (problem " + std::to_string(*number) + " here is " +
-                              same_number->second->stem + "; a number alone never places a file)";
                 plan.unplaced.push_back({label, name, reason});
                 continue;
             }
-            if (auto taken = placed.find(problem->stem); taken != placed.end()) {
-                plan.unplaced.push_back({label, name,
-                                         "problem " + problem->stem + " already has " +
-                                             taken->second.first.filename().string() + " in this folder"});
-                continue;
+            claims[problem->stem].push_back({file, *number, placed_by});
+            problem_of[problem->stem] = problem;
+        }
+        // One file per problem: of several claims, the one whose number is the problem's, if just one.
+        std::map<std::string, std::pair<fs::path, std::string>> placed;
+        nlohmann::json& mapping = plan.mapping[label] = nlohmann::json::object();
+        for (const auto& [stem, list] : claims) {
+            const KnownProblem* problem = problem_of.at(stem);
+            const Claim* chosen = list.size() == 1 ? &list[0] : nullptr;
+            if (!chosen) {
+                int same_number = 0;
+                for (const auto& c : list)
+                    if (c.number == problem->id) {
+                        chosen = &c;
+                        ++same_number;
+                    }
+                if (same_number != 1)
+                    chosen = nullptr;
             }
-            placed[problem->stem] = {file, placed_by};
-            mapping[name] = {
-                {"problem", problem->stem}, {"placed_by", placed_by}, {"renumbered", *number != problem->id}};
+            for (const auto& c : list) {
+                if (&c == chosen)
+                    continue;
+                plan.unplaced.push_back(
+                    {label, c.file.filename().string(),
+                     "problem " + stem + " is claimed by " + std::to_string(list.size()) +
+                         " files of this folder" +
+                         (chosen ? "; " + chosen->file.filename().string() + " is used" : "")});
+            }
+            if (!chosen)
+                continue;
+            placed[stem] = {chosen->file, chosen->placed_by};
+            mapping[chosen->file.filename().string()] = {{"problem", stem},
+                                                         {"placed_by", chosen->placed_by},
+                                                         {"renumbered", chosen->number != problem->id}};
         }
         nlohmann::json missing = nlohmann::json::array();
         for (int id : selected) {
@@ -211,7 +261,6 @@ SweepPlan plan_sweep(const std::vector<fs::path>& generation_dirs, const std::ve
         if (!missing.empty())
             plan.missing[label] = missing;
     }
-    (void)wanted;
     return plan;
 }
 

@@ -7,6 +7,7 @@
 #include "pkbw/core/sweep_store.h"
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -45,9 +46,11 @@ struct SweepPlan {
 
 // `extension`: ".cu", ".cpp" or ".py": the files the backend runs. Files of the other solution
 // extensions are reported as unplaced; anything else (README, __init__.py) is ignored.
+// `by_hand`: file name -> problem (number or stem), the user's placement of files the rules leave
+// unplaced (--place FILE=PROBLEM); it wins over the rules. Throws pkbw::Error on an unknown problem.
 SweepPlan plan_sweep(const std::vector<std::filesystem::path>& generation_dirs,
                      const std::vector<KnownProblem>& known, const std::vector<int>& selected,
-                     const std::string& extension);
+                     const std::string& extension, const std::map<std::string, std::string>& by_hand = {});
 
 // The name part of a problem stem or of a solution file's stem: "33_ulysses_x" -> "ulysses_x".
 std::string name_without_number(const std::string& stem);

@@ -22,7 +22,7 @@ json_get() { python3 -c "import json,sys; d=[json.loads(l) for l in open(sys.arg
 # 1. A full sweep, two runs at once.
 start=$(date +%s)
 "$pkbw" sweep --solutions-dir "$baseline" --solutions-dir "$broken" --problems 1-4 --nproc 2 --backend host \
-    --jobs 2 --json -- --trials 1 > "$work/full.jsonl" 2> "$work/full.err"
+    --jobs 2 --json -- --trials 1 --m 256 --n 256 > "$work/full.jsonl" 2> "$work/full.err"
 code=$?
 echo "full sweep: exit $code in $(( $(date +%s) - start )) s"
 [ "$code" = 0 ] || { fail "sweep exit $code"; cat "$work/full.err"; }
@@ -46,7 +46,7 @@ grep -q "3_broadcast  compile_error" "$work/show.txt" || fail "show --sweep list
 
 # 2. Interrupted halfway (SIGTERM, as scancel or kill sends), then resumed by name.
 "$pkbw" sweep --name again --solutions-dir "$baseline" --solutions-dir "$broken" --problems 1-4 --nproc 2 \
-    --backend host --jobs 1 --json -- --trials 1 > "$work/part.jsonl" 2> "$work/part.err" &
+    --backend host --jobs 1 --json -- --trials 1 --m 256 --n 256 > "$work/part.jsonl" 2> "$work/part.err" &
 pid=$!
 for _ in $(seq 1 600); do
     [ "$(grep -c '"pair_finished"' "$work/part.jsonl")" -ge 2 ] && break
@@ -70,7 +70,7 @@ g={x['generation']:x['correct'] for x in f['generations']}; assert sorted(g.valu
 
 # 3. --remote: each task through a command template, into its own store, merged into the sweep's.
 "$pkbw" sweep --name remote --solutions-dir "$broken" --problems 1-2 --nproc 2 --backend host \
-    --remote 'env PKBW_TASK={i}/{n} {cmd}' --local-dir "$work/local" -- --trials 1 > "$work/remote.txt" 2>&1 ||
+    --remote 'env PKBW_TASK={i}/{n} {cmd}' --local-dir "$work/local" -- --trials 1 --m 256 --n 256 > "$work/remote.txt" 2>&1 ||
     { fail "remote sweep exit $?"; cat "$work/remote.txt"; }
 grep -q "collected 2 task stores" "$work/remote.txt" || { fail "remote: 2 task stores"; cat "$work/remote.txt"; }
 grep -q "solutions_host_f32_none_samples_broken *2 *1 .*mismatch 1" "$work/remote.txt" || { fail "remote table"; cat "$work/remote.txt"; }
@@ -86,5 +86,11 @@ for pair in sweep["pairs"]:
     assert os.path.isfile(os.path.join(folder, "config.json")), folder
 PY
 [ -z "$(ls -A "$work/local" 2>/dev/null)" ] || fail "task stores left on the local disk: $(ls "$work/local")"
+# 4. PKB's Python solutions: placed against a PKB checkout's reference/ (plan only: no torch needed).
+"$pkbw" sweep --plan --json --pkb-checkout "$root/tests/engine/pkb_checkout" --nproc 1 \
+    --solutions-dir "$root/tests/engine/pkb_checkout/solutions_cuda_f32_none_samples_ci" > "$work/pkb.json" 2>&1 ||
+    { fail "pkb plan exit $?"; cat "$work/pkb.json"; }
+json_get 'p=d[0]; assert sorted(x["problem"] for x in p["pairs"]) == ["1_allreduce", "9_scale_gather"], p' "$work/pkb.json" ||
+    fail "pkb checkout plan"
 echo "sweep_local: $failures failures"
 exit $((failures > 0))

@@ -28,13 +28,13 @@ sed -i 's/+=/-=/' "$wrong/1_allreduce_host.cpp"
 common=(--solutions-dir "$baseline" --solutions-dir "$wrong" --problems 1-8 --nproc 2 --backend host)
 
 # The local sweep the SLURM one is checked against.
-"$pkbw" sweep "${common[@]}" --jobs 2 --store "$work/local/runs.db" -- --trials 1 > "$work/local.txt" 2>&1 ||
+"$pkbw" sweep "${common[@]}" --jobs 2 --store "$work/local/runs.db" -- --trials 1 --m 256 --n 256 > "$work/local.txt" 2>&1 ||
     { fail "local sweep exit $?"; cat "$work/local.txt"; }
 echo "local sweep done at $(( $(date +%s) - t0 )) s"
 
 main=$work/main/runs.db
 "$pkbw" sweep --name slurm "${common[@]}" --store "$main" --slurm --chunk 2 --array-throttle 2 \
-    --partition debug --local-dir "$work/node-local" -- --trials 1 > "$work/submit.txt" 2>&1 ||
+    --partition debug --local-dir "$work/node-local" -- --trials 1 --m 256 --n 256 > "$work/submit.txt" 2>&1 ||
     { fail "submit exit $?"; cat "$work/submit.txt"; }
 cat "$work/submit.txt"
 job=$(sed -n 's/.*submitted as job \([0-9]*\).*/\1/p' "$work/submit.txt")

@@ -32,6 +32,8 @@ protected:
     // As PKB's HEAD numbers them (a slice).
     const std::vector<KnownProblem> head_ = {{1, "1_allreduce"},
                                              {11, "11_allgather_gemm_AT"},
+                                             {12, "12_allgather_gemm"},
+                                             {14, "14_gemm_allgather"},
                                              {33, "33_ulysses_all_to_all_tensor_primitive"},
                                              {34, "34_ulysses_all_gather_into_tensor_primitive"},
                                              {47, "47_fsdp_step_e2e"},
@@ -47,9 +49,11 @@ TEST_F(PlanTest, HistoricFolderIsPlacedByNameNeverByNumber) {
     touch("47_fsdp_adamw_sharded_cuda.py"); // removed from PKB: its number is HEAD's fsdp_step_e2e
     touch("48_fsdp_step_e2e_cuda.py");      // HEAD's 47, not HEAD's 48
     touch("49_fsdp_and_tp_cuda.py");
+    touch("12_gemm_allgather_cuda.py");  // is HEAD's 12_allgather_gemm, while its name is HEAD's 14's
+    touch("14_gemm_allscatter_cuda.py"); // is HEAD's 14_gemm_allgather, under a name that no longer exists
     touch("README.md");
     touch("5_scatter_cuda.cu");
-    const std::vector<int> all = {1, 11, 33, 34, 47, 48};
+    const std::vector<int> all = {1, 11, 12, 14, 33, 34, 47, 48};
     SweepPlan plan = plan_sweep({dir_}, head_, all, ".py");
 
     std::map<std::string, std::string> placed; // problem -> file
@@ -75,7 +79,15 @@ TEST_F(PlanTest, HistoricFolderIsPlacedByNameNeverByNumber) {
     std::map<std::string, std::string> unplaced;
     for (const auto& u : plan.unplaced)
         unplaced[u.file] = u.reason;
-    ASSERT_EQ(unplaced.size(), 2u);
+    ASSERT_EQ(unplaced.size(), 4u);
+    // Name and number disagree (the name is 14's, the number 12's, same words): not guessed, and
+    // in particular never run against 14_gemm_allgather.
+    EXPECT_NE(unplaced["12_gemm_allgather_cuda.py"].find("ambiguous"), std::string::npos)
+        << unplaced["12_gemm_allgather_cuda.py"];
+    EXPECT_NE(unplaced["14_gemm_allscatter_cuda.py"].find("no problem is named 'gemm_allscatter'"),
+              std::string::npos);
+    EXPECT_EQ(placed.count("12_allgather_gemm"), 0u);
+    EXPECT_EQ(placed.count("14_gemm_allgather"), 0u);
     EXPECT_NE(unplaced["47_fsdp_adamw_sharded_cuda.py"].find("no problem is named 'fsdp_adamw_sharded'"),
               std::string::npos);
     EXPECT_NE(unplaced["47_fsdp_adamw_sharded_cuda.py"].find("47_fsdp_step_e2e"), std::string::npos);
@@ -84,14 +96,26 @@ TEST_F(PlanTest, HistoricFolderIsPlacedByNameNeverByNumber) {
 
 TEST_F(PlanTest, SelectionAndOneFilePerProblem) {
     touch("1_allreduce_cuda.py");
-    touch("01_allreduce_triton.py"); // a second file for the same problem
+    touch("7_allreduce_triton.py"); // a second file for the same problem, under another number
     touch("48_fsdp_step_e2e_cuda.py");
     SweepPlan plan = plan_sweep({dir_}, head_, {1, 11}, ".py");
     ASSERT_EQ(plan.pairs.size(), 1u); // 47 not selected; 11 has no file
     EXPECT_EQ(plan.pairs[0].problem_stem, "1_allreduce");
     EXPECT_EQ(plan.missing.at(dir_.filename().string()), nlohmann::json({"11_allgather_gemm_AT"}));
     ASSERT_EQ(plan.unplaced.size(), 1u);
-    EXPECT_NE(plan.unplaced[0].reason.find("already has"), std::string::npos);
+    EXPECT_EQ(plan.unplaced[0].file,
+              "7_allreduce_triton.py"); // 1_allreduce_cuda.py is problem 1 by number too
+    EXPECT_NE(plan.unplaced[0].reason.find("claimed by 2 files"), std::string::npos)
+        << plan.unplaced[0].reason;
+}
+
+TEST_F(PlanTest, ByHandPlacementWins) {
+    touch("12_gemm_allgather_cuda.py");
+    SweepPlan plan = plan_sweep({dir_}, head_, {12, 14}, ".py", {{"12_gemm_allgather_cuda.py", "12"}});
+    ASSERT_EQ(plan.pairs.size(), 1u);
+    EXPECT_EQ(plan.pairs[0].problem_stem, "12_allgather_gemm");
+    EXPECT_EQ(plan.pairs[0].placed_by, "by hand");
+    EXPECT_THROW(plan_sweep({dir_}, head_, {12}, ".py", {{"12_gemm_allgather_cuda.py", "99"}}), Error);
 }
 
 TEST(SweepSelection, Parses) {
