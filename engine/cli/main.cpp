@@ -8,6 +8,8 @@
 #include "run.h"
 #include "signals.h"
 #include "store_recorder.h"
+#include "sweep_command.h"
+#include "sweep_report.h"
 #include "version.h"
 
 #include <CLI/CLI.hpp>
@@ -230,9 +232,13 @@ int main(int argc, char** argv) {
     auto* show = app.add_subcommand("show", "print a run with its per-trial, per-rank results");
     std::int64_t run_id = 0;
     bool show_json = false;
-    show->add_option("RUN", run_id, "run id")->required();
+    std::optional<std::int64_t> show_sweep;
+    show->add_option("RUN", run_id, "run id");
+    show->add_option("--sweep", show_sweep, "show sweep ID's table instead of a run (docs/sweeps.md)");
     show->add_option("--store", show_store, "SQLite store");
     show->add_flag("--json", show_json);
+
+    SweepCommands sweep_commands(app); // sweep, sweeps, store merge
 
     try {
         app.parse(argc, argv);
@@ -263,6 +269,14 @@ int main(int argc, char** argv) {
                                       export_output);
         if (runs->parsed())
             return list_runs(resolve_store_path(runs_store), query, std::cout, std::cerr);
+        if (auto code = sweep_commands.dispatch())
+            return *code;
+        if (show->parsed() && show_sweep)
+            return show_sweep_command(resolve_store_path(show_store), *show_sweep, show_json, std::cout, std::cerr);
+        if (show->parsed() && run_id == 0) {
+            std::cerr << "pkbw: show needs a RUN id or --sweep ID\n";
+            return kExitUsage;
+        }
         if (show->parsed())
             return show_run(resolve_store_path(show_store), run_id, show_json, std::cout, std::cerr);
         std::cout << app.help();

@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <new>
 #include <optional>
 #include <sys/prctl.h>
@@ -113,7 +114,18 @@ public:
             trace_iterations_ = trace->value("iterations", 10);
         }
         phase("rendezvous", 0);
-        rendezvous_ = Rendezvous::join(rdzv);
+        try {
+            rendezvous_ = Rendezvous::join(rdzv);
+        } catch (const RendezvousError& error) {
+            // The ranks could not meet (address, port, network): the environment, not pkbw (exit 3).
+            events_.send({{"event", protocol::kError},
+                          {"rank", rank_},
+                          {"phase", "rendezvous"},
+                          {"kind", "environment"},
+                          {"message", error.what()}});
+            std::cerr << "pkbw-rank " << rank_ << ": " << error.what() << "\n";
+            return kRankExitEnvironment;
+        }
         // Segment names carry the token's start so the launcher can clean up after a crash, and the
         // launcher's pid so a later pkbw can clean up after a launcher that was killed.
         shm_prefix_ = "/pkbw-" + rdzv.token.substr(0, 16);

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -110,13 +111,26 @@ bool receive_frame(int fd, FrameHeader& header, std::vector<std::byte>& body) {
     return read_all(fd, body.data(), body.size());
 }
 
+// An IPv4 literal, else a host name (MASTER_ADDR=node017 under SLURM or torchrun), resolved once.
 sockaddr_in make_address(const std::string& address, int port) {
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    if (::inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) {
-        throw Error("rendezvous: '" + address + "' is not an IPv4 address");
+    if (::inet_pton(AF_INET, address.c_str(), &addr.sin_addr) == 1) {
+        return addr;
     }
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int rc = ::getaddrinfo(address.c_str(), nullptr, &hints, &found);
+    if (rc != 0 || found == nullptr) {
+        throw RendezvousError("rendezvous: MASTER_ADDR '" + address +
+                              "' does not resolve to an IPv4 address: " +
+                              (rc == EAI_SYSTEM ? std::strerror(errno) : ::gai_strerror(rc)));
+    }
+    addr.sin_addr = reinterpret_cast<const sockaddr_in*>(found->ai_addr)->sin_addr;
+    ::freeaddrinfo(found);
     return addr;
 }
 
@@ -138,17 +152,17 @@ public:
         : config_(config) {
         listener_ = Socket(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
         if (listener_.get() < 0) {
-            throw Error(std::string("rendezvous: socket: ") + std::strerror(errno));
+            throw RendezvousError(std::string("rendezvous: socket: ") + std::strerror(errno));
         }
         const int one = 1;
         ::setsockopt(listener_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
         const sockaddr_in addr = make_address(config.address, config.port);
         if (::bind(listener_.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
-            throw Error("rendezvous: cannot bind " + config.address + ":" + std::to_string(config.port) +
-                        ": " + std::strerror(errno));
+            throw RendezvousError("rendezvous: cannot bind " + config.address + ":" +
+                                  std::to_string(config.port) + ": " + std::strerror(errno));
         }
         if (::listen(listener_.get(), config.world_size + 8) != 0) {
-            throw Error(std::string("rendezvous: listen: ") + std::strerror(errno));
+            throw RendezvousError(std::string("rendezvous: listen: ") + std::strerror(errno));
         }
         // The server lives as long as rank 0's process; threads are detached and end with it.
         std::thread([this] { accept_loop(); }).detach();
@@ -313,13 +327,14 @@ private:
                     socket_ = std::move(socket);
                     return;
                 }
-                throw Error("rendezvous: " + config.address + ":" + std::to_string(config.port) +
-                            " refused rank " + std::to_string(config.rank) + " (wrong token or rank)");
+                throw RendezvousError("rendezvous: " + config.address + ":" + std::to_string(config.port) +
+                                      " refused rank " + std::to_string(config.rank) +
+                                      " (wrong token or rank)");
             }
             last_error = std::strerror(errno);
             if (std::chrono::steady_clock::now() > deadline) {
-                throw Error("rendezvous: cannot reach rank 0 at " + config.address + ":" +
-                            std::to_string(config.port) + ": " + last_error);
+                throw RendezvousError("rendezvous: cannot reach rank 0 at " + config.address + ":" +
+                                      std::to_string(config.port) + ": " + last_error);
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }

@@ -3,6 +3,8 @@
 // handles, and the host backend's collectives (all-gather and barrier), in rank order.
 #pragma once
 
+#include "pkbw/core/error.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -21,10 +23,18 @@ struct RendezvousConfig {
     double connect_timeout_s = 60; // how long clients retry before the server is up
 };
 
+// The rank group could not meet: the address does not resolve, rank 0's port cannot be bound or
+// reached, a peer refused us. An environment failure (the rank exits 3, status.h), not pkbw's bug.
+class RendezvousError : public Error {
+public:
+    using Error::Error;
+};
+
 class Rendezvous {
 public:
     // Rank 0 starts the server, then every rank (rank 0 included) connects as a client.
-    // Throws pkbw::Error naming the address on failure.
+    // Throws RendezvousError naming the address on failure. `address` is an IPv4 literal or a host
+    // name (resolved with getaddrinfo, IPv4).
     static std::unique_ptr<Rendezvous> join(const RendezvousConfig& config);
     virtual ~Rendezvous() = default;
 

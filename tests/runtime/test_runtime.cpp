@@ -111,6 +111,44 @@ TEST(Rendezvous, WrongTokenIsRefused) {
     }
 }
 
+// MASTER_ADDR may be a host name (issue 17): resolved with getaddrinfo. "localhost" is in every
+// /etc/hosts; the config is passed directly, so the environment's own localhost shortcut is not used.
+TEST(Rendezvous, HostNameIsResolved) {
+    const int port = free_port();
+    std::vector<std::thread> threads;
+    std::vector<std::string> failures(2);
+    for (int r = 0; r < 2; ++r) {
+        threads.emplace_back([&, r] {
+            try {
+                auto rendezvous = Rendezvous::join({r, 2, "localhost", port, "tok", 10});
+                rendezvous->barrier();
+            } catch (const std::exception& e) {
+                failures[r] = e.what();
+            }
+        });
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    EXPECT_EQ(failures[0], "");
+    EXPECT_EQ(failures[1], "");
+}
+
+TEST(Rendezvous, UnresolvableHostIsAnEnvironmentError) {
+    try {
+        Rendezvous::join({0, 1, "no-such-host.invalid", 1, "t", 1});
+        FAIL() << "an unresolvable MASTER_ADDR was accepted";
+    } catch (const RendezvousError& e) {
+        EXPECT_NE(std::string(e.what()).find("'no-such-host.invalid' does not resolve"), std::string::npos)
+            << e.what();
+    }
+}
+
+TEST(Rendezvous, UnreachableRankZeroIsAnEnvironmentError) {
+    // Rank 1 of 2 with nobody listening: RendezvousError (the rank exits 3), after its retry window.
+    EXPECT_THROW(Rendezvous::join({1, 2, "127.0.0.1", free_port(), "t", 0.3}), RendezvousError);
+}
+
 TEST(Rendezvous, RankOutsideWorldIsAnError) {
     EXPECT_THROW(Rendezvous::join({3, 2, "127.0.0.1", 1, "t", 1}), Error);
 }

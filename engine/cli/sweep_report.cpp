@@ -1,0 +1,287 @@
+#include "sweep_report.h"
+
+#include "pkbw/core/error.h"
+#include "pkbw/core/store.h"
+
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+
+using nlohmann::json;
+
+namespace pkbw::cli {
+
+double GenerationRow::fast_p(double p) const {
+    if (attempted == 0)
+        return 0;
+    if (p <= 0)
+        return static_cast<double>(correct) / attempted;
+    int count = 0;
+    for (double s : speedups)
+        count += s > p ? 1 : 0;
+    return static_cast<double>(count) / attempted;
+}
+
+std::optional<double> GenerationRow::geomean() const {
+    if (speedups.empty())
+        return std::nullopt;
+    double log_sum = 0;
+    for (double s : speedups)
+        log_sum += std::log(s);
+    return std::exp(log_sum / static_cast<double>(speedups.size()));
+}
+
+std::vector<double> default_fast_p() {
+    return {0, 1, 1.5, 2};
+}
+
+SweepTable sweep_table(const Store& store, std::int64_t sweep_id) {
+    SweepTable table;
+    auto sweep = find_sweep(store, sweep_id);
+    if (!sweep)
+        throw StoreError("store " + store.path().string() + ": no sweep " + std::to_string(sweep_id));
+    table.sweep = *sweep;
+    std::map<std::string, std::size_t> index;
+    for (auto& pair : sweep_pairs(store, sweep_id)) {
+        SweepPairView view;
+        view.pair = pair;
+        if (!index.count(pair.generation_label)) {
+            index[pair.generation_label] = table.generations.size();
+            table.generations.push_back({});
+            table.generations.back().label = pair.generation_label;
+        }
+        GenerationRow& row = table.generations[index[pair.generation_label]];
+        ++row.attempted;
+        ++table.total;
+        std::optional<RunRecord> run;
+        if (pair.run_id)
+            run = store.get_run(*pair.run_id);
+        if (pair.state == "failed" && !run) {
+            view.status = "no run";
+        } else if (!run || !sweep_run_status_is_final(run->status) || pair.state != "done") {
+            view.status = "not run";
+        } else {
+            view.status = std::string(to_string(run->status));
+            ++row.judged;
+            ++table.done;
+            if (run->status == RunStatus::Pass || run->status == RunStatus::InvalidTiming)
+                ++row.correct;
+            if (run->status == RunStatus::Pass) {
+                for (const auto& s : store.perf_summaries(run->id)) {
+                    if (s.side != Side::Candidate || s.rank != -1)
+                        continue;
+                    if (s.statistic == "speedup" && std::isfinite(s.value) && s.value > 0)
+                        view.speedup = s.value;
+                    if (s.statistic == "verdict")
+                        view.faster = s.value > 0.5;
+                }
+                if (view.speedup) {
+                    ++row.timed;
+                    row.speedups.push_back(*view.speedup);
+                    row.faster += view.faster ? 1 : 0;
+                }
+            }
+        }
+        if (view.status != "pass" && view.status != "invalid_timing")
+            ++row.failures[view.status];
+        if (view.status == "invalid_timing")
+            ++row.failures[view.status]; // correct, but counted among the failures of timing
+        table.pairs.push_back(std::move(view));
+    }
+    return table;
+}
+
+namespace {
+
+std::string p_name(double p) {
+    char text[16];
+    std::snprintf(text, sizeof text, "%g", p);
+    return text;
+}
+
+std::string failures_text(const GenerationRow& row) {
+    std::string text;
+    for (const auto& [kind, count] : row.failures)
+        text += (text.empty() ? "" : ", ") + kind + " " + std::to_string(count);
+    return text.empty() ? "-" : text;
+}
+
+} // namespace
+
+void print_sweep_table(std::ostream& out, const SweepTable& table, const std::vector<double>& ps) {
+    const bool perf = table.sweep.mode == "perf";
+    std::size_t width = 10;
+    for (const auto& g : table.generations)
+        width = std::max(width, g.label.size());
+    char cell[512];
+    std::snprintf(cell, sizeof cell, "%-*s %9s %7s %6s", static_cast<int>(width), "generation", "attempted",
+                  "correct", "faster");
+    out << cell;
+    for (double p : ps)
+        out << "  fast_" << p_name(p);
+    out << "  geomean  failures\n";
+    for (const auto& g : table.generations) {
+        std::snprintf(cell, sizeof cell, "%-*s %9d %7d %6s", static_cast<int>(width), g.label.c_str(),
+                      g.attempted, g.correct, perf ? std::to_string(g.faster).c_str() : "-");
+        out << cell;
+        for (double p : ps) {
+            const std::string header = "fast_" + p_name(p);
+            std::string value = "-";
+            if (p <= 0 || perf) {
+                std::snprintf(cell, sizeof cell, "%.2f", g.fast_p(p));
+                value = cell;
+            }
+            std::snprintf(cell, sizeof cell, "  %*s", static_cast<int>(header.size()), value.c_str());
+            out << cell;
+        }
+        auto geo = g.geomean();
+        if (geo)
+            std::snprintf(cell, sizeof cell, "  %7.3f", *geo);
+        else
+            std::snprintf(cell, sizeof cell, "  %7s", "-");
+        out << cell << "  " << failures_text(g) << "\n";
+    }
+}
+
+void print_sweep(std::ostream& out, const SweepTable& table, const std::vector<double>& ps) {
+    const auto& s = table.sweep;
+    out << "sweep " << s.id << (s.name.empty() ? "" : " '" + s.name + "'") << ": " << s.mode
+        << ", W=" << s.world_size << ", " << s.backend << ", " << s.status << ", " << table.done << "/"
+        << table.total << " pairs judged\n"
+        << "  created " << s.created_at << ", updated " << s.updated_at << "\n\n";
+    print_sweep_table(out, table, ps);
+    bool header = false;
+    for (const auto& v : table.pairs) {
+        if (v.status == "pass")
+            continue;
+        if (!header) {
+            out << "\nnot passing:\n";
+            header = true;
+        }
+        out << "  " << v.pair.generation_label << "  " << v.pair.problem_stem << "  " << v.status;
+        if (v.pair.run_id)
+            out << "  run " << *v.pair.run_id;
+        if (!v.pair.message.empty())
+            out << "  " << v.pair.message.substr(0, 200);
+        out << "\n";
+    }
+    const json& options = s.options;
+    bool renumbered = false;
+    const json mapping = options.value("mapping", json::object());
+    for (const auto& [generation, files] : mapping.items()) {
+        for (const auto& [file, placed] : files.items()) {
+            if (!placed.value("renumbered", false) && placed.value("placed_by", "name") == "name")
+                continue;
+            if (!renumbered) {
+                out << "\nplaced by name (number differs or words reordered):\n";
+                renumbered = true;
+            }
+            out << "  " << generation << "/" << file << " -> " << placed.value("problem", "") << " ("
+                << placed.value("placed_by", "") << ")\n";
+        }
+    }
+    const json unplaced = options.value("unplaced", json::array());
+    if (!unplaced.empty()) {
+        out << "\nnot placed (not run):\n";
+        for (const auto& u : unplaced)
+            out << "  " << u.value("generation", "") << "/" << u.value("file", "") << ": "
+                << u.value("reason", "") << "\n";
+    }
+}
+
+json sweep_json(const SweepTable& table, const std::vector<double>& ps) {
+    const auto& s = table.sweep;
+    json generations = json::array();
+    for (const auto& g : table.generations) {
+        json fast = json::object();
+        for (double p : ps)
+            fast[p_name(p)] = g.fast_p(p);
+        auto geo = g.geomean();
+        generations.push_back({{"generation", g.label},
+                               {"attempted", g.attempted},
+                               {"judged", g.judged},
+                               {"correct", g.correct},
+                               {"timed", g.timed},
+                               {"faster", g.faster},
+                               {"fast_p", fast},
+                               {"geomean_speedup", geo ? json(*geo) : json(nullptr)},
+                               {"speedups", g.speedups},
+                               {"failures", g.failures}});
+    }
+    json pairs = json::array();
+    for (const auto& v : table.pairs)
+        pairs.push_back({{"generation", v.pair.generation_label},
+                         {"problem", v.pair.problem_stem},
+                         {"solution", v.pair.solution_path},
+                         {"placed_by", v.pair.placed_by},
+                         {"run_id", v.pair.run_id ? json(*v.pair.run_id) : json(nullptr)},
+                         {"state", v.pair.state},
+                         {"status", v.status},
+                         {"speedup", v.speedup ? json(*v.speedup) : json(nullptr)},
+                         {"seconds", v.pair.seconds ? json(*v.pair.seconds) : json(nullptr)},
+                         {"message", v.pair.message}});
+    return {{"sweep_id", s.id},
+            {"uuid", s.uuid},
+            {"name", s.name},
+            {"mode", s.mode},
+            {"backend", s.backend},
+            {"world_size", s.world_size},
+            {"status", s.status},
+            {"created_at", s.created_at},
+            {"updated_at", s.updated_at},
+            {"done", table.done},
+            {"total", table.total},
+            {"generations", generations},
+            {"pairs", pairs},
+            {"unplaced", s.options.value("unplaced", json::array())},
+            {"mapping", s.options.value("mapping", json::object())}};
+}
+
+int list_sweeps_command(const std::filesystem::path& store_path, bool as_json, std::ostream& out,
+                        std::ostream& err) {
+    Store store = Store::open_read_only(store_path);
+    json list = json::array();
+    for (const auto& s : list_sweeps(store)) {
+        const auto table = sweep_table(store, s.id);
+        if (as_json) {
+            list.push_back({{"sweep_id", s.id},
+                            {"name", s.name},
+                            {"mode", s.mode},
+                            {"world_size", s.world_size},
+                            {"backend", s.backend},
+                            {"status", s.status},
+                            {"created_at", s.created_at},
+                            {"done", table.done},
+                            {"total", table.total},
+                            {"generations", table.generations.size()}});
+            continue;
+        }
+        char line[256];
+        std::snprintf(line, sizeof line, "%5lld  %-20s %-5s W=%-2d %-6s %-11s %4d/%-4d %zu generations  %s\n",
+                      static_cast<long long>(s.id), s.name.empty() ? "-" : s.name.c_str(), s.mode.c_str(),
+                      s.world_size, s.backend.c_str(), s.status.c_str(), table.done, table.total,
+                      table.generations.size(), s.created_at.c_str());
+        out << line;
+    }
+    if (as_json)
+        out << list.dump() << "\n";
+    (void)err;
+    return 0;
+}
+
+int show_sweep_command(const std::filesystem::path& store_path, std::int64_t sweep_id, bool as_json,
+                       std::ostream& out, std::ostream& err) {
+    Store store = Store::open_read_only(store_path);
+    if (!find_sweep(store, sweep_id)) {
+        err << "pkbw: no sweep " << sweep_id << " in " << store_path.string() << "\n";
+        return 2;
+    }
+    const auto table = sweep_table(store, sweep_id);
+    if (as_json)
+        out << sweep_json(table, default_fast_p()).dump() << "\n";
+    else
+        print_sweep(out, table, default_fast_p());
+    return 0;
+}
+
+} // namespace pkbw::cli
