@@ -3,6 +3,7 @@
 // ncclAllGather of the bytes concatenates along dimension 0; a mismatching peer shape is an error
 // rather than a silent misplacement.
 #include "pkbw/solution.h"
+#include "pkbw/toolkit/check.cuh"
 
 #include <cstdint>
 #include <vector>
@@ -12,15 +13,14 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const int world = ctx.world_size;
     const std::size_t shape_bytes = static_cast<std::size_t>(x.ndim) * sizeof(std::int64_t);
     auto* shapes = static_cast<std::int64_t*>(ctx.scratch("ulysses35_shapes", shape_bytes * (world + 1)));
-    cudaMemcpyAsync(shapes + world * x.ndim, x.shape, shape_bytes, cudaMemcpyHostToDevice, ctx.stream());
-    ncclResult_t rc = ncclAllGather(shapes + world * x.ndim, shapes, static_cast<size_t>(x.ndim), ncclInt64,
-                                    ctx.nccl(), ctx.stream());
-    if (rc != ncclSuccess) {
-        return ctx.fail(ncclGetErrorString(rc));
-    }
+    PKBW_CHECK(ctx, cudaMemcpyAsync(shapes + world * x.ndim, x.shape, shape_bytes, cudaMemcpyHostToDevice,
+                                    ctx.stream()));
+    PKBW_CHECK(ctx, ncclAllGather(shapes + world * x.ndim, shapes, static_cast<size_t>(x.ndim), ncclInt64,
+                                  ctx.nccl(), ctx.stream()));
     std::vector<std::int64_t> all(static_cast<std::size_t>(world * x.ndim));
-    cudaMemcpyAsync(all.data(), shapes, shape_bytes * world, cudaMemcpyDeviceToHost, ctx.stream());
-    cudaStreamSynchronize(ctx.stream()); // PKB's .tolist(): the sizes are needed on the host
+    PKBW_CHECK(
+        ctx, cudaMemcpyAsync(all.data(), shapes, shape_bytes * world, cudaMemcpyDeviceToHost, ctx.stream()));
+    PKBW_CHECK(ctx, cudaStreamSynchronize(ctx.stream())); // PKB's .tolist(): the sizes are needed on the host
     for (int r = 0; r < world; ++r) {
         for (int d = 0; d < x.ndim; ++d) {
             if (all[r * x.ndim + d] != x.shape[d]) {
@@ -28,6 +28,7 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
             }
         }
     }
-    rc = ncclAllGather(x.data, ctx.output(0).data, x.nbytes(), ncclUint8, ctx.nccl(), ctx.stream());
-    return rc == ncclSuccess ? 0 : ctx.fail(ncclGetErrorString(rc));
+    PKBW_CHECK(ctx,
+               ncclAllGather(x.data, ctx.output(0).data, x.nbytes(), ncclUint8, ctx.nccl(), ctx.stream()));
+    return 0;
 }

@@ -3,8 +3,8 @@
 // quantisation step is scale/W ~ 0.013 at W = 2: more than the tolerance): scale = max(absmax,
 // 1e-8) * fp32(1/127), q = round-half-even(x / scale) clamped to +-127, rec = q * scale. The
 // cross-rank sum is in double, divided by W, rounded to D once.
-#include "pkbw/core/dtype.h"
 #include "pkbw/solution.h"
+#include "pkbw/toolkit/host.h"
 
 #include <algorithm>
 #include <cfenv>
@@ -19,13 +19,9 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     if (block < 1) {
         return ctx.fail("44 oracle: block_size must be at least 1");
     }
-    const std::size_t size = pkbw::element_size(x.dtype);
-    const auto* bytes = static_cast<const std::byte*>(x.data);
-    std::vector<float> v(static_cast<std::size_t>(n));
-    for (std::int64_t i = 0; i < n; ++i) {
-        v[i] = static_cast<float>(pkbw::element_to_f64(x.dtype, bytes + i * size));
-    }
-    std::fesetround(FE_TONEAREST); // nearbyint rounds half to even, as torch.round
+    const std::vector<double> in = pkbw::tk::to_f64(x);
+    std::vector<float> v(in.begin(), in.end()); // exact: x is bf16, f16 or f32
+    std::fesetround(FE_TONEAREST);              // nearbyint rounds half to even, as torch.round
     const float inv127 = 1.0f / 127.0f;
     std::vector<double> rec(static_cast<std::size_t>(n));
     for (std::int64_t begin = 0; begin < n; begin += block) {
@@ -40,15 +36,9 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
             rec[i] = static_cast<double>(q * scale);
         }
     }
-    std::vector<double> all(rec.size() * static_cast<std::size_t>(ctx.world_size));
-    ctx.all_gather_host(rec.data(), rec.size() * sizeof(double), all.data());
-    auto* dst = static_cast<std::byte*>(out.data);
+    const std::vector<double> sums = pkbw::tk::all_reduce_sum_f64(ctx, rec);
     for (std::int64_t i = 0; i < n; ++i) {
-        double sum = 0;
-        for (int r = 0; r < ctx.world_size; ++r) {
-            sum += all[r * rec.size() + i];
-        }
-        pkbw::f64_to_element(out.dtype, sum / ctx.world_size, dst + i * size);
+        pkbw::tk::store(out, i, sums[i] / ctx.world_size);
     }
     return 0;
 }
