@@ -20,16 +20,6 @@ std::int64_t seed_rows(const ProblemConfig& c) {
     return std::max<std::int64_t>(1, rows_per_peer(c) * c.world_size * 3 / 4);
 }
 
-// A list parameter as the scalar map carries it (the list-param convention of core/problem.h on the
-// toolkit branch: "name[i]" per element and "name[]" = the length).
-void add_list(std::map<std::string, double>& params, const std::string& name,
-              const std::vector<double>& values) {
-    params[name + "[]"] = static_cast<double>(values.size());
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        params[name + "[" + std::to_string(i) + "]"] = values[i];
-    }
-}
-
 class GnnFeatureExchange final : public BasicProblem {
 public:
     GnnFeatureExchange()
@@ -65,8 +55,8 @@ public:
         const std::vector<double> counts(static_cast<std::size_t>(c.world_size),
                                          static_cast<double>(rows_per_peer(c)));
         std::map<std::string, double> params;
-        add_list(params, "counts_sent", counts);
-        add_list(params, "counts_received", counts);
+        add_list_param(params, "counts_sent", counts);
+        add_list_param(params, "counts_received", counts);
         return params;
     }
     WorkModel work(const ProblemConfig& c) const override {

@@ -12,15 +12,14 @@
 
 namespace {
 
-// The list param `name` (one entry per rank) from the scalar map ("name[i]"), or empty if absent.
+// A list param (one entry per rank) through ctx.param_list, or empty when the problem has none.
 std::vector<long long> list_param(const pkbw::Context& ctx, const char* name) {
-    std::vector<long long> values;
-    const int length = static_cast<int>(ctx.param((std::string(name) + "[]").c_str(), -1));
-    for (int i = 0; i < length; ++i) {
-        values.push_back(
-            static_cast<long long>(ctx.param((std::string(name) + "[" + std::to_string(i) + "]").c_str())));
+    double values[pkbw::kMaxRanks];
+    const int length = ctx.param_list(name, values, pkbw::kMaxRanks);
+    if (length < 0 || length > pkbw::kMaxRanks) {
+        return {};
     }
-    return values;
+    return std::vector<long long>(values, values + length);
 }
 
 // Offsets of the chunks of a split, in rows.

@@ -89,6 +89,15 @@ TEST(TrainingSteps, InputQuirks) {
     EXPECT_TRUE(all_equal(fp8[1], round_to(DType::BF16, 1e-8)));
 }
 
+TEST(TrainingSteps, EpLayoutOf22) {
+    const Problem& p = problem("22");
+    EXPECT_EQ(p.params(defaults(2)).at("ep_size"), 1.0);
+    EXPECT_EQ(p.params(defaults(4)).at("ep_size"), 2.0);
+    EXPECT_EQ(p.params(defaults(8)).at("ep_size"), 4.0);
+    EXPECT_EQ(shapes(p.input_specs(defaults(4), 3)), (std::vector<Shape>{{1024, 1024}, {1024, 1024}}));
+    EXPECT_TRUE(p.info().mutates_inputs);
+}
+
 TEST(GnnFeatureExchange, SizesAndListParams) {
     const Problem& p = problem("65");
     EXPECT_EQ(shapes(p.input_specs(defaults(2), 0)), (std::vector<Shape>{{768, 128}, {1024}}));
