@@ -53,7 +53,8 @@ DifferenceMap difference_map(const Tensor& ref, const Tensor& cand, int max_side
         const std::size_t row_base = static_cast<std::size_t>(r * m.rows / g.rows) * m.cols;
         for (std::int64_t c = 0; c < g.cols; ++c) {
             const float d = b[static_cast<std::size_t>(c)] - a[static_cast<std::size_t>(c)];
-            const std::size_t cell = row_base + static_cast<std::size_t>(col_cell[static_cast<std::size_t>(c)]);
+            const std::size_t cell =
+                row_base + static_cast<std::size_t>(col_cell[static_cast<std::size_t>(c)]);
             if (!std::isfinite(d)) {
                 masked[cell] = true;
                 ++out.nonfinite;

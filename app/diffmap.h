@@ -14,10 +14,10 @@
 namespace pkbw::app {
 
 struct DifferenceMap {
-    PooledMap diff;                  // cand - ref; NaN marks a cell with a non-finite difference
-    double max_abs_diff = 0;         // over finite differences
+    PooledMap diff;                   // cand - ref; NaN marks a cell with a non-finite difference
+    double max_abs_diff = 0;          // over finite differences
     std::int64_t max_diff_index = -1; // first element holding max_abs_diff, -1 when none is finite
-    std::int64_t nonfinite = 0;      // elements whose difference is NaN or infinite
+    std::int64_t nonfinite = 0;       // elements whose difference is NaN or infinite
 };
 
 // Throws pkbw::Error when the element counts differ.

@@ -7,16 +7,16 @@
 #include <QComboBox>
 #include <QFontMetrics>
 #include <QHBoxLayout>
-#include <QTableWidget>
-#include <cctype>
-#include <cmath>
-#include <limits>
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
 #include <QTableView>
+#include <QTableWidget>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
 #include <qcustomplot.h>
 
 namespace pkbw::app {
@@ -201,7 +201,8 @@ GenerationMatrix load_generation_matrix(const Store& store, CellPick pick) {
         if (pick == CellPick::Best) {
             for (const RunResult& r : results) {
                 if (r.run->status == RunStatus::Pass && r.speedup &&
-                    (!chosen->speedup || chosen->run->status != RunStatus::Pass || *r.speedup > *chosen->speedup)) {
+                    (!chosen->speedup || chosen->run->status != RunStatus::Pass ||
+                     *r.speedup > *chosen->speedup)) {
                     chosen = &r;
                 }
             }
@@ -277,10 +278,13 @@ QVariant GenerationMatrixModel::data(const QModelIndex& index, int role) const {
                           .arg(c->results)
                           .arg(status_text(c->status));
         if (c->speedup) {
-            tip += tr(", speedup %1× (%2's, from this run)").arg(*c->speedup, 0, 'f', 3).arg(to_qstring(c->speedup_source));
+            tip += tr(", speedup %1× (%2's, from this run)")
+                       .arg(*c->speedup, 0, 'f', 3)
+                       .arg(to_qstring(c->speedup_source));
         }
         if (c->infra_errors > 0) {
-            tip += tr("; %1 run(s) ended in an infrastructure error and are not results").arg(c->infra_errors);
+            tip +=
+                tr("; %1 run(s) ended in an infrastructure error and are not results").arg(c->infra_errors);
         }
         return tip;
     }
@@ -333,8 +337,8 @@ GenerationsView::GenerationsView(QWidget* parent)
     tables->addWidget(view_);
     stats_ = new QTableWidget(0, 6, tables);
     stats_->setObjectName(QStringLiteral("generationStats"));
-    stats_->setHorizontalHeaderLabels({tr("Generation"), tr("Attempted"), tr("Correct"), tr("fast_1"),
-                                       tr("Geomean ×"), tr("n")});
+    stats_->setHorizontalHeaderLabels(
+        {tr("Generation"), tr("Attempted"), tr("Correct"), tr("fast_1"), tr("Geomean ×"), tr("n")});
     stats_->verticalHeader()->hide();
     stats_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     stats_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -361,7 +365,8 @@ GenerationsView::GenerationsView(QWidget* parent)
     geomean_->setObjectName(QStringLiteral("geomeanPlot"));
     geomean_->plotLayout()->insertRow(0);
     geomean_->plotLayout()->addElement(
-        0, 0, new QCPTextElement(geomean_, tr("Geometric-mean speedup (correct results)")));
+        0, 0,
+        new QCPTextElement(geomean_, tr("Geometric-mean speedup (correct, measured results; n = how many)")));
     geomean_->xAxis->setLabel(tr("speedup × (geometric mean)"));
     charts->addWidget(fast_p_);
     charts->addWidget(geomean_);
@@ -407,7 +412,8 @@ void GenerationsView::reload() {
                 problems << to_qstring(p);
             }
             status_->setText(
-                tr("%1 generations × %2 problems. Denominator of fast_p and of the table: the %2 problems the "
+                tr("%1 generations × %2 problems. Denominator of fast_p and of the table: the %2 problems "
+                   "the "
                    "generations were run on (%3). Each cell: the %4 result of the pair, its own status and "
                    "speedup (PKB's for imported PKB runs); infrastructure errors are not results. Left out: "
                    "%5 calibration, %6 reference and %7 ad-hoc runs (no generation folder). Activate a cell "
@@ -426,13 +432,19 @@ void GenerationsView::reload() {
                 auto* name = new QTableWidgetItem(to_qstring(m.short_labels[static_cast<std::size_t>(g)]));
                 name->setToolTip(to_qstring(m.generations[static_cast<std::size_t>(g)]));
                 stats_->setItem(g, 0, name);
-                stats_->setItem(g, 1, new QTableWidgetItem(QStringLiteral("%1 / %2").arg(st.attempted).arg(denominator)));
-                stats_->setItem(g, 2, new QTableWidgetItem(QStringLiteral("%1 / %2").arg(st.correct).arg(denominator)));
-                stats_->setItem(g, 3, new QTableWidgetItem(QStringLiteral("%1 / %2 (%3)")
-                                                               .arg(st.fast_1)
-                                                               .arg(denominator)
-                                                               .arg(denominator ? double(st.fast_1) / denominator : 0.0, 0, 'f', 2)));
-                stats_->setItem(g, 4, new QTableWidgetItem(st.geomean ? QString::number(*st.geomean, 'f', 3) : tr("–")));
+                stats_->setItem(
+                    g, 1, new QTableWidgetItem(QStringLiteral("%1 / %2").arg(st.attempted).arg(denominator)));
+                stats_->setItem(
+                    g, 2, new QTableWidgetItem(QStringLiteral("%1 / %2").arg(st.correct).arg(denominator)));
+                stats_->setItem(
+                    g, 3,
+                    new QTableWidgetItem(
+                        QStringLiteral("%1 / %2 (%3)")
+                            .arg(st.fast_1)
+                            .arg(denominator)
+                            .arg(denominator ? double(st.fast_1) / denominator : 0.0, 0, 'f', 2)));
+                stats_->setItem(
+                    g, 4, new QTableWidgetItem(st.geomean ? QString::number(*st.geomean, 'f', 3) : tr("–")));
                 stats_->setItem(g, 5, new QTableWidgetItem(QString::number(st.geomean_n)));
             }
             update_plots();

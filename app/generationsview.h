@@ -33,9 +33,9 @@ struct MatrixCell {
     std::optional<double> speedup; // that run's own speedup (pkbw's, or PKB's for imported runs)
     std::string speedup_source;    // "pkbw", "PKB" or ""
     bool correct = false;
-    bool result = false;     // false: only infrastructure errors (no result), shown apart
-    int results = 0;         // result runs of the pair
-    int infra_errors = 0;    // runs of the pair that ended in an infrastructure error
+    bool result = false;  // false: only infrastructure errors (no result), shown apart
+    int results = 0;      // result runs of the pair
+    int infra_errors = 0; // runs of the pair that ended in an infrastructure error
 };
 
 struct GenerationStats {
@@ -45,9 +45,9 @@ struct GenerationStats {
 };
 
 struct GenerationMatrix {
-    std::vector<std::string> generations;  // full labels (folder names)
-    std::vector<std::string> short_labels; // provider/model when parsed
-    std::vector<std::string> problems;     // in problem-number order
+    std::vector<std::string> generations;            // full labels (folder names)
+    std::vector<std::string> short_labels;           // provider/model when parsed
+    std::vector<std::string> problems;               // in problem-number order
     std::map<std::pair<int, int>, MatrixCell> cells; // (generation, problem)
     CellPick pick = CellPick::Latest;
     int left_out_calibration = 0, left_out_reference = 0, left_out_adhoc = 0;

@@ -34,7 +34,16 @@ QCPColorGradient ratio_gradient() {
 QCPColorGradient value_gradient(bool diverging) {
     // Diverging data (both signs) on the polar scale, centred on 0; one-signed data on a sequential
     // scale over its own [min, max], so that no half of the palette is wasted.
-    QCPColorGradient g(diverging ? QCPColorGradient::gpPolar : QCPColorGradient::gpThermal);
+    QCPColorGradient g(QCPColorGradient::gpPolar);
+    if (!diverging) {
+        // A viridis-like ramp, dark to light yellow: neither end is the plot's white background.
+        g.clearColorStops();
+        g.setColorStopAt(0.0, QColor(0x44, 0x01, 0x54));
+        g.setColorStopAt(0.25, QColor(0x3b, 0x52, 0x8b));
+        g.setColorStopAt(0.5, QColor(0x21, 0x91, 0x8c));
+        g.setColorStopAt(0.75, QColor(0x5e, 0xc9, 0x62));
+        g.setColorStopAt(1.0, QColor(0xfd, 0xe7, 0x25));
+    }
     g.setNanHandling(QCPColorGradient::nhNanColor);
     g.setNanColor(QColor(0xff, 0x00, 0xff));
     return g;
@@ -177,7 +186,7 @@ QCustomPlot* HeatmapView::make_map_plot(const QString& title, QCPColorMap** map,
     plot->plotLayout()->insertRow(0);
     plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title));
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-    plot->setMouseTracking(true); // the hover readout follows the cursor without a button held
+    plot->setMouseTracking(true);        // the hover readout follows the cursor without a button held
     plot->yAxis->setRangeReversed(true); // row 0 at the top, as a matrix is printed
     plot->xAxis->setLabel(tr("column"));
     plot->yAxis->setLabel(tr("row"));
@@ -220,7 +229,10 @@ void HeatmapView::fit_aspect(QCustomPlot* plot) {
     // is widened about its centre.
     const QRect r = plot->axisRect()->rect();
     const int i = static_cast<int>(std::find(plots_, plots_ + kMaps, plot) - plots_);
-    const PooledMap* m = i == 3 ? &set_.error.ratio : i == 2 ? &set_.diff.diff : i == 1 ? &set_.cand : &set_.ref;
+    const PooledMap* m = i == 3   ? &set_.error.ratio
+                         : i == 2 ? &set_.diff.diff
+                         : i == 1 ? &set_.cand
+                                  : &set_.ref;
     if (r.width() < 8 || r.height() < 8 || m->source_cols <= 0) {
         return;
     }
@@ -252,7 +264,8 @@ void HeatmapView::hover(QCustomPlot* plot, QMouseEvent* event) {
     const double x = plot->xAxis->pixelToCoord(event->position().x());
     const double y = plot->yAxis->pixelToCoord(event->position().y());
     const PooledMap& m = set_.error.ratio;
-    if (x < 0 || y < 0 || x >= static_cast<double>(m.source_cols) || y >= static_cast<double>(m.source_rows)) {
+    if (x < 0 || y < 0 || x >= static_cast<double>(m.source_cols) ||
+        y >= static_cast<double>(m.source_rows)) {
         return;
     }
     readout_->setText(readout_at(static_cast<std::int64_t>(y), static_cast<std::int64_t>(x)));
@@ -418,7 +431,8 @@ QString HeatmapView::summary_text() const {
         }
     }
     if (set_.has_values && set_.diff.max_diff_index >= 0) {
-        text += tr("; max |diff| %1 at %2").arg(number(set_.diff.max_abs_diff), where(set_.diff.max_diff_index));
+        text +=
+            tr("; max |diff| %1 at %2").arg(number(set_.diff.max_abs_diff), where(set_.diff.max_diff_index));
         if (set_.diff.nonfinite > 0) {
             text += tr(" (finite differences; %1 non-finite)").arg(set_.diff.nonfinite);
         }

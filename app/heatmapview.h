@@ -5,8 +5,8 @@
 // the cursor, and the ratio histogram below.
 #pragma once
 
-#include "pkbw/core/store.h"
 #include "diffmap.h"
+#include "pkbw/core/store.h"
 #include "tensormaps.h"
 
 #include <QWidget>

@@ -6,7 +6,6 @@
 #include "qtconvert.h"
 
 #include <QCheckBox>
-#include <algorithm>
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDir>
@@ -20,12 +19,13 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QProgressBar>
-#include <QSettings>
 #include <QPushButton>
+#include <QSettings>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace pkbw::app {
 namespace {
@@ -249,11 +249,13 @@ QString LauncherView::validate() const {
     // Without a PKB checkout the problems are pkbw's: each must be one of them (by number or stem).
     if (!pkb && !known_problems_.isEmpty()) {
         for (const QString& p : list) {
-            const bool known = std::any_of(known_problems_.begin(), known_problems_.end(), [&](const QString& k) {
-                return k == p || k.section(QLatin1Char('_'), 0, 0) == p;
-            });
+            const bool known =
+                std::any_of(known_problems_.begin(), known_problems_.end(), [&](const QString& k) {
+                    return k == p || k.section(QLatin1Char('_'), 0, 0) == p;
+                });
             if (!known) {
-                return tr("Unknown problem '%1' (known: %2).").arg(p, known_problems_.join(QStringLiteral(", ")));
+                return tr("Unknown problem '%1' (known: %2).")
+                    .arg(p, known_problems_.join(QStringLiteral(", ")));
             }
         }
     }
@@ -392,8 +394,9 @@ void LauncherView::set_bar(int rank, const QString& text, const QColor& color) {
 }
 
 QString LauncherView::rank_text(int rank) const {
-    return rank >= 0 && rank < static_cast<int>(bars_.size()) ? bars_[static_cast<std::size_t>(rank)]->format()
-                                                              : QString();
+    return rank >= 0 && rank < static_cast<int>(bars_.size())
+               ? bars_[static_cast<std::size_t>(rank)]->format()
+               : QString();
 }
 
 bool LauncherView::running() const {
@@ -571,10 +574,14 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
                 set_bar(rank, tr("perf · timing…") + suffix, color);
             } else {
                 b->setRange(0, 100);
-                const bool per_trial = phase == QLatin1String("inputs") || phase == QLatin1String("reference") ||
-                                       phase == QLatin1String("candidate") || phase == QLatin1String("compare");
+                const bool per_trial =
+                    phase == QLatin1String("inputs") || phase == QLatin1String("reference") ||
+                    phase == QLatin1String("candidate") || phase == QLatin1String("compare");
                 set_bar(rank,
-                        (per_trial ? tr("trial %1/%2 · %3").arg(body["trial"].get<int>() + 1).arg(trials_expected_).arg(phase)
+                        (per_trial ? tr("trial %1/%2 · %3")
+                                         .arg(body["trial"].get<int>() + 1)
+                                         .arg(trials_expected_)
+                                         .arg(phase)
                                    : phase) +
                             suffix + QStringLiteral(" · %p%"),
                         color);
@@ -646,7 +653,8 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
             } else if (b->maximum() == 0 || b->format() == tr("waiting")) {
                 b->setRange(0, 100);
                 set_bar(r, run_id_ > 0 ? final_status_ : tr("not started"),
-                        final_status_ == QLatin1String("pass") ? QColor(0x2e, 0x8b, 0x57) : QColor(0x90, 0x90, 0x90));
+                        final_status_ == QLatin1String("pass") ? QColor(0x2e, 0x8b, 0x57)
+                                                               : QColor(0x90, 0x90, 0x90));
             }
         }
         emit run_finished(run_id_);
@@ -658,7 +666,8 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
             set_bar(rank, tr("perf · samples received"), QColor(0x2e, 0x8b, 0x57));
         }
     } else if (event == "hello") {
-        append_log(tr("rank %1: started on %2").arg(rank).arg(to_qstring(body.value("device", std::string("?")))));
+        append_log(
+            tr("rank %1: started on %2").arg(rank).arg(to_qstring(body.value("device", std::string("?")))));
     } else {
         append_log(QString::fromStdString(body.dump()));
     }

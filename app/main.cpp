@@ -2,17 +2,17 @@
 // it the most recent store, else the CLI's default store; `--run-folder DIR` opens a run folder;
 // `--run ID` opens that run of the store; `--screenshots DIR` saves every tab as a PNG once the run is
 // shown and quits (tools/screenshots.sh). --help and --version need no display.
+#include "launcherview.h"
 #include "mainwindow.h"
 #include "runview.h"
 #include "theme.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QCoreApplication>
 #include <QDir>
 #include <QTabWidget>
 #include <QTimer>
-
-#include <QCoreApplication>
 #include <cstring>
 #include <memory>
 
@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
         }
     }
     std::unique_ptr<QCoreApplication> owner(info_only ? new QCoreApplication(argc, argv)
-                                                       : new QApplication(argc, argv));
+                                                      : new QApplication(argc, argv));
     QCoreApplication& app = *owner;
     QCoreApplication::setOrganizationName(QStringLiteral("pkbw"));
     QCoreApplication::setApplicationName(QStringLiteral("pkbw-gui"));
@@ -51,7 +51,10 @@ int main(int argc, char** argv) {
     const QCommandLineOption shot(QStringLiteral("screenshot"),
                                   QStringLiteral("Save the shown tab (--tab) to FILE once loaded, and quit."),
                                   QStringLiteral("FILE"));
-    parser.addOptions({store, folder, run, tab, dark, shots, shot});
+    const QCommandLineOption launch(
+        QStringLiteral("launch"),
+        QStringLiteral("Start the launcher's remembered form once the store is open."));
+    parser.addOptions({store, folder, run, tab, dark, shots, shot, launch});
     parser.process(app);
     Q_INIT_RESOURCE(pkbw_gui);
 
@@ -92,12 +95,27 @@ int main(int argc, char** argv) {
                 qApp->quit();
             });
         };
-        if (parser.isSet(run) || parser.isSet(folder)) {
+        if (parser.isSet(launch)) { // the bars as the launch ended, on the Launch tab
+            QObject::connect(window.launcher(), &pkbw::app::LauncherView::process_ended, &window,
+                             [&window, file] {
+                                 window.tabs()->setCurrentWidget(window.launcher());
+                                 QTimer::singleShot(800, &window, [&window, file] {
+                                     window.grab().save(file);
+                                     qApp->quit();
+                                 });
+                             });
+        } else if (parser.isSet(run) || parser.isSet(folder)) {
             QObject::connect(window.run_view(), &pkbw::app::RunView::run_loaded, &window, grab);
             QObject::connect(window.run_view(), &pkbw::app::RunView::load_failed, &window, grab);
         } else {
             QTimer::singleShot(1500, &window, grab);
         }
+    }
+    if (parser.isSet(launch)) {
+        QObject::connect(&window, &pkbw::app::MainWindow::store_opened, &window, [&window] {
+            window.tabs()->setCurrentWidget(window.launcher());
+            window.launcher()->start();
+        });
     }
     if (parser.isSet(shots)) {
         // Each tab is shown, given time for its workers and queued replots, then grabbed.

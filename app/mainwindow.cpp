@@ -5,6 +5,8 @@
 #include "generationsview.h"
 #include "launcherview.h"
 #include "perfview.h"
+#include "pkbw/core/error.h"
+#include "pkbw/core/paths.h"
 #include "pkbw/core/store.h"
 #include "problembrowser.h"
 #include "qtconvert.h"
@@ -27,8 +29,6 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <filesystem>
-#include "pkbw/core/error.h"
-#include "pkbw/core/paths.h"
 
 namespace pkbw::app {
 namespace {
@@ -217,7 +217,8 @@ void MainWindow::open_store(const QString& path, bool create) {
             if (create) {
                 std::filesystem::create_directories(p.parent_path(), ec);
             }
-            const Store store = Store::open_read_only(p, create ? Store::Missing::Create : Store::Missing::Fail);
+            const Store store =
+                Store::open_read_only(p, create ? Store::Missing::Create : Store::Missing::Fail);
             return store.schema_version();
         },
         [this, absolute](Loaded<int> r) {

@@ -1,10 +1,6 @@
 #include "perfview.h"
 
 #include "pkbw/core/perf_stats.h"
-
-#include <algorithm>
-#include <cstdlib>
-#include <limits>
 #include "qtconvert.h"
 #include "theme.h"
 
@@ -13,6 +9,9 @@
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
 #include <map>
 #include <qcustomplot.h>
 
@@ -104,6 +103,7 @@ PerfView::PerfView(QWidget* parent)
     table_->setColumnCount(4);
     table_->setHorizontalHeaderLabels({tr("Side"), tr("Rank"), tr("Statistic"), tr("Value")});
     table_->horizontalHeader()->setStretchLastSection(true);
+    table_->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
     table_->verticalHeader()->hide();
     split->addWidget(plot_);
     split->addWidget(table_);
@@ -114,6 +114,7 @@ PerfView::PerfView(QWidget* parent)
 void PerfView::set_data(std::shared_ptr<const RunData> data) {
     data_ = std::move(data);
     plot_->clearPlottables();
+    plot_->clearItems();
     table_->setRowCount(0);
     if (!data_) {
         summary_->setText(tr("No run open."));
@@ -145,11 +146,40 @@ void PerfView::set_data(std::shared_ptr<const RunData> data) {
             ymax = std::max(ymax, p95);
         }
     }
+    plot_->xAxis->setLabel(tr("rank"));
+    plot_->yAxis->setLabel(tr("ms per iteration"));
     plot_->xAxis->setRange(-0.7, data_->world_size() - 0.3);
     QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
     ticker->setTickStep(1);
     plot_->xAxis->setTicker(ticker);
     plot_->yAxis->setRange(0, ymax > 0 ? ymax * 1.1 : 1);
+    if (plot_->plottableCount() == 0) {
+        // An imported PKB run has no samples, only PKB's speedup per trial: plot those, so that the
+        // spread of identical trials is seen (issue 19: 1.44x and 0.665x for one solution).
+        QVector<double> trials, speedups;
+        for (const PerfSummaryRow& row : data_->summaries) {
+            if (row.rank == -1 && row.statistic.rfind("pkb_speedup.trial_", 0) == 0) {
+                trials << std::atoi(row.statistic.c_str() + 18);
+                speedups << row.value;
+            }
+        }
+        if (!trials.isEmpty()) {
+            QCPGraph* graph = plot_->addGraph();
+            graph->setName(tr("PKB's speedup per trial"));
+            graph->setLineStyle(QCPGraph::lsNone);
+            graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, colors[1], 10));
+            graph->setData(trials, speedups, false);
+            plot_->xAxis->setLabel(tr("trial"));
+            plot_->yAxis->setLabel(tr("PKB speedup ×"));
+            plot_->xAxis->setRange(-0.7, *std::max_element(trials.begin(), trials.end()) + 0.7);
+            plot_->yAxis->setRange(0,
+                                   std::max(1.2, *std::max_element(speedups.begin(), speedups.end()) * 1.15));
+            auto* one = new QCPItemStraightLine(plot_); // parity
+            one->point1->setCoords(0, 1);
+            one->point2->setCoords(1, 1);
+            one->setPen(QPen(QColor(0xc0, 0x30, 0x30), 1, Qt::DashLine));
+        }
+    }
     plot_->legend->setVisible(plot_->plottableCount() > 0); // an empty legend is a stray box
     theme_plot(plot_);
     plot_->replot();

@@ -58,18 +58,19 @@ void RunsModel::request_page(bool first) {
             }
             page.rows = store.list_runs(filter, sort, kPageSize, offset);
             for (const RunRecord& r : page.rows) {
-                std::optional<double> speedup;
-                bool pkb = false;
+                // pkbw's own speedup when the run has one; PKB's only for runs without (imports).
+                std::optional<double> own, pkb_own;
                 if (r.mode == RunMode::Perf || r.backend.rfind("pkb-", 0) == 0) {
                     for (const auto& s : store.perf_summaries(r.id)) {
                         if (s.rank == -1 && s.statistic == "speedup") {
-                            speedup = s.value;
-                        } else if (s.rank == -1 && s.statistic == "pkb_speedup" && !speedup) {
-                            speedup = s.value;
-                            pkb = true;
+                            own = s.value;
+                        } else if (s.rank == -1 && s.statistic == "pkb_speedup") {
+                            pkb_own = s.value;
                         }
                     }
                 }
+                const bool pkb = !own && pkb_own;
+                const std::optional<double> speedup = own ? own : pkb_own;
                 page.speedups.push_back(speedup);
                 page.pkb.push_back(pkb);
             }
@@ -149,7 +150,8 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::ToolTipRole && index.column() == Generation) {
         return to_qstring(r.generation.label);
     }
-    if (role == Qt::ToolTipRole && index.column() == Speedup && speedups_[static_cast<std::size_t>(index.row())]) {
+    if (role == Qt::ToolTipRole && index.column() == Speedup &&
+        speedups_[static_cast<std::size_t>(index.row())]) {
         return pkb_speedup_[static_cast<std::size_t>(index.row())] ? tr("PKB's speedup (imported run)")
                                                                    : tr("pkbw's speedup (perf run)");
     }
@@ -188,9 +190,9 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
         if (!s) {
             return {};
         }
-        return QStringLiteral("%1×%2").arg(*s, 0, 'f', 3).arg(pkb_speedup_[static_cast<std::size_t>(index.row())]
-                                                                 ? QStringLiteral(" PKB")
-                                                                 : QString());
+        return QStringLiteral("%1×%2")
+            .arg(*s, 0, 'f', 3)
+            .arg(pkb_speedup_[static_cast<std::size_t>(index.row())] ? QStringLiteral(" PKB") : QString());
     }
     case Summary:
         return to_qstring(r.summary);

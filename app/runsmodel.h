@@ -66,7 +66,7 @@ private:
     RunSort sort_;
     std::vector<RunRecord> rows_;
     std::vector<std::optional<double>> speedups_; // per row
-    std::vector<bool> pkb_speedup_;              // the speedup is PKB's
+    std::vector<bool> pkb_speedup_;               // the speedup is PKB's
     qint64 total_ = 0;
     bool loading_ = false;
     quint64 generation_ = 0; // results of an older query are dropped

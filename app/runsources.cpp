@@ -111,9 +111,11 @@ RunSources load_run_sources(const RunData& data, const fs::path& store_path, con
             tries.push_back(fs::absolute(p));
         }
         s.candidate = read_source(tries, recorded);
-        if (s.candidate.found() && !run.solution_sha256.empty() && sha256_hex(s.candidate.text) != run.solution_sha256) {
-            s.candidate.note = "sha256 differs from the one recorded at run time: this file was edited since the run, "
-                               "and is not the code that ran";
+        if (s.candidate.found() && !run.solution_sha256.empty() &&
+            sha256_hex(s.candidate.text) != run.solution_sha256) {
+            s.candidate.note =
+                "sha256 differs from the one recorded at run time: this file was edited since the run, "
+                "and is not the code that ran";
         }
     }
 
@@ -131,7 +133,8 @@ RunSources load_run_sources(const RunData& data, const fs::path& store_path, con
             return n.rfind("rank_", 0) == 0 ? std::atoi(n.c_str() + 5) : -1;
         };
         std::sort(logs.begin(), logs.end(), [&](const fs::path& a, const fs::path& b) {
-            return std::pair(rank_of(a), a.filename().string()) < std::pair(rank_of(b), b.filename().string());
+            return std::pair(rank_of(a), a.filename().string()) <
+                   std::pair(rank_of(b), b.filename().string());
         });
         for (const fs::path& p : logs) {
             RunLog log;

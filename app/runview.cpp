@@ -15,8 +15,8 @@
 #include <QListWidget>
 #include <QPainter>
 #include <QPushButton>
-#include <QStyledItemDelegate>
 #include <QSplitter>
+#include <QStyledItemDelegate>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -29,7 +29,8 @@ namespace {
 class FramedSelectionDelegate : public QStyledItemDelegate {
 public:
     using QStyledItemDelegate::QStyledItemDelegate;
-    void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+    void paint(QPainter* painter, const QStyleOptionViewItem& option,
+               const QModelIndex& index) const override {
         QStyleOptionViewItem plain(option);
         const bool selected = option.state & QStyle::State_Selected;
         plain.state &= ~(QStyle::State_Selected | QStyle::State_HasFocus);
@@ -220,8 +221,9 @@ QString RunView::header_text() const {
         if (nl < 0) {
             text += QStringLiteral(" · ") + summary.toHtmlEscaped();
         } else {
-            text += QStringLiteral(" · ") + summary.left(nl).toHtmlEscaped() +
-                    QStringLiteral("<pre style='margin:2px 0'>%1</pre>").arg(summary.mid(nl + 1).toHtmlEscaped());
+            text +=
+                QStringLiteral(" · ") + summary.left(nl).toHtmlEscaped() +
+                QStringLiteral("<pre style='margin:2px 0'>%1</pre>").arg(summary.mid(nl + 1).toHtmlEscaped());
         }
     }
     // Failures after a rank's last trial result have no cell in the grid (its cells keep their

@@ -2,9 +2,9 @@
 
 #include "background.h"
 #include "cudahighlighter.h"
-#include "runsources.h"
 #include "linediff.h"
 #include "qtconvert.h"
+#include "runsources.h"
 #include "theme.h"
 
 #include <QFile>
@@ -88,7 +88,8 @@ SourceView::SourceView(QWidget* parent)
     connect(diagnostics_list_, &QListWidget::currentRowChanged, this, [this](int row) {
         if (row >= 0 && row < diagnostics_.size()) {
             const int line = diagnostics_[row].line - 1;
-            const int shown = line >= 0 && line < right_block_of_line_.size() ? right_block_of_line_[line] : line;
+            const int shown =
+                line >= 0 && line < right_block_of_line_.size() ? right_block_of_line_[line] : line;
             const QTextBlock block = right_->document()->findBlockByNumber(shown);
             right_->setTextCursor(QTextCursor(block));
             right_->centerCursor();
@@ -213,11 +214,14 @@ void SourceView::set_sources(const QString& left_title, const QString& left, con
     inserted_ = deleted_ = 0;
     for (const DiffLine& d : diff) {
         const int row = static_cast<int>(left_rows.size());
-        left_rows << (d.left >= 0 ? QStringLiteral("%1  %2").arg(d.left + 1, width_l).arg(to_qstring(a[static_cast<std::size_t>(d.left)]))
+        left_rows << (d.left >= 0 ? QStringLiteral("%1  %2")
+                                        .arg(d.left + 1, width_l)
+                                        .arg(to_qstring(a[static_cast<std::size_t>(d.left)]))
                                   : QString());
-        right_rows << (d.right >= 0
-                           ? QStringLiteral("%1  %2").arg(d.right + 1, width_r).arg(to_qstring(b[static_cast<std::size_t>(d.right)]))
-                           : QString());
+        right_rows << (d.right >= 0 ? QStringLiteral("%1  %2")
+                                          .arg(d.right + 1, width_r)
+                                          .arg(to_qstring(b[static_cast<std::size_t>(d.right)]))
+                                    : QString());
         if (d.right >= 0) {
             right_block_of_line_[d.right] = row;
         }
@@ -258,8 +262,9 @@ void SourceView::set_sources(const QString& left_title, const QString& left, con
     for (const Diagnostic& d : diagnostics_) {
         const bool is_error = d.severity.contains(QLatin1String("error"));
         if (right_error.isEmpty() && d.line >= 1 && d.line <= right_block_of_line_.size()) {
-            QTextEdit::ExtraSelection s = line_selection(right_, right_block_of_line_[d.line - 1],
-                                                         is_error ? QColor(0xf0, 0x80, 0x80) : QColor(0xf0, 0xd0, 0x70));
+            QTextEdit::ExtraSelection s =
+                line_selection(right_, right_block_of_line_[d.line - 1],
+                               is_error ? QColor(0xf0, 0x80, 0x80) : QColor(0xf0, 0xd0, 0x70));
             s.format.setToolTip(d.message);
             right_marks << s;
         }
@@ -268,10 +273,13 @@ void SourceView::set_sources(const QString& left_title, const QString& left, con
     bottom_->setTabText(0, tr("Diagnostics (%1)").arg(diagnostics_.size()));
     left_->setExtraSelections(left_marks);
     right_->setExtraSelections(right_marks);
-    summary_->setText(both ? diff_summary()
-                           : tr("No diff: %1").arg(!right_error.isEmpty() ? tr("the candidate source is not available")
-                                                                          : tr("the reference source is not available")) +
-                                 (diagnostics_.isEmpty() ? QString() : tr("; %1 compiler diagnostics").arg(diagnostics_.size())));
+    summary_->setText(
+        both ? diff_summary()
+             : tr("No diff: %1")
+                       .arg(!right_error.isEmpty() ? tr("the candidate source is not available")
+                                                   : tr("the reference source is not available")) +
+                   (diagnostics_.isEmpty() ? QString()
+                                           : tr("; %1 compiler diagnostics").arg(diagnostics_.size())));
 }
 
 QString SourceView::diff_summary() const {

@@ -31,8 +31,10 @@ QString format_tick(double us, double step_us) {
         double scale;
         const char* name;
     };
-    const Unit unit = step_us >= 1e5 ? Unit{1e6, " s"} : step_us >= 100 ? Unit{1e3, " ms"}
-                      : step_us >= 0.1 ? Unit{1, " µs"} : Unit{1e-3, " ns"};
+    const Unit unit = step_us >= 1e5   ? Unit{1e6, " s"}
+                      : step_us >= 100 ? Unit{1e3, " ms"}
+                      : step_us >= 0.1 ? Unit{1, " µs"}
+                                       : Unit{1e-3, " ns"};
     const double step = step_us / unit.scale;
     const int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(step) - 1e-9)));
     double v = us / unit.scale;
@@ -161,8 +163,7 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
     drawn_ = 0;
     if (!trace_ || trace_->lanes.empty()) {
         p.setPen(pal.color(QPalette::Text));
-        p.drawText(rect(), Qt::AlignCenter,
-                   tr("No trace. Runs captured with --trace show their timeline here."));
+        p.drawText(rect(), Qt::AlignCenter, tr("No trace to show (the line above says why)."));
         return;
     }
     p.setPen(pal.color(QPalette::Text));

@@ -14,7 +14,7 @@ namespace pkbw::app {
 
 struct TimelineEvent {
     double start_us = 0, duration_us = 0;
-    std::uint32_t name = 0; // index into TimelineData::names
+    std::uint32_t name = 0;  // index into TimelineData::names
     std::uint16_t depth = 0; // nesting level in its lane (finish()): ranges inside ranges stack below
 };
 

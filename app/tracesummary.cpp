@@ -60,9 +60,10 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
             windows.push_back({iteration_side(e), w});
         }
         if (windows.empty()) {
-            bool any_iteration = std::any_of(trace.events.begin(), trace.events.end(), [](const TraceEvent& e) {
-                return e.kind == TraceEventKind::EngineRange && e.category == "iteration";
-            });
+            bool any_iteration =
+                std::any_of(trace.events.begin(), trace.events.end(), [](const TraceEvent& e) {
+                    return e.kind == TraceEventKind::EngineRange && e.category == "iteration";
+                });
             if (any_iteration) {
                 continue; // iterations exist, none in the window
             }
@@ -116,14 +117,17 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
         s.rows.push_back(std::move(row));
     }
     // Reference before candidate (as the trace runs them), then by rank, then the heaviest first.
-    auto side_order = [](const std::string& side) { return side == "reference" ? 0 : side == "candidate" ? 1 : 2; };
+    auto side_order = [](const std::string& side) {
+        return side == "reference" ? 0 : side == "candidate" ? 1 : 2;
+    };
     std::stable_sort(s.rows.begin(), s.rows.end(), [&](const TraceSummaryRow& a, const TraceSummaryRow& b) {
         const auto ka = std::make_tuple(side_order(a.side), a.side, a.rank, -a.total_us, a.name);
         const auto kb = std::make_tuple(side_order(b.side), b.side, b.rank, -b.total_us, b.name);
         return ka < kb;
     });
     std::stable_sort(s.overlaps.begin(), s.overlaps.end(), [&](const SideOverlap& a, const SideOverlap& b) {
-        return std::make_tuple(side_order(a.side), a.side, a.rank) < std::make_tuple(side_order(b.side), b.side, b.rank);
+        return std::make_tuple(side_order(a.side), a.side, a.rank) <
+               std::make_tuple(side_order(b.side), b.side, b.rank);
     });
     return s;
 }

@@ -34,7 +34,7 @@ struct SideOverlap {
 
 struct TraceSummary {
     std::vector<TraceSummaryRow> rows; // by side, rank, then total descending
-    std::vector<SideOverlap> overlaps;  // by side, rank
+    std::vector<SideOverlap> overlaps; // by side, rank
 };
 
 // Over the iterations that intersect `window_ns` (clipped to it), or all of them when absent; a trace

@@ -112,10 +112,11 @@ TraceView::TraceView(QWidget* parent)
     auto* bottom = new QWidget(split);
     auto* bottom_layout = new QVBoxLayout(bottom);
     bottom_layout->setContentsMargins(0, 0, 0, 0);
-    details_ = new QLabel(tr("Click an event for its details. Wheel or W/S: zoom, drag, Shift+wheel or A/D: pan, "
-                             "double-click or F: zoom to an event, Ctrl+drag: select an area (summarised "
-                             "below; Esc clears), I: traced iterations, Home: all."),
-                          bottom);
+    details_ =
+        new QLabel(tr("Click an event for its details. Wheel or W/S: zoom, drag, Shift+wheel or A/D: pan, "
+                      "double-click or F: zoom to an event, Ctrl+drag: select an area (summarised "
+                      "below; Esc clears), I: traced iterations, Home: all."),
+                   bottom);
     details_->setObjectName(QStringLiteral("traceDetails"));
     details_->setWordWrap(true);
     details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -126,27 +127,37 @@ TraceView::TraceView(QWidget* parent)
     auto* tables = new QSplitter(Qt::Horizontal, bottom);
     summary_ = new QTableWidget(0, 8, tables);
     summary_->setObjectName(QStringLiteral("traceSummary"));
-    summary_->setHorizontalHeaderLabels({tr("Side"), tr("Rank"), tr("Kind"), tr("Name"), tr("Count"), tr("Total µs"),
-                                         tr("Mean µs"), tr("% of iteration")});
+    summary_->setHorizontalHeaderLabels({tr("Side"), tr("Rank"), tr("Kind"), tr("Name"), tr("Count"),
+                                         tr("Total µs"), tr("Mean µs"), tr("% of iteration")});
     overlap_ = new QTableWidget(0, 7, tables);
     overlap_->setObjectName(QStringLiteral("traceOverlap"));
-    overlap_->setHorizontalHeaderLabels({tr("Side"), tr("Rank"), tr("Iterations"), tr("Compute µs"), tr("Comm µs"),
-                                         tr("Overlap µs"), tr("Comm overlapped %")});
+    overlap_->setHorizontalHeaderLabels({tr("Side"), tr("Rank"), tr("Iterations"), tr("Compute µs"),
+                                         tr("Comm µs"), tr("Overlap µs"), tr("Comm overlapped %")});
     for (QTableWidget* t : {summary_, overlap_}) {
         t->verticalHeader()->hide();
         t->setEditTriggers(QAbstractItemView::NoEditTriggers);
         t->setSelectionBehavior(QAbstractItemView::SelectRows);
         t->horizontalHeader()->setStretchLastSection(true);
+        t->setWordWrap(false);
+        t->verticalHeader()->setDefaultSectionSize(22);
     }
-    summary_->setColumnWidth(3, 260);
+    // Names are the long column: elided in the middle (the template arguments), whole in the tooltip.
+    summary_->setTextElideMode(Qt::ElideMiddle);
+    for (int c : {0, 1, 2, 4, 5, 6, 7}) {
+        summary_->setColumnWidth(c, c == 0 ? 80 : c == 1 || c == 2 ? 56 : 80);
+    }
+    summary_->setColumnWidth(3, 300);
+    for (int c = 0; c < 7; ++c) {
+        overlap_->setColumnWidth(c, c < 3 ? 70 : 90);
+    }
     tables->addWidget(summary_);
     tables->addWidget(overlap_);
     tables->setStretchFactor(0, 3);
     tables->setStretchFactor(1, 2);
     bottom_layout->addWidget(tables, 1);
     split->addWidget(bottom);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
     layout->addWidget(split, 1);
     connect(timeline_, &TimelineWidget::selection_changed, details_, &QLabel::setText);
     connect(timeline_, &TimelineWidget::area_changed, this, &TraceView::update_summary);
@@ -245,7 +256,8 @@ void TraceView::open_files(const QStringList& files) {
                     data->lanes.push_back(std::move(lane));
                 }
                 data->names.insert(data->names.end(), mine.names.begin(), mine.names.end());
-                data->iterations.insert(data->iterations.end(), mine.iterations.begin(), mine.iterations.end());
+                data->iterations.insert(data->iterations.end(), mine.iterations.begin(),
+                                        mine.iterations.end());
                 data->finish();
             }
             LoadedTrace t;
@@ -264,12 +276,13 @@ void TraceView::show_timeline(const Loaded<LoadedTrace>& r) {
     trace_ = r.value;
     timeline_->set_trace(trace_.timeline);
     const auto& tl = *trace_.timeline;
-    info_->setText(tl.iterations.empty()
-                       ? tr("%1 events in %2 lanes").arg(tl.event_count()).arg(tl.lanes.size())
-                       : tr("%1 events in %2 lanes; opened on the %3 traced iterations (ruler from the first)")
-                             .arg(tl.event_count())
-                             .arg(tl.lanes.size())
-                             .arg(tl.iterations.size()));
+    info_->setText(
+        tl.iterations.empty()
+            ? tr("%1 events in %2 lanes").arg(tl.event_count()).arg(tl.lanes.size())
+            : tr("%1 events in %2 lanes; opened on the %3 traced iterations (ruler from the first)")
+                  .arg(tl.event_count())
+                  .arg(tl.lanes.size())
+                  .arg(tl.iterations.size()));
     update_summary(0, 0);
     emit loaded();
 }
@@ -279,7 +292,8 @@ void TraceView::update_summary(double t0_us, double t1_us) {
     summary_->setRowCount(0);
     overlap_->setRowCount(0);
     if (!trace_.traces || trace_.traces->empty()) {
-        summary_title_->setText(trace_.timeline ? tr("No summary: these trace files are not pkbw traces.") : QString());
+        summary_title_->setText(trace_.timeline ? tr("No summary: these trace files are not pkbw traces.")
+                                                : QString());
         return;
     }
     std::optional<std::pair<std::int64_t, std::int64_t>> window;
@@ -288,9 +302,10 @@ void TraceView::update_summary(double t0_us, double t1_us) {
         summary_title_->setText(tr("Summary of the selection (%1 µs, the iterations inside it, clipped)")
                                     .arg(t1_us - t0_us, 0, 'f', 3));
     } else {
-        summary_title_->setText(tr("Summary of the traced iterations, by side and rank (Ctrl+drag to select an "
-                                   "area); overlap: the share of NCCL time during which other kernels ran, as "
-                                   "HTA computes it"));
+        summary_title_->setText(
+            tr("Summary of the traced iterations, by side and rank (Ctrl+drag to select an "
+               "area); overlap: the share of NCCL time during which other kernels ran, as "
+               "HTA computes it"));
     }
     const TraceSummary s = summarize_trace(*trace_.traces, window);
     summary_->setRowCount(static_cast<int>(s.rows.size()));
@@ -317,8 +332,9 @@ void TraceView::update_summary(double t0_us, double t1_us) {
         overlap_->setItem(i, 3, number_item(o.compute_us, 3));
         overlap_->setItem(i, 4, number_item(o.communication_us, 3));
         overlap_->setItem(i, 5, number_item(o.overlap_us, 3));
-        overlap_->setItem(i, 6, o.communication_us > 0 ? number_item(o.overlap_percent, 1)
-                                                       : new QTableWidgetItem(tr("no communication")));
+        overlap_->setItem(i, 6,
+                          o.communication_us > 0 ? number_item(o.overlap_percent, 1)
+                                                 : new QTableWidgetItem(tr("no communication")));
     }
 }
 

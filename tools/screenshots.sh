@@ -59,6 +59,25 @@ shots() { # shots PREFIX STORE TRACED_RUN MISMATCH_RUN SOURCES_RUN
     gui "$out/${prefix}5_runs.png" --store "$store" --tab 0
     gui "$out/${prefix}5_launcher.png" --store "$store" --tab 7
 }
+# The launcher as a run of the ramp candidate ends: per-rank bars with their verdicts.
+mkdir -p "$XDG_CONFIG_HOME/pkbw"
+cat > "$XDG_CONFIG_HOME/pkbw/pkbw-gui.conf" <<CONF
+[launcher]
+pkbw=$(cd "$(dirname "$pkbw")" && pwd)/pkbw
+problem=1_allreduce
+solution=$wrong/1_allreduce_host.cpp
+mode=eval
+ranks=2
+dtype=f32
+trials=3
+atol=0.01
+rtol=0.01
+backend=host
+all_trials=true
+CONF
+xvfb-run -a -s "-screen 0 1600x1000x24" "$build/bin/pkbw-gui" --store "$host_store" --launch \
+    --screenshot "$out/host_5_launcher_run.png" || echo "launcher screenshot failed" >&2
+
 shots host_ "$host_store" "$(last_run "$host_store" "mode = 'perf'")" \
     "$(last_run "$host_store" "status = 'mismatch'")" "$(last_run "$host_store" "status = 'compile_error'")"
 

@@ -7,14 +7,13 @@
 #include "heatmapview.h"
 #include "mainwindow.h"
 #include "perfview.h"
+#include "pkbw/core/sha256.h"
+#include "pkbw/core/trace_store.h"
 #include "runsmodel.h"
 #include "runsources.h"
 #include "sourceview.h"
 #include "timelinewidget.h"
 #include "traceview.h"
-
-#include "pkbw/core/sha256.h"
-#include "pkbw/core/trace_store.h"
 
 #include <QDir>
 #include <QSignalSpy>
@@ -30,8 +29,9 @@ using namespace pkbw::app;
 namespace {
 
 Tensor f32(std::int64_t rows, std::int64_t cols, const std::vector<float>& v) {
-    return Tensor::from_bytes(DType::F32, {rows, cols},
-                              std::span(reinterpret_cast<const std::byte*>(v.data()), v.size() * sizeof(float)));
+    return Tensor::from_bytes(
+        DType::F32, {rows, cols},
+        std::span(reinterpret_cast<const std::byte*>(v.data()), v.size() * sizeof(float)));
 }
 
 TraceEvent range(TraceEventKind kind, const std::string& category, const std::string& name, std::int64_t t0,
@@ -61,10 +61,12 @@ RankTrace sample_trace() {
     t.events = {
         range(TraceEventKind::EngineRange, "phase", "perf", 0, 50'000'000),
         range(TraceEventKind::EngineRange, "phase", "trace", 50'000, 1'000'000),
-        range(TraceEventKind::EngineRange, "iteration", "reference/0", 100'000, 200'000, {{"side", "reference"}}),
+        range(TraceEventKind::EngineRange, "iteration", "reference/0", 100'000, 200'000,
+              {{"side", "reference"}}),
         kernel("gemm", 110'000, 150'000, 7),
         kernel("ncclDevKernel_AllGather_RING_LL", 140'000, 180'000, 8),
-        range(TraceEventKind::EngineRange, "iteration", "candidate/0", 300'000, 400'000, {{"side", "candidate"}}),
+        range(TraceEventKind::EngineRange, "iteration", "candidate/0", 300'000, 400'000,
+              {{"side", "candidate"}}),
         kernel("push_shard", 310'000, 330'000, 7),
     };
     sort_events(t.events);
@@ -72,15 +74,16 @@ RankTrace sample_trace() {
 }
 
 std::int64_t add_run(Store& store, const std::string& problem, const std::string& generation, RunMode mode,
-                     RunStatus status, std::optional<double> speedup, int second, const std::string& backend = "host",
-                     const std::string& statistic = "speedup") {
+                     RunStatus status, std::optional<double> speedup, int second,
+                     const std::string& backend = "host", const std::string& statistic = "speedup") {
     RunRecord run;
     run.problem_stem = problem;
     run.mode = mode;
     run.backend = backend;
     run.world_size = 2;
     run.generation = parse_generation_label(generation);
-    run.started_at = QStringLiteral("2026-12-01T10:00:%1Z").arg(second, 2, 10, QLatin1Char('0')).toStdString();
+    run.started_at =
+        QStringLiteral("2026-12-01T10:00:%1Z").arg(second, 2, 10, QLatin1Char('0')).toStdString();
     if (backend.rfind("pkb-", 0) == 0) {
         run.command_line = {"pkbw", "import-pkb", "/logs"};
     }
@@ -98,16 +101,15 @@ class TestInspect : public QObject {
     Q_OBJECT
 
 private slots:
-    void initTestCase() {
-        QCoreApplication::setOrganizationName(QStringLiteral("pkbw-test"));
-    }
+    void initTestCase() { QCoreApplication::setOrganizationName(QStringLiteral("pkbw-test")); }
 
     // --- Heatmaps ---------------------------------------------------------------------------
 
     void difference_map_shows_a_bias_the_values_hide() {
         std::vector<float> ref(64, 10.0f), cand(64);
         for (int i = 0; i < 64; ++i) {
-            cand[static_cast<std::size_t>(i)] = 10.0f + 0.004f * static_cast<float>(i); // a ramp on a constant
+            cand[static_cast<std::size_t>(i)] =
+                10.0f + 0.004f * static_cast<float>(i); // a ramp on a constant
         }
         const DifferenceMap d = difference_map(f32(8, 8, ref), f32(8, 8, cand), 4);
         QCOMPARE(d.diff.rows, 4);
@@ -152,8 +154,9 @@ private slots:
                  qPrintable(readout));
         const QString summary = view.summary_text();
         QVERIFY2(summary.contains(QStringLiteral("max |diff| 0.5 at [0, 1]")), qPrintable(summary));
-        QVERIFY2(summary.contains(QStringLiteral("worst at [2, 3], first at [0, 1] (reference 1, candidate nan)")),
-                 qPrintable(summary));
+        QVERIFY2(
+            summary.contains(QStringLiteral("worst at [2, 3], first at [0, 1] (reference 1, candidate nan)")),
+            qPrintable(summary));
 
         // Linked zoom: a zoom in one map is the zoom of all four.
         view.plots()[0]->xAxis->setRange(1, 2);
@@ -167,7 +170,8 @@ private slots:
         const QRect r = plot->axisRect()->rect();
         const double x_per_px = plot->xAxis->range().size() / r.width();
         const double y_per_px = plot->yAxis->range().size() / r.height();
-        QVERIFY2(std::fabs(x_per_px - y_per_px) < 0.02 * x_per_px, qPrintable(QString::number(x_per_px / y_per_px)));
+        QVERIFY2(std::fabs(x_per_px - y_per_px) < 0.02 * x_per_px,
+                 qPrintable(QString::number(x_per_px / y_per_px)));
 
         // A new run: nothing of this one survives.
         view.clear(QStringLiteral("next"));
@@ -215,7 +219,8 @@ private slots:
         // Deep in the perf phase, zoomed to 10 ns: still distinct labels.
         w.set_window(100 + 12'345.678, 100 + 12'345.688);
         check_unique("10 ns");
-        QVERIFY2(w.tick_labels().first().contains(QStringLiteral("12345")), qPrintable(w.tick_labels().first()));
+        QVERIFY2(w.tick_labels().first().contains(QStringLiteral("12345")),
+                 qPrintable(w.tick_labels().first()));
         w.set_window(0, 50'000);
         check_unique("whole");
         // Zoom to an event: the candidate's kernel.
@@ -241,7 +246,8 @@ private slots:
         QCOMPARE(QString::fromStdString(s.rows[2].name), QStringLiteral("push_shard"));
         QCOMPARE(s.rows[2].percent_of_iteration, 20.0);
         // A selection holding the candidate's iteration only.
-        const TraceSummary c = summarize_trace({sample_trace()}, std::pair<std::int64_t, std::int64_t>{250'000, 450'000});
+        const TraceSummary c =
+            summarize_trace({sample_trace()}, std::pair<std::int64_t, std::int64_t>{250'000, 450'000});
         QCOMPARE(c.rows.size(), std::size_t(1));
         QCOMPARE(QString::fromStdString(c.rows[0].side), QStringLiteral("candidate"));
     }
@@ -300,7 +306,8 @@ private slots:
             add_run(store, "1_allreduce", "cuda", RunMode::Perf, RunStatus::Pass, 3.0, 2); // ad hoc
             add_run(store, "12_allgather_gemm", g1, RunMode::Perf, RunStatus::Pass, 0.5, 3);
             older_pass = add_run(store, "2_allgather", g1, RunMode::Perf, RunStatus::Pass, 1.5, 4);
-            newer_mismatch = add_run(store, "2_allgather", g1, RunMode::Perf, RunStatus::Mismatch, std::nullopt, 5);
+            newer_mismatch =
+                add_run(store, "2_allgather", g1, RunMode::Perf, RunStatus::Mismatch, std::nullopt, 5);
             pass_before_error = add_run(store, "1_allreduce", g1, RunMode::Perf, RunStatus::Pass, 2.0, 6);
             add_run(store, "1_allreduce", g1, RunMode::Perf, RunStatus::Error, std::nullopt, 7); // infra
             add_run(store, "2_allgather", g2, RunMode::Perf, RunStatus::Error, std::nullopt, 8);
@@ -355,7 +362,8 @@ private slots:
         auto data = std::make_shared<RunData>();
         data->run.id = 5;
         data->run.backend = "pkb-cuda";
-        for (const auto& [name, value] : {std::pair{"pkb_speedup", 0.976}, {"pkb_speedup.trial_0", 1.44},
+        for (const auto& [name, value] : {std::pair{"pkb_speedup", 0.976},
+                                          {"pkb_speedup.trial_0", 1.44},
                                           {"pkb_speedup.trial_1", 0.665}}) {
             data->summaries.push_back({5, Side::Candidate, -1, name, value});
         }
@@ -363,16 +371,19 @@ private slots:
         view.set_data(data);
         const QString text = view.summary_text();
         QVERIFY2(text.contains(QStringLiteral("PKB's speedup 0.976×")), qPrintable(text));
-        QVERIFY2(text.contains(QStringLiteral("trial 0: 1.44×, trial 1: 0.665×; spread 0.665–1.44×, 2.17× apart")),
-                 qPrintable(text));
+        QVERIFY2(
+            text.contains(QStringLiteral("trial 0: 1.44×, trial 1: 0.665×; spread 0.665–1.44×, 2.17× apart")),
+            qPrintable(text));
+        QCOMPARE(view.plot()->graphCount(), 1); // the two trials as points
+        QCOMPARE(view.plot()->graph(0)->dataCount(), 2);
     }
 
     // --- Sources ------------------------------------------------------------------------------
 
     void sources_aligned_with_line_numbers() {
         SourceView view;
-        view.set_sources(QStringLiteral("ref"), QStringLiteral("int a;\nint b;\nint c;"), QStringLiteral("cand"),
-                         QStringLiteral("int a;\nfloat b;\nint c;\nint d;"),
+        view.set_sources(QStringLiteral("ref"), QStringLiteral("int a;\nint b;\nint c;"),
+                         QStringLiteral("cand"), QStringLiteral("int a;\nfloat b;\nint c;\nint d;"),
                          QStringLiteral("solution.cu(2): error: bad\nsolution.cu:4:5: error: worse\n"));
         const QStringList left = view.shown_left().split(QLatin1Char('\n'));
         const QStringList right = view.shown_right().split(QLatin1Char('\n'));
@@ -383,8 +394,8 @@ private slots:
                                      QStringLiteral("3  int c;"), QStringLiteral("4  int d;")}));
         QCOMPARE(view.diagnostics().size(), 2); // every diagnostic, not the first
         // A missing candidate: no diff against an empty text.
-        view.set_sources(QStringLiteral("ref"), QStringLiteral("int a;\n"), QString(), QString(), QString(), QString(),
-                         QStringLiteral("sol.cu: not found"));
+        view.set_sources(QStringLiteral("ref"), QStringLiteral("int a;\n"), QString(), QString(), QString(),
+                         QString(), QStringLiteral("sol.cu: not found"));
         QCOMPARE(view.deleted_lines(), 0);
         QCOMPARE(view.shown_right(), QStringLiteral("sol.cu: not found"));
     }
@@ -398,7 +409,8 @@ private slots:
         std::ofstream(dir / "samples" / "sol.cu") << "__global__ void k() {}\n";
         std::ofstream(dir / "runs" / "run_1" / "rank_1.log") << "rank one\n";
         std::ofstream(dir / "runs" / "run_1" / "rank_0.log") << "rank zero\n";
-        std::ofstream(dir / "runs" / "run_1" / "compile_candidate.log") << "sol.cu(1): error: a\nsol.cu(1): error: b\n";
+        std::ofstream(dir / "runs" / "run_1" / "compile_candidate.log")
+            << "sol.cu(1): error: a\nsol.cu(1): error: b\n";
         std::ofstream(dir / "runs" / "run_1" / "config.json")
             << nlohmann::json{{"pkb", {{"reference_file", (dir / "ref.py").string()}}}}.dump();
         RunData data;
@@ -438,9 +450,12 @@ private slots:
         const QString path = test::temp_path(QStringLiteral("speedups.db"));
         {
             Store store = Store::open(path.toStdString());
-            test::add_perf_run(store, "1_allreduce", "solutions_cuda_bf16_none_anthropic_claude", 2.0, 1.0);
-            add_run(store, "2_allgather", "solutions_cuda_bf16_none_openai_gpt-5.5", RunMode::Eval, RunStatus::Pass,
-                    1.25, 59, "pkb-cuda", "pkb_speedup");
+            const auto perf = test::add_perf_run(store, "1_allreduce",
+                                                 "solutions_cuda_bf16_none_anthropic_claude", 2.0, 1.0);
+            // A perf run with PKB's figure too shows pkbw's own (whatever the summaries' order).
+            store.add_perf_summary({perf, Side::Candidate, -1, "pkb_speedup", 1.9});
+            add_run(store, "2_allgather", "solutions_cuda_bf16_none_openai_gpt-5.5", RunMode::Eval,
+                    RunStatus::Pass, 1.25, 59, "pkb-cuda", "pkb_speedup");
         }
         RunsModel model;
         QSignalSpy loaded(&model, &RunsModel::page_loaded);

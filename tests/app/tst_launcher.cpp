@@ -18,7 +18,8 @@ const QString kFake = QStringLiteral(PKBW_TEST_SOURCE_DIR "/fake_pkbw.sh");
 // solution file: it exists).
 void fake_form(LauncherView& v, const QString& problem = QStringLiteral("2_allgather")) {
     v.set_executable(kFake);
-    v.set_problem_list({QStringLiteral("1_allreduce"), QStringLiteral("2_allgather"), QStringLiteral("hang")});
+    v.set_problem_list(
+        {QStringLiteral("1_allreduce"), QStringLiteral("2_allgather"), QStringLiteral("hang")});
     v.set_problem(problem);
     v.set_solution(kFake);
 }
@@ -77,7 +78,8 @@ private slots:
         QSignalSpy ended(&v, &LauncherView::process_ended);
         v.start();
         QVERIFY(!v.running());
-        QVERIFY2(v.status_text().contains(QStringLiteral("Unknown problem '9_nope'")), qPrintable(v.status_text()));
+        QVERIFY2(v.status_text().contains(QStringLiteral("Unknown problem '9_nope'")),
+                 qPrintable(v.status_text()));
         fake_form(v, QStringLiteral("2"));
         QCOMPARE(v.validate(), QString()); // a number names a problem too
         v.set_solution(QStringLiteral("/no/such/solution.cu"));
@@ -93,8 +95,9 @@ private slots:
         LauncherView v;
         fake_form(v, QStringLiteral("2_allgather, 1_allreduce"));
         QCOMPARE(v.problems(), (QStringList{QStringLiteral("2_allgather"), QStringLiteral("1_allreduce")}));
-        QVERIFY(v.arguments_for(QStringLiteral("1_allreduce")).join(QLatin1Char(' ')).contains(
-            QStringLiteral("--problem 1_allreduce")));
+        QVERIFY(v.arguments_for(QStringLiteral("1_allreduce"))
+                    .join(QLatin1Char(' '))
+                    .contains(QStringLiteral("--problem 1_allreduce")));
         QSignalSpy finished(&v, &LauncherView::run_finished);
         v.start();
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 20000);
@@ -106,17 +109,23 @@ private slots:
         LauncherView v;
         v.handle_line(R"({"event":"run_started","run_id":3,"world_size":2})");
         v.handle_line(R"({"event":"phase","rank":1,"phase":"compare","trial":0})");
-        QVERIFY2(v.rank_text(1).startsWith(QStringLiteral("trial 1/1 · compare")), qPrintable(v.rank_text(1)));
-        v.handle_line(R"({"event":"rank_result","rank":1,"trial":0,"status":"mismatch","message":"","tensors":[]})");
-        QVERIFY2(v.rank_text(1).startsWith(QStringLiteral("mismatch in trial 1")), qPrintable(v.rank_text(1)));
+        QVERIFY2(v.rank_text(1).startsWith(QStringLiteral("trial 1/1 · compare")),
+                 qPrintable(v.rank_text(1)));
+        v.handle_line(
+            R"({"event":"rank_result","rank":1,"trial":0,"status":"mismatch","message":"","tensors":[]})");
+        QVERIFY2(v.rank_text(1).startsWith(QStringLiteral("mismatch in trial 1")),
+                 qPrintable(v.rank_text(1)));
         v.handle_line(R"({"event":"phase","rank":0,"phase":"perf","trial":0})");
         QCOMPARE(v.rank_text(0), QStringLiteral("perf · timing…"));
         v.handle_line(R"({"event":"rank_done","rank":1,"trials_run":1})");
         QCOMPARE(v.rank_text(1), QStringLiteral("done · mismatch in trial 1"));
-        v.handle_line(R"({"event":"run_finished","run_id":3,"status":"interrupted","exit_code":130,"message":""})");
+        v.handle_line(
+            R"({"event":"run_finished","run_id":3,"status":"interrupted","exit_code":130,"message":""})");
         QVERIFY2(v.rank_text(0).startsWith(QStringLiteral("interrupted")), qPrintable(v.rank_text(0)));
-        v.handle_line(R"({"event":"run_finished","run_id":0,"status":"error","exit_code":2,"message":"bad"})");
-        QVERIFY2(v.status_text().startsWith(QStringLiteral("pkbw refused the run")), qPrintable(v.status_text()));
+        v.handle_line(
+            R"({"event":"run_finished","run_id":0,"status":"error","exit_code":2,"message":"bad"})");
+        QVERIFY2(v.status_text().startsWith(QStringLiteral("pkbw refused the run")),
+                 qPrintable(v.status_text()));
     }
     void form_is_remembered() {
         {
@@ -130,7 +139,8 @@ private slots:
         }
         LauncherView again;
         const QString args = again.arguments().join(QLatin1Char(' '));
-        QVERIFY2(args.contains(QStringLiteral("--problem 2_allgather --solution ") + kFake + QStringLiteral(" --nproc 3")),
+        QVERIFY2(args.contains(QStringLiteral("--problem 2_allgather --solution ") + kFake +
+                               QStringLiteral(" --nproc 3")),
                  qPrintable(args));
     }
     void malformed_protocol_lines_are_logged() {
