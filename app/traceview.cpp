@@ -308,6 +308,11 @@ void TraceView::update_summary(double t0_us, double t1_us) {
                "HTA computes it"));
     }
     const TraceSummary s = summarize_trace(*trace_.traces, window);
+    if (s.rows.empty()) {
+        summary_title_->setText(summary_title_->text() +
+                                tr(" — no kernels, copies or NVTX ranges in these iterations (a host-backend "
+                                   "trace holds the engine's ranges only)"));
+    }
     summary_->setRowCount(static_cast<int>(s.rows.size()));
     for (int i = 0; i < static_cast<int>(s.rows.size()); ++i) {
         const TraceSummaryRow& row = s.rows[static_cast<std::size_t>(i)];
