@@ -4,22 +4,40 @@
 #include "qtconvert.h"
 #include "theme.h"
 
+#include <QComboBox>
 #include <QFontMetrics>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
 #include <QTableView>
+#include <QTableWidget>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
 #include <qcustomplot.h>
 
 namespace pkbw::app {
+
+std::string short_generation_label(const GenerationLabel& label) {
+    if (label.parsed && !label.model.empty()) {
+        return label.provider.empty() ? label.model : label.provider + "/" + label.model;
+    }
+    return label.label;
+}
+
+bool is_infrastructure_error(RunStatus status) {
+    return status == RunStatus::Error || status == RunStatus::Interrupted || status == RunStatus::Aborted ||
+           status == RunStatus::Running;
+}
 
 std::vector<ScoredResult> GenerationMatrix::results_of(int generation) const {
     std::vector<ScoredResult> out;
     for (int p = 0; p < static_cast<int>(problems.size()); ++p) {
         auto it = cells.find({generation, p});
-        if (it == cells.end()) {
+        if (it == cells.end() || !it->second.result) {
             out.push_back({});
         } else {
             out.push_back({it->second.correct, it->second.speedup});
@@ -28,8 +46,60 @@ std::vector<ScoredResult> GenerationMatrix::results_of(int generation) const {
     return out;
 }
 
-GenerationMatrix load_generation_matrix(const Store& store) {
+GenerationStats GenerationMatrix::stats_of(int generation) const {
+    GenerationStats st;
+    for (int p = 0; p < static_cast<int>(problems.size()); ++p) {
+        auto it = cells.find({generation, p});
+        if (it == cells.end()) {
+            continue;
+        }
+        const MatrixCell& c = it->second;
+        if (!c.result) {
+            ++st.infra_only;
+            continue;
+        }
+        ++st.attempted;
+        st.correct += c.correct ? 1 : 0;
+        st.fast_1 += c.correct && c.speedup && *c.speedup > 1.0 ? 1 : 0;
+        st.geomean_n += c.correct && c.speedup && *c.speedup > 0 && std::isfinite(*c.speedup) ? 1 : 0;
+    }
+    st.geomean = geomean_speedup(results_of(generation));
+    return st;
+}
+
+namespace {
+
+// A generation: a folder PKB's layout names (solutions_<backend>_<precision>_<hardware>_<provider>_<model>),
+// parsed, or at least named solutions_*. A candidate given by its own path ("cuda", "sol") is ad hoc.
+bool is_generation(const GenerationLabel& g) {
+    return g.parsed || g.label.rfind("solutions_", 0) == 0;
+}
+
+// Problem order: the number PKB gives each problem ("12_allgather_gemm" is 12), then the name.
+std::pair<long, std::string> problem_key(const std::string& stem, std::optional<int> id) {
+    long n = id ? *id : -1;
+    if (!id) {
+        std::size_t i = 0;
+        while (i < stem.size() && std::isdigit(static_cast<unsigned char>(stem[i]))) {
+            ++i;
+        }
+        n = i > 0 ? std::stol(stem.substr(0, i)) : std::numeric_limits<long>::max();
+    }
+    return {n, stem};
+}
+
+struct RunResult {
+    const RunRecord* run;
+    std::optional<double> speedup;
+    std::string source;
+    bool measured = false; // a perf run or an imported PKB run with PKB's speedup
+};
+
+} // namespace
+
+GenerationMatrix load_generation_matrix(const Store& store, CellPick pick) {
     GenerationMatrix m;
+    m.pick = pick;
     RunSort sort;
     sort.column = RunSortColumn::StartedAt;
     sort.descending = true;
@@ -44,43 +114,105 @@ GenerationMatrix load_generation_matrix(const Store& store) {
             break;
         }
     }
+    std::map<std::string, std::string> short_of;
+    std::map<std::pair<long, std::string>, int> problem_keys;
+    std::vector<const RunRecord*> kept;
+    for (const auto& r : runs) {
+        if (r.problem_stem == "calibrate") {
+            ++m.left_out_calibration;
+        } else if (r.solution_kind == SolutionKind::Reference) {
+            ++m.left_out_reference;
+        } else if (!is_generation(r.generation)) {
+            ++m.left_out_adhoc;
+        } else {
+            kept.push_back(&r);
+            short_of.emplace(r.generation.label, short_generation_label(r.generation));
+            problem_keys.emplace(problem_key(r.problem_stem, r.problem_id), 0);
+        }
+    }
     std::map<std::string, int> gen_index, problem_index;
-    for (const auto& r : runs) {
-        if (r.solution_kind == SolutionKind::Reference) {
+    for (const auto& [label, short_label] : short_of) {
+        gen_index[label] = static_cast<int>(m.generations.size());
+        m.generations.push_back(label);
+        m.short_labels.push_back(short_label);
+    }
+    // Two generations with one short label (same model, other precision): the full label for both.
+    for (std::size_t i = 0; i < m.short_labels.size(); ++i) {
+        if (std::count(m.short_labels.begin(), m.short_labels.end(), m.short_labels[i]) > 1) {
+            for (std::size_t j = 0; j < m.short_labels.size(); ++j) {
+                if (j != i && m.short_labels[j] == m.short_labels[i]) {
+                    m.short_labels[j] = m.generations[j];
+                }
+            }
+            m.short_labels[i] = m.generations[i];
+        }
+    }
+    for (const auto& [key, unused] : problem_keys) {
+        if (!problem_index.count(key.second)) {
+            problem_index[key.second] = static_cast<int>(m.problems.size());
+            m.problems.push_back(key.second);
+        }
+    }
+    std::map<std::pair<int, int>, std::vector<RunResult>> by_cell; // newest first
+    for (const RunRecord* r : kept) {
+        const std::pair<int, int> key{gen_index[r->generation.label], problem_index[r->problem_stem]};
+        MatrixCell& c = m.cells[key];
+        if (is_infrastructure_error(r->status)) {
+            ++c.infra_errors;
+            if (c.run_id == 0) { // shown only while the pair has no result at all
+                c.run_id = r->id;
+                c.status = r->status;
+            }
             continue;
         }
-        gen_index.emplace(r.generation.label.empty() ? std::string("(none)") : r.generation.label, 0);
-        problem_index.emplace(r.problem_stem, 0);
-    }
-    for (auto& [name, index] : gen_index) {
-        index = static_cast<int>(m.generations.size());
-        m.generations.push_back(name);
-    }
-    for (auto& [name, index] : problem_index) {
-        index = static_cast<int>(m.problems.size());
-        m.problems.push_back(name);
-    }
-    // Newest first: the first run seen of a pair is its latest; the first perf run gives the speedup.
-    for (const auto& r : runs) {
-        if (r.solution_kind == SolutionKind::Reference) {
-            continue;
+        RunResult res{r, std::nullopt, "", false};
+        const bool imported = r->backend.rfind("pkb-", 0) == 0 && r->command_line.size() > 1 &&
+                              r->command_line[1] == "import-pkb";
+        if (r->mode == RunMode::Perf || imported) {
+            for (const auto& s : store.perf_summaries(r->id)) {
+                if (s.rank != -1) {
+                    continue;
+                }
+                if (s.statistic == "speedup" && r->mode == RunMode::Perf) {
+                    res.speedup = s.value;
+                    res.source = "pkbw";
+                } else if (s.statistic == "pkb_speedup" && imported) {
+                    res.speedup = s.value;
+                    res.source = "PKB";
+                }
+            }
+            res.measured = res.speedup.has_value() || r->mode == RunMode::Perf;
         }
-        const int g = gen_index[r.generation.label.empty() ? std::string("(none)") : r.generation.label];
-        const int p = problem_index[r.problem_stem];
-        auto [it, inserted] = m.cells.try_emplace({g, p});
-        MatrixCell& c = it->second;
-        if (inserted) {
-            c.run_id = r.id;
-            c.status = r.status;
-            c.correct = r.status == RunStatus::Pass;
+        by_cell[key].push_back(res);
+    }
+    for (auto& [key, results] : by_cell) {
+        MatrixCell& c = m.cells[key];
+        c.results = static_cast<int>(results.size());
+        const RunResult* chosen = nullptr;
+        for (const RunResult& r : results) { // latest measured result, else latest result
+            if (r.measured) {
+                chosen = &r;
+                break;
+            }
         }
-        if (r.mode == RunMode::Perf && !c.speedup && r.status == RunStatus::Pass) {
-            for (const auto& s : store.perf_summaries(r.id)) {
-                if (s.statistic == "speedup" && s.rank == -1) {
-                    c.speedup = s.value;
+        if (!chosen) {
+            chosen = &results.front();
+        }
+        if (pick == CellPick::Best) {
+            for (const RunResult& r : results) {
+                if (r.run->status == RunStatus::Pass && r.speedup &&
+                    (!chosen->speedup || chosen->run->status != RunStatus::Pass ||
+                     *r.speedup > *chosen->speedup)) {
+                    chosen = &r;
                 }
             }
         }
+        c.run_id = chosen->run->id;
+        c.status = chosen->run->status;
+        c.correct = chosen->run->status == RunStatus::Pass;
+        c.speedup = chosen->run->status == RunStatus::Pass ? chosen->speedup : std::nullopt;
+        c.speedup_source = c.speedup ? chosen->source : "";
+        c.result = true;
     }
     return m;
 }
@@ -122,18 +254,40 @@ QVariant GenerationMatrixModel::data(const QModelIndex& index, int role) const {
     }
     switch (role) {
     case Qt::DisplayRole:
-        return c->speedup ? QStringLiteral("%1 %2×").arg(status_text(c->status),
-                                                         QString::number(*c->speedup, 'f', 2))
+        if (!c->result) {
+            return tr("no result (%1)").arg(status_text(c->status));
+        }
+        return c->speedup ? QStringLiteral("%1 %2×%3")
+                                .arg(status_text(c->status), QString::number(*c->speedup, 'f', 2),
+                                     c->speedup_source == "PKB" ? QStringLiteral(" PKB") : QString())
                           : status_text(c->status);
     case Qt::BackgroundRole:
+        if (!c->result) {
+            return QColor(0xd8, 0xd8, 0xd8);
+        }
         if (c->status == RunStatus::Pass) {
             return ratio_color(true, c->speedup && *c->speedup >= 1 ? 0.0 : 0.8);
         }
         return status_color(c->status).lighter(170);
     case Qt::ForegroundRole:
         return QColor(Qt::black);
-    case Qt::ToolTipRole:
-        return tr("run %1: %2").arg(c->run_id).arg(status_text(c->status));
+    case Qt::ToolTipRole: {
+        QString tip = tr("run %1 (%2 of %3 result runs): %4")
+                          .arg(c->run_id)
+                          .arg(matrix_.pick == CellPick::Best ? tr("best") : tr("latest"))
+                          .arg(c->results)
+                          .arg(status_text(c->status));
+        if (c->speedup) {
+            tip += tr(", speedup %1× (%2's, from this run)")
+                       .arg(*c->speedup, 0, 'f', 3)
+                       .arg(to_qstring(c->speedup_source));
+        }
+        if (c->infra_errors > 0) {
+            tip +=
+                tr("; %1 run(s) ended in an infrastructure error and are not results").arg(c->infra_errors);
+        }
+        return tip;
+    }
     case Qt::TextAlignmentRole:
         return QVariant(Qt::AlignCenter);
     }
@@ -141,10 +295,14 @@ QVariant GenerationMatrixModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant GenerationMatrixModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (role == Qt::ToolTipRole && orientation == Qt::Vertical && section >= 0 &&
+        section < static_cast<int>(matrix_.generations.size())) {
+        return to_qstring(matrix_.generations[static_cast<std::size_t>(section)]);
+    }
     if (role != Qt::DisplayRole) {
         return QAbstractTableModel::headerData(section, orientation, role);
     }
-    const auto& names = orientation == Qt::Horizontal ? matrix_.problems : matrix_.generations;
+    const auto& names = orientation == Qt::Horizontal ? matrix_.problems : matrix_.short_labels;
     return section >= 0 && section < static_cast<int>(names.size())
                ? to_qstring(names[static_cast<std::size_t>(section)])
                : QVariant();
@@ -153,16 +311,41 @@ QVariant GenerationMatrixModel::headerData(int section, Qt::Orientation orientat
 GenerationsView::GenerationsView(QWidget* parent)
     : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
+    auto* top = new QHBoxLayout;
     status_ = new QLabel(tr("No store open."), this);
     status_->setObjectName(QStringLiteral("generationsStatus"));
-    layout->addWidget(status_);
+    status_->setWordWrap(true);
+    top->addWidget(status_, 1);
+    top->addWidget(new QLabel(tr("Cell shows:"), this));
+    pick_ = new QComboBox(this);
+    pick_->setObjectName(QStringLiteral("generationPick"));
+    pick_->addItem(tr("latest result"));
+    pick_->addItem(tr("best result"));
+    top->addWidget(pick_);
+    layout->addLayout(top);
+    connect(pick_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { reload(); });
     auto* split = new QSplitter(Qt::Vertical, this);
     model_ = new GenerationMatrixModel(this);
-    view_ = new QTableView(split);
+    auto* tables = new QSplitter(Qt::Horizontal, split);
+    view_ = new QTableView(tables);
     view_->setObjectName(QStringLiteral("generationMatrix"));
     view_->setModel(model_);
-    view_->horizontalHeader()->setDefaultSectionSize(120);
-    split->addWidget(view_);
+    // Full problem names, never clipped ("12_allgather_gemm" must not read "2_allgather_gem").
+    view_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    view_->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+    view_->horizontalHeader()->setTextElideMode(Qt::ElideNone);
+    tables->addWidget(view_);
+    stats_ = new QTableWidget(0, 6, tables);
+    stats_->setObjectName(QStringLiteral("generationStats"));
+    stats_->setHorizontalHeaderLabels(
+        {tr("Generation"), tr("Attempted"), tr("Correct"), tr("fast_1"), tr("Geomean ×"), tr("n")});
+    stats_->verticalHeader()->hide();
+    stats_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    stats_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    tables->addWidget(stats_);
+    tables->setStretchFactor(0, 3);
+    tables->setStretchFactor(1, 2);
+    split->addWidget(tables);
     auto* charts = new QSplitter(Qt::Horizontal, split);
     fast_p_ = new QCustomPlot(charts);
     fast_p_->setObjectName(QStringLiteral("fastPPlot"));
@@ -173,12 +356,17 @@ GenerationsView::GenerationsView(QWidget* parent)
     fast_p_->yAxis->setLabel(tr("fast_p"));
     fast_p_->yAxis->setRange(0, 1.05);
     fast_p_->legend->setVisible(true);
+    // The legend beside the plot, not over the curves.
+    fast_p_->axisRect()->insetLayout()->take(fast_p_->legend);
+    fast_p_->plotLayout()->addElement(1, 1, fast_p_->legend);
+    fast_p_->plotLayout()->setColumnStretchFactor(1, 0.001);
     fast_p_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     geomean_ = new QCustomPlot(charts);
     geomean_->setObjectName(QStringLiteral("geomeanPlot"));
     geomean_->plotLayout()->insertRow(0);
     geomean_->plotLayout()->addElement(
-        0, 0, new QCPTextElement(geomean_, tr("Geometric-mean speedup (correct results)")));
+        0, 0,
+        new QCPTextElement(geomean_, tr("Geometric-mean speedup (correct, measured results; n = how many)")));
     geomean_->xAxis->setLabel(tr("speedup × (geometric mean)"));
     charts->addWidget(fast_p_);
     charts->addWidget(geomean_);
@@ -191,6 +379,14 @@ GenerationsView::GenerationsView(QWidget* parent)
     });
 }
 
+void GenerationsView::set_pick(CellPick pick) {
+    pick_->setCurrentIndex(pick == CellPick::Best ? 1 : 0); // reloads when it changes
+}
+
+QString GenerationsView::status_text() const {
+    return status_->text();
+}
+
 void GenerationsView::set_store(const QString& path) {
     store_ = path;
     reload();
@@ -201,18 +397,56 @@ void GenerationsView::reload() {
         return;
     }
     status_->setText(tr("Loading…"));
+    const CellPick pick = pick_->currentIndex() == 1 ? CellPick::Best : CellPick::Latest;
     run_in_background(
-        this, [p = to_path(store_)] { return load_generation_matrix(Store::open_read_only(p)); },
+        this, [p = to_path(store_), pick] { return load_generation_matrix(Store::open_read_only(p), pick); },
         [this](Loaded<GenerationMatrix> r) {
             if (!r.ok()) {
                 status_->setText(tr("Could not read the store: %1").arg(r.error));
                 return;
             }
             model_->set_matrix(std::move(r.value));
+            const GenerationMatrix& m = model_->matrix();
+            QStringList problems;
+            for (const auto& p : m.problems) {
+                problems << to_qstring(p);
+            }
             status_->setText(
-                tr("%1 generations × %2 problems (latest run per cell; activate a cell to open it)")
+                tr("%1 generations × %2 problems. Denominator of fast_p and of the table: the %2 problems "
+                   "the "
+                   "generations were run on (%3). Each cell: the %4 result of the pair, its own status and "
+                   "speedup (PKB's for imported PKB runs); infrastructure errors are not results. Left out: "
+                   "%5 calibration, %6 reference and %7 ad-hoc runs (no generation folder). Activate a cell "
+                   "to open its run.")
                     .arg(model_->rowCount())
-                    .arg(model_->columnCount()));
+                    .arg(model_->columnCount())
+                    .arg(problems.join(QStringLiteral(", ")))
+                    .arg(m.pick == CellPick::Best ? tr("best (correct, fastest)") : tr("latest measured"))
+                    .arg(m.left_out_calibration)
+                    .arg(m.left_out_reference)
+                    .arg(m.left_out_adhoc));
+            stats_->setRowCount(static_cast<int>(m.generations.size()));
+            const int denominator = static_cast<int>(m.problems.size());
+            for (int g = 0; g < static_cast<int>(m.generations.size()); ++g) {
+                const GenerationStats st = m.stats_of(g);
+                auto* name = new QTableWidgetItem(to_qstring(m.short_labels[static_cast<std::size_t>(g)]));
+                name->setToolTip(to_qstring(m.generations[static_cast<std::size_t>(g)]));
+                stats_->setItem(g, 0, name);
+                stats_->setItem(
+                    g, 1, new QTableWidgetItem(QStringLiteral("%1 / %2").arg(st.attempted).arg(denominator)));
+                stats_->setItem(
+                    g, 2, new QTableWidgetItem(QStringLiteral("%1 / %2").arg(st.correct).arg(denominator)));
+                stats_->setItem(
+                    g, 3,
+                    new QTableWidgetItem(
+                        QStringLiteral("%1 / %2 (%3)")
+                            .arg(st.fast_1)
+                            .arg(denominator)
+                            .arg(denominator ? double(st.fast_1) / denominator : 0.0, 0, 'f', 2)));
+                stats_->setItem(
+                    g, 4, new QTableWidgetItem(st.geomean ? QString::number(*st.geomean, 'f', 3) : tr("–")));
+                stats_->setItem(g, 5, new QTableWidgetItem(QString::number(st.geomean_n)));
+            }
             update_plots();
             emit loaded();
         });
@@ -235,11 +469,14 @@ void GenerationsView::update_plots() {
     for (int g = 0; g < static_cast<int>(m.generations.size()); ++g) {
         const auto results = m.results_of(g);
         const auto curve = fast_p_curve(results);
-        const QString name = to_qstring(m.generations[static_cast<std::size_t>(g)]);
+        const QString name = to_qstring(m.short_labels[static_cast<std::size_t>(g)]);
         QCPGraph* graph = fast_p_->addGraph();
         graph->setName(name);
         graph->setLineStyle(QCPGraph::lsStepLeft);
-        graph->setPen(QPen(QColor::fromHsv((g * 67) % 360, 180, 200), 2));
+        // Ten distinct colours (Tableau's), then the same hues dashed, so no two lines look alike.
+        static const QRgb palette[10] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
+                                         0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
+        graph->setPen(QPen(QColor::fromRgb(palette[g % 10]), 2, g < 10 ? Qt::SolidLine : Qt::DashLine));
         for (const auto& [p, value] : curve) {
             graph->addData(p, value);
             pmax = std::max(pmax, p * 1.1);
@@ -280,7 +517,8 @@ void GenerationsView::update_plots() {
         label->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
         label->setPadding(QMargins(4, 0, 0, 0));
         label->setColor(text);
-        label->setText(v ? QStringLiteral("%1×").arg(*v, 0, 'f', 2) : tr("no correct result"));
+        label->setText(v ? QStringLiteral("%1× (n=%2)").arg(*v, 0, 'f', 2).arg(m.stats_of(g).geomean_n)
+                         : tr("no correct result"));
         if (v) {
             widest = std::max(widest, QFontMetrics(label->font()).horizontalAdvance(label->text()) + 8);
         }

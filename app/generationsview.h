@@ -1,6 +1,10 @@
-// Generations: a generation x problem matrix (latest run's status and speedup per cell; activating a
-// cell opens that run), the fast_p curve per generation (p continuous) and the geometric-mean
-// speedup per generation over correct results.
+// Generations: a generation x problem matrix (one run per cell, the latest or the best result, its
+// own status and speedup; activating a cell opens that run), a per-generation table (attempted,
+// correct, fast_1, geomean with its n) over a fixed, stated denominator (the problems the
+// generations were run on), the fast_p curve per generation (p continuous) and the geometric-mean
+// speedup per generation over correct results. Calibration runs, the reference and ad-hoc
+// candidates (no generation folder) are left out and counted; infrastructure errors (error,
+// interrupted, aborted, running) never stand in for a result.
 #pragma once
 
 #include "pkbw/core/store.h"
@@ -13,23 +17,51 @@
 class QCustomPlot;
 class QLabel;
 class QTableView;
+class QTableWidget;
+class QComboBox;
 
 namespace pkbw::app {
 
+// Which run a cell shows. Latest: the newest measured result (a perf run, or an imported PKB run
+// with PKB's speedup), else the newest eval result. Best: the correct result with the largest
+// speedup, else as latest.
+enum class CellPick { Latest, Best };
+
 struct MatrixCell {
-    std::int64_t run_id = 0; // latest run of the pair
+    std::int64_t run_id = 0; // the run shown
     RunStatus status = RunStatus::Running;
-    std::optional<double> speedup; // latest perf run's speedup
+    std::optional<double> speedup; // that run's own speedup (pkbw's, or PKB's for imported runs)
+    std::string speedup_source;    // "pkbw", "PKB" or ""
     bool correct = false;
+    bool result = false;  // false: only infrastructure errors (no result), shown apart
+    int results = 0;      // result runs of the pair
+    int infra_errors = 0; // runs of the pair that ended in an infrastructure error
+};
+
+struct GenerationStats {
+    int attempted = 0, correct = 0, fast_1 = 0, infra_only = 0;
+    std::optional<double> geomean; // over correct, measured results
+    int geomean_n = 0;
 };
 
 struct GenerationMatrix {
-    std::vector<std::string> generations, problems;
+    std::vector<std::string> generations;            // full labels (folder names)
+    std::vector<std::string> short_labels;           // provider/model when parsed
+    std::vector<std::string> problems;               // in problem-number order
     std::map<std::pair<int, int>, MatrixCell> cells; // (generation, problem)
+    CellPick pick = CellPick::Latest;
+    int left_out_calibration = 0, left_out_reference = 0, left_out_adhoc = 0;
+    // Over the fixed denominator: every problem of the matrix, one result per problem (none when
+    // not attempted or only infrastructure errors).
     std::vector<ScoredResult> results_of(int generation) const;
+    GenerationStats stats_of(int generation) const;
 };
-// Reads every run (newest first) and the "speedup" perf summary of perf runs.
-GenerationMatrix load_generation_matrix(const Store& store);
+// Reads every run (newest first) and the speedup summaries of the runs that carry one.
+GenerationMatrix load_generation_matrix(const Store& store, CellPick pick = CellPick::Latest);
+
+// "provider/model" of a parsed label, else the label.
+std::string short_generation_label(const GenerationLabel& label);
+bool is_infrastructure_error(RunStatus status);
 
 class GenerationMatrixModel : public QAbstractTableModel {
     Q_OBJECT
@@ -58,6 +90,9 @@ public:
     GenerationMatrixModel* model() const { return model_; }
     QCustomPlot* fast_p_plot() const { return fast_p_; }
     QCustomPlot* geomean_plot() const { return geomean_; }
+    QTableWidget* stats_table() const { return stats_; }
+    void set_pick(CellPick pick);
+    QString status_text() const;
 
 signals:
     void run_activated(qint64 run_id);
@@ -70,6 +105,8 @@ private:
     GenerationMatrixModel* model_ = nullptr;
     QTableView* view_ = nullptr;
     QLabel* status_ = nullptr;
+    QTableWidget* stats_ = nullptr;
+    QComboBox* pick_ = nullptr;
     QCustomPlot* fast_p_ = nullptr;
     QCustomPlot* geomean_ = nullptr;
 };

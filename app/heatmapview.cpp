@@ -2,10 +2,13 @@
 
 #include "qtconvert.h"
 
+#include <QGridLayout>
 #include <QLabel>
+#include <QMouseEvent>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <qcustomplot.h>
 
 namespace pkbw::app {
@@ -28,11 +31,26 @@ QCPColorGradient ratio_gradient() {
     return g;
 }
 
-QCPColorGradient value_gradient() {
+QCPColorGradient value_gradient(bool diverging) {
+    // Diverging data (both signs) on the polar scale, centred on 0; one-signed data on a sequential
+    // scale over its own [min, max], so that no half of the palette is wasted.
     QCPColorGradient g(QCPColorGradient::gpPolar);
+    if (!diverging) {
+        // A viridis-like ramp, dark to light yellow: neither end is the plot's white background.
+        g.clearColorStops();
+        g.setColorStopAt(0.0, QColor(0x44, 0x01, 0x54));
+        g.setColorStopAt(0.25, QColor(0x3b, 0x52, 0x8b));
+        g.setColorStopAt(0.5, QColor(0x21, 0x91, 0x8c));
+        g.setColorStopAt(0.75, QColor(0x5e, 0xc9, 0x62));
+        g.setColorStopAt(1.0, QColor(0xfd, 0xe7, 0x25));
+    }
     g.setNanHandling(QCPColorGradient::nhNanColor);
     g.setNanColor(QColor(0xff, 0x00, 0xff));
     return g;
+}
+
+QString number(double v) {
+    return QString::number(v, 'g', 7);
 }
 
 } // namespace
@@ -43,7 +61,36 @@ HeatmapSet compute_heatmaps(const Tensor& ref, const Tensor& cand, double atol, 
     s.atol = atol;
     s.rtol = rtol;
     s.error = analyse_error(ref, cand, atol, rtol, max_side, &s.ref, &s.cand);
+    s.diff = difference_map(ref, cand, max_side);
+    s.ref_tensor = ref;
+    s.cand_tensor = cand;
     return s;
+}
+
+std::pair<double, double> shared_value_range(const PooledMap& a, const PooledMap& b, bool* diverging) {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const PooledMap* m : {&a, &b}) {
+        for (float v : m->values) {
+            if (std::isfinite(v)) {
+                lo = std::min(lo, static_cast<double>(v));
+                hi = std::max(hi, static_cast<double>(v));
+            }
+        }
+    }
+    if (lo > hi) {
+        *diverging = false;
+        return {0, 0};
+    }
+    *diverging = lo < 0 && hi > 0;
+    if (*diverging) {
+        const double m = std::max(-lo, hi);
+        return {-m, m};
+    }
+    if (lo == hi) { // constant: centre it on a small range of its own
+        const double pad = lo == 0 ? 1.0 : std::fabs(lo) * 0.5;
+        return {lo - pad, hi + pad};
+    }
+    return {lo, hi};
 }
 
 HeatmapSet heatmaps_from_row(const TensorResultRow& row, double atol, double rtol) {
@@ -78,23 +125,44 @@ HeatmapView::HeatmapView(QWidget* parent)
     summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     summary_->setWordWrap(true);
     layout->addWidget(summary_);
-    auto* row = new QHBoxLayout;
-    const QString titles[3] = {tr("Reference"), tr("Candidate"), tr("Error ratio")};
-    for (int i = 0; i < 3; ++i) {
+    readout_ = new QLabel(tr("Hover a map for the element under the cursor."), this);
+    readout_->setObjectName(QStringLiteral("heatmapReadout"));
+    readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(readout_);
+    auto* grid = new QGridLayout;
+    const QString titles[kMaps] = {tr("Reference"), tr("Candidate"), tr("Difference (candidate − reference)"),
+                                   tr("Error ratio")};
+    for (int i = 0; i < kMaps; ++i) {
         plots_[i] = make_map_plot(titles[i], &maps_[i], &first_marks_[i], &worst_marks_[i]);
-        row->addWidget(plots_[i], 1);
+        grid->addWidget(plots_[i], i / 2, i % 2);
+        QCustomPlot* plot = plots_[i];
+        connect(plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+                [this, plot] { link_ranges(plot); });
+        connect(plot->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+                [this, plot] { link_ranges(plot); });
+        connect(plot, &QCustomPlot::mouseMove, this, [this, plot](QMouseEvent* e) { hover(plot, e); });
+        connect(plot, &QCustomPlot::afterLayout, this, [this, i, plot] {
+            if (fit_pending_[i]) {
+                fit_aspect(plot);
+            } else if (maps_[i]->visible()) {
+                // Keep square cells when the widget is resized: y follows x's scale.
+                const QSignalBlocker block(plot->yAxis);
+                plot->yAxis->setScaleRatio(plot->xAxis, 1.0);
+            }
+        });
     }
-    maps_[2]->setGradient(ratio_gradient());
-    maps_[2]->setDataScaleType(QCPAxis::stLogarithmic);
-    maps_[2]->setDataRange(QCPRange(kRatioFloor, kRatioCeil));
-    maps_[2]->colorScale()->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-    layout->addLayout(row, 3);
+    maps_[3]->setGradient(ratio_gradient());
+    maps_[3]->setDataScaleType(QCPAxis::stLogarithmic);
+    maps_[3]->setDataRange(QCPRange(kRatioFloor, kRatioCeil));
+    maps_[3]->colorScale()->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    maps_[2]->setGradient(value_gradient(true));
+    layout->addLayout(grid, 4);
 
     histogram_ = new QCustomPlot(this);
     histogram_->setObjectName(QStringLiteral("errorHistogram"));
     histogram_->plotLayout()->insertRow(0);
-    histogram_->plotLayout()->addElement(
-        0, 0, new QCPTextElement(histogram_, tr("Error ratio histogram (elements)")));
+    histogram_title_ = new QCPTextElement(histogram_, tr("Error ratio histogram (elements)"));
+    histogram_->plotLayout()->addElement(0, 0, histogram_title_);
     bars_ = new QCPBars(histogram_->xAxis, histogram_->yAxis);
     bars_->setWidth((kHistogramLog10Max - kHistogramLog10Min) / kHistogramBins);
     bars_->setPen(Qt::NoPen);
@@ -114,10 +182,11 @@ HeatmapView::HeatmapView(QWidget* parent)
 QCustomPlot* HeatmapView::make_map_plot(const QString& title, QCPColorMap** map, QCPGraph** first,
                                         QCPGraph** worst) {
     auto* plot = new QCustomPlot(this);
-    plot->setMinimumSize(200, 200);
+    plot->setMinimumSize(160, 140);
     plot->plotLayout()->insertRow(0);
     plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title));
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    plot->setMouseTracking(true);        // the hover readout follows the cursor without a button held
     plot->yAxis->setRangeReversed(true); // row 0 at the top, as a matrix is printed
     plot->xAxis->setLabel(tr("column"));
     plot->yAxis->setLabel(tr("row"));
@@ -127,7 +196,7 @@ QCustomPlot* HeatmapView::make_map_plot(const QString& title, QCPColorMap** map,
     plot->plotLayout()->addElement(1, 1, scale);
     (*map)->setColorScale(scale);
     // After setColorScale, which hands the scale's default gradient (gpCold, no NaN colour) to the map.
-    (*map)->setGradient(value_gradient());
+    (*map)->setGradient(value_gradient(false));
     auto* group = new QCPMarginGroup(plot);
     plot->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
     scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
@@ -152,7 +221,93 @@ QCustomPlot* HeatmapView::make_map_plot(const QString& title, QCPColorMap** map,
 }
 
 QList<QCustomPlot*> HeatmapView::plots() const {
-    return {plots_[0], plots_[1], plots_[2], histogram_};
+    return {plots_[0], plots_[1], plots_[2], plots_[3], histogram_};
+}
+
+void HeatmapView::fit_aspect(QCustomPlot* plot) {
+    // The whole source extent with square cells: the axis that fits decides the scale, the other
+    // is widened about its centre.
+    const QRect r = plot->axisRect()->rect();
+    const int i = static_cast<int>(std::find(plots_, plots_ + kMaps, plot) - plots_);
+    const PooledMap* m = i == 3   ? &set_.error.ratio
+                         : i == 2 ? &set_.diff.diff
+                         : i == 1 ? &set_.cand
+                                  : &set_.ref;
+    if (r.width() < 8 || r.height() < 8 || m->source_cols <= 0) {
+        return;
+    }
+    fit_pending_[i] = false;
+    const double cols = static_cast<double>(m->source_cols), rows = static_cast<double>(m->source_rows);
+    const double per_px = std::max(cols / r.width(), rows / r.height());
+    const QSignalBlocker bx(plot->xAxis), by(plot->yAxis);
+    plot->xAxis->setRange(cols / 2, per_px * r.width(), Qt::AlignCenter);
+    plot->yAxis->setRange(rows / 2, per_px * r.height(), Qt::AlignCenter);
+}
+
+void HeatmapView::link_ranges(QCustomPlot* from) {
+    // Every map shows the same region: a zoom or pan in one is applied to the others.
+    if (linking_) {
+        return;
+    }
+    linking_ = true;
+    for (QCustomPlot* plot : plots_) {
+        if (plot != from) {
+            plot->xAxis->setRange(from->xAxis->range());
+            plot->yAxis->setRange(from->yAxis->range());
+            plot->replot(QCustomPlot::rpQueuedReplot);
+        }
+    }
+    linking_ = false;
+}
+
+void HeatmapView::hover(QCustomPlot* plot, QMouseEvent* event) {
+    const double x = plot->xAxis->pixelToCoord(event->position().x());
+    const double y = plot->yAxis->pixelToCoord(event->position().y());
+    const PooledMap& m = set_.error.ratio;
+    if (x < 0 || y < 0 || x >= static_cast<double>(m.source_cols) ||
+        y >= static_cast<double>(m.source_rows)) {
+        return;
+    }
+    readout_->setText(readout_at(static_cast<std::int64_t>(y), static_cast<std::int64_t>(x)));
+}
+
+QString HeatmapView::readout_text() const {
+    return readout_->text();
+}
+
+QString HeatmapView::readout_at(std::int64_t row, std::int64_t col) const {
+    const PooledMap& m = set_.error.ratio;
+    if (row < 0 || col < 0 || row >= m.source_rows || col >= m.source_cols) {
+        return {};
+    }
+    const std::int64_t index = row * m.source_cols + col;
+    QString text = tr("[%1, %2] (element %3)").arg(row).arg(col).arg(index);
+    if (set_.ref_tensor.defined() && set_.cand_tensor.defined() && index < set_.ref_tensor.numel()) {
+        const float ref = set_.ref_tensor.get_f32(index), cand = set_.cand_tensor.get_f32(index);
+        const float diff = cand - ref;
+        // The ratio as core's rule computes it in f32 (docs/gui.md): |ref - cand| / (atol + rtol |cand|).
+        const float allowed = static_cast<float>(set_.atol) + static_cast<float>(set_.rtol) * std::fabs(cand);
+        const float ratio = ref == cand ? 0.0f : std::fabs(ref - cand) / allowed;
+        text += tr(": reference %1, candidate %2, difference %3, ratio %4")
+                    .arg(number(ref), number(cand), number(diff), format_ratio(ratio));
+        return text;
+    }
+    const CellPos p = locate(m, index);
+    if (!m.values.empty()) {
+        const float v = m.at(p.map_row, p.map_col);
+        text += tr(": cell ratio %1 (stored error map; the values need the outputs files)")
+                    .arg(std::isnan(v) ? QStringLiteral("inf") : format_ratio(v));
+    }
+    return text;
+}
+
+QPair<double, double> HeatmapView::value_range() const {
+    const QCPRange r = maps_[0]->dataRange();
+    return {r.lower, r.upper};
+}
+
+bool HeatmapView::values_shown() const {
+    return !plots_[0]->isHidden() && maps_[0]->visible();
 }
 
 void HeatmapView::fill(QCustomPlot* plot, QCPColorMap* map, const PooledMap& pooled, bool ratio) {
@@ -170,23 +325,23 @@ void HeatmapView::fill(QCustomPlot* plot, QCPColorMap* map, const PooledMap& poo
     const double rh = static_cast<double>(pooled.source_rows) / pooled.rows;
     data->setRange(QCPRange(cw / 2, pooled.source_cols - cw / 2),
                    QCPRange(rh / 2, pooled.source_rows - rh / 2));
-    float maxabs = 0;
     for (int r = 0; r < pooled.rows; ++r) {
         for (int c = 0; c < pooled.cols; ++c) {
             float v = pooled.at(r, c);
             if (ratio && !std::isnan(v)) {
                 v = std::clamp(v, static_cast<float>(kRatioFloor), static_cast<float>(kRatioCeil));
-            } else if (!std::isnan(v)) {
-                maxabs = std::max(maxabs, std::fabs(v));
             }
             data->setCell(c, r, v);
         }
     }
-    if (!ratio) {
-        map->setDataRange(QCPRange(-std::max(maxabs, 1e-30f), std::max(maxabs, 1e-30f)));
+    {
+        const QSignalBlocker bx(plot->xAxis), by(plot->yAxis);
+        plot->xAxis->setRange(0, static_cast<double>(pooled.source_cols));
+        plot->yAxis->setRange(0, static_cast<double>(pooled.source_rows));
     }
-    plot->xAxis->setRange(0, static_cast<double>(pooled.source_cols));
-    plot->yAxis->setRange(0, static_cast<double>(pooled.source_rows));
+    const int i = static_cast<int>(std::find(plots_, plots_ + kMaps, plot) - plots_);
+    fit_pending_[i] = true; // square cells once the axis rect has its size (afterLayout)
+    fit_aspect(plot);
     plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -205,19 +360,44 @@ void HeatmapView::place_marks(QCPGraph* first, QCPGraph* worst, const PooledMap&
 void HeatmapView::show_set(const HeatmapSet& set) {
     set_ = set;
     const ErrorAnalysis& e = set_.error;
-    fill(plots_[0], maps_[0], set_.ref, false);
-    fill(plots_[1], maps_[1], set_.cand, false);
-    fill(plots_[2], maps_[2], e.ratio, true);
+    // Value maps only where there are values (the outputs files); the stored error map alone gives
+    // the ratio, and empty value maps with made-up axes would suggest otherwise.
+    const bool values = set_.has_values;
     for (int i = 0; i < 3; ++i) {
+        plots_[i]->setVisible(values);
+    }
+    fill(plots_[3], maps_[3], e.ratio, true);
+    if (values) {
+        fill(plots_[0], maps_[0], set_.ref, false);
+        fill(plots_[1], maps_[1], set_.cand, false);
+        fill(plots_[2], maps_[2], set_.diff.diff, false);
+        bool diverging = false;
+        const auto [lo, hi] = shared_value_range(set_.ref, set_.cand, &diverging);
+        for (int i = 0; i < 2; ++i) {
+            maps_[i]->setGradient(value_gradient(diverging));
+            maps_[i]->setDataRange(QCPRange(lo, hi));
+        }
+        const double d = std::max(set_.diff.max_abs_diff, 1e-30);
+        maps_[2]->setDataRange(QCPRange(-d, d));
+    }
+    for (int i = 0; i < kMaps; ++i) {
         place_marks(first_marks_[i], worst_marks_[i], e.ratio);
     }
+    readout_->setText(tr("Hover a map for the element under the cursor."));
     QVector<double> keys, counts;
     for (int b = 0; b < kHistogramBins; ++b) {
         keys << kHistogramLog10Min + (b + 0.5) * (kHistogramLog10Max - kHistogramLog10Min) / kHistogramBins;
         counts << static_cast<double>(e.histogram[static_cast<std::size_t>(b)]);
     }
     bars_->setData(keys, counts, true);
-    histogram_->yAxis->rescale();
+    const double top = counts.isEmpty() ? 0 : *std::max_element(counts.begin(), counts.end());
+    histogram_->yAxis->setRange(0, std::max(1.0, top * 1.05)); // counts are never negative
+    // Elements outside the bins are counted apart, and said so: a NaN-only cell otherwise shows
+    // an empty plot.
+    histogram_title_->setText(tr("Error ratio histogram (elements): %1 exact (ratio 0) and %2 non-finite "
+                                 "(NaN/Inf, ratio +inf) not binned")
+                                  .arg(e.exact_count)
+                                  .arg(e.nonfinite_mismatches));
     histogram_->replot(QCustomPlot::rpQueuedReplot);
     summary_->setText(summary_text());
 }
@@ -244,6 +424,18 @@ QString HeatmapView::summary_text() const {
                 .arg(format_ratio(e.worst_ratio));
     if (e.worst_mismatch >= 0) {
         text += tr(", worst at %1, first at %2").arg(where(e.worst_mismatch), where(e.first_mismatch));
+        if (set_.ref_tensor.defined() && e.worst_mismatch < set_.ref_tensor.numel()) {
+            const float ref = set_.ref_tensor.get_f32(e.worst_mismatch);
+            const float cand = set_.cand_tensor.get_f32(e.worst_mismatch);
+            text += tr(" (reference %1, candidate %2)").arg(number(ref), number(cand));
+        }
+    }
+    if (set_.has_values && set_.diff.max_diff_index >= 0) {
+        text +=
+            tr("; max |diff| %1 at %2").arg(number(set_.diff.max_abs_diff), where(set_.diff.max_diff_index));
+        if (set_.diff.nonfinite > 0) {
+            text += tr(" (finite differences; %1 non-finite)").arg(set_.diff.nonfinite);
+        }
     }
     if (e.ratio.masked_elements > 0 || set_.ref.masked_elements > 0 || set_.cand.masked_elements > 0) {
         text += tr("; NaN/Inf masked (magenta): ratio %1, reference %2, candidate %3")
@@ -265,16 +457,31 @@ QString HeatmapView::summary_text() const {
 }
 
 void HeatmapView::clear(const QString& message) {
+    // Nothing of the run shown before survives: data, axes, colour ranges and marks are reset, and
+    // the value maps are hidden until a set with values arrives.
     set_ = {};
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < kMaps; ++i) {
         maps_[i]->data()->clear();
         maps_[i]->setVisible(false);
         first_marks_[i]->data()->clear();
         worst_marks_[i]->data()->clear();
+        fit_pending_[i] = false;
+        {
+            const QSignalBlocker bx(plots_[i]->xAxis), by(plots_[i]->yAxis);
+            plots_[i]->xAxis->setRange(0, 1);
+            plots_[i]->yAxis->setRange(0, 1);
+        }
+        if (i < 3) {
+            maps_[i]->setDataRange(QCPRange(0, 1));
+            plots_[i]->setVisible(false);
+        }
         plots_[i]->replot(QCustomPlot::rpQueuedReplot);
     }
     bars_->data()->clear();
+    histogram_->yAxis->setRange(0, 1);
+    histogram_title_->setText(tr("Error ratio histogram (elements)"));
     histogram_->replot(QCustomPlot::rpQueuedReplot);
+    readout_->setText(QString());
     summary_->setText(message);
 }
 

@@ -1,8 +1,11 @@
-// Heatmaps of one output tensor: reference, candidate and the error ratio |ref - cand| /
-// (atol + rtol |cand|) (log colour scale, > 1 fails), NaN/Inf cells masked, the first and worst
-// mismatch marked on all three, and the ratio histogram below.
+// Heatmaps of one output tensor: reference and candidate on one shared colour range (equal values
+// look equal), the signed difference candidate - reference, and the error ratio |ref - cand| /
+// (atol + rtol |cand|) (log colour scale, > 1 fails); NaN/Inf cells masked, the first and worst
+// mismatch marked on all four, zoom linked with the aspect kept, a hover readout of the element under
+// the cursor, and the ratio histogram below.
 #pragma once
 
+#include "diffmap.h"
 #include "pkbw/core/store.h"
 #include "tensormaps.h"
 
@@ -13,6 +16,8 @@ class QCPColorMap;
 class QCPGraph;
 class QCPBars;
 class QLabel;
+class QMouseEvent;
+class QCPTextElement;
 
 namespace pkbw::app {
 
@@ -20,9 +25,17 @@ struct HeatmapSet {
     std::string title;
     bool has_values = false; // false when only the stored error map is known (no outputs files)
     PooledMap ref, cand;
+    DifferenceMap diff; // empty without values
     ErrorAnalysis error;
     double atol = 0, rtol = 0;
+    // The tensors themselves (shared storage, usually a mapped file) for the hover readout and the
+    // worst element's values; undefined when only the stored error map is known.
+    Tensor ref_tensor, cand_tensor;
 };
+
+// The shared value range of the two value maps: [min, max] of their finite cells when all are of one
+// sign (a sequential scale), else symmetric about 0; widened when constant. {0, 0} when empty.
+std::pair<double, double> shared_value_range(const PooledMap& a, const PooledMap& b, bool* diverging);
 
 // Pools both tensors and the ratio (max_side cells per side at most).
 HeatmapSet compute_heatmaps(const Tensor& ref, const Tensor& cand, double atol, double rtol,
@@ -39,6 +52,13 @@ public:
     void clear(const QString& message = {});
 
     QString summary_text() const;
+    // What the hover readout says for source element (row, col): index, reference, candidate,
+    // difference and ratio (the cell's pooled ratio when only the stored error map is known).
+    QString readout_at(std::int64_t row, std::int64_t col) const;
+    QString readout_text() const;
+    // The value range both value maps are drawn with (tests).
+    QPair<double, double> value_range() const;
+    bool values_shown() const;
     const HeatmapSet& current() const { return set_; }
     QList<QCustomPlot*> plots() const;
 
@@ -46,15 +66,23 @@ private:
     QCustomPlot* make_map_plot(const QString& title, QCPColorMap** map, QCPGraph** first, QCPGraph** worst);
     void fill(QCustomPlot* plot, QCPColorMap* map, const PooledMap& pooled, bool ratio);
     void place_marks(QCPGraph* first, QCPGraph* worst, const PooledMap& pooled);
+    void fit_aspect(QCustomPlot* plot);
+    void link_ranges(QCustomPlot* from);
+    void hover(QCustomPlot* plot, QMouseEvent* event);
 
+    static constexpr int kMaps = 4; // reference, candidate, difference, ratio
     HeatmapSet set_;
     QLabel* summary_ = nullptr;
-    QCustomPlot* plots_[3]{};
-    QCPColorMap* maps_[3]{};
-    QCPGraph* first_marks_[3]{};
-    QCPGraph* worst_marks_[3]{};
+    QLabel* readout_ = nullptr;
+    QCustomPlot* plots_[kMaps]{};
+    QCPColorMap* maps_[kMaps]{};
+    QCPGraph* first_marks_[kMaps]{};
+    QCPGraph* worst_marks_[kMaps]{};
+    bool linking_ = false;
+    bool fit_pending_[kMaps]{};
     QCustomPlot* histogram_ = nullptr;
     QCPBars* bars_ = nullptr;
+    QCPTextElement* histogram_title_ = nullptr;
 };
 
 } // namespace pkbw::app

@@ -20,10 +20,12 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSettings>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace pkbw::app {
 namespace {
@@ -67,8 +69,10 @@ LauncherView::LauncherView(QWidget* parent)
     problem_ = new QComboBox(form_box);
     problem_->setEditable(true);
     problem_->setObjectName(QStringLiteral("launchProblem"));
-    problem_->setToolTip(tr("A number (2), a stem (2_allgather), or several separated by commas"));
-    problem_->addItems(problem_stems(QStringLiteral(PKBW_SOURCE_ROOT "/problems")));
+    problem_->setToolTip(tr("A number (2), a stem (2_allgather), or several separated by commas (run one "
+                            "after the other)"));
+    known_problems_ = problem_stems(QStringLiteral(PKBW_SOURCE_ROOT "/problems"));
+    problem_->addItems(known_problems_);
     form->addRow(tr("Problem(s)"), problem_);
     solution_ = new QLineEdit(form_box);
     solution_->setPlaceholderText(tr("solution file (.cu / .cpp)"));
@@ -102,9 +106,28 @@ LauncherView::LauncherView(QWidget* parent)
     form->addRow(tr("rtol"), rtol_);
     backend_ = new QComboBox(form_box);
     backend_->addItems({QStringLiteral("cuda"), QStringLiteral("host")});
+    // cuda only where a GPU is visible; the host backend runs anywhere.
+    backend_->setCurrentText(QFileInfo::exists(QStringLiteral("/dev/nvidiactl")) ? QStringLiteral("cuda")
+                                                                                 : QStringLiteral("host"));
     form->addRow(tr("Backend"), backend_);
+    m_ = new QSpinBox(form_box);
+    n_ = new QSpinBox(form_box);
+    for (QSpinBox* box : {m_, n_}) {
+        box->setRange(0, 1 << 20);
+        box->setSpecialValueText(tr("problem default"));
+    }
+    form->addRow(tr("Size M (--m)"), m_);
+    form->addRow(tr("Size N (--n)"), n_);
+    pkb_checkout_ = new QLineEdit(form_box);
+    pkb_checkout_->setObjectName(QStringLiteral("launchPkbCheckout"));
+    pkb_checkout_->setPlaceholderText(tr("PKB checkout, for PKB's Python solutions (--pkb-checkout)"));
+    form->addRow(tr("PKB checkout"), with_browse(pkb_checkout_, form_box, true));
     trace_ = new QCheckBox(tr("capture a trace"), form_box);
     form->addRow(tr("Trace"), trace_);
+    all_trials_ = new QCheckBox(tr("run every trial (--all-trials)"), form_box);
+    form->addRow(tr("Trials"), all_trials_);
+    keep_outputs_ = new QCheckBox(tr("keep every trial's outputs (--keep-outputs)"), form_box);
+    form->addRow(tr("Outputs"), keep_outputs_);
     auto* buttons = new QHBoxLayout;
     start_ = new QPushButton(tr("Start"), form_box);
     start_->setObjectName(QStringLiteral("launchStart"));
@@ -133,6 +156,7 @@ LauncherView::LauncherView(QWidget* parent)
     right->addWidget(log_, 1);
     layout->addLayout(right, 1);
 
+    restore_form();
     process_ = new QProcess(this);
     connect(start_, &QPushButton::clicked, this, &LauncherView::start);
     connect(cancel_, &QPushButton::clicked, this, &LauncherView::cancel);
@@ -152,14 +176,22 @@ LauncherView::LauncherView(QWidget* parent)
             handle_line(stdout_buffer_);
             stdout_buffer_.clear();
         }
-        start_->setEnabled(true);
-        cancel_->setEnabled(false);
         if (final_status_.isEmpty()) {
             status_->setText(exit_status == QProcess::CrashExit
                                  ? tr("pkbw crashed.")
                                  : tr("pkbw exited with code %1 without a result.").arg(exit_code));
+            for (int r = 0; r < static_cast<int>(bars_.size()); ++r) {
+                set_bar(r, cancelled_ ? tr("interrupted") : tr("no result"), QColor(0x90, 0x90, 0x90));
+            }
         }
         emit process_ended(exit_status == QProcess::CrashExit ? -1 : exit_code);
+        if (!cancelled_ && !queue_.isEmpty()) {
+            start_next();
+            return;
+        }
+        queue_.clear();
+        start_->setEnabled(true);
+        cancel_->setEnabled(false);
     });
 }
 
@@ -191,13 +223,74 @@ void LauncherView::set_backend(const QString& backend) {
     backend_->setCurrentText(backend);
 }
 
+void LauncherView::set_pkb_checkout(const QString& dir) {
+    pkb_checkout_->setText(dir);
+}
+void LauncherView::set_problem_list(const QStringList& stems) {
+    known_problems_ = stems;
+}
+
+QStringList LauncherView::problems() const {
+    QStringList out;
+    for (const QString& p : problem_->currentText().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        if (!p.trimmed().isEmpty()) {
+            out << p.trimmed();
+        }
+    }
+    return out;
+}
+
+QString LauncherView::validate() const {
+    const QStringList list = problems();
+    const bool pkb = !pkb_checkout_->text().trimmed().isEmpty();
+    if (list.isEmpty() && solutions_dir_->text().trimmed().isEmpty()) {
+        return tr("Give a problem (a number, a stem, or a comma list).");
+    }
+    // Without a PKB checkout the problems are pkbw's: each must be one of them (by number or stem).
+    if (!pkb && !known_problems_.isEmpty()) {
+        for (const QString& p : list) {
+            const bool known =
+                std::any_of(known_problems_.begin(), known_problems_.end(), [&](const QString& k) {
+                    return k == p || k.section(QLatin1Char('_'), 0, 0) == p;
+                });
+            if (!known) {
+                return tr("Unknown problem '%1' (known: %2).")
+                    .arg(p, known_problems_.join(QStringLiteral(", ")));
+            }
+        }
+    }
+    const QString solution = solution_->text().trimmed(), dir = solutions_dir_->text().trimmed();
+    if (!solution.isEmpty() && !dir.isEmpty()) {
+        return tr("Give a solution file or a generation folder, not both.");
+    }
+    if (solution.isEmpty() && dir.isEmpty() && !pkb) {
+        return tr("Give a solution file or a generation folder.");
+    }
+    if (!solution.isEmpty() && !QFileInfo(solution).isFile()) {
+        return tr("The solution file %1 does not exist.").arg(solution);
+    }
+    if (!dir.isEmpty() && !QFileInfo(dir).isDir()) {
+        return tr("The generation folder %1 does not exist.").arg(dir);
+    }
+    if (pkb && !QFileInfo(pkb_checkout_->text().trimmed()).isDir()) {
+        return tr("The PKB checkout %1 is not a folder.").arg(pkb_checkout_->text().trimmed());
+    }
+    if (!QFileInfo(executable()).isExecutable() && QStandardPaths::findExecutable(executable()).isEmpty()) {
+        return tr("pkbw not found at %1.").arg(executable());
+    }
+    return {};
+}
+
 QStringList LauncherView::arguments() const {
+    const QStringList list = problems();
+    return arguments_for(list.isEmpty() ? QString() : list.first());
+}
+
+QStringList LauncherView::arguments_for(const QString& problem) const {
     const QString mode = mode_->currentText();
     QStringList args{mode};
-    // pkbw takes one problem per run; the first of a comma-separated list is used.
-    const QStringList problems = problem_->currentText().split(QLatin1Char(','), Qt::SkipEmptyParts);
-    if (!problems.isEmpty()) {
-        args << QStringLiteral("--problem") << problems.first().trimmed();
+    if (!problem.isEmpty()) {
+        args << QStringLiteral("--problem") << problem;
     }
     if (!solution_->text().trimmed().isEmpty()) {
         args << QStringLiteral("--solution") << solution_->text().trimmed();
@@ -219,8 +312,91 @@ QStringList LauncherView::arguments() const {
     if (trace_->isChecked()) {
         args << QStringLiteral("--trace");
     }
+    if (m_->value() > 0) {
+        args << QStringLiteral("--m") << QString::number(m_->value());
+    }
+    if (n_->value() > 0) {
+        args << QStringLiteral("--n") << QString::number(n_->value());
+    }
+    if (!pkb_checkout_->text().trimmed().isEmpty()) {
+        args << QStringLiteral("--pkb-checkout") << pkb_checkout_->text().trimmed();
+    }
+    if (all_trials_->isChecked() && mode != QLatin1String("dryrun")) {
+        args << QStringLiteral("--all-trials");
+    }
+    if (keep_outputs_->isChecked()) {
+        args << QStringLiteral("--keep-outputs");
+    }
     args << QStringLiteral("--json");
     return args;
+}
+
+void LauncherView::save_form() const {
+    QSettings s;
+    s.beginGroup(QStringLiteral("launcher"));
+    s.setValue(QStringLiteral("pkbw"), exe_->text());
+    s.setValue(QStringLiteral("problem"), problem_->currentText());
+    s.setValue(QStringLiteral("solution"), solution_->text());
+    s.setValue(QStringLiteral("solutions_dir"), solutions_dir_->text());
+    s.setValue(QStringLiteral("mode"), mode_->currentText());
+    s.setValue(QStringLiteral("ranks"), ranks_->value());
+    s.setValue(QStringLiteral("dtype"), dtype_->currentText());
+    s.setValue(QStringLiteral("trials"), trials_->value());
+    s.setValue(QStringLiteral("atol"), atol_->value());
+    s.setValue(QStringLiteral("rtol"), rtol_->value());
+    s.setValue(QStringLiteral("backend"), backend_->currentText());
+    s.setValue(QStringLiteral("m"), m_->value());
+    s.setValue(QStringLiteral("n"), n_->value());
+    s.setValue(QStringLiteral("pkb_checkout"), pkb_checkout_->text());
+    s.setValue(QStringLiteral("trace"), trace_->isChecked());
+    s.setValue(QStringLiteral("all_trials"), all_trials_->isChecked());
+    s.setValue(QStringLiteral("keep_outputs"), keep_outputs_->isChecked());
+    s.endGroup();
+}
+
+void LauncherView::restore_form() {
+    QSettings s;
+    s.beginGroup(QStringLiteral("launcher"));
+    if (!s.contains(QStringLiteral("mode"))) {
+        return;
+    }
+    if (QFileInfo(s.value(QStringLiteral("pkbw")).toString()).isExecutable()) {
+        exe_->setText(s.value(QStringLiteral("pkbw")).toString());
+    }
+    problem_->setCurrentText(s.value(QStringLiteral("problem")).toString());
+    solution_->setText(s.value(QStringLiteral("solution")).toString());
+    solutions_dir_->setText(s.value(QStringLiteral("solutions_dir")).toString());
+    mode_->setCurrentText(s.value(QStringLiteral("mode")).toString());
+    ranks_->setValue(s.value(QStringLiteral("ranks"), 2).toInt());
+    dtype_->setCurrentText(s.value(QStringLiteral("dtype")).toString());
+    trials_->setValue(s.value(QStringLiteral("trials"), 5).toInt());
+    atol_->setValue(s.value(QStringLiteral("atol"), 1e-2).toDouble());
+    rtol_->setValue(s.value(QStringLiteral("rtol"), 1e-2).toDouble());
+    backend_->setCurrentText(s.value(QStringLiteral("backend")).toString());
+    m_->setValue(s.value(QStringLiteral("m"), 0).toInt());
+    n_->setValue(s.value(QStringLiteral("n"), 0).toInt());
+    pkb_checkout_->setText(s.value(QStringLiteral("pkb_checkout")).toString());
+    trace_->setChecked(s.value(QStringLiteral("trace")).toBool());
+    all_trials_->setChecked(s.value(QStringLiteral("all_trials")).toBool());
+    keep_outputs_->setChecked(s.value(QStringLiteral("keep_outputs")).toBool());
+    s.endGroup();
+}
+
+void LauncherView::set_bar(int rank, const QString& text, const QColor& color) {
+    if (rank < 0 || rank >= static_cast<int>(bars_.size())) {
+        return;
+    }
+    QProgressBar* b = bars_[static_cast<std::size_t>(rank)];
+    b->setFormat(text);
+    b->setStyleSheet(color.isValid()
+                         ? QStringLiteral("QProgressBar::chunk { background: %1; }").arg(color.name())
+                         : QString());
+}
+
+QString LauncherView::rank_text(int rank) const {
+    return rank >= 0 && rank < static_cast<int>(bars_.size())
+               ? bars_[static_cast<std::size_t>(rank)]->format()
+               : QString();
 }
 
 bool LauncherView::running() const {
@@ -231,18 +407,36 @@ void LauncherView::start() {
     if (running()) {
         return;
     }
+    // Checked here, before pkbw starts: a refused form shows why and starts nothing.
+    if (const QString problem = validate(); !problem.isEmpty()) {
+        status_->setText(tr("Not started: %1").arg(problem));
+        return;
+    }
+    save_form();
+    cancelled_ = false;
+    queue_ = problems();
+    if (queue_.isEmpty()) {
+        queue_ << QString(); // a generation folder alone: pkbw runs its problems
+    }
+    log_->clear();
+    start_next();
+}
+
+void LauncherView::start_next() {
+    const QString problem = queue_.takeFirst();
     run_id_ = 0;
     final_status_.clear();
     stdout_buffer_.clear();
-    log_->clear();
     trials_expected_ = mode_->currentText() == QLatin1String("dryrun") ? 1 : trials_->value();
     ensure_ranks(ranks_->value());
     trials_done_.assign(static_cast<std::size_t>(ranks_->value()), 0);
-    for (QProgressBar* bar : bars_) {
-        bar->setValue(0);
-        bar->setFormat(tr("waiting"));
+    verdicts_.assign(bars_.size(), QString());
+    for (int r = 0; r < static_cast<int>(bars_.size()); ++r) {
+        bars_[static_cast<std::size_t>(r)]->setRange(0, 100);
+        bars_[static_cast<std::size_t>(r)]->setValue(0);
+        set_bar(r, tr("waiting"));
     }
-    const QStringList args = arguments();
+    const QStringList args = arguments_for(problem);
     append_log(QStringLiteral("$ ") + executable() + QLatin1Char(' ') + args.join(QLatin1Char(' ')));
     status_->setText(tr("Starting…"));
     start_->setEnabled(false);
@@ -255,6 +449,8 @@ void LauncherView::cancel() {
         return;
     }
     status_->setText(tr("Cancelling: pkbw stops its ranks and marks the run interrupted…"));
+    cancelled_ = true;
+    queue_.clear();
     process_->terminate();
     // A launcher that ignores SIGTERM for 10 s is killed; its ranks die with their process group.
     QTimer::singleShot(10000, process_, [p = process_] {
@@ -284,6 +480,9 @@ void LauncherView::ensure_ranks(int count) {
     }
     if (static_cast<int>(trials_done_.size()) < count) {
         trials_done_.resize(static_cast<std::size_t>(count), 0);
+    }
+    if (verdicts_.size() < bars_.size()) {
+        verdicts_.resize(bars_.size());
     }
 }
 
@@ -365,16 +564,46 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
         }
     } else if (event == protocol::kPhase) {
         if (QProgressBar* b = bar()) {
-            b->setFormat(tr("trial %1 · %2 · %p%")
-                             .arg(body["trial"].get<int>())
-                             .arg(to_qstring(body["phase"].get<std::string>())));
+            const QString phase = to_qstring(body["phase"].get<std::string>());
+            const QString& verdict = verdicts_[static_cast<std::size_t>(rank)];
+            const QString suffix = verdict.isEmpty() ? QString() : QStringLiteral(" · ") + verdict;
+            const QColor color = verdict.isEmpty() ? QColor() : QColor(0xc0, 0x30, 0x30);
+            if (phase == QLatin1String("perf")) {
+                // pkbw reports nothing inside the perf phase: a busy bar, not a stuck 100%.
+                b->setRange(0, 0);
+                set_bar(rank, tr("perf · timing…") + suffix, color);
+            } else {
+                b->setRange(0, 100);
+                const bool per_trial =
+                    phase == QLatin1String("inputs") || phase == QLatin1String("reference") ||
+                    phase == QLatin1String("candidate") || phase == QLatin1String("compare");
+                set_bar(rank,
+                        (per_trial ? tr("trial %1/%2 · %3")
+                                         .arg(body["trial"].get<int>() + 1)
+                                         .arg(trials_expected_)
+                                         .arg(phase)
+                                   : phase) +
+                            suffix + QStringLiteral(" · %p%"),
+                        color);
+            }
         }
     } else if (event == protocol::kRankResult) {
         QProgressBar* b = bar();
         const std::string status = body["status"].get<std::string>();
         int& done = trials_done_[static_cast<std::size_t>(rank)];
         done = std::max(done, body["trial"].get<int>() + 1);
+        b->setRange(0, 100);
         b->setValue(std::min(100, 100 * done / std::max(1, trials_expected_)));
+        if (status != "pass" && verdicts_[static_cast<std::size_t>(rank)].isEmpty()) {
+            verdicts_[static_cast<std::size_t>(rank)] =
+                tr("%1 in trial %2").arg(to_qstring(status)).arg(body["trial"].get<int>() + 1);
+        }
+        set_bar(rank,
+                verdicts_[static_cast<std::size_t>(rank)].isEmpty()
+                    ? tr("trial %1/%2 · pass · %p%").arg(done).arg(trials_expected_)
+                    : verdicts_[static_cast<std::size_t>(rank)] + QStringLiteral(" · %p%"),
+                verdicts_[static_cast<std::size_t>(rank)].isEmpty() ? QColor(0x2e, 0x8b, 0x57)
+                                                                    : QColor(0xc0, 0x30, 0x30));
         if (status != "pass") {
             append_log(tr("rank %1 trial %2: %3 %4")
                            .arg(rank)
@@ -384,12 +613,16 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
         }
     } else if (event == protocol::kRankDone) {
         if (QProgressBar* b = bar()) {
+            b->setRange(0, 100);
             b->setValue(100);
-            b->setFormat(tr("done · %p%"));
+            const QString& verdict = verdicts_[static_cast<std::size_t>(rank)];
+            set_bar(rank, verdict.isEmpty() ? tr("done · pass") : tr("done · %1").arg(verdict),
+                    verdict.isEmpty() ? QColor(0x2e, 0x8b, 0x57) : QColor(0xc0, 0x30, 0x30));
         }
     } else if (event == protocol::kRankExit) {
         if (QProgressBar* b = bar(); b && b->value() < 100) {
-            b->setFormat(tr("exited · %p%"));
+            b->setRange(0, 100);
+            set_bar(rank, tr("exited · %p%"), QColor(0xc0, 0x30, 0x30));
         }
     } else if (event == protocol::kLog) {
         append_log(QStringLiteral("[rank %1] ").arg(rank) + to_qstring(body["text"].get<std::string>()));
@@ -402,14 +635,49 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
     } else if (event == protocol::kRunFinished) {
         run_id_ = body["run_id"].get<qint64>();
         final_status_ = to_qstring(body["status"].get<std::string>());
-        status_->setText(tr("Run %1 finished: %2 (exit %3) %4")
-                             .arg(run_id_)
-                             .arg(final_status_)
-                             .arg(body["exit_code"].get<int>())
-                             .arg(text));
+        const QString queued = queue_.isEmpty() ? QString() : tr(" (%1 more queued)").arg(queue_.size());
+        status_->setText(run_id_ > 0 ? tr("Run %1 finished: %2 (exit %3) %4%5")
+                                           .arg(run_id_)
+                                           .arg(final_status_)
+                                           .arg(body["exit_code"].get<int>())
+                                           .arg(text, queued)
+                                     : tr("pkbw refused the run: %1 (exit %2) %3%4")
+                                           .arg(final_status_)
+                                           .arg(body["exit_code"].get<int>())
+                                           .arg(text, queued));
+        for (int r = 0; r < static_cast<int>(bars_.size()); ++r) {
+            QProgressBar* b = bars_[static_cast<std::size_t>(r)];
+            if (final_status_ == QLatin1String("interrupted")) {
+                b->setRange(0, 100);
+                set_bar(r, tr("interrupted · %p%"), QColor(0x90, 0x90, 0x90));
+            } else if (b->maximum() == 0 || b->format() == tr("waiting")) {
+                b->setRange(0, 100);
+                set_bar(r, run_id_ > 0 ? final_status_ : tr("not started"),
+                        final_status_ == QLatin1String("pass") ? QColor(0x2e, 0x8b, 0x57)
+                                                               : QColor(0x90, 0x90, 0x90));
+            }
+        }
         emit run_finished(run_id_);
     } else if (event == protocol::kPerfResult) {
         append_log(tr("rank %1: timing samples received").arg(rank));
+        if (QProgressBar* b = bar()) {
+            b->setRange(0, 100);
+            b->setValue(100);
+            set_bar(rank, tr("perf · samples received"), QColor(0x2e, 0x8b, 0x57));
+        }
+    } else if (event == "candidate") {
+        // The candidate process's own reports: its sandbox when it starts, leftovers when it ends.
+        if (body.contains("sandbox") && body["sandbox"].is_string()) {
+            append_log(tr("rank %1: candidate sandboxed: %2")
+                           .arg(rank)
+                           .arg(to_qstring(body["sandbox"].get<std::string>())));
+        } else {
+            append_log(
+                tr("rank %1: candidate %2").arg(rank).arg(to_qstring(body.value("stage", std::string("?")))));
+        }
+    } else if (event == "hello") {
+        append_log(
+            tr("rank %1: started on %2").arg(rank).arg(to_qstring(body.value("device", std::string("?")))));
     } else {
         append_log(QString::fromStdString(body.dump()));
     }

@@ -1,6 +1,9 @@
 // The launcher: builds a `pkbw <mode> ... --json` command from a form, runs it as a QProcess, reads
 // its JSON-lines protocol (core's protocol::parse_line) into per-rank progress bars and a live log,
-// and cancels by terminating pkbw, which kills its ranks and marks the run interrupted.
+// and cancels by terminating pkbw, which kills its ranks and marks the run interrupted. Each bar shows
+// its rank's phase, trial progress and verdict (red on a failure), a busy bar during the perf phase
+// (pkbw reports no progress inside it), and "interrupted" after a cancel. The form is checked before
+// pkbw starts (a comma list of problems runs each in turn), and remembered between sessions.
 #pragma once
 
 #include <QProcess>
@@ -38,8 +41,17 @@ public:
     void set_ranks(int ranks);
     void set_trials(int trials);
     void set_backend(const QString& backend);
+    void set_pkb_checkout(const QString& dir);
+    void set_problem_list(const QStringList& stems); // the known problems (validation, choices)
 
+    // The arguments of the first problem's run (arguments_for for each of a comma list).
     QStringList arguments() const;
+    QStringList arguments_for(const QString& problem) const;
+    // The problems of the form's list, in order; empty when the field is empty.
+    QStringList problems() const;
+    // Why the form cannot start ("" when it can): checked before pkbw is started.
+    QString validate() const;
+    QString rank_text(int rank) const; // the bar's text
     bool running() const;
     void start();
     void cancel();
@@ -64,8 +76,16 @@ private:
     void append_log(const QString& text, const QColor& color = {});
     void read_stdout();
     void read_stderr();
+    void start_next();
+    void save_form() const;
+    void restore_form();
+    void set_bar(int rank, const QString& text, const QColor& color = {});
 
     QString store_;
+    QStringList known_problems_;
+    QStringList queue_; // problems still to run of a comma list
+    bool cancelled_ = false;
+    std::vector<QString> verdicts_; // per rank: "" or the first failing status
     QProcess* process_ = nullptr;
     QByteArray stdout_buffer_;
     qint64 run_id_ = 0;
@@ -85,6 +105,11 @@ private:
     QDoubleSpinBox* rtol_ = nullptr;
     QComboBox* backend_ = nullptr;
     QCheckBox* trace_ = nullptr;
+    QLineEdit* pkb_checkout_ = nullptr;
+    QSpinBox* m_ = nullptr;
+    QSpinBox* n_ = nullptr;
+    QCheckBox* all_trials_ = nullptr;
+    QCheckBox* keep_outputs_ = nullptr;
     QPushButton* start_ = nullptr;
     QPushButton* cancel_ = nullptr;
     QLabel* status_ = nullptr;

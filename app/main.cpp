@@ -1,29 +1,43 @@
-// pkbw-gui: the workbench. `pkbw-gui --store FILE` opens (or creates) a store; `--run-folder DIR`
-// opens a run folder; `--run ID` opens that run of the store; `--screenshots DIR` saves every tab as
-// a PNG once the run is shown and quits (tools/screenshots.sh).
+// pkbw-gui: the workbench. `pkbw-gui --store FILE` opens a store (a missing file is refused); without
+// it the most recent store, else the CLI's default store; `--run-folder DIR` opens a run folder;
+// `--run ID` opens that run of the store; `--screenshots DIR` saves every tab as a PNG once the run is
+// shown and quits (tools/screenshots.sh). --help and --version need no display.
+#include "launcherview.h"
 #include "mainwindow.h"
 #include "runview.h"
 #include "theme.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QCoreApplication>
 #include <QDir>
 #include <QTabWidget>
 #include <QTimer>
+#include <cstring>
+#include <memory>
 
 int main(int argc, char** argv) {
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName(QStringLiteral("pkbw"));
-    QApplication::setApplicationName(QStringLiteral("pkbw-gui"));
-    QApplication::setApplicationVersion(QStringLiteral(PKBW_VERSION));
-    Q_INIT_RESOURCE(pkbw_gui);
+    // --help / --version answer without a display (over ssh): a core application parses them.
+    bool info_only = false;
+    for (int i = 1; i < argc; ++i) {
+        for (const char* flag : {"-h", "--help", "-?", "--help-all", "-v", "--version"}) {
+            info_only = info_only || std::strcmp(argv[i], flag) == 0;
+        }
+    }
+    std::unique_ptr<QCoreApplication> owner(info_only ? new QCoreApplication(argc, argv)
+                                                      : new QApplication(argc, argv));
+    QCoreApplication& app = *owner;
+    QCoreApplication::setOrganizationName(QStringLiteral("pkbw"));
+    QCoreApplication::setApplicationName(QStringLiteral("pkbw-gui"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(PKBW_VERSION));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("ParallelKernel Workbench"));
     parser.addHelpOption();
     parser.addVersionOption();
     const QCommandLineOption store({QStringLiteral("s"), QStringLiteral("store")},
-                                   QStringLiteral("Open the store FILE (created when missing)."),
+                                   QStringLiteral("Open the store FILE (an existing one; default: the most "
+                                                  "recent store, else pkbw's default store)."),
                                    QStringLiteral("FILE"));
     const QCommandLineOption folder(QStringLiteral("run-folder"), QStringLiteral("Open a run folder."),
                                     QStringLiteral("DIR"));
@@ -34,25 +48,74 @@ int main(int argc, char** argv) {
     const QCommandLineOption dark(QStringLiteral("dark"), QStringLiteral("Use the dark theme."));
     const QCommandLineOption shots(QStringLiteral("screenshots"),
                                    QStringLiteral("Save each tab to DIR and quit."), QStringLiteral("DIR"));
-    parser.addOptions({store, folder, run, tab, dark, shots});
+    const QCommandLineOption shot(QStringLiteral("screenshot"),
+                                  QStringLiteral("Save the shown tab (--tab) to FILE once loaded, and quit."),
+                                  QStringLiteral("FILE"));
+    const QCommandLineOption launch(
+        QStringLiteral("launch"),
+        QStringLiteral("Start the launcher's remembered form once the store is open."));
+    parser.addOptions({store, folder, run, tab, dark, shots, shot, launch});
     parser.process(app);
+    Q_INIT_RESOURCE(pkbw_gui);
 
     pkbw::app::apply_theme(parser.isSet(dark) ? pkbw::app::Theme::Dark : pkbw::app::Theme::Light);
     pkbw::app::MainWindow window;
     window.show();
     if (parser.isSet(store)) {
         window.open_store(parser.value(store));
-        if (parser.isSet(run)) {
-            const qint64 id = parser.value(run).toLongLong();
-            QObject::connect(&window, &pkbw::app::MainWindow::store_opened, &window,
-                             [&window, id] { window.open_run(id); });
+    } else if (!parser.isSet(folder)) {
+        bool is_default = false;
+        const QString path = pkbw::app::MainWindow::startup_store(&is_default);
+        if (!path.isEmpty()) {
+            window.open_store(path, is_default);
         }
+    }
+    if (parser.isSet(store) && parser.isSet(run)) {
+        const qint64 id = parser.value(run).toLongLong();
+        QObject::connect(&window, &pkbw::app::MainWindow::store_opened, &window,
+                         [&window, id] { window.open_run(id); });
     }
     if (parser.isSet(folder)) {
         window.open_run_folder(parser.value(folder));
     }
     if (parser.isSet(tab)) {
+        // With a run to open, the tab is shown once the run is loaded (opening it shows the Run tab).
+        if (parser.isSet(run) || parser.isSet(folder)) {
+            window.set_tab_after_run(parser.value(tab).toInt());
+        }
         window.tabs()->setCurrentIndex(parser.value(tab).toInt());
+    }
+    if (parser.isSet(shot)) {
+        // One tab, once the run (if any) and the tab's own loading had time: tools/screenshots.sh.
+        const QString file = parser.value(shot);
+        window.resize(1500, 950);
+        auto grab = [&window, file] {
+            QTimer::singleShot(2500, &window, [&window, file] {
+                window.grab().save(file);
+                qApp->quit();
+            });
+        };
+        if (parser.isSet(launch)) { // the bars as the launch ended, on the Launch tab
+            QObject::connect(window.launcher(), &pkbw::app::LauncherView::process_ended, &window,
+                             [&window, file] {
+                                 window.tabs()->setCurrentWidget(window.launcher());
+                                 QTimer::singleShot(800, &window, [&window, file] {
+                                     window.grab().save(file);
+                                     qApp->quit();
+                                 });
+                             });
+        } else if (parser.isSet(run) || parser.isSet(folder)) {
+            QObject::connect(window.run_view(), &pkbw::app::RunView::run_loaded, &window, grab);
+            QObject::connect(window.run_view(), &pkbw::app::RunView::load_failed, &window, grab);
+        } else {
+            QTimer::singleShot(1500, &window, grab);
+        }
+    }
+    if (parser.isSet(launch)) {
+        QObject::connect(&window, &pkbw::app::MainWindow::store_opened, &window, [&window] {
+            window.tabs()->setCurrentWidget(window.launcher());
+            window.launcher()->start();
+        });
     }
     if (parser.isSet(shots)) {
         // Each tab is shown, given time for its workers and queued replots, then grabbed.

@@ -5,6 +5,8 @@
 #include "generationsview.h"
 #include "launcherview.h"
 #include "perfview.h"
+#include "pkbw/core/error.h"
+#include "pkbw/core/paths.h"
 #include "pkbw/core/store.h"
 #include "problembrowser.h"
 #include "qtconvert.h"
@@ -26,6 +28,7 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <filesystem>
 
 namespace pkbw::app {
 namespace {
@@ -64,6 +67,12 @@ MainWindow::MainWindow(QWidget* parent)
         perf_view_->set_data(data);
         source_view_->set_data(data);
         trace_view_->set_data(data);
+        if (tab_after_run_ >= 0) {
+            tabs_->setCurrentIndex(tab_after_run_);
+            tab_after_run_ = -1;
+        } else if (data->run.mode == RunMode::Perf && tabs_->currentWidget() == run_view_) {
+            tabs_->setCurrentWidget(perf_view_); // a perf run has no compared outputs to show
+        }
         setWindowTitle(
             tr("pkbw workbench — run %1 (%2)").arg(data->run.id).arg(to_qstring(data->run.problem_stem)));
     });
@@ -82,7 +91,9 @@ MainWindow::MainWindow(QWidget* parent)
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
-    tabs_->setCurrentIndex(settings.value(QStringLiteral("window/tab"), 0).toInt());
+    // Start on the Runs tab: a remembered Launch or Trace tab would greet a fresh start with a form
+    // or an empty timeline.
+    tabs_->setCurrentIndex(0);
     if (settings.value(QStringLiteral("window/theme")).toString() == QLatin1String("dark")) {
         apply_theme(Theme::Dark);
     }
@@ -176,19 +187,48 @@ void MainWindow::remember_store(const QString& path) {
     update_recent_menu();
 }
 
-void MainWindow::open_store(const QString& path) {
+QString MainWindow::startup_store(bool* is_default) {
+    const QStringList recent = QSettings().value(QStringLiteral("stores/recent")).toStringList();
+    for (const QString& path : recent) {
+        if (QFileInfo(path).isFile()) {
+            *is_default = false;
+            return path;
+        }
+    }
+    *is_default = true;
+    try {
+        return to_qstring(default_store_path().string());
+    } catch (const std::exception&) {
+        return {}; // no home directory: nothing to open
+    }
+}
+
+void MainWindow::open_store(const QString& path, bool create) {
     const QString absolute = QFileInfo(path).absoluteFilePath();
     statusBar()->showMessage(tr("Opening %1…").arg(absolute));
     run_in_background(
         this,
-        [p = to_path(absolute)] {
-            const Store store = Store::open_read_only(p, Store::Missing::Create);
+        [p = to_path(absolute), create] {
+            std::error_code ec;
+            if (!create && !std::filesystem::exists(p, ec)) {
+                throw Error(p.string() + ": no such store (check the path; pkbw creates a store on its first "
+                                         "run with --store FILE)");
+            }
+            if (create) {
+                std::filesystem::create_directories(p.parent_path(), ec);
+            }
+            const Store store =
+                Store::open_read_only(p, create ? Store::Missing::Create : Store::Missing::Fail);
             return store.schema_version();
         },
         [this, absolute](Loaded<int> r) {
             if (!r.ok()) {
                 statusBar()->showMessage(tr("Could not open %1").arg(absolute));
-                QMessageBox::warning(this, tr("Could not open the store"), r.error);
+                // Not modal: a start with a mistyped --store, or a test, must not block on it.
+                auto* box = new QMessageBox(QMessageBox::Warning, tr("Could not open the store"), r.error,
+                                            QMessageBox::Ok, this);
+                box->setAttribute(Qt::WA_DeleteOnClose);
+                box->open();
                 emit store_failed(r.error);
                 return;
             }
@@ -197,6 +237,7 @@ void MainWindow::open_store(const QString& path) {
             runs_->set_store(absolute);
             run_view_->set_store(absolute);
             trace_view_->set_store(absolute);
+            source_view_->set_store(absolute);
             generations_->set_store(absolute);
             launcher_->set_store(absolute);
             statusBar()->showMessage(tr("Store %1 (schema %2)").arg(absolute).arg(r.value));

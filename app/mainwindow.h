@@ -24,8 +24,15 @@ public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    // Opens (creating when missing) the store on a worker; views follow once it is ready.
-    void open_store(const QString& path);
+    // Opens the store on a worker; views follow once it is ready. A missing file is refused (a
+    // mistyped path must not become an empty store) unless `create` (the CLI's default store, which
+    // pkbw itself creates on its first run).
+    void open_store(const QString& path, bool create = false);
+    // What a start without --store opens: the most recent store that still exists, else the CLI's
+    // default store ($PKBW_STORE, else $XDG_DATA_HOME/pkbw/runs.db, else ~/.local/share/pkbw/runs.db).
+    static QString startup_store(bool* is_default);
+    // The tab to show once the run asked for on the command line is loaded (--tab with --run).
+    void set_tab_after_run(int tab) { tab_after_run_ = tab; }
     void open_run_folder(const QString& folder);
     void open_run(qint64 run_id);
     QString store_path() const { return store_; }
@@ -53,6 +60,7 @@ private:
     void remember_store(const QString& path);
 
     QString store_;
+    int tab_after_run_ = -1;
     QTabWidget* tabs_ = nullptr;
     QMenu* recent_menu_ = nullptr;
     RunsBrowser* runs_ = nullptr;

@@ -9,6 +9,9 @@
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
 #include <map>
 #include <qcustomplot.h>
 
@@ -100,6 +103,7 @@ PerfView::PerfView(QWidget* parent)
     table_->setColumnCount(4);
     table_->setHorizontalHeaderLabels({tr("Side"), tr("Rank"), tr("Statistic"), tr("Value")});
     table_->horizontalHeader()->setStretchLastSection(true);
+    table_->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
     table_->verticalHeader()->hide();
     split->addWidget(plot_);
     split->addWidget(table_);
@@ -110,6 +114,7 @@ PerfView::PerfView(QWidget* parent)
 void PerfView::set_data(std::shared_ptr<const RunData> data) {
     data_ = std::move(data);
     plot_->clearPlottables();
+    plot_->clearItems();
     table_->setRowCount(0);
     if (!data_) {
         summary_->setText(tr("No run open."));
@@ -129,6 +134,11 @@ void PerfView::set_data(std::shared_ptr<const RunData> data) {
         box->setBrush(QColor(colors[side].red(), colors[side].green(), colors[side].blue(), 140));
         box->setPen(QPen(colors[side].darker(130)));
         box->setWidth(0.35);
+        // Whiskers and medians in the theme's text colour: black ones vanish on the dark theme.
+        const QColor ink = current_theme() == Theme::Dark ? QColor(0xd8, 0xd8, 0xd8) : QColor(Qt::black);
+        box->setWhiskerPen(QPen(ink, 1, Qt::DashLine));
+        box->setWhiskerBarPen(QPen(ink, 1));
+        box->setMedianPen(QPen(ink, 2));
         for (const auto& [rank, ms] : g.per_rank[side]) {
             const double p5 = percentile(ms, 5), q1 = percentile(ms, 25), med = percentile(ms, 50),
                          q3 = percentile(ms, 75), p95 = percentile(ms, 95);
@@ -136,11 +146,40 @@ void PerfView::set_data(std::shared_ptr<const RunData> data) {
             ymax = std::max(ymax, p95);
         }
     }
+    plot_->xAxis->setLabel(tr("rank"));
+    plot_->yAxis->setLabel(tr("ms per iteration"));
     plot_->xAxis->setRange(-0.7, data_->world_size() - 0.3);
     QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
     ticker->setTickStep(1);
     plot_->xAxis->setTicker(ticker);
     plot_->yAxis->setRange(0, ymax > 0 ? ymax * 1.1 : 1);
+    if (plot_->plottableCount() == 0) {
+        // An imported PKB run has no samples, only PKB's speedup per trial: plot those, so that the
+        // spread of identical trials is seen (issue 19: 1.44x and 0.665x for one solution).
+        QVector<double> trials, speedups;
+        for (const PerfSummaryRow& row : data_->summaries) {
+            if (row.rank == -1 && row.statistic.rfind("pkb_speedup.trial_", 0) == 0) {
+                trials << std::atoi(row.statistic.c_str() + 18);
+                speedups << row.value;
+            }
+        }
+        if (!trials.isEmpty()) {
+            QCPGraph* graph = plot_->addGraph();
+            graph->setName(tr("PKB's speedup per trial"));
+            graph->setLineStyle(QCPGraph::lsNone);
+            graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, colors[1], 10));
+            graph->setData(trials, speedups, false);
+            plot_->xAxis->setLabel(tr("trial"));
+            plot_->yAxis->setLabel(tr("PKB speedup ×"));
+            plot_->xAxis->setRange(-0.7, *std::max_element(trials.begin(), trials.end()) + 0.7);
+            plot_->yAxis->setRange(0,
+                                   std::max(1.2, *std::max_element(speedups.begin(), speedups.end()) * 1.15));
+            auto* one = new QCPItemStraightLine(plot_); // parity
+            one->point1->setCoords(0, 1);
+            one->point2->setCoords(1, 1);
+            one->setPen(QPen(QColor(0xc0, 0x30, 0x30), 1, Qt::DashLine));
+        }
+    }
     plot_->legend->setVisible(plot_->plottableCount() > 0); // an empty legend is a stray box
     theme_plot(plot_);
     plot_->replot();
@@ -163,18 +202,48 @@ QString PerfView::summary_text() const {
     const PerfFigures f = compute_perf(*data_);
     QString text;
     if (f.has_samples) {
-        text = tr("<b>Speedup %1×</b> (95% interval %2–%3): <b>%4</b>. Slowest rank: reference %5, candidate "
-                  "%6.")
+        text = tr("<b>Speedup %1×</b> (95% interval %2–%3): <b>%4</b>.")
                    .arg(QString::number(f.speedup, 'f', 3))
                    .arg(QString::number(f.ci_low, 'f', 3))
                    .arg(QString::number(f.ci_high, 'f', 3))
-                   .arg(f.verdict)
-                   .arg(f.slowest_reference_rank)
-                   .arg(f.slowest_candidate_rank);
+                   .arg(f.verdict);
+        if (data_->world_size() > 1) { // at W=1 the slowest rank is rank 0 by definition
+            text += tr(" Slowest rank: reference %1, candidate %2.")
+                        .arg(f.slowest_reference_rank)
+                        .arg(f.slowest_candidate_rank);
+        }
     } else if (auto s = data_->summary("speedup")) {
         text = tr("<b>Speedup %1×</b> (stored; no samples in the store).").arg(QString::number(*s, 'f', 3));
     } else {
         text = tr("No perf samples for run %1 (perf mode stores them).").arg(data_->run.id);
+    }
+    // PKB's own figure beside pkbw's, and for imported PKB runs its per-trial speedups: two identical
+    // trials of PKB's protocol can differ by 2x, and a mean alone hides it.
+    if (const auto pkb = data_->summary("pkb_speedup")) {
+        QStringList trials;
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        std::vector<std::pair<int, double>> per_trial;
+        for (const PerfSummaryRow& row : data_->summaries) {
+            if (row.rank == -1 && row.statistic.rfind("pkb_speedup.trial_", 0) == 0) {
+                per_trial.emplace_back(std::atoi(row.statistic.c_str() + 18), row.value);
+            }
+        }
+        std::sort(per_trial.begin(), per_trial.end());
+        for (const auto& [trial, value] : per_trial) {
+            trials << tr("trial %1: %2×").arg(trial).arg(QString::number(value, 'g', 3));
+            lo = std::min(lo, value);
+            hi = std::max(hi, value);
+        }
+        text += tr(" <b>PKB's speedup %1×</b>").arg(QString::number(*pkb, 'f', 3));
+        if (per_trial.size() > 1) {
+            text += tr(" (geometric mean of %1 trials; %2; spread %3–%4×, %5× apart)")
+                        .arg(per_trial.size())
+                        .arg(trials.join(QStringLiteral(", ")))
+                        .arg(QString::number(lo, 'g', 3))
+                        .arg(QString::number(hi, 'g', 3))
+                        .arg(QString::number(lo > 0 ? hi / lo : 0.0, 'f', 2));
+        }
+        text += QLatin1Char('.');
     }
     const auto busbw = data_->summary("busbw_gbps");
     const auto peak = data_->summary("peak_busbw_gbps");

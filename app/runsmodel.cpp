@@ -22,6 +22,8 @@ void RunsModel::reload() {
     ++generation_;
     beginResetModel();
     rows_.clear();
+    speedups_.clear();
+    pkb_speedup_.clear();
     total_ = 0;
     loading_ = false;
     endResetModel();
@@ -42,6 +44,8 @@ void RunsModel::request_page(bool first) {
     const quint64 generation = generation_;
     struct Page {
         std::vector<RunRecord> rows;
+        std::vector<std::optional<double>> speedups;
+        std::vector<bool> pkb;
         qint64 total = -1;
     };
     run_in_background(
@@ -53,6 +57,23 @@ void RunsModel::request_page(bool first) {
                 page.total = store.count_runs(filter);
             }
             page.rows = store.list_runs(filter, sort, kPageSize, offset);
+            for (const RunRecord& r : page.rows) {
+                // pkbw's own speedup when the run has one; PKB's only for runs without (imports).
+                std::optional<double> own, pkb_own;
+                if (r.mode == RunMode::Perf || r.backend.rfind("pkb-", 0) == 0) {
+                    for (const auto& s : store.perf_summaries(r.id)) {
+                        if (s.rank == -1 && s.statistic == "speedup") {
+                            own = s.value;
+                        } else if (s.rank == -1 && s.statistic == "pkb_speedup") {
+                            pkb_own = s.value;
+                        }
+                    }
+                }
+                const bool pkb = !own && pkb_own;
+                const std::optional<double> speedup = own ? own : pkb_own;
+                page.speedups.push_back(speedup);
+                page.pkb.push_back(pkb);
+            }
             return page;
         },
         [this, generation](Loaded<Page> result) {
@@ -74,6 +95,8 @@ void RunsModel::request_page(bool first) {
                 for (auto& r : page) {
                     rows_.push_back(std::move(r));
                 }
+                speedups_.insert(speedups_.end(), result.value.speedups.begin(), result.value.speedups.end());
+                pkb_speedup_.insert(pkb_speedup_.end(), result.value.pkb.begin(), result.value.pkb.end());
                 endInsertRows();
             }
             // A short page means the store holds fewer rows than counted (runs deleted meanwhile).
@@ -117,11 +140,20 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::ForegroundRole && index.column() == Status) {
         return status_color(r.status);
     }
-    if (role == Qt::TextAlignmentRole && (index.column() == Id || index.column() == Ranks)) {
+    if (role == Qt::TextAlignmentRole &&
+        (index.column() == Id || index.column() == Ranks || index.column() == Speedup)) {
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
     }
     if (role == Qt::ToolTipRole && index.column() == Summary) {
         return to_qstring(r.summary);
+    }
+    if (role == Qt::ToolTipRole && index.column() == Generation) {
+        return to_qstring(r.generation.label);
+    }
+    if (role == Qt::ToolTipRole && index.column() == Speedup &&
+        speedups_[static_cast<std::size_t>(index.row())]) {
+        return pkb_speedup_[static_cast<std::size_t>(index.row())] ? tr("PKB's speedup (imported run)")
+                                                                   : tr("pkbw's speedup (perf run)");
     }
     if (role != Qt::DisplayRole) {
         return {};
@@ -134,7 +166,10 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
     case Problem:
         return to_qstring(r.problem_stem);
     case Generation:
-        return to_qstring(r.generation.label);
+        // provider/model when the label is parsed: the distinguishing tail, never elided away.
+        return to_qstring(r.generation.parsed && !r.generation.model.empty()
+                              ? r.generation.provider + "/" + r.generation.model
+                              : r.generation.label);
     case Backend:
         return to_qstring(r.backend);
     case Mode:
@@ -150,6 +185,15 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
         }
         return QString::number(a.msecsTo(b) / 1000.0, 'f', 1) + QStringLiteral(" s");
     }
+    case Speedup: {
+        const auto& s = speedups_[static_cast<std::size_t>(index.row())];
+        if (!s) {
+            return {};
+        }
+        return QStringLiteral("%1×%2")
+            .arg(*s, 0, 'f', 3)
+            .arg(pkb_speedup_[static_cast<std::size_t>(index.row())] ? QStringLiteral(" PKB") : QString());
+    }
     case Summary:
         return to_qstring(r.summary);
     }
@@ -160,8 +204,8 @@ QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int rol
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
         return QAbstractTableModel::headerData(section, orientation, role);
     }
-    static const char* const names[] = {"Id",   "Started", "Problem", "Generation", "Backend",
-                                        "Mode", "Ranks",   "Status",  "Duration",   "Summary"};
+    static const char* const names[] = {"Id",    "Started", "Problem",  "Generation", "Backend", "Mode",
+                                        "Ranks", "Status",  "Duration", "Speedup",    "Summary"};
     return section >= 0 && section < ColumnCount ? tr(names[section]) : QVariant();
 }
 
@@ -179,8 +223,8 @@ void RunsModel::sort(int column, Qt::SortOrder order) {
     static const RunSortColumn map[] = {
         RunSortColumn::Id,      RunSortColumn::StartedAt, RunSortColumn::Problem,   RunSortColumn::Generation,
         RunSortColumn::Backend, RunSortColumn::Mode,      RunSortColumn::WorldSize, RunSortColumn::Status,
-        RunSortColumn::EndedAt, RunSortColumn::StartedAt};
-    if (column < 0 || column >= ColumnCount) {
+        RunSortColumn::EndedAt, RunSortColumn::StartedAt, RunSortColumn::StartedAt};
+    if (column < 0 || column >= ColumnCount || column == Speedup) {
         return;
     }
     sort_.column = map[column];

@@ -24,6 +24,7 @@ public:
         Ranks,
         Status,
         Duration,
+        Speedup, // pkbw's for perf runs, PKB's for imported PKB runs (not sortable: not a runs column)
         Summary,
         ColumnCount
     };
@@ -64,6 +65,8 @@ private:
     RunFilter filter_;
     RunSort sort_;
     std::vector<RunRecord> rows_;
+    std::vector<std::optional<double>> speedups_; // per row
+    std::vector<bool> pkb_speedup_;               // the speedup is PKB's
     qint64 total_ = 0;
     bool loading_ = false;
     quint64 generation_ = 0; // results of an older query are dropped

@@ -13,14 +13,38 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
+#include <QPainter>
 #include <QPushButton>
 #include <QSplitter>
+#include <QStyledItemDelegate>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <filesystem>
 
 namespace pkbw::app {
+namespace {
+
+// The selected cell keeps its verdict colour: selection is drawn as a frame, not a fill.
+class FramedSelectionDelegate : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+    void paint(QPainter* painter, const QStyleOptionViewItem& option,
+               const QModelIndex& index) const override {
+        QStyleOptionViewItem plain(option);
+        const bool selected = option.state & QStyle::State_Selected;
+        plain.state &= ~(QStyle::State_Selected | QStyle::State_HasFocus);
+        QStyledItemDelegate::paint(painter, plain, index);
+        if (selected) {
+            painter->save();
+            painter->setPen(QPen(option.palette.color(QPalette::Highlight), 3));
+            painter->drawRect(option.rect.adjusted(1, 1, -2, -2));
+            painter->restore();
+        }
+    }
+};
+
+} // namespace
 
 RunView::RunView(QWidget* parent)
     : QWidget(parent) {
@@ -42,7 +66,8 @@ RunView::RunView(QWidget* parent)
     grid_model_ = new CorrectnessModel(this);
     grid_->setModel(grid_model_);
     grid_->setSelectionMode(QAbstractItemView::SingleSelection);
-    grid_->horizontalHeader()->setDefaultSectionSize(64);
+    grid_->setItemDelegate(new FramedSelectionDelegate(grid_));
+    grid_->horizontalHeader()->setDefaultSectionSize(52);
     grid_->verticalHeader()->setDefaultSectionSize(24);
     left_layout->addWidget(grid_, 2);
     left_layout->addWidget(new QLabel(tr("Outputs of the selected cell"), left));
@@ -175,7 +200,7 @@ QString RunView::header_text() const {
                        to_qstring(r.problem_stem).toHtmlEscaped(),
                        mode_text(r.mode),
                        to_qstring(r.backend),
-                       tr("%1 ranks").arg(r.world_size),
+                       r.world_size == 1 ? tr("1 rank") : tr("%1 ranks").arg(r.world_size),
                        to_qstring(r.dtype).toHtmlEscaped(),
                        QStringLiteral("<span style='color:%1'><b>%2</b></span>")
                            .arg(status_color(r.status).name(), status_text(r.status))};
@@ -190,7 +215,16 @@ QString RunView::header_text() const {
                 .arg(r.rtol)
                 .arg(trials);
     if (!r.summary.empty()) {
-        text += QStringLiteral(" · ") + to_qstring(r.summary).toHtmlEscaped();
+        // A multi-line summary (a Python traceback, with its carets) keeps its lines and columns.
+        const QString summary = to_qstring(r.summary);
+        const qsizetype nl = summary.indexOf(QLatin1Char('\n'));
+        if (nl < 0) {
+            text += QStringLiteral(" · ") + summary.toHtmlEscaped();
+        } else {
+            text +=
+                QStringLiteral(" · ") + summary.left(nl).toHtmlEscaped() +
+                QStringLiteral("<pre style='margin:2px 0'>%1</pre>").arg(summary.mid(nl + 1).toHtmlEscaped());
+        }
     }
     // Failures after a rank's last trial result have no cell in the grid (its cells keep their
     // verdicts); they are listed here.
@@ -322,10 +356,17 @@ void RunView::rescore() {
             } else {
                 tolerance_model_->set_rows(std::move(r.value));
                 const int total = tolerance_model_->rowCount();
+                bool pt_outputs = false; // PKB's torch.save outputs, recorded by import-pkb
+                for (const ArtifactRow& a : data_->artifacts) {
+                    pt_outputs = pt_outputs || (a.kind == "outputs" && a.path.ends_with(".pt"));
+                }
                 rescore_summary_->setText(
-                    total == 0
-                        ? tr("No outputs files stored for this run (kept only for failing trials unless "
-                             "--keep-outputs).")
+                    total == 0 && pt_outputs
+                        ? tr("This run's outputs are PKB's .pt files (recorded by import-pkb); the explorer "
+                             "reads safetensors outputs only.")
+                    : total == 0
+                        ? tr("No outputs files found for this run (pkbw keeps them for failing trials "
+                             "unless --keep-outputs; a moved run folder is not found).")
                         : tr("At atol %1, rtol %2: %3 of %4 rank-trials pass.")
                               .arg(atol)
                               .arg(rtol)

@@ -1,8 +1,10 @@
 #include "sourceview.h"
 
+#include "background.h"
 #include "cudahighlighter.h"
 #include "linediff.h"
 #include "qtconvert.h"
+#include "runsources.h"
 #include "theme.h"
 
 #include <QFile>
@@ -12,20 +14,12 @@
 #include <QRegularExpression>
 #include <QScrollBar>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTextBlock>
 #include <QVBoxLayout>
 
 namespace pkbw::app {
 namespace {
-
-QString read_text(const QString& path, QString* error) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        *error = QObject::tr("%1: %2").arg(path, f.errorString());
-        return {};
-    }
-    return QString::fromUtf8(f.read(4 << 20));
-}
 
 QPlainTextEdit* make_editor(QWidget* parent) {
     auto* e = new QPlainTextEdit(parent);
@@ -84,13 +78,19 @@ SourceView::SourceView(QWidget* parent)
     column(left_title_, left_);
     column(right_title_, right_);
     layout->addWidget(split, 1);
-    diagnostics_list_ = new QListWidget(this);
+    bottom_ = new QTabWidget(this);
+    bottom_->setObjectName(QStringLiteral("sourceLogs"));
+    diagnostics_list_ = new QListWidget(bottom_);
     diagnostics_list_->setObjectName(QStringLiteral("diagnostics"));
-    diagnostics_list_->setMaximumHeight(120);
-    layout->addWidget(diagnostics_list_);
+    bottom_->addTab(diagnostics_list_, tr("Diagnostics"));
+    bottom_->setMaximumHeight(220);
+    layout->addWidget(bottom_);
     connect(diagnostics_list_, &QListWidget::currentRowChanged, this, [this](int row) {
         if (row >= 0 && row < diagnostics_.size()) {
-            const QTextBlock block = right_->document()->findBlockByNumber(diagnostics_[row].line - 1);
+            const int line = diagnostics_[row].line - 1;
+            const int shown =
+                line >= 0 && line < right_block_of_line_.size() ? right_block_of_line_[line] : line;
+            const QTextBlock block = right_->document()->findBlockByNumber(shown);
             right_->setTextCursor(QTextCursor(block));
             right_->centerCursor();
         }
@@ -106,73 +106,180 @@ void SourceView::set_data(std::shared_ptr<const RunData> data) {
     if (!data) {
         return;
     }
-    const RunRecord& run = data->run;
-    QString error;
-    const QString folder = QStringLiteral(PKBW_SOURCE_ROOT "/problems/") + to_qstring(run.problem_stem);
-    const QString ref_path = folder + (run.backend == "host" ? QStringLiteral("/reference_host.cpp")
-                                                             : QStringLiteral("/reference.cu"));
-    const QString reference = read_text(ref_path, &error);
-    QString cand_error;
-    const QString cand_path = to_qstring(run.solution_path);
-    const QString candidate = cand_path.isEmpty() ? QString() : read_text(cand_path, &cand_error);
-    QString log;
-    for (const RankResultRow& r : data->ranks) {
-        if (r.phase == "compile" || r.outcome == RankOutcome::CompileError) {
-            log += to_qstring(r.message) + QLatin1Char('\n');
-        }
+    const quint64 request = ++request_;
+    summary_->setText(tr("Reading the sources of run %1…").arg(data->run.id));
+    run_in_background(
+        this,
+        [data, store = to_path(store_)] {
+            return load_run_sources(*data, store, std::filesystem::path(PKBW_SOURCE_ROOT) / "problems");
+        },
+        [this, request, data](Loaded<RunSources> r) {
+            if (request != request_) {
+                return;
+            }
+            if (!r.ok()) {
+                set_sources({}, {}, {}, {}, {}, r.error, r.error);
+                emit loaded();
+                return;
+            }
+            const RunSources& s = r.value;
+            // Diagnostics from the compile logs in full; the rank messages when there are none.
+            QString log;
+            QList<QPair<QString, QString>> logs;
+            for (const RunLog& l : s.logs) {
+                logs.append({to_qstring(l.name), to_qstring(l.text)});
+                if (l.name.rfind("compile", 0) == 0) {
+                    log += to_qstring(l.text) + QLatin1Char('\n');
+                }
+            }
+            if (log.isEmpty()) {
+                for (const RankResultRow& row : data->ranks) {
+                    if (row.phase == "compile" || row.outcome == RankOutcome::CompileError) {
+                        log += to_qstring(row.message) + QLatin1Char('\n');
+                    }
+                }
+                if (data->run.status == RunStatus::CompileError) {
+                    log += to_qstring(data->run.summary);
+                }
+            }
+            auto title = [](const SourceFile& f) {
+                QString t = to_qstring(f.found() ? f.title : f.error);
+                if (!f.note.empty()) {
+                    t += QStringLiteral(" — ") + to_qstring(f.note);
+                }
+                return t;
+            };
+            set_sources(title(s.reference), to_qstring(s.reference.text), title(s.candidate),
+                        to_qstring(s.candidate.text), log, to_qstring(s.reference.error),
+                        to_qstring(s.candidate.error));
+            set_logs(logs);
+            emit loaded();
+        });
+}
+
+void SourceView::set_logs(const QList<QPair<QString, QString>>& logs) {
+    while (bottom_->count() > 1) {
+        QWidget* w = bottom_->widget(1);
+        bottom_->removeTab(1);
+        delete w;
     }
-    if (run.status == RunStatus::CompileError) {
-        log += to_qstring(run.summary);
+    for (const auto& [name, text] : logs) {
+        auto* e = make_editor(bottom_);
+        e->setPlainText(text);
+        bottom_->addTab(e, name);
     }
-    set_sources(error.isEmpty() ? ref_path : error, reference,
-                cand_path.isEmpty() ? tr("(no solution file recorded)")
-                                    : (cand_error.isEmpty() ? cand_path : cand_error),
-                candidate, log);
+}
+
+QStringList SourceView::log_names() const {
+    QStringList names;
+    for (int i = 1; i < bottom_->count(); ++i) {
+        names << bottom_->tabText(i);
+    }
+    return names;
+}
+
+QString SourceView::shown_left() const {
+    return left_->toPlainText();
+}
+
+QString SourceView::shown_right() const {
+    return right_->toPlainText();
 }
 
 void SourceView::set_sources(const QString& left_title, const QString& left, const QString& right_title,
-                             const QString& right, const QString& log) {
+                             const QString& right, const QString& log, const QString& left_error,
+                             const QString& right_error) {
     const bool dark = current_theme() == Theme::Dark;
-    left_title_->setText(left_title);
-    right_title_->setText(right_title);
-    left_->setPlainText(left);
-    right_->setPlainText(right);
+    left_title_->setText(left_title.isEmpty() ? left_error : left_title);
+    right_title_->setText(right_title.isEmpty() ? right_error : right_title);
+    const auto a = split_lines(to_std(left)), b = split_lines(to_std(right));
+    const bool both = left_error.isEmpty() && right_error.isEmpty();
+    // Aligned: one display row per diff line, a filler where a side has no line, each real line
+    // prefixed with its number. Without both texts there is nothing to align against: each side is
+    // shown alone, numbered, and no diff is counted.
+    std::vector<DiffLine> diff;
+    if (both) {
+        diff = diff_lines(a, b);
+    } else {
+        for (int i = 0; i < static_cast<int>(std::max(a.size(), b.size())); ++i) {
+            diff.push_back({DiffOp::Equal, i < static_cast<int>(a.size()) ? i : -1,
+                            i < static_cast<int>(b.size()) ? i : -1});
+        }
+    }
+    const int width_l = static_cast<int>(QString::number(static_cast<int>(a.size())).size());
+    const int width_r = static_cast<int>(QString::number(static_cast<int>(b.size())).size());
+    QStringList left_rows, right_rows;
+    right_block_of_line_ = QVector<int>(static_cast<int>(b.size()), 0);
+    QList<int> del_rows, ins_rows;
+    inserted_ = deleted_ = 0;
+    for (const DiffLine& d : diff) {
+        const int row = static_cast<int>(left_rows.size());
+        left_rows << (d.left >= 0 ? QStringLiteral("%1  %2")
+                                        .arg(d.left + 1, width_l)
+                                        .arg(to_qstring(a[static_cast<std::size_t>(d.left)]))
+                                  : QString());
+        right_rows << (d.right >= 0 ? QStringLiteral("%1  %2")
+                                          .arg(d.right + 1, width_r)
+                                          .arg(to_qstring(b[static_cast<std::size_t>(d.right)]))
+                                    : QString());
+        if (d.right >= 0) {
+            right_block_of_line_[d.right] = row;
+        }
+        if (both && d.op == DiffOp::Delete) {
+            ++deleted_;
+            del_rows << row;
+        } else if (both && d.op == DiffOp::Insert) {
+            ++inserted_;
+            ins_rows << row;
+        }
+    }
+    if (!left_error.isEmpty()) {
+        left_rows = QStringList{left_error};
+    }
+    if (!right_error.isEmpty()) {
+        right_rows = QStringList{right_error};
+    }
+    left_->setPlainText(left_rows.join(QLatin1Char('\n')));
+    right_->setPlainText(right_rows.join(QLatin1Char('\n')));
     delete left_highlighter_;
     delete right_highlighter_;
     left_highlighter_ = new CudaHighlighter(left_->document(), dark);
     right_highlighter_ = new CudaHighlighter(right_->document(), dark);
-
-    const auto a = split_lines(to_std(left)), b = split_lines(to_std(right));
-    const auto diff = diff_lines(a, b);
     const QColor del = dark ? QColor(0x5a, 0x22, 0x22) : QColor(0xff, 0xe0, 0xe0);
     const QColor ins = dark ? QColor(0x1f, 0x4a, 0x2a) : QColor(0xdc, 0xf5, 0xdc);
+    const QColor filler = dark ? QColor(0x30, 0x30, 0x34) : QColor(0xee, 0xee, 0xee);
     QList<QTextEdit::ExtraSelection> left_marks, right_marks;
-    inserted_ = deleted_ = 0;
-    for (const DiffLine& d : diff) {
-        if (d.op == DiffOp::Delete) {
-            ++deleted_;
-            left_marks << line_selection(left_, d.left, del);
-        } else if (d.op == DiffOp::Insert) {
-            ++inserted_;
-            right_marks << line_selection(right_, d.right, ins);
-        }
+    for (int row : del_rows) {
+        left_marks << line_selection(left_, row, del);
+        right_marks << line_selection(right_, row, filler);
+    }
+    for (int row : ins_rows) {
+        right_marks << line_selection(right_, row, ins);
+        left_marks << line_selection(left_, row, filler);
     }
     diagnostics_ = parse_diagnostics(log);
     diagnostics_list_->clear();
     for (const Diagnostic& d : diagnostics_) {
         const bool is_error = d.severity.contains(QLatin1String("error"));
-        if (d.line >= 1 && d.line <= right_->document()->blockCount()) {
-            QTextEdit::ExtraSelection s = line_selection(
-                right_, d.line - 1, is_error ? QColor(0xf0, 0x80, 0x80) : QColor(0xf0, 0xd0, 0x70));
+        if (right_error.isEmpty() && d.line >= 1 && d.line <= right_block_of_line_.size()) {
+            QTextEdit::ExtraSelection s =
+                line_selection(right_, right_block_of_line_[d.line - 1],
+                               is_error ? QColor(0xf0, 0x80, 0x80) : QColor(0xf0, 0xd0, 0x70));
             s.format.setToolTip(d.message);
             right_marks << s;
         }
         diagnostics_list_->addItem(tr("line %1: %2: %3").arg(d.line).arg(d.severity, d.message));
     }
-    diagnostics_list_->setVisible(!diagnostics_.isEmpty());
+    bottom_->setTabText(0, tr("Diagnostics (%1)").arg(diagnostics_.size()));
     left_->setExtraSelections(left_marks);
     right_->setExtraSelections(right_marks);
-    summary_->setText(diff_summary());
+    summary_->setText(
+        both ? diff_summary()
+             : tr("No diff: %1")
+                       .arg(!right_error.isEmpty() ? tr("the candidate source is not available")
+                                                   : tr("the reference source is not available")) +
+                   (diagnostics_.isEmpty() ? QString()
+                                           : tr("; %1 compiler diagnostics").arg(diagnostics_.size())));
 }
 
 QString SourceView::diff_summary() const {

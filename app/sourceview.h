@@ -1,5 +1,6 @@
-// Reference and candidate sources side by side, highlighted, with a line diff (changed lines
-// tinted, counts in the header) and compiler diagnostics annotated on their lines.
+// Reference and candidate sources side by side, highlighted, aligned by a line diff (filler lines
+// where one side has none, line numbers on each side, changed lines tinted, counts in the header),
+// every compiler diagnostic annotated on its line and listed, and the run's compile and rank logs.
 #pragma once
 
 #include "rundata.h"
@@ -10,6 +11,7 @@
 class QLabel;
 class QListWidget;
 class QPlainTextEdit;
+class QTabWidget;
 
 namespace pkbw::app {
 
@@ -28,17 +30,34 @@ class SourceView : public QWidget {
     Q_OBJECT
 public:
     explicit SourceView(QWidget* parent = nullptr);
+    void set_store(const QString& path) { store_ = path; }
     void set_data(std::shared_ptr<const RunData> data);
     // Shows two texts (what set_data does after reading the files); `log` holds compiler output.
+    // An empty `right_error` / `left_error` means the text was found; otherwise no diff is made.
     void set_sources(const QString& left_title, const QString& left, const QString& right_title,
-                     const QString& right, const QString& log = {});
+                     const QString& right, const QString& log = {}, const QString& left_error = {},
+                     const QString& right_error = {});
+    // The run's logs (name, text), one tab each.
+    void set_logs(const QList<QPair<QString, QString>>& logs);
+
+    // The aligned texts as shown (line-number prefix, filler lines empty), for tests.
+    QString shown_left() const;
+    QString shown_right() const;
+    QStringList log_names() const;
 
     QString diff_summary() const;
     int inserted_lines() const { return inserted_; }
     int deleted_lines() const { return deleted_; }
     const QList<Diagnostic>& diagnostics() const { return diagnostics_; }
 
+signals:
+    void loaded();
+
 private:
+    QString store_;
+    quint64 request_ = 0;
+    QVector<int> right_block_of_line_; // candidate line (0-based) -> display block
+    QTabWidget* bottom_ = nullptr;
     QLabel* left_title_ = nullptr;
     QLabel* right_title_ = nullptr;
     QLabel* summary_ = nullptr;

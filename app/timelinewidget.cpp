@@ -16,12 +16,32 @@ QColor color_of(std::uint32_t name) {
 
 QString format_us(double us) {
     if (std::fabs(us) >= 1e6) {
-        return QString::number(us / 1e6, 'g', 4) + QStringLiteral(" s");
+        return QString::number(us / 1e6, 'g', 6) + QStringLiteral(" s");
     }
     if (std::fabs(us) >= 1e3) {
-        return QString::number(us / 1e3, 'g', 4) + QStringLiteral(" ms");
+        return QString::number(us / 1e3, 'g', 6) + QStringLiteral(" ms");
     }
-    return QString::number(us, 'g', 4) + QStringLiteral(" µs");
+    return QString::number(us, 'g', 6) + QStringLiteral(" µs");
+}
+
+// A ruler label: `us` in the unit the tick step calls for, with as many decimals as the step needs,
+// so that neighbouring ticks never read the same at any zoom.
+QString format_tick(double us, double step_us) {
+    struct Unit {
+        double scale;
+        const char* name;
+    };
+    const Unit unit = step_us >= 1e5   ? Unit{1e6, " s"}
+                      : step_us >= 100 ? Unit{1e3, " ms"}
+                      : step_us >= 0.1 ? Unit{1, " µs"}
+                                       : Unit{1e-3, " ns"};
+    const double step = step_us / unit.scale;
+    const int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(step) - 1e-9)));
+    double v = us / unit.scale;
+    if (std::fabs(v) < step * 1e-6) {
+        v = 0; // no "-0"
+    }
+    return QString::number(v, 'f', decimals) + QString::fromUtf8(unit.name);
 }
 
 } // namespace
@@ -37,11 +57,68 @@ TimelineWidget::TimelineWidget(QWidget* parent)
 void TimelineWidget::set_trace(std::shared_ptr<const TimelineData> trace) {
     trace_ = std::move(trace);
     selected_lane_ = selected_event_ = SIZE_MAX;
+    area_t0_ = area_t1_ = 0;
+    lane_tops_.clear();
+    if (trace_) {
+        // Lane tops once per trace: a rank header above each rank's first lane, nested rows stacked.
+        int y = kAxisHeight, rank = -1;
+        for (const auto& lane : trace_->lanes) {
+            if (lane.rank != rank) {
+                rank = lane.rank;
+                y += kRankHeader;
+            }
+            lane_tops_.push_back(y);
+            y += kLaneHeight * lane.depths;
+        }
+    }
     if (trace_ && trace_->end_us > trace_->begin_us) {
-        set_window(trace_->begin_us, trace_->end_us);
+        const auto [t0, t1] = trace_->focus();
+        set_window(t0, t1);
     } else {
         update();
     }
+}
+
+double TimelineWidget::origin_us() const {
+    if (!trace_) {
+        return 0;
+    }
+    return trace_->iterations.empty() ? trace_->begin_us : trace_->iterations.front().start_us;
+}
+
+std::vector<TimelineWidget::Tick> TimelineWidget::ticks() const {
+    std::vector<Tick> out;
+    if (!trace_) {
+        return out;
+    }
+    // About one tick per 100 px, at round multiples of the step from the origin (the first traced
+    // iteration, or the trace's start), not in the trace's own clock, whose origin is arbitrary.
+    const double span = t1_ - t0_;
+    const double raw = span / std::max(1.0, (width() - kLabelWidth) / 100.0);
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    const double step = raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
+    const double origin = origin_us();
+    const double first = std::ceil((t0_ - origin) / step);
+    for (int k = 0; k < 1000; ++k) {
+        const double r = (first + k) * step;
+        if (origin + r >= t1_) {
+            break;
+        }
+        out.push_back({x_of(origin + r), format_tick(r, step)});
+    }
+    return out;
+}
+
+QStringList TimelineWidget::tick_labels() const {
+    QStringList labels;
+    for (const Tick& t : ticks()) {
+        labels << t.label;
+    }
+    return labels;
+}
+
+int TimelineWidget::lane_height(std::size_t lane) const {
+    return trace_ && lane < trace_->lanes.size() ? kLaneHeight * trace_->lanes[lane].depths : kLaneHeight;
 }
 
 void TimelineWidget::set_window(double t0, double t1) {
@@ -64,18 +141,7 @@ double TimelineWidget::t_of(double x) const {
 }
 
 int TimelineWidget::lane_top(std::size_t lane) const {
-    int y = kAxisHeight;
-    int rank = -1;
-    for (std::size_t i = 0; i <= lane && i < trace_->lanes.size(); ++i) {
-        if (trace_->lanes[i].rank != rank) {
-            rank = trace_->lanes[i].rank;
-            y += kRankHeader;
-        }
-        if (i < lane) {
-            y += kLaneHeight;
-        }
-    }
-    return y;
+    return lane < lane_tops_.size() ? lane_tops_[lane] : kAxisHeight;
 }
 
 void TimelineWidget::zoom(double factor, double anchor_x) {
@@ -97,23 +163,13 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
     drawn_ = 0;
     if (!trace_ || trace_->lanes.empty()) {
         p.setPen(pal.color(QPalette::Text));
-        p.drawText(rect(), Qt::AlignCenter,
-                   tr("No trace. Runs captured with --trace show their timeline here."));
+        p.drawText(rect(), Qt::AlignCenter, tr("No trace to show (the line above says why)."));
         return;
     }
-    // Time axis with about one tick per 100 px.
     p.setPen(pal.color(QPalette::Text));
-    const double span = t1_ - t0_;
-    const double raw = span / std::max(1.0, (width() - kLabelWidth) / 100.0);
-    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-    const double step = raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
-    // Ticks at round multiples of the step in the time shown (from the trace's start), not in the
-    // trace's own clock, whose origin is arbitrary.
-    const double origin = trace_->begin_us;
-    for (double r = std::ceil((t0_ - origin) / step) * step; origin + r < t1_; r += step) {
-        const double x = x_of(origin + r);
-        p.drawLine(QPointF(x, kAxisHeight - 6), QPointF(x, kAxisHeight));
-        p.drawText(QPointF(x + 2, kAxisHeight - 8), format_us(r));
+    for (const Tick& t : ticks()) {
+        p.drawLine(QPointF(t.x, kAxisHeight - 6), QPointF(t.x, kAxisHeight));
+        p.drawText(QPointF(t.x + 2, kAxisHeight - 8), t.label);
     }
     int rank = -1;
     int y = kAxisHeight;
@@ -121,6 +177,7 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
     const double xmin = kLabelWidth, xmax = width();
     for (std::size_t li = 0; li < trace_->lanes.size() && y < height(); ++li) {
         const TimelineLane& lane = trace_->lanes[li];
+        y = lane_top(li) - (lane.rank != rank ? kRankHeader : 0);
         if (lane.rank != rank) {
             rank = lane.rank;
             p.fillRect(QRect(0, y, width(), kRankHeader), pal.color(QPalette::AlternateBase));
@@ -136,32 +193,43 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
         p.drawText(QRect(12, y, kLabelWidth - 14, kLaneHeight), Qt::AlignVCenter,
                    QString::fromStdString(lane.name));
         const auto [first, last] = trace_->visible(lane, t0_, t1_);
-        double block_x0 = -1, block_x1 = -1; // pending merged block of sub-pixel events
-        auto flush = [&] {
+        // Pending merged block of sub-pixel events, one per nesting row.
+        std::vector<double> bx0(static_cast<std::size_t>(lane.depths), -1), bx1(bx0);
+        auto flush_row = [&](int d) {
+            double& block_x0 = bx0[static_cast<std::size_t>(d)];
+            double& block_x1 = bx1[static_cast<std::size_t>(d)];
             if (block_x1 >= block_x0 && block_x0 >= 0) {
-                p.fillRect(QRectF(block_x0, y + 2, std::max(1.0, block_x1 - block_x0), kLaneHeight - 4),
+                p.fillRect(QRectF(block_x0, y + d * kLaneHeight + 2, std::max(1.0, block_x1 - block_x0),
+                                  kLaneHeight - 4),
                            merged);
                 ++drawn_;
             }
             block_x0 = block_x1 = -1;
+        };
+        auto flush = [&] {
+            for (int d = 0; d < lane.depths; ++d) {
+                flush_row(d);
+            }
         };
         p.setPen(Qt::NoPen);
         for (std::size_t i = first; i < last; ++i) {
             const TimelineEvent& e = lane.events[i];
             const double x0 = std::max(xmin, x_of(e.start_us));
             const double x1 = std::min(xmax, x_of(e.start_us + e.duration_us));
+            double& block_x0 = bx0[e.depth];
+            double& block_x1 = bx1[e.depth];
             if (x1 - x0 < 1.0) {
                 if (block_x0 >= 0 && x0 <= block_x1 + 1.0) {
                     block_x1 = std::max(block_x1, x1);
                 } else {
-                    flush();
+                    flush_row(e.depth);
                     block_x0 = x0;
                     block_x1 = x1;
                 }
                 continue;
             }
-            flush();
-            const QRectF r(x0, y + 2, x1 - x0, kLaneHeight - 4);
+            flush_row(e.depth);
+            const QRectF r(x0, y + e.depth * kLaneHeight + 2, x1 - x0, kLaneHeight - 4);
             p.fillRect(r, color_of(e.name));
             ++drawn_;
             if (r.width() > 40) {
@@ -178,7 +246,19 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
             }
         }
         flush();
-        y += kLaneHeight;
+        y += kLaneHeight * lane.depths;
+    }
+    if (area_t1_ > area_t0_) {
+        const double x0 = std::max(xmin, x_of(area_t0_)), x1 = std::min(xmax, x_of(area_t1_));
+        if (x1 > x0) {
+            QColor shade = pal.color(QPalette::Highlight);
+            shade.setAlpha(50);
+            p.fillRect(QRectF(x0, kAxisHeight, x1 - x0, height() - kAxisHeight), shade);
+            p.setPen(pal.color(QPalette::Highlight));
+            p.drawLine(QPointF(x0, kAxisHeight), QPointF(x0, height()));
+            p.drawLine(QPointF(x1, kAxisHeight), QPointF(x1, height()));
+            p.drawText(QPointF(x0 + 3, kAxisHeight + 12), format_us(area_t1_ - area_t0_));
+        }
     }
 }
 
@@ -188,15 +268,19 @@ bool TimelineWidget::hit(QPointF pos, std::size_t* lane_out, std::size_t* event_
     }
     for (std::size_t li = 0; li < trace_->lanes.size(); ++li) {
         const int top = lane_top(li);
-        if (pos.y() < top || pos.y() >= top + kLaneHeight) {
+        if (pos.y() < top || pos.y() >= top + lane_height(li)) {
             continue;
         }
         const TimelineLane& lane = trace_->lanes[li];
+        const int depth = static_cast<int>((pos.y() - top) / kLaneHeight);
         // Accept a 2-pixel slop so that thin events can be picked.
         const double slop = 2.0 / std::max(1, width() - kLabelWidth) * (t1_ - t0_);
         const double t = t_of(pos.x());
         const auto [first, last] = trace_->visible(lane, t - slop, t + slop);
         for (std::size_t i = first; i < last; ++i) {
+            if (lane.events[i].depth != depth) {
+                continue;
+            }
             *lane_out = li;
             *event_out = i;
             return true;
@@ -218,11 +302,12 @@ void TimelineWidget::select_at(QPointF pos) {
     selected_event_ = event;
     const TimelineLane& l = trace_->lanes[lane];
     const TimelineEvent& e = l.events[event];
-    emit selection_changed(tr("<b>%1</b> · rank %2, %3 · start %4 · duration %5")
+    emit selection_changed(tr("<b>%1</b> · rank %2, %3 · start %4 (from the first traced iteration) · "
+                              "duration %5 · double-click or F: zoom to it")
                                .arg(QString::fromStdString(trace_->names[e.name]).toHtmlEscaped())
                                .arg(l.rank)
                                .arg(QString::fromStdString(l.name))
-                               .arg(format_us(e.start_us - trace_->begin_us))
+                               .arg(format_us(e.start_us - origin_us()))
                                .arg(format_us(e.duration_us)));
     update();
 }
@@ -238,6 +323,11 @@ void TimelineWidget::wheelEvent(QWheelEvent* event) {
 }
 
 void TimelineWidget::mousePressEvent(QMouseEvent* event) {
+    if (event->button() == Qt::LeftButton && (event->modifiers() & Qt::ControlModifier)) {
+        selecting_ = true;
+        drag_from_ = event->position();
+        return;
+    }
     if (event->button() == Qt::LeftButton) {
         dragging_ = true;
         moved_ = false;
@@ -247,6 +337,13 @@ void TimelineWidget::mousePressEvent(QMouseEvent* event) {
 }
 
 void TimelineWidget::mouseMoveEvent(QMouseEvent* event) {
+    if (selecting_) {
+        const double a = t_of(drag_from_.x()), b = t_of(event->position().x());
+        area_t0_ = std::min(a, b);
+        area_t1_ = std::max(a, b);
+        update();
+        return;
+    }
     if (!dragging_) {
         return;
     }
@@ -258,26 +355,85 @@ void TimelineWidget::mouseMoveEvent(QMouseEvent* event) {
 }
 
 void TimelineWidget::mouseReleaseEvent(QMouseEvent* event) {
+    if (selecting_) {
+        selecting_ = false;
+        const double a = t_of(drag_from_.x()), b = t_of(event->position().x());
+        select_area(std::min(a, b), std::fabs(b - a) < (t1_ - t0_) / 1000 ? std::min(a, b) : std::max(a, b));
+        return;
+    }
     if (dragging_ && !moved_) {
         select_at(event->position());
     }
     dragging_ = false;
 }
 
+void TimelineWidget::mouseDoubleClickEvent(QMouseEvent* event) {
+    select_at(event->position());
+    if (selected_event_ != SIZE_MAX) {
+        const double keep_t0 = area_t0_, keep_t1 = area_t1_;
+        area_t0_ = area_t1_ = 0; // the event, not the area
+        zoom_to_selection();
+        area_t0_ = keep_t0;
+        area_t1_ = keep_t1;
+    }
+}
+
+void TimelineWidget::select_area(double t0, double t1) {
+    if (t1 > t0) {
+        area_t0_ = t0;
+        area_t1_ = t1;
+    } else {
+        area_t0_ = area_t1_ = 0;
+    }
+    update();
+    emit area_changed(area_t0_, area_t1_);
+}
+
+bool TimelineWidget::zoom_to_selection() {
+    if (area_t1_ > area_t0_) {
+        const double m = (area_t1_ - area_t0_) * 0.05;
+        set_window(area_t0_ - m, area_t1_ + m);
+        return true;
+    }
+    if (trace_ && selected_lane_ < trace_->lanes.size()) {
+        const TimelineEvent& e = trace_->lanes[selected_lane_].events[selected_event_];
+        const double d = std::max(e.duration_us, 1e-3);
+        set_window(e.start_us - d * 0.25, e.start_us + d * 1.25);
+        return true;
+    }
+    return false;
+}
+
 void TimelineWidget::keyPressEvent(QKeyEvent* event) {
     switch (event->key()) {
     case Qt::Key_Plus:
     case Qt::Key_Equal:
+    case Qt::Key_W:
         zoom(0.5, (kLabelWidth + width()) / 2.0);
         break;
     case Qt::Key_Minus:
+    case Qt::Key_S:
         zoom(2.0, (kLabelWidth + width()) / 2.0);
         break;
     case Qt::Key_Left:
+    case Qt::Key_A:
         pan_pixels(100);
         break;
     case Qt::Key_Right:
+    case Qt::Key_D:
         pan_pixels(-100);
+        break;
+    case Qt::Key_F:
+        zoom_to_selection();
+        break;
+    case Qt::Key_Escape:
+        select_area(0, 0);
+        break;
+    case Qt::Key_I: // back to the traced iterations
+        if (trace_) {
+            const auto [t0, t1] = trace_->focus();
+            set_window(t0, t1);
+        }
         break;
     case Qt::Key_Home:
         if (trace_) {

@@ -1,11 +1,14 @@
 // A multi-rank timeline painted with QPainter: a lane group per rank, a lane per stream or NVTX
-// track. Only the visible time window is visited (binary search per lane), and runs of events
-// narrower than a pixel are merged into one block, so a frame costs O(pixels + visible wide events)
-// however many events the trace holds. Wheel zooms around the cursor, drag pans, click selects.
+// track, nested ranges stacked in rows. Only the visible time window is visited (binary search per
+// lane), and runs of events narrower than a pixel are merged into one block, so a frame costs
+// O(pixels + visible wide events) however many events the trace holds. It opens on the traced
+// iterations; the ruler reads time from the first traced iteration. Wheel / W S zoom, drag / A D pan,
+// click selects, double-click or F zooms to the event (or the selected area), Ctrl+drag selects an area.
 #pragma once
 
 #include "tracedata.h"
 
+#include <QStringList>
 #include <QWidget>
 #include <memory>
 
@@ -26,6 +29,15 @@ public:
     // Lane and event under a widget position; false when none.
     bool hit(QPointF pos, std::size_t* lane, std::size_t* event) const;
     void select_at(QPointF pos);
+    // Zooms to the selected area, else to the selected event (with a margin); false when neither.
+    bool zoom_to_selection();
+    void select_area(double t0_us, double t1_us); // t1 <= t0 clears
+    std::pair<double, double> area() const { return {area_t0_, area_t1_}; }
+    // The ruler's tick labels for the current window (tests): relative to origin_us().
+    QStringList tick_labels() const;
+    double origin_us() const;
+    int lane_top(std::size_t lane) const;
+    int lane_height(std::size_t lane) const;
     // Rectangles drawn by the last paint (merged blocks count as one): for tests and the bench.
     std::size_t last_drawn() const { return drawn_; }
 
@@ -33,6 +45,7 @@ public:
 
 signals:
     void selection_changed(const QString& details);
+    void area_changed(double t0_us, double t1_us); // t1 <= t0: cleared
 
 protected:
     void paintEvent(QPaintEvent* event) override;
@@ -40,12 +53,17 @@ protected:
     void mousePressEvent(QMouseEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
     void mouseReleaseEvent(QMouseEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
     void keyPressEvent(QKeyEvent* event) override;
 
 private:
     double x_of(double t) const;
     double t_of(double x) const;
-    int lane_top(std::size_t lane) const;
+    struct Tick {
+        double x;
+        QString label;
+    };
+    std::vector<Tick> ticks() const;
 
     std::shared_ptr<const TimelineData> trace_;
     double t0_ = 0, t1_ = 1;
@@ -54,6 +72,9 @@ private:
     QPointF drag_from_;
     double drag_t0_ = 0;
     bool moved_ = false;
+    bool selecting_ = false;
+    double area_t0_ = 0, area_t1_ = 0;
+    std::vector<int> lane_tops_;
     std::size_t selected_lane_ = SIZE_MAX, selected_event_ = SIZE_MAX;
     std::size_t drawn_ = 0;
 };

@@ -32,6 +32,19 @@ std::pair<std::size_t, std::size_t> TimelineData::visible(const TimelineLane& la
             static_cast<std::size_t>(last - lane.events.begin())};
 }
 
+std::pair<double, double> TimelineData::focus() const {
+    if (iterations.empty()) {
+        return {begin_us, end_us};
+    }
+    double t0 = iterations.front().start_us, t1 = iterations.front().end_us;
+    for (const auto& it : iterations) {
+        t0 = std::min(t0, it.start_us);
+        t1 = std::max(t1, it.end_us);
+    }
+    const double margin = (t1 - t0) * 0.02;
+    return {t0 - margin, t1 + margin};
+}
+
 void TimelineData::finish() {
     std::stable_sort(lanes.begin(), lanes.end(), [](const TimelineLane& a, const TimelineLane& b) {
         return a.rank != b.rank ? a.rank < b.rank : a.name < b.name;
@@ -39,9 +52,26 @@ void TimelineData::finish() {
     begin_us = std::numeric_limits<double>::infinity();
     end_us = -begin_us;
     for (auto& lane : lanes) {
-        std::sort(lane.events.begin(), lane.events.end(),
-                  [](const TimelineEvent& a, const TimelineEvent& b) { return a.start_us < b.start_us; });
+        // By start, the longer first on ties, so that an enclosing range precedes what it holds.
+        std::sort(lane.events.begin(), lane.events.end(), [](const TimelineEvent& a, const TimelineEvent& b) {
+            return a.start_us != b.start_us ? a.start_us < b.start_us : a.duration_us > b.duration_us;
+        });
         lane.max_duration_us = 0;
+        // Nesting: an event's depth is the number of earlier events of the lane still open at its
+        // start (ranges nest; kernels of one stream never overlap, so they stay at depth 0).
+        std::vector<double> open_ends;
+        lane.depths = 1;
+        for (auto& e : lane.events) {
+            while (!open_ends.empty() && open_ends.back() <= e.start_us) {
+                open_ends.pop_back();
+            }
+            e.depth = static_cast<std::uint16_t>(std::min<std::size_t>(open_ends.size(), 15));
+            lane.depths = std::max(lane.depths, e.depth + 1);
+            const double end = e.start_us + e.duration_us;
+            // Keep the stack ordered by end (innermost on top); a range that outlives its parent
+            // is placed below it anyway.
+            open_ends.push_back(open_ends.empty() ? end : std::min(end, open_ends.back()));
+        }
         for (const auto& e : lane.events) {
             lane.max_duration_us = std::max(lane.max_duration_us, e.duration_us);
             begin_us = std::min(begin_us, e.start_us);
@@ -51,6 +81,8 @@ void TimelineData::finish() {
     if (begin_us > end_us) {
         begin_us = end_us = 0;
     }
+    std::sort(iterations.begin(), iterations.end(),
+              [](const IterationSpan& a, const IterationSpan& b) { return a.start_us < b.start_us; });
 }
 
 void append_chrome_trace(TimelineData& data, const std::filesystem::path& path, int rank) {
@@ -129,6 +161,14 @@ void append_chrome_trace(TimelineData& data, const std::filesystem::path& path, 
     data.finish();
 }
 
+std::string iteration_side(const pkbw::TraceEvent& e) {
+    if (e.payload.is_object() && e.payload.contains("side") && e.payload["side"].is_string()) {
+        return e.payload["side"].get<std::string>();
+    }
+    const auto slash = e.name.find('/'); // "reference/3"
+    return slash == std::string::npos ? std::string("?") : e.name.substr(0, slash);
+}
+
 TimelineData timeline_from_traces(const std::vector<RankTrace>& traces) {
     TimelineData d;
     std::map<std::string, std::uint32_t> name_index;
@@ -160,6 +200,10 @@ TimelineData timeline_from_traces(const std::vector<RankTrace>& traces) {
             }
             d.lanes[it->second].events.push_back({static_cast<double>(e.start_ns) / 1e3,
                                                   static_cast<double>(e.duration_ns()) / 1e3, nit->second});
+            if (e.kind == TraceEventKind::EngineRange && e.category == "iteration") {
+                d.iterations.push_back({trace.rank, iteration_side(e), static_cast<double>(e.start_ns) / 1e3,
+                                        static_cast<double>(e.end_ns) / 1e3});
+            }
         }
     }
     d.finish();

@@ -14,7 +14,8 @@ namespace pkbw::app {
 
 struct TimelineEvent {
     double start_us = 0, duration_us = 0;
-    std::uint32_t name = 0; // index into TimelineData::names
+    std::uint32_t name = 0;  // index into TimelineData::names
+    std::uint16_t depth = 0; // nesting level in its lane (finish()): ranges inside ranges stack below
 };
 
 struct TimelineLane {
@@ -22,17 +23,29 @@ struct TimelineLane {
     std::string name;                  // "stream 7", "NVTX", "CPU"
     std::vector<TimelineEvent> events; // by start
     double max_duration_us = 0;        // bounds the backward search for events overlapping a window
+    int depths = 1;                    // nesting levels (rows) the lane needs
+};
+
+// A traced iteration of one side on one rank (engine "iteration" ranges).
+struct IterationSpan {
+    int rank = 0;
+    std::string side; // "reference", "candidate", ...
+    double start_us = 0, end_us = 0;
 };
 
 struct TimelineData {
     std::vector<std::string> names;
     std::vector<TimelineLane> lanes; // by rank, then lane name
     double begin_us = 0, end_us = 0;
+    std::vector<IterationSpan> iterations; // by start
     std::size_t event_count() const;
+    // Where the timeline opens: the traced iterations of every side (reference and candidate in one
+    // view) when there are any, else the whole trace.
+    std::pair<double, double> focus() const;
 
     // Indices [first, last) of the lane's events that overlap [t0, t1).
     std::pair<std::size_t, std::size_t> visible(const TimelineLane& lane, double t0, double t1) const;
-    void finish(); // sorts lanes and events, computes bounds
+    void finish(); // sorts lanes and events, computes bounds and nesting depths
 };
 
 // "X" (complete) and "B"/"E" events of a Chrome trace (an array or {"traceEvents": [...]});
@@ -43,6 +56,9 @@ void append_chrome_trace(TimelineData& data, const std::filesystem::path& path, 
 // pkbw's own traces (core/trace.h; from the store or rank_<r>.*.jsonl files): per rank a lane per
 // stream for GPU activity, one per NVTX domain, one for the engine's ranges.
 TimelineData timeline_from_traces(const std::vector<RankTrace>& traces);
+
+// The side of an engine "iteration" range: its payload's "side", else the name's prefix ("reference/3").
+std::string iteration_side(const pkbw::TraceEvent& event);
 
 // `ranks` x `lanes_per_rank` lanes of `events_per_lane` back-to-back kernels of varied length.
 TimelineData synthetic_trace(int ranks, int lanes_per_rank, int events_per_lane, std::uint64_t seed = 1);

@@ -6,12 +6,89 @@
 
 #include <QFileDialog>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QSplitter>
+#include <QTableWidget>
 #include <QVBoxLayout>
+#include <filesystem>
 
 namespace pkbw::app {
+namespace {
+
+QTableWidgetItem* number_item(double v, int decimals) {
+    auto* item = new QTableWidgetItem;
+    item->setData(Qt::DisplayRole, QString::number(v, 'f', decimals));
+    item->setData(Qt::UserRole, v);
+    item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    return item;
+}
+
+// Sorting on the numbers, not their text.
+class NumberItem : public QTableWidgetItem {
+public:
+    using QTableWidgetItem::QTableWidgetItem;
+    bool operator<(const QTableWidgetItem& other) const override {
+        const QVariant a = data(Qt::UserRole), b = other.data(Qt::UserRole);
+        if (a.isValid() && b.isValid()) {
+            return a.toDouble() < b.toDouble();
+        }
+        return QTableWidgetItem::operator<(other);
+    }
+};
+
+QTableWidgetItem* sortable(double v, int decimals) {
+    auto* item = new NumberItem;
+    item->setData(Qt::DisplayRole, QString::number(v, 'f', decimals));
+    item->setData(Qt::UserRole, v);
+    item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    return item;
+}
+
+// A recorded artifact path: absolute as stored, else relative to the run folder.
+QString resolve_artifact(const RunData& data, const std::string& path) {
+    const std::filesystem::path p(path);
+    if (p.is_absolute() || data.run.run_dir.empty()) {
+        return to_qstring(path);
+    }
+    return to_qstring((std::filesystem::path(data.run.run_dir) / p).string());
+}
+
+} // namespace
+
+QString no_trace_reason(const RunData& data) {
+    bool traced = false, pkb = false;
+    for (const auto& arg : data.run.command_line) {
+        traced = traced || arg == "--trace" || arg.rfind("--trace=", 0) == 0;
+        pkb = pkb || arg == "--pkb-checkout" || arg.rfind("--pkb-checkout=", 0) == 0;
+    }
+    if (!traced) {
+        return TraceView::tr("This run has no trace: it was not run with --trace.");
+    }
+    const QString backend = to_qstring(data.run.backend);
+    if (pkb || backend.startsWith(QStringLiteral("pkb")) || data.run.solution_path.ends_with(".py")) {
+        return TraceView::tr("This run was started with --trace, but it holds no trace: its ranks ran PKB's "
+                             "Python harness (backend %1), which pkbw's tracer does not instrument. Import "
+                             "PKB's own torch-profiler traces with pkbw import-pkb (run_local.py --profile).")
+            .arg(backend);
+    }
+    if (data.run.status != RunStatus::Pass && data.run.status != RunStatus::Mismatch) {
+        return TraceView::tr("This run was started with --trace, but it holds no trace: it ended (%1) "
+                             "before its traced pass, which runs after correctness.")
+            .arg(status_text(data.run.status));
+    }
+    std::error_code ec;
+    const auto dir = std::filesystem::path(data.run.run_dir) / "trace";
+    if (!data.run.run_dir.empty() && std::filesystem::is_directory(dir, ec)) {
+        return TraceView::tr("This run was started with --trace, but its traces were not stored: %1 exists; "
+                             "pkbw reported why on stderr (\"traces not stored\").")
+            .arg(to_qstring(dir.string()));
+    }
+    return TraceView::tr("This run was started with --trace, but no rank wrote a trace (no %1).")
+        .arg(to_qstring(dir.string()));
+}
 
 TraceView::TraceView(QWidget* parent)
     : QWidget(parent) {
@@ -19,19 +96,78 @@ TraceView::TraceView(QWidget* parent)
     auto* top = new QHBoxLayout;
     info_ = new QLabel(tr("No trace loaded."), this);
     info_->setObjectName(QStringLiteral("traceInfo"));
+    info_->setWordWrap(true);
     top->addWidget(info_, 1);
+    auto* zoom = new QPushButton(tr("Zoom to selection (F)"), this);
+    auto* iterations = new QPushButton(tr("Traced iterations (I)"), this);
     auto* open = new QPushButton(tr("Open trace files…"), this);
+    top->addWidget(zoom);
+    top->addWidget(iterations);
     top->addWidget(open);
     layout->addLayout(top);
-    timeline_ = new TimelineWidget(this);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    timeline_ = new TimelineWidget(split);
     timeline_->setObjectName(QStringLiteral("timeline"));
-    layout->addWidget(timeline_, 1);
-    details_ = new QLabel(
-        tr("Click an event for its details. Wheel: zoom, drag or Shift+wheel: pan, Home: all."), this);
+    split->addWidget(timeline_);
+    auto* bottom = new QWidget(split);
+    auto* bottom_layout = new QVBoxLayout(bottom);
+    bottom_layout->setContentsMargins(0, 0, 0, 0);
+    details_ =
+        new QLabel(tr("Click an event for its details. Wheel or W/S: zoom, drag, Shift+wheel or A/D: pan, "
+                      "double-click or F: zoom to an event, Ctrl+drag: select an area (summarised "
+                      "below; Esc clears), I: traced iterations, Home: all."),
+                   bottom);
     details_->setObjectName(QStringLiteral("traceDetails"));
+    details_->setWordWrap(true);
     details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    layout->addWidget(details_);
+    bottom_layout->addWidget(details_);
+    summary_title_ = new QLabel(bottom);
+    summary_title_->setObjectName(QStringLiteral("traceSummaryTitle"));
+    bottom_layout->addWidget(summary_title_);
+    auto* tables = new QSplitter(Qt::Horizontal, bottom);
+    summary_ = new QTableWidget(0, 8, tables);
+    summary_->setObjectName(QStringLiteral("traceSummary"));
+    summary_->setHorizontalHeaderLabels({tr("Side"), tr("Rank"), tr("Kind"), tr("Name"), tr("Count"),
+                                         tr("Total µs"), tr("Mean µs"), tr("% of iteration")});
+    overlap_ = new QTableWidget(0, 7, tables);
+    overlap_->setObjectName(QStringLiteral("traceOverlap"));
+    overlap_->setHorizontalHeaderLabels({tr("Side"), tr("Rank"), tr("Iterations"), tr("Compute µs"),
+                                         tr("Comm µs"), tr("Overlap µs"), tr("Comm overlapped %")});
+    for (QTableWidget* t : {summary_, overlap_}) {
+        t->verticalHeader()->hide();
+        t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+        t->setSelectionBehavior(QAbstractItemView::SelectRows);
+        t->horizontalHeader()->setStretchLastSection(true);
+        t->setWordWrap(false);
+        t->verticalHeader()->setDefaultSectionSize(22);
+    }
+    // Names are the long column: elided in the middle (the template arguments), whole in the tooltip.
+    summary_->setTextElideMode(Qt::ElideMiddle);
+    for (int c : {0, 1, 2, 4, 5, 6, 7}) {
+        summary_->setColumnWidth(c, c == 0 ? 80 : c == 1 || c == 2 ? 56 : 80);
+    }
+    summary_->setColumnWidth(3, 300);
+    for (int c = 0; c < 7; ++c) {
+        overlap_->setColumnWidth(c, c < 3 ? 70 : 90);
+    }
+    tables->addWidget(summary_);
+    tables->addWidget(overlap_);
+    tables->setStretchFactor(0, 3);
+    tables->setStretchFactor(1, 2);
+    bottom_layout->addWidget(tables, 1);
+    split->addWidget(bottom);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    layout->addWidget(split, 1);
     connect(timeline_, &TimelineWidget::selection_changed, details_, &QLabel::setText);
+    connect(timeline_, &TimelineWidget::area_changed, this, &TraceView::update_summary);
+    connect(zoom, &QPushButton::clicked, timeline_, &TimelineWidget::zoom_to_selection);
+    connect(iterations, &QPushButton::clicked, this, [this] {
+        if (timeline_->trace()) {
+            const auto [t0, t1] = timeline_->trace()->focus();
+            timeline_->set_window(t0, t1);
+        }
+    });
     connect(open, &QPushButton::clicked, this, [this] {
         const QStringList files = QFileDialog::getOpenFileNames(
             this, tr("Open traces (one per rank)"), QString(), tr("Traces (*.jsonl *.json);;All files (*)"));
@@ -41,7 +177,24 @@ TraceView::TraceView(QWidget* parent)
     });
 }
 
+QString TraceView::info_text() const {
+    return info_->text();
+}
+
 void TraceView::set_data(std::shared_ptr<const RunData> data) {
+    data_ = data;
+    trace_ = {};
+    summary_->setRowCount(0);
+    overlap_->setRowCount(0);
+    summary_title_->clear();
+    QStringList files; // trace artifacts (PKB's torch-profiler traces, Chrome JSON)
+    if (data) {
+        for (const ArtifactRow& a : data->artifacts) {
+            if (a.kind == "trace") {
+                files << resolve_artifact(*data, a.path);
+            }
+        }
+    }
     if (data && data->from_store && !store_.isEmpty()) {
         info_->setText(tr("Loading the traces of run %1…").arg(data->run.id));
         const auto id = data->run.id;
@@ -49,29 +202,29 @@ void TraceView::set_data(std::shared_ptr<const RunData> data) {
             this,
             [p = to_path(store_), id] {
                 const Store store = Store::open_read_only(p);
-                return std::make_shared<const TimelineData>(timeline_from_traces(load_run_traces(store, id)));
+                auto traces = std::make_shared<std::vector<RankTrace>>(load_run_traces(store, id));
+                LoadedTrace t;
+                t.timeline = std::make_shared<const TimelineData>(timeline_from_traces(*traces));
+                t.traces = std::move(traces);
+                return t;
             },
-            [this](const Loaded<std::shared_ptr<const TimelineData>>& r) {
-                if (r.ok() && r.value->lanes.empty()) {
+            [this, files, data](const Loaded<LoadedTrace>& r) {
+                if (r.ok() && r.value.timeline->lanes.empty()) {
+                    if (!files.isEmpty()) {
+                        open_files(files);
+                        return;
+                    }
                     timeline_->set_trace(nullptr);
-                    info_->setText(tr("This run has no trace (run with --trace)."));
+                    info_->setText(no_trace_reason(*data));
                     return;
                 }
                 show_timeline(r);
             });
         return;
     }
-    QStringList files;
-    if (data) {
-        for (const ArtifactRow& a : data->artifacts) {
-            if (a.kind == "trace") {
-                files << to_qstring(a.path);
-            }
-        }
-    }
     if (files.isEmpty()) {
         timeline_->set_trace(nullptr);
-        info_->setText(tr("This run has no trace (run with --trace)."));
+        info_->setText(data ? no_trace_reason(*data) : tr("No run open."));
         return;
     }
     open_files(files);
@@ -84,17 +237,17 @@ void TraceView::open_files(const QStringList& files) {
         [files] {
             auto data = std::make_shared<TimelineData>();
             static const QRegularExpression rank_re(QStringLiteral("rank_?(\\d+)"));
-            std::vector<RankTrace> own; // pkbw's JSON-lines traces
+            auto own = std::make_shared<std::vector<RankTrace>>(); // pkbw's JSON-lines traces
             for (int i = 0; i < files.size(); ++i) {
                 if (files[i].endsWith(QStringLiteral(".jsonl"))) {
-                    own.push_back(load_trace_file(to_path(files[i])));
+                    own->push_back(load_trace_file(to_path(files[i])));
                     continue;
                 }
                 const auto m = rank_re.match(files[i]);
                 append_chrome_trace(*data, to_path(files[i]), m.hasMatch() ? m.captured(1).toInt() : i);
             }
-            if (!own.empty()) {
-                TimelineData mine = timeline_from_traces(own);
+            if (!own->empty()) {
+                TimelineData mine = timeline_from_traces(*own);
                 const auto offset = static_cast<std::uint32_t>(data->names.size());
                 for (auto& lane : mine.lanes) {
                     for (auto& e : lane.events) {
@@ -103,21 +256,91 @@ void TraceView::open_files(const QStringList& files) {
                     data->lanes.push_back(std::move(lane));
                 }
                 data->names.insert(data->names.end(), mine.names.begin(), mine.names.end());
+                data->iterations.insert(data->iterations.end(), mine.iterations.begin(),
+                                        mine.iterations.end());
                 data->finish();
             }
-            return std::shared_ptr<const TimelineData>(std::move(data));
+            LoadedTrace t;
+            t.timeline = std::move(data);
+            t.traces = std::move(own);
+            return t;
         },
-        [this](const Loaded<std::shared_ptr<const TimelineData>>& r) { show_timeline(r); });
+        [this](const Loaded<LoadedTrace>& r) { show_timeline(r); });
 }
 
-void TraceView::show_timeline(const Loaded<std::shared_ptr<const TimelineData>>& r) {
+void TraceView::show_timeline(const Loaded<LoadedTrace>& r) {
     if (!r.ok()) {
         info_->setText(tr("Could not read the trace: %1").arg(r.error));
         return;
     }
-    timeline_->set_trace(r.value);
-    info_->setText(tr("%1 events in %2 lanes").arg(r.value->event_count()).arg(r.value->lanes.size()));
+    trace_ = r.value;
+    timeline_->set_trace(trace_.timeline);
+    const auto& tl = *trace_.timeline;
+    info_->setText(
+        tl.iterations.empty()
+            ? tr("%1 events in %2 lanes").arg(tl.event_count()).arg(tl.lanes.size())
+            : tr("%1 events in %2 lanes; opened on the %3 traced iterations (ruler from the first)")
+                  .arg(tl.event_count())
+                  .arg(tl.lanes.size())
+                  .arg(tl.iterations.size()));
+    update_summary(0, 0);
     emit loaded();
+}
+
+void TraceView::update_summary(double t0_us, double t1_us) {
+    summary_->setSortingEnabled(false);
+    summary_->setRowCount(0);
+    overlap_->setRowCount(0);
+    if (!trace_.traces || trace_.traces->empty()) {
+        summary_title_->setText(trace_.timeline ? tr("No summary: these trace files are not pkbw traces.")
+                                                : QString());
+        return;
+    }
+    std::optional<std::pair<std::int64_t, std::int64_t>> window;
+    if (t1_us > t0_us) {
+        window = std::pair{static_cast<std::int64_t>(t0_us * 1e3), static_cast<std::int64_t>(t1_us * 1e3)};
+        summary_title_->setText(tr("Summary of the selection (%1 µs, the iterations inside it, clipped)")
+                                    .arg(t1_us - t0_us, 0, 'f', 3));
+    } else {
+        summary_title_->setText(
+            tr("Summary of the traced iterations, by side and rank (Ctrl+drag to select an "
+               "area); overlap: the share of NCCL time during which other kernels ran, as "
+               "HTA computes it"));
+    }
+    const TraceSummary s = summarize_trace(*trace_.traces, window);
+    if (s.rows.empty()) {
+        summary_title_->setText(summary_title_->text() +
+                                tr(" — no kernels, copies or NVTX ranges in these iterations (a host-backend "
+                                   "trace holds the engine's ranges only)"));
+    }
+    summary_->setRowCount(static_cast<int>(s.rows.size()));
+    for (int i = 0; i < static_cast<int>(s.rows.size()); ++i) {
+        const TraceSummaryRow& row = s.rows[static_cast<std::size_t>(i)];
+        summary_->setItem(i, 0, new QTableWidgetItem(to_qstring(row.side)));
+        summary_->setItem(i, 1, sortable(row.rank, 0));
+        summary_->setItem(i, 2, new QTableWidgetItem(to_qstring(row.kind)));
+        auto* name = new QTableWidgetItem(to_qstring(row.name));
+        name->setToolTip(name->text());
+        summary_->setItem(i, 3, name);
+        summary_->setItem(i, 4, sortable(static_cast<double>(row.count), 0));
+        summary_->setItem(i, 5, sortable(row.total_us, 3));
+        summary_->setItem(i, 6, sortable(row.mean_us, 3));
+        summary_->setItem(i, 7, sortable(row.percent_of_iteration, 1));
+    }
+    summary_->setSortingEnabled(true);
+    overlap_->setRowCount(static_cast<int>(s.overlaps.size()));
+    for (int i = 0; i < static_cast<int>(s.overlaps.size()); ++i) {
+        const SideOverlap& o = s.overlaps[static_cast<std::size_t>(i)];
+        overlap_->setItem(i, 0, new QTableWidgetItem(to_qstring(o.side)));
+        overlap_->setItem(i, 1, number_item(o.rank, 0));
+        overlap_->setItem(i, 2, number_item(o.iterations, 0));
+        overlap_->setItem(i, 3, number_item(o.compute_us, 3));
+        overlap_->setItem(i, 4, number_item(o.communication_us, 3));
+        overlap_->setItem(i, 5, number_item(o.overlap_us, 3));
+        overlap_->setItem(i, 6,
+                          o.communication_us > 0 ? number_item(o.overlap_percent, 1)
+                                                 : new QTableWidgetItem(tr("no communication")));
+    }
 }
 
 } // namespace pkbw::app

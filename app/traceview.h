@@ -1,19 +1,32 @@
-// The Trace tab: the timeline of the open run's traces (trace artifacts: Chrome/Kineto JSON per
-// rank), the selected event's details, and opening a trace file directly.
+// The Trace tab: the timeline of the open run's traces (the store's, else trace artifacts: Chrome /
+// Kineto JSON per rank), opened on the traced iterations; the selected event's details; and the
+// summary of the iterations (or of a Ctrl+drag selection) by side and rank: kernels, copies and NVTX
+// ranges with count, total, mean and % of iteration, and the comm/compute overlap per side and rank.
 #pragma once
 
 #include "background.h"
 #include "rundata.h"
 #include "tracedata.h"
+#include "tracesummary.h"
 
 #include <QWidget>
 #include <memory>
 
 class QLabel;
+class QTableWidget;
 
 namespace pkbw::app {
 
 class TimelineWidget;
+
+struct LoadedTrace {
+    std::shared_ptr<const TimelineData> timeline;
+    std::shared_ptr<const std::vector<RankTrace>> traces; // pkbw's own traces (summary); may be empty
+};
+
+// Why a run holds no trace, in one sentence for the user: it was not traced, or it was traced with
+// --trace and nothing was stored (and why, as far as the run record tells).
+QString no_trace_reason(const RunData& data);
 
 class TraceView : public QWidget {
     Q_OBJECT
@@ -23,17 +36,26 @@ public:
     void set_data(std::shared_ptr<const RunData> data);
     void open_files(const QStringList& files);
     TimelineWidget* timeline() const { return timeline_; }
+    QTableWidget* summary_table() const { return summary_; }
+    QTableWidget* overlap_table() const { return overlap_; }
+    QString info_text() const;
 
 signals:
     void loaded();
 
 private:
-    void show_timeline(const Loaded<std::shared_ptr<const TimelineData>>& result);
+    void show_timeline(const Loaded<LoadedTrace>& result);
+    void update_summary(double t0_us, double t1_us);
 
     QString store_;
+    std::shared_ptr<const RunData> data_;
+    LoadedTrace trace_;
     TimelineWidget* timeline_ = nullptr;
     QLabel* info_ = nullptr;
     QLabel* details_ = nullptr;
+    QLabel* summary_title_ = nullptr;
+    QTableWidget* summary_ = nullptr;
+    QTableWidget* overlap_ = nullptr;
 };
 
 } // namespace pkbw::app

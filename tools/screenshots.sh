@@ -1,24 +1,104 @@
 #!/bin/sh
-# Renders every view of a fixture store under Xvfb to PNG files in BUILD/screenshots/{eval,heatmap,
-# perf,dark} (one set per opened run; docs/gui.md, "Screenshots", says what each shows):
-#   tools/screenshots.sh [BUILD]        (default build/)
-# Needs pkbw-gui and make_gui_fixture built (ninja -C build pkbw-gui make_gui_fixture).
+# One screenshot per point of issue 19, under Xvfb, to BUILD/screenshots/ (docs/gui.md, "Screenshots",
+# says what each shows):
+#   tools/screenshots.sh [BUILD] [REAL_STORE_DIR]        (default build/)
+# Part 1 (always): a host-backend store written here by the CLI (build/bin/pkbw): a sample eval, two
+# traced perf runs of the host samples, a candidate with a bias ramp (all trials, outputs kept) and a
+# candidate that does not compile, each in a generation folder of its own.
+# Part 2 (when REAL_STORE_DIR, e.g. a store of H200 runs made by tools/gpu/gui_store.sh, is given): a
+# copy of it at /tmp/pkbw-gui-store (the path its run folders were recorded with), PKB's logs imported
+# into the copy with pkbw import-pkb, and the same points on real runs.
+# Needs pkbw, pkbw-rank, pkbw-candidate and pkbw-gui built.
 set -eu
 build=${1:-build}
+real=${2:-}
 out="$build/screenshots"
 mkdir -p "$out"
-fixture=$(mktemp -d)
-trap 'rm -rf "$fixture"' EXIT
-"$build/bin/make_gui_fixture" "$fixture" > "$fixture/ids.txt"
-eval_run=$(sed -n 's/.*eval_run=\([0-9]*\).*/\1/p' "$fixture/ids.txt")
-heat_run=$(sed -n 's/.*heatmap_run=\([0-9]*\).*/\1/p' "$fixture/ids.txt")
-perf_run=$(sed -n 's/.*perf_run=\([0-9]*\).*/\1/p' "$fixture/ids.txt")
-export XDG_CONFIG_HOME="$fixture/config"
-run_gui() {
-    xvfb-run -a -s "-screen 0 1600x1000x24" "$build/bin/pkbw-gui" --store "$fixture/fixture.db" "$@"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export XDG_CONFIG_HOME="$work/config"
+pkbw="$build/bin/pkbw"
+host_store="$work/host/runs.db"
+samples=samples/solutions_host_f32_none_samples_baseline
+
+gui() { # gui FILE ARGS...: one tab of one run to FILE
+    file=$1
+    shift
+    xvfb-run -a -s "-screen 0 1600x1000x24" "$build/bin/pkbw-gui" --screenshot "$file" "$@" ||
+        echo "screenshot $file failed" >&2
 }
-run_gui --run "$eval_run" --screenshots "$out/eval"
-run_gui --run "$heat_run" --screenshots "$out/heatmap"
-run_gui --run "$perf_run" --screenshots "$out/perf"
-run_gui --run "$heat_run" --dark --screenshots "$out/dark"
-ls -1 "$out"/*/*.png
+last_run() { sqlite3 "$1" "SELECT max(id) FROM runs WHERE $2" 2>/dev/null || echo 0; }
+cli() { "$pkbw" "$@" --store "$host_store" > "$work/cli.log" 2>&1 || true; }
+
+# --- Part 1: host-backend runs -------------------------------------------------------------------
+common="--backend host --nproc 2 --dtype f32"
+cli eval --problem 2_allgather --solution "$samples/2_allgather_host.cpp" $common --trials 2
+cli perf --problem 2_allgather --solution "$samples/2_allgather_host.cpp" $common --trials 1 --trace \
+    --no-pkb --pairs 2 --iters 20 --warmup 5
+cli perf --problem 1_allreduce --solution "$samples/1_allreduce_host.cpp" $common --trials 1 --trace \
+    --no-pkb --pairs 2 --iters 20 --warmup 5
+wrong="$work/gens/solutions_host_f32_none_local_bias-ramp"
+mkdir -p "$wrong"
+# The sample all-reduce plus a ramp of 0.004 per column: every element off, by up to 0.252.
+sed 's|dst\[i\] = sum;|dst[i] = sum + 0.004f * static_cast<float>(i % 64);|' "$samples/1_allreduce_host.cpp" \
+    > "$wrong/1_allreduce_host.cpp"
+cli eval --problem 1_allreduce --solution "$wrong/1_allreduce_host.cpp" $common --trials 3 --all-trials \
+    --keep-outputs
+broken="$work/gens/solutions_host_f32_none_local_broken"
+mkdir -p "$broken"
+sed -e 's|const pkbw::TensorView& out|const pkbw::TensorVeiw\& out|' -e 's|ctx.barrier();|ctx.barier();|' \
+    "$samples/2_allgather_host.cpp" > "$broken/2_allgather_host.cpp"
+cli eval --problem 2_allgather --solution "$broken/2_allgather_host.cpp" $common --trials 1
+
+shots() { # shots PREFIX STORE TRACED_RUN MISMATCH_RUN SOURCES_RUN
+    prefix=$1 store=$2
+    gui "$out/${prefix}1_sources.png" --store "$store" --run "$5" --tab 4
+    gui "$out/${prefix}2_trace.png" --store "$store" --run "$3" --tab 3
+    gui "$out/${prefix}3_generations.png" --store "$store" --tab 5
+    gui "$out/${prefix}4_heatmaps.png" --store "$store" --run "$4" --tab 1
+    gui "$out/${prefix}5_runs.png" --store "$store" --tab 0
+    gui "$out/${prefix}5_launcher.png" --store "$store" --tab 7
+}
+# The launcher as a run of the ramp candidate ends: per-rank bars with their verdicts.
+mkdir -p "$XDG_CONFIG_HOME/pkbw"
+cat > "$XDG_CONFIG_HOME/pkbw/pkbw-gui.conf" <<CONF
+[launcher]
+pkbw=$(cd "$(dirname "$pkbw")" && pwd)/pkbw
+problem=1_allreduce
+solution=$wrong/1_allreduce_host.cpp
+mode=eval
+ranks=2
+dtype=f32
+trials=3
+atol=0.01
+rtol=0.01
+backend=host
+all_trials=true
+CONF
+xvfb-run -a -s "-screen 0 1600x1000x24" "$build/bin/pkbw-gui" --store "$host_store" --launch \
+    --screenshot "$out/host_5_launcher_run.png" || echo "launcher screenshot failed" >&2
+
+shots host_ "$host_store" "$(last_run "$host_store" "mode = 'perf'")" \
+    "$(last_run "$host_store" "status = 'mismatch'")" "$(last_run "$host_store" "status = 'compile_error'")"
+
+# --- Part 2: the real store --------------------------------------------------------------------------
+if [ -n "$real" ] && [ -f "$real/runs.db" ]; then
+    copy=/tmp/pkbw-gui-store
+    rm -rf "$copy"
+    mkdir -p "$copy"
+    cp -r "$real/." "$copy/"
+    if [ -d "$copy/pkb_logs" ]; then
+        "$pkbw" import-pkb "$copy/pkb_logs" --store "$copy/runs.db" > "$work/import.log" 2>&1 || cat "$work/import.log" >&2
+    fi
+    db="$copy/runs.db"
+    pkb_solution=$(sqlite3 "$db" "SELECT min(id) FROM runs WHERE command_line LIKE '%--pkb-checkout%' AND mode = 'perf'")
+    shots real_ "$db" "$(sqlite3 "$db" "SELECT min(id) FROM runs WHERE mode = 'perf' AND problem_stem <> 'calibrate'")" \
+        "$(sqlite3 "$db" "SELECT min(id) FROM runs WHERE status = 'mismatch'")" "$pkb_solution"
+    gui "$out/real_2_trace_pkb_solution.png" --store "$db" --run "$pkb_solution" --tab 3
+    imported=$(sqlite3 "$db" "SELECT max(id) FROM runs WHERE command_line LIKE '%import-pkb%'")
+    if [ -n "$imported" ]; then
+        gui "$out/real_6_pkb_import_perf.png" --store "$db" --run "$imported" --tab 2
+        gui "$out/real_6_pkb_import_run.png" --store "$db" --run "$imported" --tab 1
+    fi
+fi
+ls -1 "$out"/*.png

@@ -1,17 +1,36 @@
-// The launcher: command line, protocol parsing into progress and log, cancel; and, once pkbw is
-// built, a real host-backend run to completion.
+// The launcher: command line, validation before pkbw starts, comma lists, protocol parsing into
+// progress, verdicts and log, the remembered form, cancel; and, once pkbw is built, a real
+// host-backend run to completion.
 #include "fixtures.h"
 #include "launcherview.h"
 
+#include <QSettings>
 #include <QSignalSpy>
 #include <QtTest>
 
 using namespace pkbw;
 using namespace pkbw::app;
 
+namespace {
+const QString kFake = QStringLiteral(PKBW_TEST_SOURCE_DIR "/fake_pkbw.sh");
+
+// A launcher on the fake pkbw with a form that passes validation (the script stands in as the
+// solution file: it exists).
+void fake_form(LauncherView& v, const QString& problem = QStringLiteral("2_allgather")) {
+    v.set_executable(kFake);
+    v.set_problem_list(
+        {QStringLiteral("1_allreduce"), QStringLiteral("2_allgather"), QStringLiteral("hang")});
+    v.set_problem(problem);
+    v.set_solution(kFake);
+}
+} // namespace
+
 class TestLauncher : public QObject {
     Q_OBJECT
 private slots:
+    void init() {
+        QSettings().remove(QStringLiteral("launcher")); // each test starts from the defaults
+    }
     void arguments() {
         LauncherView v;
         v.set_store(QStringLiteral("/tmp/s.db"));
@@ -35,7 +54,7 @@ private slots:
     }
     void protocol_stream_drives_progress() {
         LauncherView v;
-        v.set_executable(QStringLiteral(PKBW_TEST_SOURCE_DIR "/fake_pkbw.sh"));
+        fake_form(v);
         v.set_ranks(2);
         v.set_trials(2);
         v.set_mode(QStringLiteral("eval"));
@@ -51,6 +70,78 @@ private slots:
         QVERIFY(v.log_text().contains(QStringLiteral("a stray line")));
         QVERIFY(v.log_text().contains(QStringLiteral("[rank 1] hello from rank 1")));
         QVERIFY(v.status_text().contains(QStringLiteral("Run 7 finished: pass")));
+        QCOMPARE(v.rank_text(0), QStringLiteral("done · pass"));
+    }
+    void validation_before_pkbw_starts() {
+        LauncherView v;
+        fake_form(v, QStringLiteral("2_allgather,9_nope"));
+        QSignalSpy ended(&v, &LauncherView::process_ended);
+        v.start();
+        QVERIFY(!v.running());
+        QVERIFY2(v.status_text().contains(QStringLiteral("Unknown problem '9_nope'")),
+                 qPrintable(v.status_text()));
+        fake_form(v, QStringLiteral("2"));
+        QCOMPARE(v.validate(), QString()); // a number names a problem too
+        v.set_solution(QStringLiteral("/no/such/solution.cu"));
+        QVERIFY(v.validate().contains(QStringLiteral("does not exist")));
+        v.set_solution(QString());
+        QVERIFY(v.validate().contains(QStringLiteral("solution file or a generation folder")));
+        v.set_executable(QStringLiteral("/no/such/pkbw"));
+        v.set_solution(kFake);
+        QVERIFY(v.validate().contains(QStringLiteral("pkbw not found")));
+        QCOMPARE(ended.count(), 0);
+    }
+    void comma_list_runs_every_problem() {
+        LauncherView v;
+        fake_form(v, QStringLiteral("2_allgather, 1_allreduce"));
+        QCOMPARE(v.problems(), (QStringList{QStringLiteral("2_allgather"), QStringLiteral("1_allreduce")}));
+        QVERIFY(v.arguments_for(QStringLiteral("1_allreduce"))
+                    .join(QLatin1Char(' '))
+                    .contains(QStringLiteral("--problem 1_allreduce")));
+        QSignalSpy finished(&v, &LauncherView::run_finished);
+        v.start();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(!v.running(), 5000);
+        QVERIFY(v.log_text().contains(QStringLiteral("--problem 1_allreduce")));
+        QVERIFY(v.log_text().contains(QStringLiteral("--problem 2_allgather")));
+    }
+    void bars_show_verdicts_perf_and_interruption() {
+        LauncherView v;
+        v.handle_line(R"({"event":"run_started","run_id":3,"world_size":2})");
+        v.handle_line(R"({"event":"phase","rank":1,"phase":"compare","trial":0})");
+        QVERIFY2(v.rank_text(1).startsWith(QStringLiteral("trial 1/1 · compare")),
+                 qPrintable(v.rank_text(1)));
+        v.handle_line(
+            R"({"event":"rank_result","rank":1,"trial":0,"status":"mismatch","message":"","tensors":[]})");
+        QVERIFY2(v.rank_text(1).startsWith(QStringLiteral("mismatch in trial 1")),
+                 qPrintable(v.rank_text(1)));
+        v.handle_line(R"({"event":"phase","rank":0,"phase":"perf","trial":0})");
+        QCOMPARE(v.rank_text(0), QStringLiteral("perf · timing…"));
+        v.handle_line(R"({"event":"rank_done","rank":1,"trials_run":1})");
+        QCOMPARE(v.rank_text(1), QStringLiteral("done · mismatch in trial 1"));
+        v.handle_line(
+            R"({"event":"run_finished","run_id":3,"status":"interrupted","exit_code":130,"message":""})");
+        QVERIFY2(v.rank_text(0).startsWith(QStringLiteral("interrupted")), qPrintable(v.rank_text(0)));
+        v.handle_line(
+            R"({"event":"run_finished","run_id":0,"status":"error","exit_code":2,"message":"bad"})");
+        QVERIFY2(v.status_text().startsWith(QStringLiteral("pkbw refused the run")),
+                 qPrintable(v.status_text()));
+    }
+    void form_is_remembered() {
+        {
+            LauncherView v;
+            fake_form(v);
+            v.set_ranks(3);
+            v.set_pkb_checkout(QString());
+            QSignalSpy ended(&v, &LauncherView::process_ended);
+            v.start();
+            QVERIFY(ended.wait(10000));
+        }
+        LauncherView again;
+        const QString args = again.arguments().join(QLatin1Char(' '));
+        QVERIFY2(args.contains(QStringLiteral("--problem 2_allgather --solution ") + kFake +
+                               QStringLiteral(" --nproc 3")),
+                 qPrintable(args));
     }
     void malformed_protocol_lines_are_logged() {
         LauncherView v;
@@ -61,8 +152,7 @@ private slots:
     }
     void cancel_terminates() {
         LauncherView v;
-        v.set_executable(QStringLiteral(PKBW_TEST_SOURCE_DIR "/fake_pkbw.sh"));
-        v.set_problem(QStringLiteral("hang")); // the fake script waits for SIGTERM on this problem
+        fake_form(v, QStringLiteral("hang")); // the fake script waits for SIGTERM on this problem
         QSignalSpy started(&v, &LauncherView::run_started);
         QSignalSpy ended(&v, &LauncherView::process_ended);
         v.start();
@@ -71,6 +161,7 @@ private slots:
         v.cancel();
         QVERIFY(ended.wait(15000));
         QCOMPARE(v.final_status(), QStringLiteral("interrupted"));
+        QVERIFY2(v.rank_text(0).startsWith(QStringLiteral("interrupted")), qPrintable(v.rank_text(0)));
     }
     void real_pkbw_host_run() {
         const QString pkbw = QStringLiteral(PKBW_BINARY_DIR "/bin/pkbw");

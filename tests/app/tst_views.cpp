@@ -172,14 +172,14 @@ private slots:
         // A long generation name, speedups 10x and 0.1x, and a generation with no correct result:
         // every bar label and generation name lies inside the chart.
         const QString path = test::temp_path(QStringLiteral("geomean.db"));
-        const std::string long_name =
-            "solutions_cuda_bf16_none_some_provider_with_a_long_model_name-2025-preview";
+        const std::string long_name = "solutions_cuda_bf16_none_anthropic_a-very-long-model-name-that-goes-"
+                                      "on-and-on-and-on-2025-preview";
         {
             Store store = Store::open(path.toStdString());
             test::add_perf_run(store, "1_allreduce", long_name, 10.0, 1.0);
-            test::add_perf_run(store, "1_allreduce", "g_slow", 1.0, 10.0);
+            test::add_perf_run(store, "1_allreduce", "solutions_cuda_bf16_none_openai_slow", 1.0, 10.0);
             test::add_eval_run(store, test::temp_path(QStringLiteral("geomean_runs")).toStdString(),
-                               "2_allgather", "g_broken");
+                               "2_allgather", "solutions_cuda_bf16_none_google_broken");
         }
         GenerationsView view;
         view.resize(900, 700);
@@ -200,7 +200,7 @@ private slots:
             }
         }
         texts.sort();
-        QCOMPARE(texts, (QStringList{QStringLiteral("0.10×"), QStringLiteral("10.00×"),
+        QCOMPARE(texts, (QStringList{QStringLiteral("0.10× (n=1)"), QStringLiteral("10.00× (n=1)"),
                                      QStringLiteral("no correct result")}));
         // Generation names: level, elided in the middle, and the left margin holds the longest.
         const QFontMetrics metrics(plot->yAxis->tickLabelFont());
@@ -210,9 +210,9 @@ private slots:
         for (const QString& name : ticker->ticks()) {
             QVERIFY2(metrics.horizontalAdvance(name) < plot->axisRect()->left(), qPrintable(name));
         }
-        QVERIFY(ticker->ticks().values().contains(QStringLiteral("g_slow")));
+        QVERIFY(ticker->ticks().values().contains(QStringLiteral("openai/slow")));
         QVERIFY(std::any_of(ticker->ticks().begin(), ticker->ticks().end(), [](const QString& n) {
-            return n.startsWith(QStringLiteral("solutions_")) &&
+            return n.startsWith(QStringLiteral("anthropic/a-very")) && // the short label, elided
                    n.endsWith(QStringLiteral("-2025-preview")) && n.contains(QChar(0x2026));
         }));
     }
@@ -265,7 +265,7 @@ private slots:
         MainWindow window;
         QSignalSpy opened(&window, &MainWindow::store_opened);
         QSignalSpy failed(&window, &MainWindow::store_failed);
-        window.open_store(path);
+        window.open_store(path, true); // the default store is created; a typed path is not (tst_inspect)
         QVERIFY(opened.wait(5000));
         QCOMPARE(failed.count(), 0);
         QVERIFY(QFile::exists(path));

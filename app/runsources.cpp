@@ -1,0 +1,149 @@
+#include "runsources.h"
+
+#include "pkbw/core/sha256.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace pkbw::app {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::size_t kMaxText = 4u << 20;
+
+bool read_file(const fs::path& path, std::string* text) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return false;
+    }
+    text->assign(kMaxText, '\0');
+    in.read(text->data(), static_cast<std::streamsize>(kMaxText));
+    text->resize(static_cast<std::size_t>(in.gcount()));
+    return true;
+}
+
+nlohmann::json read_config(const RunData& data) {
+    if (data.run.run_dir.empty()) {
+        return {};
+    }
+    std::ifstream in(fs::path(data.run.run_dir) / "config.json");
+    if (!in) {
+        return {};
+    }
+    auto j = nlohmann::json::parse(in, nullptr, false);
+    return j.is_object() ? j : nlohmann::json{};
+}
+
+std::string json_string(const nlohmann::json& j, const char* section, const char* key) {
+    if (!j.is_object() || !j.contains(section) || !j[section].is_object()) {
+        return {};
+    }
+    const auto& s = j[section];
+    return s.contains(key) && s[key].is_string() ? s[key].get<std::string>() : std::string();
+}
+
+SourceFile read_source(const std::vector<fs::path>& candidates, const std::string& recorded) {
+    SourceFile f;
+    f.title = recorded;
+    std::error_code ec;
+    for (const fs::path& p : candidates) {
+        if (fs::is_regular_file(p, ec) && read_file(p, &f.text)) {
+            f.title = p.string();
+            return f;
+        }
+    }
+    f.error = recorded + ": not found";
+    if (candidates.size() > 1) {
+        f.error += " (looked in";
+        for (const fs::path& p : candidates) {
+            f.error += " " + p.parent_path().string() + ",";
+        }
+        f.error.back() = ')';
+    }
+    return f;
+}
+
+} // namespace
+
+RunSources load_run_sources(const RunData& data, const fs::path& store_path, const fs::path& problems_root) {
+    RunSources s;
+    const RunRecord& run = data.run;
+    const nlohmann::json config = read_config(data);
+
+    // The reference that ran: PKB's Python reference for PKB runs, else pkbw's problem file.
+    const std::string pkb_reference = json_string(config, "pkb", "reference_file");
+    if (!pkb_reference.empty()) {
+        s.reference = read_source({fs::path(pkb_reference)}, pkb_reference);
+    } else if (!problems_root.empty()) {
+        const fs::path folder = problems_root / run.problem_stem;
+        const fs::path file = folder / (run.backend == "host" ? "reference_host.cpp" : "reference.cu");
+        s.reference = read_source({file}, file.string());
+        s.reference.note = "pkbw's problem file (the run recorded no reference file)";
+    } else {
+        s.reference.error = "no reference file recorded for this run";
+    }
+
+    // The candidate: the recorded path; a relative one against the checkout PKB runs name, the
+    // store's folder, the run folder's parent and the working directory.
+    const std::string pkb_solution = json_string(config, "pkb", "solution_file");
+    const std::string recorded = !pkb_solution.empty() ? pkb_solution : run.solution_path;
+    if (recorded.empty()) {
+        s.candidate.error = "no solution file recorded";
+    } else {
+        std::vector<fs::path> tries;
+        const fs::path p(recorded);
+        if (p.is_absolute()) {
+            tries.push_back(p);
+        } else {
+            const std::string checkout = json_string(config, "pkb", "checkout");
+            if (!checkout.empty()) {
+                tries.push_back(fs::path(checkout) / p);
+            }
+            if (!store_path.empty()) {
+                tries.push_back(fs::absolute(store_path).parent_path() / p);
+            }
+            if (!run.run_dir.empty()) {
+                tries.push_back(fs::path(run.run_dir).parent_path() / p);
+            }
+            tries.push_back(fs::absolute(p));
+        }
+        s.candidate = read_source(tries, recorded);
+        if (s.candidate.found() && !run.solution_sha256.empty() &&
+            sha256_hex(s.candidate.text) != run.solution_sha256) {
+            s.candidate.note =
+                "sha256 differs from the one recorded at run time: this file was edited since the run, "
+                "and is not the code that ran";
+        }
+    }
+
+    // Every log of the run folder: compile logs first, then the ranks' in rank order.
+    std::error_code ec;
+    if (!run.run_dir.empty() && fs::is_directory(run.run_dir, ec)) {
+        std::vector<fs::path> logs;
+        for (const auto& entry : fs::directory_iterator(run.run_dir, ec)) {
+            if (entry.is_regular_file(ec) && entry.path().extension() == ".log") {
+                logs.push_back(entry.path());
+            }
+        }
+        auto rank_of = [](const fs::path& p) {
+            const std::string n = p.stem().string();
+            return n.rfind("rank_", 0) == 0 ? std::atoi(n.c_str() + 5) : -1;
+        };
+        std::sort(logs.begin(), logs.end(), [&](const fs::path& a, const fs::path& b) {
+            return std::pair(rank_of(a), a.filename().string()) <
+                   std::pair(rank_of(b), b.filename().string());
+        });
+        for (const fs::path& p : logs) {
+            RunLog log;
+            log.name = p.filename().string();
+            read_file(p, &log.text);
+            s.logs.push_back(std::move(log));
+        }
+    }
+    return s;
+}
+
+} // namespace pkbw::app

@@ -1,0 +1,135 @@
+#include "tracesummary.h"
+
+#include "pkbw/core/trace_analysis.h"
+#include "tracedata.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace pkbw::app {
+namespace {
+
+std::string kind_name(TraceEventKind kind) {
+    switch (kind) {
+    case TraceEventKind::Kernel:
+        return "kernel";
+    case TraceEventKind::Memcpy:
+        return "memcpy";
+    case TraceEventKind::Memset:
+        return "memset";
+    default:
+        return "nvtx";
+    }
+}
+
+bool summarised(const TraceEvent& e) {
+    if (is_gpu_activity(e.kind)) {
+        return true;
+    }
+    return e.kind == TraceEventKind::NvtxRange && e.domain != "pkbw";
+}
+
+} // namespace
+
+TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
+                             std::optional<std::pair<std::int64_t, std::int64_t>> window_ns) {
+    struct Acc {
+        std::int64_t count = 0, total_ns = 0;
+    };
+    std::map<std::tuple<std::string, int, std::string, std::string>, Acc> acc;
+    std::map<std::pair<std::string, int>, SideOverlap> overlaps;
+    for (const RankTrace& trace : traces) {
+        struct Window {
+            std::string side;
+            TimeWindow w;
+        };
+        std::vector<Window> windows;
+        for (const TraceEvent& e : trace.events) {
+            if (e.kind != TraceEventKind::EngineRange || e.category != "iteration") {
+                continue;
+            }
+            TimeWindow w{e.start_ns, e.end_ns};
+            if (window_ns) {
+                w.start_ns = std::max(w.start_ns, window_ns->first);
+                w.end_ns = std::min(w.end_ns, window_ns->second);
+                if (w.end_ns <= w.start_ns) {
+                    continue;
+                }
+            }
+            windows.push_back({iteration_side(e), w});
+        }
+        if (windows.empty()) {
+            bool any_iteration =
+                std::any_of(trace.events.begin(), trace.events.end(), [](const TraceEvent& e) {
+                    return e.kind == TraceEventKind::EngineRange && e.category == "iteration";
+                });
+            if (any_iteration) {
+                continue; // iterations exist, none in the window
+            }
+            TimeWindow w = trace_span(trace);
+            if (window_ns) {
+                w.start_ns = std::max(w.start_ns, window_ns->first);
+                w.end_ns = std::min(w.end_ns, window_ns->second);
+            }
+            if (w.end_ns > w.start_ns) {
+                windows.push_back({"trace", w});
+            }
+        }
+        std::sort(windows.begin(), windows.end(),
+                  [](const Window& a, const Window& b) { return a.w.start_ns < b.w.start_ns; });
+        for (const Window& win : windows) {
+            SideOverlap& o = overlaps[{win.side, trace.rank}];
+            o.side = win.side;
+            o.rank = trace.rank;
+            o.iterations += 1;
+            o.iteration_us += static_cast<double>(win.w.length()) / 1e3;
+            const TimeBreakdown b = time_breakdown(trace, win.w);
+            o.compute_us += static_cast<double>(b.compute_ns) / 1e3;
+            o.communication_us += static_cast<double>(b.communication_ns) / 1e3;
+            o.overlap_us += static_cast<double>(b.overlap_ns) / 1e3;
+            // Events are sorted by start: the first one at or after the window's start.
+            auto first = std::lower_bound(trace.events.begin(), trace.events.end(), win.w.start_ns,
+                                          [](const TraceEvent& e, std::int64_t t) { return e.start_ns < t; });
+            for (auto it = first; it != trace.events.end() && it->start_ns < win.w.end_ns; ++it) {
+                if (!summarised(*it)) {
+                    continue;
+                }
+                Acc& a = acc[{win.side, trace.rank, kind_name(it->kind), it->display_name()}];
+                a.count += 1;
+                a.total_ns += it->duration_ns();
+            }
+        }
+    }
+    TraceSummary s;
+    for (auto& [key, o] : overlaps) {
+        o.overlap_percent = o.communication_us > 0 ? 100.0 * o.overlap_us / o.communication_us : 0.0;
+        s.overlaps.push_back(o);
+    }
+    for (const auto& [key, a] : acc) {
+        TraceSummaryRow row;
+        std::tie(row.side, row.rank, row.kind, row.name) = key;
+        row.count = a.count;
+        row.total_us = static_cast<double>(a.total_ns) / 1e3;
+        row.mean_us = row.total_us / static_cast<double>(a.count);
+        const double it_us = overlaps[{row.side, row.rank}].iteration_us;
+        row.percent_of_iteration = it_us > 0 ? 100.0 * row.total_us / it_us : 0.0;
+        s.rows.push_back(std::move(row));
+    }
+    // Reference before candidate (as the trace runs them), then by rank, then the heaviest first.
+    auto side_order = [](const std::string& side) {
+        return side == "reference" ? 0 : side == "candidate" ? 1 : 2;
+    };
+    std::stable_sort(s.rows.begin(), s.rows.end(), [&](const TraceSummaryRow& a, const TraceSummaryRow& b) {
+        const auto ka = std::make_tuple(side_order(a.side), a.side, a.rank, -a.total_us, a.name);
+        const auto kb = std::make_tuple(side_order(b.side), b.side, b.rank, -b.total_us, b.name);
+        return ka < kb;
+    });
+    std::stable_sort(s.overlaps.begin(), s.overlaps.end(), [&](const SideOverlap& a, const SideOverlap& b) {
+        return std::make_tuple(side_order(a.side), a.side, a.rank) <
+               std::make_tuple(side_order(b.side), b.side, b.rank);
+    });
+    return s;
+}
+
+} // namespace pkbw::app

@@ -1,0 +1,47 @@
+// "Where did the time go": per side and rank, the kernels, copies and NVTX ranges that ran inside
+// the traced iterations (engine "iteration" ranges), each with count, total, mean and share of the
+// iterations' time, and the side's communication / computation overlap as HTA computes it (the share
+// of NCCL kernel time during which non-NCCL kernels also ran: core's time_breakdown). Qt-free.
+#pragma once
+
+#include "pkbw/core/trace.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pkbw::app {
+
+struct TraceSummaryRow {
+    std::string side; // "reference", "candidate", or "trace" when no iteration ranges exist
+    int rank = 0;
+    std::string kind; // "kernel", "memcpy", "memset", "nvtx"
+    std::string name;
+    std::int64_t count = 0;
+    double total_us = 0, mean_us = 0;
+    double percent_of_iteration = 0; // total / the side's iteration time on that rank
+};
+
+struct SideOverlap {
+    std::string side;
+    int rank = 0;
+    int iterations = 0;
+    double iteration_us = 0; // summed iteration (window) time
+    double compute_us = 0, communication_us = 0, overlap_us = 0;
+    double overlap_percent = 0; // overlap / communication, 0 without communication
+};
+
+struct TraceSummary {
+    std::vector<TraceSummaryRow> rows; // by side, rank, then total descending
+    std::vector<SideOverlap> overlaps; // by side, rank
+};
+
+// Over the iterations that intersect `window_ns` (clipped to it), or all of them when absent; a trace
+// without iteration ranges is summarised over the window (or its whole span) as side "trace".
+// An event counts in the iteration in which it starts. pkbw's own NVTX ranges (domain "pkbw") are
+// the engine's ranges seen again by CUPTI and are left out.
+TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
+                             std::optional<std::pair<std::int64_t, std::int64_t>> window_ns = std::nullopt);
+
+} // namespace pkbw::app

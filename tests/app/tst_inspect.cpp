@@ -1,0 +1,476 @@
+// Inspecting runs (issue 19): heatmaps on one value range with a difference map, hover readout and
+// linked zoom; the trace opened on its iterations with a readable ruler, nested ranges and a summary
+// by side and rank; generations in problem order over a fixed denominator; aligned sources and logs;
+// stores that are refused rather than created; the speedup column.
+#include "fixtures.h"
+#include "generationsview.h"
+#include "heatmapview.h"
+#include "mainwindow.h"
+#include "perfview.h"
+#include "pkbw/core/sha256.h"
+#include "pkbw/core/trace_store.h"
+#include "runsmodel.h"
+#include "runsources.h"
+#include "sourceview.h"
+#include "timelinewidget.h"
+#include "traceview.h"
+
+#include <QDir>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QtTest>
+#include <cmath>
+#include <fstream>
+#include <qcustomplot.h>
+
+using namespace pkbw;
+using namespace pkbw::app;
+
+namespace {
+
+Tensor f32(std::int64_t rows, std::int64_t cols, const std::vector<float>& v) {
+    return Tensor::from_bytes(
+        DType::F32, {rows, cols},
+        std::span(reinterpret_cast<const std::byte*>(v.data()), v.size() * sizeof(float)));
+}
+
+TraceEvent range(TraceEventKind kind, const std::string& category, const std::string& name, std::int64_t t0,
+                 std::int64_t t1, nlohmann::json payload = nullptr) {
+    TraceEvent e;
+    e.kind = kind;
+    e.category = category;
+    e.name = name;
+    e.start_ns = t0;
+    e.end_ns = t1;
+    e.payload = std::move(payload);
+    return e;
+}
+
+TraceEvent kernel(const std::string& name, std::int64_t t0, std::int64_t t1, int stream) {
+    TraceEvent e = range(TraceEventKind::Kernel, "", name, t0, t1);
+    e.stream = stream;
+    return e;
+}
+
+// Rank 0 of a traced perf run: a 50 ms perf phase and, inside a 1 ms "trace" phase, one reference
+// iteration (100-200 us: gemm 110-150 us on stream 7, an NCCL all-gather 140-180 us on stream 8, so
+// 10 of its 40 us overlap compute) and one candidate iteration (300-400 us: push_shard 310-330 us).
+RankTrace sample_trace() {
+    RankTrace t;
+    t.rank = 0;
+    t.events = {
+        range(TraceEventKind::EngineRange, "phase", "perf", 0, 50'000'000),
+        range(TraceEventKind::EngineRange, "phase", "trace", 50'000, 1'000'000),
+        range(TraceEventKind::EngineRange, "iteration", "reference/0", 100'000, 200'000,
+              {{"side", "reference"}}),
+        kernel("gemm", 110'000, 150'000, 7),
+        kernel("ncclDevKernel_AllGather_RING_LL", 140'000, 180'000, 8),
+        range(TraceEventKind::EngineRange, "iteration", "candidate/0", 300'000, 400'000,
+              {{"side", "candidate"}}),
+        kernel("push_shard", 310'000, 330'000, 7),
+    };
+    sort_events(t.events);
+    return t;
+}
+
+std::int64_t add_run(Store& store, const std::string& problem, const std::string& generation, RunMode mode,
+                     RunStatus status, std::optional<double> speedup, int second,
+                     const std::string& backend = "host", const std::string& statistic = "speedup") {
+    RunRecord run;
+    run.problem_stem = problem;
+    run.mode = mode;
+    run.backend = backend;
+    run.world_size = 2;
+    run.generation = parse_generation_label(generation);
+    run.started_at =
+        QStringLiteral("2026-12-01T10:00:%1Z").arg(second, 2, 10, QLatin1Char('0')).toStdString();
+    if (backend.rfind("pkb-", 0) == 0) {
+        run.command_line = {"pkbw", "import-pkb", "/logs"};
+    }
+    const auto id = store.begin_run(run);
+    if (speedup) {
+        store.add_perf_summary({id, Side::Candidate, -1, statistic, *speedup});
+    }
+    store.finish_run(id, status, 0, "");
+    return id;
+}
+
+} // namespace
+
+class TestInspect : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { QCoreApplication::setOrganizationName(QStringLiteral("pkbw-test")); }
+
+    // --- Heatmaps ---------------------------------------------------------------------------
+
+    void difference_map_shows_a_bias_the_values_hide() {
+        std::vector<float> ref(64, 10.0f), cand(64);
+        for (int i = 0; i < 64; ++i) {
+            cand[static_cast<std::size_t>(i)] =
+                10.0f + 0.004f * static_cast<float>(i); // a ramp on a constant
+        }
+        const DifferenceMap d = difference_map(f32(8, 8, ref), f32(8, 8, cand), 4);
+        QCOMPARE(d.diff.rows, 4);
+        QCOMPARE(d.diff.cols, 4);
+        for (float v : d.diff.values) {
+            QVERIFY(v > 0); // every cell holds its block's largest (positive) difference
+        }
+        QCOMPARE(d.max_diff_index, qint64(63));
+        QVERIFY(std::fabs(d.max_abs_diff - (10.0f + 0.004f * 63 - 10.0f)) < 1e-6);
+        QCOMPARE(d.nonfinite, qint64(0));
+    }
+
+    void value_maps_share_one_range_and_readout_gives_the_element() {
+        std::vector<float> ref(16, 1.0f), cand(16, 1.0f);
+        for (int r = 0; r < 4; ++r) {
+            cand[static_cast<std::size_t>(r * 4 + 1)] = 1.5f;
+        }
+        cand[11] = std::nanf("");
+        bool diverging = true;
+        const HeatmapSet set = compute_heatmaps(f32(4, 4, ref), f32(4, 4, cand), 0.01, 0.0);
+        const auto [lo, hi] = shared_value_range(set.ref, set.cand, &diverging);
+        QCOMPARE(lo, 1.0);
+        QCOMPARE(hi, 1.5);
+        QVERIFY(!diverging);
+
+        HeatmapView view;
+        view.resize(900, 800);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.show_set(set);
+        auto* ref_map = qobject_cast<QCPColorMap*>(view.plots()[0]->plottable(0));
+        auto* cand_map = qobject_cast<QCPColorMap*>(view.plots()[1]->plottable(0));
+        QVERIFY(ref_map && cand_map);
+        QCOMPARE(ref_map->dataRange(), cand_map->dataRange());
+        // Equal values, equal colours.
+        QCOMPARE(ref_map->gradient().color(1.0, ref_map->dataRange()),
+                 cand_map->gradient().color(1.0, cand_map->dataRange()));
+        QVERIFY(view.values_shown());
+        const QString readout = view.readout_at(2, 1);
+        QVERIFY2(readout.contains(QStringLiteral("[2, 1] (element 9)")), qPrintable(readout));
+        QVERIFY2(readout.contains(QStringLiteral("reference 1, candidate 1.5, difference 0.5, ratio 50")),
+                 qPrintable(readout));
+        const QString summary = view.summary_text();
+        QVERIFY2(summary.contains(QStringLiteral("max |diff| 0.5 at [0, 1]")), qPrintable(summary));
+        QVERIFY2(
+            summary.contains(QStringLiteral("worst at [2, 3], first at [0, 1] (reference 1, candidate nan)")),
+            qPrintable(summary));
+
+        // Linked zoom: a zoom in one map is the zoom of all four.
+        view.plots()[0]->xAxis->setRange(1, 2);
+        for (int i = 1; i < 4; ++i) {
+            QCOMPARE(view.plots()[i]->xAxis->range(), QCPRange(1, 2));
+        }
+        // Kept aspect once laid out: the same data units per pixel on both axes.
+        view.show_set(set);
+        QCustomPlot* plot = view.plots()[3];
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        const QRect r = plot->axisRect()->rect();
+        const double x_per_px = plot->xAxis->range().size() / r.width();
+        const double y_per_px = plot->yAxis->range().size() / r.height();
+        QVERIFY2(std::fabs(x_per_px - y_per_px) < 0.02 * x_per_px,
+                 qPrintable(QString::number(x_per_px / y_per_px)));
+
+        // A new run: nothing of this one survives.
+        view.clear(QStringLiteral("next"));
+        QVERIFY(!view.values_shown());
+        QCOMPARE(ref_map->dataRange(), QCPRange(0, 1));
+        QCOMPARE(view.plots()[3]->xAxis->range(), QCPRange(0, 1));
+    }
+
+    void stored_error_map_alone_hides_the_value_maps() {
+        TensorResultRow row;
+        row.name = "out";
+        row.numel = 16;
+        row.error_map.source_rows = row.error_map.source_cols = 4;
+        row.error_map.rows = row.error_map.cols = 4;
+        row.error_map.ratio.assign(16, 0.5f);
+        HeatmapView view;
+        view.show_set(heatmaps_from_row(row, 0.01, 0.01));
+        QVERIFY(!view.values_shown());
+        QVERIFY(view.readout_at(1, 1).contains(QStringLiteral("cell ratio 0.5")));
+    }
+
+    // --- Trace --------------------------------------------------------------------------------
+
+    void timeline_opens_on_iterations_with_a_readable_ruler() {
+        auto data = std::make_shared<const TimelineData>(timeline_from_traces({sample_trace()}));
+        QCOMPARE(data->iterations.size(), std::size_t(2));
+        // The engine lane: the iterations nest inside the "trace" phase, itself inside "perf".
+        const auto lane = std::find_if(data->lanes.begin(), data->lanes.end(),
+                                       [](const TimelineLane& l) { return l.name == "engine"; });
+        QVERIFY(lane != data->lanes.end());
+        QCOMPARE(lane->depths, 3);
+        TimelineWidget w;
+        w.resize(1100, 400);
+        w.set_trace(data);
+        QVERIFY(std::fabs(w.window_begin() - 94.0) < 1e-6); // 100-400 us, 2% margins
+        QVERIFY(std::fabs(w.window_end() - 406.0) < 1e-6);
+        QCOMPARE(w.origin_us(), 100.0);
+        auto check_unique = [&](const char* where) {
+            const QStringList labels = w.tick_labels();
+            QVERIFY2(labels.size() >= 3, where);
+            QCOMPARE(QSet<QString>(labels.begin(), labels.end()).size(), labels.size());
+        };
+        check_unique("iterations");
+        QVERIFY(w.tick_labels().contains(QStringLiteral("0 µs")));
+        // Deep in the perf phase, zoomed to 10 ns: still distinct labels.
+        w.set_window(100 + 12'345.678, 100 + 12'345.688);
+        check_unique("10 ns");
+        QVERIFY2(w.tick_labels().first().contains(QStringLiteral("12345")),
+                 qPrintable(w.tick_labels().first()));
+        w.set_window(0, 50'000);
+        check_unique("whole");
+        // Zoom to an event: the candidate's kernel.
+        w.set_window(94, 406);
+        w.select_area(300, 400);
+        QVERIFY(w.zoom_to_selection());
+        QVERIFY(std::fabs(w.window_begin() - 295) < 1e-6 && std::fabs(w.window_end() - 405) < 1e-6);
+    }
+
+    void summary_by_side_and_rank_with_overlap() {
+        const TraceSummary s = summarize_trace({sample_trace()});
+        QCOMPARE(s.overlaps.size(), std::size_t(2));
+        QCOMPARE(QString::fromStdString(s.overlaps[0].side), QStringLiteral("reference"));
+        QCOMPARE(s.overlaps[0].communication_us, 40.0);
+        QCOMPARE(s.overlaps[0].overlap_us, 10.0);
+        QCOMPARE(s.overlaps[0].overlap_percent, 25.0);
+        QCOMPARE(s.overlaps[1].communication_us, 0.0);
+        QCOMPARE(s.rows.size(), std::size_t(3));
+        QCOMPARE(QString::fromStdString(s.rows[0].side), QStringLiteral("reference"));
+        QCOMPARE(s.rows[0].count, qint64(1));
+        QCOMPARE(s.rows[0].total_us, 40.0);
+        QCOMPARE(s.rows[0].percent_of_iteration, 40.0);
+        QCOMPARE(QString::fromStdString(s.rows[2].name), QStringLiteral("push_shard"));
+        QCOMPARE(s.rows[2].percent_of_iteration, 20.0);
+        // A selection holding the candidate's iteration only.
+        const TraceSummary c =
+            summarize_trace({sample_trace()}, std::pair<std::int64_t, std::int64_t>{250'000, 450'000});
+        QCOMPARE(c.rows.size(), std::size_t(1));
+        QCOMPARE(QString::fromStdString(c.rows[0].side), QStringLiteral("candidate"));
+    }
+
+    void trace_view_from_the_store_and_why_none() {
+        const QString path = test::temp_path(QStringLiteral("traced.db"));
+        std::int64_t traced = 0, python = 0, plain = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            RunRecord run;
+            run.problem_stem = "2_allgather";
+            run.mode = RunMode::Perf;
+            run.backend = "host";
+            run.command_line = {"pkbw", "perf", "--trace"};
+            traced = store.begin_run(run);
+            store.finish_run(traced, RunStatus::Pass, 0, "");
+            store_run_traces(store, traced, {sample_trace()});
+            run.backend = "pkb-cuda";
+            run.solution_path = "solutions_cuda/2_allgather.py";
+            python = store.begin_run(run);
+            store.finish_run(python, RunStatus::Pass, 0, "");
+            run.command_line = {"pkbw", "perf"};
+            plain = store.begin_run(run);
+            store.finish_run(plain, RunStatus::Pass, 0, "");
+        }
+        TraceView view;
+        view.resize(1200, 800);
+        view.set_store(path);
+        QSignalSpy loaded(&view, &TraceView::loaded);
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), traced)));
+        QVERIFY(loaded.wait(5000));
+        QCOMPARE(view.summary_table()->rowCount(), 3);
+        QCOMPARE(view.overlap_table()->rowCount(), 2);
+        QCOMPARE(view.overlap_table()->item(0, 6)->text(), QStringLiteral("25.0"));
+        QVERIFY(std::fabs(view.timeline()->window_begin() - 94.0) < 1e-6);
+        // Ctrl+drag selection -> the summary of the selection.
+        view.timeline()->select_area(250, 450);
+        QCOMPARE(view.summary_table()->rowCount(), 1);
+
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), python)));
+        QTRY_VERIFY_WITH_TIMEOUT(view.info_text().contains(QStringLiteral("PKB's Python harness")), 5000);
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), plain)));
+        QTRY_VERIFY_WITH_TIMEOUT(view.info_text().contains(QStringLiteral("not run with --trace")), 5000);
+    }
+
+    // --- Generations --------------------------------------------------------------------------
+
+    void generations_are_paper_grade() {
+        const QString path = test::temp_path(QStringLiteral("papers.db"));
+        const std::string g1 = "solutions_cuda_bf16_h100_anthropic_claude-opus-4-7",
+                          g2 = "solutions_cuda_bf16_h100_openai_gpt-5.5";
+        std::int64_t older_pass = 0, newer_mismatch = 0, pass_before_error = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            add_run(store, "calibrate", "", RunMode::Perf, RunStatus::Pass, 1.0, 1);
+            add_run(store, "1_allreduce", "cuda", RunMode::Perf, RunStatus::Pass, 3.0, 2); // ad hoc
+            add_run(store, "12_allgather_gemm", g1, RunMode::Perf, RunStatus::Pass, 0.5, 3);
+            older_pass = add_run(store, "2_allgather", g1, RunMode::Perf, RunStatus::Pass, 1.5, 4);
+            newer_mismatch =
+                add_run(store, "2_allgather", g1, RunMode::Perf, RunStatus::Mismatch, std::nullopt, 5);
+            pass_before_error = add_run(store, "1_allreduce", g1, RunMode::Perf, RunStatus::Pass, 2.0, 6);
+            add_run(store, "1_allreduce", g1, RunMode::Perf, RunStatus::Error, std::nullopt, 7); // infra
+            add_run(store, "2_allgather", g2, RunMode::Perf, RunStatus::Error, std::nullopt, 8);
+            add_run(store, "12_allgather_gemm", g2, RunMode::Eval, RunStatus::Pass, 1.25, 9, "pkb-cuda",
+                    "pkb_speedup");
+        }
+        const GenerationMatrix m = load_generation_matrix(Store::open_read_only(path.toStdString()));
+        QCOMPARE(m.problems, (std::vector<std::string>{"1_allreduce", "2_allgather", "12_allgather_gemm"}));
+        QCOMPARE(m.short_labels, (std::vector<std::string>{"anthropic/claude-opus-4-7", "openai/gpt-5.5"}));
+        QCOMPARE(m.left_out_calibration, 1);
+        QCOMPARE(m.left_out_adhoc, 1);
+        // An infrastructure error never stands in for the pass before it.
+        QCOMPARE(m.cells.at({0, 0}).run_id, pass_before_error);
+        QCOMPARE(m.cells.at({0, 0}).infra_errors, 1);
+        // The latest result is the mismatch, and an older run's speedup does not stand in.
+        QCOMPARE(m.cells.at({0, 1}).run_id, newer_mismatch);
+        QVERIFY(!m.cells.at({0, 1}).speedup);
+        QVERIFY(!m.cells.at({1, 1}).result);
+        // PKB's speedup for the imported run.
+        QCOMPARE(*m.cells.at({1, 2}).speedup, 1.25);
+        QCOMPARE(QString::fromStdString(m.cells.at({1, 2}).speedup_source), QStringLiteral("PKB"));
+        const GenerationStats s1 = m.stats_of(0), s2 = m.stats_of(1);
+        QCOMPARE(s1.attempted, 3);
+        QCOMPARE(s1.correct, 2);
+        QCOMPARE(s1.fast_1, 1);
+        QCOMPARE(s1.geomean_n, 2);
+        QVERIFY(std::fabs(*s1.geomean - 1.0) < 1e-9);
+        QCOMPARE(s2.attempted, 1);
+        QCOMPARE(s2.infra_only, 1);
+        QCOMPARE(s2.geomean_n, 1);
+        QCOMPARE(fast_p(m.results_of(1), 1.0), 1.0 / 3.0); // over the fixed 3 problems
+
+        const GenerationMatrix best =
+            load_generation_matrix(Store::open_read_only(path.toStdString()), CellPick::Best);
+        QCOMPARE(best.cells.at({0, 1}).run_id, older_pass);
+        QCOMPARE(*best.cells.at({0, 1}).speedup, 1.5);
+
+        GenerationsView view;
+        QSignalSpy loaded(&view, &GenerationsView::loaded);
+        view.set_store(path);
+        QVERIFY(loaded.wait(5000));
+        QCOMPARE(view.model()->headerData(2, Qt::Horizontal, Qt::DisplayRole).toString(),
+                 QStringLiteral("12_allgather_gemm"));
+        QCOMPARE(view.stats_table()->item(0, 1)->text(), QStringLiteral("3 / 3"));
+        QCOMPARE(view.stats_table()->item(0, 5)->text(), QStringLiteral("2"));
+        QVERIFY(view.status_text().contains(QStringLiteral("1 calibration")));
+        QCOMPARE(view.model()->index(1, 2).data().toString(), QStringLiteral("pass 1.25× PKB"));
+        QCOMPARE(view.model()->index(1, 1).data().toString(), QStringLiteral("no result (error)"));
+    }
+
+    void pkb_per_trial_speedups_show_their_spread() {
+        auto data = std::make_shared<RunData>();
+        data->run.id = 5;
+        data->run.backend = "pkb-cuda";
+        for (const auto& [name, value] : {std::pair{"pkb_speedup", 0.976},
+                                          {"pkb_speedup.trial_0", 1.44},
+                                          {"pkb_speedup.trial_1", 0.665}}) {
+            data->summaries.push_back({5, Side::Candidate, -1, name, value});
+        }
+        PerfView view;
+        view.set_data(data);
+        const QString text = view.summary_text();
+        QVERIFY2(text.contains(QStringLiteral("PKB's speedup 0.976×")), qPrintable(text));
+        QVERIFY2(
+            text.contains(QStringLiteral("trial 0: 1.44×, trial 1: 0.665×; spread 0.665–1.44×, 2.17× apart")),
+            qPrintable(text));
+        QCOMPARE(view.plot()->graphCount(), 1); // the two trials as points
+        QCOMPARE(view.plot()->graph(0)->dataCount(), 2);
+    }
+
+    // --- Sources ------------------------------------------------------------------------------
+
+    void sources_aligned_with_line_numbers() {
+        SourceView view;
+        view.set_sources(QStringLiteral("ref"), QStringLiteral("int a;\nint b;\nint c;"),
+                         QStringLiteral("cand"), QStringLiteral("int a;\nfloat b;\nint c;\nint d;"),
+                         QStringLiteral("solution.cu(2): error: bad\nsolution.cu:4:5: error: worse\n"));
+        const QStringList left = view.shown_left().split(QLatin1Char('\n'));
+        const QStringList right = view.shown_right().split(QLatin1Char('\n'));
+        QCOMPARE(left.size(), right.size());
+        QCOMPARE(left, (QStringList{QStringLiteral("1  int a;"), QStringLiteral("2  int b;"), QString(),
+                                    QStringLiteral("3  int c;"), QString()}));
+        QCOMPARE(right, (QStringList{QStringLiteral("1  int a;"), QString(), QStringLiteral("2  float b;"),
+                                     QStringLiteral("3  int c;"), QStringLiteral("4  int d;")}));
+        QCOMPARE(view.diagnostics().size(), 2); // every diagnostic, not the first
+        // A missing candidate: no diff against an empty text.
+        view.set_sources(QStringLiteral("ref"), QStringLiteral("int a;\n"), QString(), QString(), QString(),
+                         QString(), QStringLiteral("sol.cu: not found"));
+        QCOMPARE(view.deleted_lines(), 0);
+        QCOMPARE(view.shown_right(), QStringLiteral("sol.cu: not found"));
+    }
+
+    void run_sources_follow_the_run_not_the_gui() {
+        const QString root = test::temp_path(QStringLiteral("moved"));
+        const std::filesystem::path dir = root.toStdString();
+        std::filesystem::create_directories(dir / "runs" / "run_1");
+        std::filesystem::create_directories(dir / "samples");
+        std::ofstream(dir / "ref.py") << "def reference():\n    pass\n";
+        std::ofstream(dir / "samples" / "sol.cu") << "__global__ void k() {}\n";
+        std::ofstream(dir / "runs" / "run_1" / "rank_1.log") << "rank one\n";
+        std::ofstream(dir / "runs" / "run_1" / "rank_0.log") << "rank zero\n";
+        std::ofstream(dir / "runs" / "run_1" / "compile_candidate.log")
+            << "sol.cu(1): error: a\nsol.cu(1): error: b\n";
+        std::ofstream(dir / "runs" / "run_1" / "config.json")
+            << nlohmann::json{{"pkb", {{"reference_file", (dir / "ref.py").string()}}}}.dump();
+        RunData data;
+        data.run.run_dir = (dir / "runs" / "run_1").string();
+        data.run.solution_path = "samples/sol.cu"; // relative: found beside the store, not in the GUI's cwd
+        data.run.solution_sha256 = sha256_hex("something else");
+        const RunSources s = load_run_sources(data, dir / "runs.db", {});
+        QVERIFY2(s.reference.found(), s.reference.error.c_str());
+        QVERIFY(s.reference.text.find("def reference") != std::string::npos);
+        QVERIFY2(s.candidate.found(), s.candidate.error.c_str());
+        QVERIFY(s.candidate.note.find("edited since the run") != std::string::npos);
+        QCOMPARE(s.logs.size(), std::size_t(3));
+        QCOMPARE(QString::fromStdString(s.logs[0].name), QStringLiteral("compile_candidate.log"));
+        QCOMPARE(QString::fromStdString(s.logs[1].name), QStringLiteral("rank_0.log"));
+        QCOMPARE(QString::fromStdString(s.logs[2].name), QStringLiteral("rank_1.log"));
+    }
+
+    // --- Stores and the runs list ---------------------------------------------------------------
+
+    void mistyped_store_is_refused_default_is_created() {
+        const QString typo = test::temp_path(QStringLiteral("nodir/x/runs.db"));
+        MainWindow window;
+        QSignalSpy opened(&window, &MainWindow::store_opened);
+        QSignalSpy failed(&window, &MainWindow::store_failed);
+        window.open_store(typo);
+        QVERIFY(failed.wait(5000));
+        QVERIFY(failed.first().first().toString().contains(QStringLiteral("no such store")));
+        QVERIFY(!QFileInfo::exists(typo));
+        QVERIFY(!QDir(test::temp_path(QStringLiteral("nodir"))).exists());
+        const QString fresh = test::temp_path(QStringLiteral("default/pkbw/runs.db"));
+        window.open_store(fresh, true);
+        QVERIFY(opened.wait(5000));
+        QVERIFY(QFileInfo::exists(fresh));
+    }
+
+    void runs_list_has_a_speedup_column() {
+        const QString path = test::temp_path(QStringLiteral("speedups.db"));
+        {
+            Store store = Store::open(path.toStdString());
+            const auto perf = test::add_perf_run(store, "1_allreduce",
+                                                 "solutions_cuda_bf16_none_anthropic_claude", 2.0, 1.0);
+            // A perf run with PKB's figure too shows pkbw's own (whatever the summaries' order).
+            store.add_perf_summary({perf, Side::Candidate, -1, "pkb_speedup", 1.9});
+            add_run(store, "2_allgather", "solutions_cuda_bf16_none_openai_gpt-5.5", RunMode::Eval,
+                    RunStatus::Pass, 1.25, 59, "pkb-cuda", "pkb_speedup");
+        }
+        RunsModel model;
+        QSignalSpy loaded(&model, &RunsModel::page_loaded);
+        model.set_store(path);
+        QVERIFY(loaded.wait(5000));
+        QStringList speedups;
+        for (int r = 0; r < model.rowCount(); ++r) {
+            speedups << model.index(r, RunsModel::Speedup).data().toString();
+        }
+        speedups.sort();
+        QCOMPARE(speedups, (QStringList{QStringLiteral("1.250× PKB"), QStringLiteral("2.000×")}));
+        QCOMPARE(model.headerData(RunsModel::Speedup, Qt::Horizontal, Qt::DisplayRole).toString(),
+                 QStringLiteral("Speedup"));
+    }
+};
+
+QTEST_MAIN(TestInspect)
+#include "tst_inspect.moc"
