@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 packages=(cmake ninja-build g++ pkg-config
           libsqlite3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
           qt6-base-dev qt6-base-dev-tools qt6-svg-dev libqcustomplot-dev libgl-dev
-          clang-14 libclang-rt-14-dev xvfb xauth python3 python3-torch)
+          clang-14 libclang-rt-14-dev xvfb xauth python3 python3-torch
+          libtomlplusplus-dev libcurl4-openssl-dev libcpp-httplib-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

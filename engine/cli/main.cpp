@@ -1,5 +1,6 @@
 // pkbw: the command-line program (docs/cli.md). `pkbw eval` and `pkbw dryrun` run a problem's
 // candidate (or reference) on W ranks and record the run; `problems`, `runs`, `show` read.
+#include "commands.h"
 #include "export_command.h"
 #include "import_pkb_command.h"
 #include "launcher.h"
@@ -234,6 +235,8 @@ int main(int argc, char** argv) {
     show->add_option("--store", show_store, "SQLite store");
     show->add_flag("--json", show_json);
 
+    auto generation = pkbw::generate::register_commands(app); // prompt, generate, agent
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
@@ -247,6 +250,8 @@ int main(int argc, char** argv) {
         }
         if (problems->parsed())
             return list_problems(problems_json);
+        if (auto code = generation->run_parsed())
+            return *code;
         for (int i = 0; i < 4; ++i) {
             if (!run_commands[i]->parsed())
                 continue;

@@ -1,0 +1,20 @@
+// The generation subcommands (`prompt`, `generate`, `agent`; docs/generate.md), registered on the
+// pkbw command line by two calls from engine/cli/main.cpp.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <optional>
+
+namespace pkbw::generate {
+
+class Commands {
+public:
+    virtual ~Commands() = default;
+    // The exit code of the generation subcommand that was parsed, or nullopt when none was.
+    virtual std::optional<int> run_parsed() = 0;
+};
+
+std::unique_ptr<Commands> register_commands(CLI::App& app);
+
+} // namespace pkbw::generate
