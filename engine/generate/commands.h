@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace pkbw::generate {
 
@@ -13,6 +15,8 @@ public:
     virtual ~Commands() = default;
     // The exit code of the generation subcommand that was parsed, or nullopt when none was.
     virtual std::optional<int> run_parsed() = 0;
+    // argv, recorded with a generation.
+    virtual void set_command_line(std::vector<std::string> line) = 0;
 };
 
 std::unique_ptr<Commands> register_commands(CLI::App& app);
