@@ -236,6 +236,7 @@ int main(int argc, char** argv) {
     show->add_flag("--json", show_json);
 
     auto generation = pkbw::generate::register_commands(app); // prompt, generate, agent
+    generation->set_command_line(command_line);
 
     try {
         app.parse(argc, argv);
@@ -268,8 +269,12 @@ int main(int argc, char** argv) {
                                       export_output);
         if (runs->parsed())
             return list_runs(resolve_store_path(runs_store), query, std::cout, std::cerr);
-        if (show->parsed())
-            return show_run(resolve_store_path(show_store), run_id, show_json, std::cout, std::cerr);
+        if (show->parsed()) {
+            int code = show_run(resolve_store_path(show_store), run_id, show_json, std::cout, std::cerr);
+            if (code == 0 && !show_json)
+                generation->after_show(resolve_store_path(show_store).string(), run_id);
+            return code;
+        }
         std::cout << app.help();
         return kExitUsage;
     } catch (const StoreError& error) {

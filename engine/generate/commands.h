@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,8 @@ public:
     virtual std::optional<int> run_parsed() = 0;
     // argv, recorded with a generation.
     virtual void set_command_line(std::vector<std::string> line) = 0;
+    // After `pkbw show RUN` (text): the agent trajectory when the run judged an attempt.
+    virtual void after_show(const std::string& store_path, std::int64_t run_id) = 0;
 };
 
 std::unique_ptr<Commands> register_commands(CLI::App& app);
