@@ -31,7 +31,7 @@ std::string hardware_from_store(const std::optional<std::string>& store_flag) {
             return {};
         Store store = Store::open_read_only(path, Store::Missing::Fail);
         for (const auto& run : store.list_runs({}, {}, 50))
-            if (!run.gpu_names.empty()) {
+            if (!run.gpu_names.empty() && run.backend != "host") { // host runs name no GPU
                 std::string text = std::to_string(run.gpu_names.size()) + " x " + run.gpu_names.front();
                 return text + " (as seen by run " + std::to_string(run.id) + " in the store)";
             }
