@@ -1,5 +1,6 @@
 // pkbw: the command-line program (docs/cli.md). `pkbw eval` and `pkbw dryrun` run a problem's
 // candidate (or reference) on W ranks and record the run; `problems`, `runs`, `show` read.
+#include "commands.h"
 #include "export_command.h"
 #include "import_pkb_command.h"
 #include "launcher.h"
@@ -239,6 +240,8 @@ int main(int argc, char** argv) {
     show->add_flag("--json", show_json);
 
     SweepCommands sweep_commands(app); // sweep, sweeps, store merge
+    auto generation = pkbw::generate::register_commands(app); // prompt, generate, agent
+    generation->set_command_line(command_line);
 
     try {
         app.parse(argc, argv);
@@ -253,6 +256,8 @@ int main(int argc, char** argv) {
         }
         if (problems->parsed())
             return list_problems(problems_json);
+        if (auto code = generation->run_parsed())
+            return *code;
         for (int i = 0; i < 4; ++i) {
             if (!run_commands[i]->parsed())
                 continue;
@@ -277,8 +282,12 @@ int main(int argc, char** argv) {
             std::cerr << "pkbw: show needs a RUN id or --sweep ID\n";
             return kExitUsage;
         }
-        if (show->parsed())
-            return show_run(resolve_store_path(show_store), run_id, show_json, std::cout, std::cerr);
+        if (show->parsed()) {
+            int code = show_run(resolve_store_path(show_store), run_id, show_json, std::cout, std::cerr);
+            if (code == 0 && !show_json)
+                generation->after_show(resolve_store_path(show_store).string(), run_id);
+            return code;
+        }
         std::cout << app.help();
         return kExitUsage;
     } catch (const StoreError& error) {

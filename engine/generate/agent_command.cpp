@@ -1,0 +1,390 @@
+#include "agent_command.h"
+
+#include "locate.h"
+#include "model_client.h"
+#include "pkbw/core/error.h"
+#include "pkbw/core/generation_store.h"
+#include "pkbw/problems/registry.h"
+#include "store_recorder.h"
+#include "subprocess.h"
+
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+namespace pkbw::generate {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string source_line(const std::string& source, int line) {
+    std::istringstream in(source);
+    std::string text;
+    for (int i = 1; std::getline(in, text); ++i)
+        if (i == line)
+            return text;
+    return {};
+}
+
+std::string number(double v) {
+    std::ostringstream s;
+    s << std::setprecision(4) << v;
+    return s.str();
+}
+
+} // namespace
+
+Verdict verdict_from_judge_output(const std::string& output, const std::string& source) {
+    Verdict v;
+    std::ostringstream feedback;
+    std::istringstream lines(output);
+    std::string line;
+    json finished;
+    std::vector<json> compile_errors;
+    while (std::getline(lines, line)) {
+        if (line.empty() || line.front() != '{')
+            continue;
+        json j = json::parse(line, nullptr, false);
+        if (j.is_discarded() || !j.contains("event"))
+            continue;
+        std::string event = j.value("event", "");
+        if (event == "run_started")
+            v.run_id = j.value("run_id", std::int64_t{0});
+        else if (event == "compile" && j.value("side", "") == "candidate" && j.value("status", "") == "error")
+            compile_errors.push_back(j);
+        else if (event == "run_finished")
+            finished = j;
+    }
+    if (finished.is_null()) {
+        v.status = "judge_failed";
+        v.feedback = "pkbw could not judge the candidate (no run_finished line). Its output ends with:\n" +
+                     output.substr(output.size() > 2000 ? output.size() - 2000 : 0);
+        return v;
+    }
+    v.run_id = finished.value("run_id", v.run_id);
+    v.status = finished.value("status", "unknown");
+    feedback << "pkbw's verdict on your candidate (run " << v.run_id << "): " << v.status;
+    if (std::string message = finished.value("message", ""); !message.empty())
+        feedback << " - " << message;
+    feedback << "\n";
+    for (const auto& c : compile_errors) {
+        feedback << "\nThe candidate did not compile.";
+        int shown = 0;
+        for (const auto& d : c.value("diagnostics", json::array())) {
+            if (shown++ == 20)
+                break;
+            int ln = d.value("line", 0);
+            feedback << "\n- line " << ln << ", column " << d.value("column", 0) << ": "
+                     << d.value("severity", "") << ": " << d.value("message", "");
+            if (std::string text = source_line(source, ln); ln > 0 && !text.empty())
+                feedback << "\n    " << ln << " | " << text;
+        }
+        if (shown == 0)
+            feedback << "\n" << c.value("message", "").substr(0, 4000);
+        feedback << "\n";
+    }
+    for (const auto& trial : finished.value("trials", json::array())) {
+        bool header = false;
+        for (const auto& rank : trial.value("ranks", json::array())) {
+            std::string status = rank.value("status", "");
+            if (status == "pass")
+                continue;
+            if (!header) {
+                feedback << "\nTrial " << trial.value("trial", 0) << ":";
+                header = true;
+            }
+            feedback << "\n- rank " << rank.value("rank", 0) << ": " << status;
+            if (std::string m = rank.value("message", ""); !m.empty())
+                feedback << " (" << m.substr(0, 500) << ")";
+            for (const auto& t : rank.value("tensors", json::array())) {
+                if (t.value("pass", true))
+                    continue;
+                feedback << "\n    output `" << t.value("name", "") << "`: " << t.value("mismatch_count", 0)
+                         << " of " << t.value("numel", 0) << " elements outside tolerance";
+                if (t.contains("max_abs_error") && t["max_abs_error"].is_number())
+                    feedback << ", max abs error " << number(t["max_abs_error"].get<double>());
+                if (t.contains("max_rel_error") && t["max_rel_error"].is_number())
+                    feedback << ", max rel error " << number(t["max_rel_error"].get<double>());
+                if (t.contains("first_mismatch"))
+                    feedback << ", first at flat index " << t["first_mismatch"].dump();
+                if (!t.value("shape_match", true))
+                    feedback << ", shape " << t.value("cand_shape", json()).dump() << " instead of "
+                             << t.value("ref_shape", json()).dump();
+            }
+        }
+        if (header)
+            feedback << "\n";
+    }
+    if (finished.contains("perf") && finished["perf"].contains("pkbw")) {
+        const json& p = finished["perf"]["pkbw"];
+        if (p["speedup"].is_number())
+            v.speedup = p["speedup"].get<double>();
+        if (p["ci_low"].is_number())
+            v.ci_low = p["ci_low"].get<double>();
+        if (p["ci_high"].is_number())
+            v.ci_high = p["ci_high"].get<double>();
+        v.perf_verdict = p.value("verdict", "");
+        if (v.speedup)
+            feedback << "\nPerf: speedup " << number(*v.speedup) << "x over the reference (95% interval "
+                     << number(v.ci_low.value_or(NAN)) << " to " << number(v.ci_high.value_or(NAN)) << ", "
+                     << v.perf_verdict << ")";
+        if (finished["perf"].contains("plausibility") &&
+            finished["perf"]["plausibility"].value("below_floor", false))
+            feedback << "; the candidate's time is below the physical floor: the timing is not trusted";
+        feedback << "\n";
+    }
+    for (const auto& w : finished.value("warnings", json::array()))
+        if (w.is_string())
+            feedback << "Warning: " << w.get<std::string>() << "\n";
+    v.feedback = feedback.str();
+    return v;
+}
+
+void add_agent_options(CLI::App& command, AgentOptions& o) {
+    command.add_option("-p,--problem", o.generate.prompt.problem, "problem number or stem")->required();
+    command.add_option("--attempts", o.attempts, "attempts at most (5)")->check(CLI::Range(1, 100));
+    command.add_option("--budget-usd", o.budget_usd, "stop once the estimated cost reaches this (5)");
+    command.add_option("--backend", o.generate.prompt.backend, "host | native (the cuda ABI)")
+        ->check(CLI::IsMember({"host", "native", "cuda"}));
+    command.add_option("--nproc", o.generate.prompt.nproc, "world size W (2)");
+    command.add_flag("--perf", o.perf, "judge with pkbw perf and iterate until faster than the reference");
+    command.add_option("--pkbw", o.pkbw_program, "the pkbw that judges (default: this one)");
+    command.add_option("--judge-arg", o.judge_arguments, "an extra flag for the judge (repeatable)");
+    add_provider_options(command, o.generate);
+}
+
+int run_agent_command(const AgentOptions& input) {
+    try {
+        AgentOptions options = input;
+        PromptOptions& prompt_options = options.generate.prompt;
+        if (prompt_options.backend == "cuda")
+            prompt_options.backend = "native";
+        if (!is_native_backend(prompt_options.backend))
+            throw Error("pkbw agent judges pkbw-ABI candidates: --backend host or native");
+        const std::string target = prompt_options.backend == "host" ? "host" : "cuda";
+        ModelSpec model = parse_model_spec(prompt_options.model);
+        auto prompts = assemble_prompts(prompt_options);
+        if (prompts.size() != 1)
+            throw Error("pkbw agent works on one problem (--problem N)");
+        const AssembledPrompt& prompt = prompts.front();
+
+        ProviderSettings provider;
+        provider.base_url = options.generate.base_url ? *options.generate.base_url : model.default_base_url;
+        while (!provider.base_url.empty() && provider.base_url.back() == '/')
+            provider.base_url.pop_back();
+        if (provider.base_url.empty())
+            throw Error("--model " + prompt_options.model + ": pass --base-url for a local server");
+        provider.max_tokens = options.generate.max_tokens;
+        provider.stream = options.generate.stream;
+        provider.key = key_from_environment(model, true);
+
+        fs::path root =
+            options.generate.output_root ? fs::path(*options.generate.output_root) : fs::path(".");
+        fs::path file = root / prompt.relative_path;
+        fs::path store_path = cli::resolve_store_path(prompt_options.store);
+        std::string pkbw =
+            options.pkbw_program.empty() ? (cli::executable_dir() / "pkbw").string() : options.pkbw_program;
+
+        Store store = Store::open(store_path);
+        GenerationRow row;
+        row.kind = "agent";
+        row.label = fs::path(prompt.relative_path).parent_path().string();
+        row.provider = model.provider;
+        row.model = model.model;
+        row.wire_format = wire_format_name(model.wire);
+        row.base_url = provider.base_url;
+        row.backend = prompt_options.backend;
+        row.precision = prompt_options.precision;
+        row.hardware = prompt_options.hardware.value_or("");
+        row.output_dir = file.parent_path().string();
+        row.settings = json{{"attempts", options.attempts},
+                            {"budget_usd", options.budget_usd},
+                            {"perf", options.perf},
+                            {"nproc", prompt_options.nproc},
+                            {"max_tokens", effective_max_tokens(model, options.generate.max_tokens)}}
+                           .dump();
+        row.command_line = json(options.generate.command_line).dump();
+        const std::int64_t generation_id = add_generation(store, row);
+        std::cerr << "agent generation " << generation_id << ": " << prompt.stem << " with "
+                  << prompt_options.model << ", at most " << options.attempts << " attempts and $"
+                  << options.budget_usd << "\n";
+
+        ModelClient client(model, provider, options.generate.http, &store, generation_id);
+        std::vector<ChatTurn> turns{{"user", prompt.user}};
+        double spent = 0;
+        bool done = false;
+        std::string stop_reason = "attempts exhausted";
+        for (int attempt = 1; attempt <= options.attempts && !done; ++attempt) {
+            if (spent >= options.budget_usd) {
+                stop_reason = "budget reached";
+                break;
+            }
+            AskResult reply =
+                client.ask({prompt.stem, 0, attempt, prompt.system, turns, prompt.language, file});
+            spent += reply.cost_usd.value_or(0);
+            AgentAttemptRow a;
+            a.generation_id = generation_id;
+            a.problem_stem = prompt.stem;
+            a.attempt = attempt;
+            if (attempt > 1)
+                a.parent_attempt = attempt - 1;
+            a.exchange_id = reply.exchange_id;
+            a.cost_usd = reply.cost_usd;
+            a.source = reply.code;
+            Verdict verdict;
+            if (reply.outcome == "http_error") {
+                a.verdict = "http_error";
+                a.feedback = reply.message;
+                add_agent_attempt(store, a);
+                std::cout << "attempt " << attempt << ": http_error (" << reply.message << ")\n";
+                stop_reason = "provider error";
+                break;
+            }
+            if (reply.outcome != "saved") {
+                verdict.status = reply.outcome;
+                verdict.feedback = "Your reply could not be used: " + reply.message +
+                                   ". Answer with the complete source file in one fenced ```" +
+                                   prompt.language + " block.";
+            } else {
+                std::vector<std::string> argv{pkbw,
+                                              options.perf ? "perf" : "eval",
+                                              "--problem",
+                                              prompt.stem,
+                                              "--solution",
+                                              file.string(),
+                                              "--backend",
+                                              target == "host" ? "host" : "cuda",
+                                              "--nproc",
+                                              std::to_string(prompt_options.nproc),
+                                              "--dtype",
+                                              prompt_options.precision == "fp32"   ? "f32"
+                                              : prompt_options.precision == "fp16" ? "f16"
+                                                                                   : prompt_options.precision,
+                                              "--store",
+                                              store_path.string(),
+                                              "--json"};
+                argv.insert(argv.end(), options.judge_arguments.begin(), options.judge_arguments.end());
+                cli::ProcessResult judged = cli::run_process(argv, cli::current_environment(), 1800);
+                verdict = verdict_from_judge_output(judged.output, reply.code);
+            }
+            a.verdict = verdict.status;
+            a.run_id = verdict.run_id > 0 ? std::optional<std::int64_t>(verdict.run_id) : std::nullopt;
+            a.speedup = verdict.speedup;
+            bool passed = verdict.status == "pass";
+            a.fast = passed && verdict.speedup && *verdict.speedup > 1.0;
+            done = options.perf ? a.fast : passed;
+            if (!done) {
+                a.feedback = verdict.feedback +
+                             (passed ? "\nIt is correct but not faster than the reference; make it faster.\n"
+                                     : "\nFix the candidate and answer with the complete file again.\n");
+                turns.push_back({"assistant", reply.reply_text});
+                turns.push_back({"user", a.feedback});
+            }
+            add_agent_attempt(store, a);
+            std::cout << "attempt " << attempt << ": " << verdict.status;
+            if (a.run_id)
+                std::cout << " (run " << *a.run_id << ")";
+            if (verdict.speedup)
+                std::cout << " speedup " << number(*verdict.speedup) << "x";
+            std::cout << std::endl;
+            if (done)
+                stop_reason = options.perf ? "passes and is faster" : "passes";
+        }
+        finish_generation(store, generation_id, done ? "done" : "failed");
+        std::cout << "stopped: " << stop_reason << "; estimated cost $" << spent << "\n";
+        show_generation(store_path.string(), generation_id, std::cout, std::cerr);
+        return done ? 0 : 1;
+    } catch (const Error& error) {
+        std::cerr << "pkbw agent: " << error.what() << "\n";
+        return 2;
+    }
+}
+
+int show_generation(const std::optional<std::string>& store_flag, std::int64_t generation_id,
+                    std::ostream& out, std::ostream& err) {
+    Store store = Store::open_read_only(cli::resolve_store_path(store_flag));
+    auto g = get_generation(store, generation_id);
+    if (!g) {
+        err << "pkbw: no generation " << generation_id << " in " << store.path().string() << "\n";
+        return 1;
+    }
+    out << "generation " << g->id << " (" << g->kind << "): " << g->provider << "/" << g->model << " via "
+        << g->wire_format << " " << g->base_url << "\n  folder " << g->output_dir << "\n  " << g->started_at
+        << " to " << (g->ended_at.empty() ? "?" : g->ended_at) << ", " << g->status << "; settings "
+        << g->settings << "\n";
+    auto exchanges = generation_exchanges(store, generation_id);
+    double cost = 0;
+    out << "exchanges:\n";
+    for (const auto& e : exchanges) {
+        cost += e.cost_usd.value_or(0);
+        out << "  #" << e.id << " " << e.problem_stem << " sample " << e.sample << " attempt " << e.attempt
+            << " try " << e.try_number << ": " << e.outcome;
+        if (e.http_status)
+            out << " HTTP " << *e.http_status;
+        if (!e.finish_reason.empty())
+            out << " finish " << e.finish_reason;
+        if (e.input_tokens || e.output_tokens)
+            out << " tokens " << e.input_tokens.value_or(0) << "/" << e.output_tokens.value_or(0);
+        if (e.latency_ms)
+            out << " " << number(*e.latency_ms) << " ms";
+        if (e.cost_usd)
+            out << " $" << number(*e.cost_usd);
+        if (!e.message.empty())
+            out << " - " << e.message;
+        out << "\n";
+    }
+    auto attempts = agent_attempts(store, generation_id);
+    if (!attempts.empty()) {
+        out << "trajectory:\n  attempt  parent  verdict          run     speedup  fast  diff\n";
+        std::string previous;
+        std::map<std::string, int> first_fast, first_pass;
+        for (const auto& a : attempts) {
+            // The diff to the previous source, as changed-line counts (the GUI shows the diff itself).
+            int changed = 0;
+            if (!previous.empty() || a.attempt > 1) {
+                std::istringstream x(previous), y(a.source);
+                std::string lx, ly;
+                while (true) {
+                    bool gx = static_cast<bool>(std::getline(x, lx)),
+                         gy = static_cast<bool>(std::getline(y, ly));
+                    if (!gx && !gy)
+                        break;
+                    if (!gx || !gy || lx != ly)
+                        ++changed;
+                }
+            }
+            char lineb[200];
+            std::snprintf(lineb, sizeof lineb, "  %7d  %6s  %-15s  %-6s  %7s  %-4s  %s\n", a.attempt,
+                          a.parent_attempt ? std::to_string(*a.parent_attempt).c_str() : "-",
+                          a.verdict.c_str(), a.run_id ? std::to_string(*a.run_id).c_str() : "-",
+                          a.speedup ? (number(*a.speedup) + "x").c_str() : "-", a.fast ? "yes" : "no",
+                          a.attempt == 1 ? "(first)" : (std::to_string(changed) + " lines changed").c_str());
+            out << lineb;
+            if (a.verdict == "pass" && !first_pass.count(a.problem_stem))
+                first_pass[a.problem_stem] = a.attempt;
+            if (a.fast && !first_fast.count(a.problem_stem))
+                first_fast[a.problem_stem] = a.attempt;
+            previous = a.source;
+        }
+        int k_max = attempts.back().attempt;
+        out << "  correct@k (first pass at attempt k) and fast1@k (correct and speedup > 1), over the "
+               "attempts made:\n";
+        for (int k = 1; k <= k_max; ++k) {
+            int correct = 0, fast = 0;
+            for (const auto& [stem, at] : first_pass)
+                correct += at <= k;
+            for (const auto& [stem, at] : first_fast)
+                fast += at <= k;
+            int problems = static_cast<int>(std::max<std::size_t>(1, first_pass.size() + 0));
+            (void)problems;
+            out << "    k=" << k << ": correct " << correct << ", fast1 " << fast << "\n";
+        }
+    }
+    out << "estimated cost: $" << number(cost) << "\n";
+    return 0;
+}
+
+} // namespace pkbw::generate

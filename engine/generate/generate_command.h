@@ -1,0 +1,35 @@
+// `pkbw generate`: one prompt per problem (and sample) sent to a model, the answers written as PKB
+// names its generation folders, every exchange recorded in the store (docs/generate.md).
+#pragma once
+
+#include "http_client.h"
+#include "prompt_command.h"
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pkbw::generate {
+
+struct GenerateOptions {
+    PromptOptions prompt; // problem (ranges allowed), backend, precision, hardware, checkout, model
+    int samples = 1;
+    std::optional<std::string> base_url;
+    std::optional<std::string> output_root; // default: the PKB checkout for PKB backends, else "."
+    int max_tokens = 0;
+    bool stream = false;
+    int concurrency = 4;
+    HttpSettings http;
+    std::vector<std::string> command_line;
+};
+
+// "1-20", "1,3,7-9", "all", "2_allgather": the --problem text assemble_prompts() accepts.
+std::string expand_problem_ranges(const std::string& text);
+
+void add_generate_options(CLI::App& command, GenerateOptions& options);
+// Options shared with `pkbw agent`: provider, HTTP and retry settings.
+void add_provider_options(CLI::App& command, GenerateOptions& options);
+int run_generate_command(const GenerateOptions& options);
+
+} // namespace pkbw::generate

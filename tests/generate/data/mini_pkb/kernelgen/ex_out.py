@@ -1,0 +1,2 @@
+def solution(x):
+    return x.clone()

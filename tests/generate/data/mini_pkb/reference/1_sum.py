@@ -1,0 +1,2 @@
+def solution(t):
+    return {'sum': t}
