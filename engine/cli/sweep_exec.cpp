@@ -119,12 +119,16 @@ public:
             return;
         }
         arch_ = sweep.options.value("arch", std::string("sm_90"));
-        thread_ = std::thread([this, backend, cache_dir = context.cache_dir] { work(backend, cache_dir); });
+        // nvcc is single-threaded and a sweep's compiles dwarf its runs: half the cores compile ahead.
+        const unsigned workers = std::max(1u, std::thread::hardware_concurrency() / 2);
+        for (unsigned i = 0; i < workers; ++i)
+            threads_.emplace_back(
+                [this, backend, cache_dir = context.cache_dir] { work(backend, cache_dir); });
     }
     ~CompilePrefetch() {
         stop_ = true;
-        if (thread_.joinable())
-            thread_.join();
+        for (auto& t : threads_)
+            t.join();
     }
     // Pairs before this index have started: not worth compiling ahead any more.
     void started_up_to(std::size_t index) { started_ = index; }
@@ -132,8 +136,10 @@ public:
 private:
     void work(const std::string& backend, const fs::path& cache_dir) {
         CompileCache cache(cache_dir);
-        std::set<std::string> references;
-        for (std::size_t i = 0; i < pairs_.size() && !stop_ && interrupt_signal() == 0; ++i) {
+        for (;;) {
+            const std::size_t i = next_++;
+            if (i >= pairs_.size() || stop_ || interrupt_signal() != 0)
+                return;
             if (i < started_)
                 continue;
             CompileRequest request;
@@ -144,7 +150,12 @@ private:
             request.source = pairs_[i].solution_path;
             cache.compile(request);
             const Problem* problem = find_problem(pairs_[i].problem_stem);
-            if (problem && references.insert(pairs_[i].problem_stem).second && !stop_) {
+            bool first = false;
+            {
+                std::lock_guard<std::mutex> guard(lock_);
+                first = references_.insert(pairs_[i].problem_stem).second;
+            }
+            if (problem && first && !stop_) {
                 request.source = layout_->problem_dir(problem_folder(*problem)) /
                                  (backend == "cuda" ? "reference.cu" : "reference_host.cpp");
                 cache.compile(request);
@@ -156,8 +167,10 @@ private:
     std::optional<DataLayout> layout_;
     std::string arch_;
     std::atomic<bool> stop_{false};
-    std::atomic<std::size_t> started_{0};
-    std::thread thread_;
+    std::atomic<std::size_t> started_{0}, next_{0};
+    std::mutex lock_;
+    std::set<std::string> references_; // problems whose reference is compiled (or being)
+    std::vector<std::thread> threads_;
 };
 
 } // namespace
