@@ -12,15 +12,14 @@ namespace tk = pkbw::tk;
 
 namespace {
 
-// Copies inputs first..first+3 into `flat` at the MLP's offsets and broadcasts it from rank 0.
-int pack_and_broadcast(const pkbw::Context& ctx, const tk::MlpShape& s, int first, char* flat,
-                       std::size_t elem) {
-    for (int k = 0; k < 4; ++k) {
-        PKBW_CHECK(ctx, cudaMemcpyAsync(flat + s.offset(k) * elem, ctx.input(first + k).data,
-                                        s.count(k) * elem, cudaMemcpyDeviceToDevice, ctx.stream()));
-    }
-    PKBW_CHECK(ctx, ncclBroadcast(flat, flat, static_cast<std::size_t>(s.numel()),
-                                  pkbw::nccl_dtype(ctx.input(0).dtype), 0, ctx.nccl(), ctx.stream()));
+// Packs inputs first..first+3 into `flat` and broadcasts it from rank 0.
+int pack_and_broadcast(const pkbw::Context& ctx, const tk::MlpShape& s, int first, void* flat) {
+    const pkbw::DType d = ctx.input(0).dtype;
+    const void* parts[4] = {ctx.input(first).data, ctx.input(first + 1).data, ctx.input(first + 2).data,
+                            ctx.input(first + 3).data};
+    PKBW_TRY(tk::mlp_pack(ctx, d, s, parts, flat));
+    PKBW_CHECK(ctx, ncclBroadcast(flat, flat, static_cast<std::size_t>(s.numel()), pkbw::nccl_dtype(d), 0,
+                                  ctx.nccl(), ctx.stream()));
     return 0;
 }
 
@@ -35,9 +34,9 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     char* m = static_cast<char*>(ctx.scratch("ddp_exp_avg", bytes));
     char* v = static_cast<char*>(ctx.scratch("ddp_exp_avg_sq", bytes));
     char* g = static_cast<char*>(ctx.scratch("ddp_grad", bytes));
-    PKBW_TRY(pack_and_broadcast(ctx, s, 2, w, elem));
-    PKBW_TRY(pack_and_broadcast(ctx, s, 6, m, elem));
-    PKBW_TRY(pack_and_broadcast(ctx, s, 10, v, elem));
+    PKBW_TRY(pack_and_broadcast(ctx, s, 2, w));
+    PKBW_TRY(pack_and_broadcast(ctx, s, 6, m));
+    PKBW_TRY(pack_and_broadcast(ctx, s, 10, v));
     PKBW_TRY(tk::mlp_mse_gradient(ctx, d, s, w, ctx.input(0).data, ctx.input(1).data, g));
     PKBW_CHECK(ctx, ncclAllReduce(g, g, static_cast<std::size_t>(s.numel()), pkbw::nccl_dtype(d), ncclSum,
                                   ctx.nccl(), ctx.stream()));

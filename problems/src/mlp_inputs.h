@@ -66,3 +66,51 @@ inline double mlp_step_flops(const MlpDims& d) {
 }
 
 } // namespace pkbw::problems
+
+namespace pkbw::problems {
+
+// PKB 41 (ZeRO-1) and 42 (ZeRO-2): the MLP step with Adam on this rank's 1/W slice of the flat
+// parameters. Inputs: X_local, y_local, W1, b1, W2, b2 (rank 0's broadcast), exp_avg_part and
+// exp_avg_sq_part [P/W] (zeros); outputs: the four all-gathered parameters, then the slice's moments.
+class ZeroShardProblem : public BasicProblem {
+public:
+    using BasicProblem::BasicProblem;
+
+    std::vector<TensorSpec> input_specs(const ProblemConfig& c, int) const override {
+        const MlpDims d = mlp_dims(c, true);
+        const std::vector<Shape> shapes = mlp_param_shapes(d);
+        const std::int64_t part = d.param_numel() / c.world_size;
+        return {{"X_local", c.dtype, {d.rows, d.d_in}},
+                {"y_local", c.dtype, {d.rows, d.d_out}},
+                {"W1", c.dtype, shapes[0]},
+                {"b1", c.dtype, shapes[1]},
+                {"W2", c.dtype, shapes[2]},
+                {"b2", c.dtype, shapes[3]},
+                {"exp_avg_part", c.dtype, {part}},
+                {"exp_avg_sq_part", c.dtype, {part}}};
+    }
+    std::vector<TensorSpec> output_specs(const ProblemConfig& c, int) const override {
+        const MlpDims d = mlp_dims(c, true);
+        const std::vector<Shape> shapes = mlp_param_shapes(d);
+        const std::int64_t part = d.param_numel() / c.world_size;
+        std::vector<TensorSpec> specs;
+        for (int k = 0; k < 4; ++k) {
+            specs.push_back({"output_" + std::to_string(k), c.dtype, shapes[k]});
+        }
+        specs.push_back({"output_4", c.dtype, {part}});
+        specs.push_back({"output_5", c.dtype, {part}});
+        return specs;
+    }
+    void make_inputs(const ProblemConfig& c, int rank, std::vector<Tensor>& inputs) const override {
+        const MlpDims d = mlp_dims(c, true);
+        fill_mlp_batch(c, info().id, rank, d, inputs[0], inputs[1]);
+        for (int k = 0; k < 4; ++k) {
+            fill_mlp_param(c, info().id, rank, k, inputs[2 + k]);
+        }
+        fill_constant(inputs[6], 0.0);
+        fill_constant(inputs[7], 0.0);
+    }
+    std::map<std::string, double> params(const ProblemConfig& c) const override { return adam_params(c); }
+};
+
+} // namespace pkbw::problems

@@ -6,10 +6,9 @@
 // gradients and applies Adam into the twelve outputs.
 #include "pkbw/solution.h"
 
+#include <cmath>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
-
-#include <cmath>
 
 namespace {
 
@@ -28,9 +27,9 @@ cublasHandle_t handle() {
 bool gemm(cudaStream_t s, const bf16* a, const bf16* b, bf16* c, int m, int n, int k, bool ta, bool tb) {
     const float one = 1.f, zero = 0.f;
     cublasSetStream(handle(), s);
-    return cublasGemmEx(handle(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, b,
-                        CUDA_R_16BF, tb ? k : n, a, CUDA_R_16BF, ta ? m : k, &zero, c, CUDA_R_16BF, n,
-                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+    return cublasGemmEx(handle(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k,
+                        &one, b, CUDA_R_16BF, tb ? k : n, a, CUDA_R_16BF, ta ? m : k, &zero, c, CUDA_R_16BF,
+                        n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
 }
 
 struct Flat {
@@ -92,8 +91,8 @@ struct Outputs {
     bf16* ptr[12];
 };
 
-__global__ void average_and_adam(void* const* grads, int world, const bf16* state, Flat f, Outputs o, float lr,
-                                 float beta1, float beta2, float eps, float bc1, float bc2) {
+__global__ void average_and_adam(void* const* grads, int world, const bf16* state, Flat f, Outputs o,
+                                 float lr, float beta1, float beta2, float eps, float bc1, float bc2) {
     const long long at = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
     if (at >= f.total)
         return;
@@ -124,7 +123,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         return ctx.fail("ddp baseline: bf16 only");
     }
     const int rows = static_cast<int>(ctx.input(0).shape[0]), d_in = static_cast<int>(ctx.input(0).shape[1]);
-    const int hidden = static_cast<int>(ctx.input(2).shape[0]), d_out = static_cast<int>(ctx.input(4).shape[0]);
+    const int hidden = static_cast<int>(ctx.input(2).shape[0]),
+              d_out = static_cast<int>(ctx.input(4).shape[0]);
     Flat f{};
     f.total = 0;
     for (int k = 0; k < 4; ++k) {
@@ -149,15 +149,19 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const bf16* b2 = state + f.offset[3];
     const bf16* x = ctx.input(0).as<const bf16>();
     bf16* h = static_cast<bf16*>(ctx.scratch("ddp_baseline_h", static_cast<std::size_t>(rows) * hidden * 2));
-    bf16* dh = static_cast<bf16*>(ctx.scratch("ddp_baseline_dh", static_cast<std::size_t>(rows) * hidden * 2));
-    bf16* out = static_cast<bf16*>(ctx.scratch("ddp_baseline_out", static_cast<std::size_t>(rows) * d_out * 2));
-    bf16* dout = static_cast<bf16*>(ctx.scratch("ddp_baseline_dout", static_cast<std::size_t>(rows) * d_out * 2));
+    bf16* dh =
+        static_cast<bf16*>(ctx.scratch("ddp_baseline_dh", static_cast<std::size_t>(rows) * hidden * 2));
+    bf16* out =
+        static_cast<bf16*>(ctx.scratch("ddp_baseline_out", static_cast<std::size_t>(rows) * d_out * 2));
+    bf16* dout =
+        static_cast<bf16*>(ctx.scratch("ddp_baseline_dout", static_cast<std::size_t>(rows) * d_out * 2));
     bf16* g = static_cast<bf16*>(grads.local);
     bool ok = gemm(s, x, w1, h, rows, hidden, d_in, false, true);
     bias_act<<<blocks(1LL * rows * hidden), 256, 0, s>>>(h, b1, rows, hidden, true);
     ok = ok && gemm(s, h, w2, out, rows, d_out, hidden, false, true);
     bias_act<<<blocks(1LL * rows * d_out), 256, 0, s>>>(out, b2, rows, d_out, false);
-    mse_grad<<<blocks(1LL * rows * d_out), 256, 0, s>>>(out, ctx.input(1).as<const bf16>(), dout, 1LL * rows * d_out,
+    mse_grad<<<blocks(1LL * rows * d_out), 256, 0, s>>>(out, ctx.input(1).as<const bf16>(), dout,
+                                                        1LL * rows * d_out,
                                                         2.f / static_cast<float>(1LL * rows * d_out));
     ok = ok && gemm(s, dout, h, g + f.offset[2], d_out, hidden, rows, true, false);
     col_sum<<<blocks(d_out), 256, 0, s>>>(dout, g + f.offset[3], rows, d_out);
@@ -172,7 +176,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     Outputs o{};
     for (int i = 0; i < 12; ++i)
         o.ptr[i] = ctx.output(i).as<bf16>();
-    const double beta1 = ctx.param("beta1", 0.9), beta2 = ctx.param("beta2", 0.999), step = ctx.param("step", 1);
+    const double beta1 = ctx.param("beta1", 0.9), beta2 = ctx.param("beta2", 0.999),
+                 step = ctx.param("step", 1);
     average_and_adam<<<blocks(f.total), 256, 0, s>>>(
         grads.peers_device, ctx.world_size, state, f, o, static_cast<float>(ctx.param("lr", 1e-3)),
         static_cast<float>(beta1), static_cast<float>(beta2), static_cast<float>(ctx.param("eps", 1e-8)),

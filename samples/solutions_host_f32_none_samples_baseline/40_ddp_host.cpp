@@ -11,16 +11,18 @@
 
 namespace {
 
-// C[m, n] = A[m, k] · B (B stored [n, k] when b_transposed, else [k, n]); A stored [k, m] when a_transposed.
+// C[m, n] = A[m, k] · B (+ bias[n]); B stored [n, k] when b_transposed, else [k, n]; A stored [k, m]
+// when a_transposed. Accumulates in double and rounds once: ReLU's sign decisions near zero then
+// agree with a careful reference.
 void matmul(const float* a, const float* b, float* c, long m, long n, long k, bool a_transposed,
-            bool b_transposed) {
+            bool b_transposed, const float* bias = nullptr) {
     for (long i = 0; i < m; ++i)
         for (long j = 0; j < n; ++j) {
-            float s = 0.f;
+            double s = bias ? bias[j] : 0.0;
             for (long p = 0; p < k; ++p)
-                s += (a_transposed ? a[p * m + i] : a[i * k + p]) *
+                s += static_cast<double>(a_transposed ? a[p * m + i] : a[i * k + p]) *
                      (b_transposed ? b[j * k + p] : b[p * n + j]);
-            c[i * n + j] = s;
+            c[i * n + j] = static_cast<float>(s);
         }
 }
 
@@ -59,13 +61,13 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const float* y = ctx.input(1).as<const float>();
 
     std::vector<float> h(rows * hidden), out(rows * d_out), d_o(rows * d_out), d_h(rows * hidden);
-    matmul(x, w1, h.data(), rows, hidden, d_in, false, true);
+    matmul(x, w1, h.data(), rows, hidden, d_in, false, true, b1);
     for (long i = 0; i < rows * hidden; ++i)
-        h[i] = std::max(h[i] + b1[i % hidden], 0.f);
-    matmul(h.data(), w2, out.data(), rows, d_out, hidden, false, true);
+        h[i] = std::max(h[i], 0.f);
+    matmul(h.data(), w2, out.data(), rows, d_out, hidden, false, true, b2);
     const float scale = 2.f / static_cast<float>(rows * d_out);
     for (long i = 0; i < rows * d_out; ++i)
-        d_o[i] = scale * (out[i] + b2[i % d_out] - y[i]);
+        d_o[i] = scale * (out[i] - y[i]);
     float* g = static_cast<float*>(grads.local);
     matmul(d_o.data(), h.data(), g + offset[2], d_out, hidden, rows, true, false);
     matmul(d_o.data(), w2, d_h.data(), rows, hidden, d_out, false, false);

@@ -48,6 +48,25 @@ __global__ void relu_backward_in_place(T* d, const T* h, long long count) {
 
 } // namespace detail
 
+// Flat-parameter pack and unpack on ctx.stream(): parts[k] (W1, b1, W2, b2, each packed) to and from
+// the flat vector at the shape's offsets.
+inline int mlp_pack(const Context& ctx, DType dtype, const MlpShape& s, const void* const parts[4],
+                    void* flat) {
+    const std::size_t elem = element_size(dtype);
+    for (int k = 0; k < 4; ++k)
+        PKBW_CHECK(ctx, cudaMemcpyAsync(static_cast<char*>(flat) + s.offset(k) * elem, parts[k],
+                                        s.count(k) * elem, cudaMemcpyDeviceToDevice, ctx.stream()));
+    return 0;
+}
+inline int mlp_unpack(const Context& ctx, DType dtype, const MlpShape& s, const void* flat,
+                      void* const parts[4]) {
+    const std::size_t elem = element_size(dtype);
+    for (int k = 0; k < 4; ++k)
+        PKBW_CHECK(ctx, cudaMemcpyAsync(parts[k], static_cast<const char*>(flat) + s.offset(k) * elem,
+                                        s.count(k) * elem, cudaMemcpyDeviceToDevice, ctx.stream()));
+    return 0;
+}
+
 inline int mlp_mse_gradient(const Context& ctx, DType dtype, const MlpShape& s, const void* flat_params,
                             const void* x, const void* y, void* flat_grad) {
     return dispatch_float(ctx, dtype, "pkbw::tk::mlp_mse_gradient", [&](auto tag) {

@@ -15,6 +15,23 @@ inline std::vector<double> mlp_part(const std::vector<double>& flat, const MlpSh
     return std::vector<double>(begin, begin + s.count(k));
 }
 
+// Inputs first..first+3 (W1, b1, W2, b2) packed into the flat vector, as double.
+inline std::vector<double> mlp_pack_inputs_f64(const Context& ctx, int first) {
+    std::vector<double> flat;
+    for (int k = 0; k < 4; ++k) {
+        const std::vector<double> part = to_f64(ctx.input(first + k));
+        flat.insert(flat.end(), part.begin(), part.end());
+    }
+    return flat;
+}
+
+// Unpacks the flat vector into outputs first..first+3 (rounded to their dtype).
+inline void mlp_store_unpacked(const Context& ctx, const MlpShape& s, const std::vector<double>& flat,
+                               int first) {
+    for (int k = 0; k < 4; ++k)
+        store_all(ctx.output(first + k), mlp_part(flat, s, k));
+}
+
 // x [rows, d_in], y [rows, d_out] and flat_params as double; returns the flat gradient (rounded).
 inline std::vector<double> mlp_mse_gradient_f64(DType dtype, const MlpShape& s,
                                                 const std::vector<double>& flat_params,
