@@ -2,6 +2,8 @@
 
 #include "pkbw/core/error.h"
 
+#include <nlohmann/json.hpp>
+
 namespace pkbw {
 
 std::string_view input_mode_name(InputMode mode) {
@@ -53,8 +55,59 @@ std::map<std::string, double> Problem::params(const ProblemConfig&) const {
     return {};
 }
 
+std::map<std::string, std::string> Problem::output_values(const ProblemConfig&, int) const {
+    return {};
+}
+
 WorkModel Problem::work(const ProblemConfig&) const {
     return {};
+}
+
+std::map<std::string, std::string> Problem::checked_output_values(const ProblemConfig& config,
+                                                                  int rank) const {
+    auto values = output_values(config, rank);
+    if (values.empty())
+        return values;
+    const std::string where = info().stem + " rank " + std::to_string(rank) + ": output value ";
+    for (const auto& spec : output_specs(config, rank)) {
+        if (values.count(spec.name))
+            throw Error(where + "'" + spec.name + "' is also a tensor output");
+    }
+    for (const auto& [name, text] : values) {
+        if (!nlohmann::json::accept(text))
+            throw Error(where + "'" + name + "' is not JSON: " + text);
+    }
+    return values;
+}
+
+std::string list_param_key(std::string_view name, int index) {
+    return std::string(name) + "[" + std::to_string(index) + "]";
+}
+
+std::string list_param_length_key(std::string_view name) {
+    return std::string(name) + "[]";
+}
+
+void add_list_param(std::map<std::string, double>& params, std::string_view name,
+                    const std::vector<double>& values) {
+    params[list_param_length_key(name)] = static_cast<double>(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i)
+        params[list_param_key(name, static_cast<int>(i))] = values[i];
+}
+
+std::optional<std::vector<double>> find_list_param(const std::map<std::string, double>& params,
+                                                   std::string_view name) {
+    const auto length = params.find(list_param_length_key(name));
+    if (length == params.end())
+        return std::nullopt;
+    std::vector<double> values;
+    for (int i = 0; i < static_cast<int>(length->second); ++i) {
+        const auto it = params.find(list_param_key(name, i));
+        if (it == params.end())
+            throw Error("list parameter '" + std::string(name) + "' has no element " + std::to_string(i));
+        values.push_back(it->second);
+    }
+    return values;
 }
 
 std::vector<Tensor> Problem::build_inputs(const ProblemConfig& config, int rank) const {

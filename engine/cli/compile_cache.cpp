@@ -227,7 +227,13 @@ std::string CompileCache::cache_key(const CompileRequest& request) {
     hash.update(compiler_identity(request.backend));
     for (const auto& header : request.abi_headers) {
         std::string text = read_file(header);
-        hash.update(header.filename().string() + "\n" + std::to_string(text.size()) + "\n");
+        // The name from the include root on (pkbw/toolkit/gemm.cuh): two headers of one name in
+        // different folders stay apart.
+        std::string name = header.filename().string();
+        for (fs::path up = header.parent_path();
+             !up.empty() && up.filename() != "include" && up != up.parent_path(); up = up.parent_path())
+            name = up.filename().string() + "/" + name;
+        hash.update(name + "\n" + std::to_string(text.size()) + "\n");
         hash.update(std::string_view(text));
     }
     std::string source = read_file(request.source);

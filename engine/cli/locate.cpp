@@ -2,6 +2,7 @@
 
 #include "pkbw/core/error.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <system_error>
 
@@ -12,6 +13,22 @@
 namespace fs = std::filesystem;
 
 namespace pkbw::cli {
+namespace {
+
+// Every file under `dir` (the reference toolkit's headers), sorted so that the cache key does not
+// depend on the directory's order.
+std::vector<fs::path> files_under(const fs::path& dir) {
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->is_regular_file(ec))
+            files.push_back(it->path());
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+} // namespace
 
 std::optional<DataLayout> layout_at(const fs::path& root) {
     std::error_code ec;
@@ -21,20 +38,27 @@ std::optional<DataLayout> layout_at(const fs::path& root) {
     layout.root = fs::weakly_canonical(root, ec);
     if (ec)
         layout.root = root;
-    if (fs::is_regular_file(root / "engine/include/pkbw/solution.h", ec)) {
-        layout.include_dirs = {layout.root / "engine/include", layout.root / "core/include"};
-        layout.abi_headers = {layout.root / "engine/include/pkbw/solution.h",
-                              layout.root / "core/include/pkbw/dtype_enum.h",
+    if (fs::is_regular_file(root / "abi/include/pkbw/solution.h", ec)) {
+        layout.include_dirs = {layout.root / "abi/include", layout.root / "core/include",
+                               layout.root / "toolkit/include"};
+        layout.abi_headers = {layout.root / "abi/include/pkbw/solution.h",
+                              layout.root / "abi/include/pkbw/dtype_enum.h",
                               layout.root / "core/include/pkbw/core/dtype.h"};
+        for (const auto& header : files_under(layout.root / "toolkit/include/pkbw/toolkit"))
+            layout.abi_headers.push_back(header);
     } else if (fs::is_regular_file(root / "include/pkbw/solution.h", ec)) {
         layout.installed = true;
         layout.include_dirs = {layout.root / "include"};
         layout.abi_headers = {layout.root / "include/pkbw/solution.h",
-                              layout.root / "include/pkbw/dtype_enum.h"};
+                              layout.root / "include/pkbw/dtype_enum.h",
+                              layout.root / "include/pkbw/core/dtype.h"};
+        for (const auto& header : files_under(layout.root / "include/pkbw/toolkit"))
+            layout.abi_headers.push_back(header);
     } else {
         return std::nullopt;
     }
-    // Host solutions may include core's dtype helpers; an install without them is still usable.
+    // Host solutions may include core's dtype helpers and references the toolkit; an install without
+    // them is still usable.
     std::erase_if(layout.abi_headers, [](const fs::path& header) { return !fs::exists(header); });
     return layout;
 }

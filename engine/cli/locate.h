@@ -19,7 +19,7 @@ struct DataLayout {
     std::filesystem::path problem_dir(const std::string& folder) const { return root / folder; }
 };
 
-// The layout `root` holds, or nullopt: the source layout has engine/include/pkbw/solution.h, the
+// The layout `root` holds, or nullopt: the source layout has abi/include/pkbw/solution.h, the
 // installed one include/pkbw/solution.h.
 std::optional<DataLayout> layout_at(const std::filesystem::path& root);
 

@@ -161,6 +161,9 @@ public:
         if (flush_buffer_ != nullptr) {
             cudaFree(flush_buffer_);
         }
+        for (ncclComm_t sub : sub_comms_) {
+            ncclCommDestroy(sub);
+        }
         if (comm_ != nullptr) {
             ncclCommDestroy(comm_);
         }
@@ -215,9 +218,19 @@ public:
         if (comm_ != nullptr && ncclCommGetAsyncError(comm_, &async) == ncclSuccess && async != ncclSuccess) {
             check_nccl(async, "NCCL asynchronous error");
         }
+        for (ncclComm_t sub : sub_comms_) {
+            if (ncclCommGetAsyncError(sub, &async) == ncclSuccess && async != ncclSuccess)
+                check_nccl(async, "NCCL asynchronous error (a sub-communicator)");
+        }
     }
     void* stream_handle() override { return stream_; }
     void* nccl_handle() override { return comm_; }
+    void* split_nccl(int color, int key) override {
+        ncclComm_t sub = nullptr;
+        check_nccl(ncclCommSplit(comm_, color, key, &sub, nullptr), "ncclCommSplit");
+        sub_comms_.push_back(sub);
+        return sub;
+    }
     std::unique_ptr<IterationTimer> make_timer(int marks) override {
         return std::make_unique<CudaTimer>(marks, stream_);
     }
@@ -329,6 +342,7 @@ private:
     int ordinal_ = 0;
     cudaStream_t stream_ = nullptr;
     ncclComm_t comm_ = nullptr;
+    std::vector<ncclComm_t> sub_comms_; // from split_nccl, destroyed before comm_
     std::vector<std::shared_ptr<IpcAllocation>> allocations_;
     void* flush_buffer_ = nullptr;
     std::size_t flush_bytes_ = 0;

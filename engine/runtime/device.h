@@ -100,6 +100,9 @@ public:
 
     virtual void* stream_handle() = 0;
     virtual void* nccl_handle() = 0;
+    // Collective over the world communicator: an ncclComm_t of the ranks passing the same color,
+    // ordered by key (ncclCommSplit). The device owns it until it is destroyed. nullptr on the host.
+    virtual void* split_nccl(int color, int key) = 0;
     virtual SymmetricAllocation allocate_symmetric(std::size_t bytes, Rendezvous& rendezvous) = 0;
 
     // A timer with room for `marks` marks.

@@ -88,6 +88,7 @@ public:
     void check() override {}
     void* stream_handle() override { return nullptr; }
     void* nccl_handle() override { return nullptr; }
+    void* split_nccl(int, int) override { return nullptr; }
     std::unique_ptr<IterationTimer> make_timer(int marks) override {
         return std::make_unique<HostTimer>(marks);
     }

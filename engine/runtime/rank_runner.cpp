@@ -446,6 +446,9 @@ private:
     void collect(SideResult& result, TrialBuffers& buffers, int trial, const std::string& side) {
         try {
             result.outputs = buffers.download_outputs();
+            // The descriptor's fixed non-tensor leaves (None, torch.Size, ...): the same on both sides,
+            // written with the tensors so that the output files and the cross-check see them.
+            result.outputs.values = problem_->checked_output_values(config_.problem_config(trial), rank_);
             result.guard_violations = buffers.check_guards();
             if (side == "candidate" && !problem_->info().mutates_inputs) {
                 result.changed_inputs = buffers.changed_inputs();

@@ -1,6 +1,7 @@
 #include "solution_library.h"
 
 #include "pkbw/core/error.h"
+#include "pkbw/core/problem.h"
 #include "rendezvous.h"
 
 #include <cstdio>
@@ -118,6 +119,74 @@ struct SessionServices {
         return it == session.params_.end() ? fallback : it->second;
     }
 
+    static SubComm sub_comm(const Context* ctx, const SubCommLayout* layout) {
+        SolutionSession& session = session_of(ctx);
+        const std::string key = describe_layout(*layout);
+        if (auto it = session.sub_comms_.find(key); it != session.sub_comms_.end())
+            return it->second.view;
+        // Every rank's layout, so that a disagreement is an error naming both ranks, not a hang in NCCL.
+        const auto gathered = session.rendezvous_.all_gather(std::as_bytes(std::span(layout, 1)));
+        std::vector<SubCommLayout> layouts(gathered.size());
+        for (std::size_t r = 0; r < gathered.size(); ++r) {
+            if (gathered[r].size() != sizeof(SubCommLayout))
+                throw Error(session.side_ + ": ctx.sub_comm: rank " + std::to_string(r) +
+                            " sent a malformed layout");
+            std::memcpy(&layouts[r], gathered[r].data(), sizeof(SubCommLayout));
+        }
+        SolutionSession::CachedSubComm entry;
+        try {
+            entry.group = sub_comm_group(layouts, ctx->rank);
+        } catch (const Error& error) {
+            throw Error(session.side_ + ": " + error.what());
+        }
+        auto& stored = session.sub_comms_[key] = std::move(entry);
+        const SubCommGroup& g = stored.group;
+        stored.view.rank = g.rank;
+        stored.view.size = static_cast<int>(g.ranks.size());
+        stored.view.group = g.group;
+        stored.view.groups = g.groups;
+        stored.view.ranks = g.ranks.data();
+        // The key is the computed index, so NCCL's order is exactly the group order above.
+        stored.view.nccl_handle = session.device_.split_nccl(g.group, g.rank);
+        return stored.view;
+    }
+
+    static void all_gather_group_host(const Context* ctx, const SubComm* group, const void* send,
+                                      std::size_t bytes, void* recv) {
+        SolutionSession& session = session_of(ctx);
+        const auto all =
+            session.rendezvous_.all_gather(std::span(static_cast<const std::byte*>(send), bytes));
+        auto* out = static_cast<std::byte*>(recv);
+        for (int i = 0; i < group->size; ++i) {
+            const int r = group->ranks[i];
+            if (r < 0 || r >= static_cast<int>(all.size()))
+                throw Error(session.side_ + ": ctx.all_gather_host(group): the group names rank " +
+                            std::to_string(r) + " of a world of " + std::to_string(all.size()));
+            if (all[r].size() != bytes)
+                throw Error(session.side_ + ": ctx.all_gather_host(group): rank " + std::to_string(r) +
+                            " sent " + std::to_string(all[r].size()) + " bytes, rank " +
+                            std::to_string(ctx->rank) + " " + std::to_string(bytes));
+            std::memcpy(out + i * bytes, all[r].data(), bytes);
+        }
+    }
+
+    static int param_list(const Context* ctx, const char* name, double* values, int capacity) {
+        const SolutionSession& session = session_of(ctx);
+        const std::string base = name ? name : "";
+        const auto length = session.params_.find(list_param_length_key(base));
+        if (length == session.params_.end())
+            return -1;
+        const int count = static_cast<int>(length->second);
+        for (int i = 0; i < count && i < capacity; ++i) {
+            const auto it = session.params_.find(list_param_key(base, i));
+            if (it == session.params_.end())
+                throw Error(session.side_ + ": list parameter '" + base + "' has length " +
+                            std::to_string(count) + " but no element " + std::to_string(i));
+            values[i] = it->second;
+        }
+        return count;
+    }
+
     static int fail(const Context* ctx, const char* message) {
         session_of(ctx).failure_ = message && *message ? message : "solution reported failure";
         return 1;
@@ -140,7 +209,9 @@ SolutionSession::~SolutionSession() {
 const Services& SolutionSession::services() {
     static const Services table{&SessionServices::symmetric, &SessionServices::scratch,
                                 &SessionServices::barrier,   &SessionServices::all_gather_host,
-                                &SessionServices::param,     &SessionServices::fail};
+                                &SessionServices::param,     &SessionServices::fail,
+                                &SessionServices::sub_comm,  &SessionServices::all_gather_group_host,
+                                &SessionServices::param_list};
     return table;
 }
 

@@ -4,6 +4,7 @@
 
 #include "device.h"
 #include "pkbw/solution.h"
+#include "sub_comm.h"
 
 #include <map>
 #include <string>
@@ -62,6 +63,10 @@ private:
         SymmetricAllocation allocation;
         SymmetricMemory view{};
     };
+    struct CachedSubComm {
+        SubCommGroup group; // owns the ranks view.ranks points to
+        SubComm view{};
+    };
 
     std::string side_;
     Device& device_;
@@ -69,6 +74,7 @@ private:
     std::map<std::string, double> params_;
     std::map<std::string, Symmetric> symmetric_;
     std::map<std::string, std::pair<void*, std::size_t>> scratch_;
+    std::map<std::string, CachedSubComm> sub_comms_; // by describe_layout()
     std::string failure_;
 };
 

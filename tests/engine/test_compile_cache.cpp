@@ -3,6 +3,7 @@
 #include "pkbw/core/sha256.h"
 #include "test_helpers.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -124,6 +125,42 @@ TEST(CompileCache, KeyChangesWithSourceAndArch) {
     EXPECT_EQ(rc.key, ra.key);
 }
 
+// References include the toolkit (toolkit/include/pkbw/toolkit): editing one of its headers must
+// change the key, or a cached reference built against the old header would be loaded.
+TEST(CompileCache, KeyChangesWithAToolkitHeader) {
+    pkbw::test::TempDir dir;
+    auto source = dir.write("ref.cpp", kGoodSource);
+    CompileRequest request = host_request(source);
+    ASSERT_TRUE(std::any_of(request.abi_headers.begin(), request.abi_headers.end(), [](const fs::path& h) {
+        return h.filename() == "host.h" && h.parent_path().filename() == "toolkit";
+    }));
+    // The same request against a copy of the headers, then with one toolkit header changed.
+    auto with_headers = [&](const std::string& toolkit_text) {
+        CompileRequest copy = request;
+        copy.abi_headers.clear();
+        for (const auto& header : request.abi_headers) {
+            const std::string name =
+                header.parent_path().filename().string() + "/" + header.filename().string();
+            std::string text = read_text(header);
+            if (name == "toolkit/host.h")
+                text = toolkit_text;
+            copy.abi_headers.push_back(dir.write("include/pkbw/" + name, text));
+        }
+        return copy;
+    };
+    CompileCache cache(dir.path() / "cache");
+    const std::string original = read_text(PKBW_TEST_SOURCE_ROOT "/toolkit/include/pkbw/toolkit/host.h");
+    const CompileResult first = cache.compile(with_headers(original));
+    ASSERT_TRUE(first.ok) << first.log;
+    const CompileResult again = cache.compile(with_headers(original));
+    EXPECT_TRUE(again.cached);
+    EXPECT_EQ(again.key, first.key);
+    const CompileResult changed = cache.compile(with_headers(original + "// changed\n"));
+    ASSERT_TRUE(changed.ok) << changed.log;
+    EXPECT_FALSE(changed.cached);
+    EXPECT_NE(changed.key, first.key);
+}
+
 TEST(CompileCache, CompileErrorGivesDiagnosticsWithLine) {
     pkbw::test::TempDir dir;
     auto source =
@@ -195,14 +232,14 @@ TEST(CompileCache, CudaCommandHasTheIssueFlags) {
     request.source = "cand.cu";
     request.backend = Backend::Cuda;
     request.arch = "sm_90a";
-    request.include_dirs = {"/r/engine/include", "/r/core/include"};
+    request.include_dirs = {"/r/abi/include", "/r/core/include"};
     auto argv = cache.command(request, "out.so");
     std::string joined;
     for (auto& a : argv)
         joined += a + " ";
     EXPECT_EQ(joined,
               "/usr/local/cuda/bin/nvcc -std=c++17 -O3 -arch=sm_90a -shared -Xcompiler -fPIC -Xlinker "
-              "-Bsymbolic -DPKBW_BACKEND_CUDA -I/r/engine/include -I/r/core/include cand.cu -o out.so "
+              "-Bsymbolic -DPKBW_BACKEND_CUDA -I/r/abi/include -I/r/core/include cand.cu -o out.so "
               "-lnccl -lcublas -lcublasLt ");
 }
 

@@ -21,7 +21,7 @@ bool contains(const std::vector<std::string>& list, const std::string& name) {
 fs::path build(const std::string& compiler, const fs::path& source, const fs::path& out,
                const std::string& flags) {
     const std::string root = PKBW_TEST_SOURCE_ROOT;
-    const std::string command = compiler + " " + flags + " -I" + root + "/engine/include -I" + root +
+    const std::string command = compiler + " " + flags + " -I" + root + "/abi/include -I" + root +
                                 "/core/include " + source.string() + " -o " + out.string() + " > " +
                                 out.string() + ".log 2>&1";
     return std::system(command.c_str()) == 0 ? out : fs::path();

@@ -335,6 +335,44 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     EXPECT_GT(failed[0].mismatch_count, 0);
 }
 
+// ABI version 2's services in the candidate's own process (pkbw-candidate, sandboxed): an all-reduce
+// in two stages over PKB-style groups, summing within consecutive blocks, then across them (strided);
+// wrong groups or a wrong exchange would be a mismatch.
+TEST_P(EndToEnd, SubCommsInTheCandidateProcess) {
+    auto o = options();
+    o.rank_program = PKBW_RANK_PROGRAM;
+    o.nproc = GetParam();
+    o.trials = 1;
+    o.solution = dir.write("subcomm/1_allreduce_host.cpp", R"(#include "pkbw/solution.h"
+#include <vector>
+extern "C" int pkbw_solution(const pkbw::Context& ctx) {
+    const auto& in = ctx.input(0);
+    const long long n = in.numel();
+    const int block = ctx.world_size / 2 > 0 ? ctx.world_size / 2 : 1;
+    const pkbw::SubComm inner = ctx.sub_comm_blocks(block), outer = ctx.sub_comm_strided(block);
+    if (inner.world_rank(inner.rank) != ctx.rank || outer.world_rank(outer.rank) != ctx.rank)
+        return ctx.fail("this rank is not where its groups say");
+    if (ctx.param_list("no_such_list", nullptr, 0) != -1)
+        return ctx.fail("param_list found a list the problem does not have");
+    std::vector<float> all(static_cast<size_t>(n) * inner.size), partial(static_cast<size_t>(n), 0.f);
+    ctx.all_gather_host(inner, in.data, in.nbytes(), all.data());
+    for (int r = 0; r < inner.size; ++r)
+        for (long long i = 0; i < n; ++i) partial[i] += all[r * n + i];
+    std::vector<float> partials(static_cast<size_t>(n) * outer.size);
+    ctx.all_gather_host(outer, partial.data(), in.nbytes(), partials.data());
+    float* out = ctx.output(0).as<float>();
+    for (long long i = 0; i < n; ++i) {
+        float sum = 0;
+        for (int r = 0; r < outer.size; ++r) sum += partials[r * n + i];
+        out[i] = sum;
+    }
+    return 0;
+}
+)")
+                     .string();
+    ASSERT_EQ(run(o, memory), 0) << out.str() << err.str();
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, EndToEnd, ::testing::Values(2, 4));
 
 // Solutions that misbehave on the real rank program (host backend), each with its diagnosis.

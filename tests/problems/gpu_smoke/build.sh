@@ -20,7 +20,7 @@ list="$out/problem_list.cpp"
     echo '}'
 } > "$list"
 CUDA=${CUDA:-/usr/local/cuda}
-g++ -std=c++20 -O2 -rdynamic -I core/include -I problems/include -I problems/src -I engine/include -I "$CUDA/include" \
+g++ -std=c++20 -O2 -rdynamic -I core/include -I problems/include -I problems/src -I abi/include -I toolkit/include -I "$CUDA/include" \
     -DPKBW_BACKEND_CUDA tests/problems/gpu_smoke/gpu_smoke.cpp problems/registry.cpp problems/src/problem_util.cpp \
     "$list" problems/*/problem.cpp core/src/dtype.cpp core/src/tensor.cpp core/src/problem.cpp core/src/random.cpp \
     -L "$CUDA/lib64" -lcudart -lnccl -ldl -lpthread -o "$out/gpu_smoke"

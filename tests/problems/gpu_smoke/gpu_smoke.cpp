@@ -11,17 +11,16 @@
 #include "pkbw/problems/registry.h"
 #include "pkbw/solution.h"
 
-#include <cuda_runtime.h>
-#include <dlfcn.h>
-#include <nccl.h>
-
 #include <barrier>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <map>
 #include <mutex>
+#include <nccl.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,13 +29,13 @@ namespace {
 
 using Fn = int (*)(const pkbw::Context&);
 
-#define CK(x)                                                                                                 \
-    do {                                                                                                      \
-        cudaError_t e_ = (x);                                                                                 \
-        if (e_ != cudaSuccess) {                                                                              \
-            std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                    \
-            std::exit(3);                                                                                     \
-        }                                                                                                     \
+#define CK(x)                                                                                                \
+    do {                                                                                                     \
+        cudaError_t e_ = (x);                                                                                \
+        if (e_ != cudaSuccess) {                                                                             \
+            std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                  \
+            std::exit(3);                                                                                    \
+        }                                                                                                    \
     } while (0)
 
 struct Shared {
@@ -47,7 +46,9 @@ struct Shared {
     // name -> per-rank buffers and pads
     std::map<std::string, std::vector<void*>> sym_bufs, sym_pads;
     std::map<std::string, double> params;
-    explicit Shared(int w) : world(w), sync(w) {}
+    explicit Shared(int w)
+        : world(w)
+        , sync(w) {}
 };
 
 struct SymEntry {
@@ -66,7 +67,9 @@ struct RankState {
     std::string failure;
 };
 
-RankState& state(const pkbw::Context* ctx) { return *static_cast<RankState*>(ctx->engine); }
+RankState& state(const pkbw::Context* ctx) {
+    return *static_cast<RankState*>(ctx->engine);
+}
 
 pkbw::SymmetricMemory svc_symmetric(const pkbw::Context* ctx, const char* name, std::size_t bytes) {
     RankState& st = state(ctx);
@@ -116,8 +119,12 @@ pkbw::SymmetricMemory svc_symmetric(const pkbw::Context* ctx, const char* name, 
         it = st.sym.emplace(key, std::move(e)).first;
     }
     SymEntry& e = it->second;
-    return {e.peers[st.rank], e.peers.data(), e.peers_dev, reinterpret_cast<std::uint32_t* const*>(e.pads.data()),
-            reinterpret_cast<std::uint32_t* const*>(e.pads_dev), bytes};
+    return {e.peers[st.rank],
+            e.peers.data(),
+            e.peers_dev,
+            reinterpret_cast<std::uint32_t* const*>(e.pads.data()),
+            reinterpret_cast<std::uint32_t* const*>(e.pads_dev),
+            bytes};
 }
 
 void* svc_scratch(const pkbw::Context* ctx, const char* name, std::size_t bytes) {
@@ -168,7 +175,34 @@ int svc_fail(const pkbw::Context* ctx, const char* message) {
     return 1;
 }
 
-const pkbw::Services kServices{svc_symmetric, svc_scratch, svc_barrier, svc_all_gather_host, svc_param, svc_fail};
+// ABI version 2's sub-communicators need every rank's NCCL split; this one-process checker does not
+// offer them (problems using ctx.sub_comm are checked with pkbw eval).
+pkbw::SubComm svc_sub_comm(const pkbw::Context* ctx, const pkbw::SubCommLayout*) {
+    std::fprintf(stderr,
+                 "rank %d: gpu_smoke does not offer ctx.sub_comm; check this problem with pkbw eval\n",
+                 ctx->rank);
+    std::exit(2);
+}
+
+void svc_all_gather_group_host(const pkbw::Context* ctx, const pkbw::SubComm*, const void*, std::size_t,
+                               void*) {
+    svc_sub_comm(ctx, nullptr);
+}
+
+int svc_param_list(const pkbw::Context* ctx, const char* name, double* values, int capacity) {
+    const auto& p = state(ctx).shared->params;
+    const auto length = p.find(std::string(name) + "[]");
+    if (length == p.end())
+        return -1;
+    const int count = static_cast<int>(length->second);
+    for (int i = 0; i < count && i < capacity; ++i)
+        values[i] = p.at(std::string(name) + "[" + std::to_string(i) + "]");
+    return count;
+}
+
+const pkbw::Services kServices{svc_symmetric, svc_scratch, svc_barrier,  svc_all_gather_host,
+                               svc_param,     svc_fail,    svc_sub_comm, svc_all_gather_group_host,
+                               svc_param_list};
 
 Fn load(const char* path) {
     void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -199,8 +233,8 @@ struct Compared {
     double max_abs = 0;
 };
 
-Compared compare(const std::vector<std::byte>& ref, const std::vector<std::byte>& got, pkbw::DType dt, double atol,
-                 double rtol) {
+Compared compare(const std::vector<std::byte>& ref, const std::vector<std::byte>& got, pkbw::DType dt,
+                 double atol, double rtol) {
     Compared c;
     const std::size_t es = pkbw::dtype_size(dt);
     c.count = static_cast<std::int64_t>(ref.size() / es);
@@ -220,7 +254,8 @@ Compared compare(const std::vector<std::byte>& ref, const std::vector<std::byte>
 
 int main(int argc, char** argv) {
     if (argc < 10) {
-        std::fprintf(stderr, "usage: gpu_smoke PROBLEM W M N DTYPE pkb|exact REF.so HOSTREF.so CAND.so [ITERS]\n");
+        std::fprintf(stderr,
+                     "usage: gpu_smoke PROBLEM W M N DTYPE pkb|exact REF.so HOSTREF.so CAND.so [ITERS]\n");
         return 2;
     }
     const pkbw::Problem* problem = pkbw::find_problem(argv[1]);
@@ -297,7 +332,8 @@ int main(int argc, char** argv) {
                 return v;
             };
             auto dref = make_outputs(false), dcand = make_outputs(false), href = make_outputs(true);
-            auto ctx_for = [&](RankState& st, std::vector<pkbw::TensorView>& in, std::vector<pkbw::TensorView>& out) {
+            auto ctx_for = [&](RankState& st, std::vector<pkbw::TensorView>& in,
+                               std::vector<pkbw::TensorView>& out) {
                 pkbw::Context c{};
                 c.abi_version = pkbw::kAbiVersion;
                 c.rank = r;
@@ -379,8 +415,8 @@ int main(int argc, char** argv) {
     int failed = 0;
     for (int b : bad)
         failed |= b;
-    std::printf("RESULT %s W=%d M=%lld N=%lld %s %s: %s  ref %.4f ms  cand %.4f ms  speedup %.2fx\n", argv[1], W,
-                (long long)cfg.m, (long long)cfg.n, argv[5], argv[6], failed ? "FAIL" : "pass", mr, mc,
+    std::printf("RESULT %s W=%d M=%lld N=%lld %s %s: %s  ref %.4f ms  cand %.4f ms  speedup %.2fx\n", argv[1],
+                W, (long long)cfg.m, (long long)cfg.n, argv[5], argv[6], failed ? "FAIL" : "pass", mr, mc,
                 mc > 0 ? mr / mc : 0.0);
     return failed;
 }

@@ -90,12 +90,32 @@ public:
     // Fills `inputs` (allocated by the caller from input_specs, in that order). Deterministic in
     // (problem, config, rank); identical on every backend.
     virtual void make_inputs(const ProblemConfig& config, int rank, std::vector<Tensor>& inputs) const = 0;
-    // Scalar parameters a solution reads with ctx.param(name) (root rank, eps, ...).
+    // Scalar parameters a solution reads with ctx.param(name) (root rank, eps, ...). List-valued ones
+    // (split sizes, counts) are added with add_list_param and read with ctx.param_list(name).
     virtual std::map<std::string, double> params(const ProblemConfig& config) const;
+    // Fixed non-tensor leaves of this rank's output (PKB's None, torch.Size, nested lists of numbers),
+    // by output name ("output_1"), as JSON text ("null", "[4096, 8]"). Solutions do not write them:
+    // the engine adds them to both sides' outputs, so they reach the output files and the comparison.
+    // Names must differ from output_specs' names.
+    virtual std::map<std::string, std::string> output_values(const ProblemConfig& config, int rank) const;
     virtual WorkModel work(const ProblemConfig& config) const;
 
     // Allocates and fills this rank's inputs.
     std::vector<Tensor> build_inputs(const ProblemConfig& config, int rank) const;
+    // output_values, checked: every value parses as JSON and no name is also a tensor output's. Throws
+    // pkbw::Error naming the problem, rank and leaf.
+    std::map<std::string, std::string> checked_output_values(const ProblemConfig& config, int rank) const;
 };
+
+// List-valued parameters travel in the scalar map: list `name` = {v0, v1} is "name[0]" = v0,
+// "name[1]" = v1 and "name[]" = 2 (the length, so that an empty list exists too). The crosscheck turns
+// them back into Python lists by the same rule.
+std::string list_param_key(std::string_view name, int index);
+std::string list_param_length_key(std::string_view name);
+void add_list_param(std::map<std::string, double>& params, std::string_view name,
+                    const std::vector<double>& values);
+// The list `name` of params, or nullopt when it has none. Throws pkbw::Error when an element is missing.
+std::optional<std::vector<double>> find_list_param(const std::map<std::string, double>& params,
+                                                   std::string_view name);
 
 } // namespace pkbw

@@ -22,7 +22,9 @@
 
 namespace pkbw {
 
-inline constexpr int kAbiVersion = 1;
+// 2: Services gained sub_comm, all_gather_group_host and param_list (appended: a solution built
+// against version 1 runs unchanged).
+inline constexpr int kAbiVersion = 2;
 inline constexpr int kMaxDims = 8;
 inline constexpr int kMaxRanks = 64;
 // Every symmetric allocation comes with one signal pad per rank of this many 32-bit words, zeroed
@@ -81,9 +83,39 @@ struct SymmetricMemory {
     std::size_t bytes;
 };
 
+// How ctx.sub_comm groups the world's ranks: PKB's process groups (torch.distributed.new_group).
+enum class SubCommKind : std::int32_t {
+    Blocks = 0,  // groups of `value` consecutive ranks: {0..v-1}, {v..2v-1}, ... (48's TP, 22's EP group)
+    Strided = 1, // `value` groups of ranks `value` apart: {i, i+v, i+2v, ...} (48's FSDP, 22's EP-FSDP)
+    Split = 2,   // ranks passing the same color `value` (>= 0) form a group, ordered by (key, rank)
+};
+
+struct SubCommLayout {
+    SubCommKind kind;
+    std::int32_t value; // Blocks: group size; Strided: stride (the number of groups); Split: color
+    std::int32_t key;   // Split: this rank's sort key within its group; 0 otherwise
+};
+
+// This rank's group of a layout. Cached per layout by the engine: the same pointers every call.
+struct SubComm {
+    int rank;   // this rank's index within its group
+    int size;   // ranks in the group
+    int group;  // which group this rank is in (Blocks: rank / size; Strided: rank % stride; Split: color)
+    int groups; // groups in the layout
+    const int* ranks;  // the group's world ranks in group order (host array of `size`)
+    void* nccl_handle; // ncclComm_t over the group (cuda); null on the host backend
+
+    int world_rank(int group_rank) const { return ranks[group_rank]; }
+#if defined(PKBW_BACKEND_CUDA)
+    ncclComm_t nccl() const {
+        return static_cast<ncclComm_t>(nccl_handle);
+    }
+#endif
+};
+
 struct Context;
 
-// Services the engine provides; call them through Context's members.
+// Services the engine provides; call them through Context's members. New entries are appended.
 struct Services {
     SymmetricMemory (*symmetric)(const Context* ctx, const char* name, std::size_t bytes);
     void* (*scratch)(const Context* ctx, const char* name, std::size_t bytes);
@@ -91,6 +123,11 @@ struct Services {
     void (*all_gather_host)(const Context* ctx, const void* send, std::size_t bytes, void* recv);
     double (*param)(const Context* ctx, const char* name, double fallback);
     int (*fail)(const Context* ctx, const char* message);
+    // Version 2:
+    SubComm (*sub_comm)(const Context* ctx, const SubCommLayout* layout);
+    void (*all_gather_group_host)(const Context* ctx, const SubComm* group, const void* send,
+                                  std::size_t bytes, void* recv);
+    int (*param_list)(const Context* ctx, const char* name, double* values, int capacity);
 };
 
 struct Context {
@@ -133,6 +170,32 @@ struct Context {
     // Records why the call failed and returns the non-zero code to return from pkbw_solution.
     int fail(const char* message) const { return services->fail(this, message); }
 
+    // A list-valued parameter (split sizes, counts, shapes): copies up to `capacity` values into
+    // `values` and returns the list's length (which may exceed capacity), or -1 when the problem has none.
+    int param_list(const char* name, double* values, int capacity) const {
+        return services->param_list(this, name, values, capacity);
+    }
+
+    // Collective over all ranks: this rank's group of `layout`, with an NCCL communicator over the group
+    // on the cuda backend (ncclCommSplit of ctx.nccl()). Every rank calls it at the same point with the
+    // same kind and value (Split: each its own color and key). The first call per layout creates the
+    // groups; later calls return the cached SubComm, so calling it on every invocation is cheap. A layout
+    // that does not tile the world (Blocks or Strided value not dividing world_size) is an error.
+    SubComm sub_comm(const SubCommLayout& layout) const { return services->sub_comm(this, &layout); }
+    SubComm sub_comm_blocks(int size) const { return sub_comm(SubCommLayout{SubCommKind::Blocks, size, 0}); }
+    SubComm sub_comm_strided(int stride) const {
+        return sub_comm(SubCommLayout{SubCommKind::Strided, stride, 0});
+    }
+    SubComm sub_comm_split(int color, int key) const {
+        return sub_comm(SubCommLayout{SubCommKind::Split, color, key});
+    }
+    // Host-side all-gather within `group` (from sub_comm): `bytes` from each member into recv
+    // (group.size * bytes, group order). Collective over all ranks: every rank calls it at the same
+    // point, each with its own group of the same layout.
+    void all_gather_host(const SubComm& group, const void* send, std::size_t bytes, void* recv) const {
+        services->all_gather_group_host(this, &group, send, bytes, recv);
+    }
+
 #if defined(PKBW_BACKEND_CUDA)
     cudaStream_t stream() const {
         return static_cast<cudaStream_t>(stream_handle);
@@ -147,18 +210,28 @@ struct Context {
 // The NCCL element type of a dtype (ncclUint8 for bool and the fp8 types when NCCL has none).
 inline ncclDataType_t nccl_dtype(DType dtype) {
     switch (dtype) {
-    case DType::F64: return ncclFloat64;
-    case DType::F32: return ncclFloat32;
-    case DType::F16: return ncclFloat16;
-    case DType::BF16: return ncclBfloat16;
-    case DType::I8: return ncclInt8;
-    case DType::I32: return ncclInt32;
-    case DType::I64: return ncclInt64;
+    case DType::F64:
+        return ncclFloat64;
+    case DType::F32:
+        return ncclFloat32;
+    case DType::F16:
+        return ncclFloat16;
+    case DType::BF16:
+        return ncclBfloat16;
+    case DType::I8:
+        return ncclInt8;
+    case DType::I32:
+        return ncclInt32;
+    case DType::I64:
+        return ncclInt64;
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
-    case DType::F8E4M3: return ncclFloat8e4m3;
-    case DType::F8E5M2: return ncclFloat8e5m2;
+    case DType::F8E4M3:
+        return ncclFloat8e4m3;
+    case DType::F8E5M2:
+        return ncclFloat8e5m2;
 #endif
-    default: return ncclUint8;
+    default:
+        return ncclUint8;
     }
 }
 #endif

@@ -1,4 +1,4 @@
-// The element-type enumeration shared by core and the solution ABI (engine/include/pkbw/solution.h).
+// The element-type enumeration shared by core and the solution ABI (abi/include/pkbw/solution.h).
 // It has no dependencies so that a candidate compiles against it alone. Values are part of the ABI:
 // append, never reorder.
 #pragma once
