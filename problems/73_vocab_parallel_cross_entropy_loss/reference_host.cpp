@@ -1,76 +1,48 @@
-// Host oracle for PKB problem 73. Every op PKB performs in the dtype is rounded to it here: the
-// shifted logits (written back in place, as PKB's sub_), each exp, each rank's sum of exps (torch
-// accumulates in fp32 and rounds once; here in double), the all-reduced sum (one rounding per
-// addition, in rank order), the log and the final difference.
-#include "pkbw/core/dtype.h"
+// Host oracle for PKB problem 73 on the toolkit's host helpers. Every op PKB performs in the dtype is
+// rounded to it here: the shifted logits (written back in place, as PKB's sub_), each exp, each rank's
+// sum of exps (torch accumulates in fp32 and rounds once; here in double), the all-reduced sums (one
+// rounding per addition, in rank order: tk::all_reduce_sum_rounded), the log and the difference.
 #include "pkbw/solution.h"
+#include "pkbw/toolkit/dtype_collectives_host.h"
+#include "pkbw/toolkit/host.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-namespace {
-
-double round_to(pkbw::DType dtype, double value) {
-    std::byte buf[8];
-    pkbw::f64_to_element(dtype, value, buf);
-    return pkbw::element_to_f64(dtype, buf);
-}
-
-} // namespace
+namespace tk = pkbw::tk;
 
 extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const pkbw::TensorView& logits = ctx.input(0);
-    const pkbw::TensorView& target = ctx.input(1);
-    const pkbw::TensorView& out = ctx.output(0);
     const pkbw::DType d = logits.dtype;
-    const std::size_t size = pkbw::element_size(d);
-    auto* data = static_cast<std::byte*>(logits.data);
     const std::int64_t local = logits.shape[logits.ndim - 1];
     const std::int64_t rows = logits.numel() / local;
     const std::int64_t start = ctx.rank * local;
-    const int world = ctx.world_size;
-    auto at = [&](std::int64_t i) { return pkbw::element_to_f64(d, data + i * size); };
-
-    std::vector<double> row_max(rows);
-    for (std::int64_t i = 0; i < rows; ++i) {
-        double m = at(i * local);
-        for (std::int64_t j = 1; j < local; ++j) {
-            m = std::max(m, at(i * local + j));
-        }
-        row_max[i] = m;
-    }
-    std::vector<double> all(static_cast<std::size_t>(rows) * world);
-    ctx.all_gather_host(row_max.data(), rows * sizeof(double), all.data());
-    for (std::int64_t i = 0; i < rows; ++i) {
-        for (int r = 0; r < world; ++r) {
-            row_max[i] = std::max(row_max[i], all[r * rows + i]);
-        }
-    }
+    std::vector<double> x = tk::to_f64(logits);
+    const std::vector<double> local_max = tk::row_max_f64(x, rows, local);
+    const std::vector<double> all_max = tk::all_gather_f64(ctx, local_max);
     // [predicted (this rank's share), sum of exp] per row.
     std::vector<double> parts(static_cast<std::size_t>(2 * rows), 0.0);
-    const auto* tgt = static_cast<const std::int64_t*>(target.data);
+    const auto* tgt = ctx.input(1).as<const std::int64_t>();
     for (std::int64_t i = 0; i < rows; ++i) {
+        double m = all_max[i];
+        for (int r = 1; r < ctx.world_size; ++r) {
+            m = std::max(m, all_max[r * rows + i]);
+        }
         double sum = 0;
         for (std::int64_t j = 0; j < local; ++j) {
-            const double shifted = round_to(d, at(i * local + j) - row_max[i]);
-            pkbw::f64_to_element(d, shifted, data + (i * local + j) * size);
-            sum += round_to(d, std::exp(shifted));
+            double& v = x[i * local + j];
+            v = tk::round_to(d, v - m);
+            sum += tk::round_to(d, std::exp(v));
         }
         const std::int64_t t = tgt[i] - start;
-        parts[i] = (t >= 0 && t < local) ? at(i * local + t) : 0.0;
-        parts[rows + i] = round_to(d, sum);
+        parts[i] = (t >= 0 && t < local) ? x[i * local + t] : 0.0;
+        parts[rows + i] = tk::round_to(d, sum);
     }
-    std::vector<double> gathered(parts.size() * world);
-    ctx.all_gather_host(parts.data(), parts.size() * sizeof(double), gathered.data());
+    tk::store_all(logits, x); // PKB's in-place sub_
+    const std::vector<double> total = tk::all_reduce_sum_rounded(ctx, d, parts);
     for (std::int64_t i = 0; i < rows; ++i) {
-        double predicted = gathered[i], sum = gathered[rows + i];
-        for (int r = 1; r < world; ++r) {
-            predicted = round_to(d, predicted + gathered[r * 2 * rows + i]);
-            sum = round_to(d, sum + gathered[r * 2 * rows + rows + i]);
-        }
-        const double loss = round_to(d, std::log(sum)) - predicted;
-        pkbw::f64_to_element(out.dtype, loss, static_cast<std::byte*>(out.data) + i * size);
+        tk::store(ctx.output(0), i, tk::round_to(d, std::log(total[rows + i])) - total[i]);
     }
     return 0;
 }

@@ -1,28 +1,24 @@
 // Reference for PKB problem 80 (fp32 throughout). Q lives in the output buffer in the input's
 // [B, P] layout: a prototype's sum (PKB's row of Qᵀ) is a column sum here and a sample's sum (PKB's
-// column) is a row sum. Kernels: exp with per-sample partial mass, a one-block sum of the mass,
-// ncclAllReduce of [batch, mass] and of each iteration's prototype sums, and scaling kernels that
-// apply PKB's divisions in its order (each a separate fp32 rounding, as torch's in-place ops).
+// column) is a row sum. Kernels: exp with per-sample partial mass, tk::row_sums for the mass and
+// tk::column_sums for the prototype sums, ncclAllReduce of [batch, mass] and of each iteration's prototype
+// sums, and scaling kernels that apply PKB's divisions in its order (each a separate fp32 rounding, as
+// torch's in-place ops).
 #include "pkbw/solution.h"
+#include "pkbw/toolkit/check.cuh"
+#include "pkbw/toolkit/reduce.cuh"
+#include "pkbw/toolkit/types.cuh"
 
 #include <cstdint>
+
+namespace tk = pkbw::tk;
 
 namespace {
 
 constexpr int kThreads = 256;
 
 __device__ float block_sum(float v) {
-    __shared__ float part[kThreads / 32];
-    for (int off = 16; off > 0; off /= 2)
-        v += __shfl_xor_sync(0xffffffffu, v, off);
-    if (threadIdx.x % 32 == 0)
-        part[threadIdx.x / 32] = v;
-    __syncthreads();
-    v = 0.f;
-    for (int w = 0; w < kThreads / 32; ++w)
-        v += part[w];
-    __syncthreads();
-    return v;
+    return tk::block_reduce<kThreads>(v, tk::SumOp{});
 }
 
 // Block per sample b: q[b, :] = exp(t[b, :] / temp); sample_sum[b] = Σ_p q[b, p].
@@ -38,33 +34,15 @@ __global__ void exp_rows(const float* t, float* q, float* sample_sum, long long 
         sample_sum[blockIdx.x] = s;
 }
 
-// scalars = [batch count as float, Σ sample_sum]
-__global__ void mass(const float* sample_sum, long long batch, const std::int64_t* n_masked, float* scalars) {
-    float s = 0.f;
-    for (long long b = threadIdx.x; b < batch; b += kThreads)
-        s += sample_sum[b];
-    s = block_sum(s);
-    if (threadIdx.x == 0) {
-        scalars[0] = static_cast<float>(n_masked[0]);
-        scalars[1] = s;
-    }
+// scalars[0] = the sample count as float (PKB's .to(q.dtype) before its all-reduce).
+__global__ void sample_count(const std::int64_t* n_masked, float* scalars) {
+    scalars[0] = static_cast<float>(n_masked[0]);
 }
 
 __global__ void divide_all(float* q, long long count, const float* scalars) {
     const long long i = blockIdx.x * static_cast<long long>(kThreads) + threadIdx.x;
     if (i < count)
         q[i] /= scalars[1];
-}
-
-// Thread per prototype p: proto_sum[p] = Σ_b q[b, p] (coalesced across p).
-__global__ void prototype_sums(const float* q, float* proto_sum, long long batch, long long protos) {
-    const long long p = blockIdx.x * static_cast<long long>(kThreads) + threadIdx.x;
-    if (p >= protos)
-        return;
-    float s = 0.f;
-    for (long long b = 0; b < batch; ++b)
-        s += q[b * protos + p];
-    proto_sum[p] = s;
 }
 
 // Block per sample b: q /= proto_sum; q /= P; then q /= Σ_p q[b, p]; q /= total_batch.
@@ -107,20 +85,15 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const unsigned elem_blocks = static_cast<unsigned>((count + kThreads - 1) / kThreads);
     exp_rows<<<static_cast<unsigned>(batch), kThreads, 0, s>>>(t.as<const float>(), q, sample_sum, protos,
                                                                temp);
-    mass<<<1, kThreads, 0, s>>>(sample_sum, batch, ctx.input(1).as<const std::int64_t>(), scalars);
-    if (ncclAllReduce(scalars, scalars, 2, ncclFloat32, ncclSum, ctx.nccl(), s) != ncclSuccess) {
-        return ctx.fail("80 reference: ncclAllReduce(mass) failed");
-    }
+    sample_count<<<1, 1, 0, s>>>(ctx.input(1).as<const std::int64_t>(), scalars);
+    PKBW_TRY(tk::row_sums(ctx, tk::Elements<float>{sample_sum, batch}, 1, batch, scalars + 1));
+    PKBW_CHECK(ctx, ncclAllReduce(scalars, scalars, 2, ncclFloat32, ncclSum, ctx.nccl(), s));
     divide_all<<<elem_blocks, kThreads, 0, s>>>(q, count, scalars);
     for (int it = 0; it < iterations; ++it) {
-        prototype_sums<<<static_cast<unsigned>((protos + kThreads - 1) / kThreads), kThreads, 0, s>>>(
-            q, proto_sum, batch, protos);
-        if (ncclAllReduce(proto_sum, proto_sum, protos, ncclFloat32, ncclSum, ctx.nccl(), s) != ncclSuccess) {
-            return ctx.fail("80 reference: ncclAllReduce(prototype sums) failed");
-        }
+        PKBW_TRY(tk::column_sums(ctx, tk::Elements<float>{q, protos}, batch, protos, proto_sum));
+        PKBW_CHECK(ctx, ncclAllReduce(proto_sum, proto_sum, protos, ncclFloat32, ncclSum, ctx.nccl(), s));
         normalise_rows<<<static_cast<unsigned>(batch), kThreads, 0, s>>>(q, proto_sum, protos, scalars);
     }
     multiply_all<<<elem_blocks, kThreads, 0, s>>>(q, count, scalars);
-    const cudaError_t err = cudaGetLastError();
-    return err == cudaSuccess ? 0 : ctx.fail(cudaGetErrorString(err));
+    return tk::finish(ctx);
 }

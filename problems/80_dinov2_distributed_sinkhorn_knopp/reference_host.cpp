@@ -1,29 +1,13 @@
 // Host oracle for PKB problem 80: the same sequence of normalisations in double (PKB's are fp32;
 // each fp32 division rounds by at most 2^-24 relative, far inside the tolerance), with the
-// all-reduces as host all-gathers summed in rank order. Q is kept in the input's [B, P] layout
+// all-reduces as the toolkit's host all-reduce. Q is kept in the input's [B, P] layout
 // (PKB's transpose is only a view until the final .contiguous()).
 #include "pkbw/solution.h"
+#include "pkbw/toolkit/host.h"
 
-#include <algorithm>
-#include <cmath>
 #include <vector>
 
-namespace {
-
-// Sums `values` over all ranks, element-wise, in rank order.
-void all_reduce_sum(const pkbw::Context& ctx, std::vector<double>& values) {
-    std::vector<double> all(values.size() * ctx.world_size);
-    ctx.all_gather_host(values.data(), values.size() * sizeof(double), all.data());
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        double s = 0;
-        for (int r = 0; r < ctx.world_size; ++r) {
-            s += all[r * values.size() + i];
-        }
-        values[i] = s;
-    }
-}
-
-} // namespace
+namespace tk = pkbw::tk;
 
 extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const pkbw::TensorView& t = ctx.input(0);
@@ -40,20 +24,14 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         q[i] = std::exp(static_cast<double>(in[i]) / temp);
         scalars[1] += q[i];
     }
-    all_reduce_sum(ctx, scalars);
+    scalars = tk::all_reduce_sum_f64(ctx, scalars);
     const double total_batch = scalars[0], total_mass = scalars[1];
     for (double& v : q) {
         v /= total_mass;
     }
-    std::vector<double> proto_sum(static_cast<std::size_t>(protos));
+    std::vector<double> proto_sum;
     for (int it = 0; it < iterations; ++it) {
-        std::fill(proto_sum.begin(), proto_sum.end(), 0.0);
-        for (std::int64_t b = 0; b < batch; ++b) {
-            for (std::int64_t p = 0; p < protos; ++p) {
-                proto_sum[p] += q[b * protos + p];
-            }
-        }
-        all_reduce_sum(ctx, proto_sum);
+        proto_sum = tk::all_reduce_sum_f64(ctx, tk::column_sums_f64(q, batch, protos));
         for (std::int64_t b = 0; b < batch; ++b) {
             double sample_sum = 0;
             double* row = q.data() + b * protos;
