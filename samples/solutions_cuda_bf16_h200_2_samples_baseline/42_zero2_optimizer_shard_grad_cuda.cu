@@ -1,0 +1,206 @@
+// Hand-written sample candidate (not LLM output)
+// PKB 42 (ZeRO-2 step), baseline: rank 0 packs its parameters into a symmetric buffer that every rank
+// copies after a host barrier (the broadcast); the MLP runs on cuBLAS (bf16 in, fp32 accumulate)
+// with small kernels for bias, ReLU and the MSE gradient; each rank's flat gradient goes into a
+// symmetric buffer and, after a barrier, each rank reduce-scatters (sums all ranks' gradients over its
+// own slice) and
+// applies Adam to its 1/W slice, writing the updated slice into a third symmetric buffer; after
+// another barrier every rank unpacks the four parameters from all ranks' slices.
+#include "pkbw/solution.h"
+
+#include <cmath>
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+
+namespace {
+
+using bf16 = __nv_bfloat16;
+
+cublasHandle_t handle() {
+    static cublasHandle_t h = [] {
+        cublasHandle_t created = nullptr;
+        cublasCreate(&created);
+        return created;
+    }();
+    return h;
+}
+
+// Row-major C[m, n] = op(A) · op(B); A is [m, k] ([k, m] if ta), B is [k, n] ([n, k] if tb).
+bool gemm(cudaStream_t s, const bf16* a, const bf16* b, bf16* c, int m, int n, int k, bool ta, bool tb) {
+    const float one = 1.f, zero = 0.f;
+    cublasSetStream(handle(), s);
+    return cublasGemmEx(handle(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k,
+                        &one, b, CUDA_R_16BF, tb ? k : n, a, CUDA_R_16BF, ta ? m : k, &zero, c, CUDA_R_16BF,
+                        n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+}
+
+struct Flat {
+    const bf16* ptr[4]; // inputs 2..5: W1, b1, W2, b2
+    long long offset[4], count[4], total;
+};
+
+__global__ void pack(Flat f, bf16* state) {
+    const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (i >= f.total)
+        return;
+    const int j = 0;
+    const long long at = i;
+    int k = 3;
+    while (at < f.offset[k])
+        --k;
+    state[i] = f.ptr[4 * j + k][at - f.offset[k]];
+}
+
+__global__ void copy(const bf16* src, bf16* dst, long long n) {
+    const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (i < n)
+        dst[i] = src[i];
+}
+
+// x[rows, n] = relu?(x + bias)
+__global__ void bias_act(bf16* x, const bf16* bias, long long rows, long long n, bool relu) {
+    const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (i >= rows * n)
+        return;
+    float v = __bfloat162float(x[i]) + __bfloat162float(bias[i % n]);
+    x[i] = __float2bfloat16(relu ? fmaxf(v, 0.f) : v);
+}
+
+__global__ void mse_grad(const bf16* out, const bf16* y, bf16* d, long long n, float scale) {
+    const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (i < n)
+        d[i] = __float2bfloat16(scale * (__bfloat162float(out[i]) - __bfloat162float(y[i])));
+}
+
+__global__ void relu_grad(bf16* d, const bf16* h, long long n) {
+    const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (i < n && __bfloat162float(h[i]) <= 0.f)
+        d[i] = __float2bfloat16(0.f);
+}
+
+// out[j] = Σ_i x[i, j]
+__global__ void col_sum(const bf16* x, bf16* out, long long rows, long long n) {
+    const long long j = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (j >= n)
+        return;
+    float s = 0.f;
+    for (long long i = 0; i < rows; ++i)
+        s += __bfloat162float(x[i * n + j]);
+    out[j] = __float2bfloat16(s);
+}
+
+// The slice [begin, begin + part) of the averaged gradient, Adam on it; the new weights go to slices.
+__global__ void slice_adam(void* const* grads, int world, const bf16* w, long long begin, long long part,
+                           const bf16* m0, const bf16* v0, bf16* m_out, bf16* v_out, bf16* slices, float lr,
+                           float beta1, float beta2, float eps, float bc1, float bc2) {
+    const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (i >= part)
+        return;
+    const long long at = begin + i;
+    float g = 0.f;
+    for (int r = 0; r < world; ++r)
+        g += __bfloat162float(static_cast<const bf16*>(grads[r])[at]);
+    g /= static_cast<float>(world);
+    const float m = beta1 * __bfloat162float(m0[i]) + (1.f - beta1) * g;
+    const float v = beta2 * __bfloat162float(v0[i]) + (1.f - beta2) * g * g;
+    m_out[i] = __float2bfloat16(m);
+    v_out[i] = __float2bfloat16(v);
+    slices[at] = __float2bfloat16(__bfloat162float(w[at]) - lr * (m / bc1) / (sqrtf(v / bc2) + eps));
+}
+
+struct Params {
+    bf16* ptr[4];
+};
+
+// Parameter element `at` of the flat vector lives in rank at / part's slice.
+__global__ void unpack(void* const* slices, long long part, Flat f, Params o) {
+    const long long at = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (at >= f.total)
+        return;
+    int k = 3;
+    while (at < f.offset[k])
+        --k;
+    o.ptr[k][at - f.offset[k]] = static_cast<const bf16*>(slices[at / part])[at];
+}
+
+unsigned blocks(long long n) {
+    return static_cast<unsigned>((n + 255) / 256);
+}
+
+} // namespace
+
+extern "C" int pkbw_solution(const pkbw::Context& ctx) {
+    if (ctx.input(0).dtype != pkbw::DType::BF16) {
+        return ctx.fail("zero2 baseline: bf16 only");
+    }
+    const int rows = static_cast<int>(ctx.input(0).shape[0]), d_in = static_cast<int>(ctx.input(0).shape[1]);
+    const int hidden = static_cast<int>(ctx.input(2).shape[0]),
+              d_out = static_cast<int>(ctx.input(4).shape[0]);
+    Flat f{};
+    f.total = 0;
+    for (int k = 0; k < 4; ++k) {
+        f.offset[k] = f.total;
+        f.count[k] = ctx.input(2 + k).numel();
+        f.total += f.count[k];
+    }
+    for (int i = 0; i < 4; ++i)
+        f.ptr[i] = ctx.input(2 + i).as<const bf16>();
+    cudaStream_t s = ctx.stream();
+    const pkbw::SymmetricMemory shared = ctx.symmetric("zero2_baseline_state", f.total * sizeof(bf16));
+    const pkbw::SymmetricMemory slices = ctx.symmetric("zero2_baseline_slices", f.total * sizeof(bf16));
+    const pkbw::SymmetricMemory grads = ctx.symmetric("zero2_baseline_grads", f.total * sizeof(bf16));
+    bf16* state = static_cast<bf16*>(ctx.scratch("zero2_baseline_local", f.total * sizeof(bf16)));
+    if (ctx.rank == 0)
+        pack<<<blocks(f.total), 256, 0, s>>>(f, static_cast<bf16*>(shared.local));
+    ctx.barrier();
+    copy<<<blocks(f.total), 256, 0, s>>>(static_cast<const bf16*>(shared.peers[0]), state, f.total);
+
+    const bf16* w1 = state + f.offset[0];
+    const bf16* b1 = state + f.offset[1];
+    const bf16* w2 = state + f.offset[2];
+    const bf16* b2 = state + f.offset[3];
+    const bf16* x = ctx.input(0).as<const bf16>();
+    bf16* h =
+        static_cast<bf16*>(ctx.scratch("zero2_baseline_h", static_cast<std::size_t>(rows) * hidden * 2));
+    bf16* dh =
+        static_cast<bf16*>(ctx.scratch("zero2_baseline_dh", static_cast<std::size_t>(rows) * hidden * 2));
+    bf16* out =
+        static_cast<bf16*>(ctx.scratch("zero2_baseline_out", static_cast<std::size_t>(rows) * d_out * 2));
+    bf16* dout =
+        static_cast<bf16*>(ctx.scratch("zero2_baseline_dout", static_cast<std::size_t>(rows) * d_out * 2));
+    bf16* g = static_cast<bf16*>(grads.local);
+    bool ok = gemm(s, x, w1, h, rows, hidden, d_in, false, true);
+    bias_act<<<blocks(1LL * rows * hidden), 256, 0, s>>>(h, b1, rows, hidden, true);
+    ok = ok && gemm(s, h, w2, out, rows, d_out, hidden, false, true);
+    bias_act<<<blocks(1LL * rows * d_out), 256, 0, s>>>(out, b2, rows, d_out, false);
+    mse_grad<<<blocks(1LL * rows * d_out), 256, 0, s>>>(out, ctx.input(1).as<const bf16>(), dout,
+                                                        1LL * rows * d_out,
+                                                        2.f / static_cast<float>(1LL * rows * d_out));
+    ok = ok && gemm(s, dout, h, g + f.offset[2], d_out, hidden, rows, true, false);
+    col_sum<<<blocks(d_out), 256, 0, s>>>(dout, g + f.offset[3], rows, d_out);
+    ok = ok && gemm(s, dout, w2, dh, rows, hidden, d_out, false, false);
+    relu_grad<<<blocks(1LL * rows * hidden), 256, 0, s>>>(dh, h, 1LL * rows * hidden);
+    ok = ok && gemm(s, dh, x, g + f.offset[0], hidden, d_in, rows, true, false);
+    col_sum<<<blocks(hidden), 256, 0, s>>>(dh, g + f.offset[1], rows, hidden);
+    if (!ok)
+        return ctx.fail("zero2 baseline: cublasGemmEx failed");
+    ctx.barrier();
+
+    const long long part = ctx.input(6).numel(), begin = part * ctx.rank;
+    const double beta1 = ctx.param("beta1", 0.9), beta2 = ctx.param("beta2", 0.999),
+                 step = ctx.param("step", 1);
+    slice_adam<<<blocks(part), 256, 0, s>>>(
+        grads.peers_device, ctx.world_size, state, begin, part, ctx.input(6).as<const bf16>(),
+        ctx.input(7).as<const bf16>(), ctx.output(4).as<bf16>(), ctx.output(5).as<bf16>(),
+        static_cast<bf16*>(slices.local), static_cast<float>(ctx.param("lr", 1e-3)),
+        static_cast<float>(beta1), static_cast<float>(beta2), static_cast<float>(ctx.param("eps", 1e-8)),
+        static_cast<float>(1.0 - std::pow(beta1, step)), static_cast<float>(1.0 - std::pow(beta2, step)));
+    ctx.barrier();
+    Params o{};
+    for (int k = 0; k < 4; ++k)
+        o.ptr[k] = ctx.output(k).as<bf16>();
+    unpack<<<blocks(f.total), 256, 0, s>>>(slices.peers_device, part, f, o);
+    ctx.barrier();
+    const cudaError_t err = cudaGetLastError();
+    return err == cudaSuccess ? 0 : ctx.fail(cudaGetErrorString(err));
+}

@@ -1,0 +1,170 @@
+// Hand-written sample candidate (not LLM output)
+// PKB 47 (FSDP step), baseline: every rank copies its parameter shard into a symmetric buffer and,
+// after a host barrier, copies every rank's shard (the all-gather); the MLP runs on cuBLAS (bf16 in,
+// fp32 accumulate) with small kernels for bias, ReLU and the MSE gradient; each rank's flat gradient
+// goes into a symmetric buffer and, after a barrier, each rank sums all ranks' gradients over its own
+// shard (the reduce-scatter) and applies AdamW (decoupled decay on the old shard) into the outputs.
+#include "pkbw/solution.h"
+
+#include <cmath>
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+
+namespace {
+
+using bf16 = __nv_bfloat16;
+
+cublasHandle_t handle() {
+    static cublasHandle_t h = [] {
+        cublasHandle_t created = nullptr;
+        cublasCreate(&created);
+        return created;
+    }();
+    return h;
+}
+
+// Row-major C[m, n] = op(A) · op(B); A is [m, k] ([k, m] if ta), B is [k, n] ([n, k] if tb).
+bool gemm(cudaStream_t s, const bf16* a, const bf16* b, bf16* c, int m, int n, int k, bool ta, bool tb) {
+    const float one = 1.f, zero = 0.f;
+    cublasSetStream(handle(), s);
+    return cublasGemmEx(handle(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k,
+                        &one, b, CUDA_R_16BF, tb ? k : n, a, CUDA_R_16BF, ta ? m : k, &zero, c, CUDA_R_16BF,
+                        n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+}
+
+__global__ void copy(const bf16* src, bf16* dst, long long n) {
+    const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (i < n)
+        dst[i] = src[i];
+}
+
+// x[rows, n] = relu?(x + bias)
+__global__ void bias_act(bf16* x, const bf16* bias, long long rows, long long n, bool relu) {
+    const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (i >= rows * n)
+        return;
+    float v = __bfloat162float(x[i]) + __bfloat162float(bias[i % n]);
+    x[i] = __float2bfloat16(relu ? fmaxf(v, 0.f) : v);
+}
+
+__global__ void mse_grad(const bf16* out, const bf16* y, bf16* d, long long n, float scale) {
+    const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (i < n)
+        d[i] = __float2bfloat16(scale * (__bfloat162float(out[i]) - __bfloat162float(y[i])));
+}
+
+__global__ void relu_grad(bf16* d, const bf16* h, long long n) {
+    const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (i < n && __bfloat162float(h[i]) <= 0.f)
+        d[i] = __float2bfloat16(0.f);
+}
+
+// out[j] = Σ_i x[i, j]
+__global__ void col_sum(const bf16* x, bf16* out, long long rows, long long n) {
+    const long long j = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (j >= n)
+        return;
+    float s = 0.f;
+    for (long long i = 0; i < rows; ++i)
+        s += __bfloat162float(x[i * n + j]);
+    out[j] = __float2bfloat16(s);
+}
+
+// The shard's averaged gradient (sum over ranks / W), then AdamW into the outputs.
+__global__ void shard_adamw(void* const* grads, int world, const bf16* theta0, long long begin,
+                            long long part, const bf16* m0, const bf16* v0, bf16* theta_out, bf16* m_out,
+                            bf16* v_out, float lr, float beta1, float beta2, float eps, float bc1, float bc2,
+                            float decay) {
+    const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if (i >= part)
+        return;
+    float g = 0.f;
+    for (int r = 0; r < world; ++r)
+        g += __bfloat162float(static_cast<const bf16*>(grads[r])[begin + i]);
+    g /= static_cast<float>(world);
+    const float m = beta1 * __bfloat162float(m0[i]) + (1.f - beta1) * g;
+    const float v = beta2 * __bfloat162float(v0[i]) + (1.f - beta2) * g * g;
+    const float w = __bfloat162float(theta0[i]);
+    m_out[i] = __float2bfloat16(m);
+    v_out[i] = __float2bfloat16(v);
+    theta_out[i] = __float2bfloat16(w - lr * (m / bc1) / (sqrtf(v / bc2) + eps) - decay * w);
+}
+
+unsigned blocks(long long n) {
+    return static_cast<unsigned>((n + 255) / 256);
+}
+
+} // namespace
+
+extern "C" int pkbw_solution(const pkbw::Context& ctx) {
+    if (ctx.input(0).dtype != pkbw::DType::BF16) {
+        return ctx.fail("fsdp baseline: bf16 only");
+    }
+    const int rows = static_cast<int>(ctx.input(0).shape[0]), d_in = static_cast<int>(ctx.input(0).shape[1]);
+    double shapes[6]; // (hidden, d_in), (hidden,), (d_out, hidden), (d_out,)
+    if (ctx.param_list("param_shapes", shapes, 6) != 6)
+        return ctx.fail("fsdp baseline: param_shapes must list 6 sizes");
+    const int hidden = static_cast<int>(shapes[0]), d_out = static_cast<int>(shapes[3]);
+    struct {
+        long long offset[4], total;
+    } f;
+    f.offset[0] = 0;
+    f.offset[1] = 1LL * hidden * d_in;
+    f.offset[2] = f.offset[1] + hidden;
+    f.offset[3] = f.offset[2] + 1LL * d_out * hidden;
+    f.total = f.offset[3] + d_out;
+    const long long part = ctx.input(2).numel(), begin = part * ctx.rank;
+    cudaStream_t s = ctx.stream();
+    const pkbw::SymmetricMemory shared = ctx.symmetric("fsdp_baseline_state", f.total * sizeof(bf16));
+    const pkbw::SymmetricMemory grads = ctx.symmetric("fsdp_baseline_grads", f.total * sizeof(bf16));
+    bf16* state = static_cast<bf16*>(ctx.scratch("fsdp_baseline_local", f.total * sizeof(bf16)));
+    copy<<<blocks(part), 256, 0, s>>>(ctx.input(2).as<const bf16>(), static_cast<bf16*>(shared.local) + begin,
+                                      part);
+    ctx.barrier();
+    for (int r = 0; r < ctx.world_size; ++r)
+        copy<<<blocks(part), 256, 0, s>>>(static_cast<const bf16*>(shared.peers[r]) + r * part,
+                                          state + r * part, part);
+
+    const bf16* w1 = state + f.offset[0];
+    const bf16* b1 = state + f.offset[1];
+    const bf16* w2 = state + f.offset[2];
+    const bf16* b2 = state + f.offset[3];
+    const bf16* x = ctx.input(0).as<const bf16>();
+    bf16* h = static_cast<bf16*>(ctx.scratch("fsdp_baseline_h", static_cast<std::size_t>(rows) * hidden * 2));
+    bf16* dh =
+        static_cast<bf16*>(ctx.scratch("fsdp_baseline_dh", static_cast<std::size_t>(rows) * hidden * 2));
+    bf16* out =
+        static_cast<bf16*>(ctx.scratch("fsdp_baseline_out", static_cast<std::size_t>(rows) * d_out * 2));
+    bf16* dout =
+        static_cast<bf16*>(ctx.scratch("fsdp_baseline_dout", static_cast<std::size_t>(rows) * d_out * 2));
+    bf16* g = static_cast<bf16*>(grads.local);
+    bool ok = gemm(s, x, w1, h, rows, hidden, d_in, false, true);
+    bias_act<<<blocks(1LL * rows * hidden), 256, 0, s>>>(h, b1, rows, hidden, true);
+    ok = ok && gemm(s, h, w2, out, rows, d_out, hidden, false, true);
+    bias_act<<<blocks(1LL * rows * d_out), 256, 0, s>>>(out, b2, rows, d_out, false);
+    mse_grad<<<blocks(1LL * rows * d_out), 256, 0, s>>>(out, ctx.input(1).as<const bf16>(), dout,
+                                                        1LL * rows * d_out,
+                                                        2.f / static_cast<float>(1LL * rows * d_out));
+    ok = ok && gemm(s, dout, h, g + f.offset[2], d_out, hidden, rows, true, false);
+    col_sum<<<blocks(d_out), 256, 0, s>>>(dout, g + f.offset[3], rows, d_out);
+    ok = ok && gemm(s, dout, w2, dh, rows, hidden, d_out, false, false);
+    relu_grad<<<blocks(1LL * rows * hidden), 256, 0, s>>>(dh, h, 1LL * rows * hidden);
+    ok = ok && gemm(s, dh, x, g + f.offset[0], hidden, d_in, rows, true, false);
+    col_sum<<<blocks(hidden), 256, 0, s>>>(dh, g + f.offset[1], rows, hidden);
+    if (!ok)
+        return ctx.fail("fsdp baseline: cublasGemmEx failed");
+    ctx.barrier();
+
+    const double beta1 = ctx.param("beta1", 0.9), beta2 = ctx.param("beta2", 0.999),
+                 step = ctx.param("step", 1), lr = ctx.param("lr", 1e-3);
+    shard_adamw<<<blocks(part), 256, 0, s>>>(
+        grads.peers_device, ctx.world_size, ctx.input(2).as<const bf16>(), begin, part,
+        ctx.input(3).as<const bf16>(), ctx.input(4).as<const bf16>(), ctx.output(0).as<bf16>(),
+        ctx.output(1).as<bf16>(), ctx.output(2).as<bf16>(), static_cast<float>(lr), static_cast<float>(beta1),
+        static_cast<float>(beta2), static_cast<float>(ctx.param("eps", 1e-8)),
+        static_cast<float>(1.0 - std::pow(beta1, step)), static_cast<float>(1.0 - std::pow(beta2, step)),
+        static_cast<float>(lr * ctx.param("weight_decay", 0.01)));
+    ctx.barrier();
+    const cudaError_t err = cudaGetLastError();
+    return err == cudaSuccess ? 0 : ctx.fail(cudaGetErrorString(err));
+}

@@ -1,0 +1,32 @@
+// In-place division of a dtype array by a scalar, rounded to the dtype (torch's div_(world_size) of an
+// all-reduced gradient; pkbw reference toolkit). The host equivalent is round_to(dtype, x / divisor).
+#pragma once
+
+#include "pkbw/solution.h"
+#include "pkbw/toolkit/check.cuh"
+#include "pkbw/toolkit/types.cuh"
+
+namespace pkbw::tk {
+namespace detail {
+
+template <class T>
+__global__ void divide_kernel(T* x, long long count, float divisor) {
+    for (long long i = PKBW_GRID_STRIDE_BEGIN; i < count; i += PKBW_GRID_STRIDE_STEP)
+        x[i] = from_float<T>(to_float(x[i]) / divisor);
+}
+
+} // namespace detail
+
+inline int divide_in_place(const Context& ctx, DType dtype, void* data, long long count, double divisor) {
+    if (count == 0)
+        return 0;
+    return dispatch_float(ctx, dtype, "pkbw::tk::divide_in_place", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        detail::divide_kernel<T><<<grid_for(count), 256, 0, ctx.stream()>>>(static_cast<T*>(data), count,
+                                                                            static_cast<float>(divisor));
+        PKBW_CHECK(ctx, cudaGetLastError());
+        return 0;
+    });
+}
+
+} // namespace pkbw::tk
