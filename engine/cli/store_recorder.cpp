@@ -2,6 +2,7 @@
 
 #include "pkbw/core/error.h"
 #include "pkbw/core/paths.h"
+#include "pkbw/core/run_archive.h"
 #include "pkbw/core/store.h"
 #include "pkbw/core/trace_store.h"
 
@@ -113,6 +114,21 @@ public:
 
     void add_traces(std::int64_t run_id, const std::vector<RankTrace>& traces) override {
         store_run_traces(store_, run_id, traces);
+    }
+
+    // A file that cannot be read is not archived; the run goes on (the GUI then says the source
+    // was not archived rather than showing something else).
+    void archive(std::int64_t run_id, const ArchiveRecord& record) override {
+        try {
+            if (record.path.empty())
+                store_.archive_run_file(run_id, record.role, record.name, record.text, record.trial,
+                                        record.rank);
+            else
+                archive_file(store_, run_id, record.role, record.path, record.trial, record.rank);
+        } catch (const Error& failure) {
+            std::fprintf(stderr, "pkbw: cannot archive %s with run %lld: %s\n", record.path.c_str(),
+                         static_cast<long long>(run_id), failure.what());
+        }
     }
 
     void finish_run(std::int64_t run_id, const std::string& status, int exit_code,

@@ -55,6 +55,7 @@ void make_schema_1_store(const std::filesystem::path& path) {
         store.begin_run(sample_run());
     }
     raw_exec(path, "PRAGMA journal_mode = DELETE; DROP TABLE trace_events; DROP TABLE trace_ranks; "
+                   "DROP TABLE run_files; DROP TABLE blobs; " // schema 3
                    "PRAGMA user_version = 1; VACUUM;");
 }
 
@@ -130,7 +131,7 @@ TEST_F(StoreTest, AFailedMigrationLeavesTheFileAsItWas) {
 TEST_F(StoreTest, MigratesAnIntactSchema1Store) {
     make_schema_1_store(db_path());
     auto store = Store::open(db_path());
-    EXPECT_EQ(store.schema_version(), 2);
+    EXPECT_EQ(store.schema_version(), 3);
     EXPECT_EQ(store.count_runs(), 1);
     EXPECT_EQ(store.integrity_check(), "ok");
 }
