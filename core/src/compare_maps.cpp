@@ -116,11 +116,9 @@ void for_row_bands(const PooledMap& m, Body body) {
 struct Scratch {
     static constexpr std::size_t kStride = kChunk + kLanes;
     std::vector<float> memory = std::vector<float>(10 * kStride);
-    std::vector<std::int32_t> counters = std::vector<std::int32_t>(2 * kStride);
+    std::vector<std::int32_t> counters = std::vector<std::int32_t>(kStride);
     float* at(int i) { return memory.data() + static_cast<std::size_t>(i) * kStride; }
-    Band band() {
-        return {at(0), at(1), at(2), at(3), at(4), at(8), at(9), counters.data(), counters.data() + kStride};
-    }
+    Band band() { return {at(0), at(1), at(2), at(3), at(4), at(8), at(9), counters.data()}; }
     float* ratio() { return at(5); }
     float* row_a() { return at(6); }
     float* row_b() { return at(7); }
@@ -134,7 +132,6 @@ struct Scratch {
         std::fill_n(b.ratio, padded, 0.0f);
         std::fill_n(b.diff_hi, padded, -kInf);
         std::fill_n(b.diff_lo, padded, kInf);
-        std::fill_n(b.fails, padded, 0);
         std::fill_n(b.worst_row, padded, 0);
     }
 };
@@ -170,14 +167,23 @@ struct RowFold {
             map_ratio[k] = max_of(ratio + lo, count, map_ratio[k]);
         });
     }
-    // Mismatch counts, and each cell's element of largest ratio (lowest logical index on a tie):
-    // `first_row` is the source row that worst_row counts from, `source_cols` the row length.
-    void worst(const Band& band, std::int64_t first_row, std::int64_t source_cols, std::int64_t* count,
-               std::int64_t* worst_index, float* worst_ratio) const {
+    // Failing elements of one row segment per cell, from its ratios (called only for a segment
+    // that has some: mismatches are rare, and a per-element counter cost a quarter of the pass).
+    void count_fails(const float* ratio, std::int64_t* count) const {
         each_cell([&](std::size_t k, int lo, int n) {
             std::int64_t fails = 0;
             for (int i = lo; i < lo + n; ++i) {
-                fails += band.fails[i];
+                fails += ratio[i] > 1;
+            }
+            count[k] += fails;
+        });
+    }
+    // Each cell's element of largest ratio (lowest logical index on a tie): `first_row` is the
+    // source row that worst_row counts from, `source_cols` the row length.
+    void worst(const Band& band, std::int64_t first_row, std::int64_t source_cols, std::int64_t* worst_index,
+               float* worst_ratio) const {
+        each_cell([&](std::size_t k, int lo, int n) {
+            for (int i = lo; i < lo + n; ++i) {
                 const float r = band.ratio[i];
                 const std::int64_t index = (first_row + band.worst_row[i]) * source_cols + c0 + i;
                 if (r > worst_ratio[k] ||
@@ -186,7 +192,6 @@ struct RowFold {
                     worst_index[k] = index;
                 }
             }
-            count[k] += fails;
         });
     }
 };
@@ -419,6 +424,9 @@ ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, 
                     p.masked[1] += s.cand_nonfinite;
                     table.count(ratio, n, p.slots);
                     p.track(s, ratio, n, pos);
+                    if (s.fails > 0) {
+                        RowFold{col_starts, c0, n}.count_fails(ratio, a.cell_mismatches.data() + base);
+                    }
                 }
                 const RowFold fold{col_starts, c0, n};
                 fold.values(band.ref_hi, band.ref_lo, values[0].values.data() + base,
@@ -428,8 +436,8 @@ ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, 
                 fold.values(band.diff_hi, band.diff_lo, a.diff.values.data() + base,
                             a.abs_diff.values.data() + base);
                 fold.maxima(band.ratio, m.values.data() + base);
-                fold.worst(band, row_starts[cr], m.source_cols, a.cell_mismatches.data() + base,
-                           a.cell_worst.data() + base, cell_worst_ratio.data() + base);
+                fold.worst(band, row_starts[cr], m.source_cols, a.cell_worst.data() + base,
+                           cell_worst_ratio.data() + base);
             }
         }
         partial[static_cast<std::size_t>(thread)] = p;

@@ -39,7 +39,6 @@ struct Band {
     float* ratio;            // largest error ratio so far
     float* diff_hi;          // cand - ref: largest so far (+inf once a non-finite difference was seen)
     float* diff_lo;          // smallest finite difference so far
-    std::int32_t* fails;     // failing elements so far
     std::int32_t* worst_row; // source row of the column's largest ratio (the first row reaching it)
 };
 
@@ -136,7 +135,6 @@ inline __attribute__((always_inline)) void error_lanes(VF a, VF b, Tol tol, Band
     VI fail;
     const VF r = ratio_lanes(a, b, tol, fail);
     fails -= fail;
-    store_vi(band.fails + i, load_vi(band.fails + i) - fail);
     max_ratio = r > max_ratio ? r : max_ratio;
     const VF old = load_vf(band.ratio + i);
     const VI higher = r > old;
