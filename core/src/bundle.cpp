@@ -81,6 +81,13 @@ struct BundleWriter {
     }
 };
 
+bool has_table(Connection& db, const char* schema, const char* table) {
+    auto s = db.prepare(std::string("SELECT 1 FROM ") + schema +
+                        ".sqlite_master WHERE type = 'table' AND name = ?1");
+    s.bind(1, table);
+    return s.step();
+}
+
 // A bundle's file name must stay inside the folder it is unpacked into.
 bool safe_relative(const fs::path& name) {
     if (name.empty() || name.is_absolute() || name.has_root_name() || name.has_root_directory())
@@ -231,6 +238,25 @@ BundleReport export_bundle(const Store& source, const std::vector<std::int64_t>&
         throw StoreError("bundle " + file.string() + ": cannot rename the finished " + partial.string());
     }
     return report;
+}
+
+std::vector<std::int64_t> sweep_run_ids(const Store& store, std::int64_t sweep_id) {
+    Connection db(store.path(), SQLITE_OPEN_READONLY);
+    if (!has_table(db, "main", "sweeps") || !has_table(db, "main", "sweep_pairs"))
+        throw StoreError("store " + store.path().string() + ": no sweeps in this store");
+    {
+        auto known = db.prepare("SELECT 1 FROM sweeps WHERE id = ?1");
+        known.bind(1, sweep_id);
+        if (!known.step())
+            throw StoreError("store " + store.path().string() + ": no sweep " + std::to_string(sweep_id));
+    }
+    auto s = db.prepare("SELECT run_id FROM sweep_pairs WHERE sweep_id = ?1 AND run_id IS NOT NULL "
+                        "ORDER BY position, generation_label, problem_stem");
+    s.bind(1, sweep_id);
+    std::vector<std::int64_t> ids;
+    while (s.step())
+        ids.push_back(s.i64(0));
+    return ids;
 }
 
 bool is_bundle(const fs::path& file) {

@@ -31,6 +31,11 @@ struct BundleReport {
 BundleReport export_bundle(const Store& source, const std::vector<std::int64_t>& run_ids,
                            const std::filesystem::path& file);
 
+// The runs a sweep (`pkbw sweep`, tables sweeps / sweep_pairs) judged, in its plan's order. Throws
+// StoreError "no sweeps in this store" when the store has no sweep tables, "no sweep N" when the id
+// is unknown.
+std::vector<std::int64_t> sweep_run_ids(const Store& store, std::int64_t sweep_id);
+
 // True when `file` is an SQLite file marked as a pkbw bundle (reads its header only).
 bool is_bundle(const std::filesystem::path& file);
 
