@@ -2,7 +2,9 @@
 // an older run's paths name (run_archive.h).
 #include "pkbw/core/run_archive.h"
 
+#include "pkbw/core/safetensors.h"
 #include "pkbw/core/sha256.h"
+#include "pkbw/core/torch_pt.h"
 
 #include <algorithm>
 #include <fstream>
@@ -205,6 +207,28 @@ std::vector<RunFileText> run_logs(const Store& store, std::int64_t run_id) {
         }
     }
     return out;
+}
+
+fs::path find_output_file(const Store& store, std::int64_t run_id, int trial, int rank, Side side) {
+    const std::string kind = "outputs_" + std::string(to_string(side));
+    std::error_code ec;
+    for (const auto& artifact : store.artifacts(run_id))
+        if (artifact.kind == kind && artifact.trial == trial && artifact.rank == rank &&
+            fs::is_regular_file(artifact.path, ec))
+            return artifact.path;
+    const auto run = store.get_run(run_id);
+    if (!run || run->run_dir.empty())
+        return {};
+    const fs::path native =
+        fs::path(run->run_dir) / "outputs" / ("trial_" + std::to_string(trial)) /
+        ("rank_" + std::to_string(rank) + "_" + std::string(to_string(side)) + ".safetensors");
+    return fs::is_regular_file(native, ec) ? native : fs::path();
+}
+
+OutputSet read_output_file(const fs::path& path) {
+    if (path.extension() == ".pt")
+        return read_torch_pt(path.string());
+    return read_safetensors(path.string()).outputs;
 }
 
 std::string archive_file(Store& store, std::int64_t run_id, std::string_view role, const fs::path& path,

@@ -1,5 +1,6 @@
 // `pkbw import-pkb` (engine/cli/import_pkb_command.cpp): a PKB logs folder stored as runs.
 #include "import_pkb_command.h"
+#include "pkbw/core/run_archive.h"
 #include "pkbw/core/store.h"
 #include "pkbw/core/trace_store.h"
 #include "store_recorder.h"
@@ -174,6 +175,12 @@ TEST_F(ImportPkbProfileTest, ProfiledEvalKeepsOutputsTracesSpeedupSpreadAndGener
     }
     EXPECT_EQ(reference_outputs, 2);
     EXPECT_EQ(candidate_outputs, 2);
+    // What the heatmaps call: the .pt of trial 1, rank 0, candidate, read as an output set.
+    const fs::path cand_pt = find_output_file(store, run.id, 1, 0, Side::Candidate);
+    EXPECT_EQ(cand_pt.filename(), "rank_0.pt");
+    EXPECT_NE(cand_pt.string().find("cuda/trial_1"), std::string::npos) << cand_pt;
+    EXPECT_FALSE(read_output_file(cand_pt).tensors.empty());
+    EXPECT_TRUE(find_output_file(store, run.id, 5, 0, Side::Candidate).empty());
 
     std::map<std::string, double> stats;
     for (const auto& s : store.perf_summaries(run.id))

@@ -4,6 +4,7 @@
 // its paths name, checked against the hash the run recorded. docs/store.md "Archived files".
 #pragma once
 
+#include "pkbw/core/outputs.h"
 #include "pkbw/core/store.h"
 
 #include <cstddef>
@@ -44,6 +45,16 @@ std::vector<RunDiagnostic> run_diagnostics(const Store& store, std::int64_t run_
 
 // Compile logs (by side), then rank logs (by rank), then the run's config.json.
 std::vector<RunFileText> run_logs(const Store& store, std::int64_t run_id);
+
+// A rank's outputs of one trial and side, as the heatmaps and the tolerance explorer load them: the
+// artifact of kind outputs_<side> ("outputs_reference" / "outputs_candidate": native runs'
+// safetensors, imported PKB runs' .pt), else the native layout under the run folder
+// (outputs/trial_<k>/rank_<r>_<side>.safetensors). Empty when none exists on disk.
+std::filesystem::path find_output_file(const Store& store, std::int64_t run_id, int trial, int rank,
+                                       Side side);
+// Reads either format by its extension (.pt: torch_pt.h, never unpickling code; else safetensors).
+// Throws pkbw::Error naming the file.
+OutputSet read_output_file(const std::filesystem::path& path);
 
 // Writers. Reads `path` (at most kMaxArchivedBytes: a longer file keeps its first and last halves
 // around a line saying how much was left out) and archives it for the run. Returns the hash, or ""
