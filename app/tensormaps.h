@@ -1,63 +1,28 @@
-// Downsampled views of output tensors for heatmaps, computed without Qt so that the bench and the
-// tests can call them directly. A tensor is seen as 2-D (leading dimensions folded into rows), the
-// same view as pkbw::ErrorMap, and max-pooled to at most max_side cells on each side: pooling keeps
-// the extreme value of each block, so a single bad element stays visible at any zoom.
+// Downsampled views of output tensors for heatmaps. The pass itself is core's (pkbw/core/compare_maps.h,
+// beside the comparison rule it applies); this header keeps the names the views and their tests use.
 #pragma once
 
-#include "pkbw/core/tensor.h"
-
-#include <array>
-#include <cstdint>
-#include <vector>
+#include "pkbw/core/compare_maps.h"
 
 namespace pkbw::app {
 
-struct Grid2D {
-    std::int64_t rows = 1, cols = 1; // the tensor's 2-D view
-};
-Grid2D grid_of(const Shape& shape);
+using Grid2D = maps::Grid2D;
+using PooledMap = maps::PooledMap;
+using ErrorAnalysis = maps::ErrorAnalysis;
+using CellPos = maps::CellPos;
+using maps::kHistogramBins;
+using maps::kHistogramLog10Max;
+using maps::kHistogramLog10Min;
 
-struct PooledMap {
-    std::int64_t source_rows = 0, source_cols = 0;
-    int rows = 0, cols = 0;
-    // rows * cols, row-major. NaN marks a masked cell: one holding a NaN or an infinity (values) or a
-    // NaN/Inf mismatch (ratio), which no colour scale can place.
-    std::vector<float> values;
-    std::int64_t masked_elements = 0; // non-finite elements in the source
-
-    float at(int row, int col) const { return values[static_cast<std::size_t>(row) * cols + col]; }
-};
-
-// Each cell keeps the element of largest magnitude (its sign kept).
-PooledMap pool_values(const Tensor& tensor, int max_side);
-
-// Histogram of log10(ratio) with fixed edges so that maps of different runs line up.
-inline constexpr double kHistogramLog10Min = -8;
-inline constexpr double kHistogramLog10Max = 4;
-inline constexpr int kHistogramBins = 48;
-
-struct ErrorAnalysis {
-    PooledMap ratio; // |ref - cand| / (atol + rtol |cand|) per cell, max-pooled; > 1 fails
-    std::int64_t numel = 0;
-    std::int64_t mismatch_count = 0;
-    std::int64_t first_mismatch = -1, worst_mismatch = -1; // logical indices, -1 when none
-    double worst_ratio = 0;                                // +inf when a NaN/Inf mismatch exists
-    std::array<std::int64_t, kHistogramBins> histogram{};  // finite ratios > 0, clamped into range
-    std::int64_t exact_count = 0;                          // ratio == 0
-    std::int64_t nonfinite_mismatches = 0;                 // ratio +inf (NaN, or unequal infinities)
-};
-
-// PKB's element rule (pkbw/core/compare.h). Shapes must have the same element count; throws
-// pkbw::Error otherwise. When `ref_values` / `cand_values` are given they receive pool_values() of
-// each side from the same pass (one read of each tensor instead of two).
-ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, double rtol, int max_side,
-                            PooledMap* ref_values = nullptr, PooledMap* cand_values = nullptr);
-
-// (row, col) of a logical index in the 2-D view, and the map cell holding it.
-struct CellPos {
-    std::int64_t row = 0, col = 0;
-    int map_row = 0, map_col = 0;
-};
-CellPos locate(const PooledMap& map, std::int64_t linear_index);
+// The functions are core's own (using-declarations, not wrappers: a call found through ADL on a
+// maps:: type and one through pkbw::app are then the same function, never an ambiguity).
+// grid_of(shape); pool_values(tensor, max_side): each cell keeps the element of largest magnitude;
+// analyse_error(ref, cand, atol, rtol, max_side, &ref_values, &cand_values): PKB's element rule per
+// cell (ratio, signed difference, max |diff|, mismatch count, worst element and its values);
+// locate(map, index): the (row, col) of a logical index and its map cell.
+using maps::analyse_error;
+using maps::grid_of;
+using maps::locate;
+using maps::pool_values;
 
 } // namespace pkbw::app

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -171,6 +172,78 @@ std::vector<KinetoKernelTotal> kineto_kernel_totals(const KinetoTrace& trace) {
     std::stable_sort(out.begin(), out.end(),
                      [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
     return out;
+}
+
+namespace {
+
+std::array<int, 3> dims(const nlohmann::json& args, const char* key) {
+    std::array<int, 3> out{0, 0, 0};
+    if (args.is_object() && args.contains(key) && args[key].is_array())
+        for (std::size_t i = 0; i < 3 && i < args[key].size(); ++i)
+            if (args[key][i].is_number_integer())
+                out[i] = args[key][i].get<int>();
+    return out;
+}
+
+std::int64_t number(const nlohmann::json& args, const char* key) {
+    return args.is_object() && args.contains(key) && args[key].is_number() ? args[key].get<std::int64_t>()
+                                                                           : 0;
+}
+
+} // namespace
+
+void append_kineto_events(const KinetoTrace& trace, const std::string& side, int trial, RankTrace& out) {
+    if (trace.events.empty())
+        return;
+    std::int64_t begin = trace.events.front().start_ns, end = begin;
+    for (const auto& e : trace.events) {
+        begin = std::min(begin, e.start_ns);
+        end = std::max(end, e.end_ns);
+        TraceEvent t;
+        t.name = e.name;
+        t.start_ns = e.start_ns;
+        t.end_ns = e.end_ns;
+        t.stream = e.stream;
+        t.device = e.device;
+        t.correlation_id = std::max<std::int64_t>(e.correlation, 0);
+        t.thread = std::max<std::int64_t>(e.tid, 0);
+        if (e.category == "kernel") {
+            t.kind = TraceEventKind::Kernel;
+            t.grid = dims(e.args, "grid");
+            t.block = dims(e.args, "block");
+            t.registers = static_cast<int>(number(e.args, "registers per thread"));
+            t.shared_memory = number(e.args, "shared memory");
+        } else if (e.category == "gpu_memcpy" || e.category == "gpu_memset") {
+            t.kind = e.category == "gpu_memcpy" ? TraceEventKind::Memcpy : TraceEventKind::Memset;
+            t.bytes = number(e.args, "bytes");
+        } else if (e.name.starts_with("ProfilerStep#")) {
+            const std::string step = e.name.substr(13);
+            t.kind = TraceEventKind::EngineRange;
+            t.name = side + "/" + step;
+            t.category = "iteration";
+            t.stream = -1;
+            t.device = -1;
+            t.payload = {{"side", side}, {"iteration", std::atoi(step.c_str())}};
+        } else {
+            t.kind = TraceEventKind::NvtxRange;
+            t.domain = "torch";
+            t.category = e.category;
+            t.stream = -1;
+        }
+        out.events.push_back(std::move(t));
+    }
+    TraceEvent phase;
+    phase.kind = TraceEventKind::EngineRange;
+    phase.name = side;
+    phase.category = "phase";
+    phase.start_ns = begin;
+    phase.end_ns = end;
+    phase.payload = {{"side", side}, {"trial", trial}, {"source", "torch-profiler"}};
+    out.events.push_back(std::move(phase));
+    std::stable_sort(out.events.begin(), out.events.end(), [](const TraceEvent& a, const TraceEvent& b) {
+        return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.duration_ns() > b.duration_ns();
+    });
+    out.source = out.source.empty() ? "torch-profiler" : out.source;
 }
 
 } // namespace pkbw

@@ -248,7 +248,7 @@ std::int64_t Store::begin_run(const RunRecord& r) {
     else
         s.bind(":ended_at", r.ended_at);
     s.bind(":status", to_string(r.status)).bind(":exit_code", r.exit_code);
-    s.bind(":summary", r.summary).bind(":run_dir", r.run_dir);
+    s.bind(":summary", r.summary).bind(":run_dir", detail::path_to_record(*impl_, r.run_dir));
     s.run();
     std::int64_t id = sqlite3_last_insert_rowid(impl_->db);
     scope.commit();
@@ -397,7 +397,11 @@ std::int64_t Store::add_artifact(const ArtifactRow& r) {
     detail::Stmt s(impl_->db,
                    "INSERT INTO artifacts (run_id, trial, rank, kind, path) VALUES (?1, ?2, ?3, ?4, ?5)",
                    impl_->path);
-    s.bind(1, r.run_id).bind(2, r.trial).bind(3, r.rank).bind(4, r.kind).bind(5, r.path);
+    s.bind(1, r.run_id)
+        .bind(2, r.trial)
+        .bind(3, r.rank)
+        .bind(4, r.kind)
+        .bind(5, detail::path_to_record(*impl_, r.path));
     s.run();
     std::int64_t id = sqlite3_last_insert_rowid(impl_->db);
     scope.commit();
@@ -440,6 +444,8 @@ void Store::delete_run(std::int64_t run_id) {
     detail::WriteScope scope(*impl_, "delete_run");
     detail::Stmt s(impl_->db, "DELETE FROM runs WHERE id = ?1", impl_->path);
     s.bind(1, run_id).run();
+    // Blobs are shared between runs (content-addressed): drop only those no run links to any more.
+    impl_->exec("DELETE FROM blobs WHERE sha256 NOT IN (SELECT sha256 FROM run_files)");
     scope.commit();
 }
 

@@ -85,6 +85,7 @@ namespace pkbw {
 
 struct Store::Impl {
     std::filesystem::path path;
+    std::filesystem::path folder; // absolute, canonical: recorded relative paths start here
     sqlite3* db = nullptr;
     bool read_only = false;
     int version = 0;
@@ -128,6 +129,11 @@ private:
     Store::Impl& impl_;
     bool owns_ = false;
 };
+
+// Recorded paths (store_files.cpp): a path under the store's folder becomes relative to it.
+std::string path_to_record(const Store::Impl& impl, std::string_view path);
+std::string resolve_recorded(const Store::Impl& impl, std::string_view recorded,
+                             std::string_view recorded_run_dir);
 
 } // namespace detail
 } // namespace pkbw

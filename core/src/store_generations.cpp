@@ -5,7 +5,7 @@
 namespace pkbw {
 namespace {
 
-constexpr int kGenerationSchemaVersion = 3;
+constexpr int kGenerationSchemaVersion = 4;
 constexpr int kBusyTimeoutMs = 10000;
 
 class Connection {

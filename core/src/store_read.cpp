@@ -101,7 +101,7 @@ RunRecord read_run(const Store::Impl& impl, const detail::Stmt& s) {
     r.status = parse_or_throw<RunStatus>(impl, r.id, "status", s.text(c++), parse_run_status);
     r.exit_code = opt_int(s, c++);
     r.summary = s.text(c++);
-    r.run_dir = s.text(c++);
+    r.run_dir = detail::resolve_recorded(impl, s.text(c++), {});
     return r;
 }
 
@@ -372,9 +372,17 @@ std::vector<ArtifactRow> Store::artifacts(std::int64_t run_id) const {
                    "SELECT id, trial, rank, kind, path FROM artifacts WHERE run_id = ?1 ORDER BY id",
                    impl_->path);
     s.bind(1, run_id);
+    std::string recorded_run_dir;
+    {
+        detail::Stmt dir(impl_->db, "SELECT run_dir FROM runs WHERE id = ?1", impl_->path);
+        dir.bind(1, run_id);
+        if (dir.step())
+            recorded_run_dir = dir.text(0);
+    }
     std::vector<ArtifactRow> rows;
     while (s.step())
-        rows.push_back({s.i64(0), run_id, opt_int(s, 1), opt_int(s, 2), s.text(3), s.text(4)});
+        rows.push_back({s.i64(0), run_id, opt_int(s, 1), opt_int(s, 2), s.text(3),
+                        detail::resolve_recorded(*impl_, s.text(4), recorded_run_dir)});
     return rows;
 }
 

@@ -234,6 +234,11 @@ void require_pkbw_schema(Store::Impl& impl) {
 std::unique_ptr<Store::Impl> connect(const std::filesystem::path& path, bool read_only) {
     auto impl = std::make_unique<Store::Impl>();
     impl->path = path;
+    std::error_code folder_error;
+    impl->folder =
+        std::filesystem::weakly_canonical(std::filesystem::absolute(path).parent_path(), folder_error);
+    if (folder_error)
+        impl->folder = std::filesystem::absolute(path).parent_path().lexically_normal();
     impl->read_only = read_only;
     int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     int rc = sqlite3_open_v2(path.c_str(), &impl->db, flags | SQLITE_OPEN_NOMUTEX, nullptr);

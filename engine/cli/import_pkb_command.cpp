@@ -2,8 +2,10 @@
 
 #include "pkbw/core/error.h"
 #include "pkbw/core/generation.h"
+#include "pkbw/core/kineto.h"
 #include "pkbw/core/pkb_logs.h"
 #include "pkbw/core/store.h"
+#include "pkbw/core/trace_store.h"
 
 #include <cmath>
 #include <ctime>
@@ -66,21 +68,58 @@ GenerationLabel generation_of(const fs::path& dir) {
     return {};
 }
 
-void add_artifacts(Store& store, std::int64_t run_id, int trial, const PkbJob& job) {
+// Kinds as native runs name them (outputs_reference / outputs_candidate), so that the heatmaps and
+// the tolerance explorer find PKB's .pt files the way they find pkbw's safetensors.
+void add_artifacts(Store& store, std::int64_t run_id, int trial, const PkbJob& job, Side side) {
+    const std::string suffix = side == Side::Reference ? "_reference" : "_candidate";
     for (const auto& f : job.ranks) {
-        auto add = [&](const char* kind, const fs::path& path) {
+        auto add = [&](const std::string& kind, const fs::path& path) {
             store.add_artifact({0, run_id, trial, f.rank, kind, path.string()});
         };
         if (!f.pt.empty()) {
-            add("outputs", f.pt);
+            add("outputs" + suffix, f.pt);
         }
         if (f.perf) {
-            add("perf", *f.perf);
+            add("perf" + suffix, *f.perf);
         }
         if (f.trace) {
-            add("trace", *f.trace);
+            add("trace" + suffix, *f.trace);
         }
     }
+}
+
+// The torch-profiler traces of the first trial that has any, one RankTrace per rank holding the
+// reference's and the candidate's profiles (each in its own "phase" range). Unreadable files are
+// named in `warnings` and left out.
+std::vector<RankTrace> profiler_traces(const PkbRun& run, std::vector<std::string>& warnings) {
+    for (const auto& t : run.trials) {
+        std::map<int, RankTrace> ranks;
+        for (const auto& [side, job] :
+             {std::pair{std::string("reference"), t.reference ? &*t.reference : nullptr},
+              std::pair{std::string("candidate"), t.candidate ? &*t.candidate : nullptr}}) {
+            for (const auto& f : job ? job->ranks : std::vector<PkbRankFiles>{}) {
+                if (!f.trace) {
+                    continue;
+                }
+                try {
+                    const KinetoTrace trace = read_kineto_trace(*f.trace, f.rank);
+                    RankTrace& rank = ranks[f.rank];
+                    rank.rank = f.rank;
+                    append_kineto_events(trace, side, std::max(t.trial, 0), rank);
+                } catch (const Error& failure) {
+                    warnings.push_back(failure.what());
+                }
+            }
+        }
+        if (!ranks.empty()) {
+            std::vector<RankTrace> out;
+            for (auto& [rank, trace] : ranks) {
+                out.push_back(std::move(trace));
+            }
+            return out;
+        }
+    }
+    return {};
 }
 
 std::optional<double> rank_wall(const PkbSidePerf& side, int rank) {
@@ -142,6 +181,18 @@ void add_perf(Store& store, std::int64_t run_id, const std::vector<std::pair<int
         store.add_perf_summary(
             {run_id, Side::Candidate, -1, "pkb_speedup", std::exp(log_speedup / speedups)});
     }
+    // The spread of PKB's per-trial speedups: two identical trials can differ by 2x.
+    std::optional<double> low, high;
+    for (const auto& [trial, p] : perf) {
+        if (p.speedup) {
+            low = std::min(low.value_or(*p.speedup), *p.speedup);
+            high = std::max(high.value_or(*p.speedup), *p.speedup);
+        }
+    }
+    if (low) {
+        store.add_perf_summary({run_id, Side::Candidate, -1, "pkb_speedup_min", *low});
+        store.add_perf_summary({run_id, Side::Candidate, -1, "pkb_speedup_max", *high});
+    }
 }
 
 RankResultRow rank_row(std::int64_t run_id, int trial, int rank, Side side) {
@@ -159,7 +210,8 @@ struct Imported {
     std::string summary;
 };
 
-Imported import_run(Store& store, const PkbRun& run, const fs::path& dir, const std::string& run_dir) {
+Imported import_run(Store& store, const PkbRun& run, const fs::path& dir, const std::string& run_dir,
+                    const std::string& generation) {
     RunRecord rec;
     rec.problem_id = run.problem_id;
     rec.problem_stem = run.problem_stem;
@@ -169,7 +221,7 @@ Imported import_run(Store& store, const PkbRun& run, const fs::path& dir, const 
     rec.atol = rec.rtol = kPkbTolerance;
     rec.trials = static_cast<int>(run.trials.size());
     rec.solution_kind = run.backend == "reference" ? SolutionKind::Reference : SolutionKind::Candidate;
-    rec.generation = generation_of(dir);
+    rec.generation = generation.empty() ? generation_of(dir) : parse_generation_label(generation);
     rec.command_line = {"pkbw", "import-pkb", dir.string()};
     rec.started_at = newest_mtime(run);
     rec.run_dir = run_dir;
@@ -187,10 +239,10 @@ Imported import_run(Store& store, const PkbRun& run, const fs::path& dir, const 
             const PkbTrialPerf p = summarize_pkb_perf(t);
             perf.emplace_back(trial, p);
             if (t.reference) {
-                add_artifacts(store, out.run_id, trial, *t.reference);
+                add_artifacts(store, out.run_id, trial, *t.reference, Side::Reference);
             }
             if (t.candidate) {
-                add_artifacts(store, out.run_id, trial, *t.candidate);
+                add_artifacts(store, out.run_id, trial, *t.candidate, Side::Candidate);
             }
             const bool reference_only = !t.candidate && run.backend == "reference";
             const bool unpaired_dryrun = !run.eval && t.candidate && !t.reference;
@@ -253,12 +305,14 @@ Imported import_run(Store& store, const PkbRun& run, const fs::path& dir, const 
             }
         }
         add_perf(store, out.run_id, perf);
+        // Every trial's speedup, in trial order: one figure would hide their spread.
         std::string speed;
         for (const auto& [trial, p] : perf) {
             if (p.speedup) {
                 char buf[48];
-                std::snprintf(buf, sizeof buf, "; speedup %.3fx (trial %d)", *p.speedup, trial);
-                speed = buf; // the last trial's, as PKB prints it last
+                std::snprintf(buf, sizeof buf, "%s%.3fx (trial %d)", speed.empty() ? "; speedup " : ", ",
+                              *p.speedup, trial);
+                speed += buf;
             }
         }
         out.summary =
@@ -268,12 +322,22 @@ Imported import_run(Store& store, const PkbRun& run, const fs::path& dir, const 
             speed + (first_error.empty() ? "" : "; " + first_error.substr(0, 300));
         store.finish_run(out.run_id, out.status, std::nullopt, out.summary, rec.started_at);
     });
+    // The profiler's traces are the run's trace (their own connection: after the batch).
+    std::vector<std::string> warnings;
+    const auto traces = profiler_traces(run, warnings);
+    if (!traces.empty()) {
+        store_run_traces(store, out.run_id, traces);
+    }
+    for (const auto& w : warnings) {
+        std::cerr << "warning: run " << out.run_id << ": trace not imported: " << w << "\n";
+    }
     return out;
 }
 
 } // namespace
 
-int run_import_pkb(const std::string& store_path, const std::string& dir, bool json) {
+int run_import_pkb(const std::string& store_path, const std::string& dir, bool json,
+                   const std::string& generation) {
     try {
         const PkbLogs logs = scan_pkb_logs(dir);
         Store store = Store::open(store_path);
@@ -306,7 +370,7 @@ int run_import_pkb(const std::string& store_path, const std::string& dir, bool j
                 }
                 continue;
             }
-            const Imported r = import_run(store, run, dir, run_dir);
+            const Imported r = import_run(store, run, dir, run_dir, generation);
             entry["run_id"] = r.run_id;
             entry["status"] = std::string(to_string(r.status));
             entry["summary"] = r.summary;

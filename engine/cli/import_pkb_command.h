@@ -11,6 +11,9 @@ namespace pkbw {
 // backend, problem and folder) is skipped. Prints one line per run, or with `json` one JSON object
 // {"imported": [...], "skipped": [...], "warnings": [...]} on stdout. Returns 0 when the folder was
 // read (whatever the runs' verdicts), 1 on an error (printed to stderr, naming the file).
-int run_import_pkb(const std::string& store_path, const std::string& dir, bool json);
+// `generation` labels every imported run (a solutions_<...> folder name, parsed as PKB names them);
+// empty: taken from a solutions_<...> folder in `dir`'s path, when there is one.
+int run_import_pkb(const std::string& store_path, const std::string& dir, bool json,
+                   const std::string& generation = {});
 
 } // namespace pkbw

@@ -1,11 +1,13 @@
 // pkbw: the command-line program (docs/cli.md). `pkbw eval` and `pkbw dryrun` run a problem's
 // candidate (or reference) on W ranks and record the run; `problems`, `runs`, `show` read.
 #include "commands.h"
+#include "bundle_command.h"
 #include "export_command.h"
 #include "import_pkb_command.h"
 #include "launcher.h"
 #include "pkbw/core/error.h"
 #include "pkbw/problems/registry.h"
+#include "problems_command.h"
 #include "run.h"
 #include "signals.h"
 #include "store_recorder.h"
@@ -132,13 +134,7 @@ int run_command(RunOptions options, const std::optional<std::string>& store_flag
 
 int list_problems(bool as_json) {
     if (as_json) {
-        nlohmann::json list = nlohmann::json::array();
-        for (const Problem* p : all_problems()) {
-            const auto& info = p->info();
-            list.push_back(
-                {{"id", info.id}, {"stem", info.stem}, {"category", info.category}, {"title", info.title}});
-        }
-        std::cout << list.dump() << "\n";
+        std::cout << problems_json().dump() << "\n";
         return 0;
     }
     for (const Problem* p : all_problems()) {
@@ -210,6 +206,9 @@ int main(int argc, char** argv) {
         ->required();
     import_command->add_option("--store", import_store, "SQLite store");
     import_command->add_flag("--json", import_json, "JSON lines on stdout");
+    std::string import_generation;
+    import_command->add_option("--generation", import_generation,
+                               "generation label (solutions_<backend>_<precision>_<hw>_<provider>_<model>)");
 
     auto* export_command =
         app.add_subcommand("export", "export a run's traces (Chrome trace JSON or kernel CSV)");
@@ -220,6 +219,15 @@ int main(int argc, char** argv) {
     export_command->add_option("--format", export_format, "chrome-trace | csv");
     export_command->add_option("--output,-o", export_output, "output file (- for stdout)")->required();
     export_command->add_option("--store", export_store, "SQLite store");
+
+    auto* bundle_command = app.add_subcommand(
+        "export-bundle", "write runs with their sources and artifacts to one file (pkbw-gui FILE opens it)");
+    std::vector<std::string> bundle_args; // RUN... FILE
+    std::optional<std::int64_t> bundle_sweep;
+    std::optional<std::string> bundle_store;
+    bundle_command->add_option("ARGS", bundle_args, "RUN... FILE, or FILE with --sweep")->required();
+    bundle_command->add_option("--sweep", bundle_sweep, "every run of this sweep");
+    bundle_command->add_option("--store", bundle_store, "SQLite store");
 
     auto* runs = app.add_subcommand("runs", "list recent runs");
     RunsQuery query;
@@ -268,10 +276,29 @@ int main(int argc, char** argv) {
                                timeout[i], timeout_scale[i], command_line);
         }
         if (import_command->parsed())
-            return run_import_pkb(resolve_store_path(import_store).string(), import_dir, import_json);
+            return run_import_pkb(resolve_store_path(import_store).string(), import_dir, import_json,
+                                  import_generation);
         if (export_command->parsed())
             return run_export_command(resolve_store_path(export_store).string(), export_run, export_format,
                                       export_output);
+        if (bundle_command->parsed()) {
+            std::vector<std::int64_t> ids;
+            for (std::size_t i = 0; i + 1 < bundle_args.size(); ++i) {
+                std::size_t used = 0;
+                long long id = -1;
+                try {
+                    id = std::stoll(bundle_args[i], &used);
+                } catch (const std::exception&) {
+                }
+                if (id < 0 || used != bundle_args[i].size()) {
+                    std::cerr << "pkbw export-bundle: '" << bundle_args[i] << "' is not a run id\n";
+                    return kExitUsage;
+                }
+                ids.push_back(id);
+            }
+            return run_export_bundle(resolve_store_path(bundle_store), ids, bundle_sweep, bundle_args.back(),
+                                     std::cout, std::cerr);
+        }
         if (runs->parsed())
             return list_runs(resolve_store_path(runs_store), query, std::cout, std::cerr);
         if (auto code = sweep_commands.dispatch())

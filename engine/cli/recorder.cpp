@@ -39,6 +39,10 @@ void MemoryRecorder::add_traces(std::int64_t run_id, const std::vector<RankTrace
         runs.at(run_id).trace_events += trace.events.size();
 }
 
+void MemoryRecorder::archive(std::int64_t run_id, const ArchiveRecord& record) {
+    runs.at(run_id).archived.push_back(record);
+}
+
 void MemoryRecorder::finish_run(std::int64_t run_id, const std::string& status, int exit_code,
                                 const std::string& summary) {
     auto& run = runs.at(run_id);

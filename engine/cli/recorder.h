@@ -63,6 +63,16 @@ struct ArtifactRecord {
     std::string path;
 };
 
+// A file archived with the run (schema 3): a file on disk, or `text` when `path` is empty.
+// role: core's file_role names (candidate_source, reference_source, compile_log, diagnostics, ...).
+struct ArchiveRecord {
+    std::string role;
+    std::string path;
+    std::string name; // with text
+    std::string text;
+    std::optional<int> trial, rank;
+};
+
 class Recorder {
 public:
     virtual ~Recorder() = default;
@@ -78,6 +88,8 @@ public:
     virtual void add_perf_summary(std::int64_t run_id, const std::string& side, int rank,
                                   const std::string& statistic, double value) = 0;
     virtual void add_traces(std::int64_t run_id, const std::vector<RankTrace>& traces) = 0;
+    // Archives a file or a text with the run (the code that ran, diagnostics, logs).
+    virtual void archive(std::int64_t run_id, const ArchiveRecord& record) = 0;
     // status: the store's text (pass, mismatch, compile_error, crash, timeout, invalid_output, error,
     // interrupted).
     virtual void finish_run(std::int64_t run_id, const std::string& status, int exit_code,
@@ -93,6 +105,7 @@ public:
         std::vector<RankRecord> ranks;
         std::vector<TensorRecord> tensors;
         std::vector<ArtifactRecord> artifacts;
+        std::vector<ArchiveRecord> archived;
         std::map<std::string, double> perf_summaries; // "side/rank/statistic" -> value
         std::size_t perf_samples = 0;
         std::size_t trace_events = 0;
@@ -111,6 +124,7 @@ public:
     void add_perf_summary(std::int64_t run_id, const std::string& side, int rank,
                           const std::string& statistic, double value) override;
     void add_traces(std::int64_t run_id, const std::vector<RankTrace>& traces) override;
+    void archive(std::int64_t run_id, const ArchiveRecord& record) override;
     void finish_run(std::int64_t run_id, const std::string& status, int exit_code,
                     const std::string& summary) override;
     std::map<std::int64_t, Run> runs;

@@ -9,6 +9,7 @@
 #include "pkbw/core/error.h"
 #include "pkbw/core/generation.h"
 #include "pkbw/core/protocol.h"
+#include "pkbw/core/run_archive.h"
 #include "pkbw/core/sha256.h"
 #include "pkbw/core/store.h"
 #include "pkbw/core/trace.h"
@@ -113,6 +114,11 @@ void Run::begin(int problem_id, const std::string& stem, const std::string& solu
     run_id_ = recorder_.begin_run(start_);
     begun_ = true;
     fs::create_directories(run_dir_, ec);
+    // The code that ran travels with the run (docs/store.md "Archived files").
+    if (!start_.solution_sha256.empty())
+        recorder_.archive(run_id_,
+                          {is_reference ? "reference_source" : "candidate_source",
+                           fs::absolute(solution_path).string(), "", "", std::nullopt, std::nullopt});
     emit({{"event", protocol::kRunStarted},
           {"run_id", run_id_},
           {"problem", stem_},
@@ -164,6 +170,14 @@ CompileResult Run::compile(const std::string& side, const fs::path& source) {
     fs::path log = run_dir_ / ("compile_" + side + ".log");
     std::ofstream(log) << result.log;
     recorder_.add_artifact(run_id_, {std::nullopt, std::nullopt, "compile_log", log.string()});
+    recorder_.archive(run_id_,
+                      {side + "_source", fs::absolute(source).string(), "", "", std::nullopt, std::nullopt});
+    recorder_.archive(run_id_, {"compile_log", log.string(), "", "", std::nullopt, std::nullopt});
+    std::vector<RunDiagnostic> archived_diagnostics;
+    for (const auto& d : result.diagnostics)
+        archived_diagnostics.push_back({side, d.file, d.line, d.column, d.severity, d.message});
+    recorder_.archive(run_id_, {"diagnostics", "", "compile_" + side + ".json",
+                                diagnostics_json(archived_diagnostics), std::nullopt, std::nullopt});
     json diagnostics = json::array();
     for (const auto& d : result.diagnostics) {
         diagnostics.push_back({{"file", d.file},
@@ -303,8 +317,10 @@ void Run::record_results(const LaunchOutcome& launch, const Verdict& verdict) {
                                                 culprit ? launch.message : report.last_error, code, signal});
         }
     }
-    for (const auto& report : launch.ranks)
+    for (const auto& report : launch.ranks) {
         recorder_.add_artifact(run_id_, {std::nullopt, report.rank, "log", report.log_path.string()});
+        recorder_.archive(run_id_, {"rank_log", report.log_path.string(), "", "", std::nullopt, report.rank});
+    }
 }
 
 std::string Run::source_refusal(const std::string& solution_path, const std::string& source,
@@ -477,6 +493,7 @@ int Run::execute() {
     fs::path config_path = run_dir_ / "config.json";
     std::ofstream(config_path) << rank_config(reference_lib, candidate_lib).dump(2) << "\n";
     recorder_.add_artifact(run_id_, {std::nullopt, std::nullopt, "config", config_path.string()});
+    recorder_.archive(run_id_, {"config", config_path.string(), "", "", std::nullopt, std::nullopt});
 
     LaunchSpec spec;
     spec.program = options_.rank_program.empty() ? executable_dir() / "pkbw-rank" : options_.rank_program;

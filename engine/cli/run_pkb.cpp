@@ -238,6 +238,11 @@ int Run::execute_pkb() {
     fs::path config_path = run_dir_ / "config.json";
     std::ofstream(config_path) << config.dump(2) << "\n";
     recorder_.add_artifact(run_id_, {std::nullopt, std::nullopt, "config", config_path.string()});
+    recorder_.archive(run_id_, {"config", config_path.string(), "", "", std::nullopt, std::nullopt});
+    // PKB's Python reference is what ran beside the candidate (the candidate was archived by begin).
+    if (!is_reference)
+        recorder_.archive(run_id_, {"reference_source", fs::absolute(problem->reference).string(), "", "",
+                                    std::nullopt, std::nullopt});
 
     LaunchSpec spec;
     spec.program = python;

@@ -2,9 +2,11 @@
 
 #include "pkbw/core/error.h"
 #include "pkbw/core/paths.h"
+#include "pkbw/core/run_archive.h"
 #include "pkbw/core/store.h"
 #include "pkbw/core/trace_store.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -113,6 +115,21 @@ public:
 
     void add_traces(std::int64_t run_id, const std::vector<RankTrace>& traces) override {
         store_run_traces(store_, run_id, traces);
+    }
+
+    // A file that cannot be read is not archived; the run goes on (the GUI then says the source
+    // was not archived rather than showing something else).
+    void archive(std::int64_t run_id, const ArchiveRecord& record) override {
+        try {
+            if (record.path.empty())
+                store_.archive_run_file(run_id, record.role, record.name, record.text, record.trial,
+                                        record.rank);
+            else
+                archive_file(store_, run_id, record.role, record.path, record.trial, record.rank);
+        } catch (const Error& failure) {
+            std::fprintf(stderr, "pkbw: cannot archive %s with run %lld: %s\n", record.path.c_str(),
+                         static_cast<long long>(run_id), failure.what());
+        }
     }
 
     void finish_run(std::int64_t run_id, const std::string& status, int exit_code,
@@ -232,6 +249,7 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
         for (const auto& r : ranks) {
             body["ranks"].push_back({{"trial", r.trial},
                                      {"rank", r.rank},
+                                     {"side", to_string(r.side)},
                                      {"outcome", to_string(r.outcome)},
                                      {"phase", r.phase},
                                      {"message", r.message}});
@@ -269,8 +287,15 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
         << "\n  generation: " << (run->generation.label.empty() ? "-" : run->generation.label)
         << "\n  started:   " << run->started_at << "  ended: " << run->ended_at << "  host "
         << run->writer_host << "\n  summary:   " << run->summary << "\n  run dir:   " << run->run_dir << "\n";
+    // One line per rank and trial: a PKB run records the reference and the candidate as two rows of
+    // the same (trial, rank); they are listed together ("reference ok, candidate mismatch").
     std::optional<int> current_trial;
-    for (const auto& r : ranks) {
+    for (std::size_t i = 0; i < ranks.size();) {
+        std::size_t next = i;
+        while (next < ranks.size() && ranks[next].trial == ranks[i].trial &&
+               ranks[next].rank == ranks[i].rank)
+            ++next;
+        const RankResultRow& r = ranks[i];
         if (r.trial != current_trial) {
             if (r.trial == kAfterLastResult)
                 out << "  after the last trial result:\n";
@@ -278,11 +303,26 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
                 out << "  trial " << r.trial << ":\n";
             current_trial = r.trial;
         }
-        out << "    rank " << r.rank << ": " << to_string(r.outcome);
-        if (r.phase != "compare" && !r.phase.empty())
-            out << " in " << r.phase;
-        if (!r.message.empty())
-            out << " | " << shorten(r.message, 200);
+        out << "    rank " << r.rank << ": ";
+        std::string messages;
+        // The store orders sides as text; the reference is listed first, as it ran first.
+        std::vector<const RankResultRow*> sides;
+        for (std::size_t k = i; k < next; ++k)
+            sides.push_back(&ranks[k]);
+        std::stable_sort(sides.begin(), sides.end(),
+                         [](const RankResultRow* a, const RankResultRow* b) { return a->side < b->side; });
+        for (std::size_t k = 0; k < sides.size(); ++k) {
+            const RankResultRow& side = *sides[k];
+            if (sides.size() > 1)
+                out << (k > 0 ? ", " : "") << to_string(side.side) << " ";
+            out << to_string(side.outcome);
+            if (side.phase != "compare" && !side.phase.empty() && side.outcome != RankOutcome::Ok)
+                out << " in " << side.phase;
+            if (!side.message.empty())
+                messages += (messages.empty() ? "" : "; ") + side.message;
+        }
+        if (!messages.empty())
+            out << " | " << shorten(messages, 200);
         out << "\n";
         for (const auto& t : tensors) {
             if (t.trial != r.trial || t.rank != r.rank)
@@ -301,7 +341,16 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
                 out << "  [candidate " << c.nan_count << " NaN]";
             out << "\n";
         }
+        i = next;
     }
+    // PKB's own per-trial speedups (imported runs): every trial, so their spread shows.
+    std::string pkb_speedups;
+    for (const auto& row : store.perf_summaries(run_id))
+        if (row.statistic.starts_with("pkb_speedup.trial_"))
+            pkb_speedups +=
+                (pkb_speedups.empty() ? "" : ", ") + row.statistic.substr(12) + " " + number(row.value) + "x";
+    if (!pkb_speedups.empty())
+        out << "  PKB speedup per trial: " << pkb_speedups << "\n";
     if (!artifacts.empty()) {
         out << "  artifacts:\n";
         for (const auto& a : artifacts)

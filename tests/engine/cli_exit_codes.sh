@@ -46,4 +46,14 @@ contains '"status":"pass"'
 expect 0 "show" -- "$pkbw" show 2
 contains "trial 0:"
 expect 2 "show of a missing run" -- "$pkbw" show 999
+expect 0 "problems --json names folders and references" -- "$pkbw" problems --json
+contains '"reference_host.cpp":'
+expect 0 "export-bundle" -- "$pkbw" export-bundle 2 3 "$work/review.pkbw"
+contains "2 run(s)"
+expect 2 "export-bundle never overwrites" -- "$pkbw" export-bundle 2 "$work/review.pkbw"
+contains "exists"
+expect 2 "export-bundle of a missing run" -- "$pkbw" export-bundle 999 "$work/other.pkbw"
+contains "no run 999"
+expect 2 "export-bundle --sweep without sweeps" -- "$pkbw" export-bundle --sweep 1 "$work/other.pkbw"
+contains "no sweeps in this store"
 exit $((failures > 0))

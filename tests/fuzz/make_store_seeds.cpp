@@ -173,6 +173,8 @@ int main(int argc, char** argv) {
         // Schema 1 (before traces): what an older pkbw wrote; opening it read-write migrates it.
         const auto v1 = copy_as(full, "v1_store.db");
         sql(v1, "PRAGMA journal_mode = DELETE; DROP TABLE trace_events; DROP TABLE trace_ranks; "
+                "DROP TABLE sweep_pairs; DROP TABLE sweeps; DROP TABLE agent_attempts; "
+                "DROP TABLE generation_exchanges; DROP TABLE generations; DROP TABLE run_files; DROP TABLE blobs; "
                 "PRAGMA user_version = 1; VACUUM;");
 
         // Refused: newer schema, another program's database, a foreign file claiming schema 1.

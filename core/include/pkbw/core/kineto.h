@@ -4,6 +4,8 @@
 // into its RankTrace belongs beside it once both are merged (docs/pkb-interop.md).
 #pragma once
 
+#include "pkbw/core/trace.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -54,5 +56,14 @@ struct KinetoKernelTotal {
     std::int64_t total_ns = 0;
 };
 std::vector<KinetoKernelTotal> kineto_kernel_totals(const KinetoTrace& trace); // largest total first
+
+// One side's profile in pkbw's trace model (trace.h), for the store and the timeline: kernels,
+// copies and memsets keep their GPU times, stream and launch geometry; user annotations and CPU ops
+// become NVTX ranges (domain "torch", category the profiler's); each "ProfilerStep#N" becomes an
+// engine range of category "iteration" named "<side>/N" (payload {"side", "iteration"}), and the
+// whole profile is wrapped in an engine range of category "phase" named `side` (payload {"side",
+// "trial", "source": "torch-profiler"}), so that reference and candidate profiles of one rank can
+// share a timeline. Times stay on the profiler's clock.
+void append_kineto_events(const KinetoTrace& trace, const std::string& side, int trial, RankTrace& out);
 
 } // namespace pkbw

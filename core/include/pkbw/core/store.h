@@ -167,6 +167,36 @@ struct ArtifactRow {
     std::string path;
 };
 
+// A file a run archived in the store (schema 3, docs/store.md "Archived files"): its bytes live once
+// in `blobs` under their SHA-256, and the run links to them with the role the file played.
+namespace file_role {
+inline constexpr std::string_view kCandidateSource = "candidate_source";
+inline constexpr std::string_view kReferenceSource = "reference_source";
+inline constexpr std::string_view kCompileLog = "compile_log";  // name compile_<side>.log
+inline constexpr std::string_view kDiagnostics = "diagnostics"; // JSON list, name compile_<side>.json
+inline constexpr std::string_view kRankLog = "rank_log";        // rank set
+inline constexpr std::string_view kConfig = "config";
+inline constexpr std::string_view kArtifact = "artifact"; // bundles: name = path relative to the store
+} // namespace file_role
+
+struct RunFileRow {
+    std::int64_t run_id = 0;
+    std::string role;
+    std::string name;
+    std::optional<int> trial, rank;
+    std::string sha256;
+    std::int64_t size = 0; // of the blob
+};
+
+// A blob read back: `intact` is false when its bytes no longer hash to its key (a damaged store);
+// `problem` then says so, naming the store and the hash, and `data` holds what was read.
+struct BlobContent {
+    bool found = false;
+    bool intact = false;
+    std::string data;
+    std::string problem;
+};
+
 // Every set field narrows the list (AND). Text matches problem, generation, summary, solution path
 // and backend as a case-insensitive substring.
 struct RunFilter {
@@ -243,6 +273,14 @@ public:
                           int first_iteration = 0);
     void add_perf_summary(const PerfSummaryRow& row); // replaces the same (run, side, rank, statistic)
     std::int64_t add_artifact(const ArtifactRow& row);
+    // Archived files. archive_blob stores `data` under its SHA-256 (once: an existing blob is kept)
+    // and returns the hash; add_run_file links a run to a blob (the same run, role and name again
+    // replaces the link); archive_run_file does both.
+    std::string archive_blob(std::string_view data);
+    void add_run_file(const RunFileRow& row);
+    std::string archive_run_file(std::int64_t run_id, std::string_view role, std::string_view name,
+                                 std::string_view data, std::optional<int> trial = std::nullopt,
+                                 std::optional<int> rank = std::nullopt);
     // Runs left 'running' whose writer is gone (same host, pid dead or recycled) become 'aborted'.
     // Runs written from another host are left alone: their writer cannot be checked from here.
     // Returns how many were marked.
@@ -262,6 +300,21 @@ public:
     std::vector<PerfSample> perf_samples(std::int64_t run_id) const;    // by side, rank, block, iteration
     std::vector<PerfSummaryRow> perf_summaries(std::int64_t run_id) const;
     std::vector<ArtifactRow> artifacts(std::int64_t run_id) const;
+    // The run's archived files, by role, trial, rank, name (without their bytes).
+    std::vector<RunFileRow> run_files(std::int64_t run_id) const;
+    // A blob's bytes, checked against its hash.
+    BlobContent read_blob(std::string_view sha256) const;
+
+    // Where a path the store recorded (a run_dir or an artifact path) is now. Paths under the
+    // store's folder are recorded relative to it, so a store copied with its runs/ folder still finds
+    // them; an older absolute path that no longer exists is looked for at the same place under the
+    // store's folder (runs/<run dir name>/...). get_run, list_runs and artifacts() return resolved
+    // paths; `recorded_run_dir` is the run's run_dir as recorded (empty when resolving a run_dir).
+    std::filesystem::path resolve_recorded_path(std::string_view recorded,
+                                                std::string_view recorded_run_dir = {}) const;
+    // The store's folder (absolute): what recorded relative paths are relative to.
+    std::filesystem::path folder() const;
+
     // PRAGMA integrity_check: "ok" or SQLite's list of problems.
     std::string integrity_check() const;
 

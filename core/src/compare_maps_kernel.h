@@ -1,5 +1,6 @@
-// Internal to tensormaps.cpp: the vectorised inner loops of the heatmap pass. A map row is processed
-// in column chunks of kChunk source columns: the rows of the map row are folded, column by column,
+// Internal to compare_maps.cpp: the vectorised inner loops of the error-map pass (the element rule is
+// core's comparison rule, compare.h; tests/core/test_compare_maps.cpp checks them against it). A map row is
+// processed in column chunks of kChunk source columns: the rows of the map row are folded, column by column,
 // into a small "band" of running maxima (vertical, element-wise, branch-free, stays in L1), and the
 // band is reduced into the map's cells once per chunk.
 #pragma once
@@ -18,7 +19,7 @@
 #define PKBW_MAPS_CLONES
 #endif
 
-namespace pkbw::app::detail {
+namespace pkbw::maps::detail {
 
 inline constexpr int kLanes = 8;
 inline constexpr int kChunk = 512; // source columns per band: 5 bands + buffers stay in L1
@@ -35,12 +36,16 @@ struct Band {
     float* ref_lo; // smallest finite value so far, +inf before the first row
     float* cand_hi;
     float* cand_lo;
-    float* ratio; // largest error ratio so far
+    float* ratio;            // largest error ratio so far
+    float* diff_hi;          // cand - ref: largest so far (+inf once a non-finite difference was seen)
+    float* diff_lo;          // smallest finite difference so far
+    std::int32_t* worst_row; // source row of the column's largest ratio (the first row reaching it)
 };
 
 struct SegmentStats {
     std::int64_t fails = 0, ref_nonfinite = 0, cand_nonfinite = 0;
     float max_ratio = 0;
+    float max_abs_diff = 0; // over finite differences
 };
 
 // The tolerance as the core comparison applies it: f32 scalars, allowed = atol + rtol * |cand|.
@@ -72,6 +77,14 @@ inline VF load_vf(const T* p) {
     return v;
 }
 inline void store_vf(float* p, VF v) {
+    std::memcpy(p, &v, sizeof v);
+}
+inline VI load_vi(const std::int32_t* p) {
+    VI v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+inline void store_vi(std::int32_t* p, VI v) {
     std::memcpy(p, &v, sizeof v);
 }
 
@@ -111,29 +124,37 @@ inline __attribute__((always_inline)) VF ratio_lanes(VF a, VF b, Tol tol, VI& fa
 }
 
 inline __attribute__((always_inline)) void error_lanes(VF a, VF b, Tol tol, Band& band, std::int64_t i,
-                                                       float* ratio_out, VI& fails, VI& nf_a, VI& nf_b,
-                                                       VF& max_ratio) {
+                                                       VI row, float* ratio_out, VI& fails, VI& nf_a,
+                                                       VI& nf_b, VF& max_ratio, VF& max_abs) {
     nf_a -= track_value(a, band.ref_hi + i, band.ref_lo + i);
     nf_b -= track_value(b, band.cand_hi + i, band.cand_lo + i);
+    const VF diff = b - a;
+    track_value(diff, band.diff_hi + i, band.diff_lo + i); // the signed difference, masked like values
+    const VF abs_diff = (VF)((VU)diff & (VU{} + 0x7FFFFFFFu));
+    max_abs = (abs_diff < kInf) & (abs_diff > max_abs) ? abs_diff : max_abs;
     VI fail;
     const VF r = ratio_lanes(a, b, tol, fail);
     fails -= fail;
     max_ratio = r > max_ratio ? r : max_ratio;
     const VF old = load_vf(band.ratio + i);
-    store_vf(band.ratio + i, r > old ? r : old);
+    const VI higher = r > old;
+    store_vf(band.ratio + i, higher ? r : old);
+    store_vi(band.worst_row + i, higher ? row : load_vi(band.worst_row + i));
     store_vf(ratio_out + i, r);
 }
 
 // n elements of one row segment into the band at column offset 0; ratio_out receives each ratio.
 template <class A, class B>
-inline __attribute__((always_inline)) void error_segment_impl(const typename A::Element* a,
-                                                              const typename B::Element* b, int n, Tol tol,
-                                                              Band band, float* ratio_out, SegmentStats& s) {
+inline __attribute__((always_inline)) void
+error_segment_impl(const typename A::Element* a, const typename B::Element* b, int n, Tol tol, Band band,
+                   std::int32_t row, float* ratio_out, SegmentStats& s) {
     VI fails = {}, nf_a = {}, nf_b = {};
-    VF max_ratio = {};
+    const VI rows = VI{} + row;
+    VF max_ratio = {}, max_abs = {};
     int i = 0;
     for (; i + kLanes <= n; i += kLanes) {
-        error_lanes(A::load(a + i), B::load(b + i), tol, band, i, ratio_out, fails, nf_a, nf_b, max_ratio);
+        error_lanes(A::load(a + i), B::load(b + i), tol, band, i, rows, ratio_out, fails, nf_a, nf_b,
+                    max_ratio, max_abs);
     }
     if (i < n) {
         // Zero padding compares equal and finite: it adds nothing but band columns past n, unused.
@@ -141,23 +162,26 @@ inline __attribute__((always_inline)) void error_segment_impl(const typename A::
         typename B::Element tb[kLanes] = {};
         std::memcpy(ta, a + i, static_cast<std::size_t>(n - i) * sizeof ta[0]);
         std::memcpy(tb, b + i, static_cast<std::size_t>(n - i) * sizeof tb[0]);
-        error_lanes(A::load(ta), B::load(tb), tol, band, i, ratio_out, fails, nf_a, nf_b, max_ratio);
+        error_lanes(A::load(ta), B::load(tb), tol, band, i, rows, ratio_out, fails, nf_a, nf_b, max_ratio,
+                    max_abs);
     }
     for (int l = 0; l < kLanes; ++l) {
         s.fails += fails[l];
         s.ref_nonfinite += nf_a[l];
         s.cand_nonfinite += nf_b[l];
         s.max_ratio = max_ratio[l] > s.max_ratio ? max_ratio[l] : s.max_ratio;
+        s.max_abs_diff = max_abs[l] > s.max_abs_diff ? max_abs[l] : s.max_abs_diff;
     }
 }
 
 PKBW_MAPS_CLONES inline void error_segment_f32(const float* a, const float* b, int n, Tol tol, Band band,
-                                               float* ratio_out, SegmentStats& s) {
-    error_segment_impl<F32Load, F32Load>(a, b, n, tol, band, ratio_out, s);
+                                               std::int32_t row, float* ratio_out, SegmentStats& s) {
+    error_segment_impl<F32Load, F32Load>(a, b, n, tol, band, row, ratio_out, s);
 }
 PKBW_MAPS_CLONES inline void error_segment_bf16(const std::uint16_t* a, const std::uint16_t* b, int n,
-                                                Tol tol, Band band, float* ratio_out, SegmentStats& s) {
-    error_segment_impl<Bf16Load, Bf16Load>(a, b, n, tol, band, ratio_out, s);
+                                                Tol tol, Band band, std::int32_t row, float* ratio_out,
+                                                SegmentStats& s) {
+    error_segment_impl<Bf16Load, Bf16Load>(a, b, n, tol, band, row, ratio_out, s);
 }
 
 // One side only (pool_values): returns the non-finite count.
@@ -260,4 +284,4 @@ inline float f16_bits_to_f32(std::uint16_t h) {
     return out;
 }
 
-} // namespace pkbw::app::detail
+} // namespace pkbw::maps::detail

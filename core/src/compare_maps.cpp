@@ -1,8 +1,8 @@
-#include "tensormaps.h"
+#include "pkbw/core/compare_maps.h"
 
+#include "compare_maps_kernel.h"
 #include "pkbw/core/dtype.h"
 #include "pkbw/core/error.h"
-#include "tensormaps_kernel.h"
 
 #include <algorithm>
 #include <bit>
@@ -11,7 +11,7 @@
 #include <limits>
 #include <thread>
 
-namespace pkbw::app {
+namespace pkbw::maps {
 namespace {
 
 using namespace detail;
@@ -115,9 +115,10 @@ void for_row_bands(const PooledMap& m, Body body) {
 // array has kLanes of slack for the kernel's padded last vector.
 struct Scratch {
     static constexpr std::size_t kStride = kChunk + kLanes;
-    std::vector<float> memory = std::vector<float>(8 * kStride);
+    std::vector<float> memory = std::vector<float>(10 * kStride);
+    std::vector<std::int32_t> counters = std::vector<std::int32_t>(kStride);
     float* at(int i) { return memory.data() + static_cast<std::size_t>(i) * kStride; }
-    Band band() { return {at(0), at(1), at(2), at(3), at(4)}; }
+    Band band() { return {at(0), at(1), at(2), at(3), at(4), at(8), at(9), counters.data()}; }
     float* ratio() { return at(5); }
     float* row_a() { return at(6); }
     float* row_b() { return at(7); }
@@ -129,6 +130,9 @@ struct Scratch {
         std::fill_n(b.cand_hi, padded, -kInf);
         std::fill_n(b.cand_lo, padded, kInf);
         std::fill_n(b.ratio, padded, 0.0f);
+        std::fill_n(b.diff_hi, padded, -kInf);
+        std::fill_n(b.diff_lo, padded, kInf);
+        std::fill_n(b.worst_row, padded, 0);
     }
 };
 
@@ -161,6 +165,33 @@ struct RowFold {
     void maxima(const float* ratio, float* map_ratio) const {
         each_cell([&](std::size_t k, int lo, int count) {
             map_ratio[k] = max_of(ratio + lo, count, map_ratio[k]);
+        });
+    }
+    // Failing elements of one row segment per cell, from its ratios (called only for a segment
+    // that has some: mismatches are rare, and a per-element counter cost a quarter of the pass).
+    void count_fails(const float* ratio, std::int64_t* count) const {
+        each_cell([&](std::size_t k, int lo, int n) {
+            std::int64_t fails = 0;
+            for (int i = lo; i < lo + n; ++i) {
+                fails += ratio[i] > 1;
+            }
+            count[k] += fails;
+        });
+    }
+    // Each cell's element of largest ratio (lowest logical index on a tie): `first_row` is the
+    // source row that worst_row counts from, `source_cols` the row length.
+    void worst(const Band& band, std::int64_t first_row, std::int64_t source_cols, std::int64_t* worst_index,
+               float* worst_ratio) const {
+        each_cell([&](std::size_t k, int lo, int n) {
+            for (int i = lo; i < lo + n; ++i) {
+                const float r = band.ratio[i];
+                const std::int64_t index = (first_row + band.worst_row[i]) * source_cols + c0 + i;
+                if (r > worst_ratio[k] ||
+                    (r == worst_ratio[k] && (worst_index[k] < 0 || index < worst_index[k]))) {
+                    worst_ratio[k] = r;
+                    worst_index[k] = index;
+                }
+            }
         });
     }
 };
@@ -243,6 +274,7 @@ struct Partial {
     std::int64_t mismatches = 0, first = -1, worst = -1;
     std::int64_t masked[2] = {0, 0};
     double worst_ratio = 0;
+    float max_abs_diff = 0;
     std::array<std::int64_t, kSlots> slots[4]{};
 
     // Updates first and worst from one row segment starting at logical index `pos`. The segments of
@@ -250,6 +282,7 @@ struct Partial {
     // comparisons; a segment is only rescanned when it holds a failing element that can matter.
     void track(const SegmentStats& s, const float* ratio, int n, std::int64_t pos) {
         mismatches += s.fails;
+        max_abs_diff = std::max(max_abs_diff, s.max_abs_diff);
         if (s.fails > 0 && (first < 0 || pos < first)) {
             const std::int64_t i = std::find_if(ratio, ratio + n, [](float r) { return r > 1; }) - ratio;
             first = first < 0 ? pos + i : std::min(first, pos + i);
@@ -347,6 +380,13 @@ ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, 
         values[s].values.assign(cells, 0.0f);
         magnitude[s].assign(cells, -1.0f);
     }
+    a.diff = empty_map(ref, max_side);
+    a.diff.values.assign(cells, 0.0f);
+    a.abs_diff = a.diff;
+    a.abs_diff.values.assign(cells, -1.0f); // the fold's running magnitude; -1 before the first element
+    a.cell_mismatches.assign(cells, 0);
+    a.cell_worst.assign(cells, -1);
+    std::vector<float> cell_worst_ratio(cells, -1.0f);
     const auto col_starts = cell_starts(m.source_cols, m.cols),
                row_starts = cell_starts(m.source_rows, m.rows);
     const Access ref_access = access_of(ref), cand_access = access_of(cand);
@@ -368,28 +408,36 @@ ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, 
                 for (std::int64_t r = row_starts[cr]; r < row_starts[cr + 1]; ++r) {
                     const std::int64_t pos = r * m.source_cols + c0;
                     SegmentStats s;
+                    const auto row = static_cast<std::int32_t>(r - row_starts[cr]);
                     if (direct && ref_access == Access::F32) {
-                        error_segment_f32(typed<float>(ref, pos), typed<float>(cand, pos), n, tol, band,
+                        error_segment_f32(typed<float>(ref, pos), typed<float>(cand, pos), n, tol, band, row,
                                           ratio, s);
                     } else if (direct) {
                         error_segment_bf16(typed<std::uint16_t>(ref, pos), typed<std::uint16_t>(cand, pos), n,
-                                           tol, band, ratio, s);
+                                           tol, band, row, ratio, s);
                     } else {
                         read_f32(ref, pos, n, scratch.row_a());
                         read_f32(cand, pos, n, scratch.row_b());
-                        error_segment_f32(scratch.row_a(), scratch.row_b(), n, tol, band, ratio, s);
+                        error_segment_f32(scratch.row_a(), scratch.row_b(), n, tol, band, row, ratio, s);
                     }
                     p.masked[0] += s.ref_nonfinite;
                     p.masked[1] += s.cand_nonfinite;
                     table.count(ratio, n, p.slots);
                     p.track(s, ratio, n, pos);
+                    if (s.fails > 0) {
+                        RowFold{col_starts, c0, n}.count_fails(ratio, a.cell_mismatches.data() + base);
+                    }
                 }
                 const RowFold fold{col_starts, c0, n};
                 fold.values(band.ref_hi, band.ref_lo, values[0].values.data() + base,
                             magnitude[0].data() + base);
                 fold.values(band.cand_hi, band.cand_lo, values[1].values.data() + base,
                             magnitude[1].data() + base);
+                fold.values(band.diff_hi, band.diff_lo, a.diff.values.data() + base,
+                            a.abs_diff.values.data() + base);
                 fold.maxima(band.ratio, m.values.data() + base);
+                fold.worst(band, row_starts[cr], m.source_cols, a.cell_worst.data() + base,
+                           cell_worst_ratio.data() + base);
             }
         }
         partial[static_cast<std::size_t>(thread)] = p;
@@ -418,7 +466,26 @@ ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, 
             a.nonfinite_mismatches += h[kNonFiniteSlot];
         }
     }
+    for (const Partial& p : partial) {
+        a.max_abs_diff = std::max(a.max_abs_diff, static_cast<double>(p.max_abs_diff));
+    }
     m.masked_elements = a.nonfinite_mismatches;
+    // A masked difference cell (magnitude +inf from reduce_values) is NaN in both difference maps.
+    for (std::size_t k = 0; k < cells; ++k) {
+        if (std::isinf(a.abs_diff.values[k])) {
+            a.abs_diff.values[k] = std::numeric_limits<float>::quiet_NaN();
+            ++a.diff.masked_elements;
+        }
+    }
+    a.abs_diff.masked_elements = a.diff.masked_elements;
+    // Both sides' values at each cell's worst element: one read per cell.
+    a.cell_worst_ref.resize(cells);
+    a.cell_worst_cand.resize(cells);
+    for (std::size_t k = 0; k < cells; ++k) {
+        const std::int64_t i = a.cell_worst[k];
+        a.cell_worst_ref[k] = i >= 0 ? ref.get_f32(i) : std::numeric_limits<float>::quiet_NaN();
+        a.cell_worst_cand[k] = i >= 0 ? cand.get_f32(i) : std::numeric_limits<float>::quiet_NaN();
+    }
     for (float& v : m.values) {
         if (std::isinf(v)) {
             v = std::numeric_limits<float>::quiet_NaN(); // masked: no colour scale places it
@@ -445,4 +512,4 @@ CellPos locate(const PooledMap& map, std::int64_t linear_index) {
     return p;
 }
 
-} // namespace pkbw::app
+} // namespace pkbw::maps
