@@ -1,6 +1,8 @@
 // pkbw: the command-line program (docs/cli.md). `pkbw eval` and `pkbw dryrun` run a problem's
 // candidate (or reference) on W ranks and record the run; `problems`, `runs`, `show` read.
-#include "commands.h"
+#ifdef PKBW_HAVE_GENERATE
+#include "commands.h" // engine/generate: prompt, generate, agent
+#endif
 #include "bundle_command.h"
 #include "export_command.h"
 #include "import_pkb_command.h"
@@ -248,8 +250,10 @@ int main(int argc, char** argv) {
     show->add_flag("--json", show_json);
 
     SweepCommands sweep_commands(app); // sweep, sweeps, store merge
+#ifdef PKBW_HAVE_GENERATE
     auto generation = pkbw::generate::register_commands(app); // prompt, generate, agent
     generation->set_command_line(command_line);
+#endif
 
     try {
         app.parse(argc, argv);
@@ -264,8 +268,10 @@ int main(int argc, char** argv) {
         }
         if (problems->parsed())
             return list_problems(problems_json);
+#ifdef PKBW_HAVE_GENERATE
         if (auto code = generation->run_parsed())
             return *code;
+#endif
         for (int i = 0; i < 4; ++i) {
             if (!run_commands[i]->parsed())
                 continue;
@@ -311,8 +317,10 @@ int main(int argc, char** argv) {
         }
         if (show->parsed()) {
             int code = show_run(resolve_store_path(show_store), run_id, show_json, std::cout, std::cerr);
+#ifdef PKBW_HAVE_GENERATE
             if (code == 0 && !show_json)
                 generation->after_show(resolve_store_path(show_store).string(), run_id);
+#endif
             return code;
         }
         std::cout << app.help();

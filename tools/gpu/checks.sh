@@ -91,7 +91,7 @@ if want build; then
     [ -d "$deps" ] && extra=(-DCMAKE_PREFIX_PATH="$deps" -DSQLite3_INCLUDE_DIR="$deps/include" -DSQLite3_LIBRARY="$deps/lib/libsqlite3.a")
     t0=$(date +%s)
     { cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DPKBW_BUILD_GUI=OFF -DPKBW_BUILD_TESTS=OFF \
-        -DPKBW_BUILD_BENCH=OFF ${extra[@]+"${extra[@]}"} && cmake --build build-dev -j "$(nproc)"; } > "$out/build.log" 2>&1 \
+        -DPKBW_BUILD_BENCH=OFF -DPKBW_BUILD_GENERATE=OFF ${extra[@]+"${extra[@]}"} && cmake --build build-dev -j "$(nproc)"; } > "$out/build.log" 2>&1 \
         || { tail -40 "$out/build.log"; exit 1; }
     line "build: $(( $(date +%s) - t0 )) s; $("$p" --version | tr '\n' ' ')"
 fi
