@@ -8,7 +8,8 @@
 # Environment: W or NPROC (world size; default 2 when the machine has 2 GPUs or more, else 1: every
 # section runs at W=1, those that need 2 ranks say so and are skipped), PKBW (the pkbw to run, default
 # build-dev/bin/pkbw, which the build section makes), XC_PROBLEMS (crosscheck and suite problems,
-# default 1..20).
+# default 1..20), XC_CHECKOUT (the PKB checkout the crosscheck reads, default .pkb; pkbw numbers
+# problems as PKB HEAD does, so from 33 on it needs a HEAD checkout), XC_DTYPES (default bf16,f32).
 # Environment for pkbsol/runlocal: PKB_MODELS, PKB_PROBLEMS (what to run), PKBSOL_WARM_S (deadline of
 # one warm-up eval, default 150), PKBSOL_JOBS (warm-ups at once, default 6), PKBSOL_FLAGS (extra perf
 # flags), RUNLOCAL_MODEL, RUNLOCAL_PROBLEMS.
@@ -47,6 +48,10 @@ if ! [[ $W =~ ^[1-9][0-9]*$ ]]; then
     exit 2
 fi
 p=${PKBW:-build-dev/bin/pkbw}
+# The cross-check follows pkbw's problem numbering, which is PKB HEAD's: XC_CHECKOUT may name a HEAD
+# checkout (.pkb holds the cfbf870^ tree for its solution folders, numbered one higher from 33 on).
+xc_checkout=${XC_CHECKOUT:-.pkb}
+xc_dtypes=${XC_DTYPES:-bf16,f32}
 xc_problems=${XC_PROBLEMS:-$(seq 1 20)}
 pkb_models=${PKB_MODELS:-"anthropic_claude-opus-4-7 google_gemini-3-pro-preview openai_gpt-5.5"}
 pkb_problems=${PKB_PROBLEMS:-"1 2 3 4 5 6 7 8"}
@@ -277,14 +282,14 @@ if want overhead; then
 fi
 
 pkb_missing="needs .pkb (a PKB checkout with the cfbf870^ solution folders) in $PWD"
-if want crosscheck && [ ! -d .pkb ]; then
+if want crosscheck && [ ! -d "$xc_checkout" ]; then
     skip "crosscheck" "$pkb_missing"
 elif want crosscheck; then
     line "== PKB cross-check (torch reference vs pkbw's CUDA reference, same inputs, W=$W, 1024x1024)"
     # tools/pkb_crosscheck.py table: pkbw dryrun of the reference with --keep-inputs/--keep-outputs,
     # then PKB's reference on NCCL per rank; torch start-up dominates, so four combinations at a time.
     PKBW_PYTHON=python3 timeout 1500 python3 tools/pkb_crosscheck.py table --backend cuda --pkbw "$p" \
-        --pkb-checkout .pkb --problems "$(echo $xc_problems | tr ' ' ',')" --worlds "$W" --dtypes bf16,f32 \
+        --pkb-checkout "$xc_checkout" --problems "$(echo $xc_problems | tr ' ' ',')" --worlds "$W" --dtypes "$xc_dtypes" \
         --m 1024 --n 1024 --jobs 4 --timeout 300 --json "$out/crosscheck.json" > "$out/crosscheck.md" 2>&1
     echo "crosscheck exit $?" >> "$out/crosscheck.md"
     grep -E '^\|' "$out/crosscheck.md" | tee -a "$out/summary.txt"
