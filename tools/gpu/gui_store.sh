@@ -5,7 +5,7 @@
 # with --download --profile (for `pkbw import-pkb`). Packs the store, its run folders and the PKB logs
 # into OUT_DIR/gui_store.tar.gz (the device returns few files), to open with pkbw-gui elsewhere.
 # Usage: tools/gpu/gui_store.sh OUT_DIR   (needs a built tree: tools/gpu/checks.sh OUT_DIR build; .pkb:
-# a PKB checkout with the cfbf870^ solution folders)
+# a PKB checkout with the cfbf870^ solution folders). QUICK=1: one run of each kind (about 2 minutes).
 set -uo pipefail
 out=$(realpath -m "${1:?usage: tools/gpu/gui_store.sh OUT_DIR}")
 cd "$(dirname "$0")/../.." || exit 1
@@ -19,6 +19,10 @@ export PKBW_STORE=$root/runs.db PKBW_CACHE_DIR=/tmp/pkbw-gui-cache TORCH_EXTENSI
 base=samples/solutions_cuda_bf16_h200_2_samples_baseline
 tuned=samples/solutions_cuda_bf16_h200_2_samples_tuned
 models="anthropic_claude-opus-4-7 google_gemini-3-pro-preview openai_gpt-5.5"
+native="12 13 18 20" pkb_problems="2 5" generations="$base $tuned"
+if [ "${QUICK:-0}" = 1 ]; then
+    models=anthropic_claude-opus-4-7 native=12 pkb_problems=2 generations=""
+fi
 log=$out/gui_store.log
 step() { # label, pkbw args...: one line per run (its final status) in the log and on stdout
     local label=$1
@@ -34,7 +38,7 @@ step() { # label, pkbw args...: one line per run (its final status) in the log a
 # PKB's solutions compile a torch extension on their first call: start those compiles now, in the
 # background, one untimed eval each, while the native runs take the GPU.
 for model in $models; do
-    for n in 2 5; do
+    for n in $pkb_problems; do
         (PKBW_STORE=$root/warm_${model}_$n.db timeout 240 "$p" eval --pkb-checkout .pkb \
             --solutions-dir ".pkb/solutions_cuda_bf16_h100_8_$model" --problem "$n" --nproc 1 --trials 1 \
             --timeout-compile 200 > /dev/null 2>&1) &
@@ -42,16 +46,16 @@ for model in $models; do
 done
 
 step calibrate calibrate --nproc 1
-for n in 12 13 18 20; do
+for n in $native; do
     step "perf --trace $n baseline" perf --problem "$n" --solution cuda --solutions-dir "$base" --nproc 1 --trace
 done
 step "perf --trace 12 tuned" perf --problem 12 --solution cuda --solutions-dir "$tuned" --nproc 1 --trace
 # A wrong candidate: zeros instead of the sum (mismatch on every trial, outputs kept).
 step "eval wrong 1 (1024^2)" eval --problem 1_allreduce --solution tests/adversarial/cuda/all_zero.cu --nproc 1 \
     --all-trials --keep-outputs
-step "eval wrong 1 (4096^2)" eval --problem 1_allreduce --solution tests/adversarial/cuda/all_zero.cu --nproc 1 \
+[ "${QUICK:-0}" = 1 ] || step "eval wrong 1 (4096^2)" eval --problem 1_allreduce --solution tests/adversarial/cuda/all_zero.cu --nproc 1 \
     --m 4096 --n 4096 --all-trials
-for dir in "$base" "$tuned"; do
+for dir in $generations; do
     for f in "$dir"/*_cuda.cu; do
         stem=$(basename "$f" _cuda.cu)
         step "eval $(basename "$dir") $stem" eval --problem "$stem" --solution cuda --solutions-dir "$dir" --nproc 1
@@ -59,7 +63,7 @@ for dir in "$base" "$tuned"; do
 done
 wait # the PKB warm-ups
 for model in $models; do
-    for n in 2 5; do
+    for n in $pkb_problems; do
         step "perf --trace pkb $n $model" perf --pkb-checkout .pkb --solutions-dir ".pkb/solutions_cuda_bf16_h100_8_$model" \
             --problem "$n" --nproc 1 --trace
     done
