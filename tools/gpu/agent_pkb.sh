@@ -7,7 +7,8 @@
 # Environment: PKB (the checkout, default .pkb), PKBW (a pkbw built with PKBW_BUILD_GENERATE=ON; default:
 # build it in build-agent, which needs toml++ and libcurl's headers), JUDGE_BACKEND (cuda, or host for
 # the CPU: CI runs this script so on the miniature checkout), PRECISION (bf16), W (world size, default
-# 2 with two GPUs or more, else 1).
+# 2 with two GPUs or more, else 1), JUDGE_ARGS (extra judge flags, each passed with --judge-arg; CI
+# gives "--trials 1 --m 64 --n 64").
 set -uo pipefail
 out=$(realpath -m "${1:?usage: tools/gpu/agent_pkb.sh OUT_DIR}")
 pkb=$(realpath -m "${PKB:-.pkb}")
@@ -90,10 +91,12 @@ server=$!
 for _ in $(seq 50); do [ -s "$scratch/port" ] && break; sleep 0.1; done
 [ -s "$scratch/port" ] || { line "agent_pkb: the scripted model did not start"; exit 1; }
 
+judge_args=()
+for a in ${JUDGE_ARGS:-}; do judge_args+=("--judge-arg=$a"); done
 t0=$(date +%s)
 "$p" agent --model local/scripted-gpu-check --base-url "http://127.0.0.1:$(cat "$scratch/port")/v1" \
     --problem 1 --backend cuda --pkb-checkout "$pkb" --judge-backend "$judge_backend" --precision "$precision" \
-    --nproc "$W" --attempts 3 --retries 0 --output-root "$scratch/generated" \
+    --nproc "$W" --attempts 3 --retries 0 --output-root "$scratch/generated" ${judge_args[@]+"${judge_args[@]}"} \
     > "$out/agent.txt" 2> "$out/agent.err"
 rc=$?
 line "agent: exit $rc in $(( $(date +%s) - t0 )) s (judge backend $judge_backend, W=$W, $precision)"
