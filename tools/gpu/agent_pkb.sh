@@ -35,12 +35,20 @@ if [ -z "$p" ]; then
     deps=$PWD/.deps
     extra=()
     [ -d "$deps" ] && extra=(-DCMAKE_PREFIX_PATH="$deps" -DSQLite3_INCLUDE_DIR="$deps/include" -DSQLite3_LIBRARY="$deps/lib/libsqlite3.a")
+    # libcurl's headers copied into .deps/include/curl, linked against the machine's own libcurl.so.4
+    # (there is no libcurl.so link without the -dev package). toml++'s headers in .deps/include/toml++
+    # are found by engine/generate/CMakeLists.txt (header-only) without help.
+    if [ -f "$deps/include/curl/curl.h" ]; then
+        curl_so=$(ldconfig -p 2>/dev/null | awk '/libcurl\.so\.4 .*x86-64/ {print $NF; exit}')
+        [ -n "$curl_so" ] && extra+=(-DCURL_INCLUDE_DIR="$deps/include" -DCURL_LIBRARY="$curl_so" -DCURL_LIBRARY_RELEASE="$curl_so")
+    fi
+    line "libcurl: headers $( [ -f /usr/include/curl/curl.h ] || [ -f /usr/include/x86_64-linux-gnu/curl/curl.h ] && echo system || { [ -f "$deps/include/curl/curl.h" ] && echo .deps; } || echo none), library ${curl_so:-$(ldconfig -p 2>/dev/null | awk '/libcurl\.so\.4 / {print $NF; exit}')}; toml++ headers $( [ -f /usr/include/toml++/toml.h ] && echo system || { [ -f "$deps/include/toml++/toml.h" ] && echo .deps; } || echo none)"
     t0=$(date +%s)
     if ! { cmake -S . -B build-agent -G Ninja -DCMAKE_BUILD_TYPE=Release -DPKBW_BUILD_GUI=OFF -DPKBW_BUILD_TESTS=OFF \
         -DPKBW_BUILD_BENCH=OFF -DPKBW_BUILD_GENERATE=ON ${extra[@]+"${extra[@]}"} \
         && cmake --build build-agent -j "$(nproc)" --target pkbw pkbw-rank pkbw-candidate; } > "$out/build.log" 2>&1; then
         tail -30 "$out/build.log"
-        line "agent_pkb: the build with PKBW_BUILD_GENERATE=ON failed (it needs toml++ and libcurl's headers: see build.log); set PKBW to a pkbw that has 'agent'"
+        line "agent_pkb: the build with PKBW_BUILD_GENERATE=ON failed (it needs toml++'s and libcurl's headers, in the system or in .deps/include, and libcurl.so.4: see build.log); set PKBW to a pkbw that has 'agent'"
         exit 1
     fi
     line "build: $(( $(date +%s) - t0 )) s"
