@@ -255,5 +255,31 @@ TEST(Agent, PkbPythonBackendJudgedOnTheHost) {
     // PKB's file name: solutions_<backend>_<precision>_<hw>_<provider>_<model>/<stem>_<backend>.py.
     EXPECT_EQ(read_file(dir / "solutions_cuda_fp32_none_local_scripted-test-model/1_allreduce_cuda.py"),
               kPkbRight);
+    ::unsetenv("PKBW_CACHE_DIR"); // it is removed with the folder
     fs::remove_all(dir);
+}
+
+// PKB's backends need a checkout; the error says how to give one, before any request is sent.
+TEST(Agent, PkbBackendWithoutACheckoutIsRefused) {
+    const char* saved = std::getenv("PKB_CHECKOUT");
+    std::string kept = saved ? saved : "";
+    ::unsetenv("PKB_CHECKOUT");
+    FakeProvider server;
+    AgentOptions options;
+    options.generate.prompt.problem = "1";
+    options.generate.prompt.backend = "triton";
+    options.generate.prompt.model = "local/scripted-test-model";
+    options.generate.base_url = server.base_url();
+    options.generate.prompt.store =
+        (fs::temp_directory_path() / ("pkbw_agent_refused_" + std::to_string(::getpid()) + ".db")).string();
+    testing::internal::CaptureStderr();
+    int code = run_agent_command(options);
+    std::string err = testing::internal::GetCapturedStderr();
+    if (saved)
+        ::setenv("PKB_CHECKOUT", kept.c_str(), 1);
+    EXPECT_EQ(code, 2);
+    EXPECT_NE(err.find("--backend triton is one of PKB's: pass --pkb-checkout DIR"), std::string::npos)
+        << err;
+    EXPECT_TRUE(server.received().empty());
+    EXPECT_FALSE(fs::exists(*options.generate.prompt.store));
 }
