@@ -9,6 +9,7 @@
 #include "subprocess.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -147,8 +148,16 @@ void add_agent_options(CLI::App& command, AgentOptions& o) {
     command.add_option("-p,--problem", o.generate.prompt.problem, "problem number or stem")->required();
     command.add_option("--attempts", o.attempts, "attempts at most (5)")->check(CLI::Range(1, 100));
     command.add_option("--budget-usd", o.budget_usd, "stop once the estimated cost reaches this (5)");
-    command.add_option("--backend", o.generate.prompt.backend, "host | native (the cuda ABI)")
-        ->check(CLI::IsMember({"host", "native", "cuda"}));
+    command
+        .add_option("--backend", o.generate.prompt.backend,
+                    "host | native (pkbw's ABI; cuda means native without --pkb-checkout) | cuda | "
+                    "triton | parallelkittens (PKB's Python backends, with --pkb-checkout)")
+        ->check(CLI::IsMember({"host", "native", "cuda", "triton", "parallelkittens"}));
+    command
+        .add_option("--judge-backend", o.judge_backend,
+                    "PKB backends: where pkbw runs the candidate, cuda (default) or host (gloo on the "
+                    "CPU, for solutions that run there)")
+        ->check(CLI::IsMember({"cuda", "host"}));
     command.add_option("--nproc", o.generate.prompt.nproc, "world size W (2)");
     command.add_flag("--perf", o.perf, "judge with pkbw perf and iterate until faster than the reference");
     command.add_option("--pkbw", o.pkbw_program, "the pkbw that judges (default: this one)");
@@ -160,11 +169,31 @@ int run_agent_command(const AgentOptions& input) {
     try {
         AgentOptions options = input;
         PromptOptions& prompt_options = options.generate.prompt;
-        if (prompt_options.backend == "cuda")
+        // PKB's Python backends are judged through `pkbw eval --pkb-checkout` (docs/pkb-interop.md).
+        // `--backend cuda` names PKB's backend only when a checkout is given on the command line, so
+        // that `pkbw agent --backend cuda` keeps meaning pkbw's native ABI.
+        const bool pkb = prompt_options.backend == "triton" || prompt_options.backend == "parallelkittens" ||
+                         (prompt_options.backend == "cuda" && prompt_options.pkb_checkout);
+        if (prompt_options.backend == "cuda" && !pkb)
             prompt_options.backend = "native";
-        if (!is_native_backend(prompt_options.backend))
-            throw Error("pkbw agent judges pkbw-ABI candidates: --backend host or native");
-        const std::string target = prompt_options.backend == "host" ? "host" : "cuda";
+        std::string checkout;
+        if (pkb) {
+            if (prompt_options.pkb_checkout)
+                checkout = *prompt_options.pkb_checkout;
+            else if (const char* env = std::getenv("PKB_CHECKOUT"))
+                checkout = env;
+            if (checkout.empty())
+                throw Error("--backend " + prompt_options.backend +
+                            " is one of PKB's: pass --pkb-checkout DIR (or set $PKB_CHECKOUT)");
+            checkout = fs::absolute(checkout).string();
+            prompt_options.pkb_checkout = checkout;
+        } else if (!is_native_backend(prompt_options.backend)) {
+            throw Error("--backend " + prompt_options.backend + " needs --pkb-checkout DIR");
+        }
+        // Where the judge runs the candidate: pkbw's --backend (host or cuda).
+        const std::string target = pkb                                ? options.judge_backend
+                                   : prompt_options.backend == "host" ? "host"
+                                                                      : "cuda";
         ModelSpec model = parse_model_spec(prompt_options.model);
         auto prompts = assemble_prompts(prompt_options);
         if (prompts.size() != 1)
@@ -181,8 +210,10 @@ int run_agent_command(const AgentOptions& input) {
         provider.stream = options.generate.stream;
         provider.key = key_from_environment(model, true);
 
-        fs::path root =
-            options.generate.output_root ? fs::path(*options.generate.output_root) : fs::path(".");
+        // As `pkbw generate` (and PKB): a PKB generation folder goes into the checkout by default.
+        fs::path root = options.generate.output_root ? fs::path(*options.generate.output_root)
+                        : pkb                        ? fs::path(checkout)
+                                                     : fs::path(".");
         fs::path file = root / prompt.relative_path;
         fs::path store_path = cli::resolve_store_path(prompt_options.store);
         std::string pkbw =
@@ -204,6 +235,8 @@ int run_agent_command(const AgentOptions& input) {
                             {"budget_usd", options.budget_usd},
                             {"perf", options.perf},
                             {"nproc", prompt_options.nproc},
+                            {"judge_backend", target},
+                            {"pkb_checkout", pkb ? json(checkout) : json()},
                             {"max_tokens", effective_max_tokens(model, options.generate.max_tokens)}}
                            .dump();
         row.command_line = json(options.generate.command_line).dump();
@@ -254,9 +287,9 @@ int run_agent_command(const AgentOptions& input) {
                                               "--problem",
                                               prompt.stem,
                                               "--solution",
-                                              file.string(),
+                                              fs::absolute(file).string(),
                                               "--backend",
-                                              target == "host" ? "host" : "cuda",
+                                              target,
                                               "--nproc",
                                               std::to_string(prompt_options.nproc),
                                               "--dtype",
@@ -266,6 +299,10 @@ int run_agent_command(const AgentOptions& input) {
                                               "--store",
                                               store_path.string(),
                                               "--json"};
+                if (pkb) {
+                    argv.push_back("--pkb-checkout");
+                    argv.push_back(checkout);
+                }
                 argv.insert(argv.end(), options.judge_arguments.begin(), options.judge_arguments.end());
                 cli::ProcessResult judged = cli::run_process(argv, cli::current_environment(), 1800);
                 verdict = verdict_from_judge_output(judged.output, reply.code);

@@ -1,7 +1,7 @@
-// `pkbw agent`: generate a candidate, judge it with pkbw itself (eval, or perf with --perf), feed the
-// verdict back, and iterate until it passes (and, with --perf, is faster), or the attempts or the
-// budget end. Each attempt is an agent_attempts row linked to the run that judged it and to its
-// parent attempt (docs/generate.md "The agent loop").
+// `pkbw agent`: generate a candidate, judge it with pkbw itself (eval, or perf with --perf; PKB's
+// Python solutions through `pkbw eval --pkb-checkout`), feed the verdict back, and iterate until it
+// passes (and, with --perf, is faster), or the attempts or the budget end. Each attempt is an agent_attempts
+// row linked to the run that judged it and to its parent attempt (docs/generate.md "The agent loop").
 #pragma once
 
 #include "generate_command.h"
@@ -13,7 +13,10 @@
 namespace pkbw::generate {
 
 struct AgentOptions {
-    GenerateOptions generate; // model, provider, HTTP, store; prompt.backend is host or native/cuda
+    // model, provider, HTTP, store; prompt.backend is host or native, or with a PKB checkout one of
+    // PKB's Python backends (cuda, triton, parallelkittens)
+    GenerateOptions generate;
+    std::string judge_backend = "cuda"; // PKB backends: the judge's --backend (cuda or host)
     int attempts = 5;
     double budget_usd = 5.0;
     bool perf = false;                        // judge with `pkbw perf` and require a speedup > 1

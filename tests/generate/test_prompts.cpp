@@ -163,7 +163,7 @@ TEST(NativePrompt, ContractAbiExampleAndTarget) {
     const Problem* problem = find_problem("2");
     ASSERT_NE(problem, nullptr);
     NativeSources sources{PKBW_TEST_SOURCE_ROOT,
-                          fs::path(PKBW_TEST_SOURCE_ROOT) / "engine/include/pkbw/solution.h"};
+                          fs::path(PKBW_TEST_SOURCE_ROOT) / "abi/include/pkbw/solution.h"};
     NativePromptRequest request;
     request.problem = problem;
     request.target = "host";
