@@ -158,6 +158,20 @@ public:
         pending.erase("sweeps");
         copy_pairs(input);
         pending.erase("sweep_pairs");
+        // Tables whose rows refer to each other by their own ids (schema 4) or are content-addressed
+        // (schema 5's blobs): each is copied with its references remapped, in parent-first order.
+        using IdMap = std::map<std::int64_t, std::int64_t>;
+        IdMap generation_ids, exchange_ids;
+        if (pending.erase("generations"))
+            copy_remapped(input, "generations", &generation_ids, {});
+        if (pending.erase("generation_exchanges"))
+            copy_remapped(input, "generation_exchanges", &exchange_ids, {{"generation_id", &generation_ids}});
+        if (pending.erase("agent_attempts"))
+            copy_remapped(
+                input, "agent_attempts", nullptr,
+                {{"generation_id", &generation_ids}, {"exchange_id", &exchange_ids}, {"run_id", &run_ids_}});
+        if (pending.erase("blobs"))
+            copy_remapped(input, "blobs", nullptr, {}, "INSERT OR IGNORE"); // same sha256, same content
         for (const auto& table : tables) {
             if (!pending.count(table))
                 continue;
@@ -300,6 +314,60 @@ private:
                 }
             }
             insert.run_and_reset();
+        }
+    }
+
+    // Copies every row of `table`; its own INTEGER PRIMARY KEY is renumbered (old -> new into `ids`),
+    // and each column named in `references` is rewritten through its map (NULL stays NULL; a row that
+    // refers to an id the input does not hold stops the merge).
+    void copy_remapped(Db& input, const std::string& table, std::map<std::int64_t, std::int64_t>* ids,
+                       const std::map<std::string, const std::map<std::int64_t, std::int64_t>*>& references,
+                       const std::string& verb = "INSERT") {
+        const auto all = columns_of(input, table);
+        std::string select = "SELECT ", names, values;
+        int key_col = -1;
+        std::vector<const std::map<std::int64_t, std::int64_t>*> maps;
+        std::vector<std::string> map_names;
+        std::vector<int> bound; // input column -> insert parameter (or -1 for the renumbered key)
+        int parameters = 0;
+        for (std::size_t i = 0; i < all.size(); ++i) {
+            select += (i ? ", " : "") + sql_name(all[i].name);
+            auto found = references.find(all[i].name);
+            maps.push_back(found == references.end() ? nullptr : found->second);
+            map_names.push_back(all[i].name);
+            if (all[i].integer_key) {
+                key_col = static_cast<int>(i);
+                bound.push_back(-1);
+                continue;
+            }
+            names += (parameters ? ", " : "") + sql_name(all[i].name);
+            values += parameters ? ", ?" : "?";
+            bound.push_back(++parameters);
+        }
+        Raw rows(input, select + " FROM " + sql_name(table));
+        Raw insert(target_, verb + " INTO " + sql_name(table) + " (" + names + ") VALUES (" + values + ")");
+        while (rows.step()) {
+            sqlite3_stmt* r = rows.get();
+            for (std::size_t i = 0; i < all.size(); ++i) {
+                const int parameter = bound[i];
+                if (parameter < 0)
+                    continue;
+                const int column = static_cast<int>(i);
+                if (maps[i] && sqlite3_column_type(r, column) != SQLITE_NULL) {
+                    const std::int64_t old = sqlite3_column_int64(r, column);
+                    auto to = maps[i]->find(old);
+                    if (to == maps[i]->end())
+                        throw StoreError("store merge: input " + input.path().string() + ": table " + table +
+                                         " " + map_names[i] + " " + std::to_string(old) +
+                                         " refers to a row it does not hold");
+                    sqlite3_bind_int64(insert.get(), parameter, to->second);
+                } else {
+                    sqlite3_bind_value(insert.get(), parameter, sqlite3_column_value(r, column));
+                }
+            }
+            insert.run_and_reset();
+            if (ids && key_col >= 0)
+                (*ids)[sqlite3_column_int64(r, key_col)] = sqlite3_last_insert_rowid(target_.get());
         }
     }
 
