@@ -4,8 +4,9 @@
 // token reads the token's row of 256 from the peers, sorts it (bitonic on (value, index)), filters it
 // (top-k, then top-p with the softmax and the running sum rounded to bf16) and pushes the target's fp32
 // log-softmax straight into every rank's symmetric result buffer; after the second barrier each rank
-// copies its own result buffer into the output. No third barrier: a rank's next call overwrites the
-// symmetric buffers only after its next first barrier, which every peer reaches after its own copy.
+// copies its own result buffer into the output. No third barrier: the next call rewrites the logits
+// buffer after this call's second barrier (every peer's reads are done) and pushes results after its
+// own first barrier (every peer has copied its results out by then).
 #include "pkbw/solution.h"
 
 #include <cstdint>
