@@ -28,10 +28,10 @@ struct Tokens {
     long long m, vocab, ignore;
     T* logprobs_out;
     T* pg_out;
-    T* sums;             // [kDSums], this rank's sums (all-reduced in place)
-    float* valid;        // [1], fp32 count (all-reduced in place)
-    T* min_max;          // [2]: min, max of the valid ratios (all-reduced in place, MIN and MAX)
-    float* surrogate;    // [1], the local surrogate sum (stored in D), not reduced
+    T* sums;          // [kDSums], this rank's sums (all-reduced in place)
+    float* valid;     // [1], fp32 count (all-reduced in place)
+    T* min_max;       // [2]: min, max of the valid ratios (all-reduced in place, MIN and MAX)
+    float* surrogate; // [1], the local surrogate sum (stored in D), not reduced
 };
 
 template <class T>
@@ -46,7 +46,8 @@ __global__ void per_token(Tokens<T> t) {
         const float ce = valid ? -round_as<T>(to_float(t.logits[i * t.vocab + y]) - t.lse[i]) : 0.f;
         const float new_lp = -ce;
         t.logprobs_out[i] = from_float<T>(new_lp);
-        const float delta = valid ? fminf(fmaxf(round_as<T>(new_lp - to_float(t.old_lp[i])), -20.f), 20.f) : 0.f;
+        const float delta =
+            valid ? fminf(fmaxf(round_as<T>(new_lp - to_float(t.old_lp[i])), -20.f), 20.f) : 0.f;
         const float ratio = round_as<T>(expf(delta));
         const float ratio_adv = round_as<T>(ratio * to_float(t.adv[i]));
         t.pg_out[i] = from_float<T>(valid ? -ratio_adv : 0.f);
@@ -145,8 +146,9 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     PKBW_CHECK(ctx, ncclGroupEnd());
     PKBW_TRY(tk::dispatch_float(ctx, dt, "25 reference", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        finish_loss<T><<<1, 1, 0, ctx.stream()>>>(static_cast<const T*>(sums), valid, static_cast<const T*>(min_max),
-                                                  surrogate, ctx.output(0).as<float>(), ctx.output(3).as<float>());
+        finish_loss<T><<<1, 1, 0, ctx.stream()>>>(static_cast<const T*>(sums), valid,
+                                                  static_cast<const T*>(min_max), surrogate,
+                                                  ctx.output(0).as<float>(), ctx.output(3).as<float>());
         return 0;
     }));
     return tk::finish(ctx);

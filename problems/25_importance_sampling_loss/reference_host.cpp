@@ -120,8 +120,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const double true_pg = rf(global[kPg] / count);
     const double surrogate = rf(surrogate_sum / count);
     tk::store(ctx.output(0), 0, rf(rf(true_pg + surrogate) - surrogate));
-    const double metrics[5] = {rf(global[kRatio] / count), global[kMin], global[kMax], rf(global[kK3] / count),
-                               rf(global[kEntropy] / count)};
+    const double metrics[5] = {rf(global[kRatio] / count), global[kMin], global[kMax],
+                               rf(global[kK3] / count), rf(global[kEntropy] / count)};
     for (int k = 0; k < 5; ++k) {
         tk::store(ctx.output(3), k, metrics[k]);
     }

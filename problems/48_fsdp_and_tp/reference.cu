@@ -52,9 +52,12 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
 
     const std::size_t shard_bytes = ctx.input(1).nbytes();
     PKBW_CHECK(ctx, ncclGroupStart());
-    PKBW_CHECK(ctx, ncclAllGather(ctx.input(1).data, w1_full, shard_bytes, ncclUint8, fsdp.nccl(), ctx.stream()));
-    PKBW_CHECK(ctx, ncclAllGather(ctx.input(2).data, w2_full, shard_bytes, ncclUint8, fsdp.nccl(), ctx.stream()));
-    PKBW_CHECK(ctx, ncclAllGather(ctx.input(3).data, w3_stack, shard_bytes, ncclUint8, fsdp.nccl(), ctx.stream()));
+    PKBW_CHECK(ctx,
+               ncclAllGather(ctx.input(1).data, w1_full, shard_bytes, ncclUint8, fsdp.nccl(), ctx.stream()));
+    PKBW_CHECK(ctx,
+               ncclAllGather(ctx.input(2).data, w2_full, shard_bytes, ncclUint8, fsdp.nccl(), ctx.stream()));
+    PKBW_CHECK(ctx,
+               ncclAllGather(ctx.input(3).data, w3_stack, shard_bytes, ncclUint8, fsdp.nccl(), ctx.stream()));
     PKBW_CHECK(ctx, ncclGroupEnd());
     const long long stack[] = {fsdp.size, dc, dr};
     const int to_cols[] = {1, 0, 2}; // [n_fsdp, dc, dr] -> [dc, n_fsdp * dr]: torch.cat(dim=1)
@@ -70,7 +73,7 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         return 0;
     }));
     PKBW_TRY(tk::matmul(ctx, dt, b, d, dc, x1, w3_full, y.data));
-    PKBW_CHECK(ctx, ncclAllReduce(y.data, y.data, static_cast<size_t>(y.numel()), pkbw::nccl_dtype(dt), ncclSum,
-                                  tp.nccl(), ctx.stream()));
+    PKBW_CHECK(ctx, ncclAllReduce(y.data, y.data, static_cast<size_t>(y.numel()), pkbw::nccl_dtype(dt),
+                                  ncclSum, tp.nccl(), ctx.stream()));
     return tk::finish(ctx);
 }

@@ -8,7 +8,7 @@
 namespace pkbw::problems {
 namespace {
 
-constexpr int kBlocks = 8;           // PKB's num_blocks
+constexpr int kBlocks = 8;            // PKB's num_blocks
 constexpr std::int64_t kBlock = 1024; // PKB's block
 
 std::string item(const char* list, int i) {

@@ -21,8 +21,8 @@ __global__ void innovation(const double* s, double lam, double* tmp) {
 }
 
 // w_new = w + (A err) K and P_new = (1/lambda) (P - A (K K^T)), A = 1 / tmp (the all-reduced sum).
-__global__ void update(const double* tmp, const double* err, const double* k, const double* w, const double* p,
-                       double lam, long long n, double* w_new, double* p_new) {
+__global__ void update(const double* tmp, const double* err, const double* k, const double* w,
+                       const double* p, double lam, long long n, double* w_new, double* p_new) {
     const double a = 1 / *tmp;
     for (long long i = PKBW_GRID_STRIDE_BEGIN; i < n * n; i += PKBW_GRID_STRIDE_STEP) {
         const long long r = i / n, c = i % n;
@@ -69,19 +69,19 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         g.trans_a = true;
         g.b = p;
         g.c = htp + i * n;
-        PKBW_TRY(tk::gemm(ctx, g));                                        // H^T P
-        PKBW_TRY(tk::matmul(ctx, f64, 1, 1, n, htp + i * n, h, s + i));   // (H^T P) H
-        PKBW_TRY(tk::matmul(ctx, f64, n, 1, n, p, h, k + i * n));          // K = P H
+        PKBW_TRY(tk::gemm(ctx, g));                                     // H^T P
+        PKBW_TRY(tk::matmul(ctx, f64, 1, 1, n, htp + i * n, h, s + i)); // (H^T P) H
+        PKBW_TRY(tk::matmul(ctx, f64, n, 1, n, p, h, k + i * n));       // K = P H
     }
     innovation<<<1, 1, 0, stream>>>(s, lam, tmp);
     PKBW_CHECK(ctx, ncclAllReduce(tmp, tmp, 1, ncclFloat64, ncclSum, ctx.nccl(), stream));
 
     const int p_out0 = kBlocks * world;
     for (int i = 0; i < kBlocks; ++i) {
-        update<<<tk::grid_for(n * n), 256, 0, stream>>>(
-            tmp, ctx.input(kBlocks).as<double>(), k + i * n, ctx.input(kBlocks + 1 + i).as<double>(),
-            ctx.input(2 * kBlocks + 1 + i).as<double>(), lam, n, w_local + i * n,
-            ctx.output(p_out0 + i).as<double>());
+        update<<<tk::grid_for(n * n), 256, 0, stream>>>(tmp, ctx.input(kBlocks).as<double>(), k + i * n,
+                                                        ctx.input(kBlocks + 1 + i).as<double>(),
+                                                        ctx.input(2 * kBlocks + 1 + i).as<double>(), lam, n,
+                                                        w_local + i * n, ctx.output(p_out0 + i).as<double>());
     }
     PKBW_CHECK(ctx, ncclAllGather(w_local, w_all, kBlocks * n, ncclFloat64, ctx.nccl(), stream));
     for (int j = 0; j < p_out0; ++j) {

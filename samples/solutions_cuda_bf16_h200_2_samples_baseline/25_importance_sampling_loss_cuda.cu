@@ -6,8 +6,8 @@
 // combines the W slots into the loss and the metrics.
 #include "pkbw/solution.h"
 
-#include <cuda_bf16.h>
 #include <cstdint>
+#include <cuda_bf16.h>
 
 namespace {
 
@@ -25,7 +25,8 @@ __global__ void logits_gemm(const bf16* h, const bf16* w, bf16* logits, int m, i
     for (int t = 0; t < k; t += kTile) {
         const int kk = t + threadIdx.x;
         hs[threadIdx.y][threadIdx.x] = row < m && kk < k ? __bfloat162float(h[(long long)row * k + kk]) : 0.f;
-        ws[threadIdx.y][threadIdx.x] = wrow < vocab && kk < k ? __bfloat162float(w[(long long)wrow * k + kk]) : 0.f;
+        ws[threadIdx.y][threadIdx.x] =
+            wrow < vocab && kk < k ? __bfloat162float(w[(long long)wrow * k + kk]) : 0.f;
         __syncthreads();
         for (int q = 0; q < kTile; ++q)
             acc += hs[threadIdx.y][q] * ws[threadIdx.x][q];
@@ -62,8 +63,9 @@ __device__ float block_max(float v, float* part) {
 }
 
 // One block per token: ce, new logprob, ratio, per-token loss; token_vals[i] = its 8 contributions.
-__global__ void per_token(const bf16* logits, int vocab, const int64_t* labels, const bf16* old_lp, const bf16* adv,
-                          long long ignore, bf16* logprobs, bf16* pg_out, float* token_vals) {
+__global__ void per_token(const bf16* logits, int vocab, const int64_t* labels, const bf16* old_lp,
+                          const bf16* adv, long long ignore, bf16* logprobs, bf16* pg_out,
+                          float* token_vals) {
     __shared__ float part[kThreads];
     const long long i = blockIdx.x;
     const bf16* row = logits + i * vocab;
@@ -103,7 +105,8 @@ __global__ void local_reduce(const float* token_vals, long long m, float* slot) 
             const float v = token_vals[i * kSlots + k];
             acc = k == 3 ? fminf(acc, v) : (k == 4 ? fmaxf(acc, v) : acc + v);
         }
-        const float r = k == 3 ? -block_max(-acc, part) : (k == 4 ? block_max(acc, part) : block_sum(acc, part));
+        const float r =
+            k == 3 ? -block_max(-acc, part) : (k == 4 ? block_max(acc, part) : block_sum(acc, part));
         if (threadIdx.x == 0)
             slot[k] = r;
     }

@@ -61,8 +61,8 @@ __global__ void innovation(const double* hk, long long n, double lam, double* sl
         *slot = tmp;
 }
 
-__global__ void update(Blocks blk, const double* k, void* const* slots, int world, const double* err, double lam,
-                       long long n, double* w_new) {
+__global__ void update(Blocks blk, const double* k, void* const* slots, int world, const double* err,
+                       double lam, long long n, double* w_new) {
     double total = 0;
     for (int r = 0; r < world; ++r)
         total += *static_cast<const volatile double*>(slots[r]);
@@ -83,7 +83,8 @@ struct Outs {
     double* w[kBlocks * 64];
 };
 
-__global__ void gather(void* const* slots, int world, long long n, Outs outs, double* lam_out, double lam_next) {
+__global__ void gather(void* const* slots, int world, long long n, Outs outs, double* lam_out,
+                       double lam_next) {
     const long long count = (long long)world * kBlocks * n;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
          i += (long long)gridDim.x * blockDim.x) {
@@ -128,8 +129,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     Outs outs;
     for (int j = 0; j < world * kBlocks; ++j)
         outs.w[j] = ctx.output(j).as<double>();
-    gather<<<64, kThreads, 0, s>>>(buf.peers_device, world, n, outs, ctx.output(kBlocks * world + kBlocks).as<double>(),
-                                   nue * lam + 1 - nue);
+    gather<<<64, kThreads, 0, s>>>(buf.peers_device, world, n, outs,
+                                   ctx.output(kBlocks * world + kBlocks).as<double>(), nue * lam + 1 - nue);
     ctx.barrier(); // peers may still read this rank's buffer
     const cudaError_t err = cudaGetLastError();
     return err == cudaSuccess ? 0 : ctx.fail(cudaGetErrorString(err));

@@ -26,8 +26,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     float* pg_out = ctx.output(2).as<float>();
 
     // local: valid count, pg sum, ratio sum, min, max, k3 sum, entropy sum
-    double local[7] = {0, 0, 0, std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
-                       0, 0};
+    double local[7] = {
+        0, 0, 0, std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(), 0, 0};
     double surrogate_sum = 0;
     std::vector<float> logits(vocab);
     for (long long i = 0; i < m; ++i) {
@@ -69,7 +69,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const pkbw::SymmetricMemory slots = ctx.symmetric("is25_slots", sizeof(local));
     std::copy(local, local + 7, static_cast<double*>(slots.local));
     ctx.barrier();
-    double g[7] = {0, 0, 0, std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(), 0, 0};
+    double g[7] = {0, 0, 0, std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                   0, 0};
     for (int r = 0; r < ctx.world_size; ++r) {
         const double* p = static_cast<const double*>(slots.peers[r]);
         for (int s : {0, 1, 2, 5, 6}) {

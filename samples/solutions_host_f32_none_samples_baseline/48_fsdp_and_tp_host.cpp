@@ -25,7 +25,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const pkbw::SymmetricMemory blocks = ctx.symmetric("ffn48_blocks", 3 * block * sizeof(float));
     const pkbw::SymmetricMemory partial = ctx.symmetric("ffn48_partial", b * d * sizeof(float));
     for (int k = 0; k < 3; ++k) {
-        std::memcpy(static_cast<float*>(blocks.local) + k * block, ctx.input(1 + k).data, block * sizeof(float));
+        std::memcpy(static_cast<float*>(blocks.local) + k * block, ctx.input(1 + k).data,
+                    block * sizeof(float));
     }
     ctx.barrier();
 
