@@ -27,6 +27,8 @@ SAMPLES = os.path.join(ROOT, "samples", "solutions_host_f32_none_samples_baselin
 # these break gets an entry here (stem -> (m, n)); problems with fixed sizes ignore them.
 DEFAULT_SHAPE = (64, 128)
 SHAPES = {
+    # V = 32000 is fixed, so the logits GEMM is M * 32000 * N per rank and per side.
+    "25_importance_sampling_loss": (16, 32),
     # M = 1024 gives b = 2, s = 8: several chunks at W = 2 and 4 (M = 64 would make one chunk).
     "83_vocab_parallel_log_prob_topk_chunked": (1024, 128),
     "84_vocab_parallel_log_prob_topk_chunked_backward": (1024, 128),
