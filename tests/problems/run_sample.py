@@ -26,7 +26,13 @@ SAMPLES = os.path.join(ROOT, "samples", "solutions_host_f32_none_samples_baselin
 # rules at W = 2, 4, 8 (16 needs W | M, 19 needs 128 | N, 20 needs 128 | M*N). A problem whose rules
 # these break gets an entry here (stem -> (m, n)); problems with fixed sizes ignore them.
 DEFAULT_SHAPE = (64, 128)
-SHAPES = {}
+SHAPES = {
+    # V = 32000 is fixed, so the logits GEMM is M * 32000 * N per rank and per side.
+    "25_importance_sampling_loss": (16, 32),
+    # M = 1024 gives b = 2, s = 8: several chunks at W = 2 and 4 (M = 64 would make one chunk).
+    "83_vocab_parallel_log_prob_topk_chunked": (1024, 128),
+    "84_vocab_parallel_log_prob_topk_chunked_backward": (1024, 128),
+}
 
 
 def run_eval(pkbw, stem, source, world, store, cache, m, n):

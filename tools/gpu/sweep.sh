@@ -36,7 +36,7 @@ t0=$(date +%s.%N)
     --backend cuda --store "$scratch/sweep/runs.db" --json > "$out/sweep_eval.jsonl" 2> "$out/sweep_eval.err"
 rc=$?
 t1=$(date +%s.%N)
-line "sweep eval W=1: exit $rc, wall $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s"
+line "sweep eval W=1: exit $rc, wall $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s"
 "$p" show --sweep 1 --store "$scratch/sweep/runs.db" | tee -a "$out/summary.txt"
 fi
 
@@ -57,7 +57,7 @@ while read -r problem solution; do
     n=$((n + 1))
 done < "$scratch/pairs.txt"
 t1=$(date +%s.%N)
-line "one by one (eval W=1): $n pairs, $pass passed, wall $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s"
+line "one by one (eval W=1): $n pairs, $pass passed, wall $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s"
 "$p" runs --store "$scratch/serial/runs.db" --limit 200 --json | python3 -c "
 import json, sys, collections
 c = collections.Counter((r['generation'] if isinstance(r.get('generation'), str) else r.get('generation', {}).get('label', '?'), r['status']) for r in json.load(sys.stdin))
@@ -74,7 +74,7 @@ if [[ $sections == *" perf "* ]]; then
         > "$out/sweep_perf.jsonl" 2> "$out/sweep_perf.err"
     rc=$?
     t1=$(date +%s.%N)
-    line "sweep perf W=1: exit $rc, wall $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s (124: cut at 300 s)"
+    line "sweep perf W=1: exit $rc, wall $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s (124: cut at 300 s)"
     "$p" show --sweep 1 --store "$scratch/perf/runs.db" | tee -a "$out/summary.txt"
 fi
 cp "$scratch/sweep/runs.db" "$out/sweep_runs.db" 2>/dev/null
