@@ -2,6 +2,7 @@
 
 #include "background.h"
 #include "cudahighlighter.h"
+#include "generationpanel.h"
 #include "linediff.h"
 #include "qtconvert.h"
 #include "runsources.h"
@@ -20,6 +21,9 @@
 
 namespace pkbw::app {
 namespace {
+
+// Diagnostics, Exchanges and Trajectory come first; the run's logs follow them.
+constexpr int kFixedLowerTabs = 3;
 
 QPlainTextEdit* make_editor(QWidget* parent) {
     auto* e = new QPlainTextEdit(parent);
@@ -77,14 +81,26 @@ SourceView::SourceView(QWidget* parent)
     };
     column(left_title_, left_);
     column(right_title_, right_);
-    layout->addWidget(split, 1);
-    bottom_ = new QTabWidget(this);
+    // Sources above, diagnostics / exchanges / trajectory / logs below, the split movable.
+    auto* vertical = new QSplitter(Qt::Vertical, this);
+    vertical->setObjectName(QStringLiteral("sourceSplit"));
+    vertical->addWidget(split);
+    bottom_ = new QTabWidget(vertical);
     bottom_->setObjectName(QStringLiteral("sourceLogs"));
     diagnostics_list_ = new QListWidget(bottom_);
     diagnostics_list_->setObjectName(QStringLiteral("diagnostics"));
     bottom_->addTab(diagnostics_list_, tr("Diagnostics"));
-    bottom_->setMaximumHeight(220);
-    layout->addWidget(bottom_);
+    exchanges_ = new ExchangesPanel(bottom_);
+    trajectory_ = new TrajectoryPanel(bottom_);
+    bottom_->addTab(exchanges_, tr("Exchanges"));
+    bottom_->addTab(trajectory_, tr("Trajectory"));
+    bottom_->setTabVisible(1, false);
+    bottom_->setTabVisible(2, false);
+    vertical->addWidget(bottom_);
+    vertical->setStretchFactor(0, 3);
+    vertical->setStretchFactor(1, 1);
+    layout->addWidget(vertical, 1);
+    connect(trajectory_, &TrajectoryPanel::run_activated, this, &SourceView::run_activated);
     connect(diagnostics_list_, &QListWidget::currentRowChanged, this, [this](int row) {
         if (row >= 0 && row < diagnostics_.size()) {
             const int line = diagnostics_[row].line - 1;
@@ -108,6 +124,43 @@ void SourceView::set_data(std::shared_ptr<const RunData> data) {
     }
     const quint64 request = ++request_;
     summary_->setText(tr("Reading the sources of run %1…").arg(data->run.id));
+    // The generation behind the candidate, from core's generation store (runs opened from a folder
+    // have no store to ask).
+    const quint64 generation_request = ++generation_request_;
+    if (store_.isEmpty() || data->run.id <= 0) {
+        exchanges_->set_generation({});
+        trajectory_->set_generation({});
+        bottom_->setTabVisible(1, false);
+        bottom_->setTabVisible(2, false);
+        emit generation_loaded();
+    } else {
+        run_in_background(
+            this,
+            [run = data->run, store = to_path(store_)] {
+                const Store s = Store::open_read_only(store);
+                return load_run_generation(s, run);
+            },
+            [this, generation_request](Loaded<RunGeneration> r) {
+                if (generation_request != generation_request_) {
+                    return;
+                }
+                const RunGeneration g = r.ok() ? r.value : RunGeneration{};
+                exchanges_->set_generation(g);
+                trajectory_->set_generation(g);
+                bottom_->setTabVisible(1, !g.exchanges.empty());
+                bottom_->setTabVisible(2, !g.trajectory.empty());
+                bottom_->setTabText(1, tr("Exchanges (%1)").arg(g.exchanges.size()));
+                bottom_->setTabText(2, tr("Trajectory (%1)").arg(g.trajectory.size()));
+                if (!g.trajectory.empty()) {
+                    bottom_->setCurrentIndex(2);
+                } else if (!g.exchanges.empty()) {
+                    bottom_->setCurrentIndex(1);
+                } else if (bottom_->currentIndex() == 1 || bottom_->currentIndex() == 2) {
+                    bottom_->setCurrentIndex(0);
+                }
+                emit generation_loaded();
+            });
+    }
     run_in_background(
         this,
         [data, store = to_path(store_)] {
@@ -158,9 +211,9 @@ void SourceView::set_data(std::shared_ptr<const RunData> data) {
 }
 
 void SourceView::set_logs(const QList<QPair<QString, QString>>& logs) {
-    while (bottom_->count() > 1) {
-        QWidget* w = bottom_->widget(1);
-        bottom_->removeTab(1);
+    while (bottom_->count() > kFixedLowerTabs) {
+        QWidget* w = bottom_->widget(kFixedLowerTabs);
+        bottom_->removeTab(kFixedLowerTabs);
         delete w;
     }
     for (const auto& [name, text] : logs) {
@@ -172,10 +225,18 @@ void SourceView::set_logs(const QList<QPair<QString, QString>>& logs) {
 
 QStringList SourceView::log_names() const {
     QStringList names;
-    for (int i = 1; i < bottom_->count(); ++i) {
+    for (int i = kFixedLowerTabs; i < bottom_->count(); ++i) {
         names << bottom_->tabText(i);
     }
     return names;
+}
+
+bool SourceView::has_exchanges() const {
+    return bottom_->isTabVisible(1);
+}
+
+bool SourceView::has_trajectory() const {
+    return bottom_->isTabVisible(2);
 }
 
 QString SourceView::shown_left() const {
