@@ -14,10 +14,10 @@ namespace pkbw::cli {
 
 // The table itself is computed in core (pkbw/core/sweep_table.h), shared with the GUI.
 using pkbw::default_fast_p;
+using pkbw::sweep_table;
 using pkbw::SweepGenerationRow;
 using pkbw::SweepPairView;
 using pkbw::SweepTable;
-using pkbw::sweep_table;
 
 void print_sweep_table(std::ostream& out, const SweepTable& table, const std::vector<double>& ps);
 void print_sweep(std::ostream& out, const SweepTable& table, const std::vector<double>& ps);
