@@ -74,6 +74,8 @@ SourceView::SourceView(QWidget* parent)
         auto* l = new QVBoxLayout(w);
         l->setContentsMargins(0, 0, 0, 0);
         title = new QLabel(w);
+        // A long path must not widen the window: the label is clipped, the full text in its tooltip.
+        title->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
         editor = make_editor(w);
         l->addWidget(title);
         l->addWidget(editor, 1);
@@ -127,6 +129,7 @@ void SourceView::set_data(std::shared_ptr<const RunData> data) {
     // The generation behind the candidate, from core's generation store (runs opened from a folder
     // have no store to ask).
     const quint64 generation_request = ++generation_request_;
+    attempt_source_.clear();
     if (store_.isEmpty() || data->run.id <= 0) {
         exchanges_->set_generation({});
         trajectory_->set_generation({});
@@ -145,6 +148,16 @@ void SourceView::set_data(std::shared_ptr<const RunData> data) {
                     return;
                 }
                 const RunGeneration g = r.ok() ? r.value : RunGeneration{};
+                attempt_source_.clear();
+                for (const AgentAttemptRow& a : g.trajectory) {
+                    if (g.attempt && a.attempt == *g.attempt) {
+                        attempt_source_ = to_qstring(a.source);
+                        attempt_number_ = a.attempt;
+                    }
+                }
+                if (shown_.request == request_) {
+                    show_candidate(); // the sources came first: show the attempt's own text now
+                }
                 exchanges_->set_generation(g);
                 trajectory_->set_generation(g);
                 bottom_->setTabVisible(1, !g.exchanges.empty());
@@ -202,12 +215,32 @@ void SourceView::set_data(std::shared_ptr<const RunData> data) {
                 }
                 return t;
             };
-            set_sources(title(s.reference), to_qstring(s.reference.text), title(s.candidate),
-                        to_qstring(s.candidate.text), log, to_qstring(s.reference.error),
-                        to_qstring(s.candidate.error));
+            shown_ = {title(s.reference),
+                      to_qstring(s.reference.text),
+                      title(s.candidate),
+                      to_qstring(s.candidate.text),
+                      log,
+                      to_qstring(s.reference.error),
+                      to_qstring(s.candidate.error),
+                      request};
+            show_candidate();
             set_logs(logs);
             emit loaded();
         });
+}
+
+void SourceView::show_candidate() {
+    QString title = shown_.right_title, text = shown_.right, error = shown_.right_error;
+    // An agent writes every attempt to the same file, so the file holds the last attempt; the store
+    // keeps each attempt's source, which is the code this run judged.
+    if (!attempt_source_.isEmpty() && (attempt_source_ != text || !error.isEmpty())) {
+        title = tr("attempt %1's source as pkbw agent recorded it in the store (the candidate file now holds "
+                   "another)")
+                    .arg(attempt_number_);
+        text = attempt_source_;
+        error.clear();
+    }
+    set_sources(shown_.left_title, shown_.left, title, text, shown_.log, shown_.left_error, error);
 }
 
 void SourceView::set_logs(const QList<QPair<QString, QString>>& logs) {
@@ -247,12 +280,18 @@ QString SourceView::shown_right() const {
     return right_->toPlainText();
 }
 
+QString SourceView::right_title() const {
+    return right_title_->text();
+}
+
 void SourceView::set_sources(const QString& left_title, const QString& left, const QString& right_title,
                              const QString& right, const QString& log, const QString& left_error,
                              const QString& right_error) {
     const bool dark = current_theme() == Theme::Dark;
     left_title_->setText(left_title.isEmpty() ? left_error : left_title);
     right_title_->setText(right_title.isEmpty() ? right_error : right_title);
+    left_title_->setToolTip(left_title_->text());
+    right_title_->setToolTip(right_title_->text());
     const auto a = split_lines(to_std(left)), b = split_lines(to_std(right));
     const bool both = left_error.isEmpty() && right_error.isEmpty();
     // Aligned: one display row per diff line, a filler where a side has no line, each real line

@@ -47,6 +47,7 @@ public:
     // The aligned texts as shown (line-number prefix, filler lines empty), for tests.
     QString shown_left() const;
     QString shown_right() const;
+    QString right_title() const;
     QStringList log_names() const;
     ExchangesPanel* exchanges() const { return exchanges_; }
     TrajectoryPanel* trajectory() const { return trajectory_; }
@@ -66,8 +67,19 @@ signals:
     void run_activated(qint64 run_id); // an attempt of the trajectory was double-clicked
 
 private:
+    // The candidate side: the file read from disk, or the agent attempt's recorded source when the
+    // file no longer holds what this run judged.
+    void show_candidate();
+    struct ShownSources {
+        QString left_title, left, right_title, right, log, left_error, right_error;
+        quint64 request = 0; // the set_data call these came from
+    };
+
     QString store_;
     quint64 request_ = 0;
+    ShownSources shown_;
+    QString attempt_source_;
+    int attempt_number_ = 0;
     QVector<int> right_block_of_line_; // candidate line (0-based) -> display block
     QTabWidget* bottom_ = nullptr;
     QLabel* left_title_ = nullptr;

@@ -99,8 +99,8 @@ SweepsView::SweepsView(QWidget* parent)
     failing_->setToolTip(tr("Pairs that did not pass; double-click one to open its run."));
     lower->addWidget(plot_);
     lower->addWidget(failing_);
-    lower->setStretchFactor(0, 3);
-    lower->setStretchFactor(1, 2);
+    lower->setStretchFactor(0, 1);
+    lower->setStretchFactor(1, 1);
     split->addWidget(generations_);
     split->addWidget(lower);
     split->setStretchFactor(0, 1);

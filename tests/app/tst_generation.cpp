@@ -73,6 +73,11 @@ private slots:
             QCOMPARE(t->item(row, 6)->text(),
                      QString::number(*attempts_[static_cast<std::size_t>(row)].run_id));
         }
+        // The candidate file holds the last attempt now; the Sources show attempt 2's recorded text.
+        QTRY_VERIFY_WITH_TIMEOUT(sources->shown_right().contains(QStringLiteral("sum_the_peers(ctx);")),
+                                 10000);
+        QVERIFY2(sources->right_title().contains(QStringLiteral("attempt 2's source")),
+                 qPrintable(sources->right_title()));
         QVERIFY(t->item(1, 0)->font().bold()); // the open run's attempt
         QVERIFY(!t->item(0, 0)->font().bold());
         QVERIFY2(sources->trajectory()->summary().contains(QStringLiteral("this run is attempt 2")),
@@ -95,6 +100,10 @@ private slots:
     void agent_run_shows_the_conversation() {
         MainWindow window;
         open(window, *attempts_[2].run_id);
+        // The last attempt is what the file holds: the file itself is shown.
+        QTRY_VERIFY_WITH_TIMEOUT(window.source_view()->shown_right().contains(QStringLiteral("sym.peers")),
+                                 10000);
+        QVERIFY(!window.source_view()->right_title().contains(QStringLiteral("as pkbw agent recorded it")));
         ExchangesPanel* e = window.source_view()->exchanges();
         const QTableWidget* t = e->table();
         QCOMPARE(t->rowCount(), 3); // one request per attempt
