@@ -14,6 +14,7 @@
 #include "runsmodel.h"
 #include "runview.h"
 #include "sourceview.h"
+#include "sweepsview.h"
 #include "theme.h"
 #include "traceview.h"
 
@@ -50,6 +51,7 @@ MainWindow::MainWindow(QWidget* parent)
     generations_ = new GenerationsView(this);
     problems_ = new ProblemBrowser(this);
     launcher_ = new LauncherView(this);
+    sweeps_ = new SweepsView(this);
     tabs_->addTab(runs_, tr("&Runs"));
     tabs_->addTab(run_view_, tr("R&un"));
     tabs_->addTab(perf_view_, tr("&Perf"));
@@ -58,11 +60,15 @@ MainWindow::MainWindow(QWidget* parent)
     tabs_->addTab(generations_, tr("&Generations"));
     tabs_->addTab(problems_, tr("Pro&blems"));
     tabs_->addTab(launcher_, tr("&Launch"));
+    // Last, so that the tab numbers of --tab (tools/screenshots.sh, docs/gui.md) keep their meaning.
+    tabs_->addTab(sweeps_, tr("S&weeps"));
     setCentralWidget(tabs_);
     statusBar()->showMessage(tr("Open a store (Ctrl+O) or a run folder (Ctrl+Shift+O)."));
 
     connect(runs_, &RunsBrowser::run_activated, this, &MainWindow::open_run);
     connect(generations_, &GenerationsView::run_activated, this, &MainWindow::open_run);
+    connect(sweeps_, &SweepsView::run_activated, this, &MainWindow::open_run);
+    connect(source_view_, &SourceView::run_activated, this, &MainWindow::open_run);
     connect(run_view_, &RunView::run_loaded, this, [this](std::shared_ptr<const RunData> data) {
         perf_view_->set_data(data);
         source_view_->set_data(data);
@@ -127,6 +133,7 @@ void MainWindow::build_menus() {
         if (!store_.isEmpty()) {
             runs_->set_store(store_);
             generations_->set_store(store_);
+            sweeps_->set_store(store_);
         }
     });
     reload->setShortcut(QKeySequence::Refresh);
@@ -239,6 +246,7 @@ void MainWindow::open_store(const QString& path, bool create) {
             trace_view_->set_store(absolute);
             source_view_->set_store(absolute);
             generations_->set_store(absolute);
+            sweeps_->set_store(absolute);
             launcher_->set_store(absolute);
             statusBar()->showMessage(tr("Store %1 (schema %2)").arg(absolute).arg(r.value));
             emit store_opened(absolute);

@@ -17,6 +17,7 @@ class GenerationsView;
 class ProblemBrowser;
 class LauncherView;
 class TraceView;
+class SweepsView;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -46,6 +47,7 @@ public:
     ProblemBrowser* problems() const { return problems_; }
     LauncherView* launcher() const { return launcher_; }
     TraceView* trace_view() const { return trace_view_; }
+    SweepsView* sweeps_view() const { return sweeps_; }
 
 signals:
     void store_opened(const QString& path);
@@ -71,6 +73,7 @@ private:
     ProblemBrowser* problems_ = nullptr;
     LauncherView* launcher_ = nullptr;
     TraceView* trace_view_ = nullptr;
+    SweepsView* sweeps_ = nullptr;
 };
 
 } // namespace pkbw::app

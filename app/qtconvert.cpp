@@ -118,4 +118,30 @@ QColor not_run_color() {
     return QColor(0x9a, 0x9a, 0x9a);
 }
 
+QStringList sweep_header_cells(const std::vector<double>& ps) {
+    QStringList cells{QStringLiteral("generation"), QStringLiteral("attempted"), QStringLiteral("correct"),
+                      QStringLiteral("faster")};
+    for (double p : ps) {
+        cells << QStringLiteral("fast_%1").arg(p);
+    }
+    cells << QStringLiteral("geomean") << QStringLiteral("failures");
+    return cells;
+}
+
+QStringList sweep_row_cells(const SweepGenerationRow& row, bool perf, const std::vector<double>& ps) {
+    QStringList cells{to_qstring(row.label), QString::number(row.attempted), QString::number(row.correct),
+                      perf ? QString::number(row.faster) : QStringLiteral("-")};
+    for (double p : ps) {
+        cells << (p <= 0 || perf ? QString::number(row.fast_p(p), 'f', 2) : QStringLiteral("-"));
+    }
+    const auto geo = row.geomean();
+    cells << (geo ? QString::number(*geo, 'f', 3) : QStringLiteral("-"));
+    QStringList failures;
+    for (const auto& [kind, count] : row.failures) {
+        failures << QStringLiteral("%1 %2").arg(to_qstring(kind)).arg(count);
+    }
+    cells << (failures.isEmpty() ? QStringLiteral("-") : failures.join(QStringLiteral(", ")));
+    return cells;
+}
+
 } // namespace pkbw::app

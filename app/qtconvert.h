@@ -2,13 +2,16 @@
 #pragma once
 
 #include "pkbw/core/store.h"
+#include "pkbw/core/sweep_table.h"
 
 #include <QColor>
 #include <QDateTime>
 #include <QString>
+#include <QStringList>
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pkbw::app {
 
@@ -38,5 +41,11 @@ QColor ratio_color(bool pass, double worst_ratio);
 QColor not_run_color();
 // Black or white, whichever reads better on `background` (the dark reds of failing cells need white).
 QColor text_color_on(const QColor& background);
+
+// A sweep's table row as `pkbw show --sweep` prints it (engine/cli/sweep_report.cpp): generation,
+// attempted, correct, faster ("-" for eval), fast_p per p ("%.2f"; "-" past p = 0 in eval), geomean
+// ("%.3f" or "-"), failures ("kind n, ..." or "-").
+QStringList sweep_row_cells(const SweepGenerationRow& row, bool perf, const std::vector<double>& ps);
+QStringList sweep_header_cells(const std::vector<double>& ps);
 
 } // namespace pkbw::app

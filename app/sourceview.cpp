@@ -2,6 +2,7 @@
 
 #include "background.h"
 #include "cudahighlighter.h"
+#include "generationpanel.h"
 #include "linediff.h"
 #include "qtconvert.h"
 #include "runsources.h"
@@ -20,6 +21,9 @@
 
 namespace pkbw::app {
 namespace {
+
+// Diagnostics, Exchanges and Trajectory come first; the run's logs follow them.
+constexpr int kFixedLowerTabs = 3;
 
 QPlainTextEdit* make_editor(QWidget* parent) {
     auto* e = new QPlainTextEdit(parent);
@@ -70,6 +74,8 @@ SourceView::SourceView(QWidget* parent)
         auto* l = new QVBoxLayout(w);
         l->setContentsMargins(0, 0, 0, 0);
         title = new QLabel(w);
+        // A long path must not widen the window: the label is clipped, the full text in its tooltip.
+        title->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
         editor = make_editor(w);
         l->addWidget(title);
         l->addWidget(editor, 1);
@@ -77,14 +83,26 @@ SourceView::SourceView(QWidget* parent)
     };
     column(left_title_, left_);
     column(right_title_, right_);
-    layout->addWidget(split, 1);
-    bottom_ = new QTabWidget(this);
+    // Sources above, diagnostics / exchanges / trajectory / logs below, the split movable.
+    auto* vertical = new QSplitter(Qt::Vertical, this);
+    vertical->setObjectName(QStringLiteral("sourceSplit"));
+    vertical->addWidget(split);
+    bottom_ = new QTabWidget(vertical);
     bottom_->setObjectName(QStringLiteral("sourceLogs"));
     diagnostics_list_ = new QListWidget(bottom_);
     diagnostics_list_->setObjectName(QStringLiteral("diagnostics"));
     bottom_->addTab(diagnostics_list_, tr("Diagnostics"));
-    bottom_->setMaximumHeight(220);
-    layout->addWidget(bottom_);
+    exchanges_ = new ExchangesPanel(bottom_);
+    trajectory_ = new TrajectoryPanel(bottom_);
+    bottom_->addTab(exchanges_, tr("Exchanges"));
+    bottom_->addTab(trajectory_, tr("Trajectory"));
+    bottom_->setTabVisible(1, false);
+    bottom_->setTabVisible(2, false);
+    vertical->addWidget(bottom_);
+    vertical->setStretchFactor(0, 3);
+    vertical->setStretchFactor(1, 1);
+    layout->addWidget(vertical, 1);
+    connect(trajectory_, &TrajectoryPanel::run_activated, this, &SourceView::run_activated);
     connect(diagnostics_list_, &QListWidget::currentRowChanged, this, [this](int row) {
         if (row >= 0 && row < diagnostics_.size()) {
             const int line = diagnostics_[row].line - 1;
@@ -108,6 +126,54 @@ void SourceView::set_data(std::shared_ptr<const RunData> data) {
     }
     const quint64 request = ++request_;
     summary_->setText(tr("Reading the sources of run %1…").arg(data->run.id));
+    // The generation behind the candidate, from core's generation store (runs opened from a folder
+    // have no store to ask).
+    const quint64 generation_request = ++generation_request_;
+    attempt_source_.clear();
+    if (store_.isEmpty() || data->run.id <= 0) {
+        exchanges_->set_generation({});
+        trajectory_->set_generation({});
+        bottom_->setTabVisible(1, false);
+        bottom_->setTabVisible(2, false);
+        emit generation_loaded();
+    } else {
+        run_in_background(
+            this,
+            [run = data->run, store = to_path(store_)] {
+                const Store s = Store::open_read_only(store);
+                return load_run_generation(s, run);
+            },
+            [this, generation_request](Loaded<RunGeneration> r) {
+                if (generation_request != generation_request_) {
+                    return;
+                }
+                const RunGeneration g = r.ok() ? r.value : RunGeneration{};
+                attempt_source_.clear();
+                for (const AgentAttemptRow& a : g.trajectory) {
+                    if (g.attempt && a.attempt == *g.attempt) {
+                        attempt_source_ = to_qstring(a.source);
+                        attempt_number_ = a.attempt;
+                    }
+                }
+                if (shown_.request == request_) {
+                    show_candidate(); // the sources came first: show the attempt's own text now
+                }
+                exchanges_->set_generation(g);
+                trajectory_->set_generation(g);
+                bottom_->setTabVisible(1, !g.exchanges.empty());
+                bottom_->setTabVisible(2, !g.trajectory.empty());
+                bottom_->setTabText(1, tr("Exchanges (%1)").arg(g.exchanges.size()));
+                bottom_->setTabText(2, tr("Trajectory (%1)").arg(g.trajectory.size()));
+                if (!g.trajectory.empty()) {
+                    bottom_->setCurrentIndex(2);
+                } else if (!g.exchanges.empty()) {
+                    bottom_->setCurrentIndex(1);
+                } else if (bottom_->currentIndex() == 1 || bottom_->currentIndex() == 2) {
+                    bottom_->setCurrentIndex(0);
+                }
+                emit generation_loaded();
+            });
+    }
     run_in_background(
         this,
         [data, store = to_path(store_)] {
@@ -149,18 +215,38 @@ void SourceView::set_data(std::shared_ptr<const RunData> data) {
                 }
                 return t;
             };
-            set_sources(title(s.reference), to_qstring(s.reference.text), title(s.candidate),
-                        to_qstring(s.candidate.text), log, to_qstring(s.reference.error),
-                        to_qstring(s.candidate.error));
+            shown_ = {title(s.reference),
+                      to_qstring(s.reference.text),
+                      title(s.candidate),
+                      to_qstring(s.candidate.text),
+                      log,
+                      to_qstring(s.reference.error),
+                      to_qstring(s.candidate.error),
+                      request};
+            show_candidate();
             set_logs(logs);
             emit loaded();
         });
 }
 
+void SourceView::show_candidate() {
+    QString title = shown_.right_title, text = shown_.right, error = shown_.right_error;
+    // An agent writes every attempt to the same file, so the file holds the last attempt; the store
+    // keeps each attempt's source, which is the code this run judged.
+    if (!attempt_source_.isEmpty() && (attempt_source_ != text || !error.isEmpty())) {
+        title = tr("attempt %1's source as pkbw agent recorded it in the store (the candidate file now holds "
+                   "another)")
+                    .arg(attempt_number_);
+        text = attempt_source_;
+        error.clear();
+    }
+    set_sources(shown_.left_title, shown_.left, title, text, shown_.log, shown_.left_error, error);
+}
+
 void SourceView::set_logs(const QList<QPair<QString, QString>>& logs) {
-    while (bottom_->count() > 1) {
-        QWidget* w = bottom_->widget(1);
-        bottom_->removeTab(1);
+    while (bottom_->count() > kFixedLowerTabs) {
+        QWidget* w = bottom_->widget(kFixedLowerTabs);
+        bottom_->removeTab(kFixedLowerTabs);
         delete w;
     }
     for (const auto& [name, text] : logs) {
@@ -172,10 +258,18 @@ void SourceView::set_logs(const QList<QPair<QString, QString>>& logs) {
 
 QStringList SourceView::log_names() const {
     QStringList names;
-    for (int i = 1; i < bottom_->count(); ++i) {
+    for (int i = kFixedLowerTabs; i < bottom_->count(); ++i) {
         names << bottom_->tabText(i);
     }
     return names;
+}
+
+bool SourceView::has_exchanges() const {
+    return bottom_->isTabVisible(1);
+}
+
+bool SourceView::has_trajectory() const {
+    return bottom_->isTabVisible(2);
 }
 
 QString SourceView::shown_left() const {
@@ -186,12 +280,18 @@ QString SourceView::shown_right() const {
     return right_->toPlainText();
 }
 
+QString SourceView::right_title() const {
+    return right_title_->text();
+}
+
 void SourceView::set_sources(const QString& left_title, const QString& left, const QString& right_title,
                              const QString& right, const QString& log, const QString& left_error,
                              const QString& right_error) {
     const bool dark = current_theme() == Theme::Dark;
     left_title_->setText(left_title.isEmpty() ? left_error : left_title);
     right_title_->setText(right_title.isEmpty() ? right_error : right_title);
+    left_title_->setToolTip(left_title_->text());
+    right_title_->setToolTip(right_title_->text());
     const auto a = split_lines(to_std(left)), b = split_lines(to_std(right));
     const bool both = left_error.isEmpty() && right_error.isEmpty();
     // Aligned: one display row per diff line, a filler where a side has no line, each real line

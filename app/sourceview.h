@@ -1,6 +1,8 @@
 // Reference and candidate sources side by side, highlighted, aligned by a line diff (filler lines
 // where one side has none, line numbers on each side, changed lines tinted, counts in the header),
-// every compiler diagnostic annotated on its line and listed, and the run's compile and rank logs.
+// every compiler diagnostic annotated on its line and listed, and the run's compile and rank logs;
+// for a candidate made by pkbw generate or pkbw agent, the model exchanges and the agent's trajectory
+// (generationpanel.h) in the lower tabs.
 #pragma once
 
 #include "rundata.h"
@@ -16,6 +18,8 @@ class QTabWidget;
 namespace pkbw::app {
 
 class CudaHighlighter;
+class ExchangesPanel;
+class TrajectoryPanel;
 
 struct Diagnostic {
     int line = 0; // 1-based
@@ -43,7 +47,14 @@ public:
     // The aligned texts as shown (line-number prefix, filler lines empty), for tests.
     QString shown_left() const;
     QString shown_right() const;
+    QString right_title() const;
     QStringList log_names() const;
+    ExchangesPanel* exchanges() const { return exchanges_; }
+    TrajectoryPanel* trajectory() const { return trajectory_; }
+    // Whether the Exchanges / Trajectory tabs are shown (the run has them).
+    bool has_exchanges() const;
+    bool has_trajectory() const;
+    QTabWidget* lower_tabs() const { return bottom_; }
 
     QString diff_summary() const;
     int inserted_lines() const { return inserted_; }
@@ -52,10 +63,23 @@ public:
 
 signals:
     void loaded();
+    void generation_loaded();          // the exchanges and trajectory of the run were read
+    void run_activated(qint64 run_id); // an attempt of the trajectory was double-clicked
 
 private:
+    // The candidate side: the file read from disk, or the agent attempt's recorded source when the
+    // file no longer holds what this run judged.
+    void show_candidate();
+    struct ShownSources {
+        QString left_title, left, right_title, right, log, left_error, right_error;
+        quint64 request = 0; // the set_data call these came from
+    };
+
     QString store_;
     quint64 request_ = 0;
+    ShownSources shown_;
+    QString attempt_source_;
+    int attempt_number_ = 0;
     QVector<int> right_block_of_line_; // candidate line (0-based) -> display block
     QTabWidget* bottom_ = nullptr;
     QLabel* left_title_ = nullptr;
@@ -64,6 +88,9 @@ private:
     QPlainTextEdit* left_ = nullptr;
     QPlainTextEdit* right_ = nullptr;
     QListWidget* diagnostics_list_ = nullptr;
+    ExchangesPanel* exchanges_ = nullptr;
+    TrajectoryPanel* trajectory_ = nullptr;
+    quint64 generation_request_ = 0;
     QList<Diagnostic> diagnostics_;
     CudaHighlighter* left_highlighter_ = nullptr;
     CudaHighlighter* right_highlighter_ = nullptr;

@@ -8,7 +8,10 @@
 # Part 2 (when REAL_STORE_DIR, e.g. a store of H200 runs made by tools/gpu/gui_store.sh, is given): a
 # copy of it at /tmp/pkbw-gui-store (the path its run folders were recorded with), PKB's logs imported
 # into the copy with pkbw import-pkb, and the same points on real runs.
-# Needs pkbw, pkbw-rank, pkbw-candidate and pkbw-gui built.
+# Part 3 (always): a perf `pkbw sweep` of problems 1-4 x the host samples and a copy of them whose
+# all-reduce sums with the wrong sign, on the Sweeps tab; and the scripted agent trajectory of
+# tests/generate (wrong, does not compile, right; build/bin/make_gui_agent_store) beside the sources.
+# Needs pkbw, pkbw-rank, pkbw-candidate, pkbw-gui and make_gui_agent_store built.
 set -eu
 build=${1:-build}
 real=${2:-}
@@ -80,6 +83,29 @@ xvfb-run -a -s "-screen 0 1600x1000x24" "$build/bin/pkbw-gui" --store "$host_sto
 
 shots host_ "$host_store" "$(last_run "$host_store" "mode = 'perf'")" \
     "$(last_run "$host_store" "status = 'mismatch'")" "$(last_run "$host_store" "status = 'compile_error'")"
+
+# --- Part 3: a sweep and an agent trajectory ----------------------------------------------------
+sweep_store="$work/sweep/runs.db"
+wrong_copy="$work/sweep/solutions_host_f32_none_samples_wrong-sign"
+mkdir -p "$wrong_copy"
+cp "$samples"/*.cpp "$wrong_copy/"
+sed -i 's/+=/-=/' "$wrong_copy/1_allreduce_host.cpp"
+"$pkbw" sweep --name samples-vs-wrong-sign --solutions-dir "$samples" --solutions-dir "$wrong_copy" \
+    --problems 1-4 --mode perf --nproc 2 --backend host --jobs 1 --store "$sweep_store" -- --trials 1 \
+    --no-pkb --pairs 3 --iters 20 --warmup 5 > "$work/sweep.log" 2>&1 || cat "$work/sweep.log" >&2
+"$pkbw" show --sweep 1 --store "$sweep_store" > "$out/host_7_sweep.txt" 2>&1 || true
+gui "$out/host_7_sweep.png" --store "$sweep_store" --tab 8
+agent_dir="$work/agent"
+if "$build/bin/make_gui_agent_store" "$agent_dir" "$(cd "$(dirname "$pkbw")" && pwd)/pkbw" \
+    > "$out/host_8_agent.txt" 2>&1; then
+    # Attempt 2 (did not compile), its diff against attempt 1, on the Sources tab.
+    attempt2=$(sed -n 's/^attempt 2 run \([0-9]*\) .*/\1/p' "$out/host_8_agent.txt")
+    gui "$out/host_8_agent_trajectory.png" --store "$agent_dir/runs.db" --run "$attempt2" --tab 4
+    generated=$(sed -n 's/^generated run \([0-9]*\)/\1/p' "$out/host_8_agent.txt")
+    gui "$out/host_8_generate_exchanges.png" --store "$agent_dir/runs.db" --run "$generated" --tab 4
+else
+    cat "$out/host_8_agent.txt" >&2
+fi
 
 # --- Part 2: the real store --------------------------------------------------------------------------
 if [ -n "$real" ] && [ -f "$real/runs.db" ]; then

@@ -2,50 +2,23 @@
 // fast_p, geomean speedup, failures by kind (docs/sweeps.md "The table").
 #pragma once
 
-#include "pkbw/core/sweep_store.h"
+#include "pkbw/core/sweep_table.h"
 
 #include <filesystem>
 #include <iosfwd>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
 #include <vector>
 
 namespace pkbw::cli {
 
-struct SweepPairView {
-    SweepPair pair;
-    std::string status; // the run's status, "not run" (pending) or "no run" (pkbw died before recording)
-    std::optional<double> speedup; // pkbw's speedup (perf runs that passed)
-    bool faster = false;           // the speedup's 95% interval lies above 1 (perf verdict "faster")
-};
+// The table itself is computed in core (pkbw/core/sweep_table.h), shared with the GUI.
+using pkbw::default_fast_p;
+using pkbw::sweep_table;
+using pkbw::SweepGenerationRow;
+using pkbw::SweepPairView;
+using pkbw::SweepTable;
 
-struct GenerationRow {
-    std::string label;
-    int attempted = 0; // pairs with a solution file
-    int judged = 0;    // pairs with a finished run
-    int correct = 0;   // outputs matched (pass, or invalid_timing: correct but its timing untrusted)
-    int timed = 0;     // correct pairs with a trusted speedup
-    int faster = 0;    // verdict faster
-    std::vector<double> speedups; // of the timed pairs
-    std::map<std::string, int>
-        failures; // status -> count (mismatch, compile_error, ..., "no run", "not run")
-    // fast_p: share of the attempted pairs that are correct and have speedup > p (p = 0: correct).
-    double fast_p(double p) const;
-    std::optional<double> geomean() const;
-};
-
-struct SweepTable {
-    SweepRecord sweep;
-    std::vector<GenerationRow> generations;
-    std::vector<SweepPairView> pairs;
-    int done = 0, total = 0;
-};
-
-SweepTable sweep_table(const Store& store, std::int64_t sweep_id);
-
-std::vector<double> default_fast_p();
 void print_sweep_table(std::ostream& out, const SweepTable& table, const std::vector<double>& ps);
 void print_sweep(std::ostream& out, const SweepTable& table, const std::vector<double>& ps);
 nlohmann::json sweep_json(const SweepTable& table, const std::vector<double>& ps);
