@@ -54,6 +54,6 @@ expect 2 "export-bundle never overwrites" -- "$pkbw" export-bundle 2 "$work/revi
 contains "exists"
 expect 2 "export-bundle of a missing run" -- "$pkbw" export-bundle 999 "$work/other.pkbw"
 contains "no run 999"
-expect 2 "export-bundle --sweep without sweeps" -- "$pkbw" export-bundle --sweep 1 "$work/other.pkbw"
-contains "no sweeps in this store"
+expect 2 "export-bundle --sweep of a missing sweep" -- "$pkbw" export-bundle --sweep 1 "$work/other.pkbw"
+contains "no sweep 1"
 exit $((failures > 0))
