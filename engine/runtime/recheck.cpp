@@ -66,6 +66,9 @@ std::vector<RecheckResult> recheck_after_timing(const RecheckContext& c, TimingB
             }
             error = failure.what();
         }
+        // The descriptor's fixed non-tensor leaves join the tensors, as in an eval's collect (the
+        // reference's side gets them there): without them a problem with a None output never re-checks.
+        candidate_outputs.values = c.problem.checked_output_values(problem_config, c.rank);
         TrialBuffers reference_buffers(c.shared, input_specs, std::move(inputs), output_specs);
         const auto [reference_outputs, reference_error] = c.reference(reference_buffers, params);
         std::string status(status::kPass);
