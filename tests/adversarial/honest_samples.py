@@ -5,7 +5,8 @@ sandboxed process, and must pass with no finding of the trust checks (invalid_ti
 leftover warning). The CUDA samples do the same on a GPU (tools/gpu/checks.sh perf, the adversarial
 table's legacy_stream row).
 
-Usage: honest_samples.py --pkbw BIN [--samples DIR] [--cache DIR]
+Usage: honest_samples.py --pkbw BIN [--samples DIR] [--cache DIR] [--shard K/N]
+(--shard K/N takes every N-th sample from the K-th, so that ctest runs the shards side by side)
 """
 import argparse
 import glob
@@ -26,8 +27,12 @@ def main():
     parser.add_argument("--pkbw", required=True)
     parser.add_argument("--samples", default=os.path.join(ROOT, "samples", "solutions_host_f32_none_samples_baseline"))
     parser.add_argument("--cache")
+    parser.add_argument("--shard", default="1/1", help="K/N: the K-th of N interleaved shards")
     options = parser.parse_args()
-    sources = sorted(glob.glob(os.path.join(options.samples, "*_host.cpp")))
+    shard, shards = (int(x) for x in options.shard.split("/"))
+    if not 1 <= shard <= shards:
+        parser.error(f"--shard {options.shard}: K must be in 1..N")
+    sources = sorted(glob.glob(os.path.join(options.samples, "*_host.cpp")))[shard - 1 :: shards]
     if not sources:
         print(f"no host samples in {options.samples}")
         return 1
