@@ -19,6 +19,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "problems"))
+from run_sample import DEFAULT_SHAPE, SHAPES  # noqa: E402  the shapes every problem's sample test uses
 FINDINGS = ("timing not trusted", "sandbox:", "left ", "plausibility")
 
 
@@ -41,8 +43,9 @@ def main():
         cache = options.cache or os.path.join(work, "cache")
         for source in sources:
             stem = os.path.basename(source)[: -len("_host.cpp")]
+            m, n = SHAPES.get(stem, DEFAULT_SHAPE)
             argv = [options.pkbw, "perf", "--problem", stem, "--solution", source, "--backend", "host",
-                    "--nproc", "2", "--dtype", "f32", "--m", "256", "--n", "256", "--trials", "2",
+                    "--nproc", "2", "--dtype", "f32", "--m", str(m), "--n", str(n), "--trials", "2",
                     "--pkb-warmup", "10", "--pkb-iters", "5", "--warmup", "2", "--pairs", "2", "--iters", "5",
                     "--store", os.path.join(work, "runs.db"), "--cache-dir", cache, "--json"]
             start = time.monotonic()
