@@ -1,9 +1,14 @@
 // pkbw-gui: the workbench. `pkbw-gui --store FILE` opens a store (a missing file is refused); without
 // it the most recent store, else the CLI's default store; `--run-folder DIR` opens a run folder;
 // `--run ID` opens that run of the store; `--screenshots DIR` saves every tab as a PNG once the run is
-// shown and quits (tools/screenshots.sh). --help and --version need no display.
+// shown and quits (tools/screenshots.sh). `pkbw-gui FILE` opens FILE as --store does; FILE may also be
+// a bundle written by `pkbw export-bundle` (unpacked into a temporary folder for the session: no
+// checkout needed). --help and --version need no display.
 #include "launcherview.h"
 #include "mainwindow.h"
+#include "pkbw/core/bundle.h"
+#include "pkbw/core/error.h"
+#include "qtconvert.h"
 #include "runview.h"
 #include "theme.h"
 
@@ -14,7 +19,9 @@
 #include <QTabWidget>
 #include <QTimer>
 #include <cstring>
+#include <iostream>
 #include <memory>
+#include <optional>
 
 int main(int argc, char** argv) {
     // --help / --version answer without a display (over ssh): a core application parses them.
@@ -55,14 +62,35 @@ int main(int argc, char** argv) {
         QStringLiteral("launch"),
         QStringLiteral("Start the launcher's remembered form once the store is open."));
     parser.addOptions({store, folder, run, tab, dark, shots, shot, launch});
+    parser.addPositionalArgument(
+        QStringLiteral("FILE"), QStringLiteral("A store, or a bundle from pkbw export-bundle (as --store)."));
     parser.process(app);
+    QString store_file = parser.isSet(store) ? parser.value(store) : QString();
+    if (store_file.isEmpty() && !parser.positionalArguments().isEmpty())
+        store_file = parser.positionalArguments().first();
+    // A bundle is unpacked for the session; the object keeps its folder until the window closes.
+    std::optional<pkbw::OpenedBundle> bundle;
+    if (!store_file.isEmpty() && pkbw::is_bundle(pkbw::app::to_path(store_file))) {
+        try {
+            bundle.emplace(pkbw::OpenedBundle::open(pkbw::app::to_path(store_file)));
+        } catch (const pkbw::Error& error) {
+            std::cerr << "pkbw-gui: " << error.what() << "\n";
+            return 2;
+        }
+        for (const std::string& problem : bundle->problems())
+            std::cerr << "pkbw-gui: bundle " << store_file.toStdString() << ": " << problem << "\n";
+        store_file = pkbw::app::path_to_qstring(bundle->store_path());
+        std::cerr << "pkbw-gui: bundle "
+                  << parser.positionalArguments().value(0, parser.value(store)).toStdString()
+                  << " opened from " << bundle->store_path().string() << " (removed on exit)\n";
+    }
     Q_INIT_RESOURCE(pkbw_gui);
 
     pkbw::app::apply_theme(parser.isSet(dark) ? pkbw::app::Theme::Dark : pkbw::app::Theme::Light);
     pkbw::app::MainWindow window;
     window.show();
-    if (parser.isSet(store)) {
-        window.open_store(parser.value(store));
+    if (!store_file.isEmpty()) {
+        window.open_store(store_file);
     } else if (!parser.isSet(folder)) {
         bool is_default = false;
         const QString path = pkbw::app::MainWindow::startup_store(&is_default);
@@ -70,7 +98,7 @@ int main(int argc, char** argv) {
             window.open_store(path, is_default);
         }
     }
-    if (parser.isSet(store) && parser.isSet(run)) {
+    if (!store_file.isEmpty() && parser.isSet(run)) {
         const qint64 id = parser.value(run).toLongLong();
         QObject::connect(&window, &pkbw::app::MainWindow::store_opened, &window,
                          [&window, id] { window.open_run(id); });

@@ -1,5 +1,7 @@
 #include "runsources.h"
 
+#include "pkbw/core/error.h"
+#include "pkbw/core/run_archive.h"
 #include "pkbw/core/sha256.h"
 
 #include <algorithm>
@@ -143,6 +145,41 @@ RunSources load_run_sources(const RunData& data, const fs::path& store_path, con
             s.logs.push_back(std::move(log));
         }
     }
+    // What the store archived when the run was recorded is the code that ran: it replaces what the
+    // files on disk say (they may be gone, or edited since), and the disk stays the fallback for runs
+    // recorded before the archive existed.
+    if (run.id > 0 && !store_path.empty() && fs::exists(store_path)) {
+        try {
+            const Store store = Store::open_read_only(store_path);
+            for (const RunFileText& f : run_sources(store, run.id)) {
+                SourceFile* target = f.role == file_role::kCandidateSource   ? &s.candidate
+                                     : f.role == file_role::kReferenceSource ? &s.reference
+                                                                             : nullptr;
+                if (!target || f.origin != "archived")
+                    continue;
+                target->title = f.name;
+                target->text = f.text;
+                target->error = f.found ? "" : f.problem;
+                target->note = f.intact ? "archived in the store when the run was recorded (sha256 " +
+                                              f.sha256.substr(0, 12) + ")"
+                                        : f.problem;
+            }
+            for (const RunFileText& f : run_logs(store, run.id)) {
+                if (f.origin != "archived")
+                    continue;
+                const std::string name = fs::path(f.name).filename().string();
+                auto same = std::find_if(s.logs.begin(), s.logs.end(),
+                                         [&](const RunLog& l) { return l.name == name; });
+                if (same != s.logs.end())
+                    same->text = f.text;
+                else if (name != "config.json")
+                    s.logs.push_back({name, f.text});
+            }
+        } catch (const Error&) {
+            // An older or unreadable store: the files on disk are all there is (said per file below).
+        }
+    }
+
     return s;
 }
 

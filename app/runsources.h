@@ -1,11 +1,10 @@
 // The sources and logs of a run as the Sources tab shows them. Qt-free.
 //
-// Seam: until the store archives the sources that ran (issue 19 point 1, core's side), this reads
-// what the run folder and the record say: the reference PKB ran (config.json's pkb.reference_file)
-// or pkbw's own problem file, the candidate at its recorded path (relative paths tried against the
-// run folder's checkout, the store's folder and the working directory) checked against the recorded
-// sha256, and every *.log of the run folder. When core offers archived sources, this file reads them
-// first and keeps the rest as the fallback.
+// What the store archived when the run was recorded (core/run_archive.h) comes first. For runs
+// recorded before the archive, this reads what the run folder and the record say: the reference PKB
+// ran (config.json's pkb.reference_file) or pkbw's own problem file, the candidate at its recorded
+// path (relative paths tried against the run folder's checkout, the store's folder and the working
+// directory) checked against the recorded sha256, and every *.log of the run folder.
 #pragma once
 
 #include "rundata.h"

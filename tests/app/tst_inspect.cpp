@@ -7,7 +7,9 @@
 #include "heatmapview.h"
 #include "mainwindow.h"
 #include "perfview.h"
+#include "pkbw/core/run_archive.h"
 #include "pkbw/core/sha256.h"
+#include "pkbw/core/store.h"
 #include "pkbw/core/trace_store.h"
 #include "runsmodel.h"
 #include "runsources.h"
@@ -426,6 +428,35 @@ private slots:
         QCOMPARE(QString::fromStdString(s.logs[0].name), QStringLiteral("compile_candidate.log"));
         QCOMPARE(QString::fromStdString(s.logs[1].name), QStringLiteral("rank_0.log"));
         QCOMPARE(QString::fromStdString(s.logs[2].name), QStringLiteral("rank_1.log"));
+    }
+
+    // A recorded run's archived source is what the Sources tab shows, even when the file is gone.
+    void archived_source_is_shown_after_the_file_is_gone() {
+        const QString root = test::temp_path(QStringLiteral("archived"));
+        const std::filesystem::path dir = root.toStdString();
+        std::filesystem::create_directories(dir / "runs" / "run_1");
+        const std::filesystem::path solution = dir / "candidate.cu";
+        std::ofstream(solution) << "// the code that ran\n";
+        std::int64_t id = 0;
+        {
+            Store store = Store::open((dir / "runs.db").string());
+            RunRecord run;
+            run.problem_stem = "1_allreduce";
+            run.backend = "host";
+            run.solution_path = solution.string();
+            run.run_dir = (dir / "runs" / "run_1").string();
+            id = store.begin_run(run);
+            QVERIFY(!archive_file(store, id, file_role::kCandidateSource, solution).empty());
+        }
+        std::ofstream(solution) << "// edited after the run\n";
+        RunData data;
+        data.run.id = id;
+        data.run.solution_path = solution.string();
+        data.run.run_dir = (dir / "runs" / "run_1").string();
+        const RunSources s = load_run_sources(data, dir / "runs.db", {});
+        QVERIFY2(s.candidate.found(), s.candidate.error.c_str());
+        QVERIFY(s.candidate.text.find("the code that ran") != std::string::npos);
+        QVERIFY(s.candidate.note.find("archived in the store") != std::string::npos);
     }
 
     // --- Stores and the runs list ---------------------------------------------------------------
