@@ -104,7 +104,8 @@ std::string native_user_prompt(const NativePromptRequest& request, const NativeS
         out << "\n";
     }
     out << "\nThe outputs are compared with the reference's per rank with atol = " << info.atol
-        << " and rtol = " << info.rtol << " (|cand - ref| <= atol + rtol * |ref|, element by element).";
+        << " and rtol = " << info.rtol
+        << " (|ref - cand| <= atol + rtol * |cand|, element by element, as torch.allclose(ref, cand)).";
     if (info.mutates_inputs)
         out << " The reference mutates some inputs in place; so may the solution.";
     else
