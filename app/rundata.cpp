@@ -1,7 +1,7 @@
 #include "rundata.h"
 
 #include "pkbw/core/error.h"
-#include "pkbw/core/safetensors.h"
+#include "pkbw/core/run_archive.h"
 
 #include <algorithm>
 #include <fstream>
@@ -64,8 +64,10 @@ std::optional<double> RunData::summary(std::string_view statistic, Side side, in
 fs::path output_path(const RunData& data, int trial, int rank, Side side) {
     const std::string side_name(to_string(side));
     for (const auto& a : data.artifacts) {
-        if (a.kind == "outputs" && a.trial == trial && a.rank == rank &&
-            a.path.find("_" + side_name + ".safetensors") != std::string::npos) {
+        // outputs_<side>: a recorded artifact per side (a PKB run's .pt files, imported with import-pkb).
+        if (a.trial == trial && a.rank == rank &&
+            (a.kind == "outputs_" + side_name ||
+             (a.kind == "outputs" && a.path.find("_" + side_name + ".safetensors") != std::string::npos))) {
             return a.path;
         }
     }
@@ -149,9 +151,9 @@ RunData load_run_folder(const fs::path& folder) {
             d.ranks.push_back(rr);
             continue;
         }
-        const auto ref = read_safetensors(output_path(d, trial, rank, Side::Reference).string());
-        const auto cand = read_safetensors(cand_path.string());
-        const OutputComparison cmp = compare_outputs(ref.outputs, cand.outputs, options);
+        const OutputSet ref = read_output_file(output_path(d, trial, rank, Side::Reference));
+        const OutputSet cand = read_output_file(cand_path);
+        const OutputComparison cmp = compare_outputs(ref, cand, options);
         rr.outcome = cmp.pass ? RankOutcome::Ok : RankOutcome::Mismatch;
         rr.message = cmp.first_error;
         d.ranks.push_back(rr);
@@ -186,9 +188,9 @@ std::vector<Rescored> rescore_outputs(const RunData& data, double atol, double r
             r.trial = trial;
             r.rank = rank;
             try {
-                const auto ref = read_safetensors(ref_path.string());
-                const auto cand = read_safetensors(cand_path.string());
-                const OutputComparison cmp = compare_outputs(ref.outputs, cand.outputs, options);
+                const OutputSet ref = read_output_file(ref_path);
+                const OutputSet cand = read_output_file(cand_path);
+                const OutputComparison cmp = compare_outputs(ref, cand, options);
                 r.pass = cmp.pass;
                 r.first_error = cmp.first_error;
                 for (const auto& t : cmp.tensors) {

@@ -3,7 +3,7 @@
 #include "background.h"
 #include "correctnessmodel.h"
 #include "heatmapview.h"
-#include "pkbw/core/safetensors.h"
+#include "pkbw/core/run_archive.h"
 #include "qtconvert.h"
 #include "tolerancemodel.h"
 
@@ -299,10 +299,11 @@ void RunView::load_heatmaps() {
             const auto cand_path = output_path(*data, trial, rank, Side::Candidate);
             HeatmapSet set;
             if (std::filesystem::exists(ref_path) && std::filesystem::exists(cand_path)) {
-                const auto ref = read_safetensors(ref_path.string());
-                const auto cand = read_safetensors(cand_path.string());
-                const Tensor* r = ref.outputs.find(name);
-                const Tensor* c = cand.outputs.find(name);
+                // Either format: pkbw's safetensors or an imported PKB run's .pt (never unpickled code).
+                const OutputSet ref = read_output_file(ref_path);
+                const OutputSet cand = read_output_file(cand_path);
+                const Tensor* r = ref.find(name);
+                const Tensor* c = cand.find(name);
                 if (r && c && r->numel() == c->numel()) {
                     set = compute_heatmaps(*r, *c, atol, rtol);
                     set.title = name;

@@ -459,6 +459,22 @@ private slots:
         QVERIFY(s.candidate.note.find("archived in the store") != std::string::npos);
     }
 
+    // An imported PKB run records its outputs per side (outputs_reference / outputs_candidate, .pt
+    // files in PKB's layout): the heatmaps and the tolerance explorer find them there.
+    void imported_outputs_are_found_by_side() {
+        RunData data;
+        data.run.run_dir = "/nonexistent/run";
+        data.artifacts.push_back({0, 1, 1, 0, "outputs_reference", "/logs/reference/trial_1/rank_0.pt"});
+        data.artifacts.push_back({0, 1, 1, 0, "outputs_candidate", "/logs/cuda/trial_1/rank_0.pt"});
+        QCOMPARE(QString::fromStdString(output_path(data, 1, 0, Side::Reference).string()),
+                 QStringLiteral("/logs/reference/trial_1/rank_0.pt"));
+        QCOMPARE(QString::fromStdString(output_path(data, 1, 0, Side::Candidate).string()),
+                 QStringLiteral("/logs/cuda/trial_1/rank_0.pt"));
+        // A trial without an artifact falls back to the native layout under the run folder.
+        QCOMPARE(QString::fromStdString(output_path(data, 0, 0, Side::Candidate).string()),
+                 QStringLiteral("/nonexistent/run/outputs/trial_0/rank_0_candidate.safetensors"));
+    }
+
     // --- Stores and the runs list ---------------------------------------------------------------
 
     void mistyped_store_is_refused_default_is_created() {
