@@ -260,16 +260,20 @@ def collective_worker(rank, world, port, queue):
 
 
 def test_collectives():
+    """W = 2 and W = 3 at the same time (torch start-up dominates), each on a port of its own."""
+    context = mp.get_context("spawn")
+    runs = []
     for world in (2, 3):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        context = mp.get_context("spawn")
         queue = context.Queue()
         procs = [context.Process(target=collective_worker, args=(r, world, port, queue)) for r in range(world)]
         for p in procs:
             p.start()
-        results = [queue.get(timeout=120) for _ in procs]
+        runs.append((world, queue, procs))
+    for world, queue, procs in runs:
+        results = [queue.get(timeout=180) for _ in procs]
         for p in procs:
             p.join(timeout=30)
         for errors in results:
