@@ -167,16 +167,19 @@ TEST(ProcessTree, DescendantsAreFoundKilledAndReportedAndCpuIsMeasured) {
         ::pause();
         ::_exit(0);
     }
+    // The grandchild is visible from fork() on but shows its command only once exec() has run, so wait for
+    // both: two descendants, one of them running "sleep 600".
     std::vector<ProcessInfo> found;
-    for (int i = 0; i < 200 && found.size() < 2; ++i) {
+    bool saw_sleep = false;
+    for (int i = 0; i < 300 && !(found.size() == 2 && saw_sleep); ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
         found = descendants_of(::getpid());
+        saw_sleep = false;
+        for (const auto& p : found) {
+            saw_sleep = saw_sleep || p.command.find("sleep 600") != std::string::npos;
+        }
     }
     ASSERT_EQ(found.size(), 2u);
-    bool saw_sleep = false;
-    for (const auto& p : found) {
-        saw_sleep = saw_sleep || p.command.find("sleep 600") != std::string::npos;
-    }
     EXPECT_TRUE(saw_sleep);
     const auto killed = kill_descendants(::getpid());
     EXPECT_EQ(killed.size(), 2u);
