@@ -2,23 +2,11 @@
 // problem's split lists; what arrives is packed in source-rank order. Bytes move unchanged.
 #include "pkbw/solution.h"
 #include "pkbw/toolkit/host.h"
+#include "pkbw/toolkit/split_lists.h"
 
 #include <cstring>
 #include <string>
 #include <vector>
-
-namespace {
-
-std::vector<long long> rank_list(const pkbw::Context& ctx, const char* name) {
-    double values[pkbw::kMaxRanks];
-    const int length = ctx.param_list(name, values, pkbw::kMaxRanks);
-    if (length != ctx.world_size) {
-        return {};
-    }
-    return std::vector<long long>(values, values + length);
-}
-
-} // namespace
 
 extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const pkbw::TensorView& in = ctx.input(0);
@@ -27,8 +15,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         std::memcpy(out.data, in.data, in.nbytes());
         return 0;
     }
-    const std::vector<long long> send = rank_list(ctx, "input_split_sizes");
-    const std::vector<long long> recv = rank_list(ctx, "output_split_sizes");
+    const std::vector<long long> send = pkbw::tk::rank_list(ctx, "input_split_sizes");
+    const std::vector<long long> recv = pkbw::tk::rank_list(ctx, "output_split_sizes");
     if (send.empty() || recv.empty()) {
         return ctx.fail("27 oracle: input_split_sizes and output_split_sizes need one entry per rank");
     }

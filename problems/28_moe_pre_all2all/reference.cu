@@ -7,6 +7,7 @@
 #include "pkbw/toolkit/check.cuh"
 #include "pkbw/toolkit/gather.cuh"
 #include "pkbw/toolkit/moe_permute.cuh"
+#include "pkbw/toolkit/split_lists.h"
 
 #include <string>
 #include <vector>
@@ -27,23 +28,6 @@ __global__ void sum_over_slots(const float* mask, long long experts, long long s
     }
 }
 
-std::vector<long long> rank_list(const pkbw::Context& ctx, const char* name) {
-    double values[pkbw::kMaxRanks];
-    const int length = ctx.param_list(name, values, pkbw::kMaxRanks);
-    if (length != ctx.world_size) {
-        return {};
-    }
-    return std::vector<long long>(values, values + length);
-}
-
-long long sum_of(const std::vector<long long>& v) {
-    long long s = 0;
-    for (long long x : v) {
-        s += x;
-    }
-    return s;
-}
-
 } // namespace
 
 extern "C" int pkbw_solution(const pkbw::Context& ctx) {
@@ -60,8 +44,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         return ctx.fail(
             "28 reference: num_experts must be expert_mask's first dimension and a multiple of W");
     }
-    const std::vector<long long> input_splits = rank_list(ctx, "input_splits");
-    const std::vector<long long> output_splits = rank_list(ctx, "output_splits");
+    const std::vector<long long> input_splits = pkbw::tk::rank_list(ctx, "input_splits");
+    const std::vector<long long> output_splits = pkbw::tk::rank_list(ctx, "output_splits");
     if (input_splits.empty() || output_splits.empty()) {
         return ctx.fail("28 reference: input_splits and output_splits need one entry per rank");
     }
@@ -72,11 +56,11 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     std::vector<long long> per_expert;
     PKBW_TRY(pkbw::tk::expert_major_permutation(ctx, map.data, map.dtype, experts, tokens,
                                                 perm.as<long long>(), nullptr, perm.numel(), per_expert));
-    const long long rows = sum_of(per_expert);
-    if (rows != sum_of(input_splits)) {
+    const long long rows = pkbw::tk::total_rows(per_expert);
+    if (rows != pkbw::tk::total_rows(input_splits)) {
         const std::string why = "28 reference: EP split mismatch: input_splits sum (" +
-                                std::to_string(sum_of(input_splits)) + ") != permuted tokens (" +
-                                std::to_string(rows) + ")";
+                                std::to_string(pkbw::tk::total_rows(input_splits)) +
+                                ") != permuted tokens (" + std::to_string(rows) + ")";
         return ctx.fail(why.c_str());
     }
     if (rows != perm.numel()) {
@@ -91,7 +75,7 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const void* received = permuted;
     long long received_rows = rows;
     if (world > 1) {
-        received_rows = sum_of(output_splits);
+        received_rows = pkbw::tk::total_rows(output_splits);
         void* buffer = ctx.scratch("moe28_received", static_cast<std::size_t>(received_rows) * row_bytes);
         PKBW_TRY(pkbw::tk::all_to_all_v(ctx, ctx.nccl(), permuted, input_splits.data(), buffer,
                                         output_splits.data(), row_bytes));

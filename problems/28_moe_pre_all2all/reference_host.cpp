@@ -4,31 +4,11 @@
 #include "pkbw/solution.h"
 #include "pkbw/toolkit/host.h"
 #include "pkbw/toolkit/moe_permute_host.h"
+#include "pkbw/toolkit/split_lists.h"
 
 #include <cstring>
 #include <string>
 #include <vector>
-
-namespace {
-
-std::vector<long long> rank_list(const pkbw::Context& ctx, const char* name) {
-    double values[pkbw::kMaxRanks];
-    const int length = ctx.param_list(name, values, pkbw::kMaxRanks);
-    if (length != ctx.world_size) {
-        return {};
-    }
-    return std::vector<long long>(values, values + length);
-}
-
-long long sum_of(const std::vector<long long>& v) {
-    long long s = 0;
-    for (long long x : v) {
-        s += x;
-    }
-    return s;
-}
-
-} // namespace
 
 extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     namespace tk = pkbw::tk;
@@ -44,8 +24,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     if (num_experts != experts || num_experts % world != 0) {
         return ctx.fail("28 oracle: num_experts must be expert_mask's first dimension and a multiple of W");
     }
-    const std::vector<long long> input_splits = rank_list(ctx, "input_splits");
-    const std::vector<long long> output_splits = rank_list(ctx, "output_splits");
+    const std::vector<long long> input_splits = tk::rank_list(ctx, "input_splits");
+    const std::vector<long long> output_splits = tk::rank_list(ctx, "output_splits");
     if (input_splits.empty() || output_splits.empty()) {
         return ctx.fail("28 oracle: input_splits and output_splits need one entry per rank");
     }
@@ -63,9 +43,9 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     // The permutation reads the map as stored (fp32), as PKB's .bool() of the float sum.
     const tk::ExpertMajorPermutation perm =
         tk::expert_major_permutation_host(tk::to_f64(map_out), experts, tokens);
-    if (perm.rows() != sum_of(input_splits)) {
+    if (perm.rows() != tk::total_rows(input_splits)) {
         const std::string why = "28 oracle: EP split mismatch: input_splits sum (" +
-                                std::to_string(sum_of(input_splits)) + ") != permuted tokens (" +
+                                std::to_string(tk::total_rows(input_splits)) + ") != permuted tokens (" +
                                 std::to_string(perm.rows()) + ")";
         return ctx.fail(why.c_str());
     }
@@ -82,7 +62,7 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     if (world > 1) {
         received =
             tk::all_to_all_v_host(ctx, permuted.data(), input_splits, static_cast<std::size_t>(row_bytes));
-        if (static_cast<long long>(received.size()) != sum_of(output_splits) * row_bytes) {
+        if (static_cast<long long>(received.size()) != tk::total_rows(output_splits) * row_bytes) {
             return ctx.fail("28 oracle: the peers send a different row count than output_splits expects");
         }
     }

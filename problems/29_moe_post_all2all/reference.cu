@@ -8,30 +8,10 @@
 #include "pkbw/toolkit/alltoall.cuh"
 #include "pkbw/toolkit/check.cuh"
 #include "pkbw/toolkit/moe_permute.cuh"
+#include "pkbw/toolkit/split_lists.h"
 
 #include <string>
 #include <vector>
-
-namespace {
-
-std::vector<long long> rank_list(const pkbw::Context& ctx, const char* name) {
-    double values[pkbw::kMaxRanks];
-    const int length = ctx.param_list(name, values, pkbw::kMaxRanks);
-    if (length != ctx.world_size) {
-        return {};
-    }
-    return std::vector<long long>(values, values + length);
-}
-
-long long sum_of(const std::vector<long long>& v) {
-    long long s = 0;
-    for (long long x : v) {
-        s += x;
-    }
-    return s;
-}
-
-} // namespace
 
 extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     namespace tk = pkbw::tk;
@@ -51,8 +31,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         return ctx.fail(
             "29 reference: num_experts must be routing_map's first dimension and a multiple of W");
     }
-    const std::vector<long long> input_splits = rank_list(ctx, "input_splits");
-    const std::vector<long long> output_splits = rank_list(ctx, "output_splits");
+    const std::vector<long long> input_splits = tk::rank_list(ctx, "input_splits");
+    const std::vector<long long> output_splits = tk::rank_list(ctx, "output_splits");
     if (input_splits.empty() || output_splits.empty()) {
         return ctx.fail("29 reference: input_splits and output_splits need one entry per rank");
     }
@@ -77,10 +57,10 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const void* back = regrouped;
     long long back_rows = regrouped_rows;
     if (world > 1) {
-        if (sum_of(output_splits) != regrouped_rows) {
+        if (tk::total_rows(output_splits) != regrouped_rows) {
             return ctx.fail("29 reference: output_splits do not sum to the regrouped rows");
         }
-        back_rows = sum_of(input_splits);
+        back_rows = tk::total_rows(input_splits);
         void* buffer = ctx.scratch("moe29_back", static_cast<std::size_t>(back_rows) * row_bytes);
         PKBW_TRY(tk::all_to_all_v(ctx, ctx.nccl(), regrouped, output_splits.data(), buffer,
                                   input_splits.data(), row_bytes));
@@ -98,7 +78,7 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     std::vector<long long> per_expert;
     PKBW_TRY(tk::expert_major_permutation(ctx, map.data, map.dtype, experts, tokens, sorted, row_experts,
                                           back_rows, per_expert));
-    if (sum_of(per_expert) != back_rows) {
+    if (tk::total_rows(per_expert) != back_rows) {
         return ctx.fail("29 reference: routing_map routes a different number of rows than come back");
     }
     void* row_weights = ctx.scratch("moe29_row_weights", rows_cap * pkbw::element_size(dtype));

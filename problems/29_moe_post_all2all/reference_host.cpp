@@ -6,29 +6,13 @@
 #include "pkbw/solution.h"
 #include "pkbw/toolkit/host.h"
 #include "pkbw/toolkit/moe_permute_host.h"
+#include "pkbw/toolkit/split_lists.h"
 
 #include <cstring>
 #include <string>
 #include <vector>
 
 namespace {
-
-std::vector<long long> rank_list(const pkbw::Context& ctx, const char* name) {
-    double values[pkbw::kMaxRanks];
-    const int length = ctx.param_list(name, values, pkbw::kMaxRanks);
-    if (length != ctx.world_size) {
-        return {};
-    }
-    return std::vector<long long>(values, values + length);
-}
-
-long long sum_of(const std::vector<long long>& v) {
-    long long s = 0;
-    for (long long x : v) {
-        s += x;
-    }
-    return s;
-}
 
 std::vector<long long> int64s(const pkbw::TensorView& t) {
     std::vector<long long> v(static_cast<std::size_t>(t.numel()));
@@ -55,8 +39,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     if (num_experts != experts || num_experts % world != 0) {
         return ctx.fail("29 oracle: num_experts must be routing_map's first dimension and a multiple of W");
     }
-    const std::vector<long long> input_splits = rank_list(ctx, "input_splits");
-    const std::vector<long long> output_splits = rank_list(ctx, "output_splits");
+    const std::vector<long long> input_splits = tk::rank_list(ctx, "input_splits");
+    const std::vector<long long> output_splits = tk::rank_list(ctx, "output_splits");
     if (input_splits.empty() || output_splits.empty()) {
         return ctx.fail("29 oracle: input_splits and output_splits need one entry per rank");
     }
@@ -73,11 +57,11 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     std::vector<std::byte> back(static_cast<std::size_t>(tk::planned_rows(plan)) * row_bytes);
     tk::sort_chunks_bytes_host(expert_outputs.data, row_bytes, plan, back.data());
     if (world > 1) {
-        if (sum_of(output_splits) != tk::planned_rows(plan)) {
+        if (tk::total_rows(output_splits) != tk::planned_rows(plan)) {
             return ctx.fail("29 oracle: output_splits do not sum to the regrouped rows");
         }
         back = tk::all_to_all_v_host(ctx, back.data(), output_splits, row_bytes);
-        if (static_cast<long long>(back.size() / row_bytes) != sum_of(input_splits)) {
+        if (static_cast<long long>(back.size() / row_bytes) != tk::total_rows(input_splits)) {
             return ctx.fail("29 oracle: the peers send a different row count than input_splits expects");
         }
     }
