@@ -12,11 +12,10 @@
 // Output: [M, N] in the dtype, this rank's tokens after the round trip.
 #pragma once
 
-#include "problem_util.h"
-
 #include "pkbw/core/tie_rows.h"
 #include "pkbw/toolkit/moe_inputs.h"
 #include "pkbw/toolkit/moe_router_host.h"
+#include "problem_util.h"
 
 #include <cmath>
 #include <functional>
@@ -29,9 +28,9 @@ inline constexpr std::int64_t kMoeInterDim = 128;
 inline constexpr std::int64_t kMoeLoraRank = 8;
 
 struct MoeForwardRules {
-    std::function<int(int)> experts;                           // E for world size W
-    std::function<int(int)> top_k;                             // k for W
-    std::function<int(int)> ep_size;                           // the EP group size for W (W: the world)
+    std::function<int(int)> experts;                             // E for world size W
+    std::function<int(int)> top_k;                               // k for W
+    std::function<int(int)> ep_size;                             // the EP group size for W (W: the world)
     std::function<std::optional<std::string>(int)> refuse_world; // why W is not allowed, or nullopt
     bool lora = false;
 };
@@ -39,8 +38,8 @@ struct MoeForwardRules {
 class MoeForwardProblem : public BasicProblem {
 public:
     MoeForwardProblem(ProblemInfo info, MoeForwardRules rules)
-        : BasicProblem(std::move(info)),
-          rules_(std::move(rules)) {}
+        : BasicProblem(std::move(info))
+        , rules_(std::move(rules)) {}
 
     int experts(const ProblemConfig& c) const { return rules_.experts(c.world_size); }
     int top_k(const ProblemConfig& c) const { return rules_.top_k(c.world_size); }
@@ -62,10 +61,10 @@ public:
     std::vector<TensorSpec> input_specs(const ProblemConfig& c, int) const override {
         const std::int64_t e = experts(c), n = c.n, i = kMoeInterDim, r = kMoeLoraRank;
         std::vector<TensorSpec> specs = {
-            {"hidden_states", c.dtype, {c.m, n}},   {"gate_weight", c.dtype, {e, n}},
-            {"gate_bias", c.dtype, {e}},            {"gate_proj_weight", c.dtype, {i, n}},
-            {"gate_proj_bias", c.dtype, {i}},       {"up_proj_weight", c.dtype, {i, n}},
-            {"up_proj_bias", c.dtype, {i}},         {"down_proj_weight", c.dtype, {n, i}},
+            {"hidden_states", c.dtype, {c.m, n}}, {"gate_weight", c.dtype, {e, n}},
+            {"gate_bias", c.dtype, {e}},          {"gate_proj_weight", c.dtype, {i, n}},
+            {"gate_proj_bias", c.dtype, {i}},     {"up_proj_weight", c.dtype, {i, n}},
+            {"up_proj_bias", c.dtype, {i}},       {"down_proj_weight", c.dtype, {n, i}},
             {"down_proj_bias", c.dtype, {n}},
         };
         if (rules_.lora) {
@@ -119,7 +118,7 @@ public:
                                                          values(inputs.at(2)), c.m, c.n, e, k);
         TieRows ties{tk::router_tie_rows(router),
                      "top-" + std::to_string(k) + " of the " + std::string(dtype_name(c.dtype)) +
-                             " router softmax: " + ordinal(k) + " and " + ordinal(k + 1) +
+                         " router softmax: " + ordinal(k) + " and " + ordinal(k + 1) +
                          " probabilities equal (the lower expert index wins)"};
         if (ties.rows.empty()) {
             return {};
@@ -130,8 +129,8 @@ public:
     // Per rank: the router GEMM, the MLP on the ~k·M rows received (3 GEMMs, 9 with LoRA), the two
     // all-to-alls of ~k·M rows (S = the rows sent once).
     WorkModel work(const ProblemConfig& c) const override {
-        const double m = static_cast<double>(c.m), n = static_cast<double>(c.n), e = experts(c),
-                     k = top_k(c), i = kMoeInterDim, r = rules_.lora ? kMoeLoraRank : 0;
+        const double m = static_cast<double>(c.m), n = static_cast<double>(c.n), e = experts(c), k = top_k(c),
+                     i = kMoeInterDim, r = rules_.lora ? kMoeLoraRank : 0;
         const double rows = k * m;
         const double mlp_flops = 2 * rows * (3 * n * i + r * (2 * n + 2 * i + i + n));
         const double bytes = elem_bytes(c);

@@ -1,11 +1,11 @@
 // Hand-written sample candidate (not LLM output)
-// PKB 51 (31 with E = the largest divisor of W up to W/2, EP groups of E consecutive ranks; fused MoE forward: router softmax + top-k, tokens to their experts' ranks, one SiLU-GLU MLP
-// per rank, weighted combine) on the host backend, fp32. Instead of two all-to-alls, every rank
-// publishes its tokens and routing in symmetric buffers; each rank pulls the tokens routed to its
-// local experts from the peers of its EP group, runs its MLP on them and writes each result into the
-// owner's result slot (token, choice); after a barrier every rank sums its slots times their weights.
-// Reads params num_experts, top_k and ep_size (EP groups of ep_size consecutive ranks; the world by
-// default), so the same code serves 49, 50 and 51.
+// PKB 51 (31 with E = the largest divisor of W up to W/2, EP groups of E consecutive ranks; fused MoE
+// forward: router softmax + top-k, tokens to their experts' ranks, one SiLU-GLU MLP per rank, weighted
+// combine) on the host backend, fp32. Instead of two all-to-alls, every rank publishes its tokens and routing
+// in symmetric buffers; each rank pulls the tokens routed to its local experts from the peers of its EP
+// group, runs its MLP on them and writes each result into the owner's result slot (token, choice); after a
+// barrier every rank sums its slots times their weights. Reads params num_experts, top_k and ep_size (EP
+// groups of ep_size consecutive ranks; the world by default), so the same code serves 49, 50 and 51.
 #include "pkbw/solution.h"
 
 #include <cmath>

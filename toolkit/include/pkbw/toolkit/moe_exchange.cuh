@@ -46,8 +46,8 @@ inline int moe_exchange_counts(const Context& ctx, const EpComm& ep, const long 
         ctx.scratch("pkbw_tk_moe_counts", n * static_cast<std::size_t>(ep.size) * sizeof(long long)));
     PKBW_CHECK(ctx, ncclAllGather(counts, gathered, n, ncclInt64, ep.comm, ctx.stream()));
     std::vector<long long> all(n * static_cast<std::size_t>(ep.size));
-    PKBW_CHECK(ctx, cudaMemcpyAsync(all.data(), gathered, all.size() * sizeof(long long), cudaMemcpyDeviceToHost,
-                                    ctx.stream()));
+    PKBW_CHECK(ctx, cudaMemcpyAsync(all.data(), gathered, all.size() * sizeof(long long),
+                                    cudaMemcpyDeviceToHost, ctx.stream()));
     PKBW_CHECK(ctx, cudaStreamSynchronize(ctx.stream()));
     const std::string why = moe_splits_from_counts(all, ep.size, ep.rank, experts, splits);
     if (!why.empty())
@@ -57,15 +57,15 @@ inline int moe_exchange_counts(const Context& ctx, const EpComm& ep, const long 
 
 // send: splits.sent() rows (expert-major, so packed by destination); recv: splits.received() rows,
 // packed by source rank.
-inline int moe_dispatch(const Context& ctx, const EpComm& ep, const MoeSplits& splits, const void* send, void* recv,
-                        std::size_t row_bytes) {
+inline int moe_dispatch(const Context& ctx, const EpComm& ep, const MoeSplits& splits, const void* send,
+                        void* recv, std::size_t row_bytes) {
     return all_to_all_v(ctx, ep.comm, send, splits.input_splits.data(), recv, splits.output_splits.data(),
                         row_bytes);
 }
 
 // The way back: send splits.received() rows packed by source rank, recv splits.sent() rows.
-inline int moe_combine(const Context& ctx, const EpComm& ep, const MoeSplits& splits, const void* send, void* recv,
-                       std::size_t row_bytes) {
+inline int moe_combine(const Context& ctx, const EpComm& ep, const MoeSplits& splits, const void* send,
+                       void* recv, std::size_t row_bytes) {
     return all_to_all_v(ctx, ep.comm, send, splits.output_splits.data(), recv, splits.input_splits.data(),
                         row_bytes);
 }

@@ -17,7 +17,8 @@ namespace pkbw::tk {
 
 namespace moe_exchange_host_detail {
 
-inline void gather(const Context& ctx, const SubComm* group, const void* send, std::size_t bytes, void* recv) {
+inline void gather(const Context& ctx, const SubComm* group, const void* send, std::size_t bytes,
+                   void* recv) {
     if (group)
         ctx.all_gather_host(*group, send, bytes, recv);
     else
@@ -28,11 +29,13 @@ inline void gather(const Context& ctx, const SubComm* group, const void* send, s
 
 // counts: this rank's [experts] token counts. Throws std::invalid_argument when experts is not a
 // multiple of the group size (the oracle turns it into ctx.fail).
-inline MoeSplits moe_exchange_counts_host(const Context& ctx, const SubComm* group, const std::vector<long long>& counts) {
+inline MoeSplits moe_exchange_counts_host(const Context& ctx, const SubComm* group,
+                                          const std::vector<long long>& counts) {
     const int size = group ? group->size : ctx.world_size, rank = group ? group->rank : ctx.rank;
     const int experts = static_cast<int>(counts.size());
     std::vector<long long> all(counts.size() * static_cast<std::size_t>(size));
-    moe_exchange_host_detail::gather(ctx, group, counts.data(), counts.size() * sizeof(long long), all.data());
+    moe_exchange_host_detail::gather(ctx, group, counts.data(), counts.size() * sizeof(long long),
+                                     all.data());
     MoeSplits splits;
     const std::string why = moe_splits_from_counts(all, size, rank, experts, splits);
     if (!why.empty())
@@ -42,7 +45,8 @@ inline MoeSplits moe_exchange_counts_host(const Context& ctx, const SubComm* gro
 
 // Variable all-to-all of items within the group: chunk p of send (send_counts[p] items of item_bytes,
 // packed in peer order) goes to group rank p; returns what this rank receives, packed by source.
-inline std::vector<std::byte> all_to_all_v_group_host(const Context& ctx, const SubComm* group, const void* send,
+inline std::vector<std::byte> all_to_all_v_group_host(const Context& ctx, const SubComm* group,
+                                                      const void* send,
                                                       const std::vector<long long>& send_counts,
                                                       std::size_t item_bytes) {
     const int size = group ? group->size : ctx.world_size, rank = group ? group->rank : ctx.rank;
@@ -70,7 +74,8 @@ inline std::vector<std::byte> all_to_all_v_group_host(const Context& ctx, const 
         for (int p = 0; p < rank; ++p)
             offset += counts[static_cast<std::size_t>(r) * size + p];
         const std::byte* chunk = all.data() + static_cast<std::size_t>(r) * stride + offset * item_bytes;
-        recv.insert(recv.end(), chunk, chunk + counts[static_cast<std::size_t>(r) * size + rank] * item_bytes);
+        recv.insert(recv.end(), chunk,
+                    chunk + counts[static_cast<std::size_t>(r) * size + rank] * item_bytes);
     }
     return recv;
 }

@@ -54,7 +54,7 @@ inline int projection(const Context& ctx, DType dtype, long long rows, long long
         using T = typename decltype(tag)::type;
         const long long count = rows * out_features;
         add_in_place<T><<<grid_for(count), 256, 0, ctx.stream()>>>(static_cast<T*>(out),
-                                                                    static_cast<const T*>(delta), count);
+                                                                   static_cast<const T*>(delta), count);
         return finish(ctx);
     });
 }
@@ -71,19 +71,19 @@ inline int glu_mlp(const Context& ctx, DType dtype, const GluMlp& m, const void*
     void* gate = ctx.scratch("pkbw_tk_moe_mlp_gate", static_cast<std::size_t>(rows * m.inter) * es);
     void* up = ctx.scratch("pkbw_tk_moe_mlp_up", static_cast<std::size_t>(rows * m.inter) * es);
     using moe_mlp_detail::projection;
-    PKBW_TRY(projection(ctx, dtype, rows, m.hidden, m.inter, x, m.gate_w, m.gate_b, m.lora_rank, m.lora_gate_a,
-                        m.lora_gate_b, gate));
+    PKBW_TRY(projection(ctx, dtype, rows, m.hidden, m.inter, x, m.gate_w, m.gate_b, m.lora_rank,
+                        m.lora_gate_a, m.lora_gate_b, gate));
     PKBW_TRY(projection(ctx, dtype, rows, m.hidden, m.inter, x, m.up_w, m.up_b, m.lora_rank, m.lora_up_a,
                         m.lora_up_b, up));
     PKBW_TRY(dispatch_float(ctx, dtype, "glu_mlp", [&](auto tag) {
         using T = typename decltype(tag)::type;
         const long long count = rows * m.inter;
-        moe_mlp_detail::silu_times<T>
-            <<<grid_for(count), 256, 0, ctx.stream()>>>(static_cast<T*>(gate), static_cast<const T*>(up), count);
+        moe_mlp_detail::silu_times<T><<<grid_for(count), 256, 0, ctx.stream()>>>(
+            static_cast<T*>(gate), static_cast<const T*>(up), count);
         return finish(ctx);
     }));
-    return projection(ctx, dtype, rows, m.inter, m.hidden, gate, m.down_w, m.down_b, m.lora_rank, m.lora_down_a,
-                      m.lora_down_b, y);
+    return projection(ctx, dtype, rows, m.inter, m.hidden, gate, m.down_w, m.down_b, m.lora_rank,
+                      m.lora_down_a, m.lora_down_b, y);
 }
 
 } // namespace pkbw::tk

@@ -22,10 +22,10 @@ struct GluMlpHost {
 namespace moe_mlp_host_detail {
 
 // r(F.linear(x, w, b) + F.linear(F.linear(x, a), b_lora)) (the LoRA term only when rank > 0).
-inline std::vector<double> projection(DType d, const std::vector<double>& x, std::int64_t rows, std::int64_t in,
-                                      std::int64_t out, const std::vector<double>& w, const std::vector<double>& b,
-                                      int rank, const std::vector<double>& lora_a,
-                                      const std::vector<double>& lora_b) {
+inline std::vector<double> projection(DType d, const std::vector<double>& x, std::int64_t rows,
+                                      std::int64_t in, std::int64_t out, const std::vector<double>& w,
+                                      const std::vector<double>& b, int rank,
+                                      const std::vector<double>& lora_a, const std::vector<double>& lora_b) {
     std::vector<double> y = gemm_rounded(x, w, rows, out, in, d, false, true, b);
     if (rank > 0) {
         const std::vector<double> xa = gemm_rounded(x, lora_a, rows, rank, in, d, false, true);
@@ -44,8 +44,8 @@ inline std::vector<double> glu_mlp_f64(DType d, const GluMlpHost& m, const std::
     if (rows == 0)
         return {};
     using moe_mlp_host_detail::projection;
-    std::vector<double> gate =
-        projection(d, x, rows, m.hidden, m.inter, m.gate_w, m.gate_b, m.lora_rank, m.lora_gate_a, m.lora_gate_b);
+    std::vector<double> gate = projection(d, x, rows, m.hidden, m.inter, m.gate_w, m.gate_b, m.lora_rank,
+                                          m.lora_gate_a, m.lora_gate_b);
     const std::vector<double> up =
         projection(d, x, rows, m.hidden, m.inter, m.up_w, m.up_b, m.lora_rank, m.lora_up_a, m.lora_up_b);
     for (std::size_t i = 0; i < gate.size(); ++i) {

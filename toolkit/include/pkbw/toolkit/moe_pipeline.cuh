@@ -66,8 +66,10 @@ inline int moe_forward(const Context& ctx, DType dtype, const EpComm& ep, const 
 
     // 1. Router.
     void* weights = scratch(ctx, "pkbw_tk_moe_pipe_weights", pairs, es);
-    auto* selected = static_cast<long long*>(scratch(ctx, "pkbw_tk_moe_pipe_selected", pairs, sizeof(long long)));
-    auto* counts = static_cast<long long*>(scratch(ctx, "pkbw_tk_moe_pipe_counts", experts, sizeof(long long)));
+    auto* selected =
+        static_cast<long long*>(scratch(ctx, "pkbw_tk_moe_pipe_selected", pairs, sizeof(long long)));
+    auto* counts =
+        static_cast<long long*>(scratch(ctx, "pkbw_tk_moe_pipe_counts", experts, sizeof(long long)));
     PKBW_TRY(moe_router(ctx, dtype, s, layer.x, layer.router_w, layer.router_b, weights, selected, counts));
 
     // 2. Expert-major permutation of the tokens.
@@ -76,7 +78,8 @@ inline int moe_forward(const Context& ctx, DType dtype, const EpComm& ep, const 
     auto* row_experts = static_cast<int*>(scratch(ctx, "pkbw_tk_moe_pipe_row_experts", pairs, sizeof(int)));
     PKBW_TRY(moe_routing_map(ctx, selected, tokens, experts, k, map));
     std::vector<long long> host_counts;
-    PKBW_TRY(expert_major_permutation(ctx, map, DType::U8, experts, tokens, sorted, row_experts, pairs, host_counts));
+    PKBW_TRY(expert_major_permutation(ctx, map, DType::U8, experts, tokens, sorted, row_experts, pairs,
+                                      host_counts));
     long long rows = 0;
     for (long long c : host_counts)
         rows += c;
@@ -95,8 +98,8 @@ inline int moe_forward(const Context& ctx, DType dtype, const EpComm& ep, const 
 
     // 5. Regroup by local expert.
     std::vector<ChunkCopy> plan;
-    std::string why = sort_chunks_plan(splits.per_local_expert, local_expert_major_order(experts, ep.size), received,
-                                       plan);
+    std::string why =
+        sort_chunks_plan(splits.per_local_expert, local_expert_major_order(experts, ep.size), received, plan);
     if (!why.empty())
         return ctx.fail(("moe_forward: regroup: " + why).c_str());
     PKBW_TRY(sort_chunks(ctx, inbox, row_bytes, plan, grouped));

@@ -39,9 +39,10 @@ inline std::vector<double> moe_forward_f64(const Context& ctx, const SubComm* gr
         error = "the expert count must be a multiple of the EP group size";
         return {};
     }
-    const RouterHost router = moe_router_f64(dtype, L.x, L.router_w, L.router_b, L.tokens, n, L.experts, L.top_k);
-    const ExpertMajorPermutation perm = expert_major_permutation_of(
-        L.experts, L.tokens, [&](long long e, long long t) {
+    const RouterHost router =
+        moe_router_f64(dtype, L.x, L.router_w, L.router_b, L.tokens, n, L.experts, L.top_k);
+    const ExpertMajorPermutation perm =
+        expert_major_permutation_of(L.experts, L.tokens, [&](long long e, long long t) {
             for (int s = 0; s < L.top_k; ++s)
                 if (router.selected[static_cast<std::size_t>(t * L.top_k + s)] == e)
                     return true;
@@ -59,7 +60,8 @@ inline std::vector<double> moe_forward_f64(const Context& ctx, const SubComm* gr
     const std::vector<double> inbox = moe_dispatch_host(ctx, group, splits, permuted, n);
     const long long received = splits.received();
     std::vector<ChunkCopy> plan;
-    error = sort_chunks_plan(splits.per_local_expert, local_expert_major_order(L.experts, ep_size), received, plan);
+    error = sort_chunks_plan(splits.per_local_expert, local_expert_major_order(L.experts, ep_size), received,
+                             plan);
     if (!error.empty())
         return {};
     const std::vector<double> grouped = sort_chunks_host(inbox, n, plan);
@@ -70,13 +72,14 @@ inline std::vector<double> moe_forward_f64(const Context& ctx, const SubComm* gr
                              rank_major_order(L.experts, ep_size), received, plan);
     if (!error.empty())
         return {};
-    const std::vector<double> back = moe_combine_host(ctx, group, splits, sort_chunks_host(expert_out, n, plan), n);
-    const std::vector<double> dense =
-        dense_routing_weights_host(router.weights, router.selected, L.tokens, L.top_k, L.experts, dtype, error);
+    const std::vector<double> back =
+        moe_combine_host(ctx, group, splits, sort_chunks_host(expert_out, n, plan), n);
+    const std::vector<double> dense = dense_routing_weights_host(router.weights, router.selected, L.tokens,
+                                                                 L.top_k, L.experts, dtype, error);
     if (!error.empty())
         return {};
-    return unpermute_scatter_add_host(back, permuted_row_weights_host(dense, perm, L.experts), perm.sorted_indices,
-                                      L.tokens, n, dtype, error);
+    return unpermute_scatter_add_host(back, permuted_row_weights_host(dense, perm, L.experts),
+                                      perm.sorted_indices, L.tokens, n, dtype, error);
 }
 
 // The layer of PKB's argument order as double (the inputs of moe_pipeline.cuh's moe_layer_from_inputs).
@@ -122,7 +125,8 @@ inline int moe_forward_oracle(const Context& ctx, int lora_rank) {
     if (sub)
         group = ctx.sub_comm_blocks(ep_size);
     std::string error;
-    const std::vector<double> out = moe_forward_f64(ctx, sub ? &group : nullptr, ctx.input(0).dtype, layer, error);
+    const std::vector<double> out =
+        moe_forward_f64(ctx, sub ? &group : nullptr, ctx.input(0).dtype, layer, error);
     if (!error.empty())
         return ctx.fail(("MoE oracle: " + error).c_str());
     store_all(ctx.output(0), out);

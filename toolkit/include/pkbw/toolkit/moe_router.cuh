@@ -71,7 +71,8 @@ __global__ void expert_counts(const long long* selected, long long pairs, long l
 }
 
 // routing_map [experts, tokens] (uint8): 1 where token t chose expert e (expert_mask.sum(dim=1)).
-__global__ void routing_map(const long long* selected, long long tokens, int experts, int k, unsigned char* map) {
+__global__ void routing_map(const long long* selected, long long tokens, int experts, int k,
+                            unsigned char* map) {
     for (long long i = PKBW_GRID_STRIDE_BEGIN; i < tokens * experts; i += PKBW_GRID_STRIDE_STEP) {
         const long long e = i / tokens, t = i % tokens;
         unsigned char routed = 0;
@@ -88,33 +89,34 @@ inline int moe_expert_counts(const Context& ctx, const long long* selected, long
                              long long* counts) {
     if (experts < 1)
         return ctx.fail("moe_expert_counts: experts must be >= 1");
-    moe_router_detail::expert_counts<<<static_cast<unsigned>(experts), 256, 0, ctx.stream()>>>(selected, pairs,
-                                                                                               counts);
+    moe_router_detail::expert_counts<<<static_cast<unsigned>(experts), 256, 0, ctx.stream()>>>(selected,
+                                                                                               pairs, counts);
     return finish(ctx);
 }
 
 // routing_map [experts, tokens] (uint8, device; the input of moe_permute.cuh's expert_major_permutation)
 // from selected [tokens, k] (int64, device).
-inline int moe_routing_map(const Context& ctx, const long long* selected, long long tokens, int experts, int k,
-                           unsigned char* map) {
+inline int moe_routing_map(const Context& ctx, const long long* selected, long long tokens, int experts,
+                           int k, unsigned char* map) {
     if (tokens == 0)
         return 0;
-    moe_router_detail::routing_map<<<grid_for(tokens * experts), 256, 0, ctx.stream()>>>(selected, tokens, experts,
-                                                                                        k, map);
+    moe_router_detail::routing_map<<<grid_for(tokens * experts), 256, 0, ctx.stream()>>>(selected, tokens,
+                                                                                         experts, k, map);
     return finish(ctx);
 }
 
 // x [tokens, hidden], weight [experts, hidden], bias [experts] (nullable), all of dtype, on the device.
 // Writes weights [tokens, k] (dtype: the chosen probabilities), selected [tokens, k] (int64 expert ids,
 // descending probability) and, when not null, counts [experts] (int64).
-inline int moe_router(const Context& ctx, DType dtype, const RouterShape& s, const void* x, const void* weight,
-                      const void* bias, void* weights, long long* selected, long long* counts) {
+inline int moe_router(const Context& ctx, DType dtype, const RouterShape& s, const void* x,
+                      const void* weight, const void* bias, void* weights, long long* selected,
+                      long long* counts) {
     if (s.experts < 1 || s.experts > kMaxRouterExperts || s.top_k < 1 || s.top_k > s.experts)
         return ctx.fail("moe_router: need 1 <= top_k <= experts <= 256");
     if (s.tokens == 0)
         return counts ? moe_expert_counts(ctx, selected, 0, s.experts, counts) : 0;
-    void* logits =
-        ctx.scratch("pkbw_tk_moe_router_logits", static_cast<std::size_t>(s.tokens * s.experts) * element_size(dtype));
+    void* logits = ctx.scratch("pkbw_tk_moe_router_logits",
+                               static_cast<std::size_t>(s.tokens * s.experts) * element_size(dtype));
     PKBW_TRY(linear(ctx, dtype, s.tokens, s.hidden, s.experts, x, weight, bias, logits));
     PKBW_TRY(dispatch_float(ctx, dtype, "moe_router", [&](auto tag) {
         using T = typename decltype(tag)::type;

@@ -40,8 +40,8 @@ struct MoeSplits {
 inline std::string moe_splits_from_counts(const std::vector<long long>& all_counts, int ep_size, int ep_rank,
                                           int experts, MoeSplits& out) {
     if (ep_size < 1 || experts < 1 || experts % ep_size != 0)
-        return "the expert count (" + std::to_string(experts) + ") must be a multiple of the EP group size (" +
-               std::to_string(ep_size) + ")";
+        return "the expert count (" + std::to_string(experts) +
+               ") must be a multiple of the EP group size (" + std::to_string(ep_size) + ")";
     if (all_counts.size() != static_cast<std::size_t>(ep_size) * experts)
         return "the gathered counts have the wrong length";
     const int l = experts / ep_size;
