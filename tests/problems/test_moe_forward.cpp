@@ -106,7 +106,11 @@ TEST(MoeForward, TieRowsOnRealInputs) {
             EXPECT_NE(ties.at("output").rule.find("2nd and 3rd"), std::string::npos);
         }
         total += named.size();
-        std::printf("50 bf16 W=4 256x256 rank %d: %zu tie rows\n", rank, named.size());
+        std::printf("50 bf16 W=4 256x256 rank %d: %zu tie rows:", rank, named.size());
+        for (std::int64_t t : named) {
+            std::printf(" %lld", static_cast<long long>(t));
+        }
+        std::printf("\n");
     }
     EXPECT_GT(total, 0u); // bf16 logits of magnitude ~16 tie often; these inputs do
 }
