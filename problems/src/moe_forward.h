@@ -116,10 +116,11 @@ public:
         };
         const tk::RouterHost router = tk::moe_router_f64(c.dtype, values(inputs.at(0)), values(inputs.at(1)),
                                                          values(inputs.at(2)), c.m, c.n, e, k);
-        TieRows ties{tk::router_tie_rows(router),
+        // Experts e and e' tie harmlessly when the same EP rank processes both (one MLP per rank).
+        TieRows ties{tk::router_tie_rows(router, e / ep_size(c)),
                      "top-" + std::to_string(k) + " of the " + std::string(dtype_name(c.dtype)) +
                          " router softmax: " + ordinal(k) + " and " + ordinal(k + 1) +
-                         " probabilities equal (the lower expert index wins)"};
+                         " probabilities equal, experts on different ranks (the lower expert index wins)"};
         if (ties.rows.empty()) {
             return {};
         }

@@ -12,7 +12,8 @@
 // kernel (radix select, then "the first seen" of the values equal to the k-th) agrees with this rule as
 // far as we read its source; its CPU kernel (partial sort on the value only) may pick either. Which
 // expert wins a tie decides which rank's MLP processes the token, so a token whose k-th and (k+1)-th
-// probabilities are equal is a *tie row* (router_is_tie_row): its output depends on the rule.
+// probabilities are equal is a *tie row* (router_is_tie_row): its output depends on the rule, unless the
+// tied experts are all processed by the same rank (same owner: one MLP per rank, equal weights).
 // A tie among probabilities that rounded to 0 is not a tie row: the expert it picks gets weight 0 and
 // contributes nothing (0·y = 0 for finite y).
 //
@@ -48,23 +49,35 @@ PKBW_TK_MOE_HD void router_top_k(const V* values, int n, int k, int* chosen) {
     }
 }
 
-// True when the k-th and (k+1)-th largest of values[0..n) are equal and non-zero (k < n): the choice of
-// the k-th expert is then decided by the tie rule alone. `chosen` is router_top_k's result.
+// True when the token's output depends on the tie rule: the k-th largest of values[0..n) (k < n) is
+// non-zero and equal to a value that was not chosen, and the experts holding that value do not all
+// belong to one owner (expert e's owner is e / experts_per_owner: the EP rank that processes it).
+// `chosen` is router_top_k's result. With experts_per_owner = 1 (the default) every such tie counts:
+// the plain rule "k-th == (k+1)-th". Why the owner: the MoE problems apply one MLP per rank, so
+// swapping two tied experts of the same rank changes neither the weights (equal) nor the rank that
+// computes the token, hence no value.
 template <class V>
-PKBW_TK_MOE_HD bool router_is_tie_row(const V* values, int n, int k, const int* chosen) {
-    if (k >= n)
+PKBW_TK_MOE_HD bool router_is_tie_row(const V* values, int n, int k, const int* chosen,
+                                      int experts_per_owner = 1) {
+    if (k >= n || experts_per_owner < 1)
         return false;
     const V kth = values[chosen[k - 1]];
     if (kth == V(0))
         return false;
+    bool unchosen_equal = false, mixed_owners = false;
+    int owner = -1;
     for (int i = 0; i < n; ++i) {
+        if (!(values[i] == kth))
+            continue;
         bool taken = false;
         for (int t = 0; t < k; ++t)
             taken = taken || chosen[t] == i;
-        if (!taken && values[i] == kth)
-            return true;
+        unchosen_equal = unchosen_equal || !taken;
+        const int o = i / experts_per_owner;
+        mixed_owners = mixed_owners || (owner >= 0 && o != owner);
+        owner = owner < 0 ? o : owner;
     }
-    return false;
+    return unchosen_equal && mixed_owners;
 }
 
 } // namespace pkbw::tk

@@ -58,14 +58,16 @@ inline RouterHost moe_router_f64(DType dtype, const std::vector<double>& x, cons
     return r;
 }
 
-// The tokens whose top-k choice is decided by the tie rule (moe_router.h's router_is_tie_row), ascending.
-inline std::vector<std::int64_t> router_tie_rows(const RouterHost& r) {
+// The tokens whose output is decided by the tie rule (moe_router.h's router_is_tie_row with experts
+// e / experts_per_owner on one rank), ascending.
+inline std::vector<std::int64_t> router_tie_rows(const RouterHost& r, int experts_per_owner = 1) {
     std::vector<std::int64_t> rows;
     std::vector<int> chosen(static_cast<std::size_t>(r.top_k));
     for (std::int64_t t = 0; t < r.tokens; ++t) {
         for (int s = 0; s < r.top_k; ++s)
             chosen[s] = static_cast<int>(r.selected[t * r.top_k + s]);
-        if (router_is_tie_row(r.probs.data() + t * r.experts, r.experts, r.top_k, chosen.data()))
+        if (router_is_tie_row(r.probs.data() + t * r.experts, r.experts, r.top_k, chosen.data(),
+                              experts_per_owner))
             rows.push_back(t);
     }
     return rows;
