@@ -1,0 +1,59 @@
+// PKB problem 24: the Switch-Transformer load-balancing loss (HF Mixtral's load_balancing_loss_fn)
+// averaged over ranks: softmax of the router logits over 8 experts, top-2 experts per token, the
+// fraction of tokens routed to each expert times its mean router probability, summed, times E,
+// all-reduced and divided by W.
+#include "problem_util.h"
+
+namespace pkbw::problems {
+namespace {
+
+constexpr std::int64_t kExperts = 8; // PKB's num_experts
+constexpr std::int64_t kTopK = 2;    // PKB's top_k
+
+class LoadBalancingLoss final : public BasicProblem {
+public:
+    LoadBalancingLoss()
+        : BasicProblem({.id = 24,
+                        .stem = "24_load_balancing_loss_fn",
+                        .category = "MoE",
+                        .title = "MoE load-balancing loss (softmax, top-2, all-reduce mean)",
+                        .description =
+                            "Every rank holds router logits [M, 8] (standard normal). p = softmax over "
+                            "the 8 experts, rounded to the dtype; the top-2 experts of p per token; f[k, "
+                            "e] = fraction of tokens whose k-th choice is e (fp32), P[e] = mean of p over "
+                            "tokens (in the dtype). Every rank returns the 0-dim fp32 loss 8 * sum(f * "
+                            "P), summed over ranks and divided by W. Tie rule of the top-2: at equal "
+                            "probabilities the lower expert index is chosen.",
+                        .mutates_inputs = false}) {}
+
+    std::vector<TensorSpec> input_specs(const ProblemConfig& c, int) const override {
+        return {{"gate_logits", c.dtype, {c.m, kExperts}}};
+    }
+    std::vector<TensorSpec> output_specs(const ProblemConfig&, int) const override {
+        return {{"output", DType::F32, {}}};
+    }
+    void make_inputs(const ProblemConfig& c, int rank, std::vector<Tensor>& inputs) const override {
+        fill_random_inputs(c, info().id, rank, inputs);
+    }
+    // PKB passes num_experts and top_k positionally (and attention_mask = None, which pkbw has no
+    // input for: the unmasked branch is the only one PKB runs).
+    std::map<std::string, double> params(const ProblemConfig&) const override {
+        return {{"num_experts", static_cast<double>(kExperts)}, {"top_k", static_cast<double>(kTopK)}};
+    }
+    WorkModel work(const ProblemConfig& c) const override {
+        const double logits = static_cast<double>(c.m * kExperts);
+        return {.collective = CollectiveKind::AllReduce,
+                .collective_bytes = 4,
+                .flops = 6.0 * logits, // exp, sum, divide, mean, top-2 compares per element
+                .memory_bytes = logits * elem_bytes(c) + 4};
+    }
+};
+
+} // namespace
+
+const Problem& problem_24() {
+    static const LoadBalancingLoss problem;
+    return problem;
+}
+
+} // namespace pkbw::problems
