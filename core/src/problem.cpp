@@ -2,6 +2,7 @@
 
 #include "pkbw/core/error.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace pkbw {
@@ -78,6 +79,42 @@ std::map<std::string, std::string> Problem::checked_output_values(const ProblemC
             throw Error(where + "'" + name + "' is not JSON: " + text);
     }
     return values;
+}
+
+TieRowsByOutput Problem::tie_rows(const ProblemConfig&, int, const std::vector<Tensor>&) const {
+    return {};
+}
+
+TieRowsByOutput Problem::checked_tie_rows(const ProblemConfig& config, int rank,
+                                          const std::vector<Tensor>& inputs) const {
+    TieRowsByOutput ties = tie_rows(config, rank, inputs);
+    if (ties.empty())
+        return ties;
+    const std::string where = info().stem + " rank " + std::to_string(rank) + ": tie rows of ";
+    const auto specs = output_specs(config, rank);
+    for (auto it = ties.begin(); it != ties.end();) {
+        auto& [name, tie] = *it;
+        const auto spec =
+            std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == name; });
+        if (spec == specs.end())
+            throw Error(where + "'" + name + "': no tensor output has that name");
+        if (tie.rows.empty()) {
+            it = ties.erase(it);
+            continue;
+        }
+        if (tie.rule.empty())
+            throw Error(where + "'" + name + "': the rule text is empty");
+        const std::int64_t row_count = spec->shape.empty() ? 1 : spec->shape[0];
+        std::sort(tie.rows.begin(), tie.rows.end());
+        tie.rows.erase(std::unique(tie.rows.begin(), tie.rows.end()), tie.rows.end());
+        for (const std::int64_t row : {tie.rows.front(), tie.rows.back()}) {
+            if (row < 0 || row >= row_count)
+                throw Error(where + "'" + name + "': row " + std::to_string(row) + " is outside [0, " +
+                            std::to_string(row_count) + ")");
+        }
+        ++it;
+    }
+    return ties;
 }
 
 std::string list_param_key(std::string_view name, int index) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "pkbw/core/tensor.h"
+#include "pkbw/core/tie_rows.h"
 
 #include <cstdint>
 #include <map>
@@ -99,12 +100,25 @@ public:
     // Names must differ from output_specs' names.
     virtual std::map<std::string, std::string> output_values(const ProblemConfig& config, int rank) const;
     virtual WorkModel work(const ProblemConfig& config) const;
+    // Ties (issue 16): per tensor output, the rows along dim 0 (tokens) whose reference values depend on
+    // a tie in the reference's top-k choice on this rank, computed from the rank's host inputs (the
+    // Tensors make_inputs filled, in input_specs order). The judge calls it, never the candidate's
+    // process; it must be deterministic and host-only. A mismatch confined to these rows is reported as
+    // tie-explained (still a mismatch). Default: no tie rows. Top-k problems use their toolkit's tie
+    // rule (a row ties when its k-th and (k+1)-th scores, in the problem's dtype, are equal).
+    virtual TieRowsByOutput tie_rows(const ProblemConfig& config, int rank,
+                                     const std::vector<Tensor>& inputs) const;
 
     // Allocates and fills this rank's inputs.
     std::vector<Tensor> build_inputs(const ProblemConfig& config, int rank) const;
     // output_values, checked: every value parses as JSON and no name is also a tensor output's. Throws
     // pkbw::Error naming the problem, rank and leaf.
     std::map<std::string, std::string> checked_output_values(const ProblemConfig& config, int rank) const;
+    // tie_rows, checked and normalised: every name is a tensor output of output_specs, every row is in
+    // [0, dim 0) (0 for a 0-dim output), rows are sorted and distinct, the rule is not empty; outputs
+    // with no rows are dropped. Throws pkbw::Error naming the problem, rank, output and row.
+    TieRowsByOutput checked_tie_rows(const ProblemConfig& config, int rank,
+                                     const std::vector<Tensor>& inputs) const;
 };
 
 // List-valued parameters travel in the scalar map: list `name` = {v0, v1} is "name[0]" = v0,
