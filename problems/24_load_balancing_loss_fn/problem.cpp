@@ -2,10 +2,16 @@
 // averaged over ranks: softmax of the router logits over 8 experts, top-2 experts per token, the
 // fraction of tokens routed to each expert times its mean router probability, summed, times E,
 // all-reduced and divided by W.
+#include "pkbw/toolkit/softmax_host.h"
+#include "pkbw/toolkit/topk_select.h"
 #include "problem_util.h"
+
+#include <string>
 
 namespace pkbw::problems {
 namespace {
+
+namespace tk = pkbw::tk;
 
 constexpr std::int64_t kExperts = 8; // PKB's num_experts
 constexpr std::int64_t kTopK = 2;    // PKB's top_k
@@ -39,6 +45,36 @@ public:
     // input for: the unmasked branch is the only one PKB runs).
     std::map<std::string, double> params(const ProblemConfig&) const override {
         return {{"num_experts", static_cast<double>(kExperts)}, {"top_k", static_cast<double>(kTopK)}};
+    }
+    // The loss every rank returns depends on every rank's routing, so its one row (0-dim output: row 0)
+    // is a tie row when any rank has a token whose 2nd and 3rd probabilities, rounded to the dtype,
+    // are equal. Other ranks' inputs are rebuilt from the config (make_inputs is deterministic). Such a
+    // tie moves one token's count between two experts: the loss changes by 8|P[a] - P[b]|/M at most.
+    TieRowsByOutput tie_rows(const ProblemConfig& c, int rank,
+                             const std::vector<Tensor>& inputs) const override {
+        std::int64_t tie_tokens = 0;
+        int tie_ranks = 0;
+        for (int r = 0; r < c.world_size; ++r) {
+            const std::vector<Tensor> rebuilt = r == rank ? std::vector<Tensor>{} : build_inputs(c, r);
+            const Tensor& logits = r == rank ? inputs.at(0) : rebuilt.at(0);
+            const std::int64_t tokens = logits.shape().at(0);
+            const std::vector<double> probs = tk::softmax_rows_rounded_f64(
+                c.dtype, tk::to_f64(logits.data(), logits.dtype(), logits.numel()), tokens, kExperts);
+            std::int64_t here = 0;
+            for (std::int64_t t = 0; t < tokens; ++t) {
+                here += tk::top_k_boundary_tie(probs.data() + t * kExperts, kExperts, kTopK) ? 1 : 0;
+            }
+            tie_tokens += here;
+            tie_ranks += here > 0 ? 1 : 0;
+        }
+        if (tie_tokens == 0) {
+            return {};
+        }
+        return {
+            {"output",
+             {{0},
+              "top-2 of the " + std::string(dtype_name(c.dtype)) + " router softmax: 2nd and 3rd equal for " +
+                  std::to_string(tie_tokens) + " tokens on " + std::to_string(tie_ranks) + " ranks"}}};
     }
     WorkModel work(const ProblemConfig& c) const override {
         const double logits = static_cast<double>(c.m * kExperts);

@@ -1,15 +1,14 @@
 // Host oracle for PKB problem 24 (load-balancing loss). The softmax is computed in double and rounded
-// to the dtype, since those rounded probabilities decide the top-k (torch computes the softmax of a D
-// tensor in fp32 and stores it in D); the top-k is the toolkit's selection (topk_select.h: lower
-// expert index first at a tie). The token fractions are exact counts / M rounded to fp32, the mean
-// probabilities are rounded to D (torch's mean of a D tensor); the sum of products is in double,
-// rounded once to fp32, summed over ranks in double and divided by W.
+// to the dtype (softmax_host.h, shared with the descriptor's tie rows), since those rounded probabilities
+// decide the top-k (torch computes the softmax of a D tensor in fp32 and stores it in D); the top-k is the
+// toolkit's selection (topk_select.h: lower expert index first at a tie). The token fractions are exact
+// counts / M rounded to fp32, the mean probabilities are rounded to D (torch's mean of a D tensor); the sum
+// of products is in double, rounded once to fp32, summed over ranks in double and divided by W.
 #include "pkbw/solution.h"
 #include "pkbw/toolkit/host.h"
+#include "pkbw/toolkit/softmax_host.h"
 #include "pkbw/toolkit/topk_select.h"
 
-#include <algorithm>
-#include <cmath>
 #include <vector>
 
 extern "C" int pkbw_solution(const pkbw::Context& ctx) {
@@ -24,20 +23,14 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const std::vector<double> x = tk::to_f64(logits);
     std::vector<double> counts(static_cast<std::size_t>(top_k * experts), 0.0);
     std::vector<double> prob_sums(static_cast<std::size_t>(experts), 0.0);
-    std::vector<double> probs(static_cast<std::size_t>(experts));
+    const std::vector<double> probs = tk::softmax_rows_rounded_f64(logits.dtype, x, tokens, experts);
     std::vector<int> chosen(static_cast<std::size_t>(top_k));
     for (long long t = 0; t < tokens; ++t) {
-        const double* row = x.data() + t * experts;
-        const double top = *std::max_element(row, row + experts);
-        double sum = 0;
+        const double* row = probs.data() + t * experts;
         for (int e = 0; e < experts; ++e) {
-            sum += std::exp(row[e] - top);
+            prob_sums[e] += row[e];
         }
-        for (int e = 0; e < experts; ++e) {
-            probs[e] = tk::round_to(logits.dtype, std::exp(row[e] - top) / sum);
-            prob_sums[e] += probs[e];
-        }
-        tk::top_k_select(probs.data(), experts, top_k, chosen.data());
+        tk::top_k_select(row, experts, top_k, chosen.data());
         for (int k = 0; k < top_k; ++k) {
             counts[static_cast<std::size_t>(k * experts + chosen[k])] += 1.0;
         }

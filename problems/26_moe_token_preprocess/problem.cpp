@@ -1,12 +1,15 @@
 // PKB problem 26: MoE token preprocessing for expert parallelism (Megatron's token dispatcher
 // bookkeeping): tokens per expert from a one-hot routing mask, the all-to-all split sizes to and from
 // every rank, and the gathered counts of this rank's local experts.
+#include "pkbw/toolkit/moe_inputs.h"
 #include "problem_util.h"
 
 #include <algorithm>
 
 namespace pkbw::problems {
 namespace {
+
+namespace tk = pkbw::tk;
 
 constexpr std::int64_t kExperts = 8; // PKB's num_experts
 constexpr std::int64_t kTopK = 2;
@@ -45,18 +48,14 @@ public:
                 {"output_3", DType::F32, {local}}};
     }
     // PKB: one_hot(randint(0, 8, (M, 2)), 8).float().permute(2, 1, 0), so mask[e, k, t] = 1 when the
-    // k-th draw of token t is e. Both draws of a token may be the same expert. The same in exact mode
-    // (the values are 0 and 1 already).
+    // k-th draw of token t is e (the toolkit's random_expert_choices and one_hot_expert_mask). Both
+    // draws of a token may be the same expert. The same in exact mode (the values are 0 and 1 already).
     void make_inputs(const ProblemConfig& c, int rank, std::vector<Tensor>& inputs) const override {
-        const CounterRng rng = input_rng(c, info().id, rank, 0);
-        float* mask = reinterpret_cast<float*>(inputs[0].mutable_data());
-        std::fill(mask, mask + inputs[0].numel(), 0.f);
-        for (std::int64_t t = 0; t < c.m; ++t) {
-            for (std::int64_t k = 0; k < kTopK; ++k) {
-                const std::int64_t e = rng.integer(static_cast<std::uint64_t>(t * kTopK + k), 0, kExperts);
-                mask[(e * kTopK + k) * c.m + t] = 1.f;
-            }
-        }
+        const std::vector<long long> choices =
+            tk::random_expert_choices(input_rng(c, info().id, rank, 0), c.m, kTopK, kExperts);
+        const std::vector<double> mask = tk::one_hot_expert_mask(choices, c.m, kTopK, kExperts);
+        float* out = reinterpret_cast<float*>(inputs[0].mutable_data());
+        std::copy(mask.begin(), mask.end(), out);
     }
     std::map<std::string, double> params(const ProblemConfig&) const override {
         return {{"num_experts", static_cast<double>(kExperts)}};
