@@ -2,8 +2,8 @@
 // averaged over ranks: softmax of the router logits over 8 experts, top-2 experts per token, the
 // fraction of tokens routed to each expert times its mean router probability, summed, times E,
 // all-reduced and divided by W.
+#include "pkbw/toolkit/moe_router.h"
 #include "pkbw/toolkit/softmax_host.h"
-#include "pkbw/toolkit/topk_select.h"
 #include "problem_util.h"
 
 #include <string>
@@ -62,7 +62,13 @@ public:
                 c.dtype, tk::to_f64(logits.data(), logits.dtype(), logits.numel()), tokens, kExperts);
             std::int64_t here = 0;
             for (std::int64_t t = 0; t < tokens; ++t) {
-                here += tk::top_k_boundary_tie(probs.data() + t * kExperts, kExperts, kTopK) ? 1 : 0;
+                const double* row = probs.data() + t * kExperts;
+                int chosen[kTopK];
+                tk::router_top_k(row, static_cast<int>(kExperts), static_cast<int>(kTopK), chosen);
+                here +=
+                    tk::router_is_tie_row(row, static_cast<int>(kExperts), static_cast<int>(kTopK), chosen)
+                        ? 1
+                        : 0;
             }
             tie_tokens += here;
             tie_ranks += here > 0 ? 1 : 0;

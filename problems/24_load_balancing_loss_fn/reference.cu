@@ -1,13 +1,13 @@
 // Reference for PKB problem 24 (load-balancing loss): one block walks the tokens; per token an fp32
 // softmax over the experts rounded to the dtype (torch's softmax in D), the top-k of those rounded
-// probabilities by the toolkit's selection rule (topk_select.h: lower expert index first at a tie),
+// probabilities by the toolkit's router rule (moe_router.h: lower expert index first at a tie),
 // per-thread counts and probability sums, block reductions in a fixed order, and thread 0 forms
 // E * sum_k,e f[k,e] * P[e] in fp32 (f = count / M in fp32, P = mean probability rounded to D, as
 // torch's mean of a D tensor). ncclAllReduce of that fp32 scalar, then a division by W.
 #include "pkbw/solution.h"
 #include "pkbw/toolkit/check.cuh"
+#include "pkbw/toolkit/moe_router.h"
 #include "pkbw/toolkit/reduce.cuh"
-#include "pkbw/toolkit/topk_select.h"
 #include "pkbw/toolkit/types.cuh"
 
 namespace {
@@ -43,7 +43,7 @@ __global__ void local_loss(const T* logits, long long tokens, int experts, int t
             probs[e] = tk::round_as<T>(probs[e] / sum);
             prob_sums[e] += probs[e];
         }
-        tk::top_k_select(probs, experts, top_k, chosen);
+        tk::router_top_k(probs, experts, top_k, chosen);
         for (int k = 0; k < top_k; ++k)
             counts[k][chosen[k]] += 1.f;
     }

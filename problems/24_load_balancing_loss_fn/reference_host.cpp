@@ -1,13 +1,13 @@
 // Host oracle for PKB problem 24 (load-balancing loss). The softmax is computed in double and rounded
 // to the dtype (softmax_host.h, shared with the descriptor's tie rows), since those rounded probabilities
 // decide the top-k (torch computes the softmax of a D tensor in fp32 and stores it in D); the top-k is the
-// toolkit's selection (topk_select.h: lower expert index first at a tie). The token fractions are exact
+// toolkit's selection (moe_router.h: lower expert index first at a tie). The token fractions are exact
 // counts / M rounded to fp32, the mean probabilities are rounded to D (torch's mean of a D tensor); the sum
 // of products is in double, rounded once to fp32, summed over ranks in double and divided by W.
 #include "pkbw/solution.h"
 #include "pkbw/toolkit/host.h"
+#include "pkbw/toolkit/moe_router.h"
 #include "pkbw/toolkit/softmax_host.h"
-#include "pkbw/toolkit/topk_select.h"
 
 #include <vector>
 
@@ -30,7 +30,7 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         for (int e = 0; e < experts; ++e) {
             prob_sums[e] += row[e];
         }
-        tk::top_k_select(row, experts, top_k, chosen.data());
+        tk::router_top_k(row, experts, top_k, chosen.data());
         for (int k = 0; k < top_k; ++k) {
             counts[static_cast<std::size_t>(k * experts + chosen[k])] += 1.0;
         }
