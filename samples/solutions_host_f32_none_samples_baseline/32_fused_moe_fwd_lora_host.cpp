@@ -30,8 +30,8 @@ void linear(const float* x, const float* w, const float* bias, long long in, lon
 }
 
 // y = x W^T + b + (x A^T) B^T: a projection with its rank-r LoRA term.
-void lora_linear(const float* x, const float* w, const float* b, const float* a, const float* bb, long long in,
-                 long long out, long long r, float* y) {
+void lora_linear(const float* x, const float* w, const float* b, const float* a, const float* bb,
+                 long long in, long long out, long long r, float* y) {
     std::vector<float> xa(r), extra(out);
     linear(x, w, b, in, out, y);
     linear(x, a, nullptr, in, r, xa.data());

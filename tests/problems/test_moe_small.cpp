@@ -99,3 +99,33 @@ TEST(MoeTokenPreprocess26, MaskIsOneHotPerTokenAndSlotWhateverTheDtype) {
     }
     EXPECT_LT(same_expert_twice, 32); // repeats happen (1 in 8) but are not the rule
 }
+
+TEST(FusedMoeLora32, LoraInputsAndWorldRule) {
+    const Problem& p = problem("32");
+    EXPECT_TRUE(p.check_config(config(3, 64, 128)).has_value());
+    const ProblemConfig c = config(4, 64, 128);
+    ASSERT_FALSE(p.check_config(c).has_value());
+    const auto specs = p.input_specs(c, 0);
+    ASSERT_EQ(specs.size(), 15u);
+    EXPECT_EQ(specs[9].name, "lora_gate_A");
+    EXPECT_EQ(specs[9].shape, (Shape{8, 128}));
+    EXPECT_EQ(specs[14].name, "lora_down_B");
+    EXPECT_EQ(specs[14].shape, (Shape{128, 8}));
+    EXPECT_EQ(p.output_specs(c, 0)[0].shape, (Shape{64, 128}));
+    EXPECT_EQ(p.params(c).at("ep_size"), 4.0);
+}
+
+TEST(FusedMoeLora32, TieRowsOfARealRankWithATie) {
+    const Problem& p = problem("32");
+    // bf16, W = 4, M = N = 256, seed 42: torch's CPU router on rank 3's inputs (PKB's reference in the
+    // cross-check) finds exactly one token whose 2nd and 3rd probabilities are equal, token 115, and
+    // PKB's topk sent it to the other expert there: all 164 mismatching elements of that cross-check
+    // row lie in row 115 (README). The hook must name that row.
+    const ProblemConfig c = config(4, 256, 256, DType::BF16);
+    const TieRowsByOutput ties = p.checked_tie_rows(c, 3, p.build_inputs(c, 3));
+    ASSERT_EQ(ties.count("output"), 1u);
+    EXPECT_EQ(ties.at("output").rows, (std::vector<std::int64_t>{115}));
+    EXPECT_NE(ties.at("output").rule.find("lower expert index"), std::string::npos) << ties.at("output").rule;
+    // rank 1 has none (torch found none either)
+    EXPECT_TRUE(p.checked_tie_rows(c, 1, p.build_inputs(c, 1)).empty());
+}
