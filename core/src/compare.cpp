@@ -298,10 +298,46 @@ void setup_map(ErrorMap& map, const Shape& shape, std::int64_t numel, int max_si
     map.ratio.assign(static_cast<std::size_t>(map.rows) * map.cols, 0.0f);
 }
 
+// Which rows (dim 0) of an output are tie rows and which hold a mismatched element, for the TieReport.
+class TieRowMarks {
+public:
+    TieRowMarks(const TieRows& ties, const Shape& shape, std::int64_t numel)
+        : row_count_(shape.empty() ? 1 : shape[0])
+        , row_size_(row_count_ > 0 ? numel / row_count_ : 1)
+        , tie_(static_cast<std::size_t>(row_count_), 0)
+        , bad_(static_cast<std::size_t>(row_count_), 0) {
+        for (const std::int64_t row : ties.rows) {
+            if (row >= 0 && row < row_count_) {
+                tie_[static_cast<std::size_t>(row)] = 1;
+            }
+        }
+    }
+    void mismatch_at(std::int64_t linear) {
+        const auto row = static_cast<std::size_t>(linear / row_size_);
+        bad_[row] = 1;
+        in_tie_rows_ += tie_[row];
+    }
+    void fill(TieReport& report, std::int64_t mismatch_count) const {
+        report.classified = true;
+        report.mismatched_elements = mismatch_count;
+        report.mismatched_elements_in_tie_rows = in_tie_rows_;
+        for (std::size_t row = 0; row < bad_.size(); ++row) {
+            if (bad_[row]) {
+                (tie_[row] ? report.mismatched_rows_in_tie_rows : report.mismatched_rows_outside) += 1;
+            }
+        }
+    }
+
+private:
+    std::int64_t row_count_, row_size_;
+    std::vector<std::uint8_t> tie_, bad_;
+    std::int64_t in_tie_rows_ = 0;
+};
+
 } // namespace
 
 TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const CompareOptions& options,
-                                 const std::string& name) {
+                                 const std::string& name, const TieRows* ties) {
     if (!ref.defined() || !cand.defined()) {
         throw Error(name + ": cannot compare an undefined " + (ref.defined() ? "candidate" : "reference") +
                     " tensor");
@@ -314,6 +350,9 @@ TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const Co
     out.cand_dtype = cand.dtype();
     out.dtype_match = ref.dtype() == cand.dtype();
     out.shape_match = ref.shape() == cand.shape();
+    if (ties != nullptr) {
+        out.ties = TieReport{*ties};
+    }
     if (!out.shape_match) {
         out.message = name + ": tensor shape ref " + shape_to_string(ref.shape()) + " vs cand " +
                       shape_to_string(cand.shape());
@@ -339,6 +378,10 @@ TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const Co
         raw_ulp.emplace(ref, cand);
     }
     MapPooler pooler(out.error_map, row_block, col_block);
+    std::optional<TieRowMarks> tie_marks;
+    if (ties != nullptr) {
+        tie_marks.emplace(*ties, ref.shape(), numel);
+    }
     std::vector<float> ratio(kChunk);
     SideTotals totals[2];
     std::int64_t bad_nonfinite = 0;
@@ -381,6 +424,9 @@ TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const Co
         if (c.bad > 0) { // rare: find the first and the worst failing element
             for (std::int64_t i = 0; i < n; ++i) {
                 if (ratio[i] > 1.0f) {
+                    if (tie_marks) {
+                        tie_marks->mismatch_at(position + i);
+                    }
                     if (out.first_mismatch < 0) {
                         out.first_mismatch = position + i;
                     }
@@ -424,6 +470,10 @@ TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const Co
         if (bad_nonfinite > 0) {
             out.message += " non-finite mismatches=" + std::to_string(bad_nonfinite);
         }
+        if (tie_marks) {
+            tie_marks->fill(*out.ties, out.mismatch_count);
+            out.message += "; " + tie_report_text(*out.ties);
+        }
     }
     return out;
 }
@@ -450,7 +500,8 @@ nlohmann::json parse_value(const std::string& name, const std::string& side, con
 
 } // namespace
 
-OutputComparison compare_outputs(const OutputSet& ref, const OutputSet& cand, const CompareOptions& options) {
+OutputComparison compare_outputs(const OutputSet& ref, const OutputSet& cand, const CompareOptions& options,
+                                 const TieRowsByOutput& ties) {
     OutputComparison out;
     std::vector<std::string> failures; // in reference order, for first_error
     for (const auto& name : duplicates(ref)) {
@@ -463,7 +514,9 @@ OutputComparison compare_outputs(const OutputSet& ref, const OutputSet& cand, co
 
     for (const auto& entry : ref.tensors) {
         if (const Tensor* other = cand.find(entry.name)) {
-            out.tensors.push_back(compare_tensors(entry.tensor, *other, options, entry.name));
+            const auto tie = ties.find(entry.name);
+            out.tensors.push_back(compare_tensors(entry.tensor, *other, options, entry.name,
+                                                  tie == ties.end() ? nullptr : &tie->second));
             if (!out.tensors.back().pass) {
                 failures.push_back(out.tensors.back().message);
             }

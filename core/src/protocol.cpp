@@ -288,6 +288,9 @@ nlohmann::json to_json(const TensorComparison& c, bool include_error_map) {
         {"cand_summary", summary_to_json(c.cand_summary)},
         {"message", c.message},
     };
+    if (c.ties) {
+        j["ties"] = to_json(*c.ties);
+    }
     if (include_error_map && !c.error_map.ratio.empty()) {
         json ratio = json::array();
         for (float v : c.error_map.ratio) {
@@ -336,6 +339,9 @@ TensorComparison tensor_comparison_from_json(const nlohmann::json& j, const std:
     c.ref_summary = summary_from_json(r.at("ref_summary"), source + " ref_summary");
     c.cand_summary = summary_from_json(r.at("cand_summary"), source + " cand_summary");
     c.message = r.string("message");
+    if (j.contains("ties") && !j.at("ties").is_null()) {
+        c.ties = tie_report_from_json(j.at("ties"), source + " ties");
+    }
     if (j.contains("error_map")) {
         const json& map = j.at("error_map");
         // Reader keeps a reference to its source: the name must outlive it (a temporary here
@@ -360,6 +366,51 @@ TensorComparison tensor_comparison_from_json(const nlohmann::json& j, const std:
         }
     }
     return c;
+}
+
+json to_json(const TieReport& t) {
+    return {{"rule", t.named.rule},
+            {"rows", t.named.rows},
+            {"classified", t.classified},
+            {"mismatched_elements", t.mismatched_elements},
+            {"mismatched_elements_in_tie_rows", t.mismatched_elements_in_tie_rows},
+            {"mismatched_rows_in_tie_rows", t.mismatched_rows_in_tie_rows},
+            {"mismatched_rows_outside", t.mismatched_rows_outside},
+            {"explained", t.explained()},
+            {"text", tie_report_text(t)}};
+}
+
+TieReport tie_report_from_json(const json& j, const std::string& source) {
+    if (!j.is_object()) {
+        throw FormatError(source + ": a tie report must be an object");
+    }
+    const Reader r(j, source);
+    TieReport t;
+    t.named.rule = r.string("rule");
+    const json& rows = r.at("rows");
+    if (!rows.is_array()) {
+        throw FormatError(source + ": field 'rows' is not an array");
+    }
+    std::int64_t previous = -1;
+    for (const json& row : rows) {
+        if (!row.is_number_integer() || row.get<std::int64_t>() <= previous) {
+            throw FormatError(source + ": field 'rows' must hold ascending, distinct, non-negative integers");
+        }
+        previous = row.get<std::int64_t>();
+        t.named.rows.push_back(previous);
+    }
+    t.classified = r.boolean("classified");
+    t.mismatched_elements = r.integer("mismatched_elements");
+    t.mismatched_elements_in_tie_rows = r.integer("mismatched_elements_in_tie_rows");
+    t.mismatched_rows_in_tie_rows = r.integer("mismatched_rows_in_tie_rows");
+    t.mismatched_rows_outside = r.integer("mismatched_rows_outside");
+    if (t.mismatched_elements < 0 || t.mismatched_elements_in_tie_rows < 0 ||
+        t.mismatched_elements_in_tie_rows > t.mismatched_elements || t.mismatched_rows_in_tie_rows < 0 ||
+        t.mismatched_rows_outside < 0 ||
+        t.mismatched_rows_in_tie_rows > static_cast<std::int64_t>(t.named.rows.size())) {
+        throw FormatError(source + ": inconsistent mismatch counts");
+    }
+    return t;
 }
 
 } // namespace pkbw::protocol

@@ -1,5 +1,6 @@
 // The store's writer side: enum texts, run records, results, perf samples, artifacts and the
 // recovery of runs whose writer died. Readers are in store_read.cpp.
+#include "pkbw/core/protocol.h"
 #include "store_db.h"
 
 #include <algorithm>
@@ -110,6 +111,7 @@ TensorResultRow from_comparison(const TensorComparison& c) {
     row.cand_summary = c.cand_summary;
     row.error_map = c.error_map;
     row.message = c.message;
+    row.ties = c.ties;
     return row;
 }
 
@@ -191,10 +193,10 @@ constexpr const char* kInsertTensorResult = R"sql(INSERT INTO tensor_results (ru
     max_ulp, min_passing_atol, ref_nan_count, ref_inf_count, ref_zero_count, ref_min, ref_max, ref_mean,
     ref_all_zero, ref_constant, cand_nan_count, cand_inf_count, cand_zero_count, cand_min, cand_max,
     cand_mean, cand_all_zero, cand_constant, message, error_map_src_rows, error_map_src_cols,
-    error_map_rows, error_map_cols, error_map)
+    error_map_rows, error_map_cols, error_map, ties)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
     ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40,
-    ?41, ?42, ?43))sql";
+    ?41, ?42, ?43, ?44))sql";
 
 constexpr const char* kInsertPerfSample =
     "INSERT INTO perf_samples (run_id, side, rank, block, iteration, ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
@@ -354,6 +356,10 @@ void Store::add_tensor_result(const TensorResultRow& r) {
         auto blob = error_map_blob(map);
         s.bind_blob(43, blob.data(), blob.size());
     }
+    if (r.ties)
+        s.bind(44, protocol::to_json(*r.ties).dump());
+    else
+        s.bind_null(44);
     s.run();
     scope.commit();
 }

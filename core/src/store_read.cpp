@@ -1,5 +1,7 @@
 // The store's reader side: run lists (filtered, sorted, paged through indexes) and the rows under a
 // run. Every method works on a read-only connection.
+#include "pkbw/core/error.h"
+#include "pkbw/core/protocol.h"
 #include "store_db.h"
 
 #include <bit>
@@ -234,7 +236,7 @@ std::vector<TensorResultRow> Store::tensor_results(std::int64_t run_id, bool wit
         worst_ratio, first_mismatch, worst_mismatch, max_ulp, min_passing_atol, ref_nan_count, ref_inf_count,
         ref_zero_count, ref_min, ref_max, ref_mean, ref_all_zero, ref_constant, cand_nan_count, cand_inf_count,
         cand_zero_count, cand_min, cand_max, cand_mean, cand_all_zero, cand_constant, message,
-        error_map_src_rows, error_map_src_cols, error_map_rows, error_map_cols, )sql";
+        error_map_src_rows, error_map_src_cols, error_map_rows, error_map_cols, ties, )sql";
     sql += with_error_maps ? "error_map" : "NULL";
     sql += " FROM tensor_results WHERE run_id = ?1 ORDER BY trial, rank, name";
     detail::Stmt s(impl_->db, sql, impl_->path);
@@ -282,6 +284,18 @@ std::vector<TensorResultRow> Store::tensor_results(std::int64_t run_id, bool wit
         map.source_cols = s.i64(c++);
         map.rows = s.i32(c++);
         map.cols = s.i32(c++);
+        if (!s.is_null(c)) {
+            const std::string source = "store " + impl_->path.string() + ": run " + std::to_string(run_id) +
+                                       " tensor '" + r.name + "' ties";
+            try {
+                r.ties = protocol::tie_report_from_json(nlohmann::json::parse(s.text(c)), source);
+            } catch (const nlohmann::json::exception& e) {
+                throw StoreError(source + ": not JSON: " + e.what());
+            } catch (const FormatError& e) {
+                throw StoreError(e.what());
+            }
+        }
+        ++c;
         // A negative size made rows x cols wrap around in size_t: INT_MIN x INT_MIN "matched" a
         // NULL map and then asked for 2^62 cells.
         if (map.rows < 0 || map.cols < 0 || map.rows > kMaxErrorMapSide || map.cols > kMaxErrorMapSide)

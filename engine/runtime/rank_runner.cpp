@@ -523,6 +523,8 @@ private:
                  {"pkbw.input_order", input_order(input_specs)},
                  {"pkbw.params", json(problem_->params(problem_config)).dump()}});
         }
+        // The judge names the tie rows from the host inputs, before the candidate sees them (issue 16).
+        const TieRowsByOutput tie_rows = problem_->checked_tie_rows(problem_config, rank_, host_inputs);
         TrialBuffers buffers(*shared_, input_specs, std::move(host_inputs), output_specs);
         const auto params = problem_->params(problem_config);
         reference_session_->set_params(params);
@@ -578,7 +580,7 @@ private:
             phase("compare", trial);
             const CompareOptions options{config_.atol, config_.rtol, 256};
             const OutputComparison comparison =
-                compare_outputs(reference->outputs, candidate->outputs, options);
+                compare_outputs(reference->outputs, candidate->outputs, options, tie_rows);
             for (const auto& tensor : comparison.tensors) {
                 tensors.push_back(protocol::to_json(tensor));
             }

@@ -69,6 +69,7 @@ std::vector<RecheckResult> recheck_after_timing(const RecheckContext& c, TimingB
         // The descriptor's fixed non-tensor leaves join the tensors, as in an eval's collect (the
         // reference's side gets them there): without them a problem with a None output never re-checks.
         candidate_outputs.values = c.problem.checked_output_values(problem_config, c.rank);
+        const TieRowsByOutput tie_rows = c.problem.checked_tie_rows(problem_config, c.rank, inputs);
         TrialBuffers reference_buffers(c.shared, input_specs, std::move(inputs), output_specs);
         const auto [reference_outputs, reference_error] = c.reference(reference_buffers, params);
         std::string status(status::kPass);
@@ -82,7 +83,7 @@ std::vector<RecheckResult> recheck_after_timing(const RecheckContext& c, TimingB
         } else {
             const CompareOptions options{c.config.atol, c.config.rtol, 256};
             const OutputComparison comparison =
-                compare_outputs(reference_outputs, candidate_outputs, options);
+                compare_outputs(reference_outputs, candidate_outputs, options, tie_rows);
             if (!comparison.pass) {
                 status = status::kMismatch;
                 message = comparison.first_error;

@@ -44,6 +44,44 @@ TEST(ProtocolTest, ParsesARankResultAndItsTensor) {
     EXPECT_EQ(again.error_map.ratio, c.error_map.ratio);
 }
 
+// Issue 16: a tensor's tie report travels in the rank_result event and is read back as written.
+TEST(ProtocolTest, TieReportRoundTripsAndBadOnesAreNamed) {
+    TensorComparison c = tensor_comparison_from_json(nlohmann::json::parse(tensor_json()), "pipe");
+    EXPECT_FALSE(c.ties);
+    EXPECT_FALSE(to_json(c).contains("ties"));
+    c.ties = TieReport{{{0, 1}, "top-2: 2nd and 3rd equal"}, true, 1, 1, 1, 0};
+    nlohmann::json written = to_json(c);
+    written["event"] = "tensor";
+    EXPECT_EQ(written.at("ties").at("explained"), true);
+    EXPECT_EQ(written.at("ties").at("text"),
+              "tie-explained: the 1 mismatched element is in 1 of the 2 tie rows (top-2: 2nd and 3rd equal)");
+    const auto again = tensor_comparison_from_json(parse_line(to_line(written), "x").body, "x");
+    ASSERT_TRUE(again.ties);
+    EXPECT_EQ(again.ties->named.rows, (std::vector<std::int64_t>{0, 1}));
+    EXPECT_EQ(again.ties->named.rule, "top-2: 2nd and 3rd equal");
+    EXPECT_TRUE(again.ties->explained());
+    EXPECT_EQ(again.ties->mismatched_rows_in_tie_rows, 1);
+
+    auto message_of = [](nlohmann::json ties) {
+        try {
+            tie_report_from_json(ties, "pipe ties");
+        } catch (const FormatError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    nlohmann::json bad = written.at("ties");
+    bad["rows"] = {1, 0};
+    EXPECT_EQ(message_of(bad),
+              "pipe ties: field 'rows' must hold ascending, distinct, non-negative integers");
+    bad = written.at("ties");
+    bad["mismatched_elements_in_tie_rows"] = 2;
+    EXPECT_EQ(message_of(bad), "pipe ties: inconsistent mismatch counts");
+    bad = written.at("ties");
+    bad.erase("rule");
+    EXPECT_EQ(message_of(bad), "pipe ties: missing field 'rule'");
+}
+
 TEST(ProtocolTest, RefusesAMissingOrMistypedRequiredField) {
     EXPECT_THROW(parse_line(R"({"event":"hello","rank":0,"world_size":2})", "pipe"), FormatError);
     EXPECT_THROW(parse_line(R"({"event":"phase","rank":"0","phase":"run","trial":0})", "pipe"), FormatError);

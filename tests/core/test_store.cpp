@@ -44,13 +44,13 @@ TEST_F(StoreTest, MigratesFromEmptyAndCreatesDirectories) {
     ASSERT_FALSE(std::filesystem::exists(db_path().parent_path()));
     {
         auto store = Store::open(db_path());
-        EXPECT_EQ(Store::latest_schema_version(), 5);
+        EXPECT_EQ(Store::latest_schema_version(), 6);
         EXPECT_EQ(store.schema_version(), Store::latest_schema_version());
         EXPECT_EQ(store.integrity_check(), "ok");
         EXPECT_FALSE(store.read_only());
     }
     EXPECT_EQ(raw_sql(db_path(), "PRAGMA journal_mode"), "wal");
-    EXPECT_EQ(raw_sql(db_path(), "PRAGMA user_version"), "5");
+    EXPECT_EQ(raw_sql(db_path(), "PRAGMA user_version"), "6");
     EXPECT_EQ(raw_sql(db_path(), "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_schema WHERE "
                                  "type = 'table' ORDER BY name)"),
               "agent_attempts,artifacts,blobs,generation_exchanges,generations,perf_samples,perf_summaries,"
@@ -81,7 +81,7 @@ TEST_F(StoreTest, RefusesNewerSchemaNamingFileAndVersions) {
                 Store::open(db_path());
         });
         EXPECT_NE(message.find(db_path().string()), std::string::npos) << message;
-        EXPECT_NE(message.find("schema version 7 is newer than this build of pkbw knows (5)"),
+        EXPECT_NE(message.find("schema version 7 is newer than this build of pkbw knows (6)"),
                   std::string::npos)
             << message;
     }
@@ -106,7 +106,7 @@ TEST_F(StoreTest, ReadOnlyOpenMissingOlderAndCreate) {
     std::filesystem::create_directories(db_path().parent_path());
     std::ofstream(db_path()).flush();
     message = error_of([&] { Store::open_read_only(db_path()); });
-    EXPECT_NE(message.find("schema version 0 is older than this build's (5)"), std::string::npos) << message;
+    EXPECT_NE(message.find("schema version 0 is older than this build's (6)"), std::string::npos) << message;
     // ...unless asked to create or upgrade it.
     auto reader = Store::open_read_only(db_path(), Store::Missing::Create);
     EXPECT_TRUE(reader.read_only());

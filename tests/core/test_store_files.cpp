@@ -58,6 +58,7 @@ void make_schema_1_store(const std::filesystem::path& path) {
                    "DROP TABLE sweep_pairs; DROP TABLE sweeps; "                                  // schema 3
                    "DROP TABLE agent_attempts; DROP TABLE generation_exchanges; DROP TABLE generations; " // 4
                    "DROP TABLE run_files; DROP TABLE blobs; "                                      // 5
+                   "ALTER TABLE tensor_results DROP COLUMN ties; "                                 // 6
                    "PRAGMA user_version = 1; VACUUM;");
 }
 

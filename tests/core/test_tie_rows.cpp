@@ -1,5 +1,6 @@
 // Problem::tie_rows (issue 16): the default names no rows; checked_tie_rows validates and normalises
 // what a problem names.
+#include "pkbw/core/compare.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/problem.h"
 
@@ -115,4 +116,130 @@ TEST(TieRows, CheckedSortsDropsEmptyAndRejectsBadNames) {
     EXPECT_EQ(error_of(p, c), "998_router rank 1: tie rows of 'output_1': row 1 is outside [0, 1)");
     p.fixed = {{"output", {{1}, ""}}};
     EXPECT_EQ(error_of(p, c), "998_router rank 1: tie rows of 'output': the rule text is empty");
+}
+
+// --- The comparison's classification (compare_outputs with tie rows) ---
+
+namespace {
+
+// ref: [6, 4] of 1.0; cand equal except at the given (row, col) elements, which are off by 1.
+OutputSet pair_side(bool candidate, const std::vector<std::pair<int, int>>& bad) {
+    Tensor t = Tensor::zeros(DType::F32, {6, 4});
+    float* v = t.mutable_data_as<float>();
+    for (int i = 0; i < 24; ++i)
+        v[i] = 1.0f;
+    if (candidate)
+        for (const auto& [row, col] : bad)
+            v[row * 4 + col] = 2.0f;
+    OutputSet set;
+    set.add("output", std::move(t));
+    set.add("output_1", Tensor::zeros(DType::F32, {})); // a leaf without tie rows
+    return set;
+}
+
+OutputComparison compare_with(const std::vector<std::pair<int, int>>& bad, const TieRowsByOutput& ties) {
+    return compare_outputs(pair_side(false, bad), pair_side(true, bad), CompareOptions{}, ties);
+}
+
+const TieRowsByOutput kTies = {
+    {"output", {{1, 3, 4}, "top-2 of the bf16 router softmax: 2nd and 3rd equal"}}};
+
+} // namespace
+
+TEST(TieClassification, AllMismatchesInTieRowsIsTieExplainedAndStillFails) {
+    const OutputComparison c = compare_with({{1, 0}, {1, 3}, {4, 2}}, kTies);
+    EXPECT_FALSE(c.pass);
+    const TensorComparison& out = c.tensors.at(0);
+    EXPECT_FALSE(out.pass);
+    EXPECT_EQ(out.mismatch_count, 3);
+    ASSERT_TRUE(out.ties);
+    EXPECT_TRUE(out.ties->classified);
+    EXPECT_TRUE(out.ties->explained());
+    EXPECT_EQ(out.ties->mismatched_elements, 3);
+    EXPECT_EQ(out.ties->mismatched_elements_in_tie_rows, 3);
+    EXPECT_EQ(out.ties->mismatched_rows_in_tie_rows, 2);
+    EXPECT_EQ(out.ties->mismatched_rows_outside, 0);
+    EXPECT_EQ(out.ties->named.rows, (std::vector<std::int64_t>{1, 3, 4}));
+    const std::string text =
+        "tie-explained: all 3 mismatched elements are in 2 of the 3 tie rows (top-2 of the bf16 router "
+        "softmax: 2nd and 3rd equal)";
+    EXPECT_EQ(tie_report_text(*out.ties), text);
+    // The message (and so the rank's first error) says why, after PKB's text.
+    EXPECT_NE(out.message.find("tensors not allclose"), std::string::npos) << out.message;
+    EXPECT_NE(out.message.find("; " + text), std::string::npos) << out.message;
+    EXPECT_NE(c.first_error.find(text), std::string::npos) << c.first_error;
+    EXPECT_FALSE(c.tensors.at(1).ties); // output_1 has no tie rows
+}
+
+TEST(TieClassification, SomeMismatchesOutsideGiveRowCounts) {
+    const OutputComparison c = compare_with({{1, 0}, {0, 1}, {2, 2}, {2, 3}, {5, 0}}, kTies);
+    const TensorComparison& out = c.tensors.at(0);
+    ASSERT_TRUE(out.ties);
+    EXPECT_TRUE(out.ties->classified);
+    EXPECT_FALSE(out.ties->explained());
+    EXPECT_EQ(out.ties->mismatched_elements, 5);
+    EXPECT_EQ(out.ties->mismatched_elements_in_tie_rows, 1);
+    EXPECT_EQ(out.ties->mismatched_rows_in_tie_rows, 1);
+    EXPECT_EQ(out.ties->mismatched_rows_outside, 3);
+    EXPECT_EQ(tie_report_text(*out.ties),
+              "not tie-explained: 3 mismatched rows are outside the 3 tie rows, 1 inside (top-2 of the bf16 "
+              "router softmax: 2nd and 3rd equal)");
+    EXPECT_NE(out.message.find("not tie-explained"), std::string::npos) << out.message;
+
+    const TensorComparison none_inside = compare_with({{0, 1}}, kTies).tensors.at(0);
+    EXPECT_EQ(tie_report_text(*none_inside.ties),
+              "not tie-explained: 1 mismatched row is outside the 3 tie rows, 0 inside (top-2 of the bf16 "
+              "router softmax: 2nd and 3rd equal)");
+}
+
+TEST(TieClassification, NoTieRowsLeavesTheComparisonAsItWas) {
+    const OutputComparison with = compare_with({{1, 0}}, {});
+    const TensorComparison& out = with.tensors.at(0);
+    EXPECT_FALSE(out.ties);
+    EXPECT_EQ(out.message.find("tie"), std::string::npos) << out.message;
+    // A passing output keeps its tie rows (the GUI marks them) but is not classified.
+    const TensorComparison passing = compare_with({}, kTies).tensors.at(0);
+    EXPECT_TRUE(passing.pass);
+    ASSERT_TRUE(passing.ties);
+    EXPECT_FALSE(passing.ties->classified);
+    EXPECT_FALSE(passing.ties->explained());
+    EXPECT_EQ(tie_report_text(*passing.ties), "");
+    EXPECT_EQ(passing.message, "");
+}
+
+TEST(TieClassification, ShapeMismatchAndZeroDimOutputs) {
+    OutputSet ref = pair_side(false, {}), cand = pair_side(true, {});
+    cand.tensors[0].tensor = Tensor::zeros(DType::F32, {5, 4});
+    const TensorComparison shape = compare_outputs(ref, cand, CompareOptions{}, kTies).tensors.at(0);
+    ASSERT_TRUE(shape.ties);
+    EXPECT_FALSE(shape.ties->classified); // no element-wise verdict to classify
+    EXPECT_EQ(shape.message.find("tie"), std::string::npos) << shape.message;
+
+    // A 0-dim output (a loss a tie can move) has one row, 0.
+    OutputSet a = pair_side(false, {}), b = pair_side(false, {});
+    b.tensors[1].tensor.mutable_data_as<float>()[0] = 1.0f;
+    const TensorComparison scalar =
+        compare_outputs(a, b, CompareOptions{}, {{"output_1", {{0}, "top-2 ties move a count"}}})
+            .tensors.at(1);
+    ASSERT_TRUE(scalar.ties);
+    EXPECT_TRUE(scalar.ties->explained());
+    EXPECT_EQ(tie_report_text(*scalar.ties),
+              "tie-explained: the 1 mismatched element is in 1 of the 1 tie row (top-2 ties move a count)");
+}
+
+TEST(TieClassification, RowsOfHigherRankOutputsAreDimZeroSlices) {
+    // [3, 2, 2]: row r is the 4 elements whose dim-0 index is r; ties name row 2.
+    Tensor r = Tensor::zeros(DType::F32, {3, 2, 2}), c = Tensor::zeros(DType::F32, {3, 2, 2});
+    c.mutable_data_as<float>()[8] = 5.0f;  // (2, 0, 0)
+    c.mutable_data_as<float>()[11] = 5.0f; // (2, 1, 1)
+    const TieRows ties{{2}, "rule"};
+    const TensorComparison out = compare_tensors(r, c, CompareOptions{}, "output", &ties);
+    ASSERT_TRUE(out.ties);
+    EXPECT_TRUE(out.ties->explained());
+    EXPECT_EQ(out.ties->mismatched_rows_in_tie_rows, 1);
+    c.mutable_data_as<float>()[7] = 5.0f; // (1, 1, 1): outside
+    const TensorComparison out2 = compare_tensors(r, c, CompareOptions{}, "output", &ties);
+    EXPECT_FALSE(out2.ties->explained());
+    EXPECT_EQ(out2.ties->mismatched_rows_outside, 1);
+    EXPECT_EQ(out2.ties->mismatched_elements_in_tie_rows, 2);
 }

@@ -175,6 +175,7 @@ int main(int argc, char** argv) {
         sql(v1, "PRAGMA journal_mode = DELETE; DROP TABLE trace_events; DROP TABLE trace_ranks; "
                 "DROP TABLE sweep_pairs; DROP TABLE sweeps; DROP TABLE agent_attempts; "
                 "DROP TABLE generation_exchanges; DROP TABLE generations; DROP TABLE run_files; DROP TABLE blobs; "
+                "ALTER TABLE tensor_results DROP COLUMN ties; "
                 "PRAGMA user_version = 1; VACUUM;");
 
         // Refused: newer schema, another program's database, a foreign file claiming schema 1.

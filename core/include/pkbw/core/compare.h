@@ -5,6 +5,7 @@
 #pragma once
 
 #include "pkbw/core/outputs.h"
+#include "pkbw/core/tie_rows.h"
 
 #include <cstdint>
 #include <limits>
@@ -62,6 +63,9 @@ struct TensorComparison {
     ValueSummary ref_summary, cand_summary;
     ErrorMap error_map;
     std::string message; // empty when passing; otherwise PKB-like text naming the tensor
+    // Set when the problem named tie rows for this output (Problem::tie_rows): whether its mismatches lie
+    // in them. A tie-explained output still fails; its message ends with tie_report_text.
+    std::optional<TieReport> ties;
 };
 
 struct OutputComparison {
@@ -71,11 +75,13 @@ struct OutputComparison {
     std::string first_error;                   // first failure, as one line (empty when passing)
 };
 
-// Compares two tensors. Streams over the elements without materialising f64 copies.
+// Compares two tensors. Streams over the elements without materialising f64 copies. With `ties` (this
+// output's tie rows, as Problem::checked_tie_rows gives them) the result carries a TieReport.
 TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const CompareOptions& options,
-                                 const std::string& name = "output");
+                                 const std::string& name = "output", const TieRows* ties = nullptr);
 // Compares leaf by leaf: same tensor names (order-insensitive), same non-tensor values, every tensor
-// compared. pass = no structure error and every tensor passes.
-OutputComparison compare_outputs(const OutputSet& ref, const OutputSet& cand, const CompareOptions& options);
+// compared. pass = no structure error and every tensor passes. `ties` maps output names to their tie rows.
+OutputComparison compare_outputs(const OutputSet& ref, const OutputSet& cand, const CompareOptions& options,
+                                 const TieRowsByOutput& ties = {});
 
 } // namespace pkbw

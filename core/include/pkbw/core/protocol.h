@@ -44,6 +44,10 @@ Message parse_line(std::string_view line, const std::string& source);
 std::string to_line(const nlohmann::json& body);
 
 nlohmann::json to_json(const TensorComparison& comparison, bool include_error_map = true);
+// A TensorComparison's "ties" object (docs/formats.md "Tie reports"); the store keeps the same text.
+// "explained" and "text" are written for readers and recomputed, not trusted, when read.
+nlohmann::json to_json(const TieReport& report);
+TieReport tie_report_from_json(const nlohmann::json& json, const std::string& source);
 // Throws pkbw::FormatError naming `source` and the field.
 TensorComparison tensor_comparison_from_json(const nlohmann::json& json, const std::string& source);
 

@@ -132,6 +132,7 @@ struct TensorResultRow {
     ValueSummary ref_summary, cand_summary;
     ErrorMap error_map; // stored as a float32 little-endian BLOB, rows x cols
     std::string message;
+    std::optional<TieReport> ties; // schema 6: the protocol's "ties" JSON, NULL when absent
 };
 
 // The one mapping from a comparison to a row; run_id, trial and rank are left for the caller.

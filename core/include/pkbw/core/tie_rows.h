@@ -23,4 +23,29 @@ struct TieRows {
 // rows are absent.
 using TieRowsByOutput = std::map<std::string, TieRows>;
 
+// What the comparison found about one output's tie rows (TensorComparison::ties, the protocol's and the
+// store's "ties" object). Present for every output the problem named tie rows for, passing or not.
+struct TieReport {
+    TieRows named; // the problem's tie rows and rule for this output
+    // The output mismatched element-wise (equal shapes): the counts below are set. A shape mismatch or a
+    // passing output leaves them 0 and this false.
+    bool classified = false;
+    std::int64_t mismatched_elements = 0;             // every mismatched element of the output
+    std::int64_t mismatched_elements_in_tie_rows = 0; // of those, the ones in a tie row
+    std::int64_t mismatched_rows_in_tie_rows = 0;     // tie rows holding a mismatched element
+    std::int64_t mismatched_rows_outside = 0;         // other rows holding a mismatched element
+
+    // Every mismatched element lies in a tie row. The verdict is still a mismatch: this says why.
+    bool explained() const {
+        return classified && mismatched_elements > 0 &&
+               mismatched_elements_in_tie_rows == mismatched_elements;
+    }
+};
+
+// One line for the user, the same in the tensor's message, `pkbw show` and the GUI, e.g.
+// "tie-explained: all 12 mismatched elements are in 3 of the 5 tie rows (top-2 ...: 2nd and 3rd equal)" or
+// "not tie-explained: 7 mismatched rows are outside the 5 tie rows, 2 inside (...)". Empty when the report
+// is not classified.
+std::string tie_report_text(const TieReport& report);
+
 } // namespace pkbw
