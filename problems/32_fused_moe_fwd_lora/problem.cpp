@@ -5,27 +5,6 @@
 #include "moe_forward.h"
 
 namespace pkbw::problems {
-namespace {
-
-constexpr int kExperts = 8;
-
-MoeForwardRules rules() {
-    MoeForwardRules r;
-    r.experts = [](int) { return kExperts; };
-    r.top_k = [](int) { return 2; };
-    r.ep_size = [](int w) { return w; };
-    r.refuse_world = [](int w) -> std::optional<std::string> {
-        if (kExperts % w != 0) {
-            return "W must divide the 8 experts (got W = " + std::to_string(w) + ")";
-        }
-        return std::nullopt;
-    };
-    r.lora = true;
-    return r;
-}
-
-} // namespace
-
 const Problem& problem_32() {
     static const MoeForwardProblem problem(
         {.id = 32,
@@ -44,7 +23,7 @@ const Problem& problem_32() {
              "divides 8.",
          .atol = 1e-2,
          .rtol = 1e-2},
-        rules());
+        eight_expert_rules(true));
     return problem;
 }
 

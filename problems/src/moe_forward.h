@@ -19,6 +19,7 @@
 
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,23 @@ struct MoeForwardRules {
     std::function<std::optional<std::string>(int)> refuse_world; // why W is not allowed, or nullopt
     bool lora = false;
 };
+
+// 31's and 32's layout: 8 experts whatever W, top-2, EP over the world; W must divide 8.
+inline MoeForwardRules eight_expert_rules(bool lora) {
+    constexpr int kExperts = 8;
+    MoeForwardRules r;
+    r.experts = [](int) { return kExperts; };
+    r.top_k = [](int) { return 2; };
+    r.ep_size = [](int w) { return w; };
+    r.refuse_world = [](int w) -> std::optional<std::string> {
+        if (kExperts % w != 0) {
+            return "W must divide the 8 experts (got W = " + std::to_string(w) + ")";
+        }
+        return std::nullopt;
+    };
+    r.lora = lora;
+    return r;
+}
 
 class MoeForwardProblem : public BasicProblem {
 public:
