@@ -88,8 +88,25 @@ def as_float(tensor, dtype_name):
     return tensor.float()
 
 
-def compare(pkb, pkbw, pkbw_dtypes, atol, rtol):
+def tie_note(name, bad, tie_rows):
+    """Which rows (indices along dim 0) of output `name` hold a mismatched element, against the tie rows
+    pkbw's judge named for it (the inputs file's "pkbw.tie_rows"): a mismatch confined to tie rows is a
+    top-k tie the two sides broke differently (docs/comparison.md)."""
+    rows = [0] if bad.dim() == 0 else bad.reshape(bad.shape[0], -1).any(dim=1).nonzero().flatten().tolist()
+    shown = ", ".join(str(r) for r in rows[:8]) + (", ..." if len(rows) > 8 else "")
+    named = tie_rows.get(name)
+    if not named:
+        return f"mismatched rows {shown}"
+    ties = set(named.get("rows", []))
+    outside = [r for r in rows if r not in ties]
+    if not outside:
+        return f"tie-explained: mismatched rows {shown} are all tie rows ({named.get('rule', '')})"
+    return f"mismatched rows {shown}: {len(outside)} outside the {len(ties)} tie rows"
+
+
+def compare(pkb, pkbw, pkbw_dtypes, atol, rtol, tie_rows=None):
     import torch
+    tie_rows = tie_rows or {}
     report = {"ok": True, "max_abs_error": 0.0, "detail": []}
     if set(pkb) != set(pkbw):
         report["ok"] = False
@@ -106,8 +123,9 @@ def compare(pkb, pkbw, pkbw_dtypes, atol, rtol):
             report["max_abs_error"] = max(report["max_abs_error"], error)
         if not torch.allclose(a, b, atol=atol, rtol=rtol):
             report["ok"] = False
-            bad = (~torch.isclose(a, b, atol=atol, rtol=rtol)).sum().item()
-            report["detail"].append(f"{name}: not allclose ({bad} of {a.numel()}), max abs error {error:.3g}")
+            bad = ~torch.isclose(a, b, atol=atol, rtol=rtol)
+            report["detail"].append(f"{name}: not allclose ({bad.sum().item()} of {a.numel()}), max abs error "
+                                    f"{error:.3g}; {tie_note(name, bad, tie_rows)}")
     return report
 
 
@@ -182,14 +200,16 @@ def rank_main(args):
         pkbw, pkbw_meta, pkbw_dtypes = safetensors_lite.load(
             os.path.join(trial_dir, f"rank_{rank}_reference.safetensors"))
         pkb_values = {}
-        outcome = compare(flatten(result, values=pkb_values), pkbw, pkbw_dtypes, args.atol, args.rtol)
+        outcome = compare(flatten(result, values=pkb_values), pkbw, pkbw_dtypes, args.atol, args.rtol,
+                          json.loads(meta.get("pkbw.tie_rows", "{}")))
         pkbw_values = json.loads(pkbw_meta.get("pkbw.values", "{}"))
         if pkb_values != pkbw_values:  # non-tensor leaves (None, torch.Size, numbers) must be equal
             outcome["ok"] = False
             outcome["detail"].append(f"non-tensor leaves differ: pkb {json.dumps(pkb_values)[:150]} "
                                      f"pkbw {json.dumps(pkbw_values)[:150]}")
         report.update(status="match" if outcome["ok"] else "mismatch", max_abs_error=outcome["max_abs_error"],
-                      detail=outcome["detail"] + call.notes + ([adapter.note] if adapter.note else []))
+                      detail=[f"rank {rank}: {d}" for d in outcome["detail"]] + call.notes +
+                      ([adapter.note] if adapter.note else []))
     except Exception as error:  # reported per rank; the driver's deadline ends ranks left waiting
         report["detail"].append(f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"[:400])
         print(RANK_TAG + json.dumps(dict(report, problem=stem)), flush=True)

@@ -65,6 +65,14 @@ std::string input_order(const std::vector<TensorSpec>& specs) {
     return order;
 }
 
+// The tie rows of a rank's inputs file ("pkbw.tie_rows", docs/formats.md): {output: {rows, rule}}.
+json tie_rows_json(const TieRowsByOutput& tie_rows) {
+    json j = json::object();
+    for (const auto& [name, ties] : tie_rows)
+        j[name] = {{"rows", ties.rows}, {"rule", ties.rule}};
+    return j;
+}
+
 std::string hostname() {
     char name[256] = {};
     ::gethostname(name, sizeof(name) - 1);
@@ -510,21 +518,23 @@ private:
         const auto input_specs = problem_->input_specs(problem_config, rank_);
         const auto output_specs = problem_->output_specs(problem_config, rank_);
         std::vector<Tensor> host_inputs = problem_->build_inputs(problem_config, rank_);
+        // The judge names the tie rows from the host inputs, before the candidate sees them (issue 16).
+        const TieRowsByOutput tie_rows = problem_->checked_tie_rows(problem_config, rank_, host_inputs);
         if (config_.keep_inputs) {
             OutputSet inputs;
             for (std::size_t i = 0; i < input_specs.size(); ++i) {
                 inputs.add(input_specs[i].name, host_inputs[i]);
             }
+            std::map<std::string, std::string> metadata{{"pkbw.problem", config_.problem},
+                                                        {"pkbw.trial", std::to_string(trial)},
+                                                        {"pkbw.input_order", input_order(input_specs)},
+                                                        {"pkbw.params", json(problem_->params(problem_config)).dump()}};
+            if (!tie_rows.empty())
+                metadata["pkbw.tie_rows"] = tie_rows_json(tie_rows).dump();
             write_safetensors(
                 (trial_directory(trial) / ("rank_" + std::to_string(rank_) + "_inputs.safetensors")).string(),
-                inputs,
-                {{"pkbw.problem", config_.problem},
-                 {"pkbw.trial", std::to_string(trial)},
-                 {"pkbw.input_order", input_order(input_specs)},
-                 {"pkbw.params", json(problem_->params(problem_config)).dump()}});
+                inputs, metadata);
         }
-        // The judge names the tie rows from the host inputs, before the candidate sees them (issue 16).
-        const TieRowsByOutput tie_rows = problem_->checked_tie_rows(problem_config, rank_, host_inputs);
         TrialBuffers buffers(*shared_, input_specs, std::move(host_inputs), output_specs);
         const auto params = problem_->params(problem_config);
         reference_session_->set_params(params);

@@ -302,11 +302,30 @@ def test_collectives():
         print(f"collectives at W={world}: {sum(len(e) for e in results)} failures", flush=True)
 
 
+def test_tie_note():
+    """The cross-check's mismatch note: rows of mismatched elements against the judge's tie rows."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("pkb_crosscheck", os.path.join(TOOLS, "pkb_crosscheck.py"))
+    crosscheck = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(crosscheck)
+    bad = torch.zeros(5, 3, dtype=torch.bool)
+    bad[1, 0] = bad[3, 2] = True
+    ties = {"output": {"rows": [1, 3, 4], "rule": "k-th and (k+1)-th equal"}}
+    note = crosscheck.tie_note("output", bad, ties)
+    check(note.startswith("tie-explained: mismatched rows 1, 3 are all tie rows"), f"tie note: {note}")
+    note = crosscheck.tie_note("output", bad, {"output": {"rows": [3], "rule": "r"}})
+    check(note == "mismatched rows 1, 3: 1 outside the 1 tie rows", f"tie note outside: {note}")
+    check(crosscheck.tie_note("other", bad, ties) == "mismatched rows 1, 3", "tie note without tie rows")
+    check(crosscheck.tie_note("output", torch.tensor(True), {"output": {"rows": [0], "rule": "r"}})
+          .startswith("tie-explained: mismatched rows 0"), "tie note of a 0-dim output")
+
+
 if __name__ == "__main__":
     print(f"torch {torch.__version__}, gloo {dist.is_gloo_available()}")
     with tempfile.TemporaryDirectory() as work:
         test_safetensors(work)
     test_e4m3()
+    test_tie_note()
     test_collectives()
     print("FAILED" if failures else "all pkbxc checks passed", f"({len(failures)} failures)")
     sys.exit(1 if failures else 0)
