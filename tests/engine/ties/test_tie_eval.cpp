@@ -57,8 +57,9 @@ protected:
     }
     void TearDown() override { ::unsetenv("PKBW_DATA_DIR"); }
 
-    // Evaluates `source` at W=2 with M=6 (tie rows 1 and 4 on every rank) into the test's store.
-    int eval(const std::string& source) {
+    // Evaluates `source` at W=2 with M=6 (tie rows 1 and 4 on every rank) into the test's store; `perf`
+    // times it (short blocks) and re-checks it after timing.
+    int eval(const std::string& source, bool perf = false) {
         RunOptions o;
         o.problem = std::to_string(pkbw::test::kTieProblemId);
         o.solution = dir.write(std::string("solutions_host_f32_none_samples_test/") +
@@ -74,7 +75,14 @@ protected:
         o.cache_dir = dir.path() / "cache";
         o.runs_dir = dir.path() / "runs";
         o.rank_program = PKBW_TIE_RANK_PROGRAM;
-        o.command_line = {"pkbw", "eval", "(test)"};
+        o.command_line = {"pkbw", perf ? "perf" : "eval", "(test)"};
+        if (perf) {
+            o.mode = "perf";
+            o.perf = true;
+            o.trials = 1;
+            o.perf_options = {
+                {"pkb_warmup", 1}, {"pkb_iterations", 2}, {"warmup", 1}, {"pairs", 1}, {"iterations", 2}};
+        }
         auto recorder = open_store_recorder(store());
         out.str("");
         err.str("");
@@ -171,4 +179,25 @@ TEST_F(TieEval, APassingCandidateKeepsTheTieRowsUnclassified) {
     const std::string text = show(runs[0].id, false);
     EXPECT_EQ(text.find("tie-explained"), std::string::npos) << text;
     EXPECT_NE(text.find("[2 tie rows]"), std::string::npos) << text;
+}
+
+// The re-check after timing compares with the tie rows of its own inputs: a candidate that breaks ties
+// the other way only once its trials are over fails the re-check, and the message says why.
+TEST_F(TieEval, RecheckAfterTimingReportsTieExplainedMismatches) {
+    std::string late = pkbw::test::kTieReferenceSource;
+    // From its second call on (the trial was the first), ties go to the higher index.
+    const std::string rule = "in[t * 4 + e] > in[t * 4 + second]";
+    late.replace(late.find(rule), rule.size(),
+                 "(calls > 1 ? in[t * 4 + e] >= in[t * 4 + second] : " + rule + ")");
+    late.replace(late.find("    const float* in"), 0, "    static int calls = 0;\n    ++calls;\n");
+    ASSERT_NE(eval(late, true), 0) << out.str() << err.str();
+    auto store = pkbw::Store::open_read_only(this->store());
+    const auto runs = store.list_runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0].status, pkbw::RunStatus::InvalidTiming) << runs[0].summary;
+    EXPECT_NE(runs[0].summary.find("re-check after timing failed"), std::string::npos) << runs[0].summary;
+    EXPECT_NE(runs[0].summary.find("tie-explained: all 4 mismatched elements are in 2 of the 2 tie rows (" +
+                                   kRule + ")"),
+              std::string::npos)
+        << runs[0].summary;
 }
