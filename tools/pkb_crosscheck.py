@@ -126,6 +126,12 @@ def rank_main(args):
     if backend == "nccl":
         torch.cuda.set_device(local_rank)
         device = torch.device("cuda", local_rank)
+        # PKBXC_CUBLAS_REDUCED_PRECISION=off: PKB's bf16/fp16 GEMMs without cuBLAS's reduced-precision
+        # (split-K) reductions, which torch allows by default and pkbw's references never use; running
+        # a problem both ways shows whether a W=1 disagreement is that (docs/problems.md).
+        if os.environ.get("PKBXC_CUBLAS_REDUCED_PRECISION", "on") == "off":
+            torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
         try:
             dist.init_process_group("nccl", device_id=device, timeout=timeout)
         except TypeError:  # torch without device_id

@@ -1,5 +1,6 @@
-// The state of one `pkbw` run once it has a row in the store, shared by run.cpp (resolve, compile,
-// launch, verdict, record) and run_perf.cpp (perf report, calibration). Private to the CLI.
+// The state of one `pkbw` run once it has a row in the store, shared by run.cpp (resolve, launch,
+// verdict, record), run_compile.cpp (compile, source checks) and run_perf.cpp (perf report,
+// calibration). Private to the CLI.
 #pragma once
 
 #include "compile_cache.h"

@@ -80,6 +80,14 @@ void fill_integers(Tensor& tensor, const CounterRng& rng, std::int64_t lo, std::
     fill_each(tensor, [&](std::uint64_t i) { return static_cast<double>(rng.integer(i, lo, hi)); });
 }
 
+void fill_values(Tensor& tensor, const std::vector<double>& values) {
+    if (static_cast<std::int64_t>(values.size()) != tensor.numel()) {
+        throw Error("problem input " + tensor.describe() + " needs " + std::to_string(tensor.numel()) +
+                    " values, got " + std::to_string(values.size()));
+    }
+    fill_each(tensor, [&](std::uint64_t i) { return values[i]; });
+}
+
 int exact_amplitude(DType dtype, int terms) {
     const int bits = std::min(significand_bits(dtype), 30);
     const std::int64_t limit = (std::int64_t{1} << bits) / std::max(terms, 1);

@@ -50,6 +50,14 @@ void fill_uniform(Tensor& tensor, const CounterRng& rng, double lo, double hi);
 // Uniform integers in [lo, hi) stored in the tensor's dtype (indices, labels).
 void fill_integers(Tensor& tensor, const CounterRng& rng, std::int64_t lo, std::int64_t hi);
 
+// Element i of the tensor = values[i] (rounded to its dtype): structured inputs computed on the host
+// (moe_inputs.h's masks, maps and index lists). values must have numel() entries.
+void fill_values(Tensor& tensor, const std::vector<double>& values);
+template <class T>
+void fill_values(Tensor& tensor, const std::vector<T>& values) {
+    fill_values(tensor, std::vector<double>(values.begin(), values.end()));
+}
+
 // Exact mode. Values are k * 2^-2 with k a uniform integer in [-a, a]. `a` is chosen so that any
 // partial sum of `terms` such values is an integer multiple of 2^-2 below 2^p (p the significand
 // precision of the dtype), hence exactly representable: the sum comes out bit-identical in every

@@ -3,15 +3,18 @@
 // dim 1 over the FSDP group (ranks n_tp apart), y = (silu(x W1) * (x W2)) W3 summed over the TP
 // group (n_tp consecutive ranks)), baseline, bf16: each rank copies its three weight blocks into a
 // symmetric buffer; after a host barrier one kernel assembles the gathered weights from the FSDP
-// peers' buffers, two shared-memory tiled GEMM kernels (fp32 accumulation) compute z and the partial
-// y into a second symmetric buffer, and after another barrier a kernel sums the TP peers' partials.
+// peers' buffers, cuBLAS computes x1 = x W1 and x2 = x W2 (bf16 out, fp32 accumulation), one kernel
+// z = silu(x1) * x2 with eager PyTorch's two roundings, cuBLAS the partial y = z W3 into a second
+// symmetric buffer, and after another barrier a kernel sums the TP peers' partials.
+// (A hand-tiled GEMM with __expf was 0.05% of elements off PKB's rule at W=1: y sums ~1000 products
+// of size ~256, so where y is near zero any changed z element moves it past rtol.)
 #include "pkbw/solution.h"
 
+#include <cublas_v2.h>
 #include <cuda_bf16.h>
 
 namespace {
 
-constexpr int kTile = 16;
 using bf16 = __nv_bfloat16;
 
 struct Peers {
@@ -32,35 +35,30 @@ __global__ void assemble(Peers p, long long dr, long long dc, long long d, bf16*
     }
 }
 
-// C[m, n] = A[m, k] B[k, n]; with B2 given, C = silu(A B) * (A B2) (the first GEMM of the FFN).
-__global__ void gemm(const bf16* a, const bf16* b, const bf16* b2, bf16* c, int m, int n, int k) {
-    __shared__ float as[kTile][kTile], bs[kTile][kTile], bs2[kTile][kTile];
-    const int row = blockIdx.y * kTile + threadIdx.y, col = blockIdx.x * kTile + threadIdx.x;
-    float acc = 0.f, acc2 = 0.f;
-    for (int t = 0; t < k; t += kTile) {
-        const int ak = t + threadIdx.x, bk = t + threadIdx.y;
-        as[threadIdx.y][threadIdx.x] = row < m && ak < k ? __bfloat162float(a[(long long)row * k + ak]) : 0.f;
-        bs[threadIdx.y][threadIdx.x] = bk < k && col < n ? __bfloat162float(b[(long long)bk * n + col]) : 0.f;
-        if (b2)
-            bs2[threadIdx.y][threadIdx.x] =
-                bk < k && col < n ? __bfloat162float(b2[(long long)bk * n + col]) : 0.f;
-        __syncthreads();
-        for (int q = 0; q < kTile; ++q) {
-            acc += as[threadIdx.y][q] * bs[q][threadIdx.x];
-            if (b2)
-                acc2 += as[threadIdx.y][q] * bs2[q][threadIdx.x];
-        }
-        __syncthreads();
-    }
-    if (row >= m || col >= n)
-        return;
-    if (b2) {
-        const float x1 = __bfloat162float(__float2bfloat16(acc));
-        const float x2 = __bfloat162float(__float2bfloat16(acc2));
-        const float s = __bfloat162float(__float2bfloat16(x1 / (1.f + __expf(-x1))));
-        c[(long long)row * n + col] = __float2bfloat16(s * x2);
-    } else {
-        c[(long long)row * n + col] = __float2bfloat16(acc);
+cublasHandle_t handle() {
+    static cublasHandle_t h = [] {
+        cublasHandle_t created = nullptr;
+        cublasCreate(&created);
+        return created;
+    }();
+    return h;
+}
+
+// Row-major C[m, n] = A[m, k] B[k, n] in bf16 with fp32 accumulation (column-major C^T = B^T A^T).
+cublasStatus_t matmul(cudaStream_t s, const bf16* a, const bf16* b, bf16* c, int m, int n, int k) {
+    const float one = 1.f, zero = 0.f;
+    cublasSetStream(handle(), s);
+    return cublasGemmEx(handle(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16BF, n, a, CUDA_R_16BF,
+                        k, &zero, c, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+}
+
+// z = silu(x1) * x2 in place of x1, each op's result rounded to bf16 as eager PyTorch stores it.
+__global__ void silu_times(bf16* x1_to_z, const bf16* x2, long long count) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+         i += (long long)gridDim.x * blockDim.x) {
+        const float a = __bfloat162float(x1_to_z[i]);
+        const float silu = __bfloat162float(__float2bfloat16(a / (1.f + expf(-a))));
+        x1_to_z[i] = __float2bfloat16(silu * __bfloat162float(x2[i]));
     }
 }
 
@@ -97,18 +95,24 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         cudaMemcpyAsync(static_cast<char*>(blocks.local) + k * bytes, ctx.input(1 + k).data, bytes,
                         cudaMemcpyDeviceToDevice, s);
     bf16* w = static_cast<bf16*>(ctx.scratch("ffn48_weights", 3 * d * dc * sizeof(bf16)));
-    bf16* z = static_cast<bf16*>(ctx.scratch("ffn48_z", b * dc * sizeof(bf16)));
+    bf16* z = static_cast<bf16*>(ctx.scratch("ffn48_z", 2 * b * dc * sizeof(bf16)));
+    bf16* x2 = z + b * dc;
     ctx.barrier();
 
     Peers peers{};
     for (int p = 0; p < n_fsdp; ++p)
         peers.blocks[p] = static_cast<const bf16*>(blocks.peers[p * n_tp + tp_rank]);
     assemble<<<264, 256, 0, s>>>(peers, dr, dc, d, w, w + d * dc, w + 2 * d * dc);
-    const dim3 threads(kTile, kTile);
-    gemm<<<dim3((dc + kTile - 1) / kTile, (b + kTile - 1) / kTile), threads, 0, s>>>(
-        ctx.input(0).as<bf16>(), w, w + d * dc, z, (int)b, (int)dc, (int)d);
-    gemm<<<dim3((d + kTile - 1) / kTile, (b + kTile - 1) / kTile), threads, 0, s>>>(
-        z, w + 2 * d * dc, nullptr, static_cast<bf16*>(partial.local), (int)b, (int)d, (int)dc);
+    const bf16* x = ctx.input(0).as<bf16>();
+    cublasStatus_t st = matmul(s, x, w, z, (int)b, (int)dc, (int)d);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = matmul(s, x, w + d * dc, x2, (int)b, (int)dc, (int)d);
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return ctx.fail(cublasGetStatusString(st));
+    silu_times<<<264, 256, 0, s>>>(z, x2, b * dc);
+    st = matmul(s, z, w + 2 * d * dc, static_cast<bf16*>(partial.local), (int)b, (int)d, (int)dc);
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return ctx.fail(cublasGetStatusString(st));
     ctx.barrier();
 
     Partials parts{};

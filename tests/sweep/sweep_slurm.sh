@@ -25,6 +25,12 @@ baseline=$root/samples/solutions_host_f32_none_samples_baseline
 wrong=$work/solutions_host_f32_none_samples_wrong
 cp -r "$baseline" "$wrong"
 sed -i 's/+=/-=/' "$wrong/1_allreduce_host.cpp"
+# Every candidate of the wrong generation takes 1.5 s to load (once per rank process, so once per pair):
+# a task killed after its first pair is then still inside its second when the kill lands. With fast
+# pairs the kill could land after the task's last pair, and the sweep would be done, not incomplete.
+for f in "$wrong"/*.cpp; do
+    printf '\n#include <unistd.h>\nstatic const int slow_load_for_the_test = (usleep(1500000), 0);\n' >> "$f"
+done
 common=(--solutions-dir "$baseline" --solutions-dir "$wrong" --problems 1-8 --nproc 2 --backend host)
 
 # The local sweep the SLURM one is checked against.
@@ -40,12 +46,18 @@ cat "$work/submit.txt"
 job=$(sed -n 's/.*submitted as job \([0-9]*\).*/\1/p' "$work/submit.txt")
 [ -n "$job" ] || { fail "no job id in the submit output"; exit 1; }
 logs=$(dirname "$main")/sweeps
-# Kill a task halfway: the first whose first pair (of two) has finished.
+# Kill a task halfway: the first whose first pair (of two) has finished and whose second is a slow one.
+slow_tasks=$(python3 -c "
+import glob, json, sys
+plan = json.load(open(glob.glob(sys.argv[1] + '/*/submit_1.json')[0]))
+print(' '.join(str(i) for i, t in enumerate(plan['tasks']) if len(t) == 2 and 'wrong' in t[1]['generation']))" "$logs")
+[ -n "$slow_tasks" ] || fail "no task of the submission ends with a slow pair"
 victim=
 for _ in $(seq 1 600); do
-    for log in $(ls "$logs"/*/logs/submit_1_task_*.out 2>/dev/null); do
-        if grep -q '^\[1/2\]' "$log" && ! grep -q '^\[2/2\]' "$log"; then
-            victim=$(basename "$log" .out); victim=${victim##*_}; break 2
+    for index in $slow_tasks; do
+        log=$(ls "$logs"/*/logs/submit_1_task_"$index".out 2>/dev/null | head -1)
+        if [ -n "$log" ] && grep -q '^\[1/2\]' "$log" && ! grep -q '^\[2/2\]' "$log"; then
+            victim=$index; break 2
         fi
     done
     sleep 0.1

@@ -254,6 +254,25 @@ def collective_worker(rank, world, port, queue):
     # bf16 silu: fp32 result rounded once
     v = rank_values(rank, (64,), torch.bfloat16, salt=9) * 8
     expect(torch.equal(F.silu(v), (v.float() / (1 + torch.exp(-v.float()))).bfloat16()), "bf16 silu")
+    # PKBXC_BF16_SUM=rank_order: bf16 sums in rank order, rounded to bf16 after each addition (the
+    # host oracles' model of NCCL); all_reduce and reduce_scatter_tensor
+    def in_rank_order(tensors):
+        total = tensors[0].bfloat16()
+        for t in tensors[1:]:
+            total = (total.float() + t.bfloat16().float()).bfloat16()
+        return total
+    emulation.BF16_SUM = "rank_order"
+    value = everyone[rank].bfloat16()
+    dist.all_reduce(value)
+    expect(torch.equal(value, in_rank_order(everyone)), "bf16 all_reduce in rank order")
+    out = torch.empty(2, 5, dtype=torch.bfloat16)
+    dist.reduce_scatter_tensor(out, big[rank].bfloat16())
+    expect(torch.equal(out, in_rank_order(big)[2 * rank: 2 * rank + 2]), "bf16 reduce_scatter_tensor in rank order")
+    emulation.BF16_SUM = "fp32"
+    # PKBXC_BF16_GEMM=fp64: the exact product rounded once
+    emulation.BF16_GEMM = "fp64"
+    expect(torch.equal(torch.matmul(x, w.t()), (x.double() @ w.double().t()).bfloat16()), "bf16 matmul, fp64")
+    emulation.BF16_GEMM = "fp32"
     dist.barrier()
     dist.destroy_process_group()
     queue.put(errors)

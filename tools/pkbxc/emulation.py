@@ -34,6 +34,7 @@ e4m3_round_trip below is the float8_e4m3fn cast torch >= 2.1 does (c10's fp8e4m3
 round to nearest even, subnormal step 2^-9, NaN from 480 up, so above 464 once rounded); adapters
 use it where a reference casts to float8 (52, 53) on a torch that has no float8.
 """
+import os
 import sys
 import types
 
@@ -82,10 +83,33 @@ def _orig(name):
     return _original.get(name) or getattr(dist, name)
 
 
+# How a bf16 SUM all-reduce is summed: "fp32" (the default: fp32 accumulation, one rounding) or
+# "rank_order" (PKBXC_BF16_SUM=rank_order: summed in rank order with a rounding to bf16 after each
+# addition, as pkbw's host oracles model NCCL, toolkit dtype_collectives_host.h). Running a problem both
+# ways shows whether a bf16 disagreement at W > 2 is only the reduction order (docs/problems.md).
+BF16_SUM = os.environ.get("PKBXC_BF16_SUM", "fp32")
+if BF16_SUM not in ("fp32", "rank_order"):
+    raise ValueError(f"PKBXC_BF16_SUM={BF16_SUM}: expected fp32 or rank_order")
+
+
+def _bf16_sum_in_rank_order(wide, group):
+    """The element-wise SUM over the group of bf16 values held as fp32, rounded to bf16 after each
+    addition in rank order."""
+    parts = [torch.empty_like(wide) for _ in range(_group_size(group))]
+    _orig("all_gather")(parts, wide.contiguous(), group=group)
+    total = parts[0].to(torch.bfloat16)
+    for part in parts[1:]:
+        total = (total.float() + part).to(torch.bfloat16)
+    return total
+
+
 def _all_reduce(tensor, op=dist.ReduceOp.SUM, group=None, async_op=False):
     if not _needs_cast(tensor):
         return _orig("all_reduce")(tensor, op=op, group=group, async_op=async_op)
     wide = tensor.float()
+    if BF16_SUM == "rank_order" and op == dist.ReduceOp.SUM:
+        tensor.copy_(_bf16_sum_in_rank_order(wide, group))
+        return _result(async_op)
     _orig("all_reduce")(wide, op=op, group=group)
     tensor.copy_(wide)
     return _result(async_op)
@@ -180,7 +204,10 @@ def _reduce_all(flat, op, group):
 def _reduce_scatter_tensor(output, input, op=dist.ReduceOp.SUM, group=None, async_op=False):
     world = _group_size(group)
     total = _wide(input).clone()
-    _reduce_all(total, op, group)
+    if BF16_SUM == "rank_order" and op == dist.ReduceOp.SUM and _needs_cast(input):
+        total = _bf16_sum_in_rank_order(total, group)
+    else:
+        _reduce_all(total, op, group)
     block = total.reshape(-1).chunk(world)[_group_rank(group)]
     output.copy_(block.view(output.shape))
     return _result(async_op)
@@ -188,7 +215,10 @@ def _reduce_scatter_tensor(output, input, op=dist.ReduceOp.SUM, group=None, asyn
 
 def _reduce_scatter(output, input_list, op=dist.ReduceOp.SUM, group=None, async_op=False):
     stacked = torch.stack([_wide(t).reshape(-1) for t in input_list])
-    _reduce_all(stacked, op, group)
+    if BF16_SUM == "rank_order" and op == dist.ReduceOp.SUM and _needs_cast(output):
+        stacked = _bf16_sum_in_rank_order(stacked, group)
+    else:
+        _reduce_all(stacked, op, group)
     output.copy_(stacked[_group_rank(group)].view(output.shape))
     return _result(async_op)
 
@@ -225,12 +255,21 @@ def _mse_loss(input, target, *args, **kwargs):
     return _original["mse_loss"](input, target, *args, **kwargs)
 
 
+# The accumulation of the emulated bf16 GEMMs: "fp32" (the default, as cuBLAS on the GPU) or "fp64"
+# (PKBXC_BF16_GEMM=fp64: exact products, as pkbw's host oracles compute them). Running a problem both
+# ways shows whether a bf16 disagreement is only the GEMM's accumulation (docs/problems.md).
+BF16_GEMM = os.environ.get("PKBXC_BF16_GEMM", "fp32")
+if BF16_GEMM not in ("fp32", "fp64"):
+    raise ValueError(f"PKBXC_BF16_GEMM={BF16_GEMM}: expected fp32 or fp64")
+
+
 def _fp32_gemm(name, original):
     def gemm(*args, **kwargs):
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         if not any(t.dtype == torch.bfloat16 and t.device.type == "cpu" for t in tensors):
             return original(*args, **kwargs)
-        wide = [a.float() if isinstance(a, torch.Tensor) and a.dtype == torch.bfloat16 else a for a in args]
+        wide_type = torch.float64 if BF16_GEMM == "fp64" else torch.float32
+        wide = [a.to(wide_type) if isinstance(a, torch.Tensor) and a.dtype == torch.bfloat16 else a for a in args]
         return original(*wide, **kwargs).to(torch.bfloat16)
     gemm.__name__ = name
     return gemm
