@@ -344,6 +344,14 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
             if (!side.message.empty())
                 messages += (messages.empty() ? "" : "; ") + side.message;
         }
+        // The mismatch line already says what the tie reports say: the message keeps PKB's text only.
+        for (const auto& t : tensors) {
+            if (t.trial != r.trial || t.rank != r.rank || !t.ties || !t.ties->classified)
+                continue;
+            const std::string said = "; " + tie_report_text(*t.ties);
+            for (auto at = messages.find(said); at != std::string::npos; at = messages.find(said))
+                messages.erase(at, said.size());
+        }
         if (!messages.empty())
             out << " | " << shorten(messages, 200);
         out << "\n";

@@ -129,6 +129,9 @@ TEST_F(TieEval, MismatchConfinedToTieRowsIsTieExplained) {
     const std::string text = show(runs[0].id, false);
     EXPECT_NE(text.find("rank 0: mismatch (" + explained + ")"), std::string::npos) << text;
     EXPECT_NE(text.find("rank 1: mismatch (" + explained + ")"), std::string::npos) << text;
+    // Said once on the line: the message after it keeps PKB's text only.
+    EXPECT_NE(text.find(explained + ") | output: tensors not allclose"), std::string::npos) << text;
+    EXPECT_EQ(text.find("; " + explained, text.find("  trial 0:")), std::string::npos) << text;
     EXPECT_NE(text.find("[tie-explained]"), std::string::npos) << text;
 
     const auto body = nlohmann::json::parse(show(runs[0].id, true));
