@@ -6,6 +6,15 @@
 
 namespace pkbw::app {
 
+namespace {
+QColor cell_color(const CorrectnessCell& c) {
+    if (c.state == CellState::NotRun) {
+        return not_run_color();
+    }
+    return c.tie_explained ? tie_explained_color() : ratio_color(c.state == CellState::Pass, c.worst_ratio);
+}
+} // namespace
+
 CorrectnessModel::CorrectnessModel(QObject* parent)
     : QAbstractTableModel(parent) {}
 
@@ -25,11 +34,13 @@ void CorrectnessModel::set_run(std::shared_ptr<const RunData> data) {
                 const auto tensors = data->tensors_of(trial, rank);
                 bool any = !tensors.empty();
                 bool pass = true;
+                bool only_mismatches = true; // no rank outcome other than ok or mismatch
                 for (const RankResultRow* r : {ref, cand}) {
                     if (r && r->outcome != RankOutcome::Skipped) {
                         any = true;
                         if (r->outcome != RankOutcome::Ok) {
                             pass = false;
+                            only_mismatches = only_mismatches && r->outcome == RankOutcome::Mismatch;
                             if (c.message.isEmpty()) {
                                 c.outcome = outcome_text(r->outcome);
                                 c.message = to_qstring(r->message);
@@ -48,6 +59,18 @@ void CorrectnessModel::set_run(std::shared_ptr<const RunData> data) {
                     }
                 }
                 c.tensor_count = static_cast<int>(tensors.size());
+                int failing = 0;
+                for (const TensorResultRow* t : tensors) {
+                    failing += t->pass ? 0 : 1;
+                }
+                for (const TensorResultRow* t : tensors) {
+                    if (!t->pass && t->ties && t->ties->classified) {
+                        c.tie_text += (c.tie_text.isEmpty() ? QString() : QStringLiteral("; ")) +
+                                      (failing > 1 ? to_qstring(t->name) + QLatin1Char(' ') : QString()) +
+                                      tie_text(*t->ties);
+                    }
+                }
+                c.tie_explained = !pass && only_mismatches && failures_tie_explained(tensors);
                 if (c.outcome.isEmpty() && cand) {
                     c.outcome = outcome_text(cand->outcome);
                 }
@@ -79,6 +102,8 @@ QVariant CorrectnessModel::data(const QModelIndex& index, int role) const {
         return static_cast<int>(c.state);
     case WorstRatioRole:
         return c.worst_ratio;
+    case TieExplainedRole:
+        return c.tie_explained;
     case Qt::DisplayRole:
         if (c.state == CellState::NotRun) {
             return QStringLiteral("–");
@@ -88,12 +113,9 @@ QVariant CorrectnessModel::data(const QModelIndex& index, int role) const {
         }
         return format_ratio(c.worst_ratio);
     case Qt::BackgroundRole:
-        return c.state == CellState::NotRun ? not_run_color()
-                                            : ratio_color(c.state == CellState::Pass, c.worst_ratio);
+        return cell_color(c);
     case Qt::ForegroundRole:
-        return text_color_on(c.state == CellState::NotRun
-                                 ? not_run_color()
-                                 : ratio_color(c.state == CellState::Pass, c.worst_ratio));
+        return text_color_on(cell_color(c));
     case Qt::TextAlignmentRole:
         return QVariant(Qt::AlignCenter);
     case Qt::ToolTipRole: {
@@ -103,7 +125,9 @@ QVariant CorrectnessModel::data(const QModelIndex& index, int role) const {
         QString tip = tr("rank %1, trial %2: <b>%3</b>")
                           .arg(index.row())
                           .arg(index.column())
-                          .arg(c.state == CellState::Pass ? tr("pass") : tr("fail"));
+                          .arg(c.state == CellState::Pass ? tr("pass")
+                               : c.tie_explained          ? tr("fail (tie-explained)")
+                                                          : tr("fail"));
         if (c.tensor_count > 0) {
             tip += tr("<br>worst ratio %1<br>mismatches %2 of %3<br>max |diff| %4")
                        .arg(format_ratio(c.worst_ratio))
@@ -113,6 +137,9 @@ QVariant CorrectnessModel::data(const QModelIndex& index, int role) const {
         }
         if (!c.outcome.isEmpty()) {
             tip += tr("<br>outcome: %1").arg(c.outcome);
+        }
+        if (!c.tie_text.isEmpty()) {
+            tip += QStringLiteral("<br>") + c.tie_text.toHtmlEscaped();
         }
         if (!c.message.isEmpty()) {
             tip += QStringLiteral("<br>") + c.message.toHtmlEscaped();

@@ -93,9 +93,51 @@ std::pair<double, double> shared_value_range(const PooledMap& a, const PooledMap
     return {lo, hi};
 }
 
+std::vector<TieBand> tie_bands(const TieRows& ties, const Shape& shape, std::size_t max_bands,
+                               bool* truncated) {
+    std::vector<TieBand> bands;
+    if (truncated) {
+        *truncated = false;
+    }
+    const std::int64_t dim0 = shape.empty() ? 1 : shape[0];
+    const Grid2D grid = grid_of(shape);
+    // View rows per dim-0 row (N-d); a 1-D tensor's rows are the columns of its one view row.
+    const bool one_d = shape.size() == 1;
+    const std::int64_t per_row = one_d || dim0 <= 0 ? 1 : grid.rows / dim0;
+    auto band_of = [&](std::int64_t first, std::int64_t last) { // dim-0 rows [first, last]
+        if (one_d) {
+            return TieBand{static_cast<double>(first), static_cast<double>(last + 1), 0.0, 1.0};
+        }
+        return TieBand{0.0, static_cast<double>(grid.cols), static_cast<double>(first * per_row),
+                       static_cast<double>((last + 1) * per_row)};
+    };
+    const std::vector<std::int64_t>& rows = ties.rows;
+    for (std::size_t i = 0; i < rows.size();) {
+        if (rows[i] < 0 || rows[i] >= dim0) {
+            ++i;
+            continue;
+        }
+        std::size_t j = i;
+        while (j + 1 < rows.size() && rows[j + 1] == rows[j] + 1 && rows[j + 1] < dim0) {
+            ++j;
+        }
+        if (bands.size() == max_bands) {
+            if (truncated) {
+                *truncated = true;
+            }
+            break;
+        }
+        bands.push_back(band_of(rows[i], rows[j]));
+        i = j + 1;
+    }
+    return bands;
+}
+
 HeatmapSet heatmaps_from_row(const TensorResultRow& row, double atol, double rtol) {
     HeatmapSet s;
     s.title = row.name;
+    s.ties = row.ties;
+    s.shape = row.ref_shape;
     s.atol = atol;
     s.rtol = rtol;
     s.error.numel = row.numel;
@@ -357,6 +399,38 @@ void HeatmapView::place_marks(QCPGraph* first, QCPGraph* worst, const PooledMap&
     place(worst, set_.error.worst_mismatch);
 }
 
+void HeatmapView::place_tie_bands() {
+    // Translucent violet bands with an outline: the cells stay readable beneath them. Bands are merged
+    // runs of consecutive tie rows, capped so that a tensor with thousands of ties stays responsive.
+    constexpr std::size_t kMaxBands = 512;
+    for (int i = 0; i < kMaps; ++i) {
+        for (QCPAbstractItem* item : band_items_[i]) {
+            plots_[i]->removeItem(item);
+        }
+        band_items_[i].clear();
+    }
+    bands_.clear();
+    bands_truncated_ = false;
+    if (!set_.ties) {
+        return;
+    }
+    bands_ = tie_bands(set_.ties->named, set_.shape, kMaxBands, &bands_truncated_);
+    QColor fill = tie_explained_color();
+    fill.setAlpha(60);
+    for (int i = 0; i < kMaps; ++i) {
+        for (const TieBand& b : bands_) {
+            auto* rect = new QCPItemRect(plots_[i]);
+            rect->topLeft->setCoords(b.col0, b.row0);
+            rect->bottomRight->setCoords(b.col1, b.row1);
+            rect->setPen(QPen(tie_explained_color(), 1.5));
+            rect->setBrush(fill);
+            rect->setSelectable(false);
+            band_items_[i].push_back(rect);
+        }
+        plots_[i]->replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
 void HeatmapView::show_set(const HeatmapSet& set) {
     set_ = set;
     const ErrorAnalysis& e = set_.error;
@@ -383,6 +457,7 @@ void HeatmapView::show_set(const HeatmapSet& set) {
     for (int i = 0; i < kMaps; ++i) {
         place_marks(first_marks_[i], worst_marks_[i], e.ratio);
     }
+    place_tie_bands();
     readout_->setText(tr("Hover a map for the element under the cursor."));
     QVector<double> keys, counts;
     for (int b = 0; b < kHistogramBins; ++b) {
@@ -450,6 +525,21 @@ QString HeatmapView::summary_text() const {
                     .arg(e.ratio.rows)
                     .arg(e.ratio.cols);
     }
+    if (set_.ties) {
+        const TieReport& t = *set_.ties;
+        const QString verdict = tie_text(t);
+        text += tr("<br><span style=\"color:%1\">%2 tie row(s) (violet bands%3): %4</span>")
+                    .arg(tie_explained_color().name())
+                    .arg(t.named.rows.size())
+                    .arg(bands_truncated_ ? tr(", the first %1 runs drawn").arg(bands_.size()) : QString())
+                    .arg(to_qstring(t.named.rule).toHtmlEscaped());
+        if (!verdict.isEmpty()) {
+            text +=
+                tr("<br><b style=\"color:%1\">%2</b>%3")
+                    .arg(tie_explained_color().name(), verdict.toHtmlEscaped(),
+                         t.explained() ? tr(" — still a failure: the judge does not pass it") : QString());
+        }
+    }
     if (!set_.has_values) {
         text += tr("; outputs files not found: stored error map only");
     }
@@ -477,6 +567,7 @@ void HeatmapView::clear(const QString& message) {
         }
         plots_[i]->replot(QCustomPlot::rpQueuedReplot);
     }
+    place_tie_bands(); // set_ has no ties now: removes the bands
     bars_->data()->clear();
     histogram_->yAxis->setRange(0, 1);
     histogram_title_->setText(tr("Error ratio histogram (elements)"));

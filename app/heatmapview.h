@@ -2,7 +2,8 @@
 // look equal), the signed difference candidate - reference, and the error ratio |ref - cand| /
 // (atol + rtol |cand|) (log colour scale, > 1 fails); NaN/Inf cells masked, the first and worst
 // mismatch marked on all four, zoom linked with the aspect kept, a hover readout of the element under
-// the cursor, and the ratio histogram below.
+// the cursor, and the ratio histogram below. The rows a problem named as tie rows (issue 16) are violet
+// bands on every map, and the summary says whether the mismatch is tie-explained.
 #pragma once
 
 #include "diffmap.h"
@@ -10,6 +11,8 @@
 #include "tensormaps.h"
 
 #include <QWidget>
+#include <optional>
+#include <vector>
 
 class QCustomPlot;
 class QCPColorMap;
@@ -18,6 +21,7 @@ class QCPBars;
 class QLabel;
 class QMouseEvent;
 class QCPTextElement;
+class QCPAbstractItem;
 
 namespace pkbw::app {
 
@@ -31,7 +35,22 @@ struct HeatmapSet {
     // The tensors themselves (shared storage, usually a mapped file) for the hover readout and the
     // worst element's values; undefined when only the stored error map is known.
     Tensor ref_tensor, cand_tensor;
+    // Issue 16: the output's tie rows and how the mismatches lie in them, when the problem named any;
+    // `shape` (the tensor's) maps its dim-0 rows onto the 2-D view.
+    std::optional<TieReport> ties;
+    Shape shape;
 };
+
+// A rectangle of the 2-D view (source rows and columns, end exclusive) covering tie rows.
+struct TieBand {
+    double col0 = 0, col1 = 0, row0 = 0, row1 = 0;
+};
+// The tie rows of `ties` on the 2-D view of a tensor of `shape` (leading dimensions folded into rows):
+// a dim-0 row of an N-d tensor (N >= 2) is a band of whole view rows, an element of a 1-D tensor a
+// column of its single view row, a 0-dim tensor's one cell. Consecutive rows merge into one band; at
+// most `max_bands` are returned (*truncated says whether more existed).
+std::vector<TieBand> tie_bands(const TieRows& ties, const Shape& shape, std::size_t max_bands,
+                               bool* truncated = nullptr);
 
 // The shared value range of the two value maps: [min, max] of their finite cells when all are of one
 // sign (a sequential scale), else symmetric about 0; widened when constant. {0, 0} when empty.
@@ -61,11 +80,14 @@ public:
     bool values_shown() const;
     const HeatmapSet& current() const { return set_; }
     QList<QCustomPlot*> plots() const;
+    // The tie-row bands drawn on each map (tests).
+    int tie_band_count() const { return static_cast<int>(bands_.size()); }
 
 private:
     QCustomPlot* make_map_plot(const QString& title, QCPColorMap** map, QCPGraph** first, QCPGraph** worst);
     void fill(QCustomPlot* plot, QCPColorMap* map, const PooledMap& pooled, bool ratio);
     void place_marks(QCPGraph* first, QCPGraph* worst, const PooledMap& pooled);
+    void place_tie_bands();
     void fit_aspect(QCustomPlot* plot);
     void link_ranges(QCustomPlot* from);
     void hover(QCustomPlot* plot, QMouseEvent* event);
@@ -78,6 +100,9 @@ private:
     QCPColorMap* maps_[kMaps]{};
     QCPGraph* first_marks_[kMaps]{};
     QCPGraph* worst_marks_[kMaps]{};
+    std::vector<TieBand> bands_;
+    bool bands_truncated_ = false;
+    QList<QCPAbstractItem*> band_items_[kMaps];
     bool linking_ = false;
     bool fit_pending_[kMaps]{};
     QCustomPlot* histogram_ = nullptr;

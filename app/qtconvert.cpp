@@ -118,6 +118,14 @@ QColor not_run_color() {
     return QColor(0x9a, 0x9a, 0x9a);
 }
 
+QColor tie_explained_color() {
+    return QColor(0x8e, 0x5c, 0xc8);
+}
+
+QString tie_text(const TieReport& report) {
+    return to_qstring(tie_report_text(report));
+}
+
 QStringList sweep_header_cells(const std::vector<double>& ps) {
     QStringList cells{QStringLiteral("generation"), QStringLiteral("attempted"), QStringLiteral("correct"),
                       QStringLiteral("faster")};

@@ -39,6 +39,10 @@ QString format_shape(const Shape& shape);
 // orange to deep red as log10(ratio) grows, grey when not run.
 QColor ratio_color(bool pass, double worst_ratio);
 QColor not_run_color();
+// A failing verdict confined to tie rows (issue 16: tie-explained, still a failure): violet, a hue no
+// other verdict uses, with the text of core's tie_report_text.
+QColor tie_explained_color();
+QString tie_text(const TieReport& report);
 // Black or white, whichever reads better on `background` (the dark reds of failing cells need white).
 QColor text_color_on(const QColor& background);
 

@@ -171,6 +171,29 @@ RunData load_run_folder(const fs::path& folder) {
     return d;
 }
 
+TieRowsByOutput stored_tie_rows(const std::vector<const TensorResultRow*>& tensors) {
+    TieRowsByOutput ties;
+    for (const TensorResultRow* t : tensors) {
+        if (t->ties) {
+            ties[t->name] = t->ties->named;
+        }
+    }
+    return ties;
+}
+
+bool failures_tie_explained(const std::vector<const TensorResultRow*>& tensors) {
+    bool any_failed = false;
+    for (const TensorResultRow* t : tensors) {
+        if (!t->pass) {
+            any_failed = true;
+            if (!t->ties || !t->ties->explained()) {
+                return false;
+            }
+        }
+    }
+    return any_failed;
+}
+
 std::vector<Rescored> rescore_outputs(const RunData& data, double atol, double rtol) {
     CompareOptions options;
     options.atol = atol;
@@ -190,10 +213,15 @@ std::vector<Rescored> rescore_outputs(const RunData& data, double atol, double r
             try {
                 const OutputSet ref = read_output_file(ref_path);
                 const OutputSet cand = read_output_file(cand_path);
-                const OutputComparison cmp = compare_outputs(ref, cand, options);
+                const OutputComparison cmp =
+                    compare_outputs(ref, cand, options, stored_tie_rows(data.tensors_of(trial, rank)));
                 r.pass = cmp.pass;
                 r.first_error = cmp.first_error;
+                r.tie_explained = !cmp.pass && cmp.structure_errors.empty();
                 for (const auto& t : cmp.tensors) {
+                    if (!t.pass && !(t.ties && t.ties->explained())) {
+                        r.tie_explained = false;
+                    }
                     r.mismatch_count += t.mismatch_count;
                     r.worst_ratio = std::max(r.worst_ratio, t.worst_ratio);
                     r.min_passing_atol = std::max(r.min_passing_atol, t.min_passing_atol);

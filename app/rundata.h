@@ -42,12 +42,19 @@ RunData load_run_folder(const std::filesystem::path& folder);
 struct Rescored {
     int trial = 0, rank = 0;
     bool pass = false;
+    bool tie_explained = false; // failing, and every failing output's mismatches lie in its tie rows
     std::int64_t mismatch_count = 0;
     double worst_ratio = 0;
     double min_passing_atol = 0; // at the new rtol, over all tensors
     std::string first_error;
 };
 // Every (trial, rank) whose two outputs files exist; rows whose files cannot be read carry the error.
+// The stored tie rows (issue 16) classify the re-scored mismatches as the run's comparison did.
 std::vector<Rescored> rescore_outputs(const RunData& data, double atol, double rtol);
+
+// Issue 16: the tie rows the run's comparison recorded for these outputs, by output name.
+TieRowsByOutput stored_tie_rows(const std::vector<const TensorResultRow*>& tensors);
+// At least one output failed and every failing one is tie-explained.
+bool failures_tie_explained(const std::vector<const TensorResultRow*>& tensors);
 
 } // namespace pkbw::app

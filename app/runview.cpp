@@ -256,13 +256,26 @@ void RunView::select_cell(int rank, int trial) {
     tensors_->clear();
     int pick = -1;
     for (const TensorResultRow* t : data_->tensors_of(trial, rank)) {
+        const bool tie_explained = t->ties && t->ties->explained();
+        const QString verdict = t->pass ? tr("pass")
+                                : tie_explained
+                                    ? tr("FAIL (tie-explained), ratio %1").arg(format_ratio(t->worst_ratio))
+                                    : tr("FAIL, ratio %1").arg(format_ratio(t->worst_ratio));
         auto* item = new QListWidgetItem(
             tr("%1  %2 %3  %4")
-                .arg(to_qstring(t->name), to_qstring(t->cand_dtype), format_shape(t->cand_shape),
-                     t->pass ? tr("pass") : tr("FAIL, ratio %1").arg(format_ratio(t->worst_ratio))),
+                .arg(to_qstring(t->name), to_qstring(t->cand_dtype), format_shape(t->cand_shape), verdict),
             tensors_);
         item->setData(Qt::UserRole, to_qstring(t->name));
-        item->setForeground(t->pass ? status_color(RunStatus::Pass) : status_color(RunStatus::Mismatch));
+        item->setForeground(tie_explained ? tie_explained_color()
+                            : t->pass     ? status_color(RunStatus::Pass)
+                                          : status_color(RunStatus::Mismatch));
+        if (t->ties) {
+            const QString text = tie_text(*t->ties);
+            item->setToolTip(text.isEmpty() ? tr("%n tie row(s): %1", nullptr,
+                                                 static_cast<int>(t->ties->named.rows.size()))
+                                                  .arg(to_qstring(t->ties->named.rule))
+                                            : text);
+        }
         if (pick < 0 && !t->pass) {
             pick = tensors_->count() - 1;
         }
@@ -307,6 +320,15 @@ void RunView::load_heatmaps() {
                 if (r && c && r->numel() == c->numel()) {
                     set = compute_heatmaps(*r, *c, atol, rtol);
                     set.title = name;
+                    // The tie rows the run's comparison recorded, classified again at these tolerances.
+                    for (const TensorResultRow* t : data->tensors_of(trial, rank)) {
+                        if (t->name == name && t->ties) {
+                            set.ties =
+                                compare_tensors(*r, *c, CompareOptions{atol, rtol, 1}, name, &t->ties->named)
+                                    .ties;
+                        }
+                    }
+                    set.shape = r->shape();
                     return set;
                 }
             }

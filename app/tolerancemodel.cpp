@@ -34,11 +34,12 @@ QVariant ToleranceModel::data(const QModelIndex& index, int role) const {
         return {};
     }
     const Rescored& r = rows_[static_cast<std::size_t>(index.row())];
+    const QColor verdict_color = r.tie_explained ? tie_explained_color() : ratio_color(r.pass, r.worst_ratio);
     if (role == Qt::BackgroundRole && index.column() == Verdict) {
-        return ratio_color(r.pass, r.worst_ratio);
+        return verdict_color;
     }
     if (role == Qt::ForegroundRole && index.column() == Verdict) {
-        return text_color_on(ratio_color(r.pass, r.worst_ratio));
+        return text_color_on(verdict_color);
     }
     if (role != Qt::DisplayRole) {
         return {};
@@ -49,7 +50,7 @@ QVariant ToleranceModel::data(const QModelIndex& index, int role) const {
     case Rank:
         return r.rank;
     case Verdict:
-        return r.pass ? tr("pass") : tr("fail");
+        return r.pass ? tr("pass") : r.tie_explained ? tr("fail (tie-explained)") : tr("fail");
     case Mismatches:
         return QVariant::fromValue<qint64>(r.mismatch_count);
     case WorstRatio:

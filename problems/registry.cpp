@@ -7,9 +7,21 @@
 
 namespace pkbw {
 
+namespace {
+std::vector<const Problem*>& extra_problems() {
+    static std::vector<const Problem*> extras;
+    return extras;
+}
+} // namespace
+
+void register_extra_problem(const Problem& problem) {
+    extra_problems().push_back(&problem);
+}
+
 const std::vector<const Problem*>& all_problems() {
     static const std::vector<const Problem*> list = [] {
         auto problems = problems::generated_problems();
+        problems.insert(problems.end(), extra_problems().begin(), extra_problems().end());
         std::sort(problems.begin(), problems.end(),
                   [](const Problem* a, const Problem* b) { return a->info().id < b->info().id; });
         return problems;

@@ -2,6 +2,7 @@
 
 #include "pkbw/core/error.h"
 #include "pkbw/core/paths.h"
+#include "pkbw/core/protocol.h"
 #include "pkbw/core/run_archive.h"
 #include "pkbw/core/store.h"
 #include "pkbw/core/trace_store.h"
@@ -227,6 +228,25 @@ int list_runs(const fs::path& path, const RunsQuery& query, std::ostream& out, s
     return 0;
 }
 
+namespace {
+// What the mismatch line says about ties (issue 16): " (tie-explained: ...)" when the problem named tie
+// rows for a failing output of this trial and rank; the output is named when several failed.
+std::string tie_suffix(const std::vector<TensorResultRow>& tensors, int trial, int rank) {
+    std::vector<const TensorResultRow*> failing;
+    for (const auto& t : tensors)
+        if (t.trial == trial && t.rank == rank && !t.pass)
+            failing.push_back(&t);
+    std::string text;
+    for (const TensorResultRow* t : failing) {
+        if (!t->ties || !t->ties->classified)
+            continue;
+        text += (text.empty() ? "" : "; ") + (failing.size() > 1 ? t->name + " " : std::string()) +
+                tie_report_text(*t->ties);
+    }
+    return text.empty() ? text : " (" + text + ")";
+}
+} // namespace
+
 int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostream& out, std::ostream& err) {
     if (!fs::exists(path)) {
         err << "pkbw: no store at " << path.string() << "\n";
@@ -270,7 +290,8 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
                                        {"ref_all_zero", t.ref_summary.all_zero},
                                        {"ref_constant", t.ref_summary.constant},
                                        {"ref_nan_count", t.ref_summary.nan_count},
-                                       {"message", t.message}});
+                                       {"message", t.message},
+                                       {"ties", t.ties ? protocol::to_json(*t.ties) : json(nullptr)}});
         }
         body["artifacts"] = json::array();
         for (const auto& a : artifacts)
@@ -318,8 +339,18 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
             out << to_string(side.outcome);
             if (side.phase != "compare" && !side.phase.empty() && side.outcome != RankOutcome::Ok)
                 out << " in " << side.phase;
+            if (side.outcome == RankOutcome::Mismatch)
+                out << tie_suffix(tensors, r.trial, r.rank);
             if (!side.message.empty())
                 messages += (messages.empty() ? "" : "; ") + side.message;
+        }
+        // The mismatch line already says what the tie reports say: the message keeps PKB's text only.
+        for (const auto& t : tensors) {
+            if (t.trial != r.trial || t.rank != r.rank || !t.ties || !t.ties->classified)
+                continue;
+            const std::string said = "; " + tie_report_text(*t.ties);
+            for (auto at = messages.find(said); at != std::string::npos; at = messages.find(said))
+                messages.erase(at, said.size());
         }
         if (!messages.empty())
             out << " | " << shorten(messages, 200);
@@ -339,6 +370,10 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
                 out << "  [candidate constant " << number(c.min) << "]";
             if (c.nan_count > t.ref_summary.nan_count)
                 out << "  [candidate " << c.nan_count << " NaN]";
+            if (t.ties && t.ties->classified)
+                out << "  [" << (t.ties->explained() ? "tie-explained" : "not tie-explained") << "]";
+            else if (t.ties)
+                out << "  [" << t.ties->named.rows.size() << " tie rows]";
             out << "\n";
         }
         i = next;
