@@ -32,6 +32,10 @@ std::string tensor_line(const nlohmann::json& tensor) {
     };
     line += ", max_abs " + number("max_abs_error") + ", max_rel " + number("max_rel_error") +
             ", worst ratio " + number("worst_ratio");
+    // The judge's tie report (protocol "ties"), marked as pkbw show marks it.
+    if (auto ties = tensor.find("ties");
+        ties != tensor.end() && ties->is_object() && ties->value("classified", false))
+        line += ties->value("explained", false) ? "  [tie-explained]" : "  [not tie-explained]";
     return line;
 }
 

@@ -1,6 +1,7 @@
 #include "run_report.h"
 
 #include <gtest/gtest.h>
+#include <sstream>
 
 using namespace pkbw::cli;
 using nlohmann::json;
@@ -100,4 +101,32 @@ TEST(Verdict, FailureInTeardownAfterAllResultsIsAWarning) {
     // Without every result it stays a failure.
     results.erase({0, 1});
     EXPECT_EQ(decide(launch, results, 2, 1, false).status, "error");
+}
+
+// The eval's per-rank lines mark a failing output whose judge classified it against tie rows, as
+// pkbw show does: tie-explained when every mismatch is in a tie row, else not tie-explained.
+TEST(Verdict, PerRankLinesMarkTieReports) {
+    auto failing = [](int rank, bool explained) {
+        json r = result(rank, 0, "mismatch", "output: tensors not allclose");
+        r["tensors"] = json::array({{{"name", "output"},
+                                     {"pass", false},
+                                     {"shape_match", true},
+                                     {"mismatch_count", 12},
+                                     {"numel", 4096},
+                                     {"ties",
+                                      {{"classified", true},
+                                       {"explained", explained},
+                                       {"rows", json::array({3, 9})},
+                                       {"rule", "2nd and 3rd equal"}}}}});
+        return r;
+    };
+    std::map<std::pair<int, int>, json> results = {{{0, 0}, failing(0, true)}, {{0, 1}, failing(1, false)}};
+    std::ostringstream out;
+    print_trials(decide(completed(2), results, 1, 2, true), out);
+    const std::string text = out.str();
+    EXPECT_NE(text.find("rank 0: mismatch | output: 12/4096 mismatched"), std::string::npos) << text;
+    const auto rank1 = text.find("rank 1: mismatch");
+    ASSERT_NE(rank1, std::string::npos) << text;
+    EXPECT_NE(text.substr(0, rank1).find("[tie-explained]"), std::string::npos) << text;
+    EXPECT_NE(text.substr(rank1).find("[not tie-explained]"), std::string::npos) << text;
 }
