@@ -1,0 +1,95 @@
+// The judge of one rank (rank_runner.h's run_rank) as a class, private to the engine: rank_runner.cpp
+// holds its life (rendezvous, device, the candidate's process, the traced pass, perf, teardown) and
+// rank_trial.cpp one trial (inputs, candidate, reference, compare, outputs) and the re-check after timing.
+#pragma once
+
+#include "candidate_process.h"
+#include "device.h"
+#include "perf_runner.h"
+#include "pkbw/core/outputs.h"
+#include "pkbw/core/problem.h"
+#include "pkbw/core/trace.h"
+#include "pkbw/engine_nvtx.h"
+#include "rank_runner.h"
+#include "rendezvous.h"
+#include "solution_library.h"
+#include "trial_buffers.h"
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pkbw::engine::detail {
+
+// The outcome of one side's call on this rank.
+struct SideResult {
+    OutputSet outputs;
+    std::string error; // the solution returned non-zero: its ctx.fail() message
+    std::vector<GuardViolation> guard_violations;
+    std::vector<std::string> changed_inputs;
+};
+
+class RankRun {
+public:
+    RankRun(const RankConfig& config, EventSink& events)
+        : config_(config)
+        , events_(events) {}
+    // The rank's whole life; returns its exit code (rank_runner.h).
+    int run();
+
+private:
+    int finish(int trials_run);
+    std::filesystem::path trial_directory(int trial) const;
+    void phase(const std::string& name, int trial);
+
+    // The traced pass (--trace): separate from timing so that CUPTI's overhead never reaches a
+    // timed iteration. Each iteration is a range with the same name on every rank, synchronised
+    // inside, so the range ends when the GPU's work ends.
+    void run_traced_pass(int iterations);
+
+    // The candidates' own rendezvous (rank 0's judge picks its port and token and tells the other
+    // judges), then this rank's candidate process in its sandbox.
+    void start_candidate(const std::map<std::string, double>& params);
+
+    // The candidate process failed in a way that ends this rank: say who, where and why, at once
+    // (no peer waits for a deadline: the launcher sees this rank end and stops the others), then end
+    // the way the candidate did, so the launcher's diagnosis reads as it does for a rank that died.
+    [[noreturn]] void candidate_broke(const CandidateFailure& failure, const std::string& phase_name,
+                                      int trial);
+    void send_hello();
+
+    // The reference, called in this process.
+    SideResult run_reference(TrialBuffers& buffers, int trial);
+
+    // The candidate, called in its own process on this process's buffers.
+    SideResult run_candidate(TrialBuffers& buffers, int trial, const std::map<std::string, double>& params);
+    void collect(SideResult& result, TrialBuffers& buffers, int trial, const std::string& side);
+
+    // The re-check after timing (recheck.h): results as events; a broken candidate ends the rank.
+    void recheck(TimingBuffers& timed);
+
+    // Returns whether every rank passed this trial.
+    bool run_trial(int trial);
+
+    const RankConfig& config_;
+    EventSink& events_;
+    const Problem* problem_ = nullptr;
+    int rank_ = 0;
+    int local_rank_ = 0;
+    std::unique_ptr<Rendezvous> rendezvous_;
+    std::unique_ptr<Device> device_;
+    std::optional<SolutionLibrary> reference_;
+    std::unique_ptr<SolutionSession> reference_session_;
+    std::unique_ptr<SharedBuffers> shared_;       // inputs and outputs, mapped into the candidate process
+    std::unique_ptr<CandidateProcess> candidate_; // null when this run has no candidate side
+    std::string shm_prefix_;
+    std::filesystem::path trace_dir_;
+    std::unique_ptr<TraceRecorder> recorder_; // null unless tracing
+    std::unique_ptr<NvtxScopedRange> phase_range_;
+    int trace_iterations_ = 0;
+};
+
+} // namespace pkbw::engine::detail

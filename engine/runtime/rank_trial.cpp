@@ -1,0 +1,276 @@
+// One trial of a rank's judge (RankRun, rank_run.h): inputs (kept with --keep-inputs, with the judge's tie
+// rows), the candidate before the reference, the comparison, the verdict every rank learns, the output
+// files; and the re-check after timing.
+#include "pkbw/core/candidate_protocol.h"
+#include "pkbw/core/compare.h"
+#include "pkbw/core/error.h"
+#include "pkbw/core/protocol.h"
+#include "pkbw/core/safetensors.h"
+#include "pkbw/core/status.h"
+#include "rank_run.h"
+#include "recheck.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <new>
+#include <unistd.h>
+
+namespace pkbw::engine {
+namespace {
+
+using nlohmann::json;
+
+// A DeviceError after a solution call leaves the CUDA context unusable: report and leave.
+[[noreturn]] void exit_after_device_error(EventSink& events, int rank, int trial, const std::string& phase,
+                                          const DeviceError& error) {
+    events.send({{"event", protocol::kError},
+                 {"rank", rank},
+                 {"trial", trial},
+                 {"phase", phase},
+                 {"kind", error.kind()},
+                 {"message", error.what()}});
+    ::_exit(kRankExitSolutionBroke);
+}
+
+// Input names in call order, comma-separated (safetensors readers may list tensors sorted by name).
+std::string input_order(const std::vector<TensorSpec>& specs) {
+    std::string order;
+    for (const auto& spec : specs) {
+        order += (order.empty() ? "" : ",") + spec.name;
+    }
+    return order;
+}
+
+// The tie rows of a rank's inputs file ("pkbw.tie_rows", docs/formats.md): {output: {rows, rule}}.
+json tie_rows_json(const TieRowsByOutput& tie_rows) {
+    json j = json::object();
+    for (const auto& [name, ties] : tie_rows)
+        j[name] = {{"rows", ties.rows}, {"rule", ties.rule}};
+    return j;
+}
+
+} // namespace
+
+namespace detail {
+
+SideResult RankRun::run_reference(TrialBuffers& buffers, int trial) {
+    buffers.prepare();
+    phase("reference", trial);
+    SideResult result;
+    const Context context =
+        reference_session_->make_context(local_rank_, buffers.input_views(), buffers.output_views());
+    int status = 0;
+    try {
+        status = reference_->call(context);
+        device_->synchronize();
+    } catch (const DeviceError& error) {
+        exit_after_device_error(events_, rank_, trial, "reference", error);
+    } catch (const std::bad_alloc&) {
+        status = 1;
+        result.error = out_of_memory_message();
+    } catch (const std::exception& error) {
+        status = 1;
+        result.error = error.what();
+    }
+    if (status != 0 && result.error.empty()) {
+        result.error = reference_session_->take_failure();
+        if (result.error.empty()) {
+            result.error = "reference returned " + std::to_string(status);
+        }
+    }
+    collect(result, buffers, trial, "reference");
+    return result;
+}
+
+SideResult RankRun::run_candidate(TrialBuffers& buffers, int trial,
+                                  const std::map<std::string, double>& params) {
+    buffers.prepare();
+    phase("candidate", trial);
+    SideResult result;
+    try {
+        candidate_->call(buffers.input_views(), buffers.output_views(), params);
+    } catch (const CandidateFailure& failure) {
+        if (failure.kind != candidate_protocol::kFailSolution) {
+            candidate_broke(failure, "candidate", trial);
+        }
+        result.error = failure.what();
+    }
+    collect(result, buffers, trial, "candidate");
+    return result;
+}
+
+void RankRun::collect(SideResult& result, TrialBuffers& buffers, int trial, const std::string& side) {
+    try {
+        result.outputs = buffers.download_outputs();
+        // The descriptor's fixed non-tensor leaves (None, torch.Size, ...): the same on both sides,
+        // written with the tensors so that the output files and the cross-check see them.
+        result.outputs.values = problem_->checked_output_values(config_.problem_config(trial), rank_);
+        result.guard_violations = buffers.check_guards();
+        if (side == "candidate" && !problem_->info().mutates_inputs) {
+            result.changed_inputs = buffers.changed_inputs();
+        }
+    } catch (const DeviceError& error) {
+        exit_after_device_error(events_, rank_, trial, side, error);
+    }
+}
+
+void RankRun::recheck(TimingBuffers& timed) {
+    phase(std::string(status::kPhaseRecheck), 0);
+    const RecheckContext context{*problem_,
+                                 config_,
+                                 rank_,
+                                 *shared_,
+                                 *device_,
+                                 *candidate_,
+                                 [&](TrialBuffers& buffers, const std::map<std::string, double>& params) {
+                                     reference_session_->set_params(params);
+                                     SideResult reference = run_reference(buffers, 0);
+                                     phase(std::string(status::kPhaseRecheck), 0);
+                                     return std::make_pair(std::move(reference.outputs), reference.error);
+                                 }};
+    std::vector<RecheckResult> results;
+    try {
+        results = recheck_after_timing(context, timed);
+    } catch (const CandidateFailure& failure) {
+        candidate_broke(failure, std::string(status::kPhaseRecheck), 0);
+    }
+    for (const auto& result : results) {
+        events_.send({{"event", protocol::kRecheck},
+                      {"rank", rank_},
+                      {"variant", result.variant},
+                      {"status", result.status},
+                      {"message", result.message}});
+    }
+}
+
+bool RankRun::run_trial(int trial) {
+    phase("inputs", trial);
+    const ProblemConfig problem_config = config_.problem_config(trial);
+    if (const auto why = problem_->check_config(problem_config)) {
+        throw Error(config_.problem + ": " + *why);
+    }
+    const auto input_specs = problem_->input_specs(problem_config, rank_);
+    const auto output_specs = problem_->output_specs(problem_config, rank_);
+    std::vector<Tensor> host_inputs = problem_->build_inputs(problem_config, rank_);
+    // The judge names the tie rows from the host inputs, before the candidate sees them (issue 16).
+    const TieRowsByOutput tie_rows = problem_->checked_tie_rows(problem_config, rank_, host_inputs);
+    if (config_.keep_inputs) {
+        OutputSet inputs;
+        for (std::size_t i = 0; i < input_specs.size(); ++i) {
+            inputs.add(input_specs[i].name, host_inputs[i]);
+        }
+        std::map<std::string, std::string> metadata{
+            {"pkbw.problem", config_.problem},
+            {"pkbw.trial", std::to_string(trial)},
+            {"pkbw.input_order", input_order(input_specs)},
+            {"pkbw.params", json(problem_->params(problem_config)).dump()}};
+        if (!tie_rows.empty())
+            metadata["pkbw.tie_rows"] = tie_rows_json(tie_rows).dump();
+        write_safetensors(
+            (trial_directory(trial) / ("rank_" + std::to_string(rank_) + "_inputs.safetensors")).string(),
+            inputs, metadata);
+    }
+    TrialBuffers buffers(*shared_, input_specs, std::move(host_inputs), output_specs);
+    const auto params = problem_->params(problem_config);
+    reference_session_->set_params(params);
+
+    // The candidate runs before the reference: when it runs, no result of this trial exists
+    // anywhere in the process (the reference shares the address space, and on the host backend
+    // its downloaded outputs would be plain heap memory a candidate could search for and copy).
+    std::optional<SideResult> reference, candidate;
+    if (candidate_) {
+        candidate = run_candidate(buffers, trial, params);
+    }
+    if (reference_) {
+        reference = run_reference(buffers, trial);
+    }
+
+    json result = {{"event", protocol::kRankResult}, {"rank", rank_}, {"trial", trial}};
+    std::string status = "pass";
+    std::string message;
+    json tensors = json::array();
+    json violations = json::array();
+    json changed = json::array();
+    auto note = [&](const std::string& new_status, const std::string& text) {
+        // Keep the most severe status; messages accumulate.
+        static const std::vector<std::string> order = {
+            std::string(status::kPass), std::string(status::kMismatch), std::string(status::kInvalidOutput),
+            std::string(status::kError)};
+        const auto rank_of = [&](const std::string& s) {
+            return std::find(order.begin(), order.end(), s) - order.begin();
+        };
+        if (rank_of(new_status) > rank_of(status)) {
+            status = new_status;
+        }
+        message += (message.empty() ? "" : "; ") + text;
+    };
+    for (const auto* side : {&reference, &candidate}) {
+        if (!*side) {
+            continue;
+        }
+        const std::string name = side == &reference ? "reference" : "candidate";
+        if (!(*side)->error.empty()) {
+            note("error", name + " failed: " + (*side)->error);
+        }
+        for (const auto& v : (*side)->guard_violations) {
+            note("invalid_output", name + " " + v.describe());
+            violations.push_back(name + ": " + v.describe());
+        }
+        for (const auto& c : (*side)->changed_inputs) {
+            note("invalid_output", name + " modified input " + c);
+            changed.push_back(c);
+        }
+    }
+    if (reference && candidate) {
+        phase("compare", trial);
+        const CompareOptions options{config_.atol, config_.rtol, 256};
+        const OutputComparison comparison =
+            compare_outputs(reference->outputs, candidate->outputs, options, tie_rows);
+        for (const auto& tensor : comparison.tensors) {
+            tensors.push_back(protocol::to_json(tensor));
+        }
+        if (!comparison.pass) {
+            note("mismatch", comparison.first_error);
+        }
+    }
+
+    // Every rank learns every verdict: the trial stops (or outputs are kept) for all alike.
+    const std::uint8_t mine = status == "pass" ? 0 : 1;
+    const auto verdicts = rendezvous_->all_gather(std::as_bytes(std::span(&mine, 1)));
+    bool everyone_passed = true;
+    for (const auto& v : verdicts) {
+        everyone_passed = everyone_passed && !v.empty() && v[0] == std::byte{0};
+    }
+
+    json outputs = json::object();
+    if (config_.keep_outputs || !everyone_passed) {
+        const auto dir =
+            std::filesystem::path(config_.output_dir) / "outputs" / ("trial_" + std::to_string(trial));
+        std::filesystem::create_directories(dir);
+        for (const auto* side : {&reference, &candidate}) {
+            if (!*side) {
+                continue;
+            }
+            const std::string name = side == &reference ? "reference" : "candidate";
+            const auto path = dir / ("rank_" + std::to_string(rank_) + "_" + name + ".safetensors");
+            write_safetensors(path.string(), (*side)->outputs,
+                              {{"pkbw.problem", config_.problem},
+                               {"pkbw.side", name},
+                               {"pkbw.rank", std::to_string(rank_)},
+                               {"pkbw.trial", std::to_string(trial)}});
+            outputs[name] = path.string();
+        }
+    }
+
+    result["status"] = status;
+    result["message"] = message;
+    result["tensors"] = std::move(tensors);
+    result["guard_violations"] = std::move(violations);
+    result["mutated_inputs"] = std::move(changed);
+    result["outputs"] = std::move(outputs);
+    events_.send(result);
+    return everyone_passed;
+}
+
+} // namespace detail
+} // namespace pkbw::engine
