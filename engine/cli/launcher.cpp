@@ -469,6 +469,23 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
         }
         // Several ranks seen dead at once: the one that caused it is named, not a peer that failed
         // because it vanished (a lost rendezvous connection exits with code 5).
+        // A rank ended by SIGTERM or SIGINT while this launcher was not killing: scancel and a
+        // terminal's Ctrl-C signal every process of the job or group at once, and the rank may be seen
+        // dead before this process's own handler has run. Give the handler a moment; if the interrupt
+        // arrives, the run was interrupted, not crashed (a sweep then leaves the pair to its resume).
+        if (!failed.empty() && interrupt_signal() == 0) {
+            bool interrupt_like = false;
+            for (int r : failed) {
+                const int sig = ranks[static_cast<std::size_t>(r)].report.signal;
+                interrupt_like = interrupt_like || sig == SIGTERM || sig == SIGINT;
+            }
+            for (int waited = 0; interrupt_like && waited < 50 && interrupt_signal() == 0; ++waited)
+                ::usleep(10000);
+        }
+        if (!failed.empty() && interrupt_signal() != 0) {
+            fail(LaunchEnd::Interrupted, "interrupted by " + signal_name(interrupt_signal()), {});
+            failed.clear();
+        }
         if (!failed.empty()) {
             const auto severity = [&](int r) {
                 const RankReport& report = ranks[static_cast<std::size_t>(r)].report;

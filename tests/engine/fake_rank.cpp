@@ -4,7 +4,8 @@
 // (10 MB on stderr) | malformed (garbage on the control pipe, then ok) | shm (leaves a segment) |
 // mismatch (rank_result mismatch on the target rank) | segv_after_result (the target faults after
 // reporting its trial, before teardown; the others wait in teardown) | nccl_trace (every rank writes a
-// trace of one candidate iteration: an NCCL all-reduce kernel on the target, its own kernel elsewhere).
+// trace of one candidate iteration: an NCCL all-reduce kernel on the target, its own kernel elsewhere) |
+// sigterm (the target ends by SIGTERM, as every process of a job does when scancel or kill reaches it).
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/trace.h"
 
@@ -102,6 +103,11 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "rank %d about to fault\n", rank);
         std::raise(SIGSEGV);
     }
+    if (me && mode == "sigterm") {
+        std::fprintf(stderr, "rank %d terminated\n", rank);
+        std::signal(SIGTERM, SIG_DFL);
+        std::raise(SIGTERM);
+    }
     if (me && mode == "exit0") { // a solution calling exit(0): a clean code, but no result
         std::fprintf(stderr, "rank %d leaving early\n", rank);
         return 0;
@@ -118,7 +124,8 @@ int main(int argc, char** argv) {
             std::fwrite(line.data(), 1, line.size(), stderr);
     }
     // The other ranks wait "in a collective" for the broken one: forever, unless it is fine.
-    if ((mode == "hang" || mode == "segv" || mode == "exit3" || mode == "exit0") && !me) {
+    if ((mode == "hang" || mode == "segv" || mode == "exit3" || mode == "exit0" || mode == "sigterm") &&
+        !me) {
         emit(R"({"event":"phase","rank":)" + r + R"(,"phase":"compare","trial":0})");
         while (true)
             ::pause();

@@ -164,6 +164,29 @@ TEST_F(Launcher, InterruptKillsTheGroup) {
     EXPECT_LT(seconds, 10.0);
 }
 
+// scancel signals every process of the job at once: a rank can be seen dead of SIGTERM before the
+// launcher's own handler runs. The launcher waits for its interrupt a moment and calls the run
+// interrupted, not a crash (a sweep then leaves the pair to its resume).
+TEST_F(Launcher, RankKilledBySigtermWithTheLauncherIsInterruptedNotACrash) {
+    std::thread interrupter([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        simulate_interrupt();
+    });
+    auto outcome = run("sigterm", 2);
+    interrupter.join();
+    EXPECT_EQ(outcome.end, LaunchEnd::Interrupted) << outcome.message;
+    EXPECT_LT(seconds, 10.0);
+}
+
+// Without an interrupt of its own, a rank that died of SIGTERM is a crash named with the signal.
+TEST_F(Launcher, RankKilledBySigtermAloneIsACrash) {
+    auto outcome = run("sigterm", 2);
+    EXPECT_EQ(outcome.end, LaunchEnd::Crash) << outcome.message;
+    EXPECT_EQ(outcome.culprit_ranks, std::vector<int>{1});
+    EXPECT_EQ(outcome.ranks[1].signal, SIGTERM);
+    EXPECT_LT(seconds, 10.0);
+}
+
 TEST_F(Launcher, MissingProgramIsSpawnFailure) {
     LaunchSpec spec;
     spec.program = dir.path() / "no-such-rank";
