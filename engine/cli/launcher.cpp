@@ -6,6 +6,7 @@
 #include "signals.h"
 #include "subprocess.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -473,15 +474,12 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
         // terminal's Ctrl-C signal every process of the job or group at once, and the rank may be seen
         // dead before this process's own handler has run. Give the handler a moment; if the interrupt
         // arrives, the run was interrupted, not crashed (a sweep then leaves the pair to its resume).
-        if (!failed.empty() && interrupt_signal() == 0) {
-            bool interrupt_like = false;
-            for (int r : failed) {
+        if (!failed.empty() && interrupt_signal() == 0 &&
+            std::any_of(failed.begin(), failed.end(), [&](int r) {
                 const int sig = ranks[static_cast<std::size_t>(r)].report.signal;
-                interrupt_like = interrupt_like || sig == SIGTERM || sig == SIGINT;
-            }
-            for (int waited = 0; interrupt_like && waited < 50 && interrupt_signal() == 0; ++waited)
-                ::usleep(10000);
-        }
+                return sig == SIGTERM || sig == SIGINT;
+            }))
+            await_interrupt(std::chrono::milliseconds(500));
         if (!failed.empty() && interrupt_signal() != 0) {
             fail(LaunchEnd::Interrupted, "interrupted by " + signal_name(interrupt_signal()), {});
             failed.clear();

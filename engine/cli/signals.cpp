@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <thread>
+#include <thread>
 #include <unistd.h>
 
 namespace pkbw::cli {
@@ -67,6 +69,13 @@ void drain_signal_pipe() {
 
 int interrupt_signal() {
     return g_interrupt.load();
+}
+
+int await_interrupt(std::chrono::milliseconds within) {
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    while (interrupt_signal() == 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return interrupt_signal();
 }
 
 void simulate_interrupt() {

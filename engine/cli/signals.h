@@ -3,6 +3,8 @@
 // between steps. Installed once per process by SignalScope and restored when it ends.
 #pragma once
 
+#include <chrono>
+
 namespace pkbw::cli {
 
 class SignalScope {
@@ -19,6 +21,9 @@ int signal_pipe_fd();
 void drain_signal_pipe();
 // SIGINT or SIGTERM seen since the scope began: the signal number, or 0.
 int interrupt_signal();
+// Waits up to `within` for SIGINT or SIGTERM (returning at once when one was already seen): the
+// signal number, or 0.
+int await_interrupt(std::chrono::milliseconds within);
 // For tests: behave as if SIGINT had arrived.
 void simulate_interrupt();
 

@@ -244,9 +244,7 @@ bool RankRun::run_trial(int trial) {
 
     json outputs = json::object();
     if (config_.keep_outputs || !everyone_passed) {
-        const auto dir =
-            std::filesystem::path(config_.output_dir) / "outputs" / ("trial_" + std::to_string(trial));
-        std::filesystem::create_directories(dir);
+        const auto dir = trial_directory(trial);
         for (const auto* side : {&reference, &candidate}) {
             if (!*side) {
                 continue;
