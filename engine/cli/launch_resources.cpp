@@ -20,10 +20,6 @@ namespace fs = std::filesystem;
 
 namespace pkbw::cli {
 
-int find_free_port() {
-    return engine::free_loopback_port();
-}
-
 std::string random_token() {
     return engine::random_hex_token();
 }

@@ -1,6 +1,7 @@
 #include "launcher.h"
 
 #include "fd.h"
+#include "loopback.h"
 #include "pkbw/core/error.h"
 #include "sandbox.h"
 #include "signals.h"
@@ -12,6 +13,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <optional>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -25,6 +27,7 @@ namespace pkbw::cli {
 namespace {
 
 constexpr int kControlFd = 3;
+constexpr int kRendezvousListenFd = 4; // rank 0 only: PKBW_RDZV_LISTEN_FD
 constexpr std::size_t kTailBytes = 16 << 10;
 constexpr std::size_t kMaxLogLine = 4096;
 
@@ -236,8 +239,9 @@ struct Spawned {
     std::string exec_error;
 };
 
+// `listener` >= 0: the rendezvous socket, passed as kRendezvousListenFd.
 Spawned spawn_rank(const LaunchSpec& spec, int rank, pid_t group, const std::vector<std::string>& env,
-                   Pipe& out, Pipe& err, Pipe& control) {
+                   Pipe& out, Pipe& err, Pipe& control, int listener) {
     std::vector<std::string> argv_storage{spec.program.string()};
     argv_storage.insert(argv_storage.end(), spec.args.begin(), spec.args.end());
     std::vector<char*> argv, envp;
@@ -272,10 +276,15 @@ Spawned spawn_rank(const LaunchSpec& spec, int rank, pid_t group, const std::vec
             ::dup2(devnull, 0);
         ::dup2(out.write.get(), 1);
         ::dup2(err.write.get(), 2);
+        // The listener first, in case it sits on the control pipe's number (a dup2 over it would
+        // close it); neither can be on kRendezvousListenFd's number once moved high.
+        const int held = listener >= 0 ? ::fcntl(listener, F_DUPFD_CLOEXEC, 64) : -1;
         if (control.write.get() == kControlFd)
             ::fcntl(kControlFd, F_SETFD, 0);
         else
             ::dup2(control.write.get(), kControlFd);
+        if (held >= 0)
+            ::dup2(held, kRendezvousListenFd); // dup2's copy is inherited across exec
         ::execve(argv[0], argv.data(), envp.data());
         int code = errno;
         [[maybe_unused]] auto n = ::write(exec_status.write.get(), &code, sizeof code);
@@ -371,7 +380,9 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
     ::prctl(PR_SET_DUMPABLE, 0);
     LaunchOutcome outcome;
     outcome.token = random_token();
-    outcome.port = find_free_port();
+    // Held until rank 0 has it (spawn_rank), so the port cannot be taken in between.
+    std::optional<engine::LoopbackListener> listener(engine::LoopbackListener::open(spec.world_size + 8));
+    outcome.port = listener->port();
     std::vector<Rank> ranks(static_cast<std::size_t>(spec.world_size));
 
     std::map<std::string, std::string> common = spec.extra_env;
@@ -420,8 +431,14 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
         auto env_map = common;
         env_map["RANK"] = std::to_string(r);
         env_map["LOCAL_RANK"] = std::to_string(r);
-        auto env = current_environment({"TORCHELASTIC_RUN_ID"}, env_map);
-        Spawned spawned = spawn_rank(spec, r, group, env, out, err, control);
+        const bool gets_listener = r == 0 && spec.rank0_inherits_listener;
+        if (gets_listener)
+            env_map["PKBW_RDZV_LISTEN_FD"] = std::to_string(kRendezvousListenFd);
+        auto env = current_environment({"TORCHELASTIC_RUN_ID", "PKBW_RDZV_LISTEN_FD"}, env_map);
+        Spawned spawned =
+            spawn_rank(spec, r, group, env, out, err, control, gets_listener ? listener->fd() : -1);
+        // Rank 0 holds it now (or, for a rank program that binds MASTER_PORT itself, it must be free).
+        listener.reset();
         if (spawned.pid < 0) {
             fail(LaunchEnd::SpawnFailed, "rank " + std::to_string(r) + ": " + spawned.exec_error, {r});
             break;

@@ -39,6 +39,11 @@ struct LaunchSpec {
     // inside its rank instead of pushing the machine into the OOM killer). Never for cuda: the CUDA
     // driver reserves far more address space than it uses.
     std::uint64_t address_space_limit = 0;
+    // Rank 0 inherits the judges' rendezvous socket, already listening on MASTER_PORT, as
+    // PKBW_RDZV_LISTEN_FD (docs/engine.md): the port is never free between the launcher's choice
+    // and rank 0's server. Off for rank programs that bind MASTER_PORT themselves (PKB's Python
+    // ranks: torch's TCPStore), which then get a port that was free when chosen.
+    bool rank0_inherits_listener = true;
 };
 
 struct RankReport {
@@ -92,8 +97,6 @@ public:
 // for prompt SIGCHLD and interrupt handling.
 LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer);
 
-// A free loopback TCP port (bind to port 0); the rank 0 rendezvous server binds it soon after.
-int find_free_port();
 // 128 random bits from /dev/urandom as 32 hex digits.
 std::string random_token();
 // Removes /dev/shm/pkbw-<first 16 digits of token>* (the host backend's shared memory); returns how many.

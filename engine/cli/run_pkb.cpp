@@ -251,6 +251,7 @@ int Run::execute_pkb() {
     spec.run_dir = run_dir_;
     spec.cuda = backend_ == "cuda";
     spec.timeouts = options_.timeouts;
+    spec.rank0_inherits_listener = false; // torch's TCPStore binds MASTER_PORT itself
     // torch reserves far more address space than it uses, so the host cap applies only when asked for.
     if (backend_ == "host" && options_.memory_limit_gib)
         spec.address_space_limit = static_cast<std::uint64_t>(std::max(*options_.memory_limit_gib, 0.0) *

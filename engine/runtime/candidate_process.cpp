@@ -27,6 +27,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr int kChildChannelFd = 3;
+constexpr int kChildListenFd = 4; // rank 0: its rendezvous socket (CandidateLaunch::rendezvous_listen_fd)
 
 std::string hex(const std::string& bytes) {
     static const char* digits = "0123456789abcdef";
@@ -67,6 +68,9 @@ std::vector<std::string> candidate_environment(const CandidateLaunch& launch, co
     env.push_back("MASTER_ADDR=" + launch.rendezvous_address);
     env.push_back("PKBW_RDZV_PORT=" + std::to_string(launch.rendezvous_port));
     env.push_back("PKBW_RDZV_TOKEN=" + launch.rendezvous_token);
+    if (launch.rendezvous_listen_fd >= 0) {
+        env.push_back("PKBW_RDZV_LISTEN_FD=" + std::to_string(kChildListenFd));
+    }
     if (!launch.trace_dir.empty()) {
         env.push_back("PKBW_TRACE_DIR=" + launch.trace_dir);
     }
@@ -174,18 +178,28 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch) {
             ::_exit(126);
         }
         int code = 0;
-        if (child_fd == kChildChannelFd) {
+        // Moved high first: the channel's dup2 or the sandbox's ruleset could sit on its number.
+        const int listener =
+            launch.rendezvous_listen_fd >= 0 ? ::fcntl(launch.rendezvous_listen_fd, F_DUPFD_CLOEXEC, 64) : -1;
+        if (launch.rendezvous_listen_fd >= 0 && listener < 0) {
+            code = errno;
+        }
+        if (code == 0 && child_fd == kChildChannelFd) {
             ::fcntl(child_fd, F_SETFD, 0);
-        } else if (::dup2(child_fd, kChildChannelFd) < 0) {
+        } else if (code == 0 && ::dup2(child_fd, kChildChannelFd) < 0) {
             code = errno;
         }
         // The sandbox first: its ruleset is a descriptor above the channel.
         if (code == 0) {
             code = sandbox_->apply_in_child();
         }
+        if (code == 0 && listener >= 0 && ::dup2(listener, kChildListenFd) < 0) {
+            code = errno;
+        }
         // Nothing else of the judge's: the control pipe, the rendezvous sockets, the run's files.
-        if (code == 0 && ::syscall(SYS_close_range, kChildChannelFd + 1, ~0U, 0) != 0) {
-            for (int fd = kChildChannelFd + 1; fd < 4096; ++fd) {
+        const int first_closed = listener >= 0 ? kChildListenFd + 1 : kChildChannelFd + 1;
+        if (code == 0 && ::syscall(SYS_close_range, first_closed, ~0U, 0) != 0) {
+            for (int fd = first_closed; fd < 4096; ++fd) {
                 ::close(fd);
             }
         }

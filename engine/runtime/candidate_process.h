@@ -26,6 +26,9 @@ struct CandidateLaunch {
     std::string backend; // host | cuda
     int rank = 0, world_size = 1, local_rank = 0;
     int rendezvous_port = 0; // the candidates' own rendezvous
+    // Rank 0: the socket listening on rendezvous_port, passed to the candidate as
+    // PKBW_RDZV_LISTEN_FD (loopback.h says why). The judge closes its own copy.
+    int rendezvous_listen_fd = -1;
     std::string rendezvous_token;
     std::string rendezvous_address = "127.0.0.1";
     std::string shm_prefix; // host symmetric memory segment names

@@ -23,23 +23,56 @@ std::string to_hex(const std::string& bytes) {
 }
 } // namespace
 
-int free_loopback_port() {
+LoopbackListener LoopbackListener::open(int backlog) {
     const int sock = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (sock < 0) {
-        throw Error(std::string("socket: ") + std::strerror(errno));
+        throw Error(std::string("rendezvous listener: socket: ") + std::strerror(errno));
     }
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t length = sizeof address;
-    const bool ok = ::bind(sock, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-                    ::getsockname(sock, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-    ::close(sock);
-    if (!ok) {
-        throw Error(std::string("cannot bind a loopback port for the candidates' rendezvous: ") +
-                    std::strerror(errno));
+    const char* failed = nullptr;
+    if (::bind(sock, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+        failed = "bind 127.0.0.1:0";
+    } else if (::listen(sock, backlog) != 0) {
+        failed = "listen";
+    } else if (::getsockname(sock, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+        failed = "getsockname";
     }
-    return ntohs(address.sin_port);
+    if (failed != nullptr) {
+        const int code = errno;
+        ::close(sock);
+        throw Error(std::string("rendezvous listener: ") + failed + ": " + std::strerror(code));
+    }
+    return LoopbackListener(sock, ntohs(address.sin_port));
+}
+
+LoopbackListener::LoopbackListener(LoopbackListener&& other) noexcept
+    : fd_(other.fd_)
+    , port_(other.port_) {
+    other.fd_ = -1;
+}
+
+LoopbackListener& LoopbackListener::operator=(LoopbackListener&& other) noexcept {
+    if (this != &other) {
+        close();
+        fd_ = other.fd_;
+        port_ = other.port_;
+        other.fd_ = -1;
+    }
+    return *this;
+}
+
+LoopbackListener::~LoopbackListener() {
+    close();
+}
+
+void LoopbackListener::close() {
+    if (fd_ >= 0) {
+        ::close(fd_);
+    }
+    fd_ = -1;
 }
 
 std::string random_hex_token() {

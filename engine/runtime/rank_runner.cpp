@@ -285,8 +285,10 @@ void RankRun::run_traced_pass(int iterations) {
 
 void RankRun::start_candidate(const std::map<std::string, double>& params) {
     std::string mine;
+    std::optional<LoopbackListener> listener; // rank 0's: the candidate adopts it; ours closes below
     if (rank_ == 0) {
-        mine = std::to_string(free_loopback_port()) + " " + random_hex_token();
+        listener.emplace(LoopbackListener::open(config_.world_size + 8));
+        mine = std::to_string(listener->port()) + " " + random_hex_token();
     }
     const auto all = rendezvous_->all_gather(std::as_bytes(std::span(mine.data(), mine.size())));
     const std::string chosen(reinterpret_cast<const char*>(all[0].data()), all[0].size());
@@ -299,6 +301,7 @@ void RankRun::start_candidate(const std::map<std::string, double>& params) {
     launch.local_rank = local_rank_;
     launch.rendezvous_port = std::atoi(chosen.substr(0, chosen.find(' ')).c_str());
     launch.rendezvous_token = chosen.substr(chosen.find(' ') + 1);
+    launch.rendezvous_listen_fd = listener ? listener->fd() : -1;
     launch.shm_prefix = shm_prefix_ + "-c";
     launch.params = params;
     if (recorder_) {

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <map>
 #include <mutex>
 #include <netdb.h>
@@ -134,6 +135,14 @@ sockaddr_in make_address(const std::string& address, int port) {
     return addr;
 }
 
+bool connected_to_itself(int fd) {
+    sockaddr_in local{}, peer{};
+    socklen_t local_length = sizeof(local), peer_length = sizeof(peer);
+    return ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_length) == 0 &&
+           ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) == 0 &&
+           local.sin_port == peer.sin_port && local.sin_addr.s_addr == peer.sin_addr.s_addr;
+}
+
 bool tokens_equal(std::span<const std::byte> a, const std::string& b) {
     if (a.size() != b.size()) {
         return false;
@@ -150,6 +159,40 @@ class Server {
 public:
     Server(const RendezvousConfig& config)
         : config_(config) {
+        if (config.listen_fd >= 0) {
+            adopt_listener(config);
+        } else {
+            bind_listener(config);
+        }
+        // The server lives as long as rank 0's process; threads are detached and end with it.
+        std::thread([this] { accept_loop(); }).detach();
+    }
+
+private:
+    // The launcher chose the port and kept it bound: nobody else can have taken it. The socket must
+    // be what the environment says it is (a listening socket on `port`), or the ranks would wait for
+    // a server that never answers.
+    void adopt_listener(const RendezvousConfig& config) {
+        listener_ = Socket(config.listen_fd);
+        sockaddr_in bound{};
+        socklen_t length = sizeof(bound);
+        int listening = 0;
+        socklen_t flag_length = sizeof(listening);
+        if (::getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&bound), &length) != 0 ||
+            bound.sin_family != AF_INET ||
+            ::getsockopt(listener_.get(), SOL_SOCKET, SO_ACCEPTCONN, &listening, &flag_length) != 0 ||
+            listening == 0) {
+            throw RendezvousError("rendezvous: PKBW_RDZV_LISTEN_FD=" + std::to_string(config.listen_fd) +
+                                  " is not a listening TCP socket");
+        }
+        if (ntohs(bound.sin_port) != config.port) {
+            throw RendezvousError("rendezvous: PKBW_RDZV_LISTEN_FD=" + std::to_string(config.listen_fd) +
+                                  " listens on port " + std::to_string(ntohs(bound.sin_port)) +
+                                  ", not the rendezvous port " + std::to_string(config.port));
+        }
+    }
+
+    void bind_listener(const RendezvousConfig& config) {
         listener_ = Socket(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
         if (listener_.get() < 0) {
             throw RendezvousError(std::string("rendezvous: socket: ") + std::strerror(errno));
@@ -164,11 +207,8 @@ public:
         if (::listen(listener_.get(), config.world_size + 8) != 0) {
             throw RendezvousError(std::string("rendezvous: listen: ") + std::strerror(errno));
         }
-        // The server lives as long as rank 0's process; threads are detached and end with it.
-        std::thread([this] { accept_loop(); }).detach();
     }
 
-private:
     struct Round {
         std::vector<std::vector<std::byte>> parts;
         int received = 0;
@@ -316,7 +356,14 @@ private:
         std::string last_error;
         for (;;) {
             Socket socket(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-            if (::connect(socket.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0) {
+            const bool connected =
+                ::connect(socket.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
+            if (connected && connected_to_itself(socket.get())) {
+                // While nothing listens on a port of the ephemeral range, the kernel may give the
+                // connecting socket that same port: TCP's simultaneous open joins it to itself, and
+                // it would read its own hello back. Nothing listens yet: retry.
+                errno = ECONNREFUSED;
+            } else if (connected) {
                 const int one = 1;
                 ::setsockopt(socket.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
                 const auto token = std::as_bytes(std::span(config.token.data(), config.token.size()));
@@ -409,6 +456,14 @@ RendezvousConfig rendezvous_config_from_env() {
         throw Error("set MASTER_PORT (or PKBW_RDZV_PORT) to the rendezvous port");
     }
     config.port = port;
+    if (const int fd = env_int("PKBW_RDZV_LISTEN_FD", -1); fd >= 0 && config.rank == 0) {
+        // Not passed on: the candidate process and anything else rank 0 starts stay off it.
+        if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+            throw Error("PKBW_RDZV_LISTEN_FD=" + std::to_string(fd) +
+                        " is not an open descriptor: " + std::strerror(errno));
+        }
+        config.listen_fd = fd;
+    }
     if (const char* token = std::getenv("PKBW_RDZV_TOKEN"); token && *token) {
         config.token = token;
     } else {

@@ -21,6 +21,10 @@ struct RendezvousConfig {
     int port = 0;
     std::string token;             // every connection must present it
     double connect_timeout_s = 60; // how long clients retry before the server is up
+    // Rank 0 only: a socket already bound to `port` and listening (loopback.h's LoopbackListener,
+    // inherited as PKBW_RDZV_LISTEN_FD), which the server adopts instead of binding the port
+    // itself. -1: the server binds `port` (a rank started by torchrun or by hand).
+    int listen_fd = -1;
 };
 
 // The rank group could not meet: the address does not resolve, rank 0's port cannot be bound or
@@ -59,7 +63,8 @@ private:
 };
 
 // Reads the rendezvous settings from the environment torchrun (and pkbw's launcher) sets:
-// RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT or PKBW_RDZV_PORT, PKBW_RDZV_TOKEN.
+// RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT or PKBW_RDZV_PORT, PKBW_RDZV_TOKEN, and for rank 0
+// PKBW_RDZV_LISTEN_FD (the listening socket it inherited; set close-on-exec here).
 RendezvousConfig rendezvous_config_from_env();
 
 } // namespace pkbw::engine

@@ -5,17 +5,24 @@
 // mismatch (rank_result mismatch on the target rank) | segv_after_result (the target faults after
 // reporting its trial, before teardown; the others wait in teardown) | nccl_trace (every rank writes a
 // trace of one candidate iteration: an NCCL all-reduce kernel on the target, its own kernel elsewhere) |
-// sigterm (the target ends by SIGTERM, as every process of a job does when scancel or kill reaches it).
+// sigterm (the target ends by SIGTERM, as every process of a job does when scancel or kill reaches it) |
+// listener (checks the rendezvous socket: rank 0 holds it listening on MASTER_PORT as
+// PKBW_RDZV_LISTEN_FD when FAKE_RANK_EXPECT_LISTENER=1, no other rank has it, and nobody else can
+// bind the port meanwhile; exits 5 naming what is wrong).
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/trace.h"
 
+#include <arpa/inet.h>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <netinet/in.h>
 #include <string>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace {
@@ -64,6 +71,43 @@ void write_trace(const std::string& config_path, int rank, const std::string& ke
           << nlohmann::json{{"end", true}, {"events", 1}, {"dropped_records", 0}}.dump() << "\n";
 }
 
+// The "listener" mode's checks; empty when all hold.
+std::string listener_problem(int rank) {
+    const bool expected = rank == 0 && env("FAKE_RANK_EXPECT_LISTENER") == "1";
+    const std::string named = env("PKBW_RDZV_LISTEN_FD");
+    const int port = std::atoi(env("MASTER_PORT").c_str());
+    if (!expected) {
+        if (!named.empty())
+            return "PKBW_RDZV_LISTEN_FD=" + named + " reached a rank that should not have it";
+        if (::fcntl(4, F_GETFD) >= 0)
+            return "descriptor 4 is open";
+    } else {
+        if (named != "4")
+            return "PKBW_RDZV_LISTEN_FD is '" + named + "', expected 4";
+        sockaddr_in bound{};
+        socklen_t length = sizeof bound;
+        int listening = 0;
+        socklen_t flag_length = sizeof listening;
+        if (::getsockname(4, reinterpret_cast<sockaddr*>(&bound), &length) != 0 ||
+            ::getsockopt(4, SOL_SOCKET, SO_ACCEPTCONN, &listening, &flag_length) != 0 || listening == 0)
+            return "descriptor 4 is not a listening socket";
+        if (ntohs(bound.sin_port) != port)
+            return "descriptor 4 listens on " + std::to_string(ntohs(bound.sin_port)) + ", not MASTER_PORT";
+        // Another process of the machine trying the same port now: refused.
+        const int other = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_port = htons(static_cast<std::uint16_t>(port));
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        const bool took = ::bind(other, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+        const int code = errno;
+        ::close(other);
+        if (took || code != EADDRINUSE)
+            return "another socket could bind MASTER_PORT while rank 0 holds it";
+    }
+    return {};
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -77,6 +121,12 @@ int main(int argc, char** argv) {
     if (control_fd < 0 || env("PKBW_RDZV_TOKEN").size() != 32 || env("MASTER_PORT").empty()) {
         std::fprintf(stderr, "fake rank %d: environment incomplete\n", rank);
         return 5;
+    }
+    if (mode == "listener") {
+        if (const std::string problem = listener_problem(rank); !problem.empty()) {
+            std::fprintf(stderr, "fake rank %d: %s\n", rank, problem.c_str());
+            return 5;
+        }
     }
     if (mode == "malformed")
         emit("this is not json {");

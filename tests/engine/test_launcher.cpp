@@ -34,10 +34,13 @@ struct Collector : LaunchObserver {
 
 class Launcher : public ::testing::Test {
 protected:
-    LaunchOutcome run(const std::string& mode, int world, double candidate_timeout = 60) {
+    LaunchOutcome run(const std::string& mode, int world, double candidate_timeout = 60,
+                      bool rank0_inherits_listener = true) {
         ::setenv("FAKE_RANK_MODE", mode.c_str(), 1);
         ::setenv("FAKE_RANK_TARGET", "1", 1);
+        ::setenv("FAKE_RANK_EXPECT_LISTENER", rank0_inherits_listener ? "1" : "0", 1);
         LaunchSpec spec;
+        spec.rank0_inherits_listener = rank0_inherits_listener;
         spec.program = PKBW_FAKE_RANK;
         spec.world_size = world;
         spec.run_dir = dir.path();
@@ -197,11 +200,24 @@ TEST_F(Launcher, MissingProgramIsSpawnFailure) {
     EXPECT_NE(outcome.message.find("no-such-rank"), std::string::npos) << outcome.message;
 }
 
-TEST(LauncherHelpers, TokensDifferAndPortsAreFree) {
+// The judges' rendezvous port is held from the launcher's choice until rank 0's server: a run in
+// parallel could otherwise take it in between, and rank 1 would be refused by a stranger's server
+// (a CI failure: "refused rank 1 (wrong token or rank)").
+TEST_F(Launcher, RankZeroInheritsTheListeningRendezvousSocketAndNoOtherRankDoes) {
+    auto outcome = run("listener", 3);
+    EXPECT_EQ(outcome.end, LaunchEnd::Completed) << outcome.message;
+    EXPECT_EQ(collector.count("rank_done"), 3);
+}
+
+// PKB's Python ranks bind MASTER_PORT with torch's TCPStore: nothing may hold it for them.
+TEST_F(Launcher, WithoutInheritanceNoRankGetsTheSocket) {
+    auto outcome = run("listener", 2, 60, false);
+    EXPECT_EQ(outcome.end, LaunchEnd::Completed) << outcome.message;
+}
+
+TEST(LauncherHelpers, TokensDiffer) {
     EXPECT_NE(random_token(), random_token());
-    int port = find_free_port();
-    EXPECT_GT(port, 1023);
-    EXPECT_LT(port, 65536);
+    EXPECT_EQ(random_token().size(), 32u);
 }
 
 TEST(LauncherHelpers, PhaseTimeoutDefaults) {

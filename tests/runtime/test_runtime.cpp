@@ -1,12 +1,14 @@
 // The rank runtime's pieces, with ranks as threads of one process (each has its own rendezvous
 // client and host device, exactly as separate processes would).
 #include "device.h"
+#include "loopback.h"
 #include "pkbw/core/error.h"
 #include "rank_config.h"
 #include "rendezvous.h"
 #include "trial_buffers.h"
 
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -108,6 +110,69 @@ TEST(Rendezvous, WrongTokenIsRefused) {
         FAIL() << "a wrong token was accepted";
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("refused rank 1"), std::string::npos) << e.what();
+    }
+}
+
+// The launcher's socket, adopted by rank 0's server: the port is never free in between (another
+// socket cannot bind it), and the ranks meet on it as on a port rank 0 bound itself.
+TEST(Rendezvous, AdoptedListenerHoldsThePortAndTheRanksMeet) {
+    LoopbackListener listener = LoopbackListener::open(8);
+    const int port = listener.port();
+    const int other = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_NE(::bind(other, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    EXPECT_EQ(errno, EADDRINUSE);
+    ::close(other);
+    const int adopted = ::dup(listener.fd()); // the server owns (and closes) what it adopts
+    listener.close();
+    std::vector<std::thread> threads;
+    std::vector<std::string> seen(3), failures(3);
+    for (int r = 0; r < 3; ++r) {
+        threads.emplace_back([&, r] {
+            try {
+                RendezvousConfig config{r, 3, "127.0.0.1", port, "held", 10};
+                config.listen_fd = r == 0 ? adopted : -1;
+                auto rendezvous = Rendezvous::join(config);
+                const std::string mine(1, static_cast<char>('a' + r));
+                for (const auto& part : rendezvous->all_gather(bytes_of(mine))) {
+                    seen[r] += std::string(reinterpret_cast<const char*>(part.data()), part.size());
+                }
+            } catch (const std::exception& e) {
+                failures[r] = e.what();
+            }
+        });
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    for (int r = 0; r < 3; ++r) {
+        EXPECT_EQ(failures[r], "") << "rank " << r;
+        EXPECT_EQ(seen[r], "abc") << "rank " << r;
+    }
+}
+
+// A descriptor that is not the rendezvous port's listening socket is refused by name, not waited on.
+TEST(Rendezvous, ListenerOnAnotherPortOrNotListeningIsAnEnvironmentError) {
+    LoopbackListener listener = LoopbackListener::open(8);
+    const int elsewhere = listener.port() == 65535 ? listener.port() - 1 : listener.port() + 1;
+    RendezvousConfig config{0, 1, "127.0.0.1", elsewhere, "t", 1};
+    config.listen_fd = ::dup(listener.fd());
+    try {
+        Rendezvous::join(config);
+        FAIL() << "a listener on another port was adopted";
+    } catch (const RendezvousError& e) {
+        EXPECT_NE(std::string(e.what()).find("not the rendezvous port"), std::string::npos) << e.what();
+    }
+    config.port = listener.port();
+    config.listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0); // never listened
+    try {
+        Rendezvous::join(config);
+        FAIL() << "a socket that does not listen was adopted";
+    } catch (const RendezvousError& e) {
+        EXPECT_NE(std::string(e.what()).find("not a listening TCP socket"), std::string::npos) << e.what();
     }
 }
 
