@@ -2,6 +2,7 @@
 
 #include "pkbw/core/error.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <atomic>
 #include <cerrno>
@@ -16,6 +17,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <thread>
 #include <unistd.h>
 
@@ -133,6 +135,14 @@ sockaddr_in make_address(const std::string& address, int port) {
     addr.sin_addr = reinterpret_cast<const sockaddr_in*>(found->ai_addr)->sin_addr;
     ::freeaddrinfo(found);
     return addr;
+}
+
+// 0 clears it (blocking receives, as the collectives need).
+void set_receive_timeout(int fd, double seconds) {
+    timeval limit{};
+    limit.tv_sec = static_cast<time_t>(seconds);
+    limit.tv_usec = static_cast<suseconds_t>((seconds - static_cast<double>(limit.tv_sec)) * 1e6);
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
 }
 
 bool connected_to_itself(int fd) {
@@ -369,10 +379,27 @@ private:
                 const auto token = std::as_bytes(std::span(config.token.data(), config.token.size()));
                 FrameHeader header{};
                 std::vector<std::byte> body;
-                if (send_frame(socket.get(), kOpHello, static_cast<std::uint32_t>(config.rank), 0, token) &&
-                    receive_frame(socket.get(), header, body) && header.op == kOpHello) {
+                // A listening socket accepts connections before rank 0's server runs (the launcher
+                // holds it from the start): the wait for the server's answer keeps the deadline.
+                set_receive_timeout(
+                    socket.get(),
+                    std::max(
+                        1.0,
+                        std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count()));
+                const bool sent =
+                    send_frame(socket.get(), kOpHello, static_cast<std::uint32_t>(config.rank), 0, token);
+                const bool answered = sent && receive_frame(socket.get(), header, body);
+                const int receive_error = errno;
+                if (answered && header.op == kOpHello) {
+                    set_receive_timeout(socket.get(), 0);
                     socket_ = std::move(socket);
                     return;
+                }
+                if (sent && !answered && (receive_error == EAGAIN || receive_error == EWOULDBLOCK)) {
+                    throw RendezvousError("rendezvous: rank 0's server at " + config.address + ":" +
+                                          std::to_string(config.port) + " did not answer rank " +
+                                          std::to_string(config.rank) + " within " +
+                                          std::to_string(static_cast<int>(config.connect_timeout_s)) + " s");
                 }
                 throw RendezvousError("rendezvous: " + config.address + ":" + std::to_string(config.port) +
                                       " refused rank " + std::to_string(config.rank) +

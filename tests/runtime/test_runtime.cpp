@@ -154,6 +154,22 @@ TEST(Rendezvous, AdoptedListenerHoldsThePortAndTheRanksMeet) {
     }
 }
 
+// A listening socket nobody serves (rank 0 died, or hangs, before its server adopted it): the other
+// ranks' connections are queued, and their wait for an answer ends at the deadline, by name.
+TEST(Rendezvous, ListenerThatNobodyServesEndsAtTheDeadline) {
+    LoopbackListener listener = LoopbackListener::open(8);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        Rendezvous::join({1, 2, "127.0.0.1", listener.port(), "t", 1.0});
+        FAIL() << "joined a rendezvous nobody serves";
+    } catch (const RendezvousError& e) {
+        EXPECT_NE(std::string(e.what()).find("did not answer rank 1"), std::string::npos) << e.what();
+    }
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_GE(waited, 0.9);
+    EXPECT_LT(waited, 5.0);
+}
+
 // A descriptor that is not the rendezvous port's listening socket is refused by name, not waited on.
 TEST(Rendezvous, ListenerOnAnotherPortOrNotListeningIsAnEnvironmentError) {
     LoopbackListener listener = LoopbackListener::open(8);
