@@ -380,6 +380,30 @@ private slots:
         QCOMPARE(view.plot()->graph(0)->dataCount(), 2);
     }
 
+    // Review defect 28: samples are stored in ms, and a 15 µs iteration must not read "0.015 ms".
+    void perf_axis_reads_microseconds_for_short_iterations() {
+        const QString path = test::temp_path(QStringLiteral("micro.db"));
+        std::int64_t fast = 0, slow = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            fast = test::add_perf_run(store, "1_allreduce", "solutions_cuda_bf16_none_a_b", 0.030, 0.015);
+            slow = test::add_perf_run(store, "1_allreduce", "solutions_cuda_bf16_none_a_b", 4.0, 2.0);
+        }
+        PerfView view;
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), fast)));
+        QCOMPARE(view.plot()->yAxis->label(), QStringLiteral("µs per iteration"));
+        auto* candidate = qobject_cast<QCPStatisticalBox*>(view.plot()->plottable(1));
+        QVERIFY(candidate);
+        QVERIFY2(std::fabs(candidate->data()->begin()->median - 15.0) < 1e-9,
+                 qPrintable(QString::number(candidate->data()->begin()->median)));
+        QVERIFY(view.plot()->yAxis->range().upper > 15.0);
+        QVERIFY(view.summary_text().contains(QStringLiteral("Speedup 2.000×"))); // the figures are unit-free
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), slow)));
+        QCOMPARE(view.plot()->yAxis->label(), QStringLiteral("ms per iteration"));
+        candidate = qobject_cast<QCPStatisticalBox*>(view.plot()->plottable(1));
+        QVERIFY(std::fabs(candidate->data()->begin()->median - 2.0) < 1e-9);
+    }
+
     // --- Sources ------------------------------------------------------------------------------
 
     void sources_aligned_with_line_numbers() {
