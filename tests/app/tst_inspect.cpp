@@ -13,6 +13,7 @@
 #include "pkbw/core/trace_store.h"
 #include "runsmodel.h"
 #include "runsources.h"
+#include "runview.h"
 #include "sourceview.h"
 #include "timelinewidget.h"
 #include "traceview.h"
@@ -497,6 +498,56 @@ private slots:
         // A trial without an artifact falls back to the native layout under the run folder.
         QCOMPARE(QString::fromStdString(output_path(data, 0, 0, Side::Candidate).string()),
                  QStringLiteral("/nonexistent/run/outputs/trial_0/rank_0_candidate.safetensors"));
+    }
+
+    // Review defect 10: an imported PKB run whose .pt files are gone is told so, never given pkbw's
+    // --keep-outputs advice (PKB made those outputs, not pkbw); a native run's recorded outputs that
+    // are gone name the file.
+    void missing_outputs_hint_names_the_cause() {
+        RunData imported;
+        imported.run.backend = "pkb-cuda";
+        imported.run.command_line = {"pkbw", "import-pkb", "/logs"};
+        imported.artifacts.push_back(
+            {0, 1, 0, 0, "outputs_reference", "/gone/logs/reference/trial_0/rank_0.pt"});
+        QString text = no_outputs_text(imported);
+        QVERIFY2(text.contains(QStringLiteral("import-pkb")) &&
+                     text.contains(QStringLiteral("/gone/logs/reference/trial_0/rank_0.pt")),
+                 qPrintable(text));
+        QVERIFY2(!text.contains(QStringLiteral("--keep-outputs")), qPrintable(text));
+        imported.artifacts.clear();
+        text = no_outputs_text(imported);
+        QVERIFY2(text.contains(QStringLiteral("held no .pt outputs")), qPrintable(text));
+        QVERIFY(!text.contains(QStringLiteral("--keep-outputs")));
+
+        RunData native;
+        native.run.backend = "cuda";
+        native.artifacts.push_back(
+            {0, 2, 1, 0, "outputs_candidate", "/gone/runs/r/outputs/trial_1/rank_0_candidate.safetensors"});
+        text = no_outputs_text(native);
+        QVERIFY2(text.contains(QStringLiteral("rank_0_candidate.safetensors")) &&
+                     text.contains(QStringLiteral("run folder")),
+                 qPrintable(text));
+        native.artifacts.clear();
+        QVERIFY(no_outputs_text(native).contains(QStringLiteral("--keep-outputs")));
+
+        // The Run tab's tolerance explorer says it for an imported run from a store.
+        const QString path = test::temp_path(QStringLiteral("imported_gone.db"));
+        std::int64_t id = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            id = add_run(store, "2_allgather", "solutions_cuda_bf16_none_openai_gpt-5.5", RunMode::Eval,
+                         RunStatus::Mismatch, std::nullopt, 30, "pkb-cuda");
+            store.add_artifact({0, id, 0, 0, "outputs_reference", "/gone/logs/reference/trial_0/rank_0.pt"});
+            store.add_artifact({0, id, 0, 0, "outputs_candidate", "/gone/logs/cuda/trial_0/rank_0.pt"});
+        }
+        RunView view;
+        view.set_store(path);
+        QSignalSpy rescored(&view, &RunView::rescore_ready);
+        view.open_run(id);
+        QTRY_VERIFY_WITH_TIMEOUT(rescored.count() > 0, 5000);
+        QVERIFY2(view.rescore_text().contains(QStringLiteral("import-pkb")), qPrintable(view.rescore_text()));
+        QVERIFY2(!view.rescore_text().contains(QStringLiteral("--keep-outputs")),
+                 qPrintable(view.rescore_text()));
     }
 
     // --- Stores and the runs list ---------------------------------------------------------------
