@@ -11,6 +11,7 @@
 #include "pkbw/core/sha256.h"
 #include "pkbw/core/store.h"
 #include "pkbw/core/trace_store.h"
+#include "runsbrowser.h"
 #include "runsmodel.h"
 #include "runsources.h"
 #include "runview.h"
@@ -551,6 +552,46 @@ private slots:
     }
 
     // --- Stores and the runs list ---------------------------------------------------------------
+
+    // Review defect 30: runs the CLI adds while the window is open appear without F5.
+    void runs_list_follows_runs_the_cli_adds() {
+        const QString path = test::temp_path(QStringLiteral("live.db"));
+        {
+            Store store = Store::open(path.toStdString());
+            add_run(store, "1_allreduce", "solutions_cuda_bf16_none_a_b", RunMode::Eval, RunStatus::Pass,
+                    std::nullopt, 1);
+        }
+        MainWindow window;
+        window.set_refresh_interval(100);
+        QSignalSpy opened(&window, &MainWindow::store_opened);
+        window.open_store(path);
+        QVERIFY(opened.wait(5000));
+        QTRY_COMPARE_WITH_TIMEOUT(window.runs()->model()->total(), qint64(1), 5000);
+        std::int64_t running = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            RunRecord run;
+            run.problem_stem = "2_allgather";
+            run.backend = "host";
+            running = store.begin_run(run); // the CLI starts a run
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(window.runs()->model()->total(), qint64(2), 5000);
+        auto status_of_newest = [&] {
+            RunsModel* m = window.runs()->model();
+            for (int r = 0; r < m->rowCount(); ++r) {
+                if (m->index(r, RunsModel::Id).data().toLongLong() == running) {
+                    return m->index(r, RunsModel::Status).data().toString();
+                }
+            }
+            return QString();
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(status_of_newest(), QStringLiteral("running"), 5000);
+        {
+            Store store = Store::open(path.toStdString());
+            store.finish_run(running, RunStatus::Mismatch, 1, "");
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(status_of_newest(), QStringLiteral("mismatch"), 5000);
+    }
 
     void mistyped_store_is_refused_default_is_created() {
         const QString typo = test::temp_path(QStringLiteral("nodir/x/runs.db"));
