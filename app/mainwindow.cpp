@@ -29,12 +29,21 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <filesystem>
 
 namespace pkbw::app {
 namespace {
 constexpr int kMaxRecent = 8;
+
+// What tells the runs list that the CLI changed the store: how many runs, and how many still run
+// (a run that finishes changes the second). Both are counts on indexed columns.
+std::pair<std::int64_t, std::int64_t> store_signature(const Store& store) {
+    RunFilter running;
+    running.status = RunStatus::Running;
+    return {store.count_runs(), store.count_runs(running)};
 }
+} // namespace
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent) {
@@ -91,6 +100,11 @@ MainWindow::MainWindow(QWidget* parent)
             open_run(run_id);
         }
     });
+
+    refresh_ = new QTimer(this);
+    refresh_->setInterval(3000);
+    connect(refresh_, &QTimer::timeout, this, &MainWindow::poll_store);
+    refresh_->start();
 
     build_menus();
     install_export_menus(this);
@@ -226,9 +240,9 @@ void MainWindow::open_store(const QString& path, bool create) {
             }
             const Store store =
                 Store::open_read_only(p, create ? Store::Missing::Create : Store::Missing::Fail);
-            return store.schema_version();
+            return std::pair{store.schema_version(), store_signature(store)};
         },
-        [this, absolute](Loaded<int> r) {
+        [this, absolute](Loaded<std::pair<int, std::pair<std::int64_t, std::int64_t>>> r) {
             if (!r.ok()) {
                 statusBar()->showMessage(tr("Could not open %1").arg(absolute));
                 // Not modal: a start with a mistyped --store, or a test, must not block on it.
@@ -240,6 +254,7 @@ void MainWindow::open_store(const QString& path, bool create) {
                 return;
             }
             store_ = absolute;
+            signature_ = r.value.second;
             remember_store(absolute);
             runs_->set_store(absolute);
             run_view_->set_store(absolute);
@@ -248,8 +263,31 @@ void MainWindow::open_store(const QString& path, bool create) {
             generations_->set_store(absolute);
             sweeps_->set_store(absolute);
             launcher_->set_store(absolute);
-            statusBar()->showMessage(tr("Store %1 (schema %2)").arg(absolute).arg(r.value));
+            statusBar()->showMessage(tr("Store %1 (schema %2)").arg(absolute).arg(r.value.first));
             emit store_opened(absolute);
+        });
+}
+
+void MainWindow::set_refresh_interval(int ms) {
+    refresh_->setInterval(ms);
+}
+
+void MainWindow::poll_store() {
+    if (store_.isEmpty() || polling_) {
+        return;
+    }
+    polling_ = true;
+    const QString path = store_;
+    run_in_background(
+        this, [p = to_path(path)] { return store_signature(Store::open_read_only(p)); },
+        [this, path](Loaded<std::pair<std::int64_t, std::int64_t>> r) {
+            polling_ = false;
+            // A read that fails (the CLI holding a write lock) is tried again on the next tick.
+            if (!r.ok() || path != store_ || r.value == signature_) {
+                return;
+            }
+            signature_ = r.value;
+            runs_->model()->reload();
         });
 }
 

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <QMainWindow>
+#include <cstdint>
+#include <utility>
 
 class QTabWidget;
 class QMenu;
+class QTimer;
 
 namespace pkbw::app {
 
@@ -37,6 +40,10 @@ public:
     void open_run_folder(const QString& folder);
     void open_run(qint64 run_id);
     QString store_path() const { return store_; }
+    // The runs list follows the runs the CLI adds and finishes while the window is open: the store is
+    // polled (a count of its runs and of those still running, on a worker) every `ms`, 3 s by
+    // default, and the list reloaded when either changes.
+    void set_refresh_interval(int ms);
 
     QTabWidget* tabs() const { return tabs_; }
     RunsBrowser* runs() const { return runs_; }
@@ -60,8 +67,13 @@ private:
     void build_menus();
     void update_recent_menu();
     void remember_store(const QString& path);
+    void poll_store();
 
     QString store_;
+    // (runs, running runs) when the list was last loaded; -1 before a store is open.
+    std::pair<std::int64_t, std::int64_t> signature_{-1, -1};
+    bool polling_ = false;
+    QTimer* refresh_ = nullptr;
     int tab_after_run_ = -1;
     QTabWidget* tabs_ = nullptr;
     QMenu* recent_menu_ = nullptr;

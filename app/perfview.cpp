@@ -124,6 +124,17 @@ void PerfView::set_data(std::shared_ptr<const RunData> data) {
     const Grouped g = group(*data_);
     const QColor colors[2] = {QColor(0x45, 0x7b, 0x9d), QColor(0xe7, 0x6f, 0x51)};
     const QString names[2] = {tr("reference"), tr("candidate")};
+    // Samples are stored in ms; iterations under a millisecond (most single kernels) are plotted in
+    // µs, so that the axis reads 15 µs rather than 0.015 ms.
+    double largest_ms = 0;
+    for (const auto& side : g.per_rank) {
+        for (const auto& [rank, ms] : side) {
+            largest_ms = std::max(largest_ms, percentile(ms, 95));
+        }
+    }
+    const bool micro = largest_ms > 0 && largest_ms < 1.0;
+    const double scale = micro ? 1e3 : 1.0;
+    const QString unit_label = micro ? tr("µs per iteration") : tr("ms per iteration");
     double ymax = 0;
     for (int side = 0; side < 2; ++side) {
         if (g.per_rank[side].empty()) {
@@ -142,12 +153,13 @@ void PerfView::set_data(std::shared_ptr<const RunData> data) {
         for (const auto& [rank, ms] : g.per_rank[side]) {
             const double p5 = percentile(ms, 5), q1 = percentile(ms, 25), med = percentile(ms, 50),
                          q3 = percentile(ms, 75), p95 = percentile(ms, 95);
-            box->addData(rank + (side == 0 ? -0.2 : 0.2), p5, q1, med, q3, p95);
-            ymax = std::max(ymax, p95);
+            box->addData(rank + (side == 0 ? -0.2 : 0.2), p5 * scale, q1 * scale, med * scale, q3 * scale,
+                         p95 * scale);
+            ymax = std::max(ymax, p95 * scale);
         }
     }
     plot_->xAxis->setLabel(tr("rank"));
-    plot_->yAxis->setLabel(tr("ms per iteration"));
+    plot_->yAxis->setLabel(unit_label);
     plot_->xAxis->setRange(-0.7, data_->world_size() - 0.3);
     QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
     ticker->setTickStep(1);

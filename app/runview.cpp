@@ -46,6 +46,42 @@ public:
 
 } // namespace
 
+QString no_outputs_text(const RunData& data) {
+    // The first outputs file the run recorded (native runs record the failing trials' safetensors,
+    // import-pkb every .pt file PKB saved); its path says where the explorer looked.
+    const ArtifactRow* recorded = nullptr;
+    for (const ArtifactRow& a : data.artifacts) {
+        if (a.kind.rfind("outputs", 0) == 0) {
+            recorded = &a;
+            break;
+        }
+    }
+    const RunRecord& run = data.run;
+    const bool imported = (run.backend.rfind("pkb-", 0) == 0 && run.command_line.size() > 1 &&
+                           run.command_line[1] == "import-pkb") ||
+                          (recorded && recorded->path.ends_with(".pt"));
+    if (imported) {
+        // --keep-outputs is pkbw's flag: it means nothing for a run PKB made.
+        return recorded ? RunView::tr("PKB's .pt outputs that import-pkb recorded for this run are not on "
+                                      "disk (%1, …): the PKB logs folder was moved or deleted after the "
+                                      "import, and the store keeps its paths, not the files.")
+                              .arg(to_qstring(recorded->path))
+                        : RunView::tr("The imported PKB logs held no .pt outputs for this run: only the "
+                                      "stored error maps can be shown.");
+    }
+    if (recorded) {
+        return RunView::tr("The outputs files this run recorded are not on disk (%1, …): its run folder was "
+                           "deleted, or not copied with the store.")
+            .arg(to_qstring(recorded->path));
+    }
+    return RunView::tr("No outputs files found for this run (pkbw keeps them for failing trials unless "
+                       "--keep-outputs).");
+}
+
+QString RunView::rescore_text() const {
+    return rescore_summary_->text();
+}
+
 RunView::RunView(QWidget* parent)
     : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
@@ -379,22 +415,12 @@ void RunView::rescore() {
             } else {
                 tolerance_model_->set_rows(std::move(r.value));
                 const int total = tolerance_model_->rowCount();
-                bool pt_outputs = false; // PKB's torch.save outputs, recorded by import-pkb
-                for (const ArtifactRow& a : data_->artifacts) {
-                    pt_outputs = pt_outputs || (a.kind == "outputs" && a.path.ends_with(".pt"));
-                }
-                rescore_summary_->setText(
-                    total == 0 && pt_outputs
-                        ? tr("This run's outputs are PKB's .pt files (recorded by import-pkb); the explorer "
-                             "reads safetensors outputs only.")
-                    : total == 0
-                        ? tr("No outputs files found for this run (pkbw keeps them for failing trials "
-                             "unless --keep-outputs; a moved run folder is not found).")
-                        : tr("At atol %1, rtol %2: %3 of %4 rank-trials pass.")
-                              .arg(atol)
-                              .arg(rtol)
-                              .arg(tolerance_model_->pass_count())
-                              .arg(total));
+                rescore_summary_->setText(total == 0 ? no_outputs_text(*data_)
+                                                     : tr("At atol %1, rtol %2: %3 of %4 rank-trials pass.")
+                                                           .arg(atol)
+                                                           .arg(rtol)
+                                                           .arg(tolerance_model_->pass_count())
+                                                           .arg(total));
             }
             emit rescore_ready();
         });

@@ -20,6 +20,10 @@ class CorrectnessModel;
 class HeatmapView;
 class ToleranceModel;
 
+// What the tolerance explorer says when no outputs file of the run is on disk: an imported PKB run's
+// .pt files gone (its logs folder moved), a native run's folder gone, or none kept (--keep-outputs).
+QString no_outputs_text(const RunData& data);
+
 class RunView : public QWidget {
     Q_OBJECT
 public:
@@ -36,6 +40,7 @@ public:
     HeatmapView* heatmaps() const { return heatmaps_; }
     QTableView* grid_view() const { return grid_; }
     QString header_text() const;
+    QString rescore_text() const; // the tolerance explorer's summary line
     QStringList tensor_names() const;
 
     void select_cell(int rank, int trial);

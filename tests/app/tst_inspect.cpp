@@ -11,8 +11,10 @@
 #include "pkbw/core/sha256.h"
 #include "pkbw/core/store.h"
 #include "pkbw/core/trace_store.h"
+#include "runsbrowser.h"
 #include "runsmodel.h"
 #include "runsources.h"
+#include "runview.h"
 #include "sourceview.h"
 #include "timelinewidget.h"
 #include "traceview.h"
@@ -380,6 +382,30 @@ private slots:
         QCOMPARE(view.plot()->graph(0)->dataCount(), 2);
     }
 
+    // Review defect 28: samples are stored in ms, and a 15 µs iteration must not read "0.015 ms".
+    void perf_axis_reads_microseconds_for_short_iterations() {
+        const QString path = test::temp_path(QStringLiteral("micro.db"));
+        std::int64_t fast = 0, slow = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            fast = test::add_perf_run(store, "1_allreduce", "solutions_cuda_bf16_none_a_b", 0.030, 0.015);
+            slow = test::add_perf_run(store, "1_allreduce", "solutions_cuda_bf16_none_a_b", 4.0, 2.0);
+        }
+        PerfView view;
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), fast)));
+        QCOMPARE(view.plot()->yAxis->label(), QStringLiteral("µs per iteration"));
+        auto* candidate = qobject_cast<QCPStatisticalBox*>(view.plot()->plottable(1));
+        QVERIFY(candidate);
+        QVERIFY2(std::fabs(candidate->data()->begin()->median - 15.0) < 1e-9,
+                 qPrintable(QString::number(candidate->data()->begin()->median)));
+        QVERIFY(view.plot()->yAxis->range().upper > 15.0);
+        QVERIFY(view.summary_text().contains(QStringLiteral("Speedup 2.000×"))); // the figures are unit-free
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), slow)));
+        QCOMPARE(view.plot()->yAxis->label(), QStringLiteral("ms per iteration"));
+        candidate = qobject_cast<QCPStatisticalBox*>(view.plot()->plottable(1));
+        QVERIFY(std::fabs(candidate->data()->begin()->median - 2.0) < 1e-9);
+    }
+
     // --- Sources ------------------------------------------------------------------------------
 
     void sources_aligned_with_line_numbers() {
@@ -475,7 +501,97 @@ private slots:
                  QStringLiteral("/nonexistent/run/outputs/trial_0/rank_0_candidate.safetensors"));
     }
 
+    // Review defect 10: an imported PKB run whose .pt files are gone is told so, never given pkbw's
+    // --keep-outputs advice (PKB made those outputs, not pkbw); a native run's recorded outputs that
+    // are gone name the file.
+    void missing_outputs_hint_names_the_cause() {
+        RunData imported;
+        imported.run.backend = "pkb-cuda";
+        imported.run.command_line = {"pkbw", "import-pkb", "/logs"};
+        imported.artifacts.push_back(
+            {0, 1, 0, 0, "outputs_reference", "/gone/logs/reference/trial_0/rank_0.pt"});
+        QString text = no_outputs_text(imported);
+        QVERIFY2(text.contains(QStringLiteral("import-pkb")) &&
+                     text.contains(QStringLiteral("/gone/logs/reference/trial_0/rank_0.pt")),
+                 qPrintable(text));
+        QVERIFY2(!text.contains(QStringLiteral("--keep-outputs")), qPrintable(text));
+        imported.artifacts.clear();
+        text = no_outputs_text(imported);
+        QVERIFY2(text.contains(QStringLiteral("held no .pt outputs")), qPrintable(text));
+        QVERIFY(!text.contains(QStringLiteral("--keep-outputs")));
+
+        RunData native;
+        native.run.backend = "cuda";
+        native.artifacts.push_back(
+            {0, 2, 1, 0, "outputs_candidate", "/gone/runs/r/outputs/trial_1/rank_0_candidate.safetensors"});
+        text = no_outputs_text(native);
+        QVERIFY2(text.contains(QStringLiteral("rank_0_candidate.safetensors")) &&
+                     text.contains(QStringLiteral("run folder")),
+                 qPrintable(text));
+        native.artifacts.clear();
+        QVERIFY(no_outputs_text(native).contains(QStringLiteral("--keep-outputs")));
+
+        // The Run tab's tolerance explorer says it for an imported run from a store.
+        const QString path = test::temp_path(QStringLiteral("imported_gone.db"));
+        std::int64_t id = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            id = add_run(store, "2_allgather", "solutions_cuda_bf16_none_openai_gpt-5.5", RunMode::Eval,
+                         RunStatus::Mismatch, std::nullopt, 30, "pkb-cuda");
+            store.add_artifact({0, id, 0, 0, "outputs_reference", "/gone/logs/reference/trial_0/rank_0.pt"});
+            store.add_artifact({0, id, 0, 0, "outputs_candidate", "/gone/logs/cuda/trial_0/rank_0.pt"});
+        }
+        RunView view;
+        view.set_store(path);
+        QSignalSpy rescored(&view, &RunView::rescore_ready);
+        view.open_run(id);
+        QTRY_VERIFY_WITH_TIMEOUT(rescored.count() > 0, 5000);
+        QVERIFY2(view.rescore_text().contains(QStringLiteral("import-pkb")), qPrintable(view.rescore_text()));
+        QVERIFY2(!view.rescore_text().contains(QStringLiteral("--keep-outputs")),
+                 qPrintable(view.rescore_text()));
+    }
+
     // --- Stores and the runs list ---------------------------------------------------------------
+
+    // Review defect 30: runs the CLI adds while the window is open appear without F5.
+    void runs_list_follows_runs_the_cli_adds() {
+        const QString path = test::temp_path(QStringLiteral("live.db"));
+        {
+            Store store = Store::open(path.toStdString());
+            add_run(store, "1_allreduce", "solutions_cuda_bf16_none_a_b", RunMode::Eval, RunStatus::Pass,
+                    std::nullopt, 1);
+        }
+        MainWindow window;
+        window.set_refresh_interval(100);
+        QSignalSpy opened(&window, &MainWindow::store_opened);
+        window.open_store(path);
+        QVERIFY(opened.wait(5000));
+        QTRY_COMPARE_WITH_TIMEOUT(window.runs()->model()->total(), qint64(1), 5000);
+        std::int64_t running = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            RunRecord run;
+            run.problem_stem = "2_allgather";
+            run.backend = "host";
+            running = store.begin_run(run); // the CLI starts a run
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(window.runs()->model()->total(), qint64(2), 5000);
+        auto status_of_newest = [&] {
+            RunsModel* m = window.runs()->model();
+            for (int r = 0; r < m->rowCount(); ++r) {
+                if (m->index(r, RunsModel::Id).data().toLongLong() == running) {
+                    return m->index(r, RunsModel::Status).data().toString();
+                }
+            }
+            return QString();
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(status_of_newest(), QStringLiteral("running"), 5000);
+        {
+            Store store = Store::open(path.toStdString());
+            store.finish_run(running, RunStatus::Mismatch, 1, "");
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(status_of_newest(), QStringLiteral("mismatch"), 5000);
+    }
 
     void mistyped_store_is_refused_default_is_created() {
         const QString typo = test::temp_path(QStringLiteral("nodir/x/runs.db"));
