@@ -2,7 +2,7 @@
 
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
-#include "problembrowser.h"
+#include "problemcatalog.h"
 #include "qtconvert.h"
 
 #include <QCheckBox>
@@ -30,15 +30,6 @@
 namespace pkbw::app {
 namespace {
 
-QString default_executable() {
-    const QString beside = QCoreApplication::applicationDirPath() + QStringLiteral("/pkbw");
-    if (QFileInfo(beside).isExecutable()) {
-        return beside;
-    }
-    const QString found = QStandardPaths::findExecutable(QStringLiteral("pkbw"));
-    return found.isEmpty() ? QStringLiteral("pkbw") : found;
-}
-
 QWidget* with_browse(QLineEdit* edit, QWidget* parent, bool directory) {
     auto* box = new QWidget(parent);
     auto* row = new QHBoxLayout(box);
@@ -64,14 +55,16 @@ LauncherView::LauncherView(QWidget* parent)
     auto* layout = new QHBoxLayout(this);
     auto* form_box = new QGroupBox(tr("Run"), this);
     auto* form = new QFormLayout(form_box);
-    exe_ = new QLineEdit(default_executable(), form_box);
+    exe_ = new QLineEdit(default_pkbw_executable(), form_box);
     form->addRow(tr("pkbw"), with_browse(exe_, form_box, false));
     problem_ = new QComboBox(form_box);
     problem_->setEditable(true);
     problem_->setObjectName(QStringLiteral("launchProblem"));
     problem_->setToolTip(tr("A number (2), a stem (2_allgather), or several separated by commas (run one "
                             "after the other)"));
-    known_problems_ = problem_stems(QStringLiteral(PKBW_SOURCE_ROOT "/problems"));
+    const ProblemCatalog& catalog = problem_catalog();
+    known_problems_ = catalog.stems();
+    problem_list_error_ = catalog.error;
     problem_->addItems(known_problems_);
     form->addRow(tr("Problem(s)"), problem_);
     solution_ = new QLineEdit(form_box);
@@ -226,8 +219,9 @@ void LauncherView::set_backend(const QString& backend) {
 void LauncherView::set_pkb_checkout(const QString& dir) {
     pkb_checkout_->setText(dir);
 }
-void LauncherView::set_problem_list(const QStringList& stems) {
+void LauncherView::set_problem_list(const QStringList& stems, const QString& error) {
     known_problems_ = stems;
+    problem_list_error_ = error;
 }
 
 QStringList LauncherView::problems() const {
@@ -247,7 +241,12 @@ QString LauncherView::validate() const {
         return tr("Give a problem (a number, a stem, or a comma list).");
     }
     // Without a PKB checkout the problems are pkbw's: each must be one of them (by number or stem).
-    if (!pkb && !known_problems_.isEmpty()) {
+    // With no list to check against, the run is refused with the reason rather than unchecked.
+    if (!pkb && known_problems_.isEmpty()) {
+        return tr("Cannot check the problem names: %1")
+            .arg(problem_list_error_.isEmpty() ? tr("pkbw listed no problems") : problem_list_error_);
+    }
+    if (!pkb) {
         for (const QString& p : list) {
             const bool known =
                 std::any_of(known_problems_.begin(), known_problems_.end(), [&](const QString& k) {

@@ -42,7 +42,8 @@ public:
     void set_trials(int trials);
     void set_backend(const QString& backend);
     void set_pkb_checkout(const QString& dir);
-    void set_problem_list(const QStringList& stems); // the known problems (validation, choices)
+    // The known problems (validation, choices), and why there are none when `stems` is empty.
+    void set_problem_list(const QStringList& stems, const QString& error = {});
 
     // The arguments of the first problem's run (arguments_for for each of a comma list).
     QStringList arguments() const;
@@ -83,6 +84,7 @@ private:
 
     QString store_;
     QStringList known_problems_;
+    QString problem_list_error_;
     QStringList queue_; // problems still to run of a comma list
     bool cancelled_ = false;
     std::vector<QString> verdicts_; // per rank: "" or the first failing status

@@ -120,6 +120,9 @@ int main(int argc, char** argv) {
         auto grab = [&window, file] {
             QTimer::singleShot(2500, &window, [&window, file] {
                 window.grab().save(file);
+                for (const QString& line : window.shown_summary())
+                    std::cout << "pkbw-gui: " << line.toStdString() << "\n";
+                std::cout.flush();
                 qApp->quit();
             });
         };

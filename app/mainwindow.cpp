@@ -9,6 +9,7 @@
 #include "pkbw/core/paths.h"
 #include "pkbw/core/store.h"
 #include "problembrowser.h"
+#include "problemcatalog.h"
 #include "qtconvert.h"
 #include "runsbrowser.h"
 #include "runsmodel.h"
@@ -21,6 +22,8 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QCryptographicHash>
+#include <QCryptographicHash>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QKeySequence>
@@ -266,6 +269,45 @@ void MainWindow::open_store(const QString& path, bool create) {
             statusBar()->showMessage(tr("Store %1 (schema %2)").arg(absolute).arg(r.value.first));
             emit store_opened(absolute);
         });
+}
+
+QStringList MainWindow::shown_summary() const {
+    QStringList lines{QStringLiteral("tab: ") +
+                      tabs_->tabText(tabs_->currentIndex()).remove(QLatin1Char('&'))};
+    auto first_line = [](const QString& text) {
+        for (const QString& line : text.split(QLatin1Char('\n'))) {
+            if (!line.trimmed().isEmpty()) {
+                return line.trimmed();
+            }
+        }
+        return QString();
+    };
+    if (tabs_->currentWidget() == source_view_) {
+        // What each side shows, as the file it came from would hash (sha256sum of the file).
+        auto side = [&first_line](const QString& text) {
+            const QByteArray bytes = text.toUtf8();
+            return QStringLiteral("%1 lines; sha256 %2; first: %3")
+                .arg(text.isEmpty()
+                         ? 0
+                         : text.count(QLatin1Char('\n')) + (text.endsWith(QLatin1Char('\n')) ? 0 : 1))
+                .arg(QString::fromLatin1(QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex()))
+                .arg(first_line(text));
+        };
+        lines << QStringLiteral("sources: %1").arg(source_view_->diff_summary())
+              << QStringLiteral("candidate: %1; %2")
+                     .arg(source_view_->right_title(), side(source_view_->right_text()))
+              << QStringLiteral("reference: %1").arg(side(source_view_->left_text()));
+    } else if (tabs_->currentWidget() == problems_) {
+        const ProblemCatalog& catalog = problem_catalog();
+        lines << QStringLiteral("problems: %1 from %2; folders under %3")
+                     .arg(problems_->problems().size())
+                     .arg(catalog.source, catalog.problems_root().isEmpty() ? QStringLiteral("(none)")
+                                                                            : catalog.problems_root());
+        if (!catalog.error.isEmpty()) {
+            lines << QStringLiteral("problems error: ") + catalog.error;
+        }
+    }
+    return lines;
 }
 
 void MainWindow::set_refresh_interval(int ms) {

@@ -45,6 +45,11 @@ public:
     // default, and the list reloaded when either changes.
     void set_refresh_interval(int ms);
 
+    // A few lines on the shown tab, for scripts that check a window without looking at it
+    // (`--screenshot` prints them): the tab's name; on Sources, each side's title, line count and
+    // first line; on Problems, how many problems came from which pkbw and where their folders are.
+    QStringList shown_summary() const;
+
     QTabWidget* tabs() const { return tabs_; }
     RunsBrowser* runs() const { return runs_; }
     RunView* run_view() const { return run_view_; }

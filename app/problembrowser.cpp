@@ -5,6 +5,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QListWidget>
 #include <QPlainTextEdit>
@@ -15,18 +16,6 @@
 
 namespace pkbw::app {
 
-QStringList problem_stems(const QString& root) {
-    QStringList stems;
-    for (const QString& stem : QDir(root).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
-        if (!stem.isEmpty() && stem.front().isDigit()) {
-            stems << stem;
-        }
-    }
-    auto number = [](const QString& stem) { return stem.section(QLatin1Char('_'), 0, 0).toInt(); };
-    std::stable_sort(stems.begin(), stems.end(),
-                     [&](const QString& a, const QString& b) { return number(a) < number(b); });
-    return stems;
-}
 namespace {
 
 QString read_file(const QString& path) {
@@ -48,9 +37,9 @@ QPlainTextEdit* make_source(QWidget* parent) {
 
 } // namespace
 
-ProblemBrowser::ProblemBrowser(QWidget* parent, const QString& root)
+ProblemBrowser::ProblemBrowser(QWidget* parent, const ProblemCatalog* catalog)
     : QWidget(parent)
-    , root_(root.isEmpty() ? QStringLiteral(PKBW_SOURCE_ROOT "/problems") : root) {
+    , catalog_(catalog ? *catalog : problem_catalog()) {
     auto* layout = new QHBoxLayout(this);
     auto* split = new QSplitter(Qt::Horizontal, this);
     list_ = new QListWidget(split);
@@ -68,12 +57,13 @@ ProblemBrowser::ProblemBrowser(QWidget* parent, const QString& root)
     split->addWidget(tabs_);
     split->setStretchFactor(1, 4);
     layout->addWidget(split);
-    list_->addItems(problem_stems(root_));
+    list_->addItems(catalog_.stems());
     connect(list_, &QListWidget::currentTextChanged, this, &ProblemBrowser::select);
     if (list_->count() > 0) {
         list_->setCurrentRow(0);
     } else {
-        description_->setPlainText(tr("No problems found under %1.").arg(root_));
+        description_->setPlainText(
+            tr("No problems: %1").arg(catalog_.error.isEmpty() ? catalog_.source : catalog_.error));
     }
 }
 
@@ -89,11 +79,23 @@ void ProblemBrowser::select(const QString& stem) {
     if (stem.isEmpty()) {
         return;
     }
-    const QString folder = root_ + QLatin1Char('/') + stem;
-    description_->setMarkdown(read_file(folder + QStringLiteral("/README.md")));
-    spec_->setPlainText(read_file(folder + QStringLiteral("/problem.cpp")));
-    reference_->setPlainText(read_file(folder + QStringLiteral("/reference.cu")));
-    host_reference_->setPlainText(read_file(folder + QStringLiteral("/reference_host.cpp")));
+    const ProblemEntry* entry = catalog_.find(stem);
+    if (entry == nullptr) {
+        return;
+    }
+    // A file the data directory does not hold (an installed tree has no problem.cpp) says so.
+    auto shown = [this](const QString& path, const QString& name) {
+        return path.isEmpty() ? tr("(no %1 in pkbw's data directory)").arg(name) : read_file(path);
+    };
+    QString readme = shown(entry->readme, QStringLiteral("README.md"));
+    if (entry->readme.isEmpty()) {
+        readme = QStringLiteral("# %1. %2\n\n%3\n").arg(entry->id).arg(entry->title, entry->description);
+    }
+    description_->setMarkdown(readme);
+    const QString spec = entry->folder.isEmpty() ? QString() : entry->folder + QStringLiteral("/problem.cpp");
+    spec_->setPlainText(QFileInfo::exists(spec) ? read_file(spec) : shown({}, QStringLiteral("problem.cpp")));
+    reference_->setPlainText(shown(entry->reference_cuda, QStringLiteral("reference.cu")));
+    host_reference_->setPlainText(shown(entry->reference_host, QStringLiteral("reference_host.cpp")));
     const auto items = list_->findItems(stem, Qt::MatchExactly);
     if (!items.isEmpty() && list_->currentItem() != items.front()) {
         list_->setCurrentItem(items.front());

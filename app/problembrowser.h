@@ -1,6 +1,9 @@
-// The problems shipped with pkbw (folders under problems/): description (README.md), the problem's
-// spec (problem.cpp) and its reference sources, highlighted.
+// The problems pkbw knows (problemcatalog.h: as `pkbw problems --json` lists them): description
+// (README.md), the problem's spec (problem.cpp, in a source tree) and its reference sources,
+// highlighted.
 #pragma once
+
+#include "problemcatalog.h"
 
 #include <QWidget>
 
@@ -11,20 +14,18 @@ class QTextBrowser;
 
 namespace pkbw::app {
 
-// The problem folders under `root` (names starting with a digit) in problem-number order: 1_, 2_, ..., 10_.
-QStringList problem_stems(const QString& root);
-
 class ProblemBrowser : public QWidget {
     Q_OBJECT
 public:
-    explicit ProblemBrowser(QWidget* parent = nullptr, const QString& root = {});
+    // `catalog` null: the process's (problem_catalog()).
+    explicit ProblemBrowser(QWidget* parent = nullptr, const ProblemCatalog* catalog = nullptr);
     QStringList problems() const;
     void select(const QString& stem);
     QString description() const;
     QString reference_source() const;
 
 private:
-    QString root_;
+    ProblemCatalog catalog_;
     QListWidget* list_ = nullptr;
     QTabWidget* tabs_ = nullptr;
     QTextBrowser* description_ = nullptr;

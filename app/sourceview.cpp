@@ -4,6 +4,7 @@
 #include "cudahighlighter.h"
 #include "generationpanel.h"
 #include "linediff.h"
+#include "problemcatalog.h"
 #include "qtconvert.h"
 #include "runsources.h"
 #include "theme.h"
@@ -176,8 +177,8 @@ void SourceView::set_data(std::shared_ptr<const RunData> data) {
     }
     run_in_background(
         this,
-        [data, store = to_path(store_)] {
-            return load_run_sources(*data, store, std::filesystem::path(PKBW_SOURCE_ROOT) / "problems");
+        [data, store = to_path(store_), problems = to_path(problem_catalog().problems_root())] {
+            return load_run_sources(*data, store, problems);
         },
         [this, request, data](Loaded<RunSources> r) {
             if (request != request_) {
@@ -287,6 +288,8 @@ QString SourceView::right_title() const {
 void SourceView::set_sources(const QString& left_title, const QString& left, const QString& right_title,
                              const QString& right, const QString& log, const QString& left_error,
                              const QString& right_error) {
+    left_text_ = left_error.isEmpty() ? left : QString();
+    right_text_ = right_error.isEmpty() ? right : QString();
     const bool dark = current_theme() == Theme::Dark;
     left_title_->setText(left_title.isEmpty() ? left_error : left_title);
     right_title_->setText(right_title.isEmpty() ? right_error : right_title);

@@ -48,6 +48,9 @@ public:
     QString shown_left() const;
     QString shown_right() const;
     QString right_title() const;
+    // The texts as given (before alignment); empty where the side was not found.
+    const QString& left_text() const { return left_text_; }
+    const QString& right_text() const { return right_text_; }
     QStringList log_names() const;
     ExchangesPanel* exchanges() const { return exchanges_; }
     TrajectoryPanel* trajectory() const { return trajectory_; }
@@ -95,6 +98,7 @@ private:
     CudaHighlighter* left_highlighter_ = nullptr;
     CudaHighlighter* right_highlighter_ = nullptr;
     int inserted_ = 0, deleted_ = 0;
+    QString left_text_, right_text_;
 };
 
 } // namespace pkbw::app

@@ -3,9 +3,11 @@
 // `pkbw show --sweep ID --json`, the failing pairs open their runs, a perf sweep draws its fast_p
 // curves, and a sweep still running is re-read until it ends.
 #include "fixtures.h"
+#include "heatmapview.h"
 #include "mainwindow.h"
 #include "pkbw/core/sweep_table.h"
 #include "runview.h"
+#include "sourceview.h"
 #include "sweepsview.h"
 
 #include <QDir>
@@ -312,6 +314,75 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(view.progress()->value(), 2, 10000);
         QTRY_VERIFY_WITH_TIMEOUT(!view.refreshing(), 10000);
         QVERIFY(view.failing_table()->rowCount() == 0);
+    }
+    // Issue 19's "store moved to another directory": a real host run (a candidate off by 0.5, its
+    // outputs kept), its store folder moved elsewhere and the candidate file deleted. The run still
+    // opens with its heatmaps and tolerance explorer (run folder found relative to the store) and
+    // its Sources tab shows the archived candidate.
+    void moved_store_keeps_outputs_tolerances_and_sources() {
+        const QString from = test::temp_path(QStringLiteral("moved_from"));
+        const QString to = test::temp_path(QStringLiteral("moved_to"));
+        QVERIFY(QDir().mkpath(from) && QDir().mkpath(to));
+        QFile sample(QStringLiteral(PKBW_SOURCE_ROOT "/samples/") + kBaseline +
+                     QStringLiteral("/1_allreduce_host.cpp"));
+        QVERIFY(sample.open(QIODevice::ReadOnly));
+        QString code = QString::fromUtf8(sample.readAll());
+        QVERIFY(code.contains(QStringLiteral("dst[i] = sum;")));
+        code.replace(QStringLiteral("dst[i] = sum;"), QStringLiteral("dst[i] = sum + 0.5f;"));
+        const QString candidate = from + QStringLiteral("/candidate.cpp");
+        QFile out(candidate);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(code.toUtf8());
+        out.close();
+        int rc = 0;
+        const QString log = run_pkbw({QStringLiteral("eval"),
+                                      QStringLiteral("--problem"),
+                                      QStringLiteral("1"),
+                                      QStringLiteral("--solution"),
+                                      candidate,
+                                      QStringLiteral("--backend"),
+                                      QStringLiteral("host"),
+                                      QStringLiteral("--nproc"),
+                                      QStringLiteral("2"),
+                                      QStringLiteral("--dtype"),
+                                      QStringLiteral("f32"),
+                                      QStringLiteral("--m"),
+                                      QStringLiteral("32"),
+                                      QStringLiteral("--n"),
+                                      QStringLiteral("32"),
+                                      QStringLiteral("--trials"),
+                                      QStringLiteral("1"),
+                                      QStringLiteral("--keep-outputs"),
+                                      QStringLiteral("--store"),
+                                      from + QStringLiteral("/store/runs.db")},
+                                     &rc);
+        QVERIFY2(rc == 1 && log.contains(QStringLiteral("mismatch")), qPrintable(log));
+        QVERIFY(QDir().rename(from + QStringLiteral("/store"), to + QStringLiteral("/elsewhere")));
+        QVERIFY(QFile::remove(candidate));
+        const QString moved = to + QStringLiteral("/elsewhere/runs.db");
+
+        RunView view;
+        view.set_store(moved);
+        QSignalSpy heatmaps(&view, &RunView::heatmaps_ready);
+        QSignalSpy rescored(&view, &RunView::rescore_ready);
+        view.open_run(1);
+        QVERIFY(heatmaps.wait(20000) || heatmaps.count() > 0);
+        QVERIFY2(view.heatmaps()->values_shown(), qPrintable(view.heatmaps()->summary_text()));
+        QVERIFY2(view.heatmaps()->summary_text().contains(QStringLiteral("max |diff| 0.5")),
+                 qPrintable(view.heatmaps()->summary_text()));
+        QVERIFY(rescored.count() > 0 || rescored.wait(20000));
+        QVERIFY2(view.rescore_text().contains(QStringLiteral("0 of 2 rank-trials pass")),
+                 qPrintable(view.rescore_text()));
+
+        SourceView sources;
+        sources.set_store(moved);
+        QSignalSpy loaded(&sources, &SourceView::loaded);
+        sources.set_data(view.data());
+        QVERIFY(loaded.wait(20000));
+        QVERIFY2(sources.right_text() == code, qPrintable(sources.right_title()));
+        QVERIFY2(sources.right_title().contains(QStringLiteral("archived in the store")),
+                 qPrintable(sources.right_title()));
+        QVERIFY(sources.left_text().contains(QStringLiteral("pkbw_solution")));
     }
 };
 

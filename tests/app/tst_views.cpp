@@ -217,17 +217,33 @@ private slots:
         }));
     }
 
-    void problems_listed_in_number_order() {
-        const QString root = test::temp_path(QStringLiteral("numbered"));
-        for (const char* stem : {"10_embedding", "2_allgather", "1_allreduce", "20_fp8", "notes"}) {
-            QDir().mkpath(root + QLatin1Char('/') + QLatin1String(stem));
-        }
-        QCOMPARE(problem_stems(root),
-                 (QStringList{QStringLiteral("1_allreduce"), QStringLiteral("2_allgather"),
-                              QStringLiteral("10_embedding"), QStringLiteral("20_fp8")}));
+    // The catalog is pkbw's own list (`pkbw problems --json`): ordered by number, whatever the JSON's
+    // order; a broken entry is named and the entries before it kept.
+    void problem_catalog_parses_pkbw_problems_json() {
+        const QByteArray json = R"([{"id":10,"stem":"10_embedding","title":"E","folder":"/p/10_embedding",
+            "files":{"README.md":"/p/10_embedding/README.md"}},
+            {"id":2,"stem":"2_allgather","title":"A","folder":"/p/2_allgather","files":{}},
+            {"id":1,"stem":"1_allreduce","title":"R","folder":"","files":{}}])";
+        const ProblemCatalog catalog = parse_problem_catalog(json);
+        QCOMPARE(catalog.error, QString());
+        QCOMPARE(catalog.stems(), (QStringList{QStringLiteral("1_allreduce"), QStringLiteral("2_allgather"),
+                                               QStringLiteral("10_embedding")}));
+        QCOMPARE(catalog.find(QStringLiteral("10_embedding"))->readme,
+                 QStringLiteral("/p/10_embedding/README.md"));
+        QCOMPARE(catalog.problems_root(), QStringLiteral("/p"));
+        const ProblemCatalog broken =
+            parse_problem_catalog(R"([{"id":3,"stem":"3_broadcast"},{"title":"x"}])");
+        QCOMPARE(broken.stems(), QStringList{QStringLiteral("3_broadcast")});
+        QVERIFY2(broken.error.contains(QStringLiteral("entry 1")), qPrintable(broken.error));
+        QVERIFY(!parse_problem_catalog("not json").error.isEmpty());
+        const ProblemCatalog missing = load_problem_catalog(QStringLiteral("/nonexistent/pkbw"), 2000);
+        QVERIFY(missing.problems.isEmpty());
+        QVERIFY2(missing.error.contains(QStringLiteral("/nonexistent/pkbw")), qPrintable(missing.error));
     }
 
-    void problem_browser_reads_problem_folders() {
+    // The browser shows what the catalog names (its files, wherever they are), and says which files
+    // the data directory lacks (an installed tree has no problem.cpp).
+    void problem_browser_reads_the_catalogs_files() {
         const QString root = test::temp_path(QStringLiteral("problems"));
         QDir().mkpath(root + QStringLiteral("/7_demo"));
         QFile readme(root + QStringLiteral("/7_demo/README.md"));
@@ -238,10 +254,30 @@ private slots:
         QVERIFY(ref.open(QIODevice::WriteOnly));
         ref.write("__global__ void k() {}\n");
         ref.close();
-        ProblemBrowser browser(nullptr, root);
+        const ProblemCatalog catalog = parse_problem_catalog(
+            QStringLiteral(R"([{"id":7,"stem":"7_demo","title":"Demo","folder":"%1/7_demo",
+                "files":{"README.md":"%1/7_demo/README.md","reference.cu":"%1/7_demo/reference.cu"}}])")
+                .arg(root)
+                .toUtf8());
+        ProblemBrowser browser(nullptr, &catalog);
         QCOMPARE(browser.problems(), QStringList{QStringLiteral("7_demo")});
         QVERIFY(browser.description().contains(QStringLiteral("All-reduce of a vector.")));
         QCOMPARE(browser.reference_source(), QStringLiteral("__global__ void k() {}\n"));
+    }
+
+    // This build's own pkbw lists every registered problem with its folder: the browser a user opens
+    // is filled from it, not from a path compiled into the GUI.
+    void problem_catalog_of_this_build_lists_the_registered_problems() {
+        const ProblemCatalog& catalog = problem_catalog();
+        QVERIFY2(catalog.error.isEmpty(), qPrintable(catalog.error));
+        QVERIFY2(catalog.source.startsWith(QCoreApplication::applicationDirPath()),
+                 qPrintable(catalog.source));
+        QVERIFY(catalog.problems.size() >= 60);
+        const ProblemEntry* first = catalog.find(QStringLiteral("1_allreduce"));
+        QVERIFY(first != nullptr);
+        QVERIFY(QFileInfo::exists(first->reference_host));
+        ProblemBrowser browser;
+        QCOMPARE(browser.problems().size(), catalog.problems.size());
     }
 
     void timeline_merges_sub_pixel_events() {
