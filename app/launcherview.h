@@ -52,7 +52,8 @@ public:
     QStringList problems() const;
     // Why the form cannot start ("" when it can): checked before pkbw is started.
     QString validate() const;
-    QString rank_text(int rank) const; // the bar's text
+    QString rank_text(int rank) const;            // the bar's text
+    const QProgressBar* rank_bar(int rank) const; // null for a rank without a bar
     bool running() const;
     void start();
     void cancel();

@@ -28,6 +28,10 @@ QString LauncherView::rank_text(int rank) const {
                ? bars_[static_cast<std::size_t>(rank)]->format()
                : QString();
 }
+const QProgressBar* LauncherView::rank_bar(int rank) const {
+    return rank >= 0 && rank < static_cast<int>(bars_.size()) ? bars_[static_cast<std::size_t>(rank)]
+                                                              : nullptr;
+}
 void LauncherView::ensure_ranks(int count) {
     while (static_cast<int>(bars_.size()) < count) {
         const int rank = static_cast<int>(bars_.size());
@@ -137,7 +141,7 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
             const QString suffix = verdict.isEmpty() ? QString() : QStringLiteral(" · ") + verdict;
             const QColor color = verdict.isEmpty() ? QColor() : QColor(0xc0, 0x30, 0x30);
             if (phase == QLatin1String("perf")) {
-                // pkbw reports nothing inside the perf phase: a busy bar, not a stuck 100%.
+                // Busy until the first perf_progress (PKB's Python ranks send none): never a stuck 100%.
                 b->setRange(0, 0);
                 set_bar(rank, tr("perf · timing…") + suffix, color);
             } else {
@@ -226,9 +230,26 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
             }
         }
         emit run_finished(run_id_);
+    } else if (event == protocol::kPerfProgress) {
+        // The perf phase's own progress (native ranks): block k of N timed on this rank.
+        if (QProgressBar* b = bar()) {
+            const int blocks = std::max(body["blocks"].get<int>(), 1);
+            const int block = std::clamp(body["block"].get<int>(), 0, blocks);
+            b->setRange(0, blocks);
+            b->setValue(block);
+            set_bar(rank,
+                    tr("perf · block %1/%2 (%3 %4)")
+                        .arg(block)
+                        .arg(blocks)
+                        .arg(to_qstring(body.value("side", std::string())),
+                             to_qstring(body.value("protocol", std::string()))),
+                    block == blocks ? QColor(0x2e, 0x8b, 0x57) : QColor());
+        }
     } else if (event == protocol::kPerfResult) {
         append_log(tr("rank %1: timing samples received").arg(rank));
-        if (QProgressBar* b = bar()) {
+        // Ranks that report no progress inside perf (PKB's Python ranks): the first samples end
+        // the busy bar. Native ranks' bars follow perf_progress instead.
+        if (QProgressBar* b = bar(); b != nullptr && b->maximum() == 0) {
             b->setRange(0, 100);
             b->setValue(100);
             set_bar(rank, tr("perf · samples received"), QColor(0x2e, 0x8b, 0x57));

@@ -31,6 +31,7 @@ const EventSchema kSchemas[] = {
     {kRankResult,
      {{"rank", Kind::Integer}, {"trial", Kind::Integer}, {"status", Kind::String}, {"tensors", Kind::Array}}},
     {kPerfResult, {{"rank", Kind::Integer}}},
+    {kPerfProgress, {{"rank", Kind::Integer}, {"block", Kind::Integer}, {"blocks", Kind::Integer}}},
     {kError, {{"kind", Kind::String}, {"message", Kind::String}}},
     {kRankDone, {{"rank", Kind::Integer}}},
     {kCandidate, {{"rank", Kind::Integer}, {"stage", Kind::String}}},

@@ -238,6 +238,25 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const PerfSides&
         present.emplace_back("candidate", &sides_present.candidate);
     }
 
+    // The perf phase's own progress: one perf_progress event per timed block (PKB's series of a
+    // side, a pkbw block, a bare-NCCL block), against the count known before the first.
+    const bool bare = options.pkbw && options.bare_nccl && !input_specs.empty() && !output_specs.empty();
+    const int blocks =
+        (options.pkb ? static_cast<int>(present.size()) : 0) +
+        (options.pkbw
+             ? (present.size() == 1 ? options.pairs : static_cast<int>(block_order(options.pairs).size()))
+             : 0) +
+        (bare ? options.pairs : 0);
+    int timed = 0;
+    auto progress = [&](const std::string& protocol_name, const std::string& side) {
+        c.events.send({{"event", protocol::kPerfProgress},
+                       {"rank", c.rank},
+                       {"block", ++timed},
+                       {"blocks", blocks},
+                       {"protocol", protocol_name},
+                       {"side", side}});
+    };
+
     const json start_clocks = timing.clocks();
     if (options.pkb) {
         const std::size_t first = input_specs.empty() ? 0 : spec_bytes(input_specs[0]);
@@ -249,6 +268,7 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const PerfSides&
                 {"num_input_groups", groups}, {"l2_cache_size_bytes", l2}, {"timed_tensor_bytes", first}};
             const BlockTiming series = side->pkb_series(options.pkb_warmup, options.pkb_iterations, extra);
             timing.send("pkb", name, 0, series.samples_ms, extra);
+            progress("pkb", name);
         }
     }
     if (options.pkbw) {
@@ -309,8 +329,9 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const PerfSides&
                           {"rotation", options.rotation}};
             const auto block = sides[s]->pkbw_block(options.iterations, repeat[s], flush, next_copy, extra);
             timing.send("pkbw", names[s], static_cast<int>(b), block.samples_ms, extra);
+            progress("pkbw", names[s]);
         }
-        if (options.bare_nccl && !input_specs.empty() && !output_specs.empty()) {
+        if (bare) {
             const WorkModel work = c.problem->work(c.config);
             const TensorSpec& in = input_specs[0];
             LocalSide bare(c, [&](int copy) {
@@ -327,6 +348,7 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const PerfSides&
                               {"input_copies", copies}};
                 const auto block = bare.pkbw_block(options.iterations, 1, flush, next_copy, extra);
                 timing.send("pkbw", "bare_nccl", b, block.samples_ms, extra);
+                progress("pkbw", "bare_nccl");
             }
         }
         if (sides_present.after_timing) {

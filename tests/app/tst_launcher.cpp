@@ -4,6 +4,7 @@
 #include "fixtures.h"
 #include "launcherview.h"
 
+#include <QProgressBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QtTest>
@@ -117,6 +118,17 @@ private slots:
                  qPrintable(v.rank_text(1)));
         v.handle_line(R"({"event":"phase","rank":0,"phase":"perf","trial":0})");
         QCOMPARE(v.rank_text(0), QStringLiteral("perf · timing…"));
+        // The perf phase's own progress: block k of N, then done at N.
+        v.handle_line(
+            R"({"event":"perf_progress","rank":0,"block":3,"blocks":12,"protocol":"pkbw","side":"candidate"})");
+        QCOMPARE(v.rank_text(0), QStringLiteral("perf · block 3/12 (candidate pkbw)"));
+        QCOMPARE(v.rank_bar(0)->maximum(), 12);
+        QCOMPARE(v.rank_bar(0)->value(), 3);
+        v.handle_line(R"({"event":"perf_result","rank":0,"protocol":"pkbw","side":"candidate"})");
+        QCOMPARE(v.rank_bar(0)->value(), 3); // samples do not end a bar that counts blocks
+        v.handle_line(
+            R"({"event":"perf_progress","rank":0,"block":12,"blocks":12,"protocol":"pkbw","side":"reference"})");
+        QCOMPARE(v.rank_bar(0)->value(), 12);
         v.handle_line(R"({"event":"rank_done","rank":1,"trials_run":1})");
         QCOMPARE(v.rank_text(1), QStringLiteral("done · mismatch in trial 1"));
         v.handle_line(

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <map>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -462,6 +463,33 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     EXPECT_EQ(only_run().status, "timeout") << only_run().summary;
     EXPECT_NE(only_run().summary.find("rank 1"), std::string::npos) << only_run().summary;
     EXPECT_NE(only_run().summary.find("candidate"), std::string::npos) << only_run().summary;
+}
+
+// The perf phase reports its own progress: every rank sends perf_progress for each timed block,
+// numbered 1..N against an N known from the first (2 PKB series and 2x2 pkbw blocks here).
+TEST_F(HostMisbehaviour, PerfPhaseReportsEachTimedBlockAgainstItsCount) {
+    auto o = options();
+    o.rank_program = PKBW_RANK_PROGRAM;
+    o.mode = "perf";
+    o.perf = true;
+    o.trials = 1;
+    o.json = true;
+    o.solution = sample();
+    o.perf_options = {
+        {"pkb_warmup", 2}, {"pkb_iterations", 5}, {"warmup", 2}, {"pairs", 2}, {"iterations", 4}};
+    ASSERT_EQ(run(o, memory), 0) << out.str() << err.str();
+    std::map<int, std::vector<int>> blocks_seen;
+    std::istringstream lines(out.str());
+    for (std::string line; std::getline(lines, line);) {
+        const auto event = nlohmann::json::parse(line, nullptr, false);
+        if (event.is_object() && event.value("event", "") == "perf_progress") {
+            EXPECT_EQ(event.at("blocks").get<int>(), 6) << line;
+            blocks_seen[event.at("rank").get<int>()].push_back(event.at("block").get<int>());
+        }
+    }
+    ASSERT_EQ(blocks_seen.size(), 2u) << out.str();
+    for (const auto& [rank, seen] : blocks_seen)
+        EXPECT_EQ(seen, (std::vector<int>{1, 2, 3, 4, 5, 6})) << "rank " << rank;
 }
 
 // Perf and a traced pass on the host backend: samples and traces land in the store, and the trace

@@ -21,6 +21,8 @@ inline constexpr std::string_view kHello = "hello";            // rank: started,
 inline constexpr std::string_view kPhase = "phase";            // rank: entering a phase
 inline constexpr std::string_view kRankResult = "rank_result"; // rank: one trial's verdict on this rank
 inline constexpr std::string_view kPerfResult = "perf_result"; // rank: timing samples (perf issue)
+inline constexpr std::string_view kPerfProgress =
+    "perf_progress";                                           // rank: block k of N of the perf phase timed
 inline constexpr std::string_view kError = "error";            // rank or launcher: a failure with its message
 inline constexpr std::string_view kRankDone = "rank_done";     // rank: finished cleanly
 inline constexpr std::string_view kCandidate = "candidate";    // rank: its candidate process started / ended
