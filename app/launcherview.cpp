@@ -105,6 +105,8 @@ LauncherView::LauncherView(QWidget* parent)
     form->addRow(tr("Backend"), backend_);
     m_ = new QSpinBox(form_box);
     n_ = new QSpinBox(form_box);
+    m_->setObjectName(QStringLiteral("launchM"));
+    n_->setObjectName(QStringLiteral("launchN"));
     for (QSpinBox* box : {m_, n_}) {
         box->setRange(0, 1 << 20);
         box->setSpecialValueText(tr("problem default"));
@@ -118,8 +120,10 @@ LauncherView::LauncherView(QWidget* parent)
     trace_ = new QCheckBox(tr("capture a trace"), form_box);
     form->addRow(tr("Trace"), trace_);
     all_trials_ = new QCheckBox(tr("run every trial (--all-trials)"), form_box);
+    all_trials_->setObjectName(QStringLiteral("launchAllTrials"));
     form->addRow(tr("Trials"), all_trials_);
     keep_outputs_ = new QCheckBox(tr("keep every trial's outputs (--keep-outputs)"), form_box);
+    keep_outputs_->setObjectName(QStringLiteral("launchKeepOutputs"));
     form->addRow(tr("Outputs"), keep_outputs_);
     auto* buttons = new QHBoxLayout;
     start_ = new QPushButton(tr("Start"), form_box);

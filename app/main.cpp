@@ -98,7 +98,8 @@ int main(int argc, char** argv) {
             window.open_store(path, is_default);
         }
     }
-    if (!store_file.isEmpty() && parser.isSet(run)) {
+    // --run opens the run in whichever store opens: the one given, else the startup store.
+    if (parser.isSet(run)) {
         const qint64 id = parser.value(run).toLongLong();
         QObject::connect(&window, &pkbw::app::MainWindow::store_opened, &window,
                          [&window, id] { window.open_run(id); });

@@ -20,6 +20,7 @@
 #include "traceview.h"
 
 #include <QDir>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QtTest>
@@ -607,6 +608,53 @@ private slots:
         window.open_store(fresh, true);
         QVERIFY(opened.wait(5000));
         QVERIFY(QFileInfo::exists(fresh));
+    }
+
+    // Review defect 22: a first start (no recent store) opens the CLI's default store; a recent store
+    // that still exists wins; one that is gone is skipped.
+    void first_start_opens_the_clis_default_store() {
+        QSettings().remove(QStringLiteral("stores/recent"));
+        const QString fallback = test::temp_path(QStringLiteral("first-start/pkbw/runs.db"));
+        qputenv("PKBW_STORE", fallback.toUtf8());
+        bool is_default = false;
+        QCOMPARE(MainWindow::startup_store(&is_default), fallback);
+        QVERIFY(is_default);
+        const QString recent = test::temp_path(QStringLiteral("recent.db"));
+        { Store::open(recent.toStdString()); }
+        QSettings().setValue(QStringLiteral("stores/recent"),
+                             QStringList{test::temp_path(QStringLiteral("gone.db")), recent});
+        QCOMPARE(MainWindow::startup_store(&is_default), recent);
+        QVERIFY(!is_default);
+        QSettings().remove(QStringLiteral("stores/recent"));
+        MainWindow window;
+        QSignalSpy opened(&window, &MainWindow::store_opened);
+        const QString start = MainWindow::startup_store(&is_default);
+        window.open_store(start, is_default);
+        QVERIFY(opened.wait(5000));
+        QCOMPARE(window.store_path(), fallback);
+        QVERIFY(QFileInfo::exists(fallback)); // created there, as pkbw would on its first run
+        qunsetenv("PKBW_STORE");
+    }
+
+    // Review defect 21: a Python traceback in a run's summary keeps its lines and carets in the header
+    // (the first line inline, the rest preformatted), escaped.
+    void header_keeps_a_traceback_as_lines() {
+        auto data = std::make_shared<RunData>();
+        data->run.id = 5;
+        data->run.problem_stem = "2_allgather";
+        data->run.mode = RunMode::Eval;
+        data->run.status = RunStatus::Error;
+        data->run.summary =
+            "rank 0: solution_error\nTraceback (most recent call last):\n  File \"sol.py\", line 3\n"
+            "    x = <bad>\n        ^";
+        RunView view;
+        view.set_data(data);
+        const QString header = view.header_text();
+        QVERIFY2(header.contains(QStringLiteral("rank 0: solution_error<pre")), qPrintable(header));
+        QVERIFY2(header.contains(
+                     QStringLiteral("Traceback (most recent call last):\n  File &quot;sol.py&quot;, line 3\n"
+                                    "    x = &lt;bad&gt;\n        ^</pre>")),
+                 qPrintable(header));
     }
 
     void runs_list_has_a_speedup_column() {

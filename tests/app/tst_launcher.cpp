@@ -4,9 +4,11 @@
 #include "fixtures.h"
 #include "launcherview.h"
 
+#include <QCheckBox>
 #include <QProgressBar>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QtTest>
 
 using namespace pkbw;
@@ -138,6 +140,37 @@ private slots:
             R"({"event":"run_finished","run_id":0,"status":"error","exit_code":2,"message":"bad"})");
         QVERIFY2(v.status_text().startsWith(QStringLiteral("pkbw refused the run")),
                  qPrintable(v.status_text()));
+    }
+    // Review defect 18: the size, --pkb-checkout, --all-trials and --keep-outputs reach pkbw's command
+    // line (a dryrun never gets --all-trials), and a new launcher restores them.
+    void new_options_reach_the_command_line_and_are_remembered() {
+        {
+            LauncherView v;
+            fake_form(v);
+            v.set_mode(QStringLiteral("eval"));
+            v.findChild<QSpinBox*>(QStringLiteral("launchM"))->setValue(64);
+            v.findChild<QSpinBox*>(QStringLiteral("launchN"))->setValue(32);
+            v.findChild<QCheckBox*>(QStringLiteral("launchAllTrials"))->setChecked(true);
+            v.findChild<QCheckBox*>(QStringLiteral("launchKeepOutputs"))->setChecked(true);
+            v.set_pkb_checkout(QStringLiteral("/opt/pkb"));
+            const QString args = v.arguments().join(QLatin1Char(' '));
+            for (const char* want :
+                 {"--m 64", "--n 32", "--pkb-checkout /opt/pkb", "--all-trials", "--keep-outputs"}) {
+                QVERIFY2(args.contains(QLatin1String(want)), qPrintable(args));
+            }
+            v.set_mode(QStringLiteral("dryrun"));
+            QVERIFY(!v.arguments().contains(QStringLiteral("--all-trials")));
+            v.set_mode(QStringLiteral("eval"));
+            v.set_pkb_checkout(QString());
+            QSignalSpy ended(&v, &LauncherView::process_ended);
+            v.start();
+            QVERIFY(ended.wait(10000));
+        }
+        LauncherView again;
+        const QString args = again.arguments().join(QLatin1Char(' '));
+        for (const char* want : {"--m 64", "--n 32", "--all-trials", "--keep-outputs"}) {
+            QVERIFY2(args.contains(QLatin1String(want)), qPrintable(args));
+        }
     }
     void form_is_remembered() {
         {
