@@ -84,11 +84,19 @@ RunData load_run(const fs::path& store_path, std::int64_t run_id) {
     }
     d.run = std::move(*run);
     d.from_store = true;
-    d.ranks = store.rank_results(run_id);
-    d.tensors = store.tensor_results(run_id, true);
-    d.samples = store.perf_samples(run_id);
-    d.summaries = store.perf_summaries(run_id);
-    d.artifacts = store.artifacts(run_id);
+    // One damaged table must not hide the rest of the run: each part is read on its own.
+    auto part = [&d](const char* what, auto read) {
+        try {
+            read();
+        } catch (const StoreError& error) {
+            d.unreadable.push_back(std::string(what) + ": " + error.what());
+        }
+    };
+    part("rank results", [&] { d.ranks = store.rank_results(run_id); });
+    part("tensor results", [&] { d.tensors = store.tensor_results(run_id, true); });
+    part("perf samples", [&] { d.samples = store.perf_samples(run_id); });
+    part("perf summaries", [&] { d.summaries = store.perf_summaries(run_id); });
+    part("artifacts", [&] { d.artifacts = store.artifacts(run_id); });
     return d;
 }
 

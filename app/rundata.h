@@ -20,6 +20,9 @@ struct RunData {
     std::vector<PerfSample> samples;
     std::vector<PerfSummaryRow> summaries;
     std::vector<ArtifactRow> artifacts;
+    // Parts of the run the store could not give (a damaged or missing table), each naming the part
+    // and the store's error; the rest of the run is shown.
+    std::vector<std::string> unreadable;
 
     int world_size() const;
     int trial_count() const;

@@ -170,6 +170,7 @@ void RunView::open_run(qint64 run_id) {
         [this](Loaded<std::shared_ptr<const RunData>> r) {
             if (!r.ok()) {
                 header_->setText(tr("Could not load the run: %1").arg(r.error));
+                heatmaps_->clear(); // no maps of an earlier run, and no empty axes
                 emit load_failed(r.error);
                 return;
             }
@@ -185,6 +186,7 @@ void RunView::open_folder(const QString& folder) {
         [this](Loaded<std::shared_ptr<const RunData>> r) {
             if (!r.ok()) {
                 header_->setText(tr("Could not open the run folder: %1").arg(r.error));
+                heatmaps_->clear();
                 emit load_failed(r.error);
                 return;
             }
@@ -261,6 +263,11 @@ QString RunView::header_text() const {
                 QStringLiteral(" · ") + summary.left(nl).toHtmlEscaped() +
                 QStringLiteral("<pre style='margin:2px 0'>%1</pre>").arg(summary.mid(nl + 1).toHtmlEscaped());
         }
+    }
+    for (const std::string& what : data_->unreadable) {
+        text +=
+            QStringLiteral("<br><span style='color:#c07a10'>%1</span>")
+                .arg(tr("not shown, the store could not give it: %1").arg(to_qstring(what).toHtmlEscaped()));
     }
     // Failures after a rank's last trial result have no cell in the grid (its cells keep their
     // verdicts); they are listed here.

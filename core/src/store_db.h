@@ -27,6 +27,8 @@ extern const std::size_t kSchemaMigrationCount;
 // SQLite's defences against a damaged or hostile file, set on every connection before its first read.
 void harden_connection(sqlite3* db, const std::filesystem::path& file);
 
+// "table X" / "tables X, Y": the tables a statement names (for error messages).
+std::string statement_tables(std::string_view sql);
 [[noreturn]] void throw_store_error(const std::filesystem::path& file, std::string_view what, sqlite3* db);
 
 // One prepared statement. bind() counts parameters from 1; columns count from 0. Text is copied on

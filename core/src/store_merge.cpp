@@ -50,7 +50,8 @@ public:
     Raw(Db& db, const std::string& sql)
         : db_(db) {
         if (sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK)
-            detail::throw_store_error(db.path(), "cannot prepare \"" + sql.substr(0, 80) + "\"", db.get());
+            detail::throw_store_error(db.path(), "cannot read or write " + detail::statement_tables(sql),
+                                      db.get());
     }
     ~Raw() { sqlite3_finalize(stmt_); }
     Raw(const Raw&) = delete;

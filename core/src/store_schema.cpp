@@ -2,9 +2,12 @@
 // wrappers the rest of the store uses.
 #include "store_db.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <system_error>
+#include <vector>
 
 namespace pkbw::detail {
 
@@ -34,6 +37,38 @@ void harden_connection(sqlite3* db, const std::filesystem::path& file) {
         throw_store_error(file, "cannot set cell_size_check", db);
 }
 
+std::string statement_tables(std::string_view sql) {
+    // The names after FROM, JOIN, INTO and UPDATE, in order, once each: what a user can act on
+    // (a damaged or missing table), where the statement's text (cut at 80 characters) was not.
+    std::vector<std::string> words, tables;
+    std::string word;
+    for (char ch : std::string(sql) + " ") {
+        if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') {
+            word += ch;
+        } else if (!word.empty()) {
+            words.push_back(word);
+            word.clear();
+        }
+    }
+    for (std::size_t i = 0; i + 1 < words.size(); ++i) {
+        std::string keyword = words[i];
+        for (char& ch : keyword)
+            ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        if (keyword == "FROM" || keyword == "JOIN" || keyword == "INTO" || keyword == "UPDATE") {
+            const std::string& name = words[i + 1];
+            if (std::isalpha(static_cast<unsigned char>(name[0])) &&
+                std::find(tables.begin(), tables.end(), name) == tables.end())
+                tables.push_back(name);
+        }
+    }
+    if (tables.empty())
+        return "the store";
+    std::string text = tables.size() == 1 ? "table " : "tables ";
+    for (std::size_t i = 0; i < tables.size(); ++i)
+        text += (i == 0 ? "" : ", ") + tables[i];
+    return text;
+}
+
 void throw_store_error(const std::filesystem::path& file, std::string_view what, sqlite3* db) {
     std::string message = "store " + file.string() + ": " + std::string(what);
     if (db != nullptr)
@@ -46,7 +81,7 @@ Stmt::Stmt(sqlite3* db, std::string_view sql, const std::filesystem::path& file)
     , file_(file) {
     if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt_,
                            nullptr) != SQLITE_OK)
-        throw_store_error(file, "cannot prepare \"" + std::string(sql.substr(0, 80)) + "\"", db);
+        throw_store_error(file, "cannot read or write " + statement_tables(sql), db);
 }
 
 Stmt::~Stmt() {

@@ -27,6 +27,7 @@
 #include <cmath>
 #include <fstream>
 #include <qcustomplot.h>
+#include <sqlite3.h>
 
 using namespace pkbw;
 using namespace pkbw::app;
@@ -655,6 +656,39 @@ private slots:
                      QStringLiteral("Traceback (most recent call last):\n  File &quot;sol.py&quot;, line 3\n"
                                     "    x = &lt;bad&gt;\n        ^</pre>")),
                  qPrintable(header));
+    }
+
+    // Review defect 23: one damaged table (here: gone) costs only what it held. The run opens with
+    // its grid of rank results; the header names the part not shown and the table, not a statement's
+    // text cut at 80 characters.
+    void a_damaged_table_costs_only_its_part_of_the_run() {
+        const QString path = test::temp_path(QStringLiteral("damaged-table.db"));
+        std::int64_t id = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            id = test::add_eval_run(store, test::temp_path(QStringLiteral("damaged-table-run")).toStdString())
+                     .run_id;
+        }
+        {
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
+            QCOMPARE(sqlite3_exec(db, "DROP TABLE tensor_results", nullptr, nullptr, nullptr), SQLITE_OK);
+            sqlite3_close(db);
+        }
+        RunView view;
+        view.set_store(path);
+        QSignalSpy loaded(&view, &RunView::run_loaded);
+        QSignalSpy failed(&view, &RunView::load_failed);
+        view.open_run(id);
+        QVERIFY(loaded.wait(10000));
+        QCOMPARE(failed.count(), 0);
+        QVERIFY(!view.data()->ranks.empty());
+        const QString header = view.header_text();
+        QVERIFY2(header.contains(QStringLiteral("tensor results: store ")) &&
+                     header.contains(QStringLiteral("cannot read or write table tensor_results")) &&
+                     header.contains(QStringLiteral("no such table")),
+                 qPrintable(header));
+        QVERIFY2(!header.contains(QStringLiteral("SELECT")), qPrintable(header));
     }
 
     void runs_list_has_a_speedup_column() {
