@@ -132,7 +132,14 @@ RunView::RunView(QWidget* parent)
     auto* tol_table = new QTableView(tol_box);
     tolerance_model_ = new ToleranceModel(this);
     tol_table->setModel(tolerance_model_);
+    tol_table->setObjectName(QStringLiteral("toleranceTable"));
     tol_table->verticalHeader()->hide();
+    // The figures sized to their contents, the first error taking what is left (elided; its
+    // tooltip has it whole): no sideways scrolling at the default size (review defect 24).
+    tol_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    tol_table->horizontalHeader()->setSectionResizeMode(ToleranceModel::Message, QHeaderView::Stretch);
+    tol_table->setTextElideMode(Qt::ElideRight);
+    tol_table->setWordWrap(false);
     tol_layout->addWidget(tol_table);
     left_layout->addWidget(tol_box, 2);
 

@@ -41,6 +41,9 @@ QVariant ToleranceModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::ForegroundRole && index.column() == Verdict) {
         return text_color_on(verdict_color);
     }
+    if (role == Qt::ToolTipRole && index.column() == Message) {
+        return to_qstring(r.first_error); // the column is elided to the pane's width
+    }
     if (role != Qt::DisplayRole) {
         return {};
     }
@@ -64,11 +67,14 @@ QVariant ToleranceModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant ToleranceModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && section == MinAtol) {
+        return tr("The smallest atol at which this rank-trial passes, at the current rtol");
+    }
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
         return QAbstractTableModel::headerData(section, orientation, role);
     }
-    static const char* const names[] = {
-        "Trial", "Rank", "Verdict", "Mismatches", "Worst ratio", "Min passing atol", "First error"};
+    static const char* const names[] = {"Trial",       "Rank",     "Verdict",    "Mismatches",
+                                        "Worst ratio", "Min atol", "First error"};
     return section >= 0 && section < ColumnCount ? tr(names[section]) : QVariant();
 }
 

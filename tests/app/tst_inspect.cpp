@@ -20,8 +20,11 @@
 #include "traceview.h"
 
 #include <QDir>
+#include <QHeaderView>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QTableView>
 #include <QTableWidget>
 #include <QtTest>
 #include <cmath>
@@ -689,6 +692,36 @@ private slots:
                      header.contains(QStringLiteral("no such table")),
                  qPrintable(header));
         QVERIFY2(!header.contains(QStringLiteral("SELECT")), qPrintable(header));
+    }
+
+    // Review defect 24: at the window's default size the tolerance explorer needs no sideways
+    // scrolling; the first error is elided, whole in its tooltip.
+    void tolerance_table_fits_without_scrolling() {
+        const QString path = test::temp_path(QStringLiteral("tolerance-fit.db"));
+        std::int64_t id = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            id = test::add_eval_run(store, test::temp_path(QStringLiteral("tolerance-fit-run")).toStdString())
+                     .run_id;
+        }
+        MainWindow window;
+        window.resize(1500, 950);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QSignalSpy opened(&window, &MainWindow::store_opened);
+        window.open_store(path);
+        QVERIFY(opened.wait(5000));
+        QSignalSpy rescored(window.run_view(), &RunView::rescore_ready);
+        window.open_run(id);
+        QVERIFY(rescored.wait(10000));
+        auto* table = window.run_view()->findChild<QTableView*>(QStringLiteral("toleranceTable"));
+        QVERIFY(table != nullptr);
+        QVERIFY(table->model()->rowCount() > 0);
+        QCoreApplication::processEvents();
+        QVERIFY2(!table->horizontalScrollBar()->isVisible(),
+                 qPrintable(QStringLiteral("viewport %1 px, columns %2 px")
+                                .arg(table->viewport()->width())
+                                .arg(table->horizontalHeader()->length())));
     }
 
     void runs_list_has_a_speedup_column() {
