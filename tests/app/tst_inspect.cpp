@@ -16,6 +16,7 @@
 #include "runsources.h"
 #include "runview.h"
 #include "sourceview.h"
+#include "theme.h"
 #include "timelinewidget.h"
 #include "traceview.h"
 
@@ -409,6 +410,35 @@ private slots:
         QCOMPARE(view.plot()->yAxis->label(), QStringLiteral("ms per iteration"));
         candidate = qobject_cast<QCPStatisticalBox*>(view.plot()->plottable(1));
         QVERIFY(std::fabs(candidate->data()->begin()->median - 2.0) < 1e-9);
+    }
+
+    // Review defect 29: on the dark theme the whiskers and medians are drawn light, contrasting
+    // with the plot's dark background (black ones vanished); on the light theme, dark.
+    void perf_whiskers_contrast_with_the_theme() {
+        const QString path = test::temp_path(QStringLiteral("whiskers.db"));
+        std::int64_t id = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            id = test::add_perf_run(store, "1_allreduce", "solutions_cuda_bf16_none_a_b", 4.0, 2.0);
+        }
+        const auto data = std::make_shared<const RunData>(load_run(path.toStdString(), id));
+        for (const Theme theme : {Theme::Dark, Theme::Light}) {
+            apply_theme(theme);
+            PerfView view;
+            view.set_data(data);
+            auto* box = qobject_cast<QCPStatisticalBox*>(view.plot()->plottable(0));
+            QVERIFY(box);
+            // The drawn plot's own background, at a corner no data reaches.
+            const int background = view.plot()->toPixmap(400, 300).toImage().pixelColor(2, 2).lightness();
+            for (const QPen& pen : {box->whiskerPen(), box->whiskerBarPen(), box->medianPen()}) {
+                QVERIFY2(std::abs(pen.color().lightness() - background) > 100,
+                         qPrintable(QStringLiteral("theme %1: pen lightness %2, background %3")
+                                        .arg(theme == Theme::Dark ? "dark" : "light")
+                                        .arg(pen.color().lightness())
+                                        .arg(background)));
+            }
+        }
+        apply_theme(Theme::Light);
     }
 
     // --- Sources ------------------------------------------------------------------------------
