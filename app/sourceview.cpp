@@ -106,12 +106,14 @@ SourceView::SourceView(QWidget* parent)
     connect(trajectory_, &TrajectoryPanel::run_activated, this, &SourceView::run_activated);
     connect(diagnostics_list_, &QListWidget::currentRowChanged, this, [this](int row) {
         if (row >= 0 && row < diagnostics_.size()) {
-            const int line = diagnostics_[row].line - 1;
-            const int shown =
-                line >= 0 && line < right_block_of_line_.size() ? right_block_of_line_[line] : line;
-            const QTextBlock block = right_->document()->findBlockByNumber(shown);
-            right_->setTextCursor(QTextCursor(block));
-            right_->centerCursor();
+            const Diagnostic& d = diagnostics_[row];
+            const int line = d.line - 1;
+            const QVector<int>& blocks = d.reference ? left_block_of_line_ : right_block_of_line_;
+            QPlainTextEdit* side = d.reference ? left_ : right_;
+            const int shown = line >= 0 && line < blocks.size() ? blocks[line] : line;
+            const QTextBlock block = side->document()->findBlockByNumber(shown);
+            side->setTextCursor(QTextCursor(block));
+            side->centerCursor();
         }
     });
     // Scroll the two sides together, as a diff tool does.
@@ -191,11 +193,13 @@ void SourceView::set_data(std::shared_ptr<const RunData> data) {
             }
             const RunSources& s = r.value;
             // Diagnostics from the compile logs in full; the rank messages when there are none.
-            QString log;
+            QString log, reference_log;
             QList<QPair<QString, QString>> logs;
             for (const RunLog& l : s.logs) {
                 logs.append({to_qstring(l.name), to_qstring(l.text)});
-                if (l.name.rfind("compile", 0) == 0) {
+                if (l.name.rfind("compile_reference", 0) == 0) {
+                    reference_log += to_qstring(l.text) + QLatin1Char('\n');
+                } else if (l.name.rfind("compile", 0) == 0) {
                     log += to_qstring(l.text) + QLatin1Char('\n');
                 }
             }
@@ -223,6 +227,7 @@ void SourceView::set_data(std::shared_ptr<const RunData> data) {
                       log,
                       to_qstring(s.reference.error),
                       to_qstring(s.candidate.error),
+                      reference_log,
                       request};
             show_candidate();
             set_logs(logs);
@@ -241,7 +246,8 @@ void SourceView::show_candidate() {
         text = attempt_source_;
         error.clear();
     }
-    set_sources(shown_.left_title, shown_.left, title, text, shown_.log, shown_.left_error, error);
+    set_sources(shown_.left_title, shown_.left, title, text, shown_.log, shown_.left_error, error,
+                shown_.reference_log);
 }
 
 void SourceView::set_logs(const QList<QPair<QString, QString>>& logs) {
@@ -287,7 +293,7 @@ QString SourceView::right_title() const {
 
 void SourceView::set_sources(const QString& left_title, const QString& left, const QString& right_title,
                              const QString& right, const QString& log, const QString& left_error,
-                             const QString& right_error) {
+                             const QString& right_error, const QString& reference_log) {
     left_text_ = left_error.isEmpty() ? left : QString();
     right_text_ = right_error.isEmpty() ? right : QString();
     const bool dark = current_theme() == Theme::Dark;
@@ -313,6 +319,7 @@ void SourceView::set_sources(const QString& left_title, const QString& left, con
     const int width_r = static_cast<int>(QString::number(static_cast<int>(b.size())).size());
     QStringList left_rows, right_rows;
     right_block_of_line_ = QVector<int>(static_cast<int>(b.size()), 0);
+    left_block_of_line_ = QVector<int>(static_cast<int>(a.size()), 0);
     QList<int> del_rows, ins_rows;
     inserted_ = deleted_ = 0;
     for (const DiffLine& d : diff) {
@@ -327,6 +334,9 @@ void SourceView::set_sources(const QString& left_title, const QString& left, con
                                     : QString());
         if (d.right >= 0) {
             right_block_of_line_[d.right] = row;
+        }
+        if (d.left >= 0) {
+            left_block_of_line_[d.left] = row;
         }
         if (both && d.op == DiffOp::Delete) {
             ++deleted_;
@@ -361,17 +371,28 @@ void SourceView::set_sources(const QString& left_title, const QString& left, con
         left_marks << line_selection(left_, row, filler);
     }
     diagnostics_ = parse_diagnostics(log);
+    for (Diagnostic d : parse_diagnostics(reference_log)) {
+        d.reference = true;
+        diagnostics_ << d;
+    }
     diagnostics_list_->clear();
+    left_marked_ = right_marked_ = 0;
     for (const Diagnostic& d : diagnostics_) {
         const bool is_error = d.severity.contains(QLatin1String("error"));
-        if (right_error.isEmpty() && d.line >= 1 && d.line <= right_block_of_line_.size()) {
+        // Each diagnostic marks the side whose file it is about: the reference's log the left.
+        const QVector<int>& blocks = d.reference ? left_block_of_line_ : right_block_of_line_;
+        const bool shown = (d.reference ? left_error : right_error).isEmpty();
+        if (shown && d.line >= 1 && d.line <= blocks.size()) {
             QTextEdit::ExtraSelection s =
-                line_selection(right_, right_block_of_line_[d.line - 1],
+                line_selection(d.reference ? left_ : right_, blocks[d.line - 1],
                                is_error ? QColor(0xf0, 0x80, 0x80) : QColor(0xf0, 0xd0, 0x70));
             s.format.setToolTip(d.message);
-            right_marks << s;
+            (d.reference ? left_marks : right_marks) << s;
+            ++(d.reference ? left_marked_ : right_marked_);
         }
-        diagnostics_list_->addItem(tr("line %1: %2: %3").arg(d.line).arg(d.severity, d.message));
+        diagnostics_list_->addItem((d.reference ? tr("reference line %1: %2: %3") : tr("line %1: %2: %3"))
+                                       .arg(d.line)
+                                       .arg(d.severity, d.message));
     }
     bottom_->setTabText(0, tr("Diagnostics (%1)").arg(diagnostics_.size()));
     left_->setExtraSelections(left_marks);

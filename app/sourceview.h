@@ -26,6 +26,7 @@ struct Diagnostic {
     int column = 0;
     QString severity; // "error", "warning", "note"
     QString message;
+    bool reference = false; // from the reference's compile log: its line is the left side's
 };
 // gcc/clang/nvcc diagnostics: "file:line:col: error: text" and nvcc's "file(line): error: text".
 QList<Diagnostic> parse_diagnostics(const QString& log);
@@ -38,9 +39,10 @@ public:
     void set_data(std::shared_ptr<const RunData> data);
     // Shows two texts (what set_data does after reading the files); `log` holds compiler output.
     // An empty `right_error` / `left_error` means the text was found; otherwise no diff is made.
+    // `reference_log` holds the reference's compiler output: its diagnostics mark the left side.
     void set_sources(const QString& left_title, const QString& left, const QString& right_title,
                      const QString& right, const QString& log = {}, const QString& left_error = {},
-                     const QString& right_error = {});
+                     const QString& right_error = {}, const QString& reference_log = {});
     // The run's logs (name, text), one tab each.
     void set_logs(const QList<QPair<QString, QString>>& logs);
 
@@ -63,6 +65,8 @@ public:
     int inserted_lines() const { return inserted_; }
     int deleted_lines() const { return deleted_; }
     const QList<Diagnostic>& diagnostics() const { return diagnostics_; }
+    // How many diagnostics marked a line of each side (tests).
+    int marked_lines(bool reference_side) const { return reference_side ? left_marked_ : right_marked_; }
 
 signals:
     void loaded();
@@ -74,7 +78,7 @@ private:
     // file no longer holds what this run judged.
     void show_candidate();
     struct ShownSources {
-        QString left_title, left, right_title, right, log, left_error, right_error;
+        QString left_title, left, right_title, right, log, left_error, right_error, reference_log;
         quint64 request = 0; // the set_data call these came from
     };
 
@@ -84,6 +88,7 @@ private:
     QString attempt_source_;
     int attempt_number_ = 0;
     QVector<int> right_block_of_line_; // candidate line (0-based) -> display block
+    QVector<int> left_block_of_line_;  // reference line (0-based) -> display block
     QTabWidget* bottom_ = nullptr;
     QLabel* left_title_ = nullptr;
     QLabel* right_title_ = nullptr;
@@ -99,6 +104,7 @@ private:
     CudaHighlighter* right_highlighter_ = nullptr;
     int inserted_ = 0, deleted_ = 0;
     QString left_text_, right_text_;
+    int left_marked_ = 0, right_marked_ = 0;
 };
 
 } // namespace pkbw::app

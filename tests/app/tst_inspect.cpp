@@ -456,6 +456,18 @@ private slots:
         QCOMPARE(right, (QStringList{QStringLiteral("1  int a;"), QString(), QStringLiteral("2  float b;"),
                                      QStringLiteral("3  int c;"), QStringLiteral("4  int d;")}));
         QCOMPARE(view.diagnostics().size(), 2); // every diagnostic, not the first
+        QCOMPARE(view.marked_lines(false), 2);
+        QCOMPARE(view.marked_lines(true), 0);
+        // The reference's compile log marks the reference's lines, never the candidate's (audit:
+        // its line 1 used to tint the candidate's line 1).
+        view.set_sources(QStringLiteral("ref"), QStringLiteral("int a;\nint b;\nint c;"),
+                         QStringLiteral("cand"), QStringLiteral("int a;\nfloat b;\nint c;\nint d;"),
+                         QStringLiteral("solution.cu(2): error: bad\n"), QString(), QString(),
+                         QStringLiteral("reference.cu:3:1: warning: unused\n"));
+        QCOMPARE(view.diagnostics().size(), 2);
+        QCOMPARE(view.marked_lines(false), 1);
+        QCOMPARE(view.marked_lines(true), 1);
+        QVERIFY(view.diagnostics().at(1).reference && view.diagnostics().at(1).line == 3);
         // A missing candidate: no diff against an empty text.
         view.set_sources(QStringLiteral("ref"), QStringLiteral("int a;\n"), QString(), QString(), QString(),
                          QString(), QStringLiteral("sol.cu: not found"));
