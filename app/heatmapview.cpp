@@ -60,8 +60,8 @@ HeatmapSet compute_heatmaps(const Tensor& ref, const Tensor& cand, double atol, 
     s.has_values = true;
     s.atol = atol;
     s.rtol = rtol;
+    // One pass reads each tensor once: the ratio, both value maps and the signed difference.
     s.error = analyse_error(ref, cand, atol, rtol, max_side, &s.ref, &s.cand);
-    s.diff = difference_map(ref, cand, max_side);
     s.ref_tensor = ref;
     s.cand_tensor = cand;
     return s;
@@ -272,7 +272,7 @@ void HeatmapView::fit_aspect(QCustomPlot* plot) {
     const QRect r = plot->axisRect()->rect();
     const int i = static_cast<int>(std::find(plots_, plots_ + kMaps, plot) - plots_);
     const PooledMap* m = i == 3   ? &set_.error.ratio
-                         : i == 2 ? &set_.diff.diff
+                         : i == 2 ? &set_.error.diff
                          : i == 1 ? &set_.cand
                                   : &set_.ref;
     if (r.width() < 8 || r.height() < 8 || m->source_cols <= 0) {
@@ -444,14 +444,14 @@ void HeatmapView::show_set(const HeatmapSet& set) {
     if (values) {
         fill(plots_[0], maps_[0], set_.ref, false);
         fill(plots_[1], maps_[1], set_.cand, false);
-        fill(plots_[2], maps_[2], set_.diff.diff, false);
+        fill(plots_[2], maps_[2], e.diff, false);
         bool diverging = false;
         const auto [lo, hi] = shared_value_range(set_.ref, set_.cand, &diverging);
         for (int i = 0; i < 2; ++i) {
             maps_[i]->setGradient(value_gradient(diverging));
             maps_[i]->setDataRange(QCPRange(lo, hi));
         }
-        const double d = std::max(set_.diff.max_abs_diff, 1e-30);
+        const double d = std::max(e.max_abs_diff, 1e-30);
         maps_[2]->setDataRange(QCPRange(-d, d));
     }
     for (int i = 0; i < kMaps; ++i) {
@@ -505,11 +505,10 @@ QString HeatmapView::summary_text() const {
             text += tr(" (reference %1, candidate %2)").arg(number(ref), number(cand));
         }
     }
-    if (set_.has_values && set_.diff.max_diff_index >= 0) {
-        text +=
-            tr("; max |diff| %1 at %2").arg(number(set_.diff.max_abs_diff), where(set_.diff.max_diff_index));
-        if (set_.diff.nonfinite > 0) {
-            text += tr(" (finite differences; %1 non-finite)").arg(set_.diff.nonfinite);
+    if (set_.has_values && e.max_diff_index >= 0) {
+        text += tr("; max |diff| %1 at %2").arg(number(e.max_abs_diff), where(e.max_diff_index));
+        if (e.nonfinite_diffs > 0) {
+            text += tr(" (finite differences; %1 non-finite)").arg(e.nonfinite_diffs);
         }
     }
     if (e.ratio.masked_elements > 0 || set_.ref.masked_elements > 0 || set_.cand.masked_elements > 0) {

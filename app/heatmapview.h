@@ -6,7 +6,6 @@
 // bands on every map, and the summary says whether the mismatch is tie-explained.
 #pragma once
 
-#include "diffmap.h"
 #include "pkbw/core/store.h"
 #include "tensormaps.h"
 
@@ -28,8 +27,7 @@ namespace pkbw::app {
 struct HeatmapSet {
     std::string title;
     bool has_values = false; // false when only the stored error map is known (no outputs files)
-    PooledMap ref, cand;
-    DifferenceMap diff; // empty without values
+    PooledMap ref, cand;     // the signed difference map is error.diff (empty without values)
     ErrorAnalysis error;
     double atol = 0, rtol = 0;
     // The tensors themselves (shared storage, usually a mapped file) for the hover readout and the

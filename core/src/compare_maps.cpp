@@ -269,12 +269,26 @@ struct BinTable {
     }
 };
 
+// The largest finite |cand - ref| and the lowest logical index holding it, whatever order the
+// segments and threads come in.
+struct MaxDiff {
+    float value = 0;
+    std::int64_t index = -1; // -1 while no finite difference was seen
+    void take(float v, std::int64_t i) {
+        if (index < 0 || v > value || (v == value && i < index)) {
+            value = v;
+            index = i;
+        }
+    }
+};
+
 // One thread's share of an error analysis.
 struct Partial {
     std::int64_t mismatches = 0, first = -1, worst = -1;
     std::int64_t masked[2] = {0, 0};
+    std::int64_t nonfinite_diffs = 0;
     double worst_ratio = 0;
-    float max_abs_diff = 0;
+    MaxDiff max_diff;
     std::array<std::int64_t, kSlots> slots[4]{};
 
     // Updates first and worst from one row segment starting at logical index `pos`. The segments of
@@ -282,7 +296,10 @@ struct Partial {
     // comparisons; a segment is only rescanned when it holds a failing element that can matter.
     void track(const SegmentStats& s, const float* ratio, int n, std::int64_t pos) {
         mismatches += s.fails;
-        max_abs_diff = std::max(max_abs_diff, s.max_abs_diff);
+        nonfinite_diffs += s.diff_nonfinite;
+        if (s.max_diff_at >= 0) {
+            max_diff.take(s.max_abs_diff, pos + s.max_diff_at);
+        }
         if (s.fails > 0 && (first < 0 || pos < first)) {
             const std::int64_t i = std::find_if(ratio, ratio + n, [](float r) { return r > 1; }) - ratio;
             first = first < 0 ? pos + i : std::min(first, pos + i);
@@ -466,9 +483,15 @@ ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, 
             a.nonfinite_mismatches += h[kNonFiniteSlot];
         }
     }
+    MaxDiff max_diff;
     for (const Partial& p : partial) {
-        a.max_abs_diff = std::max(a.max_abs_diff, static_cast<double>(p.max_abs_diff));
+        if (p.max_diff.index >= 0) {
+            max_diff.take(p.max_diff.value, p.max_diff.index);
+        }
+        a.nonfinite_diffs += p.nonfinite_diffs;
     }
+    a.max_abs_diff = max_diff.value;
+    a.max_diff_index = max_diff.index;
     m.masked_elements = a.nonfinite_mismatches;
     // A masked difference cell (magnitude +inf from reduce_values) is NaN in both difference maps.
     for (std::size_t k = 0; k < cells; ++k) {

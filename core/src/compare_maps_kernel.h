@@ -43,9 +43,10 @@ struct Band {
 };
 
 struct SegmentStats {
-    std::int64_t fails = 0, ref_nonfinite = 0, cand_nonfinite = 0;
+    std::int64_t fails = 0, ref_nonfinite = 0, cand_nonfinite = 0, diff_nonfinite = 0;
     float max_ratio = 0;
-    float max_abs_diff = 0; // over finite differences
+    float max_abs_diff = 0;        // over finite differences
+    std::int32_t max_diff_at = -1; // segment offset of the first element holding it; -1 when none is finite
 };
 
 // The tolerance as the core comparison applies it: f32 scalars, allowed = atol + rtol * |cand|.
@@ -123,19 +124,29 @@ inline __attribute__((always_inline)) VF ratio_lanes(VF a, VF b, Tol tol, VI& fa
     return ok ? pass : bad;
 }
 
-inline __attribute__((always_inline)) void error_lanes(VF a, VF b, Tol tol, Band& band, std::int64_t i,
-                                                       VI row, float* ratio_out, VI& fails, VI& nf_a,
-                                                       VI& nf_b, VF& max_ratio, VF& max_abs) {
-    nf_a -= track_value(a, band.ref_hi + i, band.ref_lo + i);
-    nf_b -= track_value(b, band.cand_hi + i, band.cand_lo + i);
+// Per lane, the running figures of one row segment.
+struct LaneStats {
+    VI fails = {}, nf_a = {}, nf_b = {}, nf_diff = {};
+    VF max_ratio = {};
+    VF max_abs = VF{} - 1.0f; // largest finite |cand - ref|; -1 before the lane's first finite one
+    VI max_at = {};           // the vector offset i where the lane first reached it
+};
+
+inline __attribute__((always_inline)) void error_lanes(VF a, VF b, Tol tol, Band& band, std::int32_t i,
+                                                       VI row, float* ratio_out, LaneStats& l) {
+    l.nf_a -= track_value(a, band.ref_hi + i, band.ref_lo + i);
+    l.nf_b -= track_value(b, band.cand_hi + i, band.cand_lo + i);
     const VF diff = b - a;
-    track_value(diff, band.diff_hi + i, band.diff_lo + i); // the signed difference, masked like values
+    // The signed difference, masked like values; its non-finite lanes are counted.
+    l.nf_diff -= track_value(diff, band.diff_hi + i, band.diff_lo + i);
     const VF abs_diff = (VF)((VU)diff & (VU{} + 0x7FFFFFFFu));
-    max_abs = (abs_diff < kInf) & (abs_diff > max_abs) ? abs_diff : max_abs;
+    const VI larger = (abs_diff < kInf) & (abs_diff > l.max_abs); // strict: the first element keeps a tie
+    l.max_abs = larger ? abs_diff : l.max_abs;
+    l.max_at = larger ? VI{} + i : l.max_at;
     VI fail;
     const VF r = ratio_lanes(a, b, tol, fail);
-    fails -= fail;
-    max_ratio = r > max_ratio ? r : max_ratio;
+    l.fails -= fail;
+    l.max_ratio = r > l.max_ratio ? r : l.max_ratio;
     const VF old = load_vf(band.ratio + i);
     const VI higher = r > old;
     store_vf(band.ratio + i, higher ? r : old);
@@ -148,13 +159,11 @@ template <class A, class B>
 inline __attribute__((always_inline)) void
 error_segment_impl(const typename A::Element* a, const typename B::Element* b, int n, Tol tol, Band band,
                    std::int32_t row, float* ratio_out, SegmentStats& s) {
-    VI fails = {}, nf_a = {}, nf_b = {};
+    LaneStats l;
     const VI rows = VI{} + row;
-    VF max_ratio = {}, max_abs = {};
     int i = 0;
     for (; i + kLanes <= n; i += kLanes) {
-        error_lanes(A::load(a + i), B::load(b + i), tol, band, i, rows, ratio_out, fails, nf_a, nf_b,
-                    max_ratio, max_abs);
+        error_lanes(A::load(a + i), B::load(b + i), tol, band, i, rows, ratio_out, l);
     }
     if (i < n) {
         // Zero padding compares equal and finite: it adds nothing but band columns past n, unused.
@@ -162,15 +171,23 @@ error_segment_impl(const typename A::Element* a, const typename B::Element* b, i
         typename B::Element tb[kLanes] = {};
         std::memcpy(ta, a + i, static_cast<std::size_t>(n - i) * sizeof ta[0]);
         std::memcpy(tb, b + i, static_cast<std::size_t>(n - i) * sizeof tb[0]);
-        error_lanes(A::load(ta), B::load(tb), tol, band, i, rows, ratio_out, fails, nf_a, nf_b, max_ratio,
-                    max_abs);
+        error_lanes(A::load(ta), B::load(tb), tol, band, i, rows, ratio_out, l);
     }
-    for (int l = 0; l < kLanes; ++l) {
-        s.fails += fails[l];
-        s.ref_nonfinite += nf_a[l];
-        s.cand_nonfinite += nf_b[l];
-        s.max_ratio = max_ratio[l] > s.max_ratio ? max_ratio[l] : s.max_ratio;
-        s.max_abs_diff = max_abs[l] > s.max_abs_diff ? max_abs[l] : s.max_abs_diff;
+    for (int k = 0; k < kLanes; ++k) {
+        s.fails += l.fails[k];
+        s.ref_nonfinite += l.nf_a[k];
+        s.cand_nonfinite += l.nf_b[k];
+        s.diff_nonfinite += l.nf_diff[k];
+        s.max_ratio = l.max_ratio[k] > s.max_ratio ? l.max_ratio[k] : s.max_ratio;
+        // The segment's largest finite |diff| and its first element. A padding lane (offset n or
+        // more) is reached only by a lane that held no finite difference: it is left out.
+        const std::int32_t at = l.max_at[k] + k;
+        if (l.max_abs[k] >= 0 && at < n &&
+            (s.max_diff_at < 0 || l.max_abs[k] > s.max_abs_diff ||
+             (l.max_abs[k] == s.max_abs_diff && at < s.max_diff_at))) {
+            s.max_abs_diff = l.max_abs[k];
+            s.max_diff_at = at;
+        }
     }
 }
 

@@ -1,9 +1,9 @@
 // The Qt-free helpers behind the views: pooling, error analysis, line diff, fast_p, trace windows.
 #include "fixtures.h"
 #include "linediff.h"
-#include "qtconvert.h"
 #include "pkbw/core/compare.h"
 #include "pkbw/core/dtype.h"
+#include "qtconvert.h"
 #include "scoring.h"
 #include "tensormaps.h"
 #include "tracedata.h"
@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <utility>
 
 using namespace pkbw;
 using namespace pkbw::app;
@@ -21,18 +22,20 @@ namespace {
 // The heatmap pass written the obvious way, one element at a time, as docs/gui.md describes it:
 // the verdict is core's rule in f32; the ratio d / allowed is pinned to 0 for equal elements, to
 // (0, 1] for other passing ones and above 1 for failing ones (+inf for a non-finite difference);
-// values pool to the element of largest magnitude (the positive one on a tie), NaN when non-finite.
+// values and the signed difference cand - ref pool to the element of largest magnitude (the positive
+// one on a tie), NaN when non-finite; max |diff| is over finite differences, at its lowest index.
 struct Reference {
-    PooledMap ratio, ref, cand;
+    PooledMap ratio, ref, cand, diff;
     std::int64_t mismatches = 0, first = -1, worst = -1, exact = 0, nonfinite = 0;
-    double worst_ratio = 0;
+    std::int64_t max_diff_index = -1, nonfinite_diffs = 0;
+    double worst_ratio = 0, max_abs_diff = 0;
     std::array<std::int64_t, kHistogramBins> histogram{};
 };
 
 Reference reference_analysis(const Tensor& ref, const Tensor& cand, double atol, double rtol, int max_side) {
     Reference out;
     const Grid2D g = grid_of(ref.shape());
-    PooledMap* maps[3] = {&out.ratio, &out.ref, &out.cand};
+    PooledMap* maps[4] = {&out.ratio, &out.ref, &out.cand, &out.diff};
     for (PooledMap* m : maps) {
         m->source_rows = g.rows;
         m->source_cols = g.cols;
@@ -40,7 +43,8 @@ Reference reference_analysis(const Tensor& ref, const Tensor& cand, double atol,
         m->cols = static_cast<int>(std::min<std::int64_t>(g.cols, max_side));
         m->values.assign(static_cast<std::size_t>(m->rows) * m->cols, 0.0f);
     }
-    std::vector<float> mag[2] = {std::vector<float>(out.ref.values.size(), -1.0f),
+    std::vector<float> mag[3] = {std::vector<float>(out.ref.values.size(), -1.0f),
+                                 std::vector<float>(out.ref.values.size(), -1.0f),
                                  std::vector<float>(out.ref.values.size(), -1.0f)};
     const float fatol = static_cast<float>(atol), frtol = static_cast<float>(rtol);
     const float inf = std::numeric_limits<float>::infinity();
@@ -49,10 +53,10 @@ Reference reference_analysis(const Tensor& ref, const Tensor& cand, double atol,
         const std::size_t cell = static_cast<std::size_t>(row * out.ratio.rows / g.rows * out.ratio.cols +
                                                           col * out.ratio.cols / g.cols);
         const float x = ref.get_f32(i), y = cand.get_f32(i);
-        const float xy[2] = {x, y};
-        for (int s = 0; s < 2; ++s) {
-            PooledMap& m = s == 0 ? out.ref : out.cand;
-            const float v = xy[s];
+        const float xyd[3] = {x, y, y - x};
+        for (int s = 0; s < 3; ++s) {
+            PooledMap& m = s == 0 ? out.ref : s == 1 ? out.cand : out.diff;
+            const float v = xyd[s];
             if (!std::isfinite(v)) {
                 ++m.masked_elements;
                 mag[s][cell] = inf;
@@ -61,6 +65,10 @@ Reference reference_analysis(const Tensor& ref, const Tensor& cand, double atol,
                 mag[s][cell] = std::fabs(v);
                 m.values[cell] = v;
             }
+        }
+        if (std::isfinite(y - x) && (out.max_diff_index < 0 || std::fabs(y - x) > out.max_abs_diff)) {
+            out.max_abs_diff = std::fabs(y - x);
+            out.max_diff_index = i;
         }
         const float d = std::fabs(x - y), allowed = fatol + frtol * std::fabs(y);
         const bool fails = !(x == y || (d <= allowed && std::isfinite(d)));
@@ -100,6 +108,11 @@ Reference reference_analysis(const Tensor& ref, const Tensor& cand, double atol,
         }
     }
     out.ratio.masked_elements = out.nonfinite;
+    // The difference map counts its masked cells (the elements are nonfinite_diffs).
+    out.nonfinite_diffs = std::exchange(out.diff.masked_elements, 0);
+    for (float v : out.diff.values) {
+        out.diff.masked_elements += std::isnan(v);
+    }
     return out;
 }
 
@@ -284,6 +297,12 @@ private slots:
             QVERIFY(same_map(a.ratio, want.ratio));
             QVERIFY(same_map(r, want.ref));
             QVERIFY(same_map(c, want.cand));
+            // The signed difference map comes from the same pass (no second read of the tensors).
+            QVERIFY(same_map(a.diff, want.diff));
+            QVERIFY(want.nonfinite_diffs > 0);
+            QCOMPARE(a.nonfinite_diffs, want.nonfinite_diffs);
+            QCOMPARE(a.max_abs_diff, want.max_abs_diff);
+            QCOMPARE(a.max_diff_index, want.max_diff_index);
             QVERIFY(same_map(pool_values(ref, max_side), want.ref));
             QVERIFY(same_map(pool_values(cand, max_side), want.cand));
             // ratio > 1 is core's verdict: the same mismatches, the same first.

@@ -42,13 +42,16 @@ struct ErrorAnalysis {
     // Per cell (the ratio map's geometry): the signed difference cand - ref of largest magnitude
     // (the positive one on a tie) and its magnitude, max |cand - ref|; NaN marks a cell holding a
     // non-finite difference (a NaN or an infinity on either side).
+    // The heatmaps' signed-difference map is this one: no other pass reads the tensors for it.
     PooledMap diff, abs_diff; // masked_elements counts masked cells here
     // Per cell, row-major: failing elements; the element of largest ratio (the lowest logical index
     // on a tie; the cell's first element when every ratio is 0) and both sides' values there.
     std::vector<std::int64_t> cell_mismatches;
     std::vector<std::int64_t> cell_worst;
     std::vector<float> cell_worst_ref, cell_worst_cand;
-    double max_abs_diff = 0; // over elements whose difference is finite (compare.h's max_abs_error)
+    double max_abs_diff = 0;          // over elements whose difference is finite (compare.h's max_abs_error)
+    std::int64_t max_diff_index = -1; // lowest logical index holding max_abs_diff; -1 when none is finite
+    std::int64_t nonfinite_diffs = 0; // elements whose difference cand - ref is NaN or infinite
     std::int64_t numel = 0;
     std::int64_t mismatch_count = 0;
     std::int64_t first_mismatch = -1, worst_mismatch = -1; // logical indices, -1 when none
