@@ -105,6 +105,14 @@ std::int64_t add_run(Store& store, const std::string& problem, const std::string
     return id;
 }
 
+// A store `<name>.db` holding the fixture eval run (its run folder `<name>-run`): path and run id.
+std::pair<QString, std::int64_t> one_eval_run_store(const QString& name) {
+    const QString path = test::temp_path(name + QStringLiteral(".db"));
+    Store store = Store::open(path.toStdString());
+    return {path,
+            test::add_eval_run(store, test::temp_path(name + QStringLiteral("-run")).toStdString()).run_id};
+}
+
 } // namespace
 
 class TestInspect : public QObject {
@@ -707,13 +715,7 @@ private slots:
     // its grid of rank results; the header names the part not shown and the table, not a statement's
     // text cut at 80 characters.
     void a_damaged_table_costs_only_its_part_of_the_run() {
-        const QString path = test::temp_path(QStringLiteral("damaged-table.db"));
-        std::int64_t id = 0;
-        {
-            Store store = Store::open(path.toStdString());
-            id = test::add_eval_run(store, test::temp_path(QStringLiteral("damaged-table-run")).toStdString())
-                     .run_id;
-        }
+        const auto [path, id] = one_eval_run_store(QStringLiteral("damaged-table"));
         {
             sqlite3* db = nullptr;
             QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
@@ -739,13 +741,7 @@ private slots:
     // Review defect 24: at the window's default size the tolerance explorer needs no sideways
     // scrolling; the first error is elided, whole in its tooltip.
     void tolerance_table_fits_without_scrolling() {
-        const QString path = test::temp_path(QStringLiteral("tolerance-fit.db"));
-        std::int64_t id = 0;
-        {
-            Store store = Store::open(path.toStdString());
-            id = test::add_eval_run(store, test::temp_path(QStringLiteral("tolerance-fit-run")).toStdString())
-                     .run_id;
-        }
+        const auto [path, id] = one_eval_run_store(QStringLiteral("tolerance-fit"));
         MainWindow window;
         window.resize(1500, 950);
         window.show();

@@ -26,6 +26,12 @@ void fake_form(LauncherView& v, const QString& problem = QStringLiteral("2_allga
     v.set_problem(problem);
     v.set_solution(kFake);
 }
+// Starts the form's run (the fake pkbw) and waits for its process to end; false on a timeout.
+bool start_and_wait(LauncherView& v) {
+    QSignalSpy ended(&v, &LauncherView::process_ended);
+    v.start();
+    return ended.wait(10000);
+}
 } // namespace
 
 class TestLauncher : public QObject {
@@ -162,9 +168,7 @@ private slots:
             QVERIFY(!v.arguments().contains(QStringLiteral("--all-trials")));
             v.set_mode(QStringLiteral("eval"));
             v.set_pkb_checkout(QString());
-            QSignalSpy ended(&v, &LauncherView::process_ended);
-            v.start();
-            QVERIFY(ended.wait(10000));
+            QVERIFY(start_and_wait(v));
         }
         LauncherView again;
         const QString args = again.arguments().join(QLatin1Char(' '));
@@ -178,9 +182,7 @@ private slots:
             fake_form(v);
             v.set_ranks(3);
             v.set_pkb_checkout(QString());
-            QSignalSpy ended(&v, &LauncherView::process_ended);
-            v.start();
-            QVERIFY(ended.wait(10000));
+            QVERIFY(start_and_wait(v));
         }
         LauncherView again;
         const QString args = again.arguments().join(QLatin1Char(' '));
