@@ -348,6 +348,10 @@ QPair<double, double> HeatmapView::value_range() const {
     return {r.lower, r.upper};
 }
 
+bool HeatmapView::ratio_shown() const {
+    return !plots_[3]->isHidden() && !histogram_->isHidden();
+}
+
 bool HeatmapView::values_shown() const {
     return !plots_[0]->isHidden() && maps_[0]->visible();
 }
@@ -440,6 +444,8 @@ void HeatmapView::show_set(const HeatmapSet& set) {
     for (int i = 0; i < 3; ++i) {
         plots_[i]->setVisible(values);
     }
+    plots_[3]->setVisible(true);
+    histogram_->setVisible(true);
     fill(plots_[3], maps_[3], e.ratio, true);
     if (values) {
         fill(plots_[0], maps_[0], set_.ref, false);
@@ -562,8 +568,9 @@ void HeatmapView::clear(const QString& message) {
         }
         if (i < 3) {
             maps_[i]->setDataRange(QCPRange(0, 1));
-            plots_[i]->setVisible(false);
         }
+        // Every map hidden, the ratio's too: made-up 0-1 axes would suggest a map with no data.
+        plots_[i]->setVisible(false);
         plots_[i]->replot(QCustomPlot::rpQueuedReplot);
     }
     place_tie_bands(); // set_ has no ties now: removes the bands
@@ -571,6 +578,7 @@ void HeatmapView::clear(const QString& message) {
     histogram_->yAxis->setRange(0, 1);
     histogram_title_->setText(tr("Error ratio histogram (elements)"));
     histogram_->replot(QCustomPlot::rpQueuedReplot);
+    histogram_->setVisible(false);
     readout_->setText(QString());
     summary_->setText(message);
 }

@@ -76,6 +76,8 @@ public:
     // The value range both value maps are drawn with (tests).
     QPair<double, double> value_range() const;
     bool values_shown() const;
+    // Whether the error-ratio map and histogram are shown (hidden until a set arrives).
+    bool ratio_shown() const;
     const HeatmapSet& current() const { return set_; }
     QList<QCustomPlot*> plots() const;
     // The tie-row bands drawn on each map (tests).

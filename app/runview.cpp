@@ -148,6 +148,9 @@ RunView::RunView(QWidget* parent)
     split->addWidget(heatmaps_);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 3);
+    // A third for the grid and the explorer, two for the maps, from the start: the maps are hidden
+    // until a cell is chosen, and their pane must not be sized from an empty view.
+    split->setSizes({500, 1000});
     layout->addWidget(split, 1);
 
     rescore_timer_ = new QTimer(this);

@@ -206,9 +206,15 @@ private slots:
         row.error_map.rows = row.error_map.cols = 4;
         row.error_map.ratio.assign(16, 0.5f);
         HeatmapView view;
+        QVERIFY(!view.ratio_shown()); // nothing before a set arrives
         view.show_set(heatmaps_from_row(row, 0.01, 0.01));
         QVERIFY(!view.values_shown());
+        QVERIFY(view.ratio_shown());
         QVERIFY(view.readout_at(1, 1).contains(QStringLiteral("cell ratio 0.5")));
+        // A cell with no compared outputs (review defect 15): no map at all, only the message.
+        view.clear(QStringLiteral("rank 0, trial 0: no compared outputs"));
+        QVERIFY(!view.values_shown());
+        QVERIFY(!view.ratio_shown());
     }
 
     // --- Trace --------------------------------------------------------------------------------
