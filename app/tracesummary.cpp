@@ -69,6 +69,29 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
             if (any_iteration) {
                 continue; // iterations exist, none in the window
             }
+            // No iterations: a side's whole phase, when it names its side (import-pkb's
+            // torch-profiler profiles, which PKB's worker records without ProfilerStep#N steps).
+            bool sided_phase = false;
+            for (const TraceEvent& e : trace.events) {
+                if (e.kind != TraceEventKind::EngineRange || e.category != "phase" ||
+                    !e.payload.is_object() || !e.payload.contains("side") || !e.payload["side"].is_string()) {
+                    continue;
+                }
+                sided_phase = true;
+                TimeWindow w{e.start_ns, e.end_ns};
+                if (window_ns) {
+                    w.start_ns = std::max(w.start_ns, window_ns->first);
+                    w.end_ns = std::min(w.end_ns, window_ns->second);
+                }
+                if (w.end_ns > w.start_ns) {
+                    windows.push_back({e.payload["side"].get<std::string>(), w, {e.start_ns, e.end_ns}});
+                }
+            }
+            if (sided_phase && windows.empty()) {
+                continue; // sided phases exist, none in the window
+            }
+        }
+        if (windows.empty()) {
             TimeWindow w = trace_span(trace);
             if (window_ns) {
                 w.start_ns = std::max(w.start_ns, window_ns->first);

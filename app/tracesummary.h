@@ -38,7 +38,9 @@ struct TraceSummary {
 };
 
 // Over the iterations that intersect `window_ns` (clipped to it), or all of them when absent; a trace
-// without iteration ranges is summarised over the window (or its whole span) as side "trace".
+// without iteration ranges over its engine "phase" ranges that name a side (payload "side": import-pkb's
+// torch-profiler profiles, which hold no ProfilerStep#N), else over the window (or its whole span) as
+// side "trace".
 // An event counts in the iteration in which it starts: at its full length without a window, and with
 // one at its part inside the window (an event that began earlier in the iteration, or ends after the
 // window, is clipped to it). pkbw's own NVTX ranges (domain "pkbw") are the engine's ranges seen again

@@ -461,6 +461,35 @@ private slots:
         QCOMPARE(total(end, "ncclDevKernel_AllReduce"), 10.0);
         QCOMPARE(total(end, "tail"), 5.0);
     }
+
+    // PKB's worker profiles without profiler.step() (the H200 logs hold no ProfilerStep#N), and the two
+    // sides were profiled tens of seconds apart: each side's phase range is its window, so the summary
+    // reads by side instead of one "trace" row set over the whole gap.
+    void profiles_without_steps_are_summarised_by_side() {
+        RankTrace t;
+        t.rank = 0;
+        TraceEvent ref = trace_event(TraceEventKind::EngineRange, "phase", "reference", 0, 100'000);
+        ref.payload = {{"side", "reference"}, {"trial", 0}, {"source", "torch-profiler"}};
+        TraceEvent cand =
+            trace_event(TraceEventKind::EngineRange, "phase", "candidate", 72'000'000'000, 72'000'050'000);
+        cand.payload = {{"side", "candidate"}, {"trial", 0}, {"source", "torch-profiler"}};
+        t.events = {ref, cand, trace_event(TraceEventKind::Kernel, "", "concat_k", 10'000, 30'000, 7),
+                    trace_event(TraceEventKind::Kernel, "", "push_shard", 72'000'010'000, 72'000'020'000, 7)};
+        sort_events(t.events);
+        const TraceSummary s = summarize_trace({t});
+        QCOMPARE(s.rows.size(), std::size_t(2));
+        QCOMPARE(QString::fromStdString(s.rows[0].side), QStringLiteral("reference"));
+        QCOMPARE(s.rows[0].percent_of_iteration, 20.0); // 20 of the reference's 100 µs
+        QCOMPARE(QString::fromStdString(s.rows[1].side), QStringLiteral("candidate"));
+        QCOMPARE(s.rows[1].percent_of_iteration, 20.0); // 10 of 50 µs
+        QCOMPARE(s.overlaps.size(), std::size_t(2));
+        // A phase that names no side (pkbw's own "perf" phase) leaves the whole span as "trace".
+        t.events = {trace_event(TraceEventKind::EngineRange, "phase", "perf", 0, 100'000),
+                    trace_event(TraceEventKind::Kernel, "", "gemm", 10'000, 30'000, 7)};
+        const TraceSummary plain = summarize_trace({t});
+        QCOMPARE(plain.rows.size(), std::size_t(1));
+        QCOMPARE(QString::fromStdString(plain.rows[0].side), QStringLiteral("trace"));
+    }
 };
 
 QTEST_MAIN(TestTrace)
