@@ -40,9 +40,11 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
     std::map<std::tuple<std::string, int, std::string, std::string>, Acc> acc;
     std::map<std::pair<std::string, int>, SideOverlap> overlaps;
     for (const RankTrace& trace : traces) {
+        // `w`: the iteration clipped to the selection (its time, and the overlap's); `starts`: the
+        // whole iteration, since its events are those that start in it.
         struct Window {
             std::string side;
-            TimeWindow w;
+            TimeWindow w, starts;
         };
         std::vector<Window> windows;
         for (const TraceEvent& e : trace.events) {
@@ -57,7 +59,7 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
                     continue;
                 }
             }
-            windows.push_back({iteration_side(e), w});
+            windows.push_back({iteration_side(e), w, {e.start_ns, e.end_ns}});
         }
         if (windows.empty()) {
             bool any_iteration =
@@ -67,13 +69,36 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
             if (any_iteration) {
                 continue; // iterations exist, none in the window
             }
+            // No iterations: a side's whole phase, when it names its side (import-pkb's
+            // torch-profiler profiles, which PKB's worker records without ProfilerStep#N steps).
+            bool sided_phase = false;
+            for (const TraceEvent& e : trace.events) {
+                if (e.kind != TraceEventKind::EngineRange || e.category != "phase" ||
+                    !e.payload.is_object() || !e.payload.contains("side") || !e.payload["side"].is_string()) {
+                    continue;
+                }
+                sided_phase = true;
+                TimeWindow w{e.start_ns, e.end_ns};
+                if (window_ns) {
+                    w.start_ns = std::max(w.start_ns, window_ns->first);
+                    w.end_ns = std::min(w.end_ns, window_ns->second);
+                }
+                if (w.end_ns > w.start_ns) {
+                    windows.push_back({e.payload["side"].get<std::string>(), w, {e.start_ns, e.end_ns}});
+                }
+            }
+            if (sided_phase && windows.empty()) {
+                continue; // sided phases exist, none in the window
+            }
+        }
+        if (windows.empty()) {
             TimeWindow w = trace_span(trace);
             if (window_ns) {
                 w.start_ns = std::max(w.start_ns, window_ns->first);
                 w.end_ns = std::min(w.end_ns, window_ns->second);
             }
             if (w.end_ns > w.start_ns) {
-                windows.push_back({"trace", w});
+                windows.push_back({"trace", w, trace_span(trace)});
             }
         }
         std::sort(windows.begin(), windows.end(),
@@ -88,16 +113,28 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
             o.compute_us += static_cast<double>(b.compute_ns) / 1e3;
             o.communication_us += static_cast<double>(b.communication_ns) / 1e3;
             o.overlap_us += static_cast<double>(b.overlap_ns) / 1e3;
-            // Events are sorted by start: the first one at or after the window's start.
-            auto first = std::lower_bound(trace.events.begin(), trace.events.end(), win.w.start_ns,
+            // Events are sorted by start: the first one at or after the iteration's start. Without a
+            // selection an event counts at its full length (a kernel may outlast its host-side
+            // step); within a selection only its part inside the selection counts, whether it began
+            // before the selection or ends after it.
+            auto first = std::lower_bound(trace.events.begin(), trace.events.end(), win.starts.start_ns,
                                           [](const TraceEvent& e, std::int64_t t) { return e.start_ns < t; });
             for (auto it = first; it != trace.events.end() && it->start_ns < win.w.end_ns; ++it) {
                 if (!summarised(*it)) {
                     continue;
                 }
+                std::int64_t counted = it->duration_ns();
+                if (window_ns) {
+                    const std::int64_t from = std::max(it->start_ns, window_ns->first);
+                    const std::int64_t to = std::min(it->end_ns, window_ns->second);
+                    if (it->start_ns < window_ns->first && to <= from) {
+                        continue; // ended before the selection
+                    }
+                    counted = std::max<std::int64_t>(0, to - from);
+                }
                 Acc& a = acc[{win.side, trace.rank, kind_name(it->kind), it->display_name()}];
                 a.count += 1;
-                a.total_ns += it->duration_ns();
+                a.total_ns += counted;
             }
         }
     }

@@ -38,9 +38,13 @@ struct TraceSummary {
 };
 
 // Over the iterations that intersect `window_ns` (clipped to it), or all of them when absent; a trace
-// without iteration ranges is summarised over the window (or its whole span) as side "trace".
-// An event counts in the iteration in which it starts. pkbw's own NVTX ranges (domain "pkbw") are
-// the engine's ranges seen again by CUPTI and are left out.
+// without iteration ranges over its engine "phase" ranges that name a side (payload "side": import-pkb's
+// torch-profiler profiles, which hold no ProfilerStep#N), else over the window (or its whole span) as
+// side "trace".
+// An event counts in the iteration in which it starts: at its full length without a window, and with
+// one at its part inside the window (an event that began earlier in the iteration, or ends after the
+// window, is clipped to it). pkbw's own NVTX ranges (domain "pkbw") are the engine's ranges seen again
+// by CUPTI and are left out.
 TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
                              std::optional<std::pair<std::int64_t, std::int64_t>> window_ns = std::nullopt);
 

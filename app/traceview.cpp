@@ -5,6 +5,7 @@
 #include "timelinewidget.h"
 
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -14,6 +15,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <filesystem>
+#include <map>
 
 namespace pkbw::app {
 namespace {
@@ -56,13 +58,65 @@ QString resolve_artifact(const RunData& data, const std::string& path) {
     return to_qstring((std::filesystem::path(data.run.run_dir) / p).string());
 }
 
+// Adds `from`'s lanes and iterations to `into`, its names merged with `into`'s.
+void merge_timeline(TimelineData& into, TimelineData&& from) {
+    std::map<std::string, std::uint32_t> index;
+    for (std::size_t i = 0; i < into.names.size(); ++i) {
+        index.emplace(into.names[i], static_cast<std::uint32_t>(i));
+    }
+    std::vector<std::uint32_t> renamed(from.names.size());
+    for (std::size_t i = 0; i < from.names.size(); ++i) {
+        auto [it, fresh] = index.try_emplace(from.names[i], static_cast<std::uint32_t>(into.names.size()));
+        if (fresh) {
+            into.names.push_back(from.names[i]);
+        }
+        renamed[i] = it->second;
+    }
+    for (auto& lane : from.lanes) {
+        for (auto& e : lane.events) {
+            e.name = renamed[e.name];
+        }
+        into.lanes.push_back(std::move(lane));
+    }
+    into.iterations.insert(into.iterations.end(), from.iterations.begin(), from.iterations.end());
+}
+
 } // namespace
 
+QList<TraceFile> trace_artifacts(const RunData& data) {
+    std::optional<int> taken; // the trial of the files taken; a run-wide file counts as trial -1
+    QList<TraceFile> files;
+    for (const ArtifactRow& a : data.artifacts) {
+        QString side;
+        if (a.kind == "trace_reference" || a.kind == "trace_candidate") {
+            side = to_qstring(a.kind.substr(6)); // after "trace_"
+        } else if (a.kind != "trace") {
+            continue;
+        }
+        const int trial = a.trial.value_or(-1);
+        if (taken && trial > *taken) {
+            continue;
+        }
+        if (taken && trial < *taken) {
+            files.clear(); // an earlier trial's
+        }
+        taken = trial;
+        files.push_back({resolve_artifact(data, a.path), side});
+    }
+    return files;
+}
+
 QString no_trace_reason(const RunData& data) {
-    bool traced = false, pkb = false;
+    bool traced = false, pkb = false, imported = false;
     for (const auto& arg : data.run.command_line) {
         traced = traced || arg == "--trace" || arg.rfind("--trace=", 0) == 0;
         pkb = pkb || arg == "--pkb-checkout" || arg.rfind("--pkb-checkout=", 0) == 0;
+        imported = imported || arg == "import-pkb";
+    }
+    if (imported) {
+        return TraceView::tr("This run was imported from PKB's logs (pkbw import-pkb), which held no "
+                             "torch-profiler trace (traces/rank_<r>.json): PKB's run_local.py writes them "
+                             "with --profile.");
     }
     if (!traced) {
         return TraceView::tr("This run has no trace: it was not run with --trace.");
@@ -187,14 +241,8 @@ void TraceView::set_data(std::shared_ptr<const RunData> data) {
     summary_->setRowCount(0);
     overlap_->setRowCount(0);
     summary_title_->clear();
-    QStringList files; // trace artifacts (PKB's torch-profiler traces, Chrome JSON)
-    if (data) {
-        for (const ArtifactRow& a : data->artifacts) {
-            if (a.kind == "trace") {
-                files << resolve_artifact(*data, a.path);
-            }
-        }
-    }
+    // Trace artifacts (PKB's torch-profiler traces, Chrome JSON): shown when the store holds none.
+    const QList<TraceFile> files = data ? trace_artifacts(*data) : QList<TraceFile>{};
     if (data && data->from_store && !store_.isEmpty()) {
         info_->setText(tr("Loading the traces of run %1…").arg(data->run.id));
         const auto id = data->run.id;
@@ -211,7 +259,7 @@ void TraceView::set_data(std::shared_ptr<const RunData> data) {
             [this, files, data](const Loaded<LoadedTrace>& r) {
                 if (r.ok() && r.value.timeline->lanes.empty()) {
                     if (!files.isEmpty()) {
-                        open_files(files);
+                        open_trace_files(files);
                         return;
                     }
                     timeline_->set_trace(nullptr);
@@ -227,10 +275,18 @@ void TraceView::set_data(std::shared_ptr<const RunData> data) {
         info_->setText(data ? no_trace_reason(*data) : tr("No run open."));
         return;
     }
-    open_files(files);
+    open_trace_files(files);
 }
 
 void TraceView::open_files(const QStringList& files) {
+    QList<TraceFile> unlabelled;
+    for (const QString& f : files) {
+        unlabelled.push_back({f, QString()});
+    }
+    open_trace_files(unlabelled);
+}
+
+void TraceView::open_trace_files(const QList<TraceFile>& files) {
     info_->setText(tr("Loading %1 trace files…").arg(files.size()));
     run_in_background(
         this,
@@ -239,27 +295,34 @@ void TraceView::open_files(const QStringList& files) {
             static const QRegularExpression rank_re(QStringLiteral("rank_?(\\d+)"));
             auto own = std::make_shared<std::vector<RankTrace>>(); // pkbw's JSON-lines traces
             for (int i = 0; i < files.size(); ++i) {
-                if (files[i].endsWith(QStringLiteral(".jsonl"))) {
-                    own->push_back(load_trace_file(to_path(files[i])));
+                const QString& path = files[i].path;
+                if (path.endsWith(QStringLiteral(".jsonl"))) {
+                    own->push_back(load_trace_file(to_path(path)));
                     continue;
                 }
-                const auto m = rank_re.match(files[i]);
-                append_chrome_trace(*data, to_path(files[i]), m.hasMatch() ? m.captured(1).toInt() : i);
+                // The rank from the file's name (PKB: traces/rank_<r>.json), not from its folders'.
+                const auto m = rank_re.match(QFileInfo(path).fileName());
+                const int rank = m.hasMatch() ? m.captured(1).toInt() : i;
+                TimelineData one;
+                append_chrome_trace(one, to_path(path), rank);
+                const std::string side = to_std(files[i].side);
+                for (auto& lane : one.lanes) {
+                    if (!side.empty()) {
+                        lane.name = side + " " + lane.name;
+                    }
+                    for (const auto& e : lane.events) {
+                        if (one.names[e.name].starts_with("ProfilerStep#")) {
+                            one.iterations.push_back({rank, side.empty() ? std::string("trace") : side,
+                                                      e.start_us, e.start_us + e.duration_us});
+                        }
+                    }
+                }
+                merge_timeline(*data, std::move(one));
             }
             if (!own->empty()) {
-                TimelineData mine = timeline_from_traces(*own);
-                const auto offset = static_cast<std::uint32_t>(data->names.size());
-                for (auto& lane : mine.lanes) {
-                    for (auto& e : lane.events) {
-                        e.name += offset;
-                    }
-                    data->lanes.push_back(std::move(lane));
-                }
-                data->names.insert(data->names.end(), mine.names.begin(), mine.names.end());
-                data->iterations.insert(data->iterations.end(), mine.iterations.begin(),
-                                        mine.iterations.end());
-                data->finish();
+                merge_timeline(*data, timeline_from_traces(*own));
             }
+            data->finish();
             LoadedTrace t;
             t.timeline = std::move(data);
             t.traces = std::move(own);

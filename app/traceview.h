@@ -24,6 +24,18 @@ struct LoadedTrace {
     std::shared_ptr<const std::vector<RankTrace>> traces; // pkbw's own traces (summary); may be empty
 };
 
+// A trace file a run recorded as an artifact, and the side it traced (empty when its kind names none).
+struct TraceFile {
+    QString path;
+    QString side;
+};
+
+// The trace files the Trace tab opens when the store holds no trace of the run: artifacts of kind
+// "trace" (Chrome / Kineto JSON or pkbw JSON lines, one per rank) and import-pkb's "trace_reference"
+// and "trace_candidate" (PKB's torch-profiler traces), of the first trial that has any (the trial
+// import-pkb stores as the run's trace); paths resolved against the run folder.
+QList<TraceFile> trace_artifacts(const RunData& data);
+
 // Why a run holds no trace, in one sentence for the user: it was not traced, or it was traced with
 // --trace and nothing was stored (and why, as far as the run record tells).
 QString no_trace_reason(const RunData& data);
@@ -35,6 +47,9 @@ public:
     void set_store(const QString& path) { store_ = path; }
     void set_data(std::shared_ptr<const RunData> data);
     void open_files(const QStringList& files);
+    // Chrome / Kineto files of a side get lanes named "<side> <lane>", and their "ProfilerStep#N"
+    // ranges (torch-profiler steps) are the side's traced iterations.
+    void open_trace_files(const QList<TraceFile>& files);
     TimelineWidget* timeline() const { return timeline_; }
     QTableWidget* summary_table() const { return summary_; }
     QTableWidget* overlap_table() const { return overlap_; }

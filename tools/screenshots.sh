@@ -126,5 +126,15 @@ if [ -n "$real" ] && [ -f "$real/runs.db" ]; then
         gui "$out/real_6_pkb_import_perf.png" --store "$db" --run "$imported" --tab 2
         gui "$out/real_6_pkb_import_run.png" --store "$db" --run "$imported" --tab 1
     fi
+    # An imported run whose torch-profiler traces (run_local.py --profile) the import stored: its
+    # Trace tab and its Run tab's heatmaps of the .pt outputs.
+    traced_import=$(sqlite3 "$db" "SELECT max(r.id) FROM runs r JOIN trace_ranks t ON t.run_id = r.id
+        WHERE r.command_line LIKE '%import-pkb%'" 2>/dev/null || true)
+    if [ -n "$traced_import" ]; then
+        gui "$out/real_6_pkb_import_trace.png" --store "$db" --run "$traced_import" --tab 3
+        gui "$out/real_6_pkb_import_heatmaps.png" --store "$db" --run "$traced_import" --tab 1
+    else
+        echo "no imported PKB run holds a trace: real_6_pkb_import_trace.png not taken" >&2
+    fi
 fi
 ls -1 "$out"/*.png
