@@ -130,4 +130,19 @@ void add_many_runs(Store& store, int count) {
     });
 }
 
+TraceEvent trace_event(TraceEventKind kind, const std::string& category, const std::string& name,
+                       std::int64_t t0, std::int64_t t1, int stream) {
+    TraceEvent e;
+    e.kind = kind;
+    e.category = category;
+    e.name = name;
+    e.start_ns = t0;
+    e.end_ns = t1;
+    e.stream = stream;
+    if (kind == TraceEventKind::EngineRange && category == "iteration") {
+        e.payload = {{"side", name.substr(0, name.find('/'))}};
+    }
+    return e;
+}
+
 } // namespace pkbw::test

@@ -4,6 +4,7 @@
 
 #include "pkbw/core/store.h"
 #include "pkbw/core/tensor.h"
+#include "pkbw/core/trace.h"
 
 #include <QString>
 #include <filesystem>
@@ -33,5 +34,10 @@ std::int64_t add_perf_run(Store& store, const std::string& problem, const std::s
 void add_many_runs(Store& store, int count);
 
 QString temp_path(const QString& name); // under a per-process temporary folder
+
+// One trace event [t0, t1] ns; an engine "iteration" range ("reference/0") carries its side in its
+// payload, as the rank program writes it.
+TraceEvent trace_event(TraceEventKind kind, const std::string& category, const std::string& name,
+                       std::int64_t t0, std::int64_t t1, int stream = -1);
 
 } // namespace pkbw::test

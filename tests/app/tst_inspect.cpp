@@ -44,24 +44,6 @@ Tensor f32(std::int64_t rows, std::int64_t cols, const std::vector<float>& v) {
         std::span(reinterpret_cast<const std::byte*>(v.data()), v.size() * sizeof(float)));
 }
 
-TraceEvent range(TraceEventKind kind, const std::string& category, const std::string& name, std::int64_t t0,
-                 std::int64_t t1, nlohmann::json payload = nullptr) {
-    TraceEvent e;
-    e.kind = kind;
-    e.category = category;
-    e.name = name;
-    e.start_ns = t0;
-    e.end_ns = t1;
-    e.payload = std::move(payload);
-    return e;
-}
-
-TraceEvent kernel(const std::string& name, std::int64_t t0, std::int64_t t1, int stream) {
-    TraceEvent e = range(TraceEventKind::Kernel, "", name, t0, t1);
-    e.stream = stream;
-    return e;
-}
-
 // Rank 0 of a traced perf run: a 50 ms perf phase and, inside a 1 ms "trace" phase, one reference
 // iteration (100-200 us: gemm 110-150 us on stream 7, an NCCL all-gather 140-180 us on stream 8, so
 // 10 of its 40 us overlap compute) and one candidate iteration (300-400 us: push_shard 310-330 us).
@@ -69,15 +51,13 @@ RankTrace sample_trace() {
     RankTrace t;
     t.rank = 0;
     t.events = {
-        range(TraceEventKind::EngineRange, "phase", "perf", 0, 50'000'000),
-        range(TraceEventKind::EngineRange, "phase", "trace", 50'000, 1'000'000),
-        range(TraceEventKind::EngineRange, "iteration", "reference/0", 100'000, 200'000,
-              {{"side", "reference"}}),
-        kernel("gemm", 110'000, 150'000, 7),
-        kernel("ncclDevKernel_AllGather_RING_LL", 140'000, 180'000, 8),
-        range(TraceEventKind::EngineRange, "iteration", "candidate/0", 300'000, 400'000,
-              {{"side", "candidate"}}),
-        kernel("push_shard", 310'000, 330'000, 7),
+        test::trace_event(TraceEventKind::EngineRange, "phase", "perf", 0, 50'000'000),
+        test::trace_event(TraceEventKind::EngineRange, "phase", "trace", 50'000, 1'000'000),
+        test::trace_event(TraceEventKind::EngineRange, "iteration", "reference/0", 100'000, 200'000),
+        test::trace_event(TraceEventKind::Kernel, "", "gemm", 110'000, 150'000, 7),
+        test::trace_event(TraceEventKind::Kernel, "", "ncclDevKernel_AllGather_RING_LL", 140'000, 180'000, 8),
+        test::trace_event(TraceEventKind::EngineRange, "iteration", "candidate/0", 300'000, 400'000),
+        test::trace_event(TraceEventKind::Kernel, "", "push_shard", 310'000, 330'000, 7),
     };
     sort_events(t.events);
     return t;

@@ -207,21 +207,6 @@ int summary_row(const QTableWidget* t, const QString& side, const QString& name)
     return -1;
 }
 
-TraceEvent trace_event(TraceEventKind kind, const std::string& category, const std::string& name,
-                       std::int64_t t0, std::int64_t t1, int stream = -1) {
-    TraceEvent e;
-    e.kind = kind;
-    e.category = category;
-    e.name = name;
-    e.start_ns = t0;
-    e.end_ns = t1;
-    e.stream = stream;
-    if (kind == TraceEventKind::EngineRange && category == "iteration") {
-        e.payload = {{"side", name.substr(0, name.find('/'))}};
-    }
-    return e;
-}
-
 } // namespace
 
 class TestTrace : public QObject {
@@ -423,10 +408,10 @@ private slots:
         // An iteration of 100 µs: a kernel 10-50 µs, an NCCL kernel 60-90 µs, a kernel that outlasts
         // the iteration (95-130 µs).
         t.events = {
-            trace_event(TraceEventKind::EngineRange, "iteration", "reference/0", 0, 100'000),
-            trace_event(TraceEventKind::Kernel, "", "gemm", 10'000, 50'000, 7),
-            trace_event(TraceEventKind::Kernel, "", "ncclDevKernel_AllReduce", 60'000, 90'000, 8),
-            trace_event(TraceEventKind::Kernel, "", "tail", 95'000, 130'000, 7),
+            test::trace_event(TraceEventKind::EngineRange, "iteration", "reference/0", 0, 100'000),
+            test::trace_event(TraceEventKind::Kernel, "", "gemm", 10'000, 50'000, 7),
+            test::trace_event(TraceEventKind::Kernel, "", "ncclDevKernel_AllReduce", 60'000, 90'000, 8),
+            test::trace_event(TraceEventKind::Kernel, "", "tail", 95'000, 130'000, 7),
         };
         sort_events(t.events);
         auto total = [](const TraceSummary& s, const std::string& name) {
@@ -468,13 +453,14 @@ private slots:
     void profiles_without_steps_are_summarised_by_side() {
         RankTrace t;
         t.rank = 0;
-        TraceEvent ref = trace_event(TraceEventKind::EngineRange, "phase", "reference", 0, 100'000);
+        TraceEvent ref = test::trace_event(TraceEventKind::EngineRange, "phase", "reference", 0, 100'000);
         ref.payload = {{"side", "reference"}, {"trial", 0}, {"source", "torch-profiler"}};
-        TraceEvent cand =
-            trace_event(TraceEventKind::EngineRange, "phase", "candidate", 72'000'000'000, 72'000'050'000);
+        TraceEvent cand = test::trace_event(TraceEventKind::EngineRange, "phase", "candidate", 72'000'000'000,
+                                            72'000'050'000);
         cand.payload = {{"side", "candidate"}, {"trial", 0}, {"source", "torch-profiler"}};
-        t.events = {ref, cand, trace_event(TraceEventKind::Kernel, "", "concat_k", 10'000, 30'000, 7),
-                    trace_event(TraceEventKind::Kernel, "", "push_shard", 72'000'010'000, 72'000'020'000, 7)};
+        t.events = {
+            ref, cand, test::trace_event(TraceEventKind::Kernel, "", "concat_k", 10'000, 30'000, 7),
+            test::trace_event(TraceEventKind::Kernel, "", "push_shard", 72'000'010'000, 72'000'020'000, 7)};
         sort_events(t.events);
         const TraceSummary s = summarize_trace({t});
         QCOMPARE(s.rows.size(), std::size_t(2));
@@ -484,8 +470,8 @@ private slots:
         QCOMPARE(s.rows[1].percent_of_iteration, 20.0); // 10 of 50 µs
         QCOMPARE(s.overlaps.size(), std::size_t(2));
         // A phase that names no side (pkbw's own "perf" phase) leaves the whole span as "trace".
-        t.events = {trace_event(TraceEventKind::EngineRange, "phase", "perf", 0, 100'000),
-                    trace_event(TraceEventKind::Kernel, "", "gemm", 10'000, 30'000, 7)};
+        t.events = {test::trace_event(TraceEventKind::EngineRange, "phase", "perf", 0, 100'000),
+                    test::trace_event(TraceEventKind::Kernel, "", "gemm", 10'000, 30'000, 7)};
         const TraceSummary plain = summarize_trace({t});
         QCOMPARE(plain.rows.size(), std::size_t(1));
         QCOMPARE(QString::fromStdString(plain.rows[0].side), QStringLiteral("trace"));
