@@ -292,7 +292,7 @@ private slots:
         QCOMPARE(view.summary_table()->rowCount(), 1);
 
         view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), python)));
-        QTRY_VERIFY_WITH_TIMEOUT(view.info_text().contains(QStringLiteral("PKB's Python harness")), 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(view.info_text().contains(QStringLiteral("PKB Python ranks")), 5000);
         view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), plain)));
         QTRY_VERIFY_WITH_TIMEOUT(view.info_text().contains(QStringLiteral("not run with --trace")), 5000);
     }
