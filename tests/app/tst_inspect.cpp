@@ -406,6 +406,61 @@ private slots:
         QVERIFY(std::fabs(candidate->data()->begin()->median - 2.0) < 1e-9);
     }
 
+    // Review defect 28's last part: every sample in timing order. Blocks by their ABBA index (here
+    // reference 0, candidate 1, candidate 2, reference 3), iterations in order; a slow first
+    // iteration and the side of each block are where they were timed.
+    void perf_series_follows_the_timing_order() {
+        const QString path = test::temp_path(QStringLiteral("series.db"));
+        std::int64_t id = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            RunRecord run;
+            run.problem_stem = "1_allreduce";
+            run.mode = RunMode::Perf;
+            run.backend = "host";
+            run.world_size = 2;
+            id = store.begin_run(run);
+            for (int rank = 0; rank < 2; ++rank) {
+                store.add_perf_samples(id, Side::Candidate, rank, 2, std::vector<double>{2.0, 2.0});
+                store.add_perf_samples(id, Side::Reference, rank, 0, std::vector<double>{9.0, 4.0, 4.0});
+                store.add_perf_samples(id, Side::Candidate, rank, 1, std::vector<double>{2.0, 2.5});
+                store.add_perf_samples(id, Side::Reference, rank, 3, std::vector<double>{4.0, 4.0});
+                store.add_perf_samples(id, Side::Reference, rank, -1,
+                                       std::vector<double>{100.0}); // PKB's series: not here
+            }
+            store.finish_run(id, RunStatus::Pass, 0, "");
+        }
+        PerfView view;
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), id)));
+        QCustomPlot* series = view.series_plot();
+        QVERIFY(series->isVisibleTo(&view));
+        QCOMPARE(series->graphCount(), 4); // (reference, candidate) x 2 ranks
+        auto points = [](QCPGraph* g) {
+            QStringList out;
+            for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it)
+                out << QStringLiteral("%1:%2").arg(it->key).arg(it->value);
+            return out.join(QLatin1Char(' '));
+        };
+        QCOMPARE(series->graph(0)->name(), QStringLiteral("reference"));
+        QCOMPARE(points(series->graph(0)), QStringLiteral("0:9 1:4 2:4 7:4 8:4"));
+        QCOMPARE(points(series->graph(1)), QStringLiteral("3:2 4:2.5 5:2 6:2"));
+        QCOMPARE(series->legend->itemCount(), 2); // one entry per side, not per rank
+        QCOMPARE(series->yAxis->label(), QStringLiteral("ms per iteration"));
+        // A run with no pkbw samples hides the series.
+        std::int64_t bare = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            RunRecord run;
+            run.problem_stem = "1_allreduce";
+            run.mode = RunMode::Eval;
+            bare = store.begin_run(run);
+            store.finish_run(bare, RunStatus::Pass, 0, "");
+        }
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), bare)));
+        QVERIFY(!series->isVisibleTo(&view));
+        QCOMPARE(series->graphCount(), 0);
+    }
+
     // Review defect 29: on the dark theme the whiskers and medians are drawn light, contrasting
     // with the plot's dark background (black ones vanished); on the light theme, dark.
     void perf_whiskers_contrast_with_the_theme() {
