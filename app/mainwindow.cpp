@@ -23,7 +23,6 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QCryptographicHash>
-#include <QCryptographicHash>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QKeySequence>
@@ -97,7 +96,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(run_view_, &RunView::load_failed, this,
             [this](const QString& m) { statusBar()->showMessage(m); });
     connect(launcher_, &LauncherView::run_finished, this, [this](qint64 run_id) {
-        runs_->model()->reload();
+        runs_->refresh();
         generations_->reload();
         if (run_id > 0) {
             open_run(run_id);
@@ -329,7 +328,7 @@ void MainWindow::poll_store() {
                 return;
             }
             signature_ = r.value;
-            runs_->model()->reload();
+            runs_->refresh();
         });
 }
 

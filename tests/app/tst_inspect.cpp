@@ -689,6 +689,47 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(status_of_newest(), QStringLiteral("mismatch"), 5000);
     }
 
+    // The list reloads when the CLI adds a run (above): the user's selected run and scroll position
+    // survive it, also beyond the first page of 256.
+    void refresh_keeps_the_selected_run_and_the_scroll() {
+        const QString path = test::temp_path(QStringLiteral("keep_place.db"));
+        {
+            Store store = Store::open(path.toStdString());
+            test::add_many_runs(store, 300);
+        }
+        MainWindow window;
+        window.resize(1200, 800);
+        window.show();
+        window.set_refresh_interval(100);
+        QSignalSpy opened(&window, &MainWindow::store_opened);
+        window.open_store(path);
+        QVERIFY(opened.wait(5000));
+        RunsModel* model = window.runs()->model();
+        QTableView* view = window.runs()->view();
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 256, 5000);
+        model->fetchMore({});
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 300, 5000);
+        const int row = 280;
+        const qint64 chosen = model->run_id(row);
+        view->selectionModel()->setCurrentIndex(model->index(row, 0), QItemSelectionModel::ClearAndSelect |
+                                                                          QItemSelectionModel::Rows);
+        view->scrollTo(model->index(row, 0));
+        const int scroll = view->verticalScrollBar()->value();
+        QVERIFY(scroll > 0);
+        {
+            Store store = Store::open(path.toStdString());
+            RunRecord run;
+            run.problem_stem = "2_allgather";
+            run.backend = "host";
+            store.begin_run(run); // the CLI starts a run
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(model->total(), qint64(301), 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 301, 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(model->run_id(view->currentIndex().row()), chosen, 5000);
+        QVERIFY(view->selectionModel()->isRowSelected(view->currentIndex().row(), {}));
+        QCOMPARE(view->verticalScrollBar()->value(), scroll);
+    }
+
     void mistyped_store_is_refused_default_is_created() {
         const QString typo = test::temp_path(QStringLiteral("nodir/x/runs.db"));
         MainWindow window;
