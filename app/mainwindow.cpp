@@ -273,6 +273,11 @@ void MainWindow::open_store(const QString& path, bool create) {
 QStringList MainWindow::shown_summary() const {
     QStringList lines{QStringLiteral("tab: ") +
                       tabs_->tabText(tabs_->currentIndex()).remove(QLatin1Char('&'))};
+    if (const auto data = run_view_->data()) {
+        lines << QStringLiteral("run: %1 (%2, %3)")
+                     .arg(data->run.id)
+                     .arg(to_qstring(data->run.problem_stem), to_qstring(to_string(data->run.mode)));
+    }
     auto first_line = [](const QString& text) {
         for (const QString& line : text.split(QLatin1Char('\n'))) {
             if (!line.trimmed().isEmpty()) {
