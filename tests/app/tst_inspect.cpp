@@ -197,6 +197,43 @@ private slots:
         QVERIFY(!view.ratio_shown());
     }
 
+    // Review defect 14 through the Run tab (HeatmapView::clear alone is tested above): opening a run
+    // without outputs after one with them leaves none of the first run's maps, axes or colours.
+    void the_run_view_resets_the_maps_for_the_next_run() {
+        const QString path = test::temp_path(QStringLiteral("next_run.db"));
+        test::FixtureRun eval;
+        std::int64_t bare = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            eval = test::add_eval_run(store, test::temp_path(QStringLiteral("next_run_dir")).toStdString());
+            // A run with nothing to compare (a dryrun with no trials recorded).
+            RunRecord run;
+            run.problem_stem = "calibrate";
+            run.mode = RunMode::Dryrun;
+            run.trials = 0;
+            bare = store.begin_run(run);
+            store.finish_run(bare, RunStatus::Pass, 0, "");
+        }
+        RunView view;
+        view.resize(1400, 900);
+        view.set_store(path);
+        QSignalSpy heatmaps(&view, &RunView::heatmaps_ready);
+        view.open_run(eval.run_id);
+        QVERIFY(heatmaps.wait(20000) || heatmaps.count() > 0);
+        QVERIFY2(view.heatmaps()->values_shown(), qPrintable(view.heatmaps()->summary_text()));
+        auto* ref_map = qobject_cast<QCPColorMap*>(view.heatmaps()->plots()[0]->plottable(0));
+        QVERIFY(ref_map);
+        QVERIFY(ref_map->dataRange() != QCPRange(0, 1)); // the fixture's values reach 15
+        QSignalSpy loaded(&view, &RunView::run_loaded);
+        view.open_run(bare);
+        QVERIFY(loaded.wait(10000) || loaded.count() > 0);
+        QTRY_VERIFY_WITH_TIMEOUT(!view.heatmaps()->values_shown(), 5000);
+        QVERIFY(!view.heatmaps()->ratio_shown());
+        QCOMPARE(ref_map->dataRange(), QCPRange(0, 1));
+        QCOMPARE(view.heatmaps()->plots()[3]->xAxis->range(), QCPRange(0, 1));
+        QVERIFY(!view.heatmaps()->summary_text().contains(QStringLiteral("max |diff|")));
+    }
+
     // --- Trace --------------------------------------------------------------------------------
 
     void timeline_opens_on_iterations_with_a_readable_ruler() {
