@@ -178,6 +178,41 @@ private slots:
         QCOMPARE(view.plots()[3]->xAxis->range(), QCPRange(0, 1));
     }
 
+    // Review defect 25: the histogram bins the passing and failing ratios and says how many elements
+    // it cannot bin (exact matches, ratio 0; non-finite ones, ratio +inf), also for a NaN-only cell.
+    void histogram_counts_what_it_cannot_bin() {
+        auto histogram_title = [](HeatmapView& view) {
+            for (auto* e : view.findChildren<QCPTextElement*>()) {
+                if (e->text().startsWith(QStringLiteral("Error ratio histogram")))
+                    return e->text();
+            }
+            return QString();
+        };
+        auto binned = [](HeatmapView& view) {
+            double total = 0;
+            for (auto* bars : view.findChildren<QCPBars*>()) {
+                for (auto it = bars->data()->constBegin(); it != bars->data()->constEnd(); ++it)
+                    total += it->value;
+            }
+            return total;
+        };
+        std::vector<float> ref(16, 1.0f), cand(16, 1.0f);
+        cand[1] = 1.5f;   // ratio 50
+        cand[6] = 1.004f; // ratio 0.4: passes, binned
+        cand[11] = std::nanf("");
+        HeatmapView view;
+        view.resize(900, 800);
+        view.show_set(compute_heatmaps(f32(4, 4, ref), f32(4, 4, cand), 0.01, 0.0));
+        QVERIFY2(histogram_title(view).contains(QStringLiteral("13 exact (ratio 0) and 1 non-finite")),
+                 qPrintable(histogram_title(view)));
+        QCOMPARE(binned(view), 2.0);
+        std::vector<float> nan(16, std::nanf(""));
+        view.show_set(compute_heatmaps(f32(4, 4, ref), f32(4, 4, nan), 0.01, 0.0));
+        QVERIFY2(histogram_title(view).contains(QStringLiteral("0 exact (ratio 0) and 16 non-finite")),
+                 qPrintable(histogram_title(view)));
+        QCOMPARE(binned(view), 0.0);
+    }
+
     void stored_error_map_alone_hides_the_value_maps() {
         TensorResultRow row;
         row.name = "out";
