@@ -257,6 +257,11 @@ else
     fail "pkbw export of the traced run $traced failed"
 fi
 
+run 1 "a candidate that raises in the traced pass" -- eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_raises_when_traced.py" --nproc 2 --dtype f32 --m 64 --n 64 --trials 1 --trace=3 --timeout 60 --json
+contains "the candidate raised on rank 1, the traced pass"
+contains "rank 1 refuses to be traced"
+no_leftovers "traced pass"
+
 run 2 "unknown PKB problem" -- eval --problem 77 --solutions-dir "$solutions" --nproc 2
 contains "no PKB problem 77"
 run 2 "missing solution file" -- eval --problem 9 --solutions-dir "$checkout/misbehaving" --nproc 2
