@@ -18,6 +18,7 @@
 #include "sourceview.h"
 #include "theme.h"
 #include "timelinewidget.h"
+#include "tolerancemodel.h"
 #include "traceview.h"
 
 #include <QDir>
@@ -914,6 +915,46 @@ private slots:
                  qPrintable(QStringLiteral("viewport %1 px, columns %2 px")
                                 .arg(table->viewport()->width())
                                 .arg(table->horizontalHeader()->length())));
+        // The figures of a real 1024x1024 mismatch (the H200 store's all-zero candidate) fit too.
+        auto* model = qobject_cast<ToleranceModel*>(table->model());
+        QVERIFY(model != nullptr);
+        Rescored big;
+        big.trial = 4;
+        big.mismatch_count = 1048576;
+        big.worst_ratio = 12345.6;
+        big.min_passing_atol = 0.0123456;
+        big.first_error = "output: tensors not allclose (atol=0.01, rtol=0.01); max_abs_diff=1 "
+                          "mismatches=1048576/1048576 first at [0, 0]";
+        model->set_rows({big, big});
+        QCoreApplication::processEvents();
+        QVERIFY2(!table->horizontalScrollBar()->isVisible(),
+                 qPrintable(QStringLiteral("viewport %1 px, columns %2 px")
+                                .arg(table->viewport()->width())
+                                .arg(table->horizontalHeader()->length())));
+        // The first error, whole, under the table: of the first failing row, then of the row chosen.
+        QVERIFY2(window.run_view()->first_error_text().startsWith(QStringLiteral("Trial 4, rank 0: output: "
+                                                                                 "tensors not allclose")),
+                 qPrintable(window.run_view()->first_error_text()));
+        QVERIFY(window.run_view()->first_error_text().endsWith(QStringLiteral("first at [0, 0]")));
+        big.trial = 1;
+        big.rank = 1;
+        big.first_error = "output: other";
+        Rescored first = model->rows()[0];
+        model->set_rows({first, big});
+        table->selectionModel()->setCurrentIndex(model->index(1, 0), QItemSelectionModel::ClearAndSelect);
+        QCOMPARE(window.run_view()->first_error_text(), QStringLiteral("Trial 1, rank 1: output: other"));
+        QCOMPARE(model->index(1, ToleranceModel::Verdict).data(Qt::ToolTipRole).toString(),
+                 QStringLiteral("output: other"));
+        for (int c = 0; c < ToleranceModel::Message; ++c) {
+            const QString text = model->index(0, c).data().toString();
+            const int need = table->fontMetrics().horizontalAdvance(text);
+            QVERIFY2(table->columnWidth(c) >= need,
+                     qPrintable(QStringLiteral("column %1 (%2): %3 px for %4 px")
+                                    .arg(c)
+                                    .arg(text)
+                                    .arg(table->columnWidth(c))
+                                    .arg(need)));
+        }
     }
 
     void runs_list_has_a_speedup_column() {
