@@ -665,10 +665,10 @@ class TraceUnavailable(Exception):
 
 
 def profile_iterations(torch, cuda, barrier, fn, args, iterations, path):
-    """`iterations` calls of fn under torch's profiler, each inside a range named ProfilerStep#i (the
-    timeline's iterations, core/kineto.h) that a device synchronisation closes, so that the range
-    spans the call's kernels; the chrome trace is written to path. Raises what fn raises, and
-    TraceUnavailable when the profiler itself fails."""
+    """`iterations` calls of fn under torch's profiler, after one unnamed warm-up call, each inside a
+    range named ProfilerStep#i (the timeline's iterations, core/kineto.h) that a device
+    synchronisation closes, so that the range spans the call's kernels; the chrome trace is written
+    to path. Raises what fn raises, and TraceUnavailable when the profiler itself fails."""
     try:
         from torch.profiler import ProfilerActivity, profile, record_function
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
@@ -679,6 +679,11 @@ def profile_iterations(torch, cuda, barrier, fn, args, iterations, path):
         torch.cuda.synchronize()
     barrier()
     with profiler:
+        # One call before the steps takes the profiler's first-activity costs (CUPTI's set-up under
+        # Kineto) out of step 0; its events stay in the trace, outside every iteration.
+        fn(*args)
+        if cuda:
+            torch.cuda.synchronize()
         for i in range(iterations):
             with record_function(f"ProfilerStep#{i}"):
                 fn(*args)
