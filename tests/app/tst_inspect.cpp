@@ -85,6 +85,55 @@ std::int64_t add_run(Store& store, const std::string& problem, const std::string
     return id;
 }
 
+// Why two of `axis`'s tick labels overlap as drawn (each label centred on its tick, as wide as its text
+// along a horizontal axis and a line high along a vertical one), or why the axis cannot show that
+// they do not (fewer than `min_labels` labels, a tick outside the range); "" when they fit.
+QString tick_label_overlap(const QCPAxis* axis, int min_labels) {
+    const QVector<double> ticks = axis->tickVector();
+    const QVector<QString> labels = axis->tickVectorLabels();
+    if (ticks.size() < min_labels || labels.size() != ticks.size()) {
+        return QStringLiteral("%1 tick(s), %2 label(s) over %3..%4 on %5 px")
+            .arg(ticks.size())
+            .arg(labels.size())
+            .arg(axis->range().lower)
+            .arg(axis->range().upper)
+            .arg(axis->orientation() == Qt::Horizontal ? axis->axisRect()->width()
+                                                       : axis->axisRect()->height());
+    }
+    const QFontMetricsF metrics(axis->tickLabelFont());
+    const bool horizontal = axis->orientation() == Qt::Horizontal;
+    struct Extent {
+        double lo, hi;
+        QString text;
+    };
+    std::vector<Extent> extents;
+    for (qsizetype i = 0; i < ticks.size(); ++i) {
+        if (!axis->range().contains(ticks[i])) {
+            return QStringLiteral("tick %1 outside the range %2..%3 (stale ticks)")
+                .arg(ticks[i])
+                .arg(axis->range().lower)
+                .arg(axis->range().upper);
+        }
+        const double at = axis->coordToPixel(ticks[i]);
+        const double half = (horizontal ? metrics.horizontalAdvance(labels[i]) : metrics.height()) / 2;
+        extents.push_back({at - half, at + half, labels[i]});
+    }
+    std::sort(extents.begin(), extents.end(), [](const Extent& a, const Extent& b) { return a.lo < b.lo; });
+    for (std::size_t i = 0; i + 1 < extents.size(); ++i) {
+        if (extents[i].hi > extents[i + 1].lo) {
+            return QStringLiteral("'%1' [%2, %3] overlaps '%4' [%5, %6] on an axis of %7 px")
+                .arg(extents[i].text)
+                .arg(extents[i].lo)
+                .arg(extents[i].hi)
+                .arg(extents[i + 1].text)
+                .arg(extents[i + 1].lo)
+                .arg(extents[i + 1].hi)
+                .arg(horizontal ? axis->axisRect()->width() : axis->axisRect()->height());
+        }
+    }
+    return {};
+}
+
 // A store `<name>.db` holding the fixture eval run (its run folder `<name>-run`): path and run id.
 std::pair<QString, std::int64_t> one_eval_run_store(const QString& name) {
     const QString path = test::temp_path(name + QStringLiteral(".db"));
@@ -176,6 +225,60 @@ private slots:
         QVERIFY(!view.values_shown());
         QCOMPARE(ref_map->dataRange(), QCPRange(0, 1));
         QCOMPARE(view.plots()[3]->xAxis->range(), QCPRange(0, 1));
+    }
+
+    // Review defect 26: at any size (the maps at their minimum, about 250 px wide, the default) and
+    // for a wide and a narrow tensor, no two tick labels of a map's axes (nor the histogram's) overlap.
+    void tick_labels_never_overlap_on_narrow_maps() {
+        std::vector<float> wide(4 * 8192), narrow(5 * 3);
+        for (std::size_t i = 0; i < wide.size(); ++i) {
+            wide[i] = static_cast<float>(i % 97);
+        }
+        for (std::size_t i = 0; i < narrow.size(); ++i) {
+            narrow[i] = static_cast<float>(i);
+        }
+        const HeatmapSet sets[] = {compute_heatmaps(f32(4, 8192, wide), f32(4, 8192, wide), 0.01, 0.01),
+                                   compute_heatmaps(f32(5, 3, narrow), f32(5, 3, narrow), 0.01, 0.01)};
+        HeatmapView view;
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const QSize sizes[] = {view.minimumSizeHint(), QSize(540, 640), QSize(900, 800)};
+        for (const HeatmapSet& set : sets) {
+            for (const QSize& size : sizes) {
+                view.resize(size);
+                view.show_set(set);
+                QTest::qWait(100); // the layout, the aspect fit and the replots they queue
+                const QString where = QStringLiteral("%1 columns at %2x%3: ")
+                                          .arg(set.error.ratio.source_cols)
+                                          .arg(view.width())
+                                          .arg(view.height());
+                QVERIFY2(view.plots()[0]->width() < 200 || size != sizes[0],
+                         qPrintable(where + QStringLiteral("the maps are not narrow")));
+                // At least one label on every axis; two where the axis is long enough for them: the
+                // columns (at the minimum a column axis is ~35 px, room for one "8192" only) and the
+                // 5 rows of the small tensor (the wide one's 4 rows are a sliver of the square-cell
+                // y range, so one label at that scale).
+                const bool roomy = size != sizes[0];
+                const bool small = set.error.ratio.source_cols == 3;
+                for (QCustomPlot* plot : view.plots()) {
+                    const bool histogram = plot == view.plots().last();
+                    const std::pair<const QCPAxis*, int> axes[] = {
+                        {plot->xAxis, roomy ? 2 : 1}, {plot->yAxis, roomy && small && !histogram ? 2 : 1}};
+                    std::vector<std::pair<const QCPAxis*, int>> checked(std::begin(axes), std::end(axes));
+                    if (auto* map = qobject_cast<QCPColorMap*>(plot->plottable(0));
+                        map && plot != view.plots()[3]) {
+                        checked.push_back(
+                            {map->colorScale()->axis(), roomy ? 2 : 1}); // value and difference scales
+                    }
+                    for (const auto& [axis, min_labels] : checked) {
+                        const QString overlap = tick_label_overlap(axis, min_labels);
+                        QVERIFY2(overlap.isEmpty(),
+                                 qPrintable(where + plot->objectName() + QLatin1Char(' ') + axis->label() +
+                                            QStringLiteral(": ") + overlap));
+                    }
+                }
+            }
+        }
     }
 
     void stored_error_map_alone_hides_the_value_maps() {
