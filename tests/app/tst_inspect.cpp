@@ -337,6 +337,60 @@ private slots:
         QVERIFY(std::fabs(w.window_begin() - 295) < 1e-6 && std::fabs(w.window_end() - 405) < 1e-6);
     }
 
+    // Double-clicking an event zooms to it: the window becomes the event's span with the quarter-length
+    // margins zoom_to_selection gives an event, even while an area is selected (the area is kept); a
+    // double click on no event leaves the window alone.
+    void double_click_zooms_to_the_event_under_the_cursor() {
+        auto data = std::make_shared<const TimelineData>(timeline_from_traces({sample_trace()}));
+        TimelineWidget w;
+        w.resize(1100, 400);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.set_trace(data);
+        w.repaint(); // lays out the lanes
+        // The gemm kernel (110-150 us): its lane, row and the pixels where it is hit.
+        std::size_t gemm_lane = SIZE_MAX;
+        int depth = 0;
+        for (std::size_t li = 0; li < data->lanes.size(); ++li) {
+            for (const TimelineEvent& e : data->lanes[li].events) {
+                if (data->names[e.name] == "gemm") {
+                    gemm_lane = li;
+                    depth = e.depth;
+                }
+            }
+        }
+        QVERIFY(gemm_lane != SIZE_MAX);
+        const int row_height = w.lane_height(gemm_lane) / data->lanes[gemm_lane].depths;
+        const int y = w.lane_top(gemm_lane) + depth * row_height + row_height / 2;
+        int first_x = -1, last_x = -1;
+        for (int x = 0; x < w.width(); ++x) {
+            std::size_t lane = 0, event = 0;
+            if (w.hit(QPointF(x, y), &lane, &event) && lane == gemm_lane &&
+                data->names[data->lanes[lane].events[event].name] == "gemm") {
+                first_x = first_x < 0 ? x : first_x;
+                last_x = x;
+            }
+        }
+        QVERIFY2(last_x - first_x > 20,
+                 qPrintable(QStringLiteral("gemm at x %1..%2").arg(first_x).arg(last_x)));
+        const QPoint at((first_x + last_x) / 2, y);
+
+        w.select_area(300, 400); // an area is selected: the double click still means the event
+        QSignalSpy selected(&w, &TimelineWidget::selection_changed);
+        QTest::mouseDClick(&w, Qt::LeftButton, Qt::NoModifier, at);
+        QVERIFY(!selected.isEmpty());
+        QVERIFY2(selected.last().at(0).toString().contains(QStringLiteral("gemm")),
+                 qPrintable(selected.last().at(0).toString()));
+        // 110-150 us with a quarter of its 40 us on each side.
+        QVERIFY2(std::fabs(w.window_begin() - 100) < 1e-6 && std::fabs(w.window_end() - 160) < 1e-6,
+                 qPrintable(QStringLiteral("%1..%2").arg(w.window_begin()).arg(w.window_end())));
+        QCOMPARE(w.area(), std::make_pair(300.0, 400.0));
+
+        // Where no event is (the label column), the window stays.
+        QTest::mouseDClick(&w, Qt::LeftButton, Qt::NoModifier, QPoint(5, y));
+        QVERIFY(std::fabs(w.window_begin() - 100) < 1e-6 && std::fabs(w.window_end() - 160) < 1e-6);
+    }
+
     void summary_by_side_and_rank_with_overlap() {
         const TraceSummary s = summarize_trace({sample_trace()});
         QCOMPARE(s.overlaps.size(), std::size_t(2));
