@@ -55,6 +55,7 @@ public:
     QString rank_text(int rank) const;            // the bar's text
     const QProgressBar* rank_bar(int rank) const; // null for a rank without a bar
     bool running() const;
+    qint64 process_id() const { return process_->processId(); } // pkbw's, 0 when not running
     void start();
     void cancel();
 

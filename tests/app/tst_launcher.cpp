@@ -3,8 +3,11 @@
 // host-backend run to completion.
 #include "fixtures.h"
 #include "launcherview.h"
+#include "pkbw/core/store.h"
 
 #include <QCheckBox>
+#include <QDir>
+#include <QElapsedTimer>
 #include <QProgressBar>
 #include <QSettings>
 #include <QSignalSpy>
@@ -15,6 +18,30 @@ using namespace pkbw;
 using namespace pkbw::app;
 
 namespace {
+// The processes whose parent is `parent` (from /proc): pkbw's ranks while it runs them.
+QList<qint64> children_of(qint64 parent) {
+    QList<qint64> out;
+    for (const QString& entry : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs)) {
+        bool numeric = false;
+        const qint64 pid = entry.toLongLong(&numeric);
+        QFile status(QStringLiteral("/proc/%1/status").arg(entry));
+        if (!numeric || !status.open(QIODevice::ReadOnly)) {
+            continue;
+        }
+        for (const QByteArray& line : status.readAll().split('\n')) {
+            if (line.startsWith("PPid:") && line.mid(5).trimmed().toLongLong() == parent) {
+                out << pid;
+            }
+        }
+    }
+    return out;
+}
+// Whether `pid` is still a process that is not a zombie.
+bool alive(qint64 pid) {
+    QFile status(QStringLiteral("/proc/%1/status").arg(pid));
+    return status.open(QIODevice::ReadOnly) && !status.readAll().contains("State:\tZ");
+}
+
 const QString kFake = QStringLiteral(PKBW_TEST_SOURCE_DIR "/fake_pkbw.sh");
 
 // A launcher on the fake pkbw with a form that passes validation (the script stands in as the
@@ -210,6 +237,61 @@ private slots:
         QCOMPARE(v.final_status(), QStringLiteral("interrupted"));
         QVERIFY2(v.rank_text(0).startsWith(QStringLiteral("interrupted")), qPrintable(v.rank_text(0)));
     }
+    // The review's "keep" list: Cancel really interrupts pkbw. A real host-backend eval whose candidate
+    // sleeps 2 s a trial (tests/adversarial/host/sleep_2s.cpp) is cancelled once its ranks run: pkbw ends
+    // on the SIGTERM (well before the launcher's 10 s SIGKILL), the bars say "interrupted", and the store
+    // holds the run as interrupted.
+    void cancel_interrupts_a_real_pkbw_run() {
+        const QString pkbw = QStringLiteral(PKBW_BINARY_DIR "/bin/pkbw");
+        if (!QFileInfo(pkbw).isExecutable()) {
+            QSKIP("pkbw is not built in this tree: skipping the real cancel");
+        }
+        const QString solution = QStringLiteral(PKBW_SOURCE_ROOT "/tests/adversarial/host/sleep_2s.cpp");
+        QVERIFY2(QFileInfo::exists(solution), qPrintable(solution));
+        const QString store = test::temp_path(QStringLiteral("cancel.db"));
+        LauncherView v;
+        v.set_executable(pkbw);
+        v.set_store(store);
+        v.set_problem_list({QStringLiteral("1_allreduce")});
+        v.set_problem(QStringLiteral("1_allreduce"));
+        v.set_solution(solution);
+        v.set_mode(QStringLiteral("eval"));
+        v.set_backend(QStringLiteral("host"));
+        v.set_ranks(2);
+        v.set_trials(5); // 10 s of sleeping at least: the cancel lands in the middle
+        QSignalSpy started(&v, &LauncherView::run_started);
+        QSignalSpy ended(&v, &LauncherView::process_ended);
+        v.start();
+        QVERIFY2(started.wait(30000), qPrintable(v.log_text()));
+        // The ranks are running trials (a phase event reached the bars).
+        QTRY_VERIFY2_WITH_TIMEOUT(v.rank_text(0).startsWith(QStringLiteral("trial")) ||
+                                      v.rank_text(1).startsWith(QStringLiteral("trial")),
+                                  qPrintable(v.rank_text(0) + QStringLiteral(" | ") + v.log_text()), 30000);
+        QVERIFY(v.running());
+        const qint64 run_id = v.run_id();
+        QVERIFY(run_id > 0);
+        const QList<qint64> ranks = children_of(v.process_id());
+        QVERIFY2(ranks.size() >= 2, qPrintable(QString::number(ranks.size()))); // both ranks are running
+        QElapsedTimer clock;
+        clock.start();
+        v.cancel();
+        QVERIFY(ended.wait(15000));
+        QVERIFY2(clock.elapsed() < 9000,
+                 qPrintable(QString::number(clock.elapsed()))); // SIGTERM, not SIGKILL
+        QVERIFY(!v.running());
+        for (qint64 pid : ranks) {
+            QVERIFY2(!alive(pid), qPrintable(QStringLiteral("rank process %1 outlived pkbw").arg(pid)));
+        }
+        QCOMPARE(v.final_status(), QStringLiteral("interrupted"));
+        for (int r = 0; r < 2; ++r) {
+            QVERIFY2(v.rank_text(r).startsWith(QStringLiteral("interrupted")), qPrintable(v.rank_text(r)));
+        }
+        const Store opened = Store::open(store.toStdString());
+        const std::optional<RunRecord> run = opened.get_run(run_id);
+        QVERIFY(run);
+        QCOMPARE(QString::fromStdString(std::string(to_string(run->status))), QStringLiteral("interrupted"));
+    }
+
     void real_pkbw_host_run() {
         const QString pkbw = QStringLiteral(PKBW_BINARY_DIR "/bin/pkbw");
         if (!QFileInfo(pkbw).isExecutable()) {
