@@ -4,6 +4,8 @@
 #include "fixtures.h"
 #include "launcherview.h"
 #include "pkbw/core/store.h"
+#include "problembrowser.h"
+#include "problemcatalog.h"
 
 #include <QCheckBox>
 #include <QDir>
@@ -290,6 +292,72 @@ private slots:
         const std::optional<RunRecord> run = opened.get_run(run_id);
         QVERIFY(run);
         QCOMPARE(QString::fromStdString(std::string(to_string(run->status))), QStringLiteral("interrupted"));
+    }
+
+    // pkbw's problem list comes from a child process watched by its signals: a launcher and a Problems
+    // tab on a pkbw that answers after 2 s are built at once, the form says the list is loading, a
+    // start waits for it and then runs; the browser fills in when it arrives.
+    void problem_list_loads_without_blocking() {
+        QElapsedTimer clock;
+        clock.start();
+        ProblemCatalogLoader loader(QStringLiteral(PKBW_TEST_SOURCE_DIR "/slow_problems_pkbw.sh"));
+        LauncherView v(nullptr, &loader);
+        ProblemBrowser browser(nullptr, nullptr, &loader);
+        QVERIFY2(clock.elapsed() < 1000, qPrintable(QString::number(clock.elapsed())));
+        QVERIFY(!loader.ready());
+        QVERIFY(v.problem_list_loading());
+        QVERIFY2(browser.description().startsWith(QStringLiteral("Loading the problem list")),
+                 qPrintable(browser.description()));
+        v.set_executable(kFake);
+        v.set_problem(QStringLiteral("2_allgather"));
+        v.set_solution(kFake);
+        QVERIFY2(v.validate().contains(QStringLiteral("still loading")), qPrintable(v.validate()));
+        QSignalSpy started(&v, &LauncherView::run_started);
+        QSignalSpy ended(&v, &LauncherView::process_ended);
+        v.start(); // waits for the list
+        QVERIFY(!v.running());
+        QVERIFY2(v.status_text().startsWith(QStringLiteral("Waiting for pkbw's problem list")),
+                 qPrintable(v.status_text()));
+        QVERIFY(ended.wait(15000));
+        QVERIFY2(clock.elapsed() >= 1900, qPrintable(QString::number(clock.elapsed()))); // after the list
+        QCOMPARE(started.count(), 1);
+        QCOMPARE(v.final_status(), QStringLiteral("pass"));
+        QVERIFY(!v.problem_list_loading());
+        QCOMPARE(v.validate(), QString());
+        QCOMPARE(browser.problems(),
+                 (QStringList{QStringLiteral("1_allreduce"), QStringLiteral("2_allgather")}));
+        // The typed problem was kept when the choices arrived.
+        QCOMPARE(v.problems(), QStringList{QStringLiteral("2_allgather")});
+    }
+    // A pkbw that cannot list its problems: the start that waited for the list is refused with the
+    // reason (the program, its exit code and its message), and nothing runs.
+    void failing_problem_list_refuses_the_run() {
+        const QString failing = QStringLiteral(PKBW_TEST_SOURCE_DIR "/failing_problems_pkbw.sh");
+        ProblemCatalogLoader loader(failing);
+        LauncherView v(nullptr, &loader);
+        v.set_executable(kFake);
+        v.set_problem(QStringLiteral("2_allgather"));
+        v.set_solution(kFake);
+        QSignalSpy loaded(&loader, &ProblemCatalogLoader::loaded);
+        QSignalSpy started(&v, &LauncherView::run_started);
+        v.start();
+        QVERIFY(loaded.wait(10000));
+        QVERIFY(!v.running());
+        const QString status = v.status_text();
+        QVERIFY2(
+            status.startsWith(QStringLiteral("Not started: Cannot check the problem names: ") + failing +
+                              QStringLiteral(" problems --json failed (exit 3): pkbw: no problems folder")),
+            qPrintable(status));
+        QTest::qWait(300);
+        QCOMPARE(started.count(), 0);
+        QVERIFY(v.validate().startsWith(QStringLiteral("Cannot check the problem names")));
+        // And one that cannot even start.
+        ProblemCatalogLoader missing(QStringLiteral("/nonexistent/pkbw"));
+        LauncherView w(nullptr, &missing);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.problem_list_loading(), 5000);
+        w.set_problem(QStringLiteral("2_allgather"));
+        QVERIFY2(w.validate().contains(QStringLiteral("cannot start /nonexistent/pkbw")),
+                 qPrintable(w.validate()));
     }
 
     void real_pkbw_host_run() {
