@@ -22,6 +22,8 @@
 
 #include <QDir>
 #include <QHeaderView>
+#include <QProcess>
+#include <QScopeGuard>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
@@ -831,6 +833,56 @@ private slots:
         QCOMPARE(window.store_path(), fallback);
         QVERIFY(QFileInfo::exists(fallback)); // created there, as pkbw would on its first run
         qunsetenv("PKBW_STORE");
+    }
+
+    // Review defect 22: without $PKBW_STORE the first start opens the CLI's default store,
+    // $XDG_DATA_HOME/pkbw/runs.db, else ~/.local/share/pkbw/runs.db, the very file pkbw itself names
+    // under the same environment (`pkbw runs` says "no store at <path>" when it is missing).
+    void startup_store_is_the_clis_default_without_pkbw_store() {
+        QSettings().remove(QStringLiteral("stores/recent"));
+        const QByteArray saved_store = qgetenv("PKBW_STORE"), saved_xdg = qgetenv("XDG_DATA_HOME"),
+                         saved_home = qgetenv("HOME");
+        const bool had_store = qEnvironmentVariableIsSet("PKBW_STORE"),
+                   had_xdg = qEnvironmentVariableIsSet("XDG_DATA_HOME");
+        auto restore = qScopeGuard([&] {
+            had_store ? qputenv("PKBW_STORE", saved_store) : qunsetenv("PKBW_STORE");
+            had_xdg ? qputenv("XDG_DATA_HOME", saved_xdg) : qunsetenv("XDG_DATA_HOME");
+            qputenv("HOME", saved_home);
+        });
+        const QString pkbw = QStringLiteral(PKBW_BINARY_DIR "/bin/pkbw");
+        // The store pkbw itself would use under the current environment.
+        auto clis_store = [&]() -> QString {
+            QProcess p;
+            p.start(pkbw, {QStringLiteral("runs"), QStringLiteral("--json")});
+            if (!p.waitForFinished(20000)) {
+                return QStringLiteral("(pkbw runs did not finish)");
+            }
+            const QString err = QString::fromUtf8(p.readAllStandardError());
+            const QRegularExpressionMatch m =
+                QRegularExpression(QStringLiteral("no store at (\\S+)")).match(err);
+            return m.hasMatch() ? m.captured(1) : QStringLiteral("(pkbw said: %1)").arg(err);
+        };
+        const bool have_pkbw = QFileInfo(pkbw).isExecutable();
+        if (!have_pkbw) {
+            qInfo("pkbw is not built: the store is checked against the documented paths only");
+        }
+        qunsetenv("PKBW_STORE");
+        const QString xdg = test::temp_path(QStringLiteral("xdg-data"));
+        qputenv("XDG_DATA_HOME", xdg.toUtf8());
+        bool is_default = false;
+        QCOMPARE(MainWindow::startup_store(&is_default), xdg + QStringLiteral("/pkbw/runs.db"));
+        QVERIFY(is_default);
+        if (have_pkbw) {
+            QCOMPARE(clis_store(), xdg + QStringLiteral("/pkbw/runs.db"));
+        }
+        qunsetenv("XDG_DATA_HOME");
+        const QString home = test::temp_path(QStringLiteral("home"));
+        qputenv("HOME", home.toUtf8());
+        QCOMPARE(MainWindow::startup_store(&is_default), home + QStringLiteral("/.local/share/pkbw/runs.db"));
+        QVERIFY(is_default);
+        if (have_pkbw) {
+            QCOMPARE(clis_store(), home + QStringLiteral("/.local/share/pkbw/runs.db"));
+        }
     }
 
     // Review defect 21: a Python traceback in a run's summary keeps its lines and carets in the header
