@@ -283,6 +283,33 @@ private slots:
         }
     }
 
+    // Review defect 26 where the review saw it: the Run tab of a 1024x700 window. Every axis of the
+    // fixture run's maps and histogram shows a label, none overlapping.
+    void run_tab_at_1024x700_has_no_overlapping_ticks() {
+        const auto [path, id] = one_eval_run_store(QStringLiteral("narrow-ticks"));
+        MainWindow window;
+        window.resize(1024, 700);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QSignalSpy opened(&window, &MainWindow::store_opened);
+        window.open_store(path);
+        QVERIFY(opened.wait(5000));
+        QSignalSpy heatmaps(window.run_view(), &RunView::heatmaps_ready);
+        window.open_run(id);
+        QVERIFY(heatmaps.wait(10000));
+        QTest::qWait(200); // the layout, the aspect fit and the replots they queue
+        HeatmapView* view = window.run_view()->heatmaps();
+        QVERIFY(view->values_shown());
+        for (QCustomPlot* plot : view->plots()) {
+            for (const QCPAxis* axis : {plot->xAxis, plot->yAxis}) {
+                const QString overlap = tick_label_overlap(axis, 1);
+                QVERIFY2(overlap.isEmpty(), qPrintable(QStringLiteral("%1 px wide %2 %3: %4")
+                                                           .arg(plot->width())
+                                                           .arg(plot->objectName(), axis->label(), overlap)));
+            }
+        }
+    }
+
     void stored_error_map_alone_hides_the_value_maps() {
         TensorResultRow row;
         row.name = "out";
