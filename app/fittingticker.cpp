@@ -91,7 +91,12 @@ double FittingTicker::getTickStep(const QCPRange& range) {
 }
 
 bool FittingTicker::stale() const {
-    return generated_length_ != axis_length() || generated_range_ != axis_->range();
+    // A range that moved by rounding only (a scale ratio re-applied) is the same range: comparing
+    // exactly could replot forever.
+    const QCPRange now = axis_->range();
+    const double slack = 1e-9 * std::max(std::fabs(now.size()), 1e-300);
+    return generated_length_ != axis_length() || std::fabs(now.lower - generated_range_.lower) > slack ||
+           std::fabs(now.upper - generated_range_.upper) > slack;
 }
 
 void use_fitting_ticks(QCPAxis* axis, bool integer_steps) {
