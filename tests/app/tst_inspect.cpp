@@ -320,6 +320,41 @@ private slots:
         }
     }
 
+    // Review defect 25: the histogram bins the passing and failing ratios and says how many elements
+    // it cannot bin (exact matches, ratio 0; non-finite ones, ratio +inf), also for a NaN-only cell.
+    void histogram_counts_what_it_cannot_bin() {
+        auto histogram_title = [](HeatmapView& view) {
+            for (auto* e : view.findChildren<QCPTextElement*>()) {
+                if (e->text().startsWith(QStringLiteral("Error ratio histogram")))
+                    return e->text();
+            }
+            return QString();
+        };
+        auto binned = [](HeatmapView& view) {
+            double total = 0;
+            for (auto* bars : view.findChildren<QCPBars*>()) {
+                for (auto it = bars->data()->constBegin(); it != bars->data()->constEnd(); ++it)
+                    total += it->value;
+            }
+            return total;
+        };
+        std::vector<float> ref(16, 1.0f), cand(16, 1.0f);
+        cand[1] = 1.5f;   // ratio 50
+        cand[6] = 1.004f; // ratio 0.4: passes, binned
+        cand[11] = std::nanf("");
+        HeatmapView view;
+        view.resize(900, 800);
+        view.show_set(compute_heatmaps(f32(4, 4, ref), f32(4, 4, cand), 0.01, 0.0));
+        QVERIFY2(histogram_title(view).contains(QStringLiteral("13 exact (ratio 0) and 1 non-finite")),
+                 qPrintable(histogram_title(view)));
+        QCOMPARE(binned(view), 2.0);
+        std::vector<float> nan(16, std::nanf(""));
+        view.show_set(compute_heatmaps(f32(4, 4, ref), f32(4, 4, nan), 0.01, 0.0));
+        QVERIFY2(histogram_title(view).contains(QStringLiteral("0 exact (ratio 0) and 16 non-finite")),
+                 qPrintable(histogram_title(view)));
+        QCOMPARE(binned(view), 0.0);
+    }
+
     void stored_error_map_alone_hides_the_value_maps() {
         TensorResultRow row;
         row.name = "out";
@@ -337,6 +372,43 @@ private slots:
         view.clear(QStringLiteral("rank 0, trial 0: no compared outputs"));
         QVERIFY(!view.values_shown());
         QVERIFY(!view.ratio_shown());
+    }
+
+    // Review defect 14 through the Run tab (HeatmapView::clear alone is tested above): opening a run
+    // without outputs after one with them leaves none of the first run's maps, axes or colours.
+    void the_run_view_resets_the_maps_for_the_next_run() {
+        const QString path = test::temp_path(QStringLiteral("next_run.db"));
+        test::FixtureRun eval;
+        std::int64_t bare = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            eval = test::add_eval_run(store, test::temp_path(QStringLiteral("next_run_dir")).toStdString());
+            // A run with nothing to compare (a dryrun with no trials recorded).
+            RunRecord run;
+            run.problem_stem = "calibrate";
+            run.mode = RunMode::Dryrun;
+            run.trials = 0;
+            bare = store.begin_run(run);
+            store.finish_run(bare, RunStatus::Pass, 0, "");
+        }
+        RunView view;
+        view.resize(1400, 900);
+        view.set_store(path);
+        QSignalSpy heatmaps(&view, &RunView::heatmaps_ready);
+        view.open_run(eval.run_id);
+        QVERIFY(heatmaps.wait(20000) || heatmaps.count() > 0);
+        QVERIFY2(view.heatmaps()->values_shown(), qPrintable(view.heatmaps()->summary_text()));
+        auto* ref_map = qobject_cast<QCPColorMap*>(view.heatmaps()->plots()[0]->plottable(0));
+        QVERIFY(ref_map);
+        QVERIFY(ref_map->dataRange() != QCPRange(0, 1)); // the fixture's values reach 15
+        QSignalSpy loaded(&view, &RunView::run_loaded);
+        view.open_run(bare);
+        QVERIFY(loaded.wait(10000) || loaded.count() > 0);
+        QTRY_VERIFY_WITH_TIMEOUT(!view.heatmaps()->values_shown(), 5000);
+        QVERIFY(!view.heatmaps()->ratio_shown());
+        QCOMPARE(ref_map->dataRange(), QCPRange(0, 1));
+        QCOMPARE(view.heatmaps()->plots()[3]->xAxis->range(), QCPRange(0, 1));
+        QVERIFY(!view.heatmaps()->summary_text().contains(QStringLiteral("max |diff|")));
     }
 
     // --- Trace --------------------------------------------------------------------------------
@@ -488,7 +560,7 @@ private slots:
         QCOMPARE(view.summary_table()->rowCount(), 1);
 
         view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), python)));
-        QTRY_VERIFY_WITH_TIMEOUT(view.info_text().contains(QStringLiteral("PKB's Python harness")), 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(view.info_text().contains(QStringLiteral("PKB Python ranks")), 5000);
         view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), plain)));
         QTRY_VERIFY_WITH_TIMEOUT(view.info_text().contains(QStringLiteral("not run with --trace")), 5000);
     }
@@ -600,6 +672,61 @@ private slots:
         QCOMPARE(view.plot()->yAxis->label(), QStringLiteral("ms per iteration"));
         candidate = qobject_cast<QCPStatisticalBox*>(view.plot()->plottable(1));
         QVERIFY(std::fabs(candidate->data()->begin()->median - 2.0) < 1e-9);
+    }
+
+    // Review defect 28's last part: every sample in timing order. Blocks by their ABBA index (here
+    // reference 0, candidate 1, candidate 2, reference 3), iterations in order; a slow first
+    // iteration and the side of each block are where they were timed.
+    void perf_series_follows_the_timing_order() {
+        const QString path = test::temp_path(QStringLiteral("series.db"));
+        std::int64_t id = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            RunRecord run;
+            run.problem_stem = "1_allreduce";
+            run.mode = RunMode::Perf;
+            run.backend = "host";
+            run.world_size = 2;
+            id = store.begin_run(run);
+            for (int rank = 0; rank < 2; ++rank) {
+                store.add_perf_samples(id, Side::Candidate, rank, 2, std::vector<double>{2.0, 2.0});
+                store.add_perf_samples(id, Side::Reference, rank, 0, std::vector<double>{9.0, 4.0, 4.0});
+                store.add_perf_samples(id, Side::Candidate, rank, 1, std::vector<double>{2.0, 2.5});
+                store.add_perf_samples(id, Side::Reference, rank, 3, std::vector<double>{4.0, 4.0});
+                store.add_perf_samples(id, Side::Reference, rank, -1,
+                                       std::vector<double>{100.0}); // PKB's series: not here
+            }
+            store.finish_run(id, RunStatus::Pass, 0, "");
+        }
+        PerfView view;
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), id)));
+        QCustomPlot* series = view.series_plot();
+        QVERIFY(series->isVisibleTo(&view));
+        QCOMPARE(series->graphCount(), 4); // (reference, candidate) x 2 ranks
+        auto points = [](QCPGraph* g) {
+            QStringList out;
+            for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it)
+                out << QStringLiteral("%1:%2").arg(it->key).arg(it->value);
+            return out.join(QLatin1Char(' '));
+        };
+        QCOMPARE(series->graph(0)->name(), QStringLiteral("reference"));
+        QCOMPARE(points(series->graph(0)), QStringLiteral("0:9 1:4 2:4 7:4 8:4"));
+        QCOMPARE(points(series->graph(1)), QStringLiteral("3:2 4:2.5 5:2 6:2"));
+        QCOMPARE(series->legend->itemCount(), 2); // one entry per side, not per rank
+        QCOMPARE(series->yAxis->label(), QStringLiteral("ms per iteration"));
+        // A run with no pkbw samples hides the series.
+        std::int64_t bare = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            RunRecord run;
+            run.problem_stem = "1_allreduce";
+            run.mode = RunMode::Eval;
+            bare = store.begin_run(run);
+            store.finish_run(bare, RunStatus::Pass, 0, "");
+        }
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), bare)));
+        QVERIFY(!series->isVisibleTo(&view));
+        QCOMPARE(series->graphCount(), 0);
     }
 
     // Review defect 29: on the dark theme the whiskers and medians are drawn light, contrasting
@@ -828,6 +955,47 @@ private slots:
             store.finish_run(running, RunStatus::Mismatch, 1, "");
         }
         QTRY_COMPARE_WITH_TIMEOUT(status_of_newest(), QStringLiteral("mismatch"), 5000);
+    }
+
+    // The list reloads when the CLI adds a run (above): the user's selected run and scroll position
+    // survive it, also beyond the first page of 256.
+    void refresh_keeps_the_selected_run_and_the_scroll() {
+        const QString path = test::temp_path(QStringLiteral("keep_place.db"));
+        {
+            Store store = Store::open(path.toStdString());
+            test::add_many_runs(store, 300);
+        }
+        MainWindow window;
+        window.resize(1200, 800);
+        window.show();
+        window.set_refresh_interval(100);
+        QSignalSpy opened(&window, &MainWindow::store_opened);
+        window.open_store(path);
+        QVERIFY(opened.wait(5000));
+        RunsModel* model = window.runs()->model();
+        QTableView* view = window.runs()->view();
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 256, 5000);
+        model->fetchMore({});
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 300, 5000);
+        const int row = 280;
+        const qint64 chosen = model->run_id(row);
+        view->selectionModel()->setCurrentIndex(model->index(row, 0), QItemSelectionModel::ClearAndSelect |
+                                                                          QItemSelectionModel::Rows);
+        view->scrollTo(model->index(row, 0));
+        const int scroll = view->verticalScrollBar()->value();
+        QVERIFY(scroll > 0);
+        {
+            Store store = Store::open(path.toStdString());
+            RunRecord run;
+            run.problem_stem = "2_allgather";
+            run.backend = "host";
+            store.begin_run(run); // the CLI starts a run
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(model->total(), qint64(301), 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 301, 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(model->run_id(view->currentIndex().row()), chosen, 5000);
+        QVERIFY(view->selectionModel()->isRowSelected(view->currentIndex().row(), {}));
+        QCOMPARE(view->verticalScrollBar()->value(), scroll);
     }
 
     void mistyped_store_is_refused_default_is_created() {
