@@ -314,6 +314,10 @@ private slots:
         QVERIFY2(v.validate().contains(QStringLiteral("still loading")), qPrintable(v.validate()));
         QSignalSpy started(&v, &LauncherView::run_started);
         QSignalSpy ended(&v, &LauncherView::process_ended);
+        v.start(); // waits for the list; Cancel drops the waiting start
+        v.cancel();
+        QVERIFY2(v.status_text().startsWith(QStringLiteral("Not started: cancelled")),
+                 qPrintable(v.status_text()));
         v.start(); // waits for the list
         QVERIFY(!v.running());
         QVERIFY2(v.status_text().startsWith(QStringLiteral("Waiting for pkbw's problem list")),
