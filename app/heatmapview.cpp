@@ -1,5 +1,6 @@
 #include "heatmapview.h"
 
+#include "fittingticker.h"
 #include "qtconvert.h"
 
 #include <QGridLayout>
@@ -212,6 +213,7 @@ HeatmapView::HeatmapView(QWidget* parent)
     histogram_->xAxis->setLabel(tr("log10 ratio (> 0 fails)"));
     histogram_->xAxis->setRange(kHistogramLog10Min, kHistogramLog10Max);
     histogram_->yAxis->setLabel(tr("count"));
+    use_fitting_ticks(histogram_, true); // log10 decades and counts
     auto* line = new QCPItemStraightLine(histogram_);
     line->point1->setCoords(0, 0);
     line->point2->setCoords(0, 1);
@@ -232,11 +234,13 @@ QCustomPlot* HeatmapView::make_map_plot(const QString& title, QCPColorMap** map,
     plot->yAxis->setRangeReversed(true); // row 0 at the top, as a matrix is printed
     plot->xAxis->setLabel(tr("column"));
     plot->yAxis->setLabel(tr("row"));
+    use_fitting_ticks(plot, true); // whole rows and columns, as many labels as fit (review defect 26)
     *map = new QCPColorMap(plot->xAxis, plot->yAxis);
     (*map)->setInterpolate(false);
     auto* scale = new QCPColorScale(plot);
     plot->plotLayout()->addElement(1, 1, scale);
     (*map)->setColorScale(scale);
+    use_fitting_ticks(scale->axis(), false); // the ratio's log ticker replaces it
     // After setColorScale, which hands the scale's default gradient (gpCold, no NaN colour) to the map.
     (*map)->setGradient(value_gradient(false));
     auto* group = new QCPMarginGroup(plot);
@@ -385,6 +389,9 @@ void HeatmapView::fill(QCustomPlot* plot, QCPColorMap* map, const PooledMap& poo
         plot->xAxis->setRange(0, static_cast<double>(pooled.source_cols));
         plot->yAxis->setRange(0, static_cast<double>(pooled.source_rows));
     }
+    // Ticks name the tensor's rows and columns only, not the margins the square cells add.
+    set_tick_extent(plot->xAxis, 0, static_cast<double>(pooled.source_cols));
+    set_tick_extent(plot->yAxis, 0, static_cast<double>(pooled.source_rows));
     const int i = static_cast<int>(std::find(plots_, plots_ + kMaps, plot) - plots_);
     fit_pending_[i] = true; // square cells once the axis rect has its size (afterLayout)
     fit_aspect(plot);
@@ -566,6 +573,8 @@ void HeatmapView::clear(const QString& message) {
             plots_[i]->xAxis->setRange(0, 1);
             plots_[i]->yAxis->setRange(0, 1);
         }
+        set_tick_extent(plots_[i]->xAxis, 0, 0);
+        set_tick_extent(plots_[i]->yAxis, 0, 0);
         if (i < 3) {
             maps_[i]->setDataRange(QCPRange(0, 1));
         }

@@ -50,7 +50,7 @@ QWidget* with_browse(QLineEdit* edit, QWidget* parent, bool directory) {
 
 } // namespace
 
-LauncherView::LauncherView(QWidget* parent)
+LauncherView::LauncherView(QWidget* parent, ProblemCatalogLoader* problems)
     : QWidget(parent) {
     auto* layout = new QHBoxLayout(this);
     auto* form_box = new QGroupBox(tr("Run"), this);
@@ -62,10 +62,6 @@ LauncherView::LauncherView(QWidget* parent)
     problem_->setObjectName(QStringLiteral("launchProblem"));
     problem_->setToolTip(tr("A number (2), a stem (2_allgather), or several separated by commas (run one "
                             "after the other)"));
-    const ProblemCatalog& catalog = problem_catalog();
-    known_problems_ = catalog.stems();
-    problem_list_error_ = catalog.error;
-    problem_->addItems(known_problems_);
     form->addRow(tr("Problem(s)"), problem_);
     solution_ = new QLineEdit(form_box);
     solution_->setPlaceholderText(tr("solution file (.cu / .cpp)"));
@@ -153,6 +149,21 @@ LauncherView::LauncherView(QWidget* parent)
     right->addWidget(log_, 1);
     layout->addLayout(right, 1);
 
+    // pkbw's problem list, from its child process: the form is usable at once, and checked (or a
+    // start waits) once the list is here.
+    ProblemCatalogLoader& source = problems != nullptr ? *problems : problem_catalog_loader();
+    problems_source_ = source.source();
+    if (source.ready()) {
+        apply_problem_list(source.catalog());
+    } else {
+        problems_loading_ = true;
+        connect(&source, &ProblemCatalogLoader::loaded, this, [this, &source] {
+            if (problems_loading_) { // else set_problem_list gave the list
+                apply_problem_list(source.catalog());
+            }
+        });
+        source.start();
+    }
     restore_form();
     process_ = new QProcess(this);
     connect(start_, &QPushButton::clicked, this, &LauncherView::start);
@@ -224,8 +235,26 @@ void LauncherView::set_pkb_checkout(const QString& dir) {
     pkb_checkout_->setText(dir);
 }
 void LauncherView::set_problem_list(const QStringList& stems, const QString& error) {
+    problems_loading_ = false;
     known_problems_ = stems;
     problem_list_error_ = error;
+}
+
+void LauncherView::apply_problem_list(const ProblemCatalog& catalog) {
+    problems_loading_ = false;
+    known_problems_ = catalog.stems();
+    problem_list_error_ = catalog.error;
+    // The choices arrive under whatever was typed or restored meanwhile; an empty field takes the
+    // first problem, as a form built with the list would.
+    const QString typed = problem_->currentText();
+    problem_->addItems(known_problems_);
+    if (!typed.isEmpty()) {
+        problem_->setCurrentText(typed);
+    }
+    if (start_pending_) {
+        start_pending_ = false;
+        start();
+    }
 }
 
 QStringList LauncherView::problems() const {
@@ -243,6 +272,9 @@ QString LauncherView::validate() const {
     const bool pkb = !pkb_checkout_->text().trimmed().isEmpty();
     if (list.isEmpty() && solutions_dir_->text().trimmed().isEmpty()) {
         return tr("Give a problem (a number, a stem, or a comma list).");
+    }
+    if (!pkb && problems_loading_) {
+        return tr("pkbw's problem list is still loading (%1).").arg(problems_source_);
     }
     // Without a PKB checkout the problems are pkbw's: each must be one of them (by number or stem).
     // With no list to check against, the run is refused with the reason rather than unchecked.
@@ -393,6 +425,12 @@ void LauncherView::start() {
     if (running()) {
         return;
     }
+    // The names are checked against pkbw's list: until it arrives the start waits for it.
+    if (problems_loading_ && pkb_checkout_->text().trimmed().isEmpty()) {
+        start_pending_ = true;
+        status_->setText(tr("Waiting for pkbw's problem list (%1) to check the form…").arg(problems_source_));
+        return;
+    }
     // Checked here, before pkbw starts: a refused form shows why and starts nothing.
     if (const QString problem = validate(); !problem.isEmpty()) {
         status_->setText(tr("Not started: %1").arg(problem));
@@ -431,6 +469,11 @@ void LauncherView::start_next() {
 }
 
 void LauncherView::cancel() {
+    if (start_pending_) { // nothing started yet: the start waiting for the list is dropped
+        start_pending_ = false;
+        status_->setText(tr("Not started: cancelled while pkbw's problem list was loading."));
+        return;
+    }
     if (!running()) {
         return;
     }

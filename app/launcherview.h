@@ -24,10 +24,15 @@ class QGridLayout;
 
 namespace pkbw::app {
 
+class ProblemCatalogLoader;
+struct ProblemCatalog;
+
 class LauncherView : public QWidget {
     Q_OBJECT
 public:
-    explicit LauncherView(QWidget* parent = nullptr);
+    // The problem names are checked against `problems`'s list (null: the process's,
+    // problem_catalog_loader()), taken as it arrives: a start before then waits for it.
+    explicit LauncherView(QWidget* parent = nullptr, ProblemCatalogLoader* problems = nullptr);
 
     void set_store(const QString& path) { store_ = path; }
     void set_executable(const QString& path);
@@ -42,8 +47,11 @@ public:
     void set_trials(int trials);
     void set_backend(const QString& backend);
     void set_pkb_checkout(const QString& dir);
-    // The known problems (validation, choices), and why there are none when `stems` is empty.
+    // The known problems (validation, choices), and why there are none when `stems` is empty. Given
+    // here, they replace the loader's list (which is then not waited for).
     void set_problem_list(const QStringList& stems, const QString& error = {});
+    // Whether the loader's list has not arrived yet (validate() says so; start() waits for it).
+    bool problem_list_loading() const { return problems_loading_; }
 
     // The arguments of the first problem's run (arguments_for for each of a comma list).
     QStringList arguments() const;
@@ -55,6 +63,7 @@ public:
     QString rank_text(int rank) const;            // the bar's text
     const QProgressBar* rank_bar(int rank) const; // null for a rank without a bar
     bool running() const;
+    qint64 process_id() const { return process_->processId(); } // pkbw's, 0 when not running
     void start();
     void cancel();
 
@@ -82,11 +91,15 @@ private:
     void save_form() const;
     void restore_form();
     void set_bar(int rank, const QString& text, const QColor& color = {});
+    void apply_problem_list(const ProblemCatalog& catalog);
 
     QString store_;
     QStringList known_problems_;
     QString problem_list_error_;
-    QStringList queue_; // problems still to run of a comma list
+    bool problems_loading_ = false; // the loader's list is awaited
+    QString problems_source_;       // "<pkbw> problems --json", for the messages
+    bool start_pending_ = false;    // start() was asked for while the list was loading
+    QStringList queue_;             // problems still to run of a comma list
     bool cancelled_ = false;
     std::vector<QString> verdicts_; // per rank: "" or the first failing status
     QProcess* process_ = nullptr;

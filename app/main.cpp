@@ -8,6 +8,7 @@
 #include "mainwindow.h"
 #include "pkbw/core/bundle.h"
 #include "pkbw/core/error.h"
+#include "problemcatalog.h"
 #include "qtconvert.h"
 #include "runview.h"
 #include "theme.h"
@@ -120,6 +121,10 @@ int main(int argc, char** argv) {
         window.resize(1500, 950);
         auto grab = [&window, file] {
             QTimer::singleShot(2500, &window, [&window, file] {
+                // pkbw's problem list arrives asynchronously: a slow one is waited for, so that the
+                // Problems tab and its summary lines show it.
+                pkbw::app::problem_catalog_loader().wait();
+                QCoreApplication::processEvents();
                 window.grab().save(file);
                 for (const QString& line : window.shown_summary())
                     std::cout << "pkbw-gui: " << line.toStdString() << "\n";
@@ -155,6 +160,7 @@ int main(int argc, char** argv) {
         QDir().mkpath(out);
         window.resize(1500, 950);
         auto grab_all = [&window, out] {
+            pkbw::app::problem_catalog_loader().wait(); // the Problems tab shows the list
             for (int i = 0; i < window.tabs()->count(); ++i) {
                 QTimer::singleShot(1500 * i, &window,
                                    [&window, out, i] { window.tabs()->setCurrentIndex(i); });

@@ -23,7 +23,6 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QCryptographicHash>
-#include <QCryptographicHash>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QKeySequence>
@@ -97,7 +96,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(run_view_, &RunView::load_failed, this,
             [this](const QString& m) { statusBar()->showMessage(m); });
     connect(launcher_, &LauncherView::run_finished, this, [this](qint64 run_id) {
-        runs_->model()->reload();
+        runs_->refresh();
         generations_->reload();
         if (run_id > 0) {
             open_run(run_id);
@@ -274,6 +273,11 @@ void MainWindow::open_store(const QString& path, bool create) {
 QStringList MainWindow::shown_summary() const {
     QStringList lines{QStringLiteral("tab: ") +
                       tabs_->tabText(tabs_->currentIndex()).remove(QLatin1Char('&'))};
+    if (const auto data = run_view_->data()) {
+        lines << QStringLiteral("run: %1 (%2, %3)")
+                     .arg(data->run.id)
+                     .arg(to_qstring(data->run.problem_stem), to_qstring(to_string(data->run.mode)));
+    }
     auto first_line = [](const QString& text) {
         for (const QString& line : text.split(QLatin1Char('\n'))) {
             if (!line.trimmed().isEmpty()) {
@@ -329,7 +333,7 @@ void MainWindow::poll_store() {
                 return;
             }
             signature_ = r.value;
-            runs_->model()->reload();
+            runs_->refresh();
         });
 }
 

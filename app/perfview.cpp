@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <qcustomplot.h>
+#include <tuple>
 
 namespace pkbw::app {
 namespace {
@@ -98,6 +99,13 @@ PerfView::PerfView(QWidget* parent)
     plot_->yAxis->setLabel(tr("ms per iteration"));
     plot_->legend->setVisible(true);
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    series_ = new QCustomPlot(split);
+    series_->setObjectName(QStringLiteral("perfSeries"));
+    series_->plotLayout()->insertRow(0);
+    series_->plotLayout()->addElement(
+        0, 0, new QCPTextElement(series_, tr("Every sample in timing order (pkbw's blocks, ABBA)")));
+    series_->xAxis->setLabel(tr("sample"));
+    series_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     table_ = new QTableWidget(split);
     table_->setObjectName(QStringLiteral("perfSummaries"));
     table_->setColumnCount(4);
@@ -106,8 +114,10 @@ PerfView::PerfView(QWidget* parent)
     table_->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
     table_->verticalHeader()->hide();
     split->addWidget(plot_);
+    split->addWidget(series_);
     split->addWidget(table_);
     split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
     layout->addWidget(split, 1);
 }
 
@@ -115,6 +125,8 @@ void PerfView::set_data(std::shared_ptr<const RunData> data) {
     data_ = std::move(data);
     plot_->clearPlottables();
     plot_->clearItems();
+    series_->clearGraphs();
+    series_->setVisible(false);
     table_->setRowCount(0);
     if (!data_) {
         summary_->setText(tr("No run open."));
@@ -195,6 +207,7 @@ void PerfView::set_data(std::shared_ptr<const RunData> data) {
     plot_->legend->setVisible(plot_->plottableCount() > 0); // an empty legend is a stray box
     theme_plot(plot_);
     plot_->replot();
+    draw_series(scale, unit_label);
 
     table_->setRowCount(static_cast<int>(data_->summaries.size()));
     for (int i = 0; i < static_cast<int>(data_->summaries.size()); ++i) {
@@ -205,6 +218,66 @@ void PerfView::set_data(std::shared_ptr<const RunData> data) {
         table_->setItem(i, 3, new QTableWidgetItem(QString::number(s.value, 'g', 6)));
     }
     summary_->setText(summary_text());
+}
+
+void PerfView::draw_series(double scale, const QString& unit_label) {
+    // Per rank, pkbw's samples in the order they were timed: blocks by their index (the ABBA order
+    // both engines number them in), each block's iterations in order. PKB's series and the bare
+    // NCCL loop are other measurements (block < 0) and stay out, as from the speedup.
+    struct Point {
+        int block, side, iteration;
+        double ms;
+    };
+    std::map<int, std::vector<Point>> per_rank;
+    for (const PerfSample& s : data_->samples) {
+        if (s.block >= 0 && (s.side == Side::Reference || s.side == Side::Candidate)) {
+            per_rank[s.rank].push_back({s.block, s.side == Side::Reference ? 0 : 1, s.iteration, s.ms});
+        }
+    }
+    if (per_rank.empty()) {
+        return;
+    }
+    const QColor colors[2] = {QColor(0x45, 0x7b, 0x9d), QColor(0xe7, 0x6f, 0x51)};
+    const QString names[2] = {tr("reference"), tr("candidate")};
+    double xmax = 0, ymax = 0;
+    bool in_legend[2] = {false, false};
+    for (auto& [rank, points] : per_rank) {
+        std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) {
+            return std::tie(a.block, a.side, a.iteration) < std::tie(b.block, b.side, b.iteration);
+        });
+        QVector<double> xs[2], ys[2];
+        for (std::size_t i = 0; i < points.size(); ++i) {
+            xs[points[i].side] << static_cast<double>(i);
+            ys[points[i].side] << points[i].ms * scale;
+            ymax = std::max(ymax, points[i].ms * scale);
+        }
+        xmax = std::max(xmax, static_cast<double>(points.size()));
+        for (int side = 0; side < 2; ++side) {
+            if (xs[side].isEmpty()) {
+                continue;
+            }
+            QCPGraph* graph = series_->addGraph();
+            graph->setName(names[side]);
+            graph->setLineStyle(QCPGraph::lsNone);
+            // Later ranks lighter, so that rank 0 reads on top of them.
+            QColor color = colors[side];
+            color.setAlpha(rank == 0 ? 255 : 110);
+            graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, 3));
+            graph->setData(xs[side], ys[side], true);
+            if (in_legend[side]) {
+                graph->removeFromLegend();
+            }
+            in_legend[side] = true;
+        }
+    }
+    series_->yAxis->setLabel(unit_label);
+    series_->xAxis->setLabel(per_rank.size() > 1 ? tr("sample (rank 0 dark, others light)") : tr("sample"));
+    series_->xAxis->setRange(-1, xmax);
+    series_->yAxis->setRange(0, ymax > 0 ? ymax * 1.1 : 1);
+    series_->legend->setVisible(true);
+    theme_plot(series_);
+    series_->setVisible(true);
+    series_->replot();
 }
 
 QString PerfView::summary_text() const {

@@ -1,5 +1,6 @@
-// Perf of one run: per-rank timing distributions of reference and candidate (box plots), the speedup
-// with its bootstrap interval and verdict (core's perf_stats), bus bandwidth against peak when the
+// Perf of one run: per-rank timing distributions of reference and candidate (box plots), every
+// sample in timing order (warm-up drift, throttling, outliers and the ABBA alternation show there), the
+// speedup with its bootstrap interval and verdict (core's perf_stats), bus bandwidth against peak when the
 // run stored it, and every stored summary figure. Shows what exists: the perf tables may be sparse.
 #pragma once
 
@@ -29,12 +30,17 @@ public:
     void set_data(std::shared_ptr<const RunData> data);
     QString summary_text() const;
     QCustomPlot* plot() const { return plot_; }
+    // Every pkbw sample of every rank in the order it was timed: one graph per (side, rank).
+    QCustomPlot* series_plot() const { return series_; }
 
 private:
     std::shared_ptr<const RunData> data_;
     QLabel* summary_ = nullptr;
     QCustomPlot* plot_ = nullptr;
+    QCustomPlot* series_ = nullptr;
     QTableWidget* table_ = nullptr;
+
+    void draw_series(double scale, const QString& unit_label);
 };
 
 } // namespace pkbw::app

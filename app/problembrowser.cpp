@@ -37,9 +37,8 @@ QPlainTextEdit* make_source(QWidget* parent) {
 
 } // namespace
 
-ProblemBrowser::ProblemBrowser(QWidget* parent, const ProblemCatalog* catalog)
-    : QWidget(parent)
-    , catalog_(catalog ? *catalog : problem_catalog()) {
+ProblemBrowser::ProblemBrowser(QWidget* parent, const ProblemCatalog* catalog, ProblemCatalogLoader* loader)
+    : QWidget(parent) {
     auto* layout = new QHBoxLayout(this);
     auto* split = new QSplitter(Qt::Horizontal, this);
     list_ = new QListWidget(split);
@@ -57,8 +56,25 @@ ProblemBrowser::ProblemBrowser(QWidget* parent, const ProblemCatalog* catalog)
     split->addWidget(tabs_);
     split->setStretchFactor(1, 4);
     layout->addWidget(split);
-    list_->addItems(catalog_.stems());
     connect(list_, &QListWidget::currentTextChanged, this, &ProblemBrowser::select);
+    if (catalog != nullptr) {
+        set_catalog(*catalog);
+        return;
+    }
+    ProblemCatalogLoader& source = loader != nullptr ? *loader : problem_catalog_loader();
+    if (source.ready()) {
+        set_catalog(source.catalog());
+        return;
+    }
+    description_->setPlainText(tr("Loading the problem list (%1)…").arg(source.source()));
+    connect(&source, &ProblemCatalogLoader::loaded, this, [this, &source] { set_catalog(source.catalog()); });
+    source.start();
+}
+
+void ProblemBrowser::set_catalog(const ProblemCatalog& catalog) {
+    catalog_ = catalog;
+    list_->clear();
+    list_->addItems(catalog_.stems());
     if (list_->count() > 0) {
         list_->setCurrentRow(0);
     } else {

@@ -17,8 +17,11 @@ namespace pkbw::app {
 class ProblemBrowser : public QWidget {
     Q_OBJECT
 public:
-    // `catalog` null: the process's (problem_catalog()).
-    explicit ProblemBrowser(QWidget* parent = nullptr, const ProblemCatalog* catalog = nullptr);
+    // `catalog` null: the list of `loader` (null: the process's, problem_catalog_loader()), shown
+    // when it arrives, "loading" until then.
+    explicit ProblemBrowser(QWidget* parent = nullptr, const ProblemCatalog* catalog = nullptr,
+                            ProblemCatalogLoader* loader = nullptr);
+    void set_catalog(const ProblemCatalog& catalog);
     QStringList problems() const;
     void select(const QString& stem);
     QString description() const;

@@ -7,6 +7,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QStandardPaths>
+#include <QTimer>
 #include <algorithm>
 
 namespace pkbw::app {
@@ -72,38 +73,112 @@ ProblemCatalog parse_problem_catalog(const QByteArray& json) {
     return catalog;
 }
 
-ProblemCatalog load_problem_catalog(const QString& pkbw, int timeout_ms) {
-    QProcess process;
-    process.setProcessChannelMode(QProcess::SeparateChannels);
-    process.start(pkbw, {QStringLiteral("problems"), QStringLiteral("--json")});
-    const QString source = pkbw + QStringLiteral(" problems --json");
+ProblemCatalogLoader::ProblemCatalogLoader(QString pkbw, int timeout_ms, QObject* parent)
+    : QObject(parent)
+    , pkbw_(std::move(pkbw))
+    , timeout_ms_(timeout_ms) {}
+
+ProblemCatalogLoader::~ProblemCatalogLoader() {
+    if (process_ != nullptr && process_->state() != QProcess::NotRunning) {
+        process_->disconnect(this);
+        process_->kill();
+        process_->waitForFinished(1000);
+    }
+}
+
+QString ProblemCatalogLoader::source() const {
+    return pkbw_ + QStringLiteral(" problems --json");
+}
+
+void ProblemCatalogLoader::start() {
+    if (process_ != nullptr || ready_) {
+        return;
+    }
+    process_ = new QProcess(this);
+    process_->setProcessChannelMode(QProcess::SeparateChannels);
+    deadline_ = new QTimer(this);
+    deadline_->setSingleShot(true);
+    connect(deadline_, &QTimer::timeout, this, [this] {
+        if (ready_) {
+            return;
+        }
+        process_->disconnect(this);
+        process_->kill();
+        ProblemCatalog failed;
+        failed.source = source();
+        failed.error = tr("%1 did not answer within %2 s").arg(source()).arg(timeout_ms_ / 1000);
+        finish(failed);
+    });
+    connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
+        if (error != QProcess::FailedToStart || ready_) {
+            return; // a crash also ends in finished()
+        }
+        ProblemCatalog failed;
+        failed.source = source();
+        failed.error = tr("cannot start %1: %2").arg(pkbw_, process_->errorString());
+        finish(failed);
+    });
+    connect(process_, &QProcess::finished, this, &ProblemCatalogLoader::process_finished);
+    deadline_->start(timeout_ms_);
+    process_->start(pkbw_, {QStringLiteral("problems"), QStringLiteral("--json")});
+}
+
+void ProblemCatalogLoader::process_finished() {
+    if (ready_) {
+        return;
+    }
     ProblemCatalog catalog;
-    if (!process.waitForStarted(timeout_ms)) {
-        catalog.source = source;
-        catalog.error = QObject::tr("cannot start %1: %2").arg(pkbw, process.errorString());
-        return catalog;
+    if (process_->exitStatus() != QProcess::NormalExit || process_->exitCode() != 0) {
+        catalog.error = tr("%1 failed (exit %2): %3")
+                            .arg(source())
+                            .arg(process_->exitCode())
+                            .arg(QString::fromUtf8(process_->readAllStandardError()).trimmed().left(300));
+    } else {
+        catalog = parse_problem_catalog(process_->readAllStandardOutput());
+        if (!catalog.error.isEmpty()) {
+            catalog.error = source() + QStringLiteral(": ") + catalog.error;
+        }
     }
-    if (!process.waitForFinished(timeout_ms)) {
-        process.kill();
-        process.waitForFinished(1000);
-        catalog.source = source;
-        catalog.error = QObject::tr("%1 did not answer within %2 s").arg(source).arg(timeout_ms / 1000);
-        return catalog;
+    catalog.source = source();
+    finish(std::move(catalog));
+}
+
+void ProblemCatalogLoader::finish(ProblemCatalog catalog) {
+    catalog_ = std::move(catalog);
+    ready_ = true;
+    if (deadline_ != nullptr) {
+        deadline_->stop();
     }
-    if (process.exitStatus() != QProcess::NormalExit || process.exitCode() != 0) {
-        catalog.source = source;
-        catalog.error = QObject::tr("%1 failed (exit %2): %3")
-                            .arg(source)
-                            .arg(process.exitCode())
-                            .arg(QString::fromUtf8(process.readAllStandardError()).trimmed().left(300));
-        return catalog;
+    emit loaded();
+}
+
+const ProblemCatalog& ProblemCatalogLoader::wait() {
+    start();
+    if (!ready_ && process_->waitForStarted(timeout_ms_)) {
+        process_->waitForFinished(timeout_ms_); // emits finished(), which fills the catalog
     }
-    catalog = parse_problem_catalog(process.readAllStandardOutput());
-    catalog.source = source;
-    if (!catalog.error.isEmpty()) {
-        catalog.error = source + QStringLiteral(": ") + catalog.error;
+    if (!ready_ && process_->state() == QProcess::NotRunning &&
+        process_->error() == QProcess::FailedToStart) {
+        ProblemCatalog failed;
+        failed.source = source();
+        failed.error = tr("cannot start %1: %2").arg(pkbw_, process_->errorString());
+        finish(failed);
     }
-    return catalog;
+    if (!ready_) { // still running after the whole deadline
+        process_->disconnect(this);
+        process_->kill();
+        process_->waitForFinished(1000);
+        ProblemCatalog failed;
+        failed.source = source();
+        failed.error = tr("%1 did not answer within %2 s").arg(source()).arg(timeout_ms_ / 1000);
+        finish(failed);
+    }
+    return catalog_;
+}
+
+ProblemCatalog load_problem_catalog(const QString& pkbw, int timeout_ms) {
+    ProblemCatalogLoader loader(pkbw, timeout_ms);
+    return loader.wait();
 }
 
 QString default_pkbw_executable() {
@@ -115,10 +190,18 @@ QString default_pkbw_executable() {
     return found.isEmpty() ? QStringLiteral("pkbw") : found;
 }
 
+ProblemCatalogLoader& problem_catalog_loader() {
+    // Owned by the application, so that its child process ends with it.
+    static ProblemCatalogLoader* loader = [] {
+        auto* l = new ProblemCatalogLoader(default_pkbw_executable(), 20000, QCoreApplication::instance());
+        l->start();
+        return l;
+    }();
+    return *loader;
+}
+
 const ProblemCatalog& problem_catalog() {
-    // Loaded on the GUI thread at first use (a 60-entry list: tens of milliseconds).
-    static const ProblemCatalog catalog = load_problem_catalog(default_pkbw_executable());
-    return catalog;
+    return problem_catalog_loader().wait();
 }
 
 } // namespace pkbw::app

@@ -9,6 +9,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QScrollBar>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -96,6 +97,7 @@ RunsBrowser::RunsBrowser(QWidget* parent)
     connect(view_, &QTableView::activated, this,
             [this](const QModelIndex& index) { emit run_activated(model_->run_id(index.row())); });
     connect(model_, &RunsModel::page_loaded, this, &RunsBrowser::update_count);
+    connect(model_, &RunsModel::page_loaded, this, &RunsBrowser::restore_place);
     connect(model_, &RunsModel::modelReset, this, &RunsBrowser::update_count);
     connect(model_, &RunsModel::load_failed, this, [this](const QString& message) {
         count_->setText(tr("Could not read the store: %1").arg(message));
@@ -103,8 +105,39 @@ RunsBrowser::RunsBrowser(QWidget* parent)
 }
 
 void RunsBrowser::set_store(const QString& path) {
+    place_.pending = false; // another store: nothing to come back to
     model_->set_store(path);
     load_choices();
+}
+
+void RunsBrowser::refresh() {
+    const QModelIndex current = view_->currentIndex();
+    place_.pending = true;
+    place_.selected_run = current.isValid() ? model_->run_id(current.row()) : 0;
+    place_.rows = model_->rowCount();
+    place_.scroll = view_->verticalScrollBar()->value();
+    model_->reload();
+    load_choices();
+}
+
+void RunsBrowser::restore_place() {
+    if (!place_.pending) {
+        return;
+    }
+    if (model_->rowCount() < place_.rows && model_->canFetchMore({})) {
+        model_->fetchMore({}); // the next page_loaded comes back here
+        return;
+    }
+    place_.pending = false;
+    for (int row = 0; place_.selected_run > 0 && row < model_->rowCount(); ++row) {
+        if (model_->run_id(row) == place_.selected_run) {
+            const QModelIndex index = model_->index(row, std::max(view_->currentIndex().column(), 0));
+            view_->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
+                                                                QItemSelectionModel::Rows);
+            break;
+        }
+    }
+    view_->verticalScrollBar()->setValue(place_.scroll);
 }
 
 void RunsBrowser::load_choices() {
@@ -154,6 +187,7 @@ void RunsBrowser::apply_filter() {
     f.started_from = typed(from_);
     f.started_to = typed(to_);
     f.text = typed(text_);
+    place_.pending = false;
     model_->set_filter(f);
 }
 

@@ -19,6 +19,10 @@ public:
     explicit RunsBrowser(QWidget* parent = nullptr);
 
     void set_store(const QString& path);
+    // Reloads the runs (the store changed: the CLI added or finished one) keeping the user's place:
+    // the selected run stays selected and the list stays where it was scrolled, loading as many pages
+    // as were loaded before.
+    void refresh();
     RunsModel* model() const { return model_; }
     QTableView* view() const { return view_; }
 
@@ -29,6 +33,15 @@ private:
     void apply_filter();
     void load_choices();
     void update_count();
+    void restore_place();
+
+    // What refresh() restores once the pages are back; run 0: nothing selected.
+    struct Place {
+        bool pending = false;
+        qint64 selected_run = 0;
+        int rows = 0;
+        int scroll = 0;
+    } place_;
 
     RunsModel* model_ = nullptr;
     QTableView* view_ = nullptr;

@@ -134,13 +134,23 @@ RunView::RunView(QWidget* parent)
     tol_table->setModel(tolerance_model_);
     tol_table->setObjectName(QStringLiteral("toleranceTable"));
     tol_table->verticalHeader()->hide();
-    // The figures sized to their contents, the first error taking what is left (elided; its
-    // tooltip has it whole): no sideways scrolling at the default size (review defect 24).
+    // The figures sized to their contents and the first error under the table, whole, for the
+    // current row (else the first failing one): a 1024x1024 mismatch's figures fill the pane, and a
+    // message column squeezed beside them read "st err" (review defect 24).
     tol_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    tol_table->horizontalHeader()->setSectionResizeMode(ToleranceModel::Message, QHeaderView::Stretch);
-    tol_table->setTextElideMode(Qt::ElideRight);
+    tol_table->horizontalHeader()->setSectionResizeMode(ToleranceModel::MinAtol, QHeaderView::Stretch);
+    tol_table->setColumnHidden(ToleranceModel::Message, true);
+    tol_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     tol_table->setWordWrap(false);
     tol_layout->addWidget(tol_table);
+    tolerance_error_ = new QLabel(tol_box);
+    tolerance_error_->setObjectName(QStringLiteral("toleranceFirstError"));
+    tolerance_error_->setWordWrap(true);
+    tolerance_error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    tol_layout->addWidget(tolerance_error_);
+    connect(tol_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) { show_first_error(current.row()); });
+    connect(tolerance_model_, &QAbstractItemModel::modelReset, this, [this] { show_first_error(-1); });
     left_layout->addWidget(tol_box, 2);
 
     heatmaps_ = new HeatmapView(split);
@@ -441,6 +451,29 @@ void RunView::rescore() {
             }
             emit rescore_ready();
         });
+}
+
+void RunView::show_first_error(int row) {
+    const ToleranceModel& m = *tolerance_model_;
+    if (row < 0 || row >= m.rowCount()) {
+        row = -1; // no current row: the first failing one
+        for (int r = 0; r < m.rowCount() && row < 0; ++r) {
+            if (!m.rows()[static_cast<std::size_t>(r)].pass) {
+                row = r;
+            }
+        }
+    }
+    if (row < 0 || m.rows()[static_cast<std::size_t>(row)].first_error.empty()) {
+        tolerance_error_->clear();
+        return;
+    }
+    const Rescored& r = m.rows()[static_cast<std::size_t>(row)];
+    tolerance_error_->setText(
+        tr("Trial %1, rank %2: %3").arg(r.trial).arg(r.rank).arg(to_qstring(r.first_error)));
+}
+
+QString RunView::first_error_text() const {
+    return tolerance_error_->text();
 }
 
 } // namespace pkbw::app

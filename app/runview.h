@@ -40,7 +40,8 @@ public:
     HeatmapView* heatmaps() const { return heatmaps_; }
     QTableView* grid_view() const { return grid_; }
     QString header_text() const;
-    QString rescore_text() const; // the tolerance explorer's summary line
+    QString rescore_text() const;     // the tolerance explorer's summary line
+    QString first_error_text() const; // the explorer's first error, of the current or first failing row
     QStringList tensor_names() const;
 
     void select_cell(int rank, int trial);
@@ -56,6 +57,7 @@ signals:
 
 private:
     void load_heatmaps();
+    void show_first_error(int row); // -1: the first failing row
 
     QString store_;
     std::shared_ptr<const RunData> data_;
@@ -71,6 +73,7 @@ private:
     QDoubleSpinBox* atol_ = nullptr;
     QDoubleSpinBox* rtol_ = nullptr;
     QLabel* rescore_summary_ = nullptr;
+    QLabel* tolerance_error_ = nullptr;
     ToleranceModel* tolerance_model_ = nullptr;
     QTimer* rescore_timer_ = nullptr;
 };

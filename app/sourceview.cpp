@@ -177,9 +177,28 @@ void SourceView::set_data(std::shared_ptr<const RunData> data) {
                 emit generation_loaded();
             });
     }
+    // The reference fallback needs pkbw's problem folders: at start-up the list may still be loading,
+    // and the sources are then read when it arrives.
+    ProblemCatalogLoader& problems = problem_catalog_loader();
+    if (!problems.ready()) {
+        connect(
+            &problems, &ProblemCatalogLoader::loaded, this,
+            [this, request, data, &problems] {
+                if (request == request_) {
+                    load_sources(request, data, problems.catalog().problems_root());
+                }
+            },
+            Qt::SingleShotConnection);
+        return;
+    }
+    load_sources(request, data, problems.catalog().problems_root());
+}
+
+void SourceView::load_sources(quint64 request, std::shared_ptr<const RunData> data,
+                              const QString& problems_root) {
     run_in_background(
         this,
-        [data, store = to_path(store_), problems = to_path(problem_catalog().problems_root())] {
+        [data, store = to_path(store_), problems = to_path(problems_root)] {
             return load_run_sources(*data, store, problems);
         },
         [this, request, data](Loaded<RunSources> r) {

@@ -74,6 +74,9 @@ signals:
     void run_activated(qint64 run_id); // an attempt of the trajectory was double-clicked
 
 private:
+    // Reads the run's sources and logs on a worker (problems_root: pkbw's problem folders, for the
+    // reference of runs recorded before sources were archived).
+    void load_sources(quint64 request, std::shared_ptr<const RunData> data, const QString& problems_root);
     // The candidate side: the file read from disk, or the agent attempt's recorded source when the
     // file no longer holds what this run judged.
     void show_candidate();

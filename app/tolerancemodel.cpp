@@ -41,8 +41,8 @@ QVariant ToleranceModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::ForegroundRole && index.column() == Verdict) {
         return text_color_on(verdict_color);
     }
-    if (role == Qt::ToolTipRole && index.column() == Message) {
-        return to_qstring(r.first_error); // the column is elided to the pane's width
+    if (role == Qt::ToolTipRole && !r.first_error.empty()) {
+        return to_qstring(r.first_error); // the table hides its column: the row's tooltip has it
     }
     if (role != Qt::DisplayRole) {
         return {};

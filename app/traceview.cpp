@@ -1,5 +1,6 @@
 #include "traceview.h"
 
+#include "pkbw/core/kineto.h"
 #include "pkbw/core/trace_store.h"
 #include "qtconvert.h"
 #include "timelinewidget.h"
@@ -121,17 +122,18 @@ QString no_trace_reason(const RunData& data) {
     if (!traced) {
         return TraceView::tr("This run has no trace: it was not run with --trace.");
     }
+    if (data.run.status != RunStatus::Pass) {
+        return TraceView::tr("This run was started with --trace, but it holds no trace: it ended (%1) "
+                             "without its traced pass, which runs only after every trial passed.")
+            .arg(status_text(data.run.status));
+    }
     const QString backend = to_qstring(data.run.backend);
     if (pkb || backend.startsWith(QStringLiteral("pkb")) || data.run.solution_path.ends_with(".py")) {
-        return TraceView::tr("This run was started with --trace, but it holds no trace: its ranks ran PKB's "
-                             "Python harness (backend %1), which pkbw's tracer does not instrument. Import "
-                             "PKB's own torch-profiler traces with pkbw import-pkb (run_local.py --profile).")
+        return TraceView::tr("This run was started with --trace, but it holds no trace: its PKB Python ranks "
+                             "(backend %1) profile each side with torch's profiler after correctness; a "
+                             "profiler that could not record is named in the rank logs (Sources tab), and "
+                             "pkbw before this version did not profile them.")
             .arg(backend);
-    }
-    if (data.run.status != RunStatus::Pass && data.run.status != RunStatus::Mismatch) {
-        return TraceView::tr("This run was started with --trace, but it holds no trace: it ended (%1) "
-                             "before its traced pass, which runs after correctness.")
-            .arg(status_text(data.run.status));
     }
     std::error_code ec;
     const auto dir = std::filesystem::path(data.run.run_dir) / "trace";
@@ -339,13 +341,18 @@ void TraceView::show_timeline(const Loaded<LoadedTrace>& r) {
     trace_ = r.value;
     timeline_->set_trace(trace_.timeline);
     const auto& tl = *trace_.timeline;
-    info_->setText(
+    QString text =
         tl.iterations.empty()
             ? tr("%1 events in %2 lanes").arg(tl.event_count()).arg(tl.lanes.size())
             : tr("%1 events in %2 lanes; opened on the %3 traced iterations (ruler from the first)")
                   .arg(tl.event_count())
                   .arg(tl.lanes.size())
-                  .arg(tl.iterations.size()));
+                  .arg(tl.iterations.size());
+    if (trace_.traces && pkbw::profiles_placed_end_to_end(*trace_.traces)) {
+        text += tr(". The reference's and the candidate's torch-profiler profiles are placed end to end: "
+                   "they were recorded on unrelated clocks, so the gap between them is not measured.");
+    }
+    info_->setText(text);
     update_summary(0, 0);
     emit loaded();
 }

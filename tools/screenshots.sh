@@ -81,6 +81,19 @@ CONF
 xvfb-run -a -s "-screen 0 1600x1000x24" "$build/bin/pkbw-gui" --store "$host_store" --launch \
     --screenshot "$out/host_5_launcher_run.png" || echo "launcher screenshot failed" >&2
 
+# A PKB Python solution's traced perf on the host backend (torch's profiler in both processes; needs
+# Debian's python3-torch): its own store, so that the shots above keep their runs.
+pkb_store="$work/pkb/runs.db"
+if /usr/bin/python3 -c "import torch" 2> /dev/null; then
+    PKBW_PYTHON=/usr/bin/python3 "$pkbw" perf --pkb-checkout tests/engine/pkb_checkout \
+        --solutions-dir tests/engine/pkb_checkout/solutions_cuda_f32_none_samples_ci --problem 1 --nproc 2 \
+        --backend host --m 64 --n 64 --trials 1 --trace=5 --pkb-warmup 5 --pkb-iters 10 --warmup 3 --pairs 2 \
+        --iters 10 --store "$pkb_store" > "$work/pkb.log" 2>&1 || cat "$work/pkb.log" >&2
+    gui "$out/host_2_trace_pkb_solution.png" --store "$pkb_store" --run 1 --tab 3
+else
+    echo "no python3-torch: host_2_trace_pkb_solution.png not taken" >&2
+fi
+
 shots host_ "$host_store" "$(last_run "$host_store" "mode = 'perf'")" \
     "$(last_run "$host_store" "status = 'mismatch'")" "$(last_run "$host_store" "status = 'compile_error'")"
 
@@ -121,6 +134,9 @@ if [ -n "$real" ] && [ -f "$real/runs.db" ]; then
     shots real_ "$db" "$(sqlite3 "$db" "SELECT min(id) FROM runs WHERE mode = 'perf' AND problem_stem <> 'calibrate'")" \
         "$(sqlite3 "$db" "SELECT min(id) FROM runs WHERE status = 'mismatch'")" "$pkb_solution"
     gui "$out/real_2_trace_pkb_solution.png" --store "$db" --run "$pkb_solution" --tab 3
+    # The Perf tab of the tuned sample's traced perf: box plots and every sample in timing order.
+    gui "$out/real_2_perf.png" --store "$db" --tab 2 --run \
+        "$(sqlite3 "$db" "SELECT max(id) FROM runs WHERE mode = 'perf' AND solution_path LIKE '%tuned%'")"
     imported=$(sqlite3 "$db" "SELECT max(id) FROM runs WHERE command_line LIKE '%import-pkb%'")
     if [ -n "$imported" ]; then
         gui "$out/real_6_pkb_import_perf.png" --store "$db" --run "$imported" --tab 2

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
+#include <regex>
 #include <sstream>
 
 namespace pkbw {
@@ -55,22 +57,26 @@ KinetoTrace parse_kineto_trace(std::string_view text, const std::string& source,
     } catch (const nlohmann::json::exception& e) {
         throw FormatError(source + ": not valid JSON: " + e.what());
     }
-    if (!root.is_object() || !root.contains("traceEvents") || !root["traceEvents"].is_array()) {
+    // Kineto writes an object with "traceEvents"; torch's profiler without Kineto (Debian's torch 1.13,
+    // the host backend's Python ranks) writes the bare array of chrome's "JSON Array Format".
+    const bool bare_array = root.is_array();
+    if (!bare_array &&
+        (!root.is_object() || !root.contains("traceEvents") || !root["traceEvents"].is_array())) {
         throw FormatError(source + ": no 'traceEvents' array; not a PyTorch profiler chrome trace");
     }
     KinetoTrace trace;
     trace.rank = rank;
     trace.source = source;
-    if (root.contains("baseTimeNanoseconds")) {
+    if (!bare_array && root.contains("baseTimeNanoseconds")) {
         if (!root["baseTimeNanoseconds"].is_number_integer()) {
             throw FormatError(source + ": 'baseTimeNanoseconds' is not an integer");
         }
         trace.base_time_ns = root["baseTimeNanoseconds"].get<std::int64_t>();
     }
-    if (root.contains("deviceProperties")) {
+    if (!bare_array && root.contains("deviceProperties")) {
         trace.device_properties = root["deviceProperties"];
     }
-    const auto& events = root["traceEvents"];
+    const auto& events = bare_array ? root : root["traceEvents"];
     for (std::size_t i = 0; i < events.size(); ++i) {
         const auto& e = events[i];
         const std::string where = source + ": traceEvents[" + std::to_string(i) + "]";
@@ -192,17 +198,18 @@ std::int64_t number(const nlohmann::json& args, const char* key) {
 
 } // namespace
 
-void append_kineto_events(const KinetoTrace& trace, const std::string& side, int trial, RankTrace& out) {
+void append_kineto_events(const KinetoTrace& trace, const std::string& side, int trial, RankTrace& out,
+                          std::int64_t shift_ns) {
     if (trace.events.empty())
         return;
-    std::int64_t begin = trace.events.front().start_ns, end = begin;
+    std::int64_t begin = trace.events.front().start_ns + shift_ns, end = begin;
     for (const auto& e : trace.events) {
-        begin = std::min(begin, e.start_ns);
-        end = std::max(end, e.end_ns);
         TraceEvent t;
         t.name = e.name;
-        t.start_ns = e.start_ns;
-        t.end_ns = e.end_ns;
+        t.start_ns = e.start_ns + shift_ns;
+        t.end_ns = e.end_ns + shift_ns;
+        begin = std::min(begin, t.start_ns);
+        end = std::max(end, t.end_ns);
         t.stream = e.stream;
         t.device = e.device;
         t.correlation_id = std::max<std::int64_t>(e.correlation, 0);
@@ -216,7 +223,9 @@ void append_kineto_events(const KinetoTrace& trace, const std::string& side, int
         } else if (e.category == "gpu_memcpy" || e.category == "gpu_memset") {
             t.kind = e.category == "gpu_memcpy" ? TraceEventKind::Memcpy : TraceEventKind::Memset;
             t.bytes = number(e.args, "bytes");
-        } else if (e.name.starts_with("ProfilerStep#")) {
+        } else if (e.name.starts_with("ProfilerStep#") && e.category != "gpu_user_annotation") {
+            // The step's CPU range is the iteration; Kineto's GPU copy of it (gpu_user_annotation, on
+            // the stream) stays an NVTX range below, or every iteration would appear twice.
             const std::string step = e.name.substr(13);
             t.kind = TraceEventKind::EngineRange;
             t.name = side + "/" + step;
@@ -239,11 +248,126 @@ void append_kineto_events(const KinetoTrace& trace, const std::string& side, int
     phase.start_ns = begin;
     phase.end_ns = end;
     phase.payload = {{"side", side}, {"trial", trial}, {"source", "torch-profiler"}};
+    if (shift_ns != 0) {
+        phase.payload["clock_shift_ns"] = shift_ns;
+    }
     out.events.push_back(std::move(phase));
     std::stable_sort(out.events.begin(), out.events.end(), [](const TraceEvent& a, const TraceEvent& b) {
         return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.duration_ns() > b.duration_ns();
     });
     out.source = out.source.empty() ? "torch-profiler" : out.source;
+}
+
+namespace {
+
+// The side's first and last instants over its profiles; {0, 0} for none with events.
+std::pair<std::int64_t, std::int64_t> span_of(const std::vector<const SideProfile*>& profiles) {
+    std::int64_t begin = 0, end = 0;
+    bool any = false;
+    for (const auto* p : profiles) {
+        for (const auto& e : p->trace.events) {
+            begin = any ? std::min(begin, e.start_ns) : e.start_ns;
+            end = any ? std::max(end, e.end_ns) : e.end_ns;
+            any = true;
+        }
+    }
+    return {begin, end};
+}
+
+} // namespace
+
+std::vector<RankTrace> profiles_end_to_end(const std::vector<SideProfile>& profiles) {
+    std::vector<std::string> order; // reference first, then the sides as they come
+    for (const std::string side : {"reference", "candidate"}) {
+        if (std::any_of(profiles.begin(), profiles.end(),
+                        [&](const SideProfile& p) { return p.side == side; }))
+            order.push_back(side);
+    }
+    for (const auto& p : profiles) {
+        if (std::find(order.begin(), order.end(), p.side) == order.end())
+            order.push_back(p.side);
+    }
+    std::map<int, RankTrace> ranks;
+    std::optional<std::int64_t> cursor; // where the next side begins: the first side keeps its clock
+    for (const auto& side : order) {
+        std::vector<const SideProfile*> mine;
+        for (const auto& p : profiles) {
+            if (p.side == side && !p.trace.events.empty())
+                mine.push_back(&p);
+        }
+        if (mine.empty())
+            continue;
+        // One clock for the side's ranks when every profile carries Kineto's absolute base time (one
+        // launch of one node); the legacy profiler's clock starts at each process's own profile.
+        const bool shared_clock = std::all_of(
+            mine.begin(), mine.end(), [](const SideProfile* p) { return p->trace.base_time_ns != 0; });
+        const std::int64_t side_begin = span_of(mine).first;
+        if (!cursor)
+            cursor = side_begin;
+        std::int64_t placed_end = *cursor;
+        std::int64_t longest = 0;
+        for (const auto* p : mine) {
+            const auto [own_begin, own_end] = span_of({p});
+            const std::int64_t begin = shared_clock ? side_begin : own_begin;
+            const std::int64_t shift = *cursor - begin;
+            RankTrace& rank = ranks[p->trace.rank];
+            rank.rank = p->trace.rank;
+            append_kineto_events(p->trace, p->side, p->trial, rank, shift);
+            placed_end = std::max(placed_end, own_end + shift);
+            longest = std::max(longest, own_end - own_begin);
+        }
+        // A gap that reads as one on the timeline: a fiftieth of the side, at least a microsecond.
+        cursor = placed_end + std::max<std::int64_t>(1000, longest / 50);
+    }
+    std::vector<RankTrace> out;
+    for (auto& [rank, trace] : ranks) {
+        for (auto& e : trace.events) {
+            if (e.kind == TraceEventKind::EngineRange && e.category == "phase")
+                e.payload["placed"] = "end to end"; // what the timeline's header tells the user
+        }
+        out.push_back(std::move(trace));
+    }
+    return out;
+}
+
+bool profiles_placed_end_to_end(const std::vector<RankTrace>& traces) {
+    for (const auto& t : traces) {
+        for (const auto& e : t.events) {
+            if (e.kind == TraceEventKind::EngineRange && e.category == "phase" && e.payload.is_object() &&
+                e.payload.value("placed", "") == "end to end")
+                return true;
+        }
+    }
+    return false;
+}
+
+std::vector<RankTrace> load_profiler_directory(const std::filesystem::path& dir) {
+    static const std::regex pattern(R"(rank_(\d+)\.([a-z]+)\.torch\.json)");
+    std::vector<SideProfile> profiles;
+    std::vector<std::filesystem::path> files;
+    std::error_code ec;
+    for (const auto& folder : {dir, dir / "candidate"}) {
+        if (!std::filesystem::is_directory(folder, ec))
+            continue;
+        for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+            const auto name = entry.path().filename().string();
+            if (entry.is_regular_file() && std::regex_match(name, pattern))
+                files.push_back(entry.path());
+        }
+        if (ec)
+            throw Error(folder.string() + ": cannot list the profiler traces: " + ec.message());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+        std::smatch m;
+        const auto name = file.filename().string();
+        std::regex_match(name, m, pattern);
+        SideProfile p;
+        p.side = m[2].str();
+        p.trace = read_kineto_trace(file, std::stoi(m[1].str()));
+        profiles.push_back(std::move(p));
+    }
+    return profiles_end_to_end(profiles);
 }
 
 } // namespace pkbw

@@ -89,11 +89,12 @@ void add_artifacts(Store& store, std::int64_t run_id, int trial, const PkbJob& j
 }
 
 // The torch-profiler traces of the first trial that has any, one RankTrace per rank holding the
-// reference's and the candidate's profiles (each in its own "phase" range). Unreadable files are
-// named in `warnings` and left out.
+// reference's and the candidate's profiles (each in its own "phase" range), placed end to end: PKB
+// profiled them in two launches, whose clocks are unrelated (core/kineto.h profiles_end_to_end).
+// Unreadable files are named in `warnings` and left out.
 std::vector<RankTrace> profiler_traces(const PkbRun& run, std::vector<std::string>& warnings) {
     for (const auto& t : run.trials) {
-        std::map<int, RankTrace> ranks;
+        std::vector<SideProfile> profiles;
         for (const auto& [side, job] :
              {std::pair{std::string("reference"), t.reference ? &*t.reference : nullptr},
               std::pair{std::string("candidate"), t.candidate ? &*t.candidate : nullptr}}) {
@@ -102,21 +103,14 @@ std::vector<RankTrace> profiler_traces(const PkbRun& run, std::vector<std::strin
                     continue;
                 }
                 try {
-                    const KinetoTrace trace = read_kineto_trace(*f.trace, f.rank);
-                    RankTrace& rank = ranks[f.rank];
-                    rank.rank = f.rank;
-                    append_kineto_events(trace, side, std::max(t.trial, 0), rank);
+                    profiles.push_back({side, std::max(t.trial, 0), read_kineto_trace(*f.trace, f.rank)});
                 } catch (const Error& failure) {
                     warnings.push_back(failure.what());
                 }
             }
         }
-        if (!ranks.empty()) {
-            std::vector<RankTrace> out;
-            for (auto& [rank, trace] : ranks) {
-                out.push_back(std::move(trace));
-            }
-            return out;
+        if (!profiles.empty()) {
+            return profiles_end_to_end(profiles);
         }
     }
     return {};

@@ -8,6 +8,7 @@
 #include "pkbw/core/dtype.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/generation.h"
+#include "pkbw/core/kineto.h"
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/run_archive.h"
 #include "pkbw/core/sha256.h"
@@ -472,7 +473,19 @@ int Run::conclude(const LaunchOutcome& launch, bool is_reference) {
         complete_pkb_results();
     if (options_.trace_iterations > 0 && fs::is_directory(run_dir_ / "trace", ec)) {
         try {
-            const auto traces = load_trace_directory(run_dir_ / "trace");
+            // Native ranks write pkbw's trace files; PKB's Python ranks torch-profiler traces.
+            auto traces = load_trace_directory(run_dir_ / "trace");
+            for (auto& profiled : load_profiler_directory(run_dir_ / "trace")) {
+                const auto same = std::find_if(traces.begin(), traces.end(),
+                                               [&](const RankTrace& t) { return t.rank == profiled.rank; });
+                if (same == traces.end()) {
+                    traces.push_back(std::move(profiled));
+                } else {
+                    *same = merge_rank_traces({*same, profiled});
+                }
+            }
+            std::sort(traces.begin(), traces.end(),
+                      [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
             recorder_.add_traces(run_id_, traces);
             warn_about_nccl_in_trace(traces);
             std::size_t events = 0, dropped = 0;

@@ -30,10 +30,12 @@ import mmap
 import numbers
 import os
 import re
+import shutil
 import signal
 import socket
 import struct
 import sys
+import tempfile
 import time
 import traceback
 import warnings
@@ -652,6 +654,47 @@ class Timing:
                 "host_ms": host_ms, "calls": iterations}
 
 
+# The traced pass (docs/tracing.md): each side's process profiles its own iterations with torch's
+# profiler, the judge's reference and the candidate's process, as pkbw-rank and pkbw-candidate trace
+# theirs. The candidate's chrome trace comes back in a memfd, whatever its process may write to.
+TRACE_LIMIT_BYTES = 512 << 20
+
+
+class TraceUnavailable(Exception):
+    """The profiler could not record or write a trace (not the side's code failing)."""
+
+
+def profile_iterations(torch, cuda, barrier, fn, args, iterations, path):
+    """`iterations` calls of fn under torch's profiler, after one unnamed warm-up call, each inside a
+    range named ProfilerStep#i (the timeline's iterations, core/kineto.h) that a device
+    synchronisation closes, so that the range spans the call's kernels; the chrome trace is written
+    to path. Raises what fn raises, and TraceUnavailable when the profiler itself fails."""
+    try:
+        from torch.profiler import ProfilerActivity, profile, record_function
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+        profiler = profile(activities=activities)
+    except Exception as error:  # noqa: BLE001 - any profiler failure means no trace, not a failed side
+        raise TraceUnavailable(f"torch's profiler cannot start: {error}") from None
+    if cuda:
+        torch.cuda.synchronize()
+    barrier()
+    with profiler:
+        # One call before the steps takes the profiler's first-activity costs (CUPTI's set-up under
+        # Kineto) out of step 0; its events stay in the trace, outside every iteration.
+        fn(*args)
+        if cuda:
+            torch.cuda.synchronize()
+        for i in range(iterations):
+            with record_function(f"ProfilerStep#{i}"):
+                fn(*args)
+                if cuda:
+                    torch.cuda.synchronize()
+    try:
+        profiler.export_chrome_trace(path)
+    except Exception as error:  # noqa: BLE001
+        raise TraceUnavailable(f"torch's profiler cannot write {path}: {error}") from None
+
+
 def load_module(name, path):
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -879,6 +922,28 @@ class CandidateProcess:
         start = time.perf_counter()
         result = self.timing.block(int(message["iterations"]))
         return dict(result, whole_ms=(time.perf_counter() - start) * 1e3), []
+
+    def op_trace(self, message, fds):
+        args = self.arguments(message, fds)
+        folder = tempfile.mkdtemp(prefix="pkbw-trace-")
+        try:
+            path = os.path.join(folder, "trace.json")
+            try:
+                profile_iterations(self.torch, self.cuda, self.dist.barrier, self.solution, args,
+                                   int(message["iterations"]), path)
+                with open(path, "rb") as f:
+                    data = f.read(TRACE_LIMIT_BYTES + 1)
+            except (TraceUnavailable, OSError) as error:
+                return {"trace_missing": str(error)[:1000]}, []
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        if len(data) > TRACE_LIMIT_BYTES:
+            return {"trace_missing": f"the trace is over {TRACE_LIMIT_BYTES} bytes"}, []
+        fd = os.memfd_create("pkbw-trace", os.MFD_CLOEXEC)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        return {"bytes": len(data)}, [fd]
 
     def op_exit(self, message, fds):
         self.timing = None

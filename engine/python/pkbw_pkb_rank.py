@@ -531,6 +531,18 @@ class Perf:
     def __init__(self, rank_state, options):
         self.s = rank_state
         self.o = options
+        self.timed, self.blocks = 0, 0
+
+    def count_blocks(self, sides):
+        """The perf phase's block count (PKB's series of each side, then pkbw's blocks), known before the
+        first, as engine/runtime/perf_runner.cpp counts them for perf_progress."""
+        pairs = self.o.get("pairs", 5)
+        self.blocks = (sides if self.o.get("pkb", True) else 0) + \
+            ((pairs if sides == 1 else 2 * pairs) if self.o.get("pkbw", True) and sides else 0)
+
+    def progress(self, protocol, side):
+        self.timed += 1
+        self.s.events.send("perf_progress", block=self.timed, blocks=self.blocks, protocol=protocol, side=side)
 
     def pkb(self, name, timing, args):
         torch, o = self.s.torch, self.o
@@ -541,6 +553,7 @@ class Perf:
         self.s.events.send("perf_result", protocol="pkb", side=name, block=0, samples_ms=samples,
                            num_input_groups=groups, l2_cache_size_bytes=self.s.l2_bytes, timed_tensor_bytes=size,
                            **extra)
+        self.progress("pkb", name)
 
     def pkbw(self, sides):
         """sides: [(name, timing, args)], reference first."""
@@ -567,6 +580,7 @@ class Perf:
             self.s.events.send("perf_result", protocol="pkbw", side=name, block=b, samples_ms=samples,
                                input_copies=count, copy_bytes=size, l2_cache_size_bytes=self.s.l2_bytes,
                                repeat=1, rotation=o.get("rotation", "copies"), **extra)
+            self.progress("pkbw", name)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -916,6 +930,53 @@ def run(args, resources):
                         guard_violations=[], mutated_inputs=[], outputs={})
             raise SolutionFailed() from error
 
+    def traced_pass(trace, x):
+        """The traced pass (docs/tracing.md), after correctness: each side profiles its own iterations
+        (channel.profile_iterations), the reference here, the candidate in its process. A profiler that
+        cannot record is said on stderr and costs only the trace; a side that raises fails the run."""
+        events.phase("trace", 0)
+        folder, iterations = str(trace.get("dir", os.path.join(out_dir, "trace"))), int(trace.get("iterations", 10))
+        os.makedirs(os.path.join(folder, "candidate"), exist_ok=True)
+        if run_reference:
+            try:
+                channel.profile_iterations(torch, cuda, dist.barrier, reference, x, iterations,
+                                           os.path.join(folder, f"rank_{rank}.reference.torch.json"))
+            except channel.TraceUnavailable as error:
+                print(f"pkbw_pkb_rank: rank {rank}: no reference trace: {error}", file=sys.stderr)
+            except Exception as error:  # noqa: BLE001
+                events.error("trace", channel.error_kind(error),
+                             f"the reference raised on rank {rank} in the traced pass:\n{traceback.format_exc()}")
+                return EXIT_SOLUTION
+        if run_candidate:
+            try:
+                reply, fds = candidate.send_inputs("trace", x, {"iterations": iterations})
+            except (CandidateRaised, CandidateGone, ProtocolError) as error:
+                candidate_failed("trace", None, error, "the traced pass")
+                return EXIT_SOLUTION
+            try:
+                if reply.get("trace_missing") is not None or len(fds) != 1:
+                    print(f"pkbw_pkb_rank: rank {rank}: no candidate trace: "
+                          f"{str(reply.get('trace_missing') or 'its process sent no trace')[:1000]}", file=sys.stderr)
+                else:
+                    # Read with the limit, whatever size the memfd claims: the candidate's process wrote it.
+                    os.lseek(fds[0], 0, os.SEEK_SET)
+                    chunks, size = [], 0
+                    while size <= channel.TRACE_LIMIT_BYTES:
+                        chunk = os.read(fds[0], 1 << 20)
+                        if not chunk:
+                            break
+                        chunks.append(chunk)
+                        size += len(chunk)
+                    if size > channel.TRACE_LIMIT_BYTES:
+                        print(f"pkbw_pkb_rank: rank {rank}: the candidate's trace is over "
+                              f"{channel.TRACE_LIMIT_BYTES} bytes: not kept", file=sys.stderr)
+                    else:
+                        with open(os.path.join(folder, "candidate", f"rank_{rank}.candidate.torch.json"), "wb") as f:
+                            f.write(b"".join(chunks))
+            finally:
+                channel.close_fds(fds)
+        return EXIT_OK
+
     trials_run = 0
     keep = bool(config.get("keep_outputs"))
     try:
@@ -960,6 +1021,10 @@ def run(args, resources):
             if flag.item() and not config.get("all_trials"):
                 break
         else:
+            if isinstance(config.get("trace"), dict):
+                code = traced_pass(config["trace"], inputs(0))
+                if code != EXIT_OK:
+                    return code
             if config.get("perf"):
                 events.phase("perf")
                 timing = Perf(state, config["perf"] if isinstance(config["perf"], dict) else {})
@@ -972,6 +1037,7 @@ def run(args, resources):
                         sides.append(("reference", LocalTiming(torch, cuda, dist.barrier, reference, x), x))
                     if run_candidate:
                         sides.append(("candidate", RemoteTiming(candidate, dist.barrier), x))
+                    timing.count_blocks(len(sides))
                     if timing.o.get("pkb", True):
                         for name, side, args in sides:
                             timing.pkb(name, side, args)

@@ -18,10 +18,13 @@
 #include "sourceview.h"
 #include "theme.h"
 #include "timelinewidget.h"
+#include "tolerancemodel.h"
 #include "traceview.h"
 
 #include <QDir>
 #include <QHeaderView>
+#include <QProcess>
+#include <QScopeGuard>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
@@ -83,6 +86,56 @@ std::int64_t add_run(Store& store, const std::string& problem, const std::string
     }
     store.finish_run(id, status, 0, "");
     return id;
+}
+
+// Why two of `axis`'s tick labels overlap as drawn (each label centred on its tick, as wide as its text
+// along a horizontal axis and a line high along a vertical one), or why the axis cannot show that
+// they do not (fewer than `min_labels` labels, a tick outside the range); "" when they fit.
+QString tick_label_overlap(const QCPAxis* axis, int min_labels) {
+    const QVector<double> ticks = axis->tickVector();
+    const QVector<QString> labels = axis->tickVectorLabels();
+    if (ticks.size() < min_labels || labels.size() != ticks.size()) {
+        return QStringLiteral("%1 tick(s), %2 label(s) over %3..%4 on %5 px")
+            .arg(ticks.size())
+            .arg(labels.size())
+            .arg(axis->range().lower)
+            .arg(axis->range().upper)
+            .arg(axis->orientation() == Qt::Horizontal ? axis->axisRect()->width()
+                                                       : axis->axisRect()->height());
+    }
+    const QFontMetricsF metrics(axis->tickLabelFont());
+    const bool horizontal = axis->orientation() == Qt::Horizontal;
+    struct Extent {
+        double lo, hi;
+        QString text;
+    };
+    std::vector<Extent> extents;
+    for (qsizetype i = 0; i < ticks.size(); ++i) {
+        const double slack = 1e-9 * axis->range().size(); // rounding of a re-applied scale ratio
+        if (ticks[i] < axis->range().lower - slack || ticks[i] > axis->range().upper + slack) {
+            return QStringLiteral("tick %1 outside the range %2..%3 (stale ticks)")
+                .arg(ticks[i])
+                .arg(axis->range().lower)
+                .arg(axis->range().upper);
+        }
+        const double at = axis->coordToPixel(ticks[i]);
+        const double half = (horizontal ? metrics.horizontalAdvance(labels[i]) : metrics.height()) / 2;
+        extents.push_back({at - half, at + half, labels[i]});
+    }
+    std::sort(extents.begin(), extents.end(), [](const Extent& a, const Extent& b) { return a.lo < b.lo; });
+    for (std::size_t i = 0; i + 1 < extents.size(); ++i) {
+        if (extents[i].hi > extents[i + 1].lo) {
+            return QStringLiteral("'%1' [%2, %3] overlaps '%4' [%5, %6] on an axis of %7 px")
+                .arg(extents[i].text)
+                .arg(extents[i].lo)
+                .arg(extents[i].hi)
+                .arg(extents[i + 1].text)
+                .arg(extents[i + 1].lo)
+                .arg(extents[i + 1].hi)
+                .arg(horizontal ? axis->axisRect()->width() : axis->axisRect()->height());
+        }
+    }
+    return {};
 }
 
 // A store `<name>.db` holding the fixture eval run (its run folder `<name>-run`): path and run id.
@@ -178,6 +231,131 @@ private slots:
         QCOMPARE(view.plots()[3]->xAxis->range(), QCPRange(0, 1));
     }
 
+    // Review defect 26: at any size (the maps at their minimum, about 250 px wide, the default) and
+    // for a wide and a narrow tensor, no two tick labels of a map's axes (nor the histogram's) overlap.
+    void tick_labels_never_overlap_on_narrow_maps() {
+        std::vector<float> wide(4 * 8192), narrow(5 * 3);
+        for (std::size_t i = 0; i < wide.size(); ++i) {
+            wide[i] = static_cast<float>(i % 97);
+        }
+        for (std::size_t i = 0; i < narrow.size(); ++i) {
+            narrow[i] = static_cast<float>(i);
+        }
+        const HeatmapSet sets[] = {compute_heatmaps(f32(4, 8192, wide), f32(4, 8192, wide), 0.01, 0.01),
+                                   compute_heatmaps(f32(5, 3, narrow), f32(5, 3, narrow), 0.01, 0.01)};
+        HeatmapView view;
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const QSize sizes[] = {view.minimumSizeHint(), QSize(540, 640), QSize(900, 800)};
+        for (const HeatmapSet& set : sets) {
+            for (const QSize& size : sizes) {
+                view.resize(size);
+                view.show_set(set);
+                QTest::qWait(100); // the layout, the aspect fit and the replots they queue
+                // Settled: no plot keeps replotting (stale ticks queue one replot, not a loop).
+                std::vector<std::unique_ptr<QSignalSpy>> replots;
+                for (QCustomPlot* plot : view.plots()) {
+                    replots.push_back(std::make_unique<QSignalSpy>(plot, &QCustomPlot::afterReplot));
+                }
+                QTest::qWait(150);
+                for (const auto& spy : replots) {
+                    QCOMPARE(spy->count(), 0);
+                }
+                const QString where = QStringLiteral("%1 columns at %2x%3: ")
+                                          .arg(set.error.ratio.source_cols)
+                                          .arg(view.width())
+                                          .arg(view.height());
+                QVERIFY2(view.plots()[0]->width() < 200 || size != sizes[0],
+                         qPrintable(where + QStringLiteral("the maps are not narrow")));
+                // At least one label on every axis; two where the axis is long enough for them: the
+                // columns (at the minimum a column axis is ~35 px, room for one "8192" only) and the
+                // 5 rows of the small tensor (the wide one's 4 rows are a sliver of the square-cell
+                // y range, so one label at that scale).
+                const bool roomy = size != sizes[0];
+                const bool small = set.error.ratio.source_cols == 3;
+                for (QCustomPlot* plot : view.plots()) {
+                    const bool histogram = plot == view.plots().last();
+                    const std::pair<const QCPAxis*, int> axes[] = {
+                        {plot->xAxis, roomy ? 2 : 1}, {plot->yAxis, roomy && small && !histogram ? 2 : 1}};
+                    std::vector<std::pair<const QCPAxis*, int>> checked(std::begin(axes), std::end(axes));
+                    if (auto* map = qobject_cast<QCPColorMap*>(plot->plottable(0));
+                        map && plot != view.plots()[3]) {
+                        checked.push_back(
+                            {map->colorScale()->axis(), roomy ? 2 : 1}); // value and difference scales
+                    }
+                    for (const auto& [axis, min_labels] : checked) {
+                        const QString overlap = tick_label_overlap(axis, min_labels);
+                        QVERIFY2(overlap.isEmpty(),
+                                 qPrintable(where + plot->objectName() + QLatin1Char(' ') + axis->label() +
+                                            QStringLiteral(": ") + overlap));
+                    }
+                }
+            }
+        }
+    }
+
+    // Review defect 26 where the review saw it: the Run tab of a 1024x700 window. Every axis of the
+    // fixture run's maps and histogram shows a label, none overlapping.
+    void run_tab_at_1024x700_has_no_overlapping_ticks() {
+        const auto [path, id] = one_eval_run_store(QStringLiteral("narrow-ticks"));
+        MainWindow window;
+        window.resize(1024, 700);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QSignalSpy opened(&window, &MainWindow::store_opened);
+        window.open_store(path);
+        QVERIFY(opened.wait(5000));
+        QSignalSpy heatmaps(window.run_view(), &RunView::heatmaps_ready);
+        window.open_run(id);
+        QVERIFY(heatmaps.wait(10000));
+        QTest::qWait(200); // the layout, the aspect fit and the replots they queue
+        HeatmapView* view = window.run_view()->heatmaps();
+        QVERIFY(view->values_shown());
+        for (QCustomPlot* plot : view->plots()) {
+            for (const QCPAxis* axis : {plot->xAxis, plot->yAxis}) {
+                const QString overlap = tick_label_overlap(axis, 1);
+                QVERIFY2(overlap.isEmpty(), qPrintable(QStringLiteral("%1 px wide %2 %3: %4")
+                                                           .arg(plot->width())
+                                                           .arg(plot->objectName(), axis->label(), overlap)));
+            }
+        }
+    }
+
+    // Review defect 25: the histogram bins the passing and failing ratios and says how many elements
+    // it cannot bin (exact matches, ratio 0; non-finite ones, ratio +inf), also for a NaN-only cell.
+    void histogram_counts_what_it_cannot_bin() {
+        auto histogram_title = [](HeatmapView& view) {
+            for (auto* e : view.findChildren<QCPTextElement*>()) {
+                if (e->text().startsWith(QStringLiteral("Error ratio histogram")))
+                    return e->text();
+            }
+            return QString();
+        };
+        auto binned = [](HeatmapView& view) {
+            double total = 0;
+            for (auto* bars : view.findChildren<QCPBars*>()) {
+                for (auto it = bars->data()->constBegin(); it != bars->data()->constEnd(); ++it)
+                    total += it->value;
+            }
+            return total;
+        };
+        std::vector<float> ref(16, 1.0f), cand(16, 1.0f);
+        cand[1] = 1.5f;   // ratio 50
+        cand[6] = 1.004f; // ratio 0.4: passes, binned
+        cand[11] = std::nanf("");
+        HeatmapView view;
+        view.resize(900, 800);
+        view.show_set(compute_heatmaps(f32(4, 4, ref), f32(4, 4, cand), 0.01, 0.0));
+        QVERIFY2(histogram_title(view).contains(QStringLiteral("13 exact (ratio 0) and 1 non-finite")),
+                 qPrintable(histogram_title(view)));
+        QCOMPARE(binned(view), 2.0);
+        std::vector<float> nan(16, std::nanf(""));
+        view.show_set(compute_heatmaps(f32(4, 4, ref), f32(4, 4, nan), 0.01, 0.0));
+        QVERIFY2(histogram_title(view).contains(QStringLiteral("0 exact (ratio 0) and 16 non-finite")),
+                 qPrintable(histogram_title(view)));
+        QCOMPARE(binned(view), 0.0);
+    }
+
     void stored_error_map_alone_hides_the_value_maps() {
         TensorResultRow row;
         row.name = "out";
@@ -195,6 +373,43 @@ private slots:
         view.clear(QStringLiteral("rank 0, trial 0: no compared outputs"));
         QVERIFY(!view.values_shown());
         QVERIFY(!view.ratio_shown());
+    }
+
+    // Review defect 14 through the Run tab (HeatmapView::clear alone is tested above): opening a run
+    // without outputs after one with them leaves none of the first run's maps, axes or colours.
+    void the_run_view_resets_the_maps_for_the_next_run() {
+        const QString path = test::temp_path(QStringLiteral("next_run.db"));
+        test::FixtureRun eval;
+        std::int64_t bare = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            eval = test::add_eval_run(store, test::temp_path(QStringLiteral("next_run_dir")).toStdString());
+            // A run with nothing to compare (a dryrun with no trials recorded).
+            RunRecord run;
+            run.problem_stem = "calibrate";
+            run.mode = RunMode::Dryrun;
+            run.trials = 0;
+            bare = store.begin_run(run);
+            store.finish_run(bare, RunStatus::Pass, 0, "");
+        }
+        RunView view;
+        view.resize(1400, 900);
+        view.set_store(path);
+        QSignalSpy heatmaps(&view, &RunView::heatmaps_ready);
+        view.open_run(eval.run_id);
+        QVERIFY(heatmaps.wait(20000) || heatmaps.count() > 0);
+        QVERIFY2(view.heatmaps()->values_shown(), qPrintable(view.heatmaps()->summary_text()));
+        auto* ref_map = qobject_cast<QCPColorMap*>(view.heatmaps()->plots()[0]->plottable(0));
+        QVERIFY(ref_map);
+        QVERIFY(ref_map->dataRange() != QCPRange(0, 1)); // the fixture's values reach 15
+        QSignalSpy loaded(&view, &RunView::run_loaded);
+        view.open_run(bare);
+        QVERIFY(loaded.wait(10000) || loaded.count() > 0);
+        QTRY_VERIFY_WITH_TIMEOUT(!view.heatmaps()->values_shown(), 5000);
+        QVERIFY(!view.heatmaps()->ratio_shown());
+        QCOMPARE(ref_map->dataRange(), QCPRange(0, 1));
+        QCOMPARE(view.heatmaps()->plots()[3]->xAxis->range(), QCPRange(0, 1));
+        QVERIFY(!view.heatmaps()->summary_text().contains(QStringLiteral("max |diff|")));
     }
 
     // --- Trace --------------------------------------------------------------------------------
@@ -232,6 +447,60 @@ private slots:
         w.select_area(300, 400);
         QVERIFY(w.zoom_to_selection());
         QVERIFY(std::fabs(w.window_begin() - 295) < 1e-6 && std::fabs(w.window_end() - 405) < 1e-6);
+    }
+
+    // Double-clicking an event zooms to it: the window becomes the event's span with the quarter-length
+    // margins zoom_to_selection gives an event, even while an area is selected (the area is kept); a
+    // double click on no event leaves the window alone.
+    void double_click_zooms_to_the_event_under_the_cursor() {
+        auto data = std::make_shared<const TimelineData>(timeline_from_traces({sample_trace()}));
+        TimelineWidget w;
+        w.resize(1100, 400);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.set_trace(data);
+        w.repaint(); // lays out the lanes
+        // The gemm kernel (110-150 us): its lane, row and the pixels where it is hit.
+        std::size_t gemm_lane = SIZE_MAX;
+        int depth = 0;
+        for (std::size_t li = 0; li < data->lanes.size(); ++li) {
+            for (const TimelineEvent& e : data->lanes[li].events) {
+                if (data->names[e.name] == "gemm") {
+                    gemm_lane = li;
+                    depth = e.depth;
+                }
+            }
+        }
+        QVERIFY(gemm_lane != SIZE_MAX);
+        const int row_height = w.lane_height(gemm_lane) / data->lanes[gemm_lane].depths;
+        const int y = w.lane_top(gemm_lane) + depth * row_height + row_height / 2;
+        int first_x = -1, last_x = -1;
+        for (int x = 0; x < w.width(); ++x) {
+            std::size_t lane = 0, event = 0;
+            if (w.hit(QPointF(x, y), &lane, &event) && lane == gemm_lane &&
+                data->names[data->lanes[lane].events[event].name] == "gemm") {
+                first_x = first_x < 0 ? x : first_x;
+                last_x = x;
+            }
+        }
+        QVERIFY2(last_x - first_x > 20,
+                 qPrintable(QStringLiteral("gemm at x %1..%2").arg(first_x).arg(last_x)));
+        const QPoint at((first_x + last_x) / 2, y);
+
+        w.select_area(300, 400); // an area is selected: the double click still means the event
+        QSignalSpy selected(&w, &TimelineWidget::selection_changed);
+        QTest::mouseDClick(&w, Qt::LeftButton, Qt::NoModifier, at);
+        QVERIFY(!selected.isEmpty());
+        QVERIFY2(selected.last().at(0).toString().contains(QStringLiteral("gemm")),
+                 qPrintable(selected.last().at(0).toString()));
+        // 110-150 us with a quarter of its 40 us on each side.
+        QVERIFY2(std::fabs(w.window_begin() - 100) < 1e-6 && std::fabs(w.window_end() - 160) < 1e-6,
+                 qPrintable(QStringLiteral("%1..%2").arg(w.window_begin()).arg(w.window_end())));
+        QCOMPARE(w.area(), std::make_pair(300.0, 400.0));
+
+        // Where no event is (the label column), the window stays.
+        QTest::mouseDClick(&w, Qt::LeftButton, Qt::NoModifier, QPoint(5, y));
+        QVERIFY(std::fabs(w.window_begin() - 100) < 1e-6 && std::fabs(w.window_end() - 160) < 1e-6);
     }
 
     void summary_by_side_and_rank_with_overlap() {
@@ -292,7 +561,7 @@ private slots:
         QCOMPARE(view.summary_table()->rowCount(), 1);
 
         view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), python)));
-        QTRY_VERIFY_WITH_TIMEOUT(view.info_text().contains(QStringLiteral("PKB's Python harness")), 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(view.info_text().contains(QStringLiteral("PKB Python ranks")), 5000);
         view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), plain)));
         QTRY_VERIFY_WITH_TIMEOUT(view.info_text().contains(QStringLiteral("not run with --trace")), 5000);
     }
@@ -404,6 +673,61 @@ private slots:
         QCOMPARE(view.plot()->yAxis->label(), QStringLiteral("ms per iteration"));
         candidate = qobject_cast<QCPStatisticalBox*>(view.plot()->plottable(1));
         QVERIFY(std::fabs(candidate->data()->begin()->median - 2.0) < 1e-9);
+    }
+
+    // Review defect 28's last part: every sample in timing order. Blocks by their ABBA index (here
+    // reference 0, candidate 1, candidate 2, reference 3), iterations in order; a slow first
+    // iteration and the side of each block are where they were timed.
+    void perf_series_follows_the_timing_order() {
+        const QString path = test::temp_path(QStringLiteral("series.db"));
+        std::int64_t id = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            RunRecord run;
+            run.problem_stem = "1_allreduce";
+            run.mode = RunMode::Perf;
+            run.backend = "host";
+            run.world_size = 2;
+            id = store.begin_run(run);
+            for (int rank = 0; rank < 2; ++rank) {
+                store.add_perf_samples(id, Side::Candidate, rank, 2, std::vector<double>{2.0, 2.0});
+                store.add_perf_samples(id, Side::Reference, rank, 0, std::vector<double>{9.0, 4.0, 4.0});
+                store.add_perf_samples(id, Side::Candidate, rank, 1, std::vector<double>{2.0, 2.5});
+                store.add_perf_samples(id, Side::Reference, rank, 3, std::vector<double>{4.0, 4.0});
+                store.add_perf_samples(id, Side::Reference, rank, -1,
+                                       std::vector<double>{100.0}); // PKB's series: not here
+            }
+            store.finish_run(id, RunStatus::Pass, 0, "");
+        }
+        PerfView view;
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), id)));
+        QCustomPlot* series = view.series_plot();
+        QVERIFY(series->isVisibleTo(&view));
+        QCOMPARE(series->graphCount(), 4); // (reference, candidate) x 2 ranks
+        auto points = [](QCPGraph* g) {
+            QStringList out;
+            for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it)
+                out << QStringLiteral("%1:%2").arg(it->key).arg(it->value);
+            return out.join(QLatin1Char(' '));
+        };
+        QCOMPARE(series->graph(0)->name(), QStringLiteral("reference"));
+        QCOMPARE(points(series->graph(0)), QStringLiteral("0:9 1:4 2:4 7:4 8:4"));
+        QCOMPARE(points(series->graph(1)), QStringLiteral("3:2 4:2.5 5:2 6:2"));
+        QCOMPARE(series->legend->itemCount(), 2); // one entry per side, not per rank
+        QCOMPARE(series->yAxis->label(), QStringLiteral("ms per iteration"));
+        // A run with no pkbw samples hides the series.
+        std::int64_t bare = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            RunRecord run;
+            run.problem_stem = "1_allreduce";
+            run.mode = RunMode::Eval;
+            bare = store.begin_run(run);
+            store.finish_run(bare, RunStatus::Pass, 0, "");
+        }
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), bare)));
+        QVERIFY(!series->isVisibleTo(&view));
+        QCOMPARE(series->graphCount(), 0);
     }
 
     // Review defect 29: on the dark theme the whiskers and medians are drawn light, contrasting
@@ -634,6 +958,47 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(status_of_newest(), QStringLiteral("mismatch"), 5000);
     }
 
+    // The list reloads when the CLI adds a run (above): the user's selected run and scroll position
+    // survive it, also beyond the first page of 256.
+    void refresh_keeps_the_selected_run_and_the_scroll() {
+        const QString path = test::temp_path(QStringLiteral("keep_place.db"));
+        {
+            Store store = Store::open(path.toStdString());
+            test::add_many_runs(store, 300);
+        }
+        MainWindow window;
+        window.resize(1200, 800);
+        window.show();
+        window.set_refresh_interval(100);
+        QSignalSpy opened(&window, &MainWindow::store_opened);
+        window.open_store(path);
+        QVERIFY(opened.wait(5000));
+        RunsModel* model = window.runs()->model();
+        QTableView* view = window.runs()->view();
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 256, 5000);
+        model->fetchMore({});
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 300, 5000);
+        const int row = 280;
+        const qint64 chosen = model->run_id(row);
+        view->selectionModel()->setCurrentIndex(model->index(row, 0), QItemSelectionModel::ClearAndSelect |
+                                                                          QItemSelectionModel::Rows);
+        view->scrollTo(model->index(row, 0));
+        const int scroll = view->verticalScrollBar()->value();
+        QVERIFY(scroll > 0);
+        {
+            Store store = Store::open(path.toStdString());
+            RunRecord run;
+            run.problem_stem = "2_allgather";
+            run.backend = "host";
+            store.begin_run(run); // the CLI starts a run
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(model->total(), qint64(301), 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 301, 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(model->run_id(view->currentIndex().row()), chosen, 5000);
+        QVERIFY(view->selectionModel()->isRowSelected(view->currentIndex().row(), {}));
+        QCOMPARE(view->verticalScrollBar()->value(), scroll);
+    }
+
     void mistyped_store_is_refused_default_is_created() {
         const QString typo = test::temp_path(QStringLiteral("nodir/x/runs.db"));
         MainWindow window;
@@ -674,6 +1039,56 @@ private slots:
         QCOMPARE(window.store_path(), fallback);
         QVERIFY(QFileInfo::exists(fallback)); // created there, as pkbw would on its first run
         qunsetenv("PKBW_STORE");
+    }
+
+    // Review defect 22: without $PKBW_STORE the first start opens the CLI's default store,
+    // $XDG_DATA_HOME/pkbw/runs.db, else ~/.local/share/pkbw/runs.db, the very file pkbw itself names
+    // under the same environment (`pkbw runs` says "no store at <path>" when it is missing).
+    void startup_store_is_the_clis_default_without_pkbw_store() {
+        QSettings().remove(QStringLiteral("stores/recent"));
+        const QByteArray saved_store = qgetenv("PKBW_STORE"), saved_xdg = qgetenv("XDG_DATA_HOME"),
+                         saved_home = qgetenv("HOME");
+        const bool had_store = qEnvironmentVariableIsSet("PKBW_STORE"),
+                   had_xdg = qEnvironmentVariableIsSet("XDG_DATA_HOME");
+        auto restore = qScopeGuard([&] {
+            had_store ? qputenv("PKBW_STORE", saved_store) : qunsetenv("PKBW_STORE");
+            had_xdg ? qputenv("XDG_DATA_HOME", saved_xdg) : qunsetenv("XDG_DATA_HOME");
+            qputenv("HOME", saved_home);
+        });
+        const QString pkbw = QStringLiteral(PKBW_BINARY_DIR "/bin/pkbw");
+        // The store pkbw itself would use under the current environment.
+        auto clis_store = [&]() -> QString {
+            QProcess p;
+            p.start(pkbw, {QStringLiteral("runs"), QStringLiteral("--json")});
+            if (!p.waitForFinished(20000)) {
+                return QStringLiteral("(pkbw runs did not finish)");
+            }
+            const QString err = QString::fromUtf8(p.readAllStandardError());
+            const QRegularExpressionMatch m =
+                QRegularExpression(QStringLiteral("no store at (\\S+)")).match(err);
+            return m.hasMatch() ? m.captured(1) : QStringLiteral("(pkbw said: %1)").arg(err);
+        };
+        const bool have_pkbw = QFileInfo(pkbw).isExecutable();
+        if (!have_pkbw) {
+            qInfo("pkbw is not built: the store is checked against the documented paths only");
+        }
+        qunsetenv("PKBW_STORE");
+        const QString xdg = test::temp_path(QStringLiteral("xdg-data"));
+        qputenv("XDG_DATA_HOME", xdg.toUtf8());
+        bool is_default = false;
+        QCOMPARE(MainWindow::startup_store(&is_default), xdg + QStringLiteral("/pkbw/runs.db"));
+        QVERIFY(is_default);
+        if (have_pkbw) {
+            QCOMPARE(clis_store(), xdg + QStringLiteral("/pkbw/runs.db"));
+        }
+        qunsetenv("XDG_DATA_HOME");
+        const QString home = test::temp_path(QStringLiteral("home"));
+        qputenv("HOME", home.toUtf8());
+        QCOMPARE(MainWindow::startup_store(&is_default), home + QStringLiteral("/.local/share/pkbw/runs.db"));
+        QVERIFY(is_default);
+        if (have_pkbw) {
+            QCOMPARE(clis_store(), home + QStringLiteral("/.local/share/pkbw/runs.db"));
+        }
     }
 
     // Review defect 21: a Python traceback in a run's summary keeps its lines and carets in the header
@@ -746,6 +1161,46 @@ private slots:
                  qPrintable(QStringLiteral("viewport %1 px, columns %2 px")
                                 .arg(table->viewport()->width())
                                 .arg(table->horizontalHeader()->length())));
+        // The figures of a real 1024x1024 mismatch (the H200 store's all-zero candidate) fit too.
+        auto* model = qobject_cast<ToleranceModel*>(table->model());
+        QVERIFY(model != nullptr);
+        Rescored big;
+        big.trial = 4;
+        big.mismatch_count = 1048576;
+        big.worst_ratio = 12345.6;
+        big.min_passing_atol = 0.0123456;
+        big.first_error = "output: tensors not allclose (atol=0.01, rtol=0.01); max_abs_diff=1 "
+                          "mismatches=1048576/1048576 first at [0, 0]";
+        model->set_rows({big, big});
+        QCoreApplication::processEvents();
+        QVERIFY2(!table->horizontalScrollBar()->isVisible(),
+                 qPrintable(QStringLiteral("viewport %1 px, columns %2 px")
+                                .arg(table->viewport()->width())
+                                .arg(table->horizontalHeader()->length())));
+        // The first error, whole, under the table: of the first failing row, then of the row chosen.
+        QVERIFY2(window.run_view()->first_error_text().startsWith(QStringLiteral("Trial 4, rank 0: output: "
+                                                                                 "tensors not allclose")),
+                 qPrintable(window.run_view()->first_error_text()));
+        QVERIFY(window.run_view()->first_error_text().endsWith(QStringLiteral("first at [0, 0]")));
+        big.trial = 1;
+        big.rank = 1;
+        big.first_error = "output: other";
+        Rescored first = model->rows()[0];
+        model->set_rows({first, big});
+        table->selectionModel()->setCurrentIndex(model->index(1, 0), QItemSelectionModel::ClearAndSelect);
+        QCOMPARE(window.run_view()->first_error_text(), QStringLiteral("Trial 1, rank 1: output: other"));
+        QCOMPARE(model->index(1, ToleranceModel::Verdict).data(Qt::ToolTipRole).toString(),
+                 QStringLiteral("output: other"));
+        for (int c = 0; c < ToleranceModel::Message; ++c) {
+            const QString text = model->index(0, c).data().toString();
+            const int need = table->fontMetrics().horizontalAdvance(text);
+            QVERIFY2(table->columnWidth(c) >= need,
+                     qPrintable(QStringLiteral("column %1 (%2): %3 px for %4 px")
+                                    .arg(c)
+                                    .arg(text)
+                                    .arg(table->columnWidth(c))
+                                    .arg(need)));
+        }
     }
 
     void runs_list_has_a_speedup_column() {

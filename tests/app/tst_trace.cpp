@@ -305,6 +305,9 @@ private slots:
         QVERIFY2(view.info_text().contains(QStringLiteral("12 events")) &&
                      view.info_text().contains(QStringLiteral("4 traced iterations")),
                  qPrintable(view.info_text()));
+        // PKB profiled the sides in two launches: placed end to end, and the header says so.
+        QVERIFY2(view.info_text().contains(QStringLiteral("placed end to end")),
+                 qPrintable(view.info_text()));
         QVERIFY(std::find(tl->names.begin(), tl->names.end(), "push_shard") != tl->names.end());
         QVERIFY(std::find(tl->names.begin(), tl->names.end(), "concat_k") != tl->names.end());
         // Opened on the iterations: the reference's first step (1000 µs) is inside the window.

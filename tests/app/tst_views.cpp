@@ -15,8 +15,11 @@
 #include "timelinewidget.h"
 #include "tolerancemodel.h"
 
+#include <QMenu>
 #include <QSignalSpy>
+#include <QSvgRenderer>
 #include <QTableView>
+#include <QTableWidget>
 #include <QtTest>
 #include <algorithm>
 #include <qcustomplot.h>
@@ -294,6 +297,110 @@ private slots:
         QVERIFY(std::fabs((w.window_end() - w.window_begin()) - span * 0.001) < span * 1e-9);
         w.render(&image);
         QVERIFY(w.last_drawn() > 0);
+    }
+
+    // The review's "keep" list: right-click a chart → Export chart… writes the PNG, SVG or PDF chosen,
+    // of the chart's size; right-click a table → CSV. The real context menu is opened (its
+    // customContextMenuRequested) and its action triggered, the file dialog replaced by the prompt seam.
+    void context_menus_export_charts_and_tables() {
+        QWidget root;
+        auto* layout = new QVBoxLayout(&root);
+        auto* plot = new QCustomPlot(&root);
+        plot->addGraph()->setData({0, 1, 2, 3}, {1, 3, 2, 4});
+        plot->rescaleAxes();
+        auto* table = new QTableWidget(2, 2, &root);
+        table->setHorizontalHeaderLabels({QStringLiteral("name"), QStringLiteral("value")});
+        table->setItem(0, 0, new QTableWidgetItem(QStringLiteral("a, b")));
+        table->setItem(0, 1, new QTableWidgetItem(QStringLiteral("1")));
+        table->setItem(1, 0, new QTableWidgetItem(QStringLiteral("c")));
+        table->setItem(1, 1, new QTableWidgetItem(QStringLiteral("2")));
+        layout->addWidget(plot);
+        layout->addWidget(table);
+        root.resize(500, 700);
+        root.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&root));
+        plot->setFixedSize(400, 300);
+        QApplication::processEvents();
+        install_export_menus(&root);
+        QCOMPARE(plot->contextMenuPolicy(), Qt::CustomContextMenu);
+        QCOMPARE(table->contextMenuPolicy(), Qt::CustomContextMenu);
+
+        QString answer;
+        QStringList offered, errors;
+        set_export_prompts(
+            [&](QWidget*, const QString&, const QString& filters) {
+                offered << filters;
+                return answer;
+            },
+            [&](QWidget*, const QString& error) { errors << error; });
+        // Opens the widget's context menu as a right click does and triggers the action named `text`.
+        auto choose = [&](QWidget* widget, const QString& text) {
+            QStringList seen;
+            QTimer::singleShot(0, &root, [&] {
+                auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget());
+                if (!menu) {
+                    return;
+                }
+                for (QAction* action : menu->actions()) {
+                    seen << action->text();
+                    if (action->text() == text) {
+                        action->trigger();
+                    }
+                }
+                menu->close();
+            });
+            emit widget->customContextMenuRequested(QPoint(20, 20));
+            return seen;
+        };
+
+        for (const char* ext : {"png", "svg", "pdf"}) {
+            answer = test::temp_path(QStringLiteral("menu_chart.") + QString::fromLatin1(ext));
+            QFile::remove(answer);
+            const QStringList seen = choose(plot, QStringLiteral("Export chart…"));
+            QCOMPARE(seen, QStringList({QStringLiteral("Export chart…"), QStringLiteral("Reset zoom")}));
+            QCOMPARE(errors, QStringList());
+            QVERIFY2(QFileInfo(answer).size() > 100, qPrintable(answer));
+        }
+        QCOMPARE(offered.first(), QStringLiteral("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
+        const QImage png(test::temp_path(QStringLiteral("menu_chart.png")));
+        QCOMPARE(png.size(), QSize(400, 300));
+        QSet<QRgb> colours; // the drawn chart: background, axes, the graph's line, text
+        for (int y = 0; y < png.height(); ++y) {
+            for (int x = 0; x < png.width(); ++x) {
+                colours.insert(png.pixel(x, y));
+            }
+        }
+        QVERIFY2(colours.size() >= 3, qPrintable(QString::number(colours.size())));
+        QSvgRenderer svg(test::temp_path(QStringLiteral("menu_chart.svg")));
+        QVERIFY(svg.isValid());
+        QCOMPARE(svg.viewBox(), QRect(0, 0, 400, 300));
+        QFile pdf(test::temp_path(QStringLiteral("menu_chart.pdf")));
+        QVERIFY(pdf.open(QIODevice::ReadOnly));
+        const QByteArray pdf_bytes = pdf.readAll();
+        QVERIFY(pdf_bytes.startsWith("%PDF-"));
+        // The page is the chart's size in points (Qt writes "400.000000").
+        const QRegularExpression media_box(QStringLiteral("/MediaBox \\[0 0 400(\\.0*)? 300(\\.0*)?\\]"));
+        QVERIFY(media_box.match(QString::fromLatin1(pdf_bytes)).hasMatch());
+
+        // An unwritable path is reported, not silent.
+        answer = QStringLiteral("/nonexistent-dir/chart.png");
+        choose(plot, QStringLiteral("Export chart…"));
+        QCOMPARE(errors.size(), 1);
+        QVERIFY2(errors.first().contains(QStringLiteral("could not be written")), qPrintable(errors.first()));
+
+        answer = test::temp_path(QStringLiteral("menu_table.csv"));
+        const QStringList table_actions = choose(table, QStringLiteral("Export table as CSV…"));
+        QVERIFY(table_actions.contains(QStringLiteral("Export as image…")));
+        QFile csv(answer);
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        QCOMPARE(csv.readAll(), QByteArray("name,value\n\"a, b\",1\nc,2\n"));
+        set_export_prompts({}, {});
+
+        // The dialog's default: a name typed without an extension takes the chosen filter's.
+        QCOMPARE(with_filter_extension(QStringLiteral("/t/chart"), QStringLiteral("SVG (*.svg)")),
+                 QStringLiteral("/t/chart.svg"));
+        QCOMPARE(with_filter_extension(QStringLiteral("/t/chart.pdf"), QStringLiteral("SVG (*.svg)")),
+                 QStringLiteral("/t/chart.pdf"));
     }
 
     void main_window_starts_on_missing_store_and_exports() {

@@ -204,6 +204,17 @@ TEST_F(ImportPkbProfileTest, ProfiledEvalKeepsOutputsTracesSpeedupSpreadAndGener
     EXPECT_EQ(seen["phase reference"], 1);
     EXPECT_EQ(seen["phase candidate"], 1);
     EXPECT_EQ(seen["iteration candidate/1"], 1);
+    // PKB profiled the sides in two launches: the candidate is placed right after the reference.
+    std::int64_t reference_end = -1, candidate_begin = -1;
+    for (const auto& e : traces[0].events) {
+        if (e.kind == TraceEventKind::EngineRange && e.category == "phase") {
+            EXPECT_EQ(e.payload.value("placed", ""), "end to end") << e.name;
+            (e.name == "reference" ? reference_end : candidate_begin) =
+                e.name == "reference" ? e.end_ns : e.start_ns;
+        }
+    }
+    EXPECT_GE(candidate_begin - reference_end, 1000);
+    EXPECT_LT(candidate_begin - reference_end, 5000);
 
     // `pkbw show`: each rank once per trial, with both sides on its line, and every trial's speedup.
     std::ostringstream out, err;

@@ -217,5 +217,128 @@ TEST_F(PkbLogsTest, KinetoRankFromFileName) {
     EXPECT_THROW(read_kineto_trace(root_ / "missing.json"), FormatError);
 }
 
+// A Kineto profile (baseTimeNanoseconds set) of `steps` iterations of 40 us, 50 us apart, from `at_us`.
+std::string kineto_profile(std::int64_t base_ns, int at_us, int steps) {
+    std::string events;
+    for (int i = 0; i < steps; ++i) {
+        const int ts = at_us + 50 * i;
+        events +=
+            std::string(i ? "," : "") + R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#)" +
+            std::to_string(i) + R"(", "pid": 1, "tid": 1, "ts": )" + std::to_string(ts) +
+            R"(, "dur": 40}, {"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#)" +
+            std::to_string(i) + R"(", "pid": 0, "tid": 7, "ts": )" + std::to_string(ts + 2) +
+            R"(, "dur": 36, "args": {"device": 0, "stream": 7}}, {"ph": "X", "cat": "kernel", "name": "k",
+                  "pid": 0, "tid": 7, "ts": )" +
+            std::to_string(ts + 5) + R"(, "dur": 30, "args": {"device": 0, "stream": 7}})";
+    }
+    return R"({"baseTimeNanoseconds": )" + std::to_string(base_ns) + R"(, "traceEvents": [)" + events + "]}";
+}
+
+struct Span {
+    std::int64_t begin = 0, end = 0;
+};
+// The phase range of `side` in a converted rank trace, and how many iterations that side has.
+Span phase_of(const RankTrace& t, const std::string& side, int* iterations = nullptr) {
+    Span span{-1, -1};
+    int count = 0;
+    for (const auto& e : t.events) {
+        if (e.kind == TraceEventKind::EngineRange && e.category == "phase" && e.name == side)
+            span = {e.start_ns, e.end_ns};
+        count += e.kind == TraceEventKind::EngineRange && e.category == "iteration" &&
+                 e.name.starts_with(side + "/");
+    }
+    if (iterations)
+        *iterations = count;
+    return span;
+}
+
+TEST(Kineto, SidesArePlacedEndToEndEachKeepingItsOwnTiming) {
+    // The reference on two ranks of one launch (one clock: rank 1 starts 30 us later), the candidate in
+    // a launch 72 s later, as PKB's run_local.py records them.
+    const std::int64_t base = 1700000000000000000, later = base + 72'000'000'000;
+    std::vector<SideProfile> profiles = {
+        {"candidate", 0, parse_kineto_trace(kineto_profile(later, 100, 2), "c0", 0)},
+        {"reference", 0, parse_kineto_trace(kineto_profile(base, 1000, 3), "r0", 0)},
+        {"reference", 0, parse_kineto_trace(kineto_profile(base, 1030, 3), "r1", 1)},
+        {"candidate", 0, parse_kineto_trace(kineto_profile(later, 110, 2), "c1", 1)},
+    };
+    const auto traces = profiles_end_to_end(profiles);
+    ASSERT_EQ(traces.size(), 2u);
+    EXPECT_EQ(traces[0].rank, 0);
+    EXPECT_EQ(traces[1].rank, 1);
+    int iterations = 0;
+    const Span r0 = phase_of(traces[0], "reference", &iterations);
+    EXPECT_EQ(iterations, 3); // the GPU copy of each step is not a second iteration
+    const Span r1 = phase_of(traces[1], "reference");
+    const Span c0 = phase_of(traces[0], "candidate", &iterations);
+    EXPECT_EQ(iterations, 2);
+    const Span c1 = phase_of(traces[1], "candidate");
+    // The reference keeps its clock and its ranks' offset.
+    EXPECT_EQ(r0.begin, base + 1'000'000);
+    EXPECT_EQ(r1.begin - r0.begin, 30'000);
+    // The candidate starts after the reference's last rank ends, by the gap (at least 1 us), its ranks
+    // 10 us apart as recorded, each side as long as it was.
+    const std::int64_t reference_end = std::max(r0.end, r1.end);
+    EXPECT_EQ(reference_end, base + 1'030'000 + 140'000);
+    EXPECT_GE(c0.begin - reference_end, 1000);
+    EXPECT_LT(c0.begin - reference_end, 10'000);
+    EXPECT_EQ(c1.begin - c0.begin, 10'000);
+    EXPECT_EQ(c0.end - c0.begin, 90'000);
+    EXPECT_TRUE(profiles_placed_end_to_end(traces));
+    RankTrace plain;
+    append_kineto_events(profiles[1].trace, "reference", 0, plain);
+    EXPECT_FALSE(profiles_placed_end_to_end({plain}));
+}
+
+TEST(Kineto, ProfilesWithoutABaseTimeStartEachRankAtTheSidesStart) {
+    // torch without Kineto writes a bare array, each process counting from its own profile's start.
+    const std::string legacy0 = R"([{"name": "ProfilerStep#0", "ph": "X", "ts": 200, "dur": 50, "tid": 1,
+        "pid": "CPU functions", "args": {}}, {"name": "aten::add", "ph": "X", "ts": 210, "dur": 5, "tid": 1,
+        "pid": "CPU functions", "args": {}}])";
+    const std::string legacy1 = R"([{"name": "ProfilerStep#0", "ph": "X", "ts": 900, "dur": 20, "tid": 1,
+        "pid": "CPU functions", "args": {}}])";
+    const KinetoTrace t0 = parse_kineto_trace(legacy0, "legacy0", 0);
+    EXPECT_EQ(t0.base_time_ns, 0);
+    ASSERT_EQ(t0.events.size(), 2u);
+    EXPECT_EQ(t0.events[0].pid, -1); // a text pid
+    const auto traces = profiles_end_to_end({{"reference", 0, parse_kineto_trace(legacy0, "r0", 0)},
+                                             {"reference", 0, parse_kineto_trace(legacy1, "r1", 1)},
+                                             {"candidate", 0, parse_kineto_trace(legacy1, "c0", 0)},
+                                             {"candidate", 0, parse_kineto_trace(legacy0, "c1", 1)}});
+    ASSERT_EQ(traces.size(), 2u);
+    const Span r0 = phase_of(traces[0], "reference"), r1 = phase_of(traces[1], "reference");
+    const Span c0 = phase_of(traces[0], "candidate"), c1 = phase_of(traces[1], "candidate");
+    EXPECT_EQ(r0.begin, 200'000);
+    EXPECT_EQ(r1.begin, 200'000); // moved from 900 us: its clock is its own
+    EXPECT_EQ(c0.begin, c1.begin);
+    EXPECT_EQ(c0.begin, 250'000 + 1000); // after the longer reference rank, the 1 us minimum gap
+    EXPECT_EQ(c1.end - c1.begin, 50'000);
+}
+
+TEST_F(PkbLogsTest, ProfilerDirectoryOfPythonRanksReadsBothSidesAndNamesABadFile) {
+    const std::int64_t base = 1700000000000000000;
+    text("trace/rank_0.reference.torch.json", kineto_profile(base, 0, 2));
+    text("trace/candidate/rank_0.candidate.torch.json", kineto_profile(base + 5'000'000'000, 0, 2));
+    text("trace/rank_0.events.jsonl", "{}"); // not a profile
+    text("trace/rank_0.engine.jsonl", "not read here");
+    const auto traces = load_profiler_directory(root_ / "trace");
+    ASSERT_EQ(traces.size(), 1u);
+    int iterations = 0;
+    phase_of(traces[0], "reference", &iterations);
+    EXPECT_EQ(iterations, 2);
+    const Span c = phase_of(traces[0], "candidate", &iterations);
+    EXPECT_EQ(iterations, 2);
+    EXPECT_LT(c.begin, base + 1'000'000'000); // placed after the reference, not 5 s later
+    EXPECT_TRUE(load_profiler_directory(root_ / "nothing").empty());
+
+    text("trace/candidate/rank_1.candidate.torch.json", "{\"traceEvents\": [");
+    try {
+        load_profiler_directory(root_ / "trace");
+        FAIL() << "a truncated profile was accepted";
+    } catch (const FormatError& e) {
+        EXPECT_NE(std::string(e.what()).find("rank_1.candidate.torch.json"), std::string::npos) << e.what();
+    }
+}
+
 } // namespace
 } // namespace pkbw

@@ -207,6 +207,18 @@ perf_args=(--nproc 2 --m 64 --n 64 --trials 1 --pkb-warmup 5 --pkb-iters 10 --wa
 run 0 "perf of an honest candidate, JSON events" -- perf --problem 1 --solutions-dir "$solutions" "${perf_args[@]}"
 [ "$(perf_fields)" = 6 ] || fail "honest candidate perf events with the judge's fields: '$(perf_fields)' (want 6)"
 if grep -q "timing not trusted" "$work/out"; then fail "the honest candidate's timing was not trusted"; fi
+# The perf phase's progress (docs/engine.md, perf_progress): each rank counts blocks 1..6 of 6 (PKB's
+# series of both sides, then pkbw's 2 pairs of ABBA blocks), as pkbw-rank does.
+got=$("$python" -c "
+import json, sys
+seen = {}
+for line in open(sys.argv[1]):
+    if line.startswith('{') and 'perf_progress' in line:
+        e = json.loads(line)
+        seen.setdefault(e['rank'], []).append((e['block'], e['blocks'], e['protocol'], e['side']))
+print(' '.join(f\"{r}:{','.join(str(b) for b, _, _, _ in v)}/{v[-1][1]}:{v[0][2]}-{v[-1][2]}\" for r, v in sorted(seen.items())))
+" "$work/out")
+[ "$got" = "0:1,2,3,4,5,6/6:pkb-pkbw 1:1,2,3,4,5,6/6:pkb-pkbw" ] || fail "perf_progress per rank: '$got'"
 contains "sandbox: no sandbox (PKB's Python candidates run as this user"
 run 1 "perf of a candidate that fakes its samples" -- perf --problem 1 --solution "$checkout/misbehaving/1_allreduce_fakes_timing.py" --dtype f32 "${perf_args[@]}"
 contains '"status":"invalid_timing"'
@@ -215,6 +227,40 @@ run 1 "perf of a candidate that leaves a thread computing" -- perf --problem 1 -
 contains '"status":"invalid_timing"'
 contains "work left running on host threads"
 no_leftovers "perf"
+
+# --trace: each side profiles its iterations with torch's profiler (the reference in the judge, the
+# candidate in its process, its trace sent back in a memfd); pkbw stores both as the run's trace,
+# the sides end to end (core/kineto.h).
+run 0 "eval --trace: both sides' torch-profiler traces stored" -- eval --problem 1 --solutions-dir "$solutions" --nproc 2 --m 64 --n 64 --trials 1 --trace=4
+contains "events from 2 rank(s)"
+traced=$(sql "SELECT MAX(id) FROM runs")
+if "$pkbw" export "$traced" --store "$PKBW_STORE" --format chrome-trace -o "$work/trace.json" > /dev/null 2>&1; then
+    got=$("$python" -c "
+import json, sys
+events = json.load(open(sys.argv[1]))
+events = events['traceEvents'] if isinstance(events, dict) else events
+ranks = {}
+for e in events:
+    if 'iteration' in str(e.get('cat')):
+        ranks.setdefault(e['pid'], []).append(e['name'])
+    if 'phase' in str(e.get('cat')):
+        ranks.setdefault(('phase', e['pid']), {})[e['name']] = (e['ts'], e['ts'] + e['dur'])
+out = []
+for pid in sorted(k for k in ranks if not isinstance(k, tuple)):
+    phase = ranks[('phase', pid)]
+    order = 'after' if phase['candidate'][0] >= phase['reference'][1] else 'overlapping'
+    out.append(f'{pid}:{len(ranks[pid])}:{order}')
+print(' '.join(out))
+" "$work/trace.json")
+    [ "$got" = "0:8:after 1:8:after" ] || fail "traced iterations per rank (4 a side, candidate after reference): '$got'"
+else
+    fail "pkbw export of the traced run $traced failed"
+fi
+
+run 1 "a candidate that raises in the traced pass" -- eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_raises_when_traced.py" --nproc 2 --dtype f32 --m 64 --n 64 --trials 1 --trace=3 --timeout 60 --json
+contains "the candidate raised on rank 1, the traced pass"
+contains "rank 1 refuses to be traced"
+no_leftovers "traced pass"
 
 run 2 "unknown PKB problem" -- eval --problem 77 --solutions-dir "$solutions" --nproc 2
 contains "no PKB problem 77"

@@ -521,13 +521,15 @@ TEST_F(HostMisbehaviour, PerfAndTraceAreStoredAndExported) {
     const fs::path exported = dir.path() / "trace.json";
     ASSERT_EQ(run_export_command(store_path.string(), run_row.id, "chrome-trace", exported.string()), 0);
     const auto trace = nlohmann::json::parse(std::ifstream(exported));
-    int iterations = 0, phases = 0;
+    int iterations = 0, phases = 0, warmups = 0;
     for (const auto& event : trace["traceEvents"]) {
         const std::string cat = event.value("cat", "");
         iterations += cat.find("iteration") != std::string::npos;
         phases += cat.find("phase") != std::string::npos;
+        warmups += cat.find("warmup") != std::string::npos;
     }
     EXPECT_EQ(iterations, 2 * 2 * 3); // ranks x sides x iterations
+    EXPECT_EQ(warmups, 2 * 2);        // one untraced-as-iteration call per rank and side first
     EXPECT_GT(phases, 0);
     EXPECT_EQ(store.integrity_check(), "ok");
 }

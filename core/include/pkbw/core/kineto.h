@@ -1,7 +1,6 @@
-// PyTorch profiler (Kineto) chrome traces, as PKB's worker writes them with --profile
-// (traces/rank_<r>.json): the complete ("ph":"X") events in a neutral form. pkbw's own trace model
-// (core/include/pkbw/core/trace.h, branch `tracing`) was not on main when this was written; a converter
-// into its RankTrace belongs beside it once both are merged (docs/pkb-interop.md).
+// PyTorch profiler chrome traces: PKB's worker writes them with --profile (traces/rank_<r>.json),
+// pkbw's PKB Python ranks in their traced pass (trace/rank_<r>.<side>.torch.json). The complete
+// ("ph":"X") events in a neutral form, and their conversion into pkbw's trace model (trace.h).
 #pragma once
 
 #include "pkbw/core/trace.h"
@@ -63,7 +62,32 @@ std::vector<KinetoKernelTotal> kineto_kernel_totals(const KinetoTrace& trace); /
 // engine range of category "iteration" named "<side>/N" (payload {"side", "iteration"}), and the
 // whole profile is wrapped in an engine range of category "phase" named `side` (payload {"side",
 // "trial", "source": "torch-profiler"}), so that reference and candidate profiles of one rank can
-// share a timeline. Times stay on the profiler's clock.
-void append_kineto_events(const KinetoTrace& trace, const std::string& side, int trial, RankTrace& out);
+// share a timeline. Times are the profiler's clock plus `shift_ns` (then in the phase's payload as
+// "clock_shift_ns"). Kineto's GPU copy of a step (gpu_user_annotation) stays an NVTX range.
+void append_kineto_events(const KinetoTrace& trace, const std::string& side, int trial, RankTrace& out,
+                          std::int64_t shift_ns = 0);
+
+// One side's profile of one rank (its rank is trace.rank).
+struct SideProfile {
+    std::string side; // "reference", "candidate"
+    int trial = 0;
+    KinetoTrace trace;
+};
+// The profiles as one RankTrace per rank (sorted by rank), the sides placed end to end: the
+// reference keeps its clock, each later side starts a short gap (a fiftieth of the longest profile
+// before it, at least 1 us) after the one before ends, its own timing kept. The sides' clocks are
+// unrelated where they come from (PKB profiles each side in a launch of its own; pkbw's Python ranks
+// profile the two sides in two processes, and torch without Kineto counts from each profile's start),
+// so the gap between them means nothing. A side's ranks share one clock when all carry Kineto's
+// baseTimeNanoseconds, else each rank's profile starts at the side's start. Every phase range gets
+// "placed": "end to end" in its payload.
+std::vector<RankTrace> profiles_end_to_end(const std::vector<SideProfile>& profiles);
+// Whether `traces` hold sides placed by profiles_end_to_end (their phase ranges say "placed": "end to
+// end"), so that the timeline can say the gap between the sides is not a measured one.
+bool profiles_placed_end_to_end(const std::vector<RankTrace>& traces);
+// The traced pass of pkbw's PKB Python ranks (engine/python, docs/tracing.md): every
+// rank_<r>.<side>.torch.json in `dir` and `dir`/candidate, through profiles_end_to_end. A file that
+// cannot be read is a FormatError naming it.
+std::vector<RankTrace> load_profiler_directory(const std::filesystem::path& dir);
 
 } // namespace pkbw

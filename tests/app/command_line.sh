@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# pkbw-gui's command line (review defect 30): --help needs no display; --run with --tab opens that
+# run on that tab; --run without --store opens the run in the startup store ($PKBW_STORE).
+# Args: PKBW_GUI MAKE_GUI_FIXTURE
+set -u
+gui=$1
+make_fixture=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ids=$("$make_fixture" "$work/fx") || { echo "FAIL: make_gui_fixture: $ids"; exit 1; }
+perf_run=$(sed -n 's/.*perf_run=\([0-9]*\).*/\1/p' <<< "$ids")
+eval_run=$(sed -n 's/.*eval_run=\([0-9]*\).*/\1/p' <<< "$ids")
+
+out=$(env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM "$gui" --help 2>&1)
+rc=$?
+if [ $rc -ne 0 ] || ! grep -q "^Usage: .*FILE" <<< "$out"; then
+    fail "--help without a display: rc $rc: $out"
+else
+    echo "ok: --help without a display"
+fi
+
+shot() { # shot NAME ARGS...: pkbw-gui's printed summary of what it showed
+    XDG_CONFIG_HOME="$work/config_$1" QT_QPA_PLATFORM=offscreen "$gui" --screenshot "$work/$1.png" "${@:2}" 2>&1 |
+        grep '^pkbw-gui: '
+}
+got=$(shot perf --store "$work/fx/fixture.db" --run "$perf_run" --tab 2)
+if grep -q "^pkbw-gui: tab: Perf" <<< "$got" && grep -q "^pkbw-gui: run: $perf_run (" <<< "$got"; then
+    echo "ok: --run $perf_run --tab 2 opened the run on Perf"
+else
+    fail "--run $perf_run --tab 2: $got"
+fi
+got=$(PKBW_STORE="$work/fx/fixture.db" shot startup --run "$eval_run" --tab 3)
+if grep -q "^pkbw-gui: tab: Trace" <<< "$got" && grep -q "^pkbw-gui: run: $eval_run (2_allgather, eval)" <<< "$got"; then
+    echo "ok: --run $eval_run without --store opened it in \$PKBW_STORE, on Trace"
+else
+    fail "--run $eval_run without --store (PKBW_STORE set): $got"
+fi
+[ -s "$work/startup.png" ] || fail "no screenshot written"
+if [ $failures -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
+echo "all command-line checks passed"
