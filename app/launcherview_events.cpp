@@ -167,8 +167,10 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
         b->setRange(0, 100);
         b->setValue(std::min(100, 100 * done / std::max(1, trials_expected_)));
         if (status != "pass" && verdicts_[static_cast<std::size_t>(rank)].isEmpty()) {
+            // The trial as the grid and pkbw's messages number it (from 0); the progress "trial k/N"
+            // counts trials done.
             verdicts_[static_cast<std::size_t>(rank)] =
-                tr("%1 in trial %2").arg(to_qstring(status)).arg(body["trial"].get<int>() + 1);
+                tr("%1 in trial %2").arg(to_qstring(status)).arg(body["trial"].get<int>());
         }
         set_bar(rank,
                 verdicts_[static_cast<std::size_t>(rank)].isEmpty()

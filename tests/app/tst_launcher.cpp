@@ -151,7 +151,7 @@ private slots:
                  qPrintable(v.rank_text(1)));
         v.handle_line(
             R"({"event":"rank_result","rank":1,"trial":0,"status":"mismatch","message":"","tensors":[]})");
-        QVERIFY2(v.rank_text(1).startsWith(QStringLiteral("mismatch in trial 1")),
+        QVERIFY2(v.rank_text(1).startsWith(QStringLiteral("mismatch in trial 0")),
                  qPrintable(v.rank_text(1)));
         v.handle_line(R"({"event":"phase","rank":0,"phase":"perf","trial":0})");
         QCOMPARE(v.rank_text(0), QStringLiteral("perf · timing…"));
@@ -167,7 +167,7 @@ private slots:
             R"({"event":"perf_progress","rank":0,"block":12,"blocks":12,"protocol":"pkbw","side":"reference"})");
         QCOMPARE(v.rank_bar(0)->value(), 12);
         v.handle_line(R"({"event":"rank_done","rank":1,"trials_run":1})");
-        QCOMPARE(v.rank_text(1), QStringLiteral("done · mismatch in trial 1"));
+        QCOMPARE(v.rank_text(1), QStringLiteral("done · mismatch in trial 0"));
         v.handle_line(
             R"({"event":"run_finished","run_id":3,"status":"interrupted","exit_code":130,"message":""})");
         QVERIFY2(v.rank_text(0).startsWith(QStringLiteral("interrupted")), qPrintable(v.rank_text(0)));
