@@ -668,31 +668,51 @@ def profile_iterations(torch, cuda, barrier, fn, args, iterations, path):
     """`iterations` calls of fn under torch's profiler, after one unnamed warm-up call, each inside a
     range named ProfilerStep#i (the timeline's iterations, core/kineto.h) that a device
     synchronisation closes, so that the range spans the call's kernels; the chrome trace is written
-    to path. Raises what fn raises, and TraceUnavailable when the profiler itself fails."""
+    to path. Raises what fn raises, and TraceUnavailable when the profiler itself fails. The calls
+    run even when the profiler cannot start: fn may call collectives, and the other ranks' calls
+    would wait for this rank's."""
+    profiler, failure = None, None
     try:
         from torch.profiler import ProfilerActivity, profile, record_function
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
         profiler = profile(activities=activities)
     except Exception as error:  # noqa: BLE001 - any profiler failure means no trace, not a failed side
-        raise TraceUnavailable(f"torch's profiler cannot start: {error}") from None
+        failure = f"torch's profiler cannot start: {error}"
     if cuda:
         torch.cuda.synchronize()
     barrier()
-    with profiler:
-        # One call before the steps takes the profiler's first-activity costs (CUPTI's set-up under
-        # Kineto) out of step 0; its events stay in the trace, outside every iteration.
-        fn(*args)
-        if cuda:
-            torch.cuda.synchronize()
-        for i in range(iterations):
-            with record_function(f"ProfilerStep#{i}"):
-                fn(*args)
-                if cuda:
-                    torch.cuda.synchronize()
+    if profiler is not None:
+        try:
+            profiler.start()
+        except Exception as error:  # noqa: BLE001
+            profiler, failure = None, f"torch's profiler cannot start: {error}"
+    # One call before the steps takes the profiler's first-activity costs (CUPTI's set-up under
+    # Kineto) out of step 0; its events stay in the trace, outside every iteration.
+    fn(*args)
+    if cuda:
+        torch.cuda.synchronize()
+    for i in range(iterations):
+        with record_function(f"ProfilerStep#{i}") if profiler is not None else _no_range():
+            fn(*args)
+            if cuda:
+                torch.cuda.synchronize()
+    if profiler is None:
+        raise TraceUnavailable(failure)
     try:
+        profiler.stop()
         profiler.export_chrome_trace(path)
     except Exception as error:  # noqa: BLE001
         raise TraceUnavailable(f"torch's profiler cannot write {path}: {error}") from None
+
+
+class _no_range:
+    """The iteration's range when there is no profiler to record it."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 def load_module(name, path):

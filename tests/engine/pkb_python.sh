@@ -257,6 +257,15 @@ else
     fail "pkbw export of the traced run $traced failed"
 fi
 
+run 0 "a candidate whose process has no profiler on rank 1" -- eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_breaks_the_profiler.py" --nproc 2 --dtype f32 --m 64 --n 64 --trials 1 --trace=3 --timeout 60
+contains "events from 2 rank(s)"
+run_dir=$(sql "SELECT run_dir FROM runs WHERE id = (SELECT MAX(id) FROM runs)")
+[[ $run_dir == /* ]] || run_dir=$(dirname "$PKBW_STORE")/$run_dir # recorded relative to the store
+grep -q "no candidate trace: torch's profiler cannot start" "$run_dir/rank_1.log" 2>/dev/null ||
+    fail "rank 1's log does not say why its candidate trace is missing ($run_dir/rank_1.log)"
+[ -s "$run_dir/trace/candidate/rank_0.candidate.torch.json" ] || fail "rank 0's candidate trace is missing"
+[ ! -e "$run_dir/trace/candidate/rank_1.candidate.torch.json" ] || fail "rank 1 has a candidate trace"
+
 run 1 "a candidate that raises in the traced pass" -- eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_raises_when_traced.py" --nproc 2 --dtype f32 --m 64 --n 64 --trials 1 --trace=3 --timeout 60 --json
 contains "the candidate raised on rank 1, the traced pass"
 contains "rank 1 refuses to be traced"
