@@ -341,7 +341,8 @@ bool profiles_placed_end_to_end(const std::vector<RankTrace>& traces) {
     return false;
 }
 
-std::vector<RankTrace> load_profiler_directory(const std::filesystem::path& dir) {
+std::vector<RankTrace> load_profiler_directory(const std::filesystem::path& dir,
+                                               std::vector<std::string>* skipped) {
     static const std::regex pattern(R"(rank_(\d+)\.([a-z]+)\.torch\.json)");
     std::vector<SideProfile> profiles;
     std::vector<std::filesystem::path> files;
@@ -364,7 +365,14 @@ std::vector<RankTrace> load_profiler_directory(const std::filesystem::path& dir)
         std::regex_match(name, m, pattern);
         SideProfile p;
         p.side = m[2].str();
-        p.trace = read_kineto_trace(file, std::stoi(m[1].str()));
+        try {
+            p.trace = read_kineto_trace(file, std::stoi(m[1].str()));
+        } catch (const FormatError& e) {
+            if (skipped == nullptr)
+                throw;
+            skipped->push_back(e.what());
+            continue;
+        }
         profiles.push_back(std::move(p));
     }
     return profiles_end_to_end(profiles);

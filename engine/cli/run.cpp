@@ -475,7 +475,8 @@ int Run::conclude(const LaunchOutcome& launch, bool is_reference) {
         try {
             // Native ranks write pkbw's trace files; PKB's Python ranks torch-profiler traces.
             auto traces = load_trace_directory(run_dir_ / "trace");
-            for (auto& profiled : load_profiler_directory(run_dir_ / "trace")) {
+            std::vector<std::string> skipped;
+            for (auto& profiled : load_profiler_directory(run_dir_ / "trace", &skipped)) {
                 const auto same = std::find_if(traces.begin(), traces.end(),
                                                [&](const RankTrace& t) { return t.rank == profiled.rank; });
                 if (same == traces.end()) {
@@ -486,6 +487,8 @@ int Run::conclude(const LaunchOutcome& launch, bool is_reference) {
             }
             std::sort(traces.begin(), traces.end(),
                       [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
+            for (const auto& why : skipped)
+                err_ << "pkbw: a profiler trace is left out: " << why << "\n";
             recorder_.add_traces(run_id_, traces);
             warn_about_nccl_in_trace(traces);
             std::size_t events = 0, dropped = 0;

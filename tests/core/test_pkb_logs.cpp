@@ -338,6 +338,14 @@ TEST_F(PkbLogsTest, ProfilerDirectoryOfPythonRanksReadsBothSidesAndNamesABadFile
     } catch (const FormatError& e) {
         EXPECT_NE(std::string(e.what()).find("rank_1.candidate.torch.json"), std::string::npos) << e.what();
     }
+    // As the launcher reads them: the bad file (the candidate's process wrote it) is left out and
+    // named, and the others are kept.
+    std::vector<std::string> skipped;
+    const auto kept = load_profiler_directory(root_ / "trace", &skipped);
+    ASSERT_EQ(kept.size(), 1u);
+    EXPECT_EQ(kept[0].rank, 0);
+    ASSERT_EQ(skipped.size(), 1u);
+    EXPECT_NE(skipped[0].find("rank_1.candidate.torch.json"), std::string::npos) << skipped[0];
 }
 
 } // namespace

@@ -87,7 +87,9 @@ std::vector<RankTrace> profiles_end_to_end(const std::vector<SideProfile>& profi
 bool profiles_placed_end_to_end(const std::vector<RankTrace>& traces);
 // The traced pass of pkbw's PKB Python ranks (engine/python, docs/tracing.md): every
 // rank_<r>.<side>.torch.json in `dir` and `dir`/candidate, through profiles_end_to_end. A file that
-// cannot be read is a FormatError naming it.
-std::vector<RankTrace> load_profiler_directory(const std::filesystem::path& dir);
+// cannot be read is a FormatError naming it; with `skipped`, it is left out and its error appended
+// there (the candidate's file comes from the candidate's process: it must not cost the reference's).
+std::vector<RankTrace> load_profiler_directory(const std::filesystem::path& dir,
+                                               std::vector<std::string>* skipped = nullptr);
 
 } // namespace pkbw
