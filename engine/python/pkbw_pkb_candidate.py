@@ -20,6 +20,7 @@ change.
 
 import argparse
 import array
+import contextlib
 import ctypes
 import datetime
 import fcntl
@@ -692,7 +693,7 @@ def profile_iterations(torch, cuda, barrier, fn, args, iterations, path):
     if cuda:
         torch.cuda.synchronize()
     for i in range(iterations):
-        with record_function(f"ProfilerStep#{i}") if profiler is not None else _no_range():
+        with record_function(f"ProfilerStep#{i}") if profiler is not None else contextlib.nullcontext():
             fn(*args)
             if cuda:
                 torch.cuda.synchronize()
@@ -703,16 +704,6 @@ def profile_iterations(torch, cuda, barrier, fn, args, iterations, path):
         profiler.export_chrome_trace(path)
     except Exception as error:  # noqa: BLE001
         raise TraceUnavailable(f"torch's profiler cannot write {path}: {error}") from None
-
-
-class _no_range:
-    """The iteration's range when there is no profiler to record it."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def load_module(name, path):
