@@ -89,13 +89,18 @@ FixtureRun add_eval_run(Store& store, const fs::path& dir, const std::string& pr
     return f;
 }
 
-std::int64_t add_perf_run(Store& store, const std::string& problem, const std::string& generation,
-                          double reference_ms, double candidate_ms) {
+RunRecord perf_run_record(const std::string& problem) {
     RunRecord run;
     run.problem_stem = problem;
     run.mode = RunMode::Perf;
     run.backend = "host";
     run.world_size = 2;
+    return run;
+}
+
+std::int64_t add_perf_run(Store& store, const std::string& problem, const std::string& generation,
+                          double reference_ms, double candidate_ms) {
+    RunRecord run = perf_run_record(problem);
     run.generation = parse_generation_label(generation);
     const auto id = store.begin_run(run);
     for (int rank = 0; rank < 2; ++rank) {
@@ -114,6 +119,36 @@ std::int64_t add_perf_run(Store& store, const std::string& problem, const std::s
     store.add_perf_summary(s);
     store.finish_run(id, RunStatus::Pass, 0, "");
     return id;
+}
+
+std::int64_t add_run(Store& store, const std::string& problem, const std::string& generation, RunMode mode,
+                     RunStatus status, std::optional<double> speedup, int second, const std::string& backend,
+                     const std::string& statistic) {
+    RunRecord run;
+    run.problem_stem = problem;
+    run.mode = mode;
+    run.backend = backend;
+    run.world_size = 2;
+    run.generation = parse_generation_label(generation);
+    run.started_at =
+        QStringLiteral("2026-12-01T10:00:%1Z").arg(second, 2, 10, QLatin1Char('0')).toStdString();
+    if (backend.rfind("pkb-", 0) == 0) {
+        run.command_line = {"pkbw", "import-pkb", "/logs"};
+    }
+    const auto id = store.begin_run(run);
+    if (speedup) {
+        store.add_perf_summary({id, Side::Candidate, -1, statistic, *speedup});
+    }
+    store.finish_run(id, status, 0, "");
+    return id;
+}
+
+// A store `<name>.db` holding the fixture eval run (its run folder `<name>-run`): path and run id.
+std::pair<QString, std::int64_t> one_eval_run_store(const QString& name) {
+    const QString path = test::temp_path(name + QStringLiteral(".db"));
+    Store store = Store::open(path.toStdString());
+    return {path,
+            test::add_eval_run(store, test::temp_path(name + QStringLiteral("-run")).toStdString()).run_id};
 }
 
 void add_many_runs(Store& store, int count) {

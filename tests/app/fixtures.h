@@ -8,6 +8,8 @@
 
 #include <QString>
 #include <filesystem>
+#include <optional>
+#include <utility>
 
 namespace pkbw::test {
 
@@ -28,8 +30,17 @@ struct FixtureRun {
 FixtureRun add_eval_run(Store& store, const std::filesystem::path& dir,
                         const std::string& problem = "2_allgather",
                         const std::string& generation = "solutions_cuda_bf16_none_anthropic_claude");
+// The record of a 2-rank host-backend perf run of `problem`, for begin_run.
+RunRecord perf_run_record(const std::string& problem);
 std::int64_t add_perf_run(Store& store, const std::string& problem, const std::string& generation,
                           double reference_ms, double candidate_ms);
+// A finished 2-rank run of `problem` in `generation`, started at 2026-12-01T10:00:<second>Z, with
+// `speedup` stored as `statistic` (rank -1) when given; a backend "pkb-…" makes it an import-pkb run.
+std::int64_t add_run(Store& store, const std::string& problem, const std::string& generation, RunMode mode,
+                     RunStatus status, std::optional<double> speedup, int second,
+                     const std::string& backend = "host", const std::string& statistic = "speedup");
+// A store `<name>.db` holding the fixture eval run (its run folder `<name>-run`): path and run id.
+std::pair<QString, std::int64_t> one_eval_run_store(const QString& name);
 // `count` minimal runs (problems p0..p4 round robin, every 3rd a mismatch), in one transaction.
 void add_many_runs(Store& store, int count);
 

@@ -48,11 +48,7 @@ private slots:
         std::int64_t id = 0;
         {
             Store store = Store::open(path.toStdString());
-            RunRecord run;
-            run.problem_stem = "1_allreduce";
-            run.mode = RunMode::Perf;
-            run.backend = "host";
-            run.world_size = 2;
+            RunRecord run = test::perf_run_record("1_allreduce");
             run.trials = 1;
             id = store.begin_run(run);
             for (int rank = 0; rank < 2; ++rank) {

@@ -1,0 +1,542 @@
+// The runs and their figures (issue 19): generations in problem order over a fixed denominator with
+// PKB's speedups; the Perf tab's axis, samples in timing order and theme; stores that are refused
+// rather than created, the CLI's default store, a damaged table, the runs list following the CLI
+// and keeping the user's place, the tolerance table's fit and the speedup column.
+#include "fixtures.h"
+#include "generationsview.h"
+#include "mainwindow.h"
+#include "perfview.h"
+#include "pkbw/core/store.h"
+#include "runsbrowser.h"
+#include "runsmodel.h"
+#include "runview.h"
+#include "theme.h"
+#include "tolerancemodel.h"
+
+#include <QDir>
+#include <QProcess>
+#include <QScopeGuard>
+#include <QScrollBar>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTableWidget>
+#include <QtTest>
+#include <cmath>
+#include <qcustomplot.h>
+#include <sqlite3.h>
+
+using namespace pkbw;
+using namespace pkbw::app;
+using test::add_run;
+using test::one_eval_run_store;
+
+class TestRuns : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { QCoreApplication::setOrganizationName(QStringLiteral("pkbw-test")); }
+
+    // --- Generations --------------------------------------------------------------------------
+
+    void generations_are_paper_grade() {
+        const QString path = test::temp_path(QStringLiteral("papers.db"));
+        const std::string g1 = "solutions_cuda_bf16_h100_anthropic_claude-opus-4-7",
+                          g2 = "solutions_cuda_bf16_h100_openai_gpt-5.5";
+        std::int64_t older_pass = 0, newer_mismatch = 0, pass_before_error = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            add_run(store, "calibrate", "", RunMode::Perf, RunStatus::Pass, 1.0, 1);
+            add_run(store, "1_allreduce", "cuda", RunMode::Perf, RunStatus::Pass, 3.0, 2); // ad hoc
+            add_run(store, "12_allgather_gemm", g1, RunMode::Perf, RunStatus::Pass, 0.5, 3);
+            older_pass = add_run(store, "2_allgather", g1, RunMode::Perf, RunStatus::Pass, 1.5, 4);
+            newer_mismatch =
+                add_run(store, "2_allgather", g1, RunMode::Perf, RunStatus::Mismatch, std::nullopt, 5);
+            pass_before_error = add_run(store, "1_allreduce", g1, RunMode::Perf, RunStatus::Pass, 2.0, 6);
+            add_run(store, "1_allreduce", g1, RunMode::Perf, RunStatus::Error, std::nullopt, 7); // infra
+            add_run(store, "2_allgather", g2, RunMode::Perf, RunStatus::Error, std::nullopt, 8);
+            add_run(store, "12_allgather_gemm", g2, RunMode::Eval, RunStatus::Pass, 1.25, 9, "pkb-cuda",
+                    "pkb_speedup");
+        }
+        const GenerationMatrix m = load_generation_matrix(Store::open_read_only(path.toStdString()));
+        QCOMPARE(m.problems, (std::vector<std::string>{"1_allreduce", "2_allgather", "12_allgather_gemm"}));
+        QCOMPARE(m.short_labels, (std::vector<std::string>{"anthropic/claude-opus-4-7", "openai/gpt-5.5"}));
+        QCOMPARE(m.left_out_calibration, 1);
+        QCOMPARE(m.left_out_adhoc, 1);
+        // An infrastructure error never stands in for the pass before it.
+        QCOMPARE(m.cells.at({0, 0}).run_id, pass_before_error);
+        QCOMPARE(m.cells.at({0, 0}).infra_errors, 1);
+        // The latest result is the mismatch, and an older run's speedup does not stand in.
+        QCOMPARE(m.cells.at({0, 1}).run_id, newer_mismatch);
+        QVERIFY(!m.cells.at({0, 1}).speedup);
+        QVERIFY(!m.cells.at({1, 1}).result);
+        // PKB's speedup for the imported run.
+        QCOMPARE(*m.cells.at({1, 2}).speedup, 1.25);
+        QCOMPARE(QString::fromStdString(m.cells.at({1, 2}).speedup_source), QStringLiteral("PKB"));
+        const GenerationStats s1 = m.stats_of(0), s2 = m.stats_of(1);
+        QCOMPARE(s1.attempted, 3);
+        QCOMPARE(s1.correct, 2);
+        QCOMPARE(s1.fast_1, 1);
+        QCOMPARE(s1.geomean_n, 2);
+        QVERIFY(std::fabs(*s1.geomean - 1.0) < 1e-9);
+        QCOMPARE(s2.attempted, 1);
+        QCOMPARE(s2.infra_only, 1);
+        QCOMPARE(s2.geomean_n, 1);
+        QCOMPARE(fast_p(m.results_of(1), 1.0), 1.0 / 3.0); // over the fixed 3 problems
+
+        const GenerationMatrix best =
+            load_generation_matrix(Store::open_read_only(path.toStdString()), CellPick::Best);
+        QCOMPARE(best.cells.at({0, 1}).run_id, older_pass);
+        QCOMPARE(*best.cells.at({0, 1}).speedup, 1.5);
+
+        GenerationsView view;
+        QSignalSpy loaded(&view, &GenerationsView::loaded);
+        view.set_store(path);
+        QVERIFY(loaded.wait(5000));
+        QCOMPARE(view.model()->headerData(2, Qt::Horizontal, Qt::DisplayRole).toString(),
+                 QStringLiteral("12_allgather_gemm"));
+        QCOMPARE(view.stats_table()->item(0, 1)->text(), QStringLiteral("3 / 3"));
+        QCOMPARE(view.stats_table()->item(0, 5)->text(), QStringLiteral("2"));
+        QVERIFY(view.status_text().contains(QStringLiteral("1 calibration")));
+        QCOMPARE(view.model()->index(1, 2).data().toString(), QStringLiteral("pass 1.25× PKB"));
+        QCOMPARE(view.model()->index(1, 1).data().toString(), QStringLiteral("no result (error)"));
+    }
+
+    void pkb_per_trial_speedups_show_their_spread() {
+        auto data = std::make_shared<RunData>();
+        data->run.id = 5;
+        data->run.backend = "pkb-cuda";
+        for (const auto& [name, value] : {std::pair{"pkb_speedup", 0.976},
+                                          {"pkb_speedup.trial_0", 1.44},
+                                          {"pkb_speedup.trial_1", 0.665}}) {
+            data->summaries.push_back({5, Side::Candidate, -1, name, value});
+        }
+        PerfView view;
+        view.set_data(data);
+        const QString text = view.summary_text();
+        QVERIFY2(text.contains(QStringLiteral("PKB's speedup 0.976×")), qPrintable(text));
+        QVERIFY2(
+            text.contains(QStringLiteral("trial 0: 1.44×, trial 1: 0.665×; spread 0.665–1.44×, 2.17× apart")),
+            qPrintable(text));
+        QCOMPARE(view.plot()->graphCount(), 1); // the two trials as points
+        QCOMPARE(view.plot()->graph(0)->dataCount(), 2);
+    }
+
+    // Review defect 28: samples are stored in ms, and a 15 µs iteration must not read "0.015 ms".
+    void perf_axis_reads_microseconds_for_short_iterations() {
+        const QString path = test::temp_path(QStringLiteral("micro.db"));
+        std::int64_t fast = 0, slow = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            fast = test::add_perf_run(store, "1_allreduce", "solutions_cuda_bf16_none_a_b", 0.030, 0.015);
+            slow = test::add_perf_run(store, "1_allreduce", "solutions_cuda_bf16_none_a_b", 4.0, 2.0);
+        }
+        PerfView view;
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), fast)));
+        QCOMPARE(view.plot()->yAxis->label(), QStringLiteral("µs per iteration"));
+        auto* candidate = qobject_cast<QCPStatisticalBox*>(view.plot()->plottable(1));
+        QVERIFY(candidate);
+        QVERIFY2(std::fabs(candidate->data()->begin()->median - 15.0) < 1e-9,
+                 qPrintable(QString::number(candidate->data()->begin()->median)));
+        QVERIFY(view.plot()->yAxis->range().upper > 15.0);
+        QVERIFY(view.summary_text().contains(QStringLiteral("Speedup 2.000×"))); // the figures are unit-free
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), slow)));
+        QCOMPARE(view.plot()->yAxis->label(), QStringLiteral("ms per iteration"));
+        candidate = qobject_cast<QCPStatisticalBox*>(view.plot()->plottable(1));
+        QVERIFY(std::fabs(candidate->data()->begin()->median - 2.0) < 1e-9);
+    }
+
+    // Review defect 28's last part: every sample in timing order. Blocks by their ABBA index (here
+    // reference 0, candidate 1, candidate 2, reference 3), iterations in order; a slow first
+    // iteration and the side of each block are where they were timed.
+    void perf_series_follows_the_timing_order() {
+        const QString path = test::temp_path(QStringLiteral("series.db"));
+        std::int64_t id = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            id = store.begin_run(test::perf_run_record("1_allreduce"));
+            for (int rank = 0; rank < 2; ++rank) {
+                store.add_perf_samples(id, Side::Candidate, rank, 2, std::vector<double>{2.0, 2.0});
+                store.add_perf_samples(id, Side::Reference, rank, 0, std::vector<double>{9.0, 4.0, 4.0});
+                store.add_perf_samples(id, Side::Candidate, rank, 1, std::vector<double>{2.0, 2.5});
+                store.add_perf_samples(id, Side::Reference, rank, 3, std::vector<double>{4.0, 4.0});
+                store.add_perf_samples(id, Side::Reference, rank, -1,
+                                       std::vector<double>{100.0}); // PKB's series: not here
+            }
+            store.finish_run(id, RunStatus::Pass, 0, "");
+        }
+        PerfView view;
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), id)));
+        QCustomPlot* series = view.series_plot();
+        QVERIFY(series->isVisibleTo(&view));
+        QCOMPARE(series->graphCount(), 4); // (reference, candidate) x 2 ranks
+        auto points = [](QCPGraph* g) {
+            QStringList out;
+            for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it)
+                out << QStringLiteral("%1:%2").arg(it->key).arg(it->value);
+            return out.join(QLatin1Char(' '));
+        };
+        QCOMPARE(series->graph(0)->name(), QStringLiteral("reference"));
+        QCOMPARE(points(series->graph(0)), QStringLiteral("0:9 1:4 2:4 7:4 8:4"));
+        QCOMPARE(points(series->graph(1)), QStringLiteral("3:2 4:2.5 5:2 6:2"));
+        QCOMPARE(series->legend->itemCount(), 2); // one entry per side, not per rank
+        QCOMPARE(series->yAxis->label(), QStringLiteral("ms per iteration"));
+        // A run with no pkbw samples hides the series.
+        std::int64_t bare = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            RunRecord run;
+            run.problem_stem = "1_allreduce";
+            run.mode = RunMode::Eval;
+            bare = store.begin_run(run);
+            store.finish_run(bare, RunStatus::Pass, 0, "");
+        }
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), bare)));
+        QVERIFY(!series->isVisibleTo(&view));
+        QCOMPARE(series->graphCount(), 0);
+    }
+
+    // Review defect 29: on the dark theme the whiskers and medians are drawn light, contrasting
+    // with the plot's dark background (black ones vanished); on the light theme, dark.
+    void perf_whiskers_contrast_with_the_theme() {
+        const QString path = test::temp_path(QStringLiteral("whiskers.db"));
+        std::int64_t id = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            id = test::add_perf_run(store, "1_allreduce", "solutions_cuda_bf16_none_a_b", 4.0, 2.0);
+        }
+        const auto data = std::make_shared<const RunData>(load_run(path.toStdString(), id));
+        for (const Theme theme : {Theme::Dark, Theme::Light}) {
+            apply_theme(theme);
+            PerfView view;
+            view.set_data(data);
+            auto* box = qobject_cast<QCPStatisticalBox*>(view.plot()->plottable(0));
+            QVERIFY(box);
+            // The drawn plot's own background, at a corner no data reaches.
+            const int background = view.plot()->toPixmap(400, 300).toImage().pixelColor(2, 2).lightness();
+            for (const QPen& pen : {box->whiskerPen(), box->whiskerBarPen(), box->medianPen()}) {
+                QVERIFY2(std::abs(pen.color().lightness() - background) > 100,
+                         qPrintable(QStringLiteral("theme %1: pen lightness %2, background %3")
+                                        .arg(theme == Theme::Dark ? "dark" : "light")
+                                        .arg(pen.color().lightness())
+                                        .arg(background)));
+            }
+        }
+        apply_theme(Theme::Light);
+    }
+
+    // --- Stores and the runs list ---------------------------------------------------------------
+
+    // Review defect 30: runs the CLI adds while the window is open appear without F5.
+    void runs_list_follows_runs_the_cli_adds() {
+        const QString path = test::temp_path(QStringLiteral("live.db"));
+        {
+            Store store = Store::open(path.toStdString());
+            add_run(store, "1_allreduce", "solutions_cuda_bf16_none_a_b", RunMode::Eval, RunStatus::Pass,
+                    std::nullopt, 1);
+        }
+        MainWindow window;
+        window.set_refresh_interval(100);
+        QSignalSpy opened(&window, &MainWindow::store_opened);
+        window.open_store(path);
+        QVERIFY(opened.wait(5000));
+        QTRY_COMPARE_WITH_TIMEOUT(window.runs()->model()->total(), qint64(1), 5000);
+        std::int64_t running = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            RunRecord run;
+            run.problem_stem = "2_allgather";
+            run.backend = "host";
+            running = store.begin_run(run); // the CLI starts a run
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(window.runs()->model()->total(), qint64(2), 5000);
+        auto status_of_newest = [&] {
+            RunsModel* m = window.runs()->model();
+            for (int r = 0; r < m->rowCount(); ++r) {
+                if (m->index(r, RunsModel::Id).data().toLongLong() == running) {
+                    return m->index(r, RunsModel::Status).data().toString();
+                }
+            }
+            return QString();
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(status_of_newest(), QStringLiteral("running"), 5000);
+        {
+            Store store = Store::open(path.toStdString());
+            store.finish_run(running, RunStatus::Mismatch, 1, "");
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(status_of_newest(), QStringLiteral("mismatch"), 5000);
+    }
+
+    // The list reloads when the CLI adds a run (above): the user's selected run and scroll position
+    // survive it, also beyond the first page of 256.
+    void refresh_keeps_the_selected_run_and_the_scroll() {
+        const QString path = test::temp_path(QStringLiteral("keep_place.db"));
+        {
+            Store store = Store::open(path.toStdString());
+            test::add_many_runs(store, 300);
+        }
+        MainWindow window;
+        window.resize(1200, 800);
+        window.show();
+        window.set_refresh_interval(100);
+        QSignalSpy opened(&window, &MainWindow::store_opened);
+        window.open_store(path);
+        QVERIFY(opened.wait(5000));
+        RunsModel* model = window.runs()->model();
+        QTableView* view = window.runs()->view();
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 256, 5000);
+        model->fetchMore({});
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 300, 5000);
+        const int row = 280;
+        const qint64 chosen = model->run_id(row);
+        view->selectionModel()->setCurrentIndex(model->index(row, 0), QItemSelectionModel::ClearAndSelect |
+                                                                          QItemSelectionModel::Rows);
+        view->scrollTo(model->index(row, 0));
+        const int scroll = view->verticalScrollBar()->value();
+        QVERIFY(scroll > 0);
+        {
+            Store store = Store::open(path.toStdString());
+            RunRecord run;
+            run.problem_stem = "2_allgather";
+            run.backend = "host";
+            store.begin_run(run); // the CLI starts a run
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(model->total(), qint64(301), 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 301, 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(model->run_id(view->currentIndex().row()), chosen, 5000);
+        QVERIFY(view->selectionModel()->isRowSelected(view->currentIndex().row(), {}));
+        QCOMPARE(view->verticalScrollBar()->value(), scroll);
+    }
+
+    void mistyped_store_is_refused_default_is_created() {
+        const QString typo = test::temp_path(QStringLiteral("nodir/x/runs.db"));
+        MainWindow window;
+        QSignalSpy opened(&window, &MainWindow::store_opened);
+        QSignalSpy failed(&window, &MainWindow::store_failed);
+        window.open_store(typo);
+        QVERIFY(failed.wait(5000));
+        QVERIFY(failed.first().first().toString().contains(QStringLiteral("no such store")));
+        QVERIFY(!QFileInfo::exists(typo));
+        QVERIFY(!QDir(test::temp_path(QStringLiteral("nodir"))).exists());
+        const QString fresh = test::temp_path(QStringLiteral("default/pkbw/runs.db"));
+        window.open_store(fresh, true);
+        QVERIFY(opened.wait(5000));
+        QVERIFY(QFileInfo::exists(fresh));
+    }
+
+    // Review defect 22: a first start (no recent store) opens the CLI's default store; a recent store
+    // that still exists wins; one that is gone is skipped.
+    void first_start_opens_the_clis_default_store() {
+        QSettings().remove(QStringLiteral("stores/recent"));
+        const QString fallback = test::temp_path(QStringLiteral("first-start/pkbw/runs.db"));
+        qputenv("PKBW_STORE", fallback.toUtf8());
+        bool is_default = false;
+        QCOMPARE(MainWindow::startup_store(&is_default), fallback);
+        QVERIFY(is_default);
+        const QString recent = test::temp_path(QStringLiteral("recent.db"));
+        { Store::open(recent.toStdString()); }
+        QSettings().setValue(QStringLiteral("stores/recent"),
+                             QStringList{test::temp_path(QStringLiteral("gone.db")), recent});
+        QCOMPARE(MainWindow::startup_store(&is_default), recent);
+        QVERIFY(!is_default);
+        QSettings().remove(QStringLiteral("stores/recent"));
+        MainWindow window;
+        QSignalSpy opened(&window, &MainWindow::store_opened);
+        const QString start = MainWindow::startup_store(&is_default);
+        window.open_store(start, is_default);
+        QVERIFY(opened.wait(5000));
+        QCOMPARE(window.store_path(), fallback);
+        QVERIFY(QFileInfo::exists(fallback)); // created there, as pkbw would on its first run
+        qunsetenv("PKBW_STORE");
+    }
+
+    // Review defect 22: without $PKBW_STORE the first start opens the CLI's default store,
+    // $XDG_DATA_HOME/pkbw/runs.db, else ~/.local/share/pkbw/runs.db, the very file pkbw itself names
+    // under the same environment (`pkbw runs` says "no store at <path>" when it is missing).
+    void startup_store_is_the_clis_default_without_pkbw_store() {
+        QSettings().remove(QStringLiteral("stores/recent"));
+        const QByteArray saved_store = qgetenv("PKBW_STORE"), saved_xdg = qgetenv("XDG_DATA_HOME"),
+                         saved_home = qgetenv("HOME");
+        const bool had_store = qEnvironmentVariableIsSet("PKBW_STORE"),
+                   had_xdg = qEnvironmentVariableIsSet("XDG_DATA_HOME");
+        auto restore = qScopeGuard([&] {
+            had_store ? qputenv("PKBW_STORE", saved_store) : qunsetenv("PKBW_STORE");
+            had_xdg ? qputenv("XDG_DATA_HOME", saved_xdg) : qunsetenv("XDG_DATA_HOME");
+            qputenv("HOME", saved_home);
+        });
+        const QString pkbw = QStringLiteral(PKBW_BINARY_DIR "/bin/pkbw");
+        // The store pkbw itself would use under the current environment.
+        auto clis_store = [&]() -> QString {
+            QProcess p;
+            p.start(pkbw, {QStringLiteral("runs"), QStringLiteral("--json")});
+            if (!p.waitForFinished(20000)) {
+                return QStringLiteral("(pkbw runs did not finish)");
+            }
+            const QString err = QString::fromUtf8(p.readAllStandardError());
+            const QRegularExpressionMatch m =
+                QRegularExpression(QStringLiteral("no store at (\\S+)")).match(err);
+            return m.hasMatch() ? m.captured(1) : QStringLiteral("(pkbw said: %1)").arg(err);
+        };
+        const bool have_pkbw = QFileInfo(pkbw).isExecutable();
+        if (!have_pkbw) {
+            qInfo("pkbw is not built: the store is checked against the documented paths only");
+        }
+        qunsetenv("PKBW_STORE");
+        const QString xdg = test::temp_path(QStringLiteral("xdg-data"));
+        qputenv("XDG_DATA_HOME", xdg.toUtf8());
+        bool is_default = false;
+        QCOMPARE(MainWindow::startup_store(&is_default), xdg + QStringLiteral("/pkbw/runs.db"));
+        QVERIFY(is_default);
+        if (have_pkbw) {
+            QCOMPARE(clis_store(), xdg + QStringLiteral("/pkbw/runs.db"));
+        }
+        qunsetenv("XDG_DATA_HOME");
+        const QString home = test::temp_path(QStringLiteral("home"));
+        qputenv("HOME", home.toUtf8());
+        QCOMPARE(MainWindow::startup_store(&is_default), home + QStringLiteral("/.local/share/pkbw/runs.db"));
+        QVERIFY(is_default);
+        if (have_pkbw) {
+            QCOMPARE(clis_store(), home + QStringLiteral("/.local/share/pkbw/runs.db"));
+        }
+    }
+
+    // Review defect 21: a Python traceback in a run's summary keeps its lines and carets in the header
+    // (the first line inline, the rest preformatted), escaped.
+    void header_keeps_a_traceback_as_lines() {
+        auto data = std::make_shared<RunData>();
+        data->run.id = 5;
+        data->run.problem_stem = "2_allgather";
+        data->run.mode = RunMode::Eval;
+        data->run.status = RunStatus::Error;
+        data->run.summary =
+            "rank 0: solution_error\nTraceback (most recent call last):\n  File \"sol.py\", line 3\n"
+            "    x = <bad>\n        ^";
+        RunView view;
+        view.set_data(data);
+        const QString header = view.header_text();
+        QVERIFY2(header.contains(QStringLiteral("rank 0: solution_error<pre")), qPrintable(header));
+        QVERIFY2(header.contains(
+                     QStringLiteral("Traceback (most recent call last):\n  File &quot;sol.py&quot;, line 3\n"
+                                    "    x = &lt;bad&gt;\n        ^</pre>")),
+                 qPrintable(header));
+    }
+
+    // Review defect 23: one damaged table (here: gone) costs only what it held. The run opens with
+    // its grid of rank results; the header names the part not shown and the table, not a statement's
+    // text cut at 80 characters.
+    void a_damaged_table_costs_only_its_part_of_the_run() {
+        const auto [path, id] = one_eval_run_store(QStringLiteral("damaged-table"));
+        {
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
+            QCOMPARE(sqlite3_exec(db, "DROP TABLE tensor_results", nullptr, nullptr, nullptr), SQLITE_OK);
+            sqlite3_close(db);
+        }
+        RunView view;
+        view.set_store(path);
+        QSignalSpy loaded(&view, &RunView::run_loaded);
+        QSignalSpy failed(&view, &RunView::load_failed);
+        view.open_run(id);
+        QVERIFY(loaded.wait(10000));
+        QCOMPARE(failed.count(), 0);
+        QVERIFY(!view.data()->ranks.empty());
+        const QString header = view.header_text();
+        QVERIFY2(header.contains(QStringLiteral("tensor results: store ")) &&
+                     header.contains(QStringLiteral("cannot read or write table tensor_results")) &&
+                     header.contains(QStringLiteral("no such table")),
+                 qPrintable(header));
+        QVERIFY2(!header.contains(QStringLiteral("SELECT")), qPrintable(header));
+    }
+
+    // Review defect 24: at the window's default size the tolerance explorer needs no sideways
+    // scrolling; the first error is elided, whole in its tooltip.
+    void tolerance_table_fits_without_scrolling() {
+        const auto [path, id] = one_eval_run_store(QStringLiteral("tolerance-fit"));
+        MainWindow window;
+        window.resize(1500, 950);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QSignalSpy opened(&window, &MainWindow::store_opened);
+        window.open_store(path);
+        QVERIFY(opened.wait(5000));
+        QSignalSpy rescored(window.run_view(), &RunView::rescore_ready);
+        window.open_run(id);
+        QVERIFY(rescored.wait(10000));
+        auto* table = window.run_view()->findChild<QTableView*>(QStringLiteral("toleranceTable"));
+        QVERIFY(table != nullptr);
+        QVERIFY(table->model()->rowCount() > 0);
+        QCoreApplication::processEvents();
+        QVERIFY2(!table->horizontalScrollBar()->isVisible(),
+                 qPrintable(QStringLiteral("viewport %1 px, columns %2 px")
+                                .arg(table->viewport()->width())
+                                .arg(table->horizontalHeader()->length())));
+        // The figures of a real 1024x1024 mismatch (the H200 store's all-zero candidate) fit too.
+        auto* model = qobject_cast<ToleranceModel*>(table->model());
+        QVERIFY(model != nullptr);
+        Rescored big;
+        big.trial = 4;
+        big.mismatch_count = 1048576;
+        big.worst_ratio = 12345.6;
+        big.min_passing_atol = 0.0123456;
+        big.first_error = "output: tensors not allclose (atol=0.01, rtol=0.01); max_abs_diff=1 "
+                          "mismatches=1048576/1048576 first at [0, 0]";
+        model->set_rows({big, big});
+        QCoreApplication::processEvents();
+        QVERIFY2(!table->horizontalScrollBar()->isVisible(),
+                 qPrintable(QStringLiteral("viewport %1 px, columns %2 px")
+                                .arg(table->viewport()->width())
+                                .arg(table->horizontalHeader()->length())));
+        // The first error, whole, under the table: of the first failing row, then of the row chosen.
+        QVERIFY2(window.run_view()->first_error_text().startsWith(QStringLiteral("Trial 4, rank 0: output: "
+                                                                                 "tensors not allclose")),
+                 qPrintable(window.run_view()->first_error_text()));
+        QVERIFY(window.run_view()->first_error_text().endsWith(QStringLiteral("first at [0, 0]")));
+        big.trial = 1;
+        big.rank = 1;
+        big.first_error = "output: other";
+        Rescored first = model->rows()[0];
+        model->set_rows({first, big});
+        table->selectionModel()->setCurrentIndex(model->index(1, 0), QItemSelectionModel::ClearAndSelect);
+        QCOMPARE(window.run_view()->first_error_text(), QStringLiteral("Trial 1, rank 1: output: other"));
+        QCOMPARE(model->index(1, ToleranceModel::Verdict).data(Qt::ToolTipRole).toString(),
+                 QStringLiteral("output: other"));
+        for (int c = 0; c < ToleranceModel::Message; ++c) {
+            const QString text = model->index(0, c).data().toString();
+            const int need = table->fontMetrics().horizontalAdvance(text);
+            QVERIFY2(table->columnWidth(c) >= need,
+                     qPrintable(QStringLiteral("column %1 (%2): %3 px for %4 px")
+                                    .arg(c)
+                                    .arg(text)
+                                    .arg(table->columnWidth(c))
+                                    .arg(need)));
+        }
+    }
+
+    void runs_list_has_a_speedup_column() {
+        const QString path = test::temp_path(QStringLiteral("speedups.db"));
+        {
+            Store store = Store::open(path.toStdString());
+            const auto perf = test::add_perf_run(store, "1_allreduce",
+                                                 "solutions_cuda_bf16_none_anthropic_claude", 2.0, 1.0);
+            // A perf run with PKB's figure too shows pkbw's own (whatever the summaries' order).
+            store.add_perf_summary({perf, Side::Candidate, -1, "pkb_speedup", 1.9});
+            add_run(store, "2_allgather", "solutions_cuda_bf16_none_openai_gpt-5.5", RunMode::Eval,
+                    RunStatus::Pass, 1.25, 59, "pkb-cuda", "pkb_speedup");
+        }
+        RunsModel model;
+        QSignalSpy loaded(&model, &RunsModel::page_loaded);
+        model.set_store(path);
+        QVERIFY(loaded.wait(5000));
+        QStringList speedups;
+        for (int r = 0; r < model.rowCount(); ++r) {
+            speedups << model.index(r, RunsModel::Speedup).data().toString();
+        }
+        speedups.sort();
+        QCOMPARE(speedups, (QStringList{QStringLiteral("1.250× PKB"), QStringLiteral("2.000×")}));
+        QCOMPARE(model.headerData(RunsModel::Speedup, Qt::Horizontal, Qt::DisplayRole).toString(),
+                 QStringLiteral("Speedup"));
+    }
+};
+
+QTEST_MAIN(TestRuns)
+#include "tst_runs.moc"
