@@ -1,42 +1,89 @@
 #include "pkbw/core/timing_checks.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace pkbw {
 namespace {
+
 std::string format(const char* pattern, double a, double b) {
-    char text[256];
+    char text[320];
     std::snprintf(text, sizeof text, pattern, a, b);
     return text;
 }
+
+std::string mib(std::size_t bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+    return text;
+}
+
 } // namespace
 
-std::optional<std::string> untimed_device_work(const BlockBracket& block) {
-    const double untimed = block.host_ms - block.span_ms;
-    if (untimed <= kUntimedAllowanceMs + kUntimedAllowanceFraction * block.span_ms) {
-        return std::nullopt;
+CheckedTimingPlan plan_checked_timing(std::size_t input_bytes, std::size_t output_bytes, std::size_t l2_bytes,
+                                      std::size_t memory_budget, int requested, int pairs) {
+    CheckedTimingPlan plan;
+    plan.pairs = std::max(pairs, 1);
+    int calls = std::max(requested, 1);
+    plan.reason = std::to_string(calls) + " calls asked for";
+    if (input_bytes > 0 && l2_bytes > 0 && static_cast<std::size_t>(calls) * input_bytes < 3 * l2_bytes) {
+        const std::size_t cold = (3 * l2_bytes + input_bytes - 1) / input_bytes;
+        calls = static_cast<int>(std::min<std::size_t>(cold, kMaxCallsPerBlock));
+        calls = std::max(calls, std::max(requested, 1));
+        plan.reason = "raised to " + std::to_string(calls) + " so that a block's inputs span 3x L2" +
+                      (cold > kMaxCallsPerBlock ? " (capped at " + std::to_string(kMaxCallsPerBlock) + ")" : "");
     }
-    return format("its timed calls took %.3f ms by a device-wide synchronisation but %.3f ms on the "
-                  "timed stream: device work ran outside the measured stream",
-                  block.host_ms, block.span_ms);
+    // Per call: its fresh input set for each pair and the warm-up, its input slot, two output slots.
+    const std::size_t per_call = (static_cast<std::size_t>(plan.pairs) + 2) * input_bytes + 2 * output_bytes;
+    if (per_call > 0 && memory_budget > 0 && static_cast<std::size_t>(calls) * per_call > memory_budget) {
+        const int fit = static_cast<int>(std::max<std::size_t>(memory_budget / per_call, 1));
+        plan.reason = "lowered to " + std::to_string(fit) + " so that staging and slots fit " + mib(memory_budget) +
+                      " (" + mib(per_call) + " per call)";
+        calls = fit;
+    }
+    plan.calls_per_block = calls;
+    plan.staging_bytes = (static_cast<std::size_t>(plan.pairs) + 1) * calls * input_bytes;
+    plan.slot_bytes = static_cast<std::size_t>(calls) * (input_bytes + 2 * output_bytes);
+    plan.cold_inputs = l2_bytes == 0 || static_cast<std::size_t>(calls) * input_bytes >= 3 * l2_bytes;
+    return plan;
 }
 
-std::optional<std::string> work_after_return(double idle_cpu_ms, double window_ms) {
-    if (idle_cpu_ms <= kIdleCpuAllowanceMs + kIdleCpuAllowanceFraction * window_ms) {
-        return std::nullopt;
+double judge_call_ms(double judge_ms, double round_trip_ms, int calls) {
+    if (calls <= 0) {
+        return 0;
     }
-    return format("its process used %.1f ms of CPU in the %.0f ms after its calls had returned: work "
-                  "left running on host threads",
-                  idle_cpu_ms, window_ms);
+    return std::max(judge_ms - round_trip_ms, 0.0) / calls;
 }
 
-std::optional<std::string> judge_clock_disagrees(double judge_ms, double host_ms) {
-    if (judge_ms <= host_ms * (1 + kJudgeAllowanceFraction) + kJudgeAllowanceMs) {
+std::optional<std::string> samples_disagree(double reported_span_ms, double judge_ms, double round_trip_ms) {
+    const double judged = std::max(judge_ms - round_trip_ms, 0.0);
+    const double allowance = kSamplesAllowanceMs + kSamplesAllowanceFraction * judged;
+    if (reported_span_ms >= judged - allowance && reported_span_ms <= judge_ms + allowance) {
         return std::nullopt;
     }
-    return format("its timed block took %.3f ms on the judge's clock but its process reported %.3f ms: the "
-                  "reported times are not the block's",
-                  judge_ms, host_ms);
+    return format("its process reported %.3f ms for a block that took %.3f ms on the judge's clock: its "
+                  "per-call samples are not the block's (the speedup is the judge's)",
+                  reported_span_ms, judged);
+}
+
+std::optional<std::string> cpu_while_frozen(double cpu_ms) {
+    if (cpu_ms <= kFrozenCpuAllowanceMs) {
+        return std::nullopt;
+    }
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "its processes used %.1f ms of CPU while they were frozen for the reference's blocks: "
+                  "the freeze missed a process, and the reference may have been slowed",
+                  cpu_ms);
+    return std::string(text);
+}
+
+std::optional<std::string> gpu_busy(double probe_us, double idle_probe_us, const std::string& where) {
+    if (probe_us <= idle_probe_us + kGpuBusyAllowanceUs) {
+        return std::nullopt;
+    }
+    return format("a %.0f us probe kernel took %.0f us ", idle_probe_us, probe_us) + where +
+           ": another process's kernels held the GPU";
 }
 
 } // namespace pkbw

@@ -24,11 +24,11 @@ std::string random_token() {
     return engine::random_hex_token();
 }
 
-int remove_shm_segments(const std::string& token, const fs::path& shm_dir) {
-    if (token.empty())
+int remove_shm_segments(const std::string& segment_tag, const fs::path& shm_dir) {
+    if (segment_tag.empty())
         return 0;
-    // The ranks name segments with the token's first 16 digits (engine/runtime/rank_runner.cpp).
-    std::string prefix = "pkbw-" + token.substr(0, 16);
+    // The ranks name segments after PKBW_SEGMENT_TAG (engine/runtime/rank_runner.cpp).
+    std::string prefix = "pkbw-" + segment_tag.substr(0, 16);
     int removed = 0;
     std::error_code ec;
     for (fs::directory_iterator it(shm_dir, ec), end; !ec && it != end; it.increment(ec)) {

@@ -380,6 +380,9 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
     ::prctl(PR_SET_DUMPABLE, 0);
     LaunchOutcome outcome;
     outcome.token = random_token();
+    // Segment names carry a tag of their own, not the token: a candidate's segments are named after the
+    // run too, and must tell it nothing of the judges' token.
+    outcome.segment_tag = random_token().substr(0, 16);
     // Held until rank 0 has it (spawn_rank), so the port cannot be taken in between.
     std::optional<engine::LoopbackListener> listener(engine::LoopbackListener::open(spec.world_size + 8));
     outcome.port = listener->port();
@@ -393,6 +396,7 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
     common["PKBW_RDZV_TOKEN"] = outcome.token;
     common["PKBW_CONTROL_FD"] = std::to_string(kControlFd);
     common["PKBW_LAUNCHER_PID"] = std::to_string(::getpid());
+    common["PKBW_SEGMENT_TAG"] = outcome.segment_tag;
     if (spec.cuda && !std::getenv("NCCL_NVLS_ENABLE"))
         common["NCCL_NVLS_ENABLE"] = "0";
 
@@ -610,7 +614,7 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
     for (const auto& process : engine::kill_descendants(::getpid()))
         outcome.leftovers.push_back("pid " + std::to_string(process.pid) + " (" +
                                     process.command.substr(0, 200) + ")");
-    outcome.shm_segments_removed = remove_shm_segments(outcome.token);
+    outcome.shm_segments_removed = remove_shm_segments(outcome.segment_tag);
     outcome.seconds = since(start);
     return outcome;
 }

@@ -73,7 +73,8 @@ struct LaunchOutcome {
     std::string message;            // names the rank(s), their phase and signal/exit code
     std::vector<int> culprit_ranks; // the ranks the message is about
     std::vector<RankReport> ranks;
-    std::string token; // PKBW_RDZV_TOKEN
+    std::string token;       // PKBW_RDZV_TOKEN
+    std::string segment_tag; // PKBW_SEGMENT_TAG: the host backend's shared-memory names
     int port = 0;      // MASTER_PORT
     double seconds = 0;
     int shm_segments_removed = 0;
@@ -99,8 +100,9 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer);
 
 // 128 random bits from /dev/urandom as 32 hex digits.
 std::string random_token();
-// Removes /dev/shm/pkbw-<first 16 digits of token>* (the host backend's shared memory); returns how many.
-int remove_shm_segments(const std::string& token, const std::filesystem::path& shm_dir = "/dev/shm");
+// Removes /dev/shm/pkbw-<first 16 digits of the segment tag>* (the host backend's shared memory of the
+// run's judges and workers); returns how many.
+int remove_shm_segments(const std::string& segment_tag, const std::filesystem::path& shm_dir = "/dev/shm");
 // Removes the segments of runs whose launcher is gone: names pkbw-<16 hex>-p<pid>-... (ranks started
 // by pkbw carry its pid, PKBW_LAUNCHER_PID) where no process <pid> exists. A launcher killed with
 // SIGKILL cannot clean up; its ranks die with it (PR_SET_PDEATHSIG) but a segment created and not

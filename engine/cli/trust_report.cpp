@@ -22,21 +22,95 @@ std::string rank_list(const std::set<int>& ranks) {
     return text;
 }
 
+// One line per kind of finding: its first occurrence's text and every rank that showed it.
+class Findings {
+public:
+    void note(const std::string& kind, const std::string& finding, int rank) {
+        auto& slot = by_kind_[kind];
+        if (slot.first.empty()) {
+            slot.first = finding;
+        }
+        slot.second.insert(rank);
+    }
+    std::vector<std::string> lines(const std::string& who) const {
+        std::vector<std::string> out;
+        for (const auto& [kind, entry] : by_kind_) {
+            out.push_back(who + entry.first + " (rank(s) " + rank_list(entry.second) + ")");
+        }
+        return out;
+    }
+
+private:
+    std::map<std::string, std::pair<std::string, std::set<int>>> by_kind_;
+};
+
+// A pkbw block's measurements (engine/runtime/checked_timing.cpp) against core/timing_checks.h.
+void check_block(const json& event, int rank, Findings& invalid, Findings& warnings) {
+    const std::string side = event.value("side", "");
+    const double idle = event.value("idle_probe_us", 0.0);
+    if (side == "candidate") {
+        if (event.contains("judge_ms") && event.contains("span_ms")) {
+            if (const auto finding = samples_disagree(event.value("span_ms", 0.0), event.value("judge_ms", 0.0),
+                                                      event.value("round_trip_ms", 0.0))) {
+                warnings.note("samples", "candidate: " + *finding, rank);
+            }
+        }
+        if (event.contains("probe_after_us")) {
+            if (const auto finding = gpu_busy(event.value("probe_after_us", 0.0), idle, "after its block returned")) {
+                invalid.note("gpu_after", *finding + ": device work outside its measured time", rank);
+            }
+        }
+        return;
+    }
+    if (side != "reference") {
+        return;
+    }
+    if (event.contains("frozen") && !event.value("frozen", true)) {
+        invalid.note("unfrozen", "its processes could not be frozen while the reference was timed", rank);
+    }
+    if (event.contains("frozen_cpu_ms")) {
+        if (const auto finding = cpu_while_frozen(event.value("frozen_cpu_ms", 0.0))) {
+            invalid.note("frozen_cpu", *finding, rank);
+        }
+    }
+    for (const char* field : {"probe_before_us", "probe_after_us"}) {
+        if (event.contains(field)) {
+            if (const auto finding = gpu_busy(event.value(field, 0.0), idle, "around a block of the reference")) {
+                invalid.note("gpu_reference", *finding + ", which may have slowed the reference", rank);
+            }
+        }
+    }
+}
+
+void check_plan(const json& event, int rank, Findings& invalid, Findings& warnings) {
+    if (!event.value("checked", true)) {
+        warnings.note("unchecked",
+                      "timing: the timed calls were not checked and the round trip not calibrated (one side "
+                      "only: no reference to check against)",
+                      rank);
+    }
+    const std::string note = event.value("inputs_note", "");
+    if (!note.empty()) {
+        warnings.note("inputs", "timing: " + note, rank);
+    }
+    const std::string containment = event.value("containment", "");
+    if (containment.rfind("signals", 0) == 0) {
+        warnings.note("containment", "candidate's processes: " + containment, rank);
+    }
+    if (event.contains("idle_probe_us")) {
+        const double spin = event.value("probe_spin_us", 0.0);
+        if (const auto finding = gpu_busy(event.value("idle_probe_us", 0.0), spin, "before timing started")) {
+            invalid.note("gpu_start", *finding, rank);
+        }
+    }
+}
+
 } // namespace
 
 void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
     std::map<std::string, std::set<int>> unsandboxed; // why -> ranks
     std::vector<std::string> leftovers;
-    std::vector<std::string> timing_failures;
-    // One line per kind of finding: its first occurrence's text and every rank that showed it.
-    std::map<std::string, std::pair<std::string, std::set<int>>> timing_by_kind;
-    auto note = [&](const std::string& kind, const std::string& finding, int rank) {
-        auto& slot = timing_by_kind[kind];
-        if (slot.first.empty()) {
-            slot.first = finding;
-        }
-        slot.second.insert(rank);
-    };
+    Findings invalid, warnings;
     for (const auto& event : events) {
         const std::string name = event.value("event", "");
         const int rank = event.value("rank", -1);
@@ -49,35 +123,17 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
                                     process.value("command", std::string("?")) + ") on rank " +
                                     std::to_string(rank));
             }
-        } else if (name == protocol::kRecheck && event.value("status", "") != status::kPass) {
-            const std::string variant = event.value("variant", "");
-            const std::string where =
-                variant == "timed_addresses"       ? "on new inputs at the addresses it was timed on"
-                : variant == "one_element_changed" ? "on its timed inputs with one element changed"
-                                                   : "on new inputs at new addresses";
-            note("recheck " + variant,
-                 "re-check after timing failed " + where + ": " + event.value("message", ""), rank);
-        } else if (name == protocol::kPerfResult && event.value("side", "") == "candidate") {
-            const BlockBracket bracket{event.value("span_ms", 0.0), event.value("host_ms", 0.0),
-                                       event.value("calls", 0)};
-            if (event.contains("host_ms")) {
-                if (const auto finding = untimed_device_work(bracket)) {
-                    note("untimed", *finding, rank);
-                }
-            }
-            if (event.contains("judge_ms")) {
-                // The whole request (warm-up and barrier included), not only its timed part.
-                const double reported = event.value("whole_ms", event.value("host_ms", 0.0));
-                if (const auto finding = judge_clock_disagrees(event.value("judge_ms", 0.0), reported)) {
-                    note("judge_clock", *finding, rank);
-                }
-            }
-            if (event.contains("idle_cpu_ms")) {
-                if (const auto finding = work_after_return(event.value("idle_cpu_ms", 0.0),
-                                                           event.value("idle_window_ms", 0.0))) {
-                    note("after_return", *finding, rank);
-                }
-            }
+        } else if (name == protocol::kTimedCheck && event.value("status", "") != status::kPass) {
+            invalid.note("check", "a timed call's output failed its check in block " +
+                                      std::to_string(event.value("block", -1)) + " (" +
+                                      std::to_string(event.value("failed_calls", 0)) + " of " +
+                                      std::to_string(event.value("calls", 0)) + " calls): " +
+                                      event.value("message", std::string()),
+                         rank);
+        } else if (name == protocol::kTimingPlan) {
+            check_plan(event, rank, invalid, warnings);
+        } else if (name == protocol::kPerfResult && event.value("protocol", "") == "pkbw") {
+            check_block(event, rank, invalid, warnings);
         }
     }
     for (const auto& [why, ranks] : unsandboxed) {
@@ -91,21 +147,22 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
         }
         add_warning(verdict, text);
     }
-    for (const auto& [kind, entry] : timing_by_kind) {
-        timing_failures.push_back("candidate: " + entry.first + " (rank(s) " + rank_list(entry.second) + ")");
+    for (const auto& line : warnings.lines("")) {
+        add_warning(verdict, line);
     }
-    if (timing_failures.empty()) {
+    const auto failures = invalid.lines("candidate: ");
+    if (failures.empty()) {
         return;
     }
     std::string message = "timing not trusted: ";
-    for (std::size_t i = 0; i < timing_failures.size(); ++i) {
-        message += (i ? "; " : "") + timing_failures[i];
+    for (std::size_t i = 0; i < failures.size(); ++i) {
+        message += (i ? "; " : "") + failures[i];
     }
     if (verdict.status == status::kPass) {
         verdict.status = std::string(status::kInvalidTiming);
         verdict.exit_code = 1;
-        const std::size_t warnings = verdict.summary.find("; warning");
-        verdict.summary = message + (warnings == std::string::npos ? "" : verdict.summary.substr(warnings));
+        const std::size_t warnings_at = verdict.summary.find("; warning");
+        verdict.summary = message + (warnings_at == std::string::npos ? "" : verdict.summary.substr(warnings_at));
     } else {
         add_warning(verdict, message);
     }

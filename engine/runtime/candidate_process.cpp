@@ -131,7 +131,9 @@ SandboxSpec candidate_sandbox(const CandidateLaunch& launch, const std::string& 
 
 } // namespace
 
-CandidateProcess::CandidateProcess(const CandidateLaunch& launch) {
+CandidateProcess::CandidateProcess(const CandidateLaunch& launch)
+    : side_(launch.side)
+    , who_(launch.side == "candidate" ? "candidate process" : launch.side + "'s timing worker") {
     // Its own directory, the only place it may write (besides /dev/shm and the trace directory).
     std::string pattern = (fs::temp_directory_path() / "pkbw-candidate-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) {
@@ -242,12 +244,12 @@ void CandidateProcess::wait_ready(SharedBuffers& buffers) {
         throw CandidateFailure(ready->value("kind", "environment"), ready->value("message", "setup failed"));
     }
     buffers_ = &buffers;
-    buffers_->set_release_listener([this](int id) { unmap(id); });
+    listener_ = buffers_->add_release_listener([this](int id) { unmap(id); });
 }
 
 CandidateProcess::~CandidateProcess() {
     if (buffers_) {
-        buffers_->set_release_listener(nullptr);
+        buffers_->remove_release_listener(listener_);
     }
     if (!exited_ && pid_ > 0) {
         ::kill(pid_, SIGKILL);
@@ -293,11 +295,20 @@ void CandidateProcess::died(const std::string& during) {
         }
     }
     throw CandidateFailure(
-        "died", "the candidate process (pid " + std::to_string(pid_) + ") " + how + " during " + during,
+        "died", "the " + who_ + " (pid " + std::to_string(pid_) + ") " + how + " during " + during,
         signal, code);
 }
 
 json CandidateProcess::request(const json& message, const std::vector<int>& fds) {
+    try {
+        return exchange(message, fds);
+    } catch (CandidateFailure& failure) {
+        failure.side = side_;
+        throw;
+    }
+}
+
+json CandidateProcess::exchange(const json& message, const std::vector<int>& fds) {
     const std::string msg = message.at("msg").get<std::string>();
     try {
         channel_.send(message, fds);
@@ -311,7 +322,7 @@ json CandidateProcess::request(const json& message, const std::vector<int>& fds)
         // A malformed answer: the candidate wrote into the channel (its only inherited descriptor).
         throw CandidateFailure(
             std::string(cp::kFailProtocol),
-            "the candidate process broke its channel to the judge (it wrote something that is "
+            "the " + who_ + " broke its channel to the judge (it wrote something that is "
             "not the channel's protocol: " +
                 std::string(error.what()) + ")");
     }
@@ -320,7 +331,7 @@ json CandidateProcess::request(const json& message, const std::vector<int>& fds)
     }
     if (reply->value("msg", "") != msg) {
         throw CandidateFailure(std::string(cp::kFailProtocol),
-                               "the candidate process broke its channel to the judge (it answered '" +
+                               "the " + who_ + " broke its channel to the judge (it answered '" +
                                    reply->value("msg", "") + "' to '" + msg + "')");
     }
     if (!reply->value("ok", false)) {
@@ -398,13 +409,27 @@ int CandidateProcess::define_views(const std::vector<TensorView>& inputs,
 }
 
 namespace {
+// What a worker reports of a block: numbers it chose, so each must be one (finite, not negative).
 BlockTiming timing_from(const json& reply) {
+    auto number = [](const json& value) {
+        if (!value.is_number() || !(value.get<double>() >= 0) || value.get<double>() > 1e12) {
+            throw CandidateFailure(std::string(cp::kFailProtocol),
+                                   "the process answered a timed request with " + value.dump().substr(0, 80) +
+                                       " where a time belongs");
+        }
+        return value.get<double>();
+    };
     BlockTiming timing;
-    timing.samples_ms = reply.at("samples_ms").get<std::vector<double>>();
-    timing.span_ms = reply.value("span_ms", 0.0);
-    timing.host_ms = reply.value("host_ms", 0.0);
-    timing.whole_ms = reply.value("whole_ms", timing.host_ms);
-    timing.calls = reply.value("calls", 0);
+    const json samples = reply.value("samples_ms", json());
+    if (!samples.is_array()) {
+        throw CandidateFailure(std::string(cp::kFailProtocol), "a timed reply without samples_ms");
+    }
+    for (const auto& sample : samples) {
+        timing.samples_ms.push_back(number(sample));
+    }
+    timing.span_ms = number(reply.value("span_ms", json(0.0)));
+    const json calls = reply.value("calls", json(0));
+    timing.calls = calls.is_number_integer() ? calls.get<int>() : -1;
     return timing;
 }
 } // namespace
@@ -421,21 +446,16 @@ BlockTiming CandidateProcess::pkb_series(const std::vector<int>& views, int warm
     return timing;
 }
 
-BlockTiming CandidateProcess::pkbw_block(const std::vector<int>& views, int iterations, int repeat,
-                                         bool flush, int& next_copy) {
-    const json reply = request({{"msg", cp::kPkbwBlock},
-                                {"views", views},
-                                {"iterations", iterations},
-                                {"repeat", repeat},
-                                {"flush", flush},
-                                {"next_copy", next_copy}});
+BlockTiming CandidateProcess::timed_calls(const std::vector<int>& views,
+                                          const std::map<std::string, double>& params, bool barrier) {
+    const json reply =
+        request({{"msg", cp::kTimedCalls}, {"views", views}, {"params", params}, {"barrier", barrier}});
     BlockTiming timing = timing_from(reply);
-    if (timing.samples_ms.size() != static_cast<std::size_t>(iterations)) {
+    if (timing.samples_ms.size() != views.size() || timing.calls != static_cast<int>(views.size())) {
         throw CandidateFailure(std::string(cp::kFailProtocol),
-                               "the candidate process returned " + std::to_string(timing.samples_ms.size()) +
-                                   " samples for " + std::to_string(iterations));
+                               "the process returned " + std::to_string(timing.samples_ms.size()) +
+                                   " samples for a block of " + std::to_string(views.size()) + " calls");
     }
-    next_copy = reply.value("next_copy", 0) % std::max<int>(static_cast<int>(views.size()), 1);
     return timing;
 }
 
@@ -453,7 +473,7 @@ int CandidateProcess::threads() const {
 
 void CandidateProcess::request_quit() {
     if (buffers_) {
-        buffers_->set_release_listener(nullptr); // its mappings go with its exit
+        buffers_->remove_release_listener(listener_); // its mappings go with its exit
     }
     if (!exited_ && !quit_sent_) {
         quit_sent_ = true;

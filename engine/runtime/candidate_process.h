@@ -35,6 +35,9 @@ struct CandidateLaunch {
     std::string trace_dir;  // set when tracing: the candidate's trace files go here
     std::map<std::string, double> params;
     bool sandbox = true; // PKBW_SANDBOX=off turns the filesystem rules off (reported)
+    // Which side's library it serves: "candidate", or "reference" for the reference's timing worker
+    // (perf times both sides the same way, in a process of their own; docs/perf.md).
+    std::string side = "candidate";
 };
 
 // The candidate process failed a request. `kind` is core/candidate_protocol.h's failure kind, or
@@ -48,6 +51,7 @@ struct CandidateFailure : std::runtime_error {
     std::string kind;
     int signal = 0;
     int exit_code = -1;
+    std::string side = "candidate"; // the worker that failed: candidate, or reference (its timing worker)
 };
 
 class CandidateProcess {
@@ -62,6 +66,7 @@ public:
     CandidateProcess& operator=(const CandidateProcess&) = delete;
 
     pid_t pid() const { return pid_; }
+    const std::string& side() const { return side_; }
     const Sandbox& sandbox() const { return *sandbox_; }
     const std::string& sandbox_dir() const { return directory_; }
 
@@ -72,8 +77,10 @@ public:
     // A view set the timed requests refer to by id.
     int define_views(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs);
     BlockTiming pkb_series(const std::vector<int>& views, int warmup, int iterations);
-    BlockTiming pkbw_block(const std::vector<int>& views, int iterations, int repeat, bool flush,
-                           int& next_copy);
+    // One checked block: call k on view set views[k] (core/candidate_protocol.h kTimedCalls). The
+    // caller times the request on its own clock; the reply's samples are the process's own account.
+    BlockTiming timed_calls(const std::vector<int>& views, const std::map<std::string, double>& params,
+                            bool barrier);
     void trace(int views, int iterations);
 
     // CPU time of the process (all threads) in ms; < 0 when it is gone.
@@ -87,7 +94,9 @@ public:
     std::vector<ProcessInfo> finish();
 
 private:
+    // One request and its reply; a failure carries this worker's side.
     nlohmann::json request(const nlohmann::json& message, const std::vector<int>& fds = {});
+    nlohmann::json exchange(const nlohmann::json& message, const std::vector<int>& fds);
     nlohmann::json describe(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs);
     // Maps the view's buffer into the candidate if it is not yet; returns where the view lies in it.
     SharedBuffers::Location ensure_mapped(const TensorView& view);
@@ -95,6 +104,9 @@ private:
     void unmap(int id);
 
     SharedBuffers* buffers_ = nullptr;
+    int listener_ = 0;
+    std::string side_;
+    std::string who_; // "candidate process" or "reference's timing worker", for messages
     bool quit_sent_ = false;
     Channel channel_;
     std::optional<Sandbox> sandbox_;

@@ -2,6 +2,7 @@
 // NCCL communicator over all ranks, and symmetric memory through CUDA IPC handles exchanged over the
 // rendezvous.
 #define PKBW_BACKEND_CUDA 1
+#include "cuda_checks.h"
 #include "device.h"
 #include "rendezvous.h"
 
@@ -258,6 +259,38 @@ public:
         }
     }
     std::pair<int, int> clocks_mhz() override { return query_clocks_mhz(ordinal_); }
+    std::vector<std::uint64_t> count_mismatches(const std::vector<MismatchQuery>& queries, double atol,
+                                                double rtol) override {
+        std::vector<std::uint64_t> counts(queries.size(), 0);
+        if (queries.empty()) {
+            return counts;
+        }
+        unsigned long long* device_counts = nullptr;
+        const std::size_t bytes = queries.size() * sizeof(unsigned long long);
+        check_cuda(cudaMalloc(&device_counts, bytes), "cudaMalloc (mismatch counts)");
+        const std::unique_ptr<unsigned long long, decltype(&cudaFree)> owned(device_counts, &cudaFree);
+        check_cuda(cudaMemsetAsync(device_counts, 0, bytes, stream_), "cudaMemsetAsync (mismatch counts)");
+        for (std::size_t q = 0; q < queries.size(); ++q) {
+            check_cuda(launch_count_mismatches(queries[q].reference, queries[q].candidate, queries[q].dtype,
+                                               queries[q].count, static_cast<float>(atol), static_cast<float>(rtol),
+                                               device_counts + q, stream_),
+                       "the mismatch count kernel");
+        }
+        std::vector<unsigned long long> host(queries.size());
+        check_cuda(cudaMemcpyAsync(host.data(), device_counts, bytes, cudaMemcpyDeviceToHost, stream_),
+                   "cudaMemcpyAsync (mismatch counts)");
+        check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (mismatch counts)");
+        std::copy(host.begin(), host.end(), counts.begin());
+        return counts;
+    }
+    double probe_us(double spin_us) override {
+        CudaTimer timer(2, stream_);
+        timer.mark(0);
+        check_cuda(launch_probe(spin_us, stream_), "the probe kernel");
+        timer.mark(1);
+        check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (probe)");
+        return timer.elapsed_ms().at(0) * 1000.0;
+    }
     void copy_async(void* destination, const void* source, std::size_t bytes) override {
         check_cuda(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDefault, stream_),
                    "cudaMemcpyAsync");

@@ -73,6 +73,14 @@ struct SharedAllocation {
     SharedHandle handle;
 };
 
+// One pair of same-dtype, same-size tensors for Device::count_mismatches.
+struct MismatchQuery {
+    const void* reference = nullptr;
+    const void* candidate = nullptr;
+    DType dtype = DType::F32;
+    std::size_t count = 0; // elements
+};
+
 class Device {
 public:
     virtual ~Device() = default;
@@ -118,6 +126,14 @@ public:
                                  DType dtype) = 0;
     // Current SM and memory clocks in MHz (NVML), or {0, 0} when unknown.
     virtual std::pair<int, int> clocks_mhz() = 0;
+
+    // Per query, the elements that fail PKB's rule (mismatch_rule.h), counted where the data lives:
+    // the judge's check of every timed call (docs/perf.md). Synchronous.
+    virtual std::vector<std::uint64_t> count_mismatches(const std::vector<MismatchQuery>& queries, double atol,
+                                                        double rtol) = 0;
+    // Launch-to-end time in microseconds of a kernel that spins `spin_us` on this device's stream; 0
+    // where there is no GPU. Far longer than `spin_us` means another process's kernels held the GPU.
+    virtual double probe_us(double spin_us) = 0;
 };
 
 // The host backend's device: malloc'd memory; symmetric memory in POSIX shared memory segments

@@ -1,4 +1,6 @@
 #include "device.h"
+#include "mismatch_rule.h"
+#include "pkbw/core/dtype.h"
 #include "pkbw/core/error.h"
 #include "rendezvous.h"
 
@@ -100,6 +102,24 @@ public:
     void copy_async(void* destination, const void* source, std::size_t bytes) override {
         std::memcpy(destination, source, bytes);
     }
+    std::vector<std::uint64_t> count_mismatches(const std::vector<MismatchQuery>& queries, double atol,
+                                                double rtol) override {
+        std::vector<std::uint64_t> counts;
+        for (const auto& q : queries) {
+            const std::size_t size = dtype_size(q.dtype);
+            const auto* ref = static_cast<const std::byte*>(q.reference);
+            const auto* cand = static_cast<const std::byte*>(q.candidate);
+            std::uint64_t mismatches = 0;
+            for (std::size_t i = 0; i < q.count; ++i) {
+                mismatches += element_mismatches(element_to_f32(q.dtype, ref + i * size),
+                                                 element_to_f32(q.dtype, cand + i * size), static_cast<float>(atol),
+                                                 static_cast<float>(rtol));
+            }
+            counts.push_back(mismatches);
+        }
+        return counts;
+    }
+    double probe_us(double) override { return 0; }
 
     SharedAllocation allocate_shared(std::size_t bytes) override {
         const std::size_t size = round_up(bytes == 0 ? 1 : bytes, 4096);

@@ -12,8 +12,7 @@
 #include "pkbw/problems/registry.h"
 #include "pkbw/tracer_control.h"
 #include "rank_run.h"
-#include "recheck.h"
-#include "remote_side.h"
+#include "checked_timing.h"
 #include "rendezvous.h"
 #include "solution_library.h"
 #include "trial_buffers.h"
@@ -96,13 +95,22 @@ int RankRun::run() {
     }
     // Segment names carry the token's start so the launcher can clean up after a crash, and the
     // launcher's pid so a later pkbw can clean up after a launcher that was killed.
-    shm_prefix_ = "/pkbw-" + rdzv.token.substr(0, 16);
+    // PKBW_SEGMENT_TAG is the launcher's, independent of the token (the workers' segment names carry
+    // it too); ranks started by another launcher take a random one.
+    const char* tag = std::getenv("PKBW_SEGMENT_TAG");
+    shm_prefix_ = "/pkbw-" + (tag && *tag ? std::string(tag).substr(0, 16) : random_hex_token().substr(0, 16));
     if (const char* launcher = std::getenv("PKBW_LAUNCHER_PID"); launcher && *launcher) {
         shm_prefix_ += "-p" + std::to_string(std::atoll(launcher));
     }
-    // The candidate's process starts now and opens its device while this one opens its own.
-    if (config_.mode != "calibrate" && config_.runs_candidate()) {
-        start_candidate(problem_->params(config_.problem_config(0)));
+    // The workers start now and open their devices while this process opens its own.
+    if (config_.mode != "calibrate") {
+        const auto params = problem_->params(config_.problem_config(0));
+        if (config_.runs_candidate()) {
+            candidate_ = start_worker("candidate", config_.candidate_library, params);
+        }
+        if (config_.perf && config_.runs_reference()) {
+            reference_worker_ = start_worker("reference", config_.reference_library, params);
+        }
     }
     try {
         if (config_.backend == "cuda") {
@@ -134,6 +142,13 @@ int RankRun::run() {
     const auto params = problem_->params(config_.problem_config(0));
     reference_session_ = std::make_unique<SolutionSession>("reference", *device_, *rendezvous_, params);
     shared_ = std::make_unique<SharedBuffers>(*device_);
+    if (reference_worker_) {
+        try {
+            reference_worker_->wait_ready(*shared_);
+        } catch (const CandidateFailure& failure) {
+            throw Error(std::string("the reference's timing worker could not start: ") + failure.what());
+        }
+    }
     if (candidate_) {
         try {
             candidate_->wait_ready(*shared_);
@@ -167,41 +182,42 @@ int RankRun::run() {
         run_traced_pass(trace_iterations_);
     }
     if (config_.perf && all_passed) {
-        phase("perf", 0);
-        const PerfContext context{
-            *device_, *rendezvous_, events_, rank_, local_rank_, problem_, config_.problem_config(0)};
-        PerfSides sides;
-        if (reference_) {
-            sides.reference = [&](const TimingBuffers& buffers) {
-                return make_local_side(context, *reference_, *reference_session_, buffers);
-            };
-        }
-        if (candidate_) {
-            sides.candidate = [&](const TimingBuffers& buffers) -> std::unique_ptr<TimedSide> {
-                try {
-                    return make_remote_side(*candidate_, *rendezvous_, buffers);
-                } catch (const CandidateFailure& failure) {
-                    candidate_broke(failure, "perf", 0);
-                }
-            };
-            if (reference_) {
-                sides.after_timing = [&](TimingBuffers& timed) { recheck(timed); };
-            }
-        }
-        try {
-            run_perf(context, perf_options, sides, *shared_);
-        } catch (const CandidateFailure& failure) {
-            if (failure.kind == candidate_protocol::kFailSolution) {
-                throw Error("candidate failed while being timed: " + std::string(failure.what()));
-            }
-            candidate_broke(failure, "perf", 0);
-        }
+        run_perf_phase();
     }
     return finish(trials_run);
 }
 
+void RankRun::run_perf_phase() {
+    phase("perf", 0);
+    const PerfContext context{
+        *device_, *rendezvous_, events_, rank_, local_rank_, problem_, config_.problem_config(0)};
+    TimedWorker reference{"reference", reference_worker_.get(), false};
+    TimedWorker candidate{"candidate", candidate_.get(), true};
+    PerfWorkers workers;
+    workers.reference = reference_worker_ ? &reference : nullptr;
+    workers.candidate = candidate_ ? &candidate : nullptr;
+    workers.atol = config_.atol;
+    workers.rtol = config_.rtol;
+    try {
+        run_perf(context, parse_perf_options(config_.perf_options, "configuration"), workers, *shared_);
+    } catch (const CandidateFailure& failure) {
+        if (failure.side != "candidate") {
+            throw Error("the reference's timing worker failed: " + std::string(failure.what()));
+        }
+        if (failure.kind == candidate_protocol::kFailSolution) {
+            throw Error("candidate failed while being timed: " + std::string(failure.what()));
+        }
+        candidate_broke(failure, "perf", 0);
+    }
+}
+
 int RankRun::finish(int trials_run) {
     phase("teardown", std::max(trials_run - 1, 0));
+    if (reference_worker_) {
+        reference_worker_->request_quit();
+        reference_worker_->finish();
+        reference_worker_.reset();
+    }
     if (candidate_) {
         const int threads = candidate_->threads();
         candidate_->request_quit(); // it leaves while this process's sessions are torn down
@@ -293,9 +309,10 @@ void RankRun::run_traced_pass(int iterations) {
     }
 }
 
-void RankRun::start_candidate(const std::map<std::string, double>& params) {
+std::unique_ptr<CandidateProcess> RankRun::start_worker(const std::string& side, const std::string& library,
+                                                        const std::map<std::string, double>& params) {
     std::string mine;
-    std::optional<LoopbackListener> listener; // rank 0's: the candidate adopts it; ours closes below
+    std::optional<LoopbackListener> listener; // rank 0's: the worker adopts it; ours closes below
     if (rank_ == 0) {
         listener.emplace(LoopbackListener::open(config_.world_size + 8));
         mine = std::to_string(listener->port()) + " " + random_hex_token();
@@ -303,8 +320,9 @@ void RankRun::start_candidate(const std::map<std::string, double>& params) {
     const auto all = rendezvous_->all_gather(std::as_bytes(std::span(mine.data(), mine.size())));
     const std::string chosen(reinterpret_cast<const char*>(all[0].data()), all[0].size());
     CandidateLaunch launch;
+    launch.side = side;
     launch.program = executable_directory() + "/pkbw-candidate";
-    launch.library = config_.candidate_library;
+    launch.library = library;
     launch.backend = config_.backend;
     launch.rank = rank_;
     launch.world_size = config_.world_size;
@@ -312,20 +330,21 @@ void RankRun::start_candidate(const std::map<std::string, double>& params) {
     launch.rendezvous_port = std::atoi(chosen.substr(0, chosen.find(' ')).c_str());
     launch.rendezvous_token = chosen.substr(chosen.find(' ') + 1);
     launch.rendezvous_listen_fd = listener ? listener->fd() : -1;
-    launch.shm_prefix = shm_prefix_ + "-c";
+    launch.shm_prefix = shm_prefix_ + (side == "candidate" ? "-c" : "-w");
     launch.params = params;
-    if (recorder_) {
+    if (recorder_ && side == "candidate") {
         launch.trace_dir = (trace_dir_ / "candidate").string();
     }
     const char* sandbox = std::getenv("PKBW_SANDBOX");
     launch.sandbox = !(sandbox && std::string(sandbox) == "off");
     try {
-        candidate_ = std::make_unique<CandidateProcess>(launch);
+        return std::make_unique<CandidateProcess>(launch);
     } catch (const CandidateFailure& failure) {
-        if (failure.kind == "died") {
+        if (side == "candidate" && failure.kind == "died") {
             candidate_broke(failure, "rendezvous", 0);
         }
-        throw Error(std::string("the candidate process could not start: ") + failure.what());
+        throw Error("the " + side + (side == "candidate" ? " process" : "'s timing worker") +
+                    " could not start: " + failure.what());
     }
 }
 

@@ -152,8 +152,23 @@ def main():
                 if pid_alive(left.get("pid", 0)):
                     failures.append(f"process {left} the candidate left is still alive")
         for text in case.get("candidate_events", []):
-            if not any(text in json.dumps(e) for e in events if e.get("event") in ("candidate", "recheck")):
-                failures.append(f"no candidate/recheck event containing '{text}'")
+            if not any(text in json.dumps(e) for e in events
+                       if e.get("event") in ("candidate", "timing_plan", "timed_check")):
+                failures.append(f"no candidate, timing_plan or timed_check event containing '{text}'")
+        for text in case.get("absent_warnings", []):
+            for w in warnings:
+                if text in w:
+                    failures.append(f"warning '{w}' contains '{text}', expected none")
+        if "frozen_cpu_below_ms" in case:
+            # While the reference is timed the candidate's tree is frozen: it can use no CPU.
+            blocks = [e for e in events if e.get("event") == "perf_result" and e.get("protocol") == "pkbw"
+                      and e.get("side") == "reference"]
+            if not blocks or any("frozen_cpu_ms" not in e for e in blocks):
+                failures.append("reference blocks without frozen_cpu_ms")
+            for e in blocks:
+                if e.get("frozen_cpu_ms", 0) >= case["frozen_cpu_below_ms"] or not e.get("frozen", False):
+                    failures.append(f"rank {e.get('rank')} block {e.get('block')}: candidate used "
+                                    f"{e.get('frozen_cpu_ms')} ms of CPU while frozen (frozen: {e.get('frozen')})")
         run_id = finished.get("run_id", 0)
         row, ranks = check_store(store, run_id, failures)
         if not row or row[0] != case["status"] or row[1] != case["exit"] or row[2] is None:

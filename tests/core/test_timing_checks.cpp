@@ -4,34 +4,73 @@
 
 using namespace pkbw;
 
-TEST(TimingChecks, UntimedDeviceWorkIsFlaggedOnlyBeyondLaunchAndSyncAllowance) {
-    // An honest block: the device-wide sync returns right after the last mark.
-    EXPECT_FALSE(untimed_device_work({10.0, 10.3, 100}));
-    // Tiny blocks have a fixed allowance for the first launch and the final synchronisation.
-    EXPECT_FALSE(untimed_device_work({0.05, 0.05 + kUntimedAllowanceMs * 0.9, 100}));
-    // 200 us of side-stream work per call, 100 calls, timed at 7 us each (the measurement).
-    const auto finding = untimed_device_work({0.7, 20.7, 100});
-    ASSERT_TRUE(finding);
-    EXPECT_NE(finding->find("outside the measured stream"), std::string::npos);
-    EXPECT_NE(finding->find("20.700 ms"), std::string::npos);
-    // The allowance grows with the span (10%), so long honest blocks are not flagged for jitter.
-    EXPECT_FALSE(untimed_device_work({1000.0, 1000.0 + 0.09 * 1000.0 + kUntimedAllowanceMs, 100}));
-    EXPECT_TRUE(untimed_device_work({1000.0, 1000.0 + 0.11 * 1000.0 + kUntimedAllowanceMs, 100}));
+namespace {
+constexpr std::size_t MiB = 1 << 20;
 }
 
-TEST(TimingChecks, CpuAfterReturnIsFlaggedAboveAQuarterCore) {
-    EXPECT_FALSE(work_after_return(0.0, 50.0));
-    EXPECT_FALSE(work_after_return(kIdleCpuAllowanceMs + 0.2 * 50.0, 50.0));
-    const auto finding = work_after_return(48.0, 50.0);
-    ASSERT_TRUE(finding);
-    EXPECT_NE(finding->find("48.0 ms of CPU in the 50 ms"), std::string::npos);
+TEST(CheckedTimingPlan, CallsRiseUntilTheBlockSpansThreeTimesL2) {
+    // 2 MiB inputs, 60 MiB L2: 90 calls read 180 MiB, more than the cache can hold.
+    const auto plan = plan_checked_timing(2 * MiB, 2 * MiB, 60 * MiB, 32ull << 30, 50, 10);
+    EXPECT_EQ(plan.calls_per_block, 90);
+    EXPECT_TRUE(plan.cold_inputs);
+    EXPECT_NE(plan.reason.find("3x L2"), std::string::npos);
+    EXPECT_EQ(plan.staging_bytes, 11u * 90 * 2 * MiB); // ten pairs and the warm-up
+    EXPECT_EQ(plan.slot_bytes, 90u * (2 + 4) * MiB);
 }
 
-TEST(TimingChecks, TheJudgesClockMustConfirmTheReportedBlockTime) {
-    EXPECT_FALSE(judge_clock_disagrees(21.0, 20.0));
-    EXPECT_FALSE(judge_clock_disagrees(0.5 + kJudgeAllowanceMs, 0.5)); // a short block, a slow round trip
-    // A candidate that reports 0.7 ms for a block that kept the judge waiting 300 ms.
-    const auto finding = judge_clock_disagrees(300.0, 0.7);
-    ASSERT_TRUE(finding);
-    EXPECT_NE(finding->find("not the block's"), std::string::npos);
+TEST(CheckedTimingPlan, TinyInputsAreCappedAndSaySoAndMayStayInTheCache) {
+    const auto plan = plan_checked_timing(4096, 4096, 60 * MiB, 32ull << 30, 50, 10);
+    EXPECT_EQ(plan.calls_per_block, kMaxCallsPerBlock);
+    EXPECT_FALSE(plan.cold_inputs);
+    EXPECT_NE(plan.reason.find("capped"), std::string::npos);
+}
+
+TEST(CheckedTimingPlan, LargeInputsGetFewerCallsToFitTheBudgetButAlwaysOne) {
+    // 1 GiB inputs and outputs, 16 GiB budget: (10 + 2) GiB + 2 GiB per call fits once.
+    const auto plan = plan_checked_timing(1ull << 30, 1ull << 30, 60 * MiB, 16ull << 30, 50, 10);
+    EXPECT_EQ(plan.calls_per_block, 1);
+    EXPECT_NE(plan.reason.find("lowered"), std::string::npos);
+    const auto huge = plan_checked_timing(64ull << 30, 0, 60 * MiB, 16ull << 30, 50, 10);
+    EXPECT_EQ(huge.calls_per_block, 1);
+    // Without an L2 (the host backend) the request stands.
+    EXPECT_EQ(plan_checked_timing(MiB, MiB, 0, 1ull << 30, 7, 3).calls_per_block, 7);
+}
+
+TEST(CheckedTimingPlan, JudgeCallTimeSubtractsTheRoundTripAndNeverGoesNegative) {
+    EXPECT_DOUBLE_EQ(judge_call_ms(1.05, 0.05, 100), 0.01);
+    EXPECT_DOUBLE_EQ(judge_call_ms(0.03, 0.05, 100), 0.0);
+    EXPECT_DOUBLE_EQ(judge_call_ms(1.0, 0.0, 0), 0.0);
+}
+
+TEST(TimingChecks, SamplesThatAgreeWithTheJudgesClockAreNotAFinding) {
+    // 100 calls of 10 us: the events span 1.0 ms; the judge saw 1.08 ms with a 0.05 ms round trip.
+    EXPECT_FALSE(samples_disagree(1.0, 1.08, 0.05));
+    // A short block: barrier and first launch fit the fixed allowance.
+    EXPECT_FALSE(samples_disagree(0.05, 0.05 + 0.05 + kSamplesAllowanceMs * 0.9, 0.05));
+}
+
+TEST(TimingChecks, ShrunkOrSlowedSamplesAreAFinding) {
+    // Samples shrunk 5.8x (the forged clock): reported 1.7 ms of a 10 ms block.
+    const auto shrunk = samples_disagree(1.7, 10.05, 0.05);
+    ASSERT_TRUE(shrunk);
+    EXPECT_NE(shrunk->find("not the block's"), std::string::npos);
+    EXPECT_NE(shrunk->find("10.000 ms"), std::string::npos);
+    // A process clock slowed 1.3x reports less than happened; one sped up reports more than the
+    // judge could have seen.
+    EXPECT_TRUE(samples_disagree(10.0 / 1.3, 10.05, 0.05));
+    EXPECT_TRUE(samples_disagree(13.0, 10.05, 0.05));
+}
+
+TEST(TimingChecks, CpuWhileFrozenAndABusyGpu) {
+    EXPECT_FALSE(cpu_while_frozen(0.0));
+    EXPECT_FALSE(cpu_while_frozen(kFrozenCpuAllowanceMs));
+    const auto cpu = cpu_while_frozen(35.0);
+    ASSERT_TRUE(cpu);
+    EXPECT_NE(cpu->find("35.0 ms"), std::string::npos);
+
+    EXPECT_FALSE(gpu_busy(25.0, 24.0, "while the reference was timed"));
+    EXPECT_FALSE(gpu_busy(24.0 + kGpuBusyAllowanceUs, 24.0, "x"));
+    const auto gpu = gpu_busy(2100.0, 24.0, "while the reference was timed");
+    ASSERT_TRUE(gpu);
+    EXPECT_NE(gpu->find("2100 us while the reference was timed"), std::string::npos);
 }

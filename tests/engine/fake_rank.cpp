@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
         emit(R"({"event":"phase","rank":)" + r + R"(,"phase":")" + phase + R"(","trial":0})");
     }
     if (mode == "shm") {
-        std::string name = "/dev/shm/pkbw-" + env("PKBW_RDZV_TOKEN") + "-r" + r;
+        std::string name = "/dev/shm/pkbw-" + env("PKBW_SEGMENT_TAG") + "-r" + r;
         int fd = ::open(name.c_str(), O_CREAT | O_WRONLY, 0600);
         if (fd >= 0)
             ::close(fd);

@@ -152,7 +152,9 @@ TEST_F(Launcher, SharedMemorySegmentsAreRemoved) {
     auto outcome = run("shm", 2);
     EXPECT_EQ(outcome.end, LaunchEnd::Completed) << outcome.message;
     EXPECT_EQ(outcome.shm_segments_removed, 2);
-    EXPECT_FALSE(fs::exists("/dev/shm/pkbw-" + outcome.token + "-r0"));
+    EXPECT_FALSE(fs::exists("/dev/shm/pkbw-" + outcome.segment_tag + "-r0"));
+    EXPECT_EQ(outcome.segment_tag.size(), 16u);
+    EXPECT_EQ(outcome.token.find(outcome.segment_tag), std::string::npos); // names reveal no token
 }
 
 TEST_F(Launcher, InterruptKillsTheGroup) {
@@ -254,10 +256,10 @@ TEST(OrphanedSegments, OnlyThoseOfDeadLaunchersAreRemoved) {
     EXPECT_TRUE(fs::exists(dir.path() / ("pkbw-" + token + "-pxyz-0-1")));
 }
 
-// The ranks name segments with the token's first 16 digits: the launcher's clean-up must match them.
+// The ranks name segments after the segment tag: the launcher's clean-up must match them.
 TEST(OrphanedSegments, RunCleanupMatchesTheRanksNames) {
     pkbw::test::TempDir dir;
-    const std::string token = "0123456789abcdef0123456789abcdef";
+    const std::string token = "0123456789abcdef";
     dir.write("pkbw-0123456789abcdef-p1-0-0", "x");
     dir.write("pkbw-0123456789abcdef-0-1", "x");
     dir.write("pkbw-fedcba9876543210-0-1", "x");

@@ -1,0 +1,19 @@
+// The launchers of cuda_checks.cu's kernels, for cuda_device.cpp (compiled by the host compiler).
+#pragma once
+
+#include "pkbw/dtype_enum.h"
+
+#include <cstddef>
+#include <cuda_runtime_api.h>
+
+namespace pkbw::engine {
+
+// Adds to *mismatches (device memory) the elements of `count` where `candidate` fails PKB's rule
+// against `reference` (mismatch_rule.h); queued on `stream`.
+cudaError_t launch_count_mismatches(const void* reference, const void* candidate, DType dtype, std::size_t count,
+                                    float atol, float rtol, unsigned long long* mismatches, cudaStream_t stream);
+
+// One thread spinning `spin_us` by the GPU's global timer.
+cudaError_t launch_probe(double spin_us, cudaStream_t stream);
+
+} // namespace pkbw::engine
