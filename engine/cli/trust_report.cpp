@@ -123,6 +123,8 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
                                     process.value("command", std::string("?")) + ") on rank " +
                                     std::to_string(rank));
             }
+        } else if (name == protocol::kTimedCheck && event.value("status", "") == "unchecked") {
+            warnings.note("unchecked_calls", "timing: " + event.value("message", std::string("not checked")), rank);
         } else if (name == protocol::kTimedCheck && event.value("status", "") != status::kPass) {
             invalid.note("check", "a timed call's output failed its check in block " +
                                       std::to_string(event.value("block", -1)) + " (" +

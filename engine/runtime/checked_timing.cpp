@@ -154,9 +154,8 @@ namespace {
 
 class CheckedTiming {
 public:
-    CheckedTiming(const CheckedTimingContext& context, const PerfOptions& options, CandidateStillness& still)
-        : still_(still)
-        , c_(context)
+    CheckedTiming(const CheckedTimingContext& context, const PerfOptions& options)
+        : c_(context)
         , p_(context.perf)
         , options_(options)
         , inputs_layout_(p_.problem->input_specs(p_.config, p_.rank))
@@ -181,7 +180,6 @@ private:
     std::string first_failure(int group, int call);
     void send_plan();
 
-    CandidateStillness& still_;
     const CheckedTimingContext& c_;
     const PerfContext& p_;
     const PerfOptions& options_;
@@ -208,9 +206,14 @@ void CheckedTiming::plan() {
     // Every rank must make the same number of calls: their calls may be collectives.
     const int agreed = min_over_ranks(p_.rendezvous, plan_.calls_per_block);
     if (agreed != plan_.calls_per_block) {
-        plan_ = plan_checked_timing(inputs_layout_.set_bytes, outputs_layout_.set_bytes, 0, 0, agreed,
+        const std::string reason = plan_.reason;
+        plan_ = plan_checked_timing(inputs_layout_.set_bytes, outputs_layout_.set_bytes, l2, 0, agreed,
                                     options_.pairs);
-        plan_.reason += " (the fewest any rank could hold)";
+        plan_.calls_per_block = agreed; // never more than a rank could hold, whatever L2 asks
+        plan_.staging_bytes = (static_cast<std::size_t>(plan_.pairs) + 1) * agreed * inputs_layout_.set_bytes;
+        plan_.slot_bytes = static_cast<std::size_t>(agreed) * (inputs_layout_.set_bytes + 2 * outputs_layout_.set_bytes);
+        plan_.cold_inputs = l2 == 0 || static_cast<std::size_t>(agreed) * inputs_layout_.set_bytes >= 3 * l2;
+        plan_.reason = reason + "; " + std::to_string(agreed) + " on every rank (the fewest any rank could hold)";
     }
     seed_ = agree_on_seed(p_.rendezvous, p_.rank);
     mode_ = p_.config.input_mode;
@@ -373,20 +376,22 @@ void CheckedTiming::check_pair(int group, int candidate_block) {
         for (std::size_t t = 0; t < per_call; ++t) {
             mismatches += counts[static_cast<std::size_t>(k) * per_call + t];
         }
-        if (mismatches == 0 && per_call > 0) {
+        if (mismatches == 0) {
             continue;
         }
-        // core decides (the device's count follows its rule) and names the first error.
-        std::string why = first_failure(group, k);
-        if (why.empty() && per_call > 0) {
-            continue;
+        if (message.empty()) {
+            // core's comparison decides the first one the device counted, and says why.
+            message = first_failure(group, k);
+            if (message.empty()) {
+                continue; // core clears it: the device's count follows the same rule, so this is rare
+            }
+            message = "call " + std::to_string(k) + " of " + std::to_string(plan_.calls_per_block) + ": " + message;
         }
-        if (per_call == 0) {
-            why = "the problem has no tensor output to check";
-        }
-        if (++failed == 1) {
-            message = "call " + std::to_string(k) + " of " + std::to_string(plan_.calls_per_block) + ": " + why;
-        }
+        ++failed;
+    }
+    const std::string status = per_call == 0 ? "unchecked" : failed == 0 ? "pass" : "mismatch";
+    if (per_call == 0) {
+        message = "the problem has no tensor output to check";
     }
     p_.events.send({{"event", protocol::kTimedCheck},
                     {"rank", p_.rank},
@@ -394,7 +399,7 @@ void CheckedTiming::check_pair(int group, int candidate_block) {
                     {"side", "candidate"},
                     {"calls", plan_.calls_per_block},
                     {"failed_calls", failed},
-                    {"status", failed == 0 ? "pass" : "mismatch"},
+                    {"status", status},
                     {"message", message}});
 }
 
@@ -429,7 +434,9 @@ void CheckedTiming::run() {
             prepare_side(*side);
         }
     }
-    CandidateStillness& still = still_;
+    // Frozen from here to the end of the blocks, but in its own blocks; the slots' release (unmapping,
+    // a request) comes after, with the process running.
+    CandidateStillness still(candidate_.worker);
     round_trip_ms_ = calibrate_round_trip();
     if (!p_.device.on_host()) {
         std::vector<double> probes;
@@ -461,9 +468,8 @@ void CheckedTiming::run() {
 
 } // namespace
 
-void run_checked_timing(const CheckedTimingContext& context, const PerfOptions& options,
-                        CandidateStillness& still) {
-    CheckedTiming timing(context, options, still);
+void run_checked_timing(const CheckedTimingContext& context, const PerfOptions& options) {
+    CheckedTiming timing(context, options);
     timing.run();
 }
 

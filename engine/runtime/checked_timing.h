@@ -24,8 +24,10 @@ struct TimedWorker {
 };
 
 // Keeps the untrusted worker's process tree frozen (ProcessContainer) from construction to
-// destruction, except inside thawed(): its own blocks. A freeze that fails is counted, and the run
-// says so; the tree's CPU time is what a frozen tree must not use.
+// destruction, except inside thawed(): its own blocks. Requests that are not timed (mapping buffers,
+// defining views, unmapping) need the process running: they happen outside a stillness's life. A
+// freeze that fails is counted, and the run says so; the tree's CPU time is what a frozen tree must
+// not use.
 class CandidateStillness {
 public:
     explicit CandidateStillness(TimedWorker* worker);
@@ -69,7 +71,6 @@ int checked_timing_blocks(const PerfOptions& options, int sides);
 // Times the present sides in ABBA blocks and sends a `timing_plan` event, a `perf_result` per block
 // and a `timed_check` per candidate block. A worker that breaks throws CandidateFailure; a reference
 // that fails throws pkbw::Error.
-void run_checked_timing(const CheckedTimingContext& context, const PerfOptions& options,
-                        CandidateStillness& still);
+void run_checked_timing(const CheckedTimingContext& context, const PerfOptions& options);
 
 } // namespace pkbw::engine

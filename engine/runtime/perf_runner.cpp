@@ -212,7 +212,7 @@ int rotation_copies(const PerfOptions& options, std::size_t per_copy, const Devi
 // PKB's protocol, in each side's worker (the PKB-compatible figure: measured inside the process, as
 // PKB measures it, so a candidate can steer it; never the headline).
 void time_pkb_series(const PerfContext& c, const PerfOptions& options, const std::vector<TimedWorker*>& present,
-                     SharedBuffers& shared, CandidateStillness& still, const std::function<void(const std::string&)>& progress) {
+                     SharedBuffers& shared, const std::function<void(const std::string&)>& progress) {
     const auto input_specs = c.problem->input_specs(c.config, c.rank);
     const auto output_specs = c.problem->output_specs(c.config, c.rank);
     const std::size_t l2 = c.device.versions().l2_bytes;
@@ -220,15 +220,23 @@ void time_pkb_series(const PerfContext& c, const PerfOptions& options, const std
     const int groups = pkb_groups(first, l2);
     TimingBuffers buffers(shared, input_specs, c.problem->build_inputs(c.config, c.rank), output_specs, groups,
                           true);
-    const auto params = c.problem->params(c.config);
-    for (TimedWorker* worker : present) {
-        std::vector<int> views;
+    std::vector<std::vector<int>> views(present.size());
+    TimedWorker* candidate = nullptr;
+    for (std::size_t w = 0; w < present.size(); ++w) {
         for (int copy = 0; copy < buffers.copies(); ++copy) {
-            views.push_back(worker->process->define_views(buffers.inputs(copy), buffers.outputs()));
+            views[w].push_back(present[w]->process->define_views(buffers.inputs(copy), buffers.outputs()));
         }
-        auto series = [&] { return worker->process->pkb_series(views, options.pkb_warmup, options.pkb_iterations); };
+        candidate = present[w]->untrusted ? present[w] : candidate;
+    }
+    for (std::size_t w = 0; w < present.size(); ++w) {
+        TimedWorker* worker = present[w];
         c.rendezvous.barrier();
-        const BlockTiming timing = worker->untrusted ? still.thawed(series) : series();
+        BlockTiming timing;
+        {
+            // The candidate is still while the reference is timed; in its own series it runs.
+            CandidateStillness still(worker->untrusted ? nullptr : candidate);
+            timing = worker->process->pkb_series(views[w], options.pkb_warmup, options.pkb_iterations);
+        }
         json event = {{"event", protocol::kPerfResult},
                       {"rank", c.rank},
                       {"protocol", "pkb"},
@@ -307,14 +315,13 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const PerfWorker
     };
     const auto [sm, memory] = c.device.clocks_mhz();
     const json start_clocks = {{"sm_mhz", sm}, {"memory_mhz", memory}};
-    CandidateStillness still(workers.candidate); // frozen from here on, but in its own blocks
     if (options.pkb) {
-        time_pkb_series(c, options, present, shared, still, progress_of("pkb"));
+        time_pkb_series(c, options, present, shared, progress_of("pkb"));
     }
     if (options.pkbw && !present.empty()) {
         const CheckedTimingContext context{c, shared, workers.atol, workers.rtol, workers.reference, workers.candidate,
                                            progress_of("pkbw")};
-        run_checked_timing(context, options, still);
+        run_checked_timing(context, options);
     }
     if (bare) {
         time_bare_nccl(c, options, shared, progress_of("pkbw"));
