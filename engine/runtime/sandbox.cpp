@@ -1,6 +1,7 @@
 #include "sandbox.h"
 
 #include "pkbw/core/error.h"
+#include "process_scan.h"
 
 #include <cerrno>
 #include <csignal>
@@ -8,7 +9,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fstream>
-#include <map>
 #include <set>
 #include <sstream>
 #include <sys/prctl.h>
@@ -230,54 +230,9 @@ int Sandbox::apply_in_child() const noexcept {
 }
 
 std::vector<ProcessInfo> descendants_of(pid_t root) {
-    std::map<pid_t, std::vector<ProcessInfo>> children;
-    DIR* proc = ::opendir("/proc");
-    if (proc == nullptr) {
-        return {};
-    }
-    while (dirent* entry = ::readdir(proc)) {
-        char* end = nullptr;
-        const long pid = std::strtol(entry->d_name, &end, 10);
-        if (pid <= 0 || *end != '\0') {
-            continue;
-        }
-        const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
-        const std::size_t close = stat.rfind(')');
-        if (close == std::string::npos || close + 4 >= stat.size()) {
-            continue;
-        }
-        // "pid (comm) S ppid ...": state, then the parent.
-        const char state = stat[close + 2];
-        if (state == 'Z' || state == 'X') {
-            continue;
-        }
-        ProcessInfo info;
-        info.pid = static_cast<pid_t>(pid);
-        info.ppid = static_cast<pid_t>(std::strtol(stat.c_str() + close + 4, nullptr, 10));
-        std::string cmdline = read_text("/proc/" + std::to_string(pid) + "/cmdline");
-        for (char& c : cmdline) {
-            c = c == '\0' ? ' ' : c;
-        }
-        while (!cmdline.empty() && cmdline.back() == ' ') {
-            cmdline.pop_back();
-        }
-        const std::size_t open = stat.find('(');
-        info.command = !cmdline.empty() ? cmdline : stat.substr(open + 1, close - open - 1);
-        children[info.ppid].push_back(info);
-    }
-    ::closedir(proc);
     std::vector<ProcessInfo> found;
-    std::vector<pid_t> frontier{root};
-    std::set<pid_t> seen{root};
-    while (!frontier.empty()) {
-        const pid_t parent = frontier.back();
-        frontier.pop_back();
-        for (const auto& child : children[parent]) {
-            if (seen.insert(child.pid).second) {
-                found.push_back(child);
-                frontier.push_back(child.pid);
-            }
-        }
+    for (auto& process : process_scan::below(process_scan::all(), root)) {
+        found.push_back(std::move(process.info));
     }
     return found;
 }
