@@ -613,11 +613,14 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
     for (const auto& rank : ranks)
         judges.push_back(rank.report.pid);
     auto left = engine::ProcessContainer::reclaim_orphans(judges);
-    for (auto& process : engine::kill_descendants(::getpid()))
+    std::vector<pid_t> groups; // killed whole, none of their processes seen (a fast forker's)
+    for (auto& process : engine::kill_descendants(::getpid(), &groups))
         left.push_back(std::move(process));
     for (const auto& process : left)
         outcome.leftovers.push_back("pid " + std::to_string(process.pid) + " (" +
                                     process.command.substr(0, 200) + ")");
+    for (const pid_t group : groups)
+        outcome.leftovers.push_back("process group " + std::to_string(group));
     outcome.shm_segments_removed = remove_shm_segments(outcome.token);
     outcome.seconds = since(start);
     return outcome;

@@ -513,6 +513,9 @@ class ProcessContainer:
             if first:
                 report.count_before, first = len(living), False
             groups |= found_groups
+            # Zombies keep a group signallable: reaped first, a group that takes the signal had a living
+            # process in it.
+            reap_zombie_children(self.root)
             groups_killed |= self._signal_groups(groups, signal.SIGKILL)
             for process in living:
                 if _kill(process.pid, signal.SIGKILL) and process.pid not in seen:

@@ -521,12 +521,15 @@ CandidateLeftovers CandidateProcess::kill_tree() {
     // Orphans of the candidate are re-parented to the judge (PR_SET_CHILD_SUBREAPER): a process that left
     // the container (a candidate that may write to the cgroup file system, without Landlock) is still
     // found here.
-    for (const auto& process : kill_descendants(::getpid())) {
+    std::vector<pid_t> groups;
+    for (const auto& process : kill_descendants(::getpid(), &groups)) {
         if (process.pid != pid_) {
             left.killed.push_back(process);
             ++left.count;
         }
     }
+    left.groups.insert(left.groups.end(), groups.begin(), groups.end());
+    left.count += static_cast<int>(groups.size());
     return left;
 }
 

@@ -6,10 +6,8 @@
 #include "process_scan.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <iterator>
 #include <unistd.h>
 
 namespace pkbw::engine {
@@ -18,57 +16,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using process_scan::Process;
 
-struct TreeScan {
-    std::vector<Process> living;
-    // The process groups of sessions the tree made (setsid). Every process of such a session descends
-    // from the tree's process that made it, so signalling the whole group reaches nothing else, and it
-    // reaches at once what a scan would chase: the kernel signals a group in one pass and fails a fork
-    // under way. Learnt from the living and from this process's zombies (a forker's exited generations),
-    // since the living one of a fast forker is the one a scan misses.
-    std::set<pid_t> own_session_groups;
-};
-
 // The tree: every living process below this one (the judge is the subreaper of whatever the root
 // leaves, in any session), except the subtrees of children it had before the root. The root must be a
 // child of this process: descendants of a pid that is not one's own child could be anyone's after the
 // pid is reused.
-TreeScan scan_tree(pid_t root, const std::set<pid_t>& not_ours) {
-    TreeScan scan;
-    if (root <= 0) {
-        return scan;
-    }
-    const auto all = process_scan::all();
-    scan.living = process_scan::below(all, ::getpid(), not_ours);
-    const pid_t mine = ::getsid(0);
-    auto note_group = [&](const Process& process) {
-        if (process.session > 0 && process.session != mine && process.group > 1) {
-            scan.own_session_groups.insert(process.group);
-        }
-    };
-    for (const auto& process : scan.living) {
-        note_group(process);
-    }
-    for (const auto& process : all) {
-        if (process.dead() && process.info.ppid == ::getpid() && !not_ours.count(process.info.pid)) {
-            note_group(process);
-        }
-    }
-    return scan;
-}
-
-// Signals every group in `groups`; forgets those that are empty (ESRCH), so that a group id is never
-// signalled after it could have been reused. Returns the groups signalled.
-std::set<pid_t> signal_groups(std::set<pid_t>& groups, int signal) {
-    std::set<pid_t> signalled;
-    for (auto it = groups.begin(); it != groups.end();) {
-        const bool sent = ::kill(-*it, signal) == 0;
-        const bool empty = !sent && errno == ESRCH;
-        if (sent) {
-            signalled.insert(*it);
-        }
-        it = empty ? groups.erase(it) : std::next(it);
-    }
-    return signalled;
+process_scan::Tree scan_tree(pid_t root, const std::set<pid_t>& not_ours) {
+    return root > 0 ? process_scan::tree_below_self(not_ours) : process_scan::Tree{};
 }
 
 Clock::time_point deadline_in(int timeout_ms) {
@@ -85,7 +38,7 @@ bool ProcessContainer::freeze_signals(int timeout_ms) {
     // Stable: two scans in a row find the same processes, all stopped (a stopped process cannot fork).
     for (;;) {
         auto [members, groups] = scan_tree(root_, not_ours_);
-        signal_groups(groups, SIGSTOP);
+        process_scan::signal_groups(groups, SIGSTOP);
         std::set<pid_t> now;
         bool all_stopped = true;
         for (const auto& process : members) {
@@ -113,7 +66,7 @@ bool ProcessContainer::thaw_signals(int timeout_ms) {
     for (;;) {
         auto [members, groups] = scan_tree(root_, not_ours_);
         bool any_stopped = false;
-        signal_groups(groups, SIGCONT);
+        process_scan::signal_groups(groups, SIGCONT);
         for (const auto& process : members) {
             if (process.stopped()) {
                 any_stopped = true;
@@ -157,8 +110,11 @@ ProcessContainer::KillReport ProcessContainer::kill_signals(int timeout_ms) {
         if (first) {
             report.count_before = static_cast<int>(scan.living.size());
         }
-        groups.insert(scan.own_session_groups.begin(), scan.own_session_groups.end());
-        groups_killed.merge(signal_groups(groups, SIGKILL));
+        groups.insert(scan.groups.begin(), scan.groups.end());
+        // Zombies keep a group signallable: reaped first, a group that takes the signal had a living
+        // process in it.
+        process_scan::reap_zombie_children(root_);
+        groups_killed.merge(process_scan::signal_groups(groups, SIGKILL));
         for (const auto& process : scan.living) {
             if (::kill(process.info.pid, SIGKILL) == 0 && seen.insert(process.info.pid).second) {
                 signalled.push_back(process.info);

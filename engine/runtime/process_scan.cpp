@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <dirent.h>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <signal.h>
 #include <sstream>
@@ -112,6 +113,40 @@ std::vector<Process> below(const std::vector<Process>& processes, pid_t root, co
         }
     }
     return found;
+}
+
+Tree tree_below_self(const std::set<pid_t>& skip) {
+    Tree tree;
+    const auto processes = all();
+    tree.living = below(processes, ::getpid(), skip);
+    const pid_t mine = ::getsid(0);
+    auto note_group = [&](const Process& process) {
+        if (process.session > 0 && process.session != mine && process.group > 1) {
+            tree.groups.insert(process.group);
+        }
+    };
+    for (const auto& process : tree.living) {
+        note_group(process);
+    }
+    for (const auto& process : processes) {
+        if (process.dead() && process.info.ppid == ::getpid() && !skip.count(process.info.pid)) {
+            note_group(process);
+        }
+    }
+    return tree;
+}
+
+std::set<pid_t> signal_groups(std::set<pid_t>& groups, int signal) {
+    std::set<pid_t> signalled;
+    for (auto it = groups.begin(); it != groups.end();) {
+        const bool sent = ::kill(-*it, signal) == 0;
+        const bool empty = !sent && errno == ESRCH;
+        if (sent) {
+            signalled.insert(*it);
+        }
+        it = empty ? groups.erase(it) : std::next(it);
+    }
+    return signalled;
 }
 
 bool alive(pid_t pid) {

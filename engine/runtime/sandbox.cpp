@@ -237,30 +237,49 @@ std::vector<ProcessInfo> descendants_of(pid_t root) {
     return found;
 }
 
-std::vector<ProcessInfo> kill_descendants(pid_t root) {
+std::vector<ProcessInfo> kill_descendants(pid_t root, std::vector<pid_t>* unseen_groups) {
     std::vector<ProcessInfo> killed;
-    std::set<pid_t> reported;
+    std::set<pid_t> reported, groups, groups_killed, groups_seen;
+    // Below this process, a subreaper, the process groups of the sessions its descendants made are killed
+    // whole too: a process that forks and exits faster than a scan is caught there (process_scan.h).
+    const bool below_self = root == ::getpid();
     for (int round = 0; round < 20; ++round) {
-        const auto living = descendants_of(root);
-        if (living.empty()) {
+        process_scan::Tree tree;
+        if (below_self) {
+            tree = process_scan::tree_below_self();
+        } else {
+            tree.living = process_scan::below(process_scan::all(), root);
+        }
+        groups.merge(tree.groups);
+        // Zombies keep a group signallable: reaped first, a group that takes the signal had a living
+        // process in it.
+        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+        }
+        groups_killed.merge(process_scan::signal_groups(groups, SIGKILL));
+        if (tree.living.empty() && groups.empty()) {
             break;
         }
-        for (const auto& process : living) {
-            ::kill(process.pid, SIGKILL);
-            if (reported.insert(process.pid).second) {
-                killed.push_back(process);
+        for (const auto& process : tree.living) {
+            ::kill(process.info.pid, SIGKILL);
+            if (reported.insert(process.info.pid).second) {
+                killed.push_back(process.info);
+                groups_seen.insert(process.group);
             }
         }
-        // Reap our own children (orphans are re-parented to us as the subreaper).
+        // Reap our own children (orphans are re-parented to us as the subreaper): every zombie, so that a
+        // group is empty once its processes are dead.
         for (int i = 0; i < 50; ++i) {
-            int status = 0;
-            const pid_t got = ::waitpid(-1, &status, WNOHANG);
-            if (got <= 0) {
-                if (descendants_of(root).empty()) {
-                    break;
-                }
-                ::usleep(2000);
+            while (::waitpid(-1, nullptr, WNOHANG) > 0) {
             }
+            if (descendants_of(root).empty()) {
+                break;
+            }
+            ::usleep(2000);
+        }
+    }
+    for (const pid_t group : groups_killed) {
+        if (unseen_groups && !groups_seen.count(group)) {
+            unseen_groups->push_back(group);
         }
     }
     return killed;
