@@ -509,13 +509,20 @@ CandidateLeftovers CandidateProcess::finish() {
 CandidateLeftovers CandidateProcess::kill_tree() {
     CandidateLeftovers left;
     const auto report = container_->kill_all(3000);
+    // The candidate process itself is counted when it was still running (a failure before it quit).
+    bool candidate_listed = false;
     for (const auto& process : report.named) {
         if (process.pid != pid_) {
             left.killed.push_back(process);
         }
+        candidate_listed = candidate_listed || process.pid == pid_;
     }
-    left.count = std::max(report.count_before - (exited_ ? 0 : 1), static_cast<int>(left.killed.size())) +
-                 static_cast<int>(report.groups.size());
+    for (const auto& process : report.survivors) {
+        candidate_listed = candidate_listed || process.pid == pid_;
+    }
+    left.count =
+        std::max(report.count_before - (candidate_listed ? 1 : 0), static_cast<int>(left.killed.size())) +
+        static_cast<int>(report.groups.size());
     left.survivors = report.survivors;
     left.groups = report.groups;
     // Orphans of the candidate are re-parented to the judge (PR_SET_CHILD_SUBREAPER): a process that left
