@@ -1,5 +1,6 @@
 #include "launcher.h"
 
+#include "containment.h"
 #include "fd.h"
 #include "loopback.h"
 #include "pkbw/core/error.h"
@@ -610,10 +611,20 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
     }
     if (outcome.message.empty() && !outcome.culprit_ranks.empty())
         outcome.message = describe_exit(outcome.ranks[static_cast<std::size_t>(outcome.culprit_ranks[0])]);
-    // A judge that was killed cannot reap what its candidate started; those processes come here.
-    for (const auto& process : engine::kill_descendants(::getpid()))
+    // A judge that was killed cannot kill what its candidate started: its candidate's container is left
+    // (killed here as a whole, then removed), and those processes are re-parented here, to be found.
+    std::vector<pid_t> judges;
+    for (const auto& rank : ranks)
+        judges.push_back(rank.report.pid);
+    auto left = engine::ProcessContainer::reclaim_orphans(judges);
+    std::vector<pid_t> groups; // killed whole, none of their processes seen (a fast forker's)
+    for (auto& process : engine::kill_descendants(::getpid(), &groups))
+        left.push_back(std::move(process));
+    for (const auto& process : left)
         outcome.leftovers.push_back("pid " + std::to_string(process.pid) + " (" +
                                     process.command.substr(0, 200) + ")");
+    for (const pid_t group : groups)
+        outcome.leftovers.push_back("process group " + std::to_string(group));
     outcome.shm_segments_removed = remove_shm_segments(outcome.segment_tag);
     outcome.seconds = since(start);
     return outcome;

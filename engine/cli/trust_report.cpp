@@ -105,11 +105,18 @@ void check_plan(const json& event, int rank, Findings& invalid, Findings& warnin
     }
 }
 
+// "pid P (command) on rank R", from a `candidate` event's process entry.
+std::string process_text(const json& process, int rank) {
+    return "pid " + std::to_string(process.value("pid", 0)) + " (" +
+           process.value("command", std::string("?")) + ") on rank " + std::to_string(rank);
+}
+
 } // namespace
 
 void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
     std::map<std::string, std::set<int>> unsandboxed; // why -> ranks
-    std::vector<std::string> leftovers;
+    std::vector<std::string> leftovers, escaped;
+    std::size_t leftover_count = 0; // a fork bomb's events name a few and count all
     Findings invalid, warnings;
     for (const auto& event : events) {
         const std::string name = event.value("event", "");
@@ -118,10 +125,20 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
             event.value("landlock_abi", 0) == 0) {
             unsandboxed[event.value("sandbox", std::string("no sandbox"))].insert(rank);
         } else if (name == protocol::kCandidate && event.value("stage", "") == "finished") {
-            for (const auto& process : event.value("leftovers", json::array())) {
-                leftovers.push_back("pid " + std::to_string(process.value("pid", 0)) + " (" +
-                                    process.value("command", std::string("?")) + ") on rank " +
-                                    std::to_string(rank));
+            const json named = event.value("leftovers", json::array());
+            for (const auto& process : named) {
+                leftovers.push_back(process_text(process, rank));
+            }
+            // Killed whole where a scan could not name their processes (the signals fallback).
+            for (const auto& group : event.value("killed_groups", json::array())) {
+                if (group.is_number_integer()) {
+                    leftovers.push_back("process group " + std::to_string(group.get<long long>()) +
+                                        " on rank " + std::to_string(rank));
+                }
+            }
+            leftover_count += std::max<std::size_t>(named.size(), event.value("leftover_count", 0));
+            for (const auto& process : event.value("escaped", json::array())) {
+                escaped.push_back(process_text(process, rank));
             }
         } else if (name == protocol::kTimedCheck && event.value("status", "") == "unchecked") {
             warnings.note("unchecked_calls", "timing: " + event.value("message", std::string("not checked")), rank);
@@ -141,11 +158,20 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
     for (const auto& [why, ranks] : unsandboxed) {
         add_warning(verdict, "sandbox: " + why + " (rank(s) " + rank_list(ranks) + ")");
     }
-    if (!leftovers.empty()) {
+    if (leftover_count > 0) {
         std::string text =
-            "left " + std::to_string(leftovers.size()) + " process(es) running after the run, killed:";
+            "left " + std::to_string(leftover_count) + " process(es) running after the run, killed:";
         for (std::size_t i = 0; i < leftovers.size() && i < 8; ++i) {
             text += (i ? ", " : " ") + leftovers[i];
+        }
+        add_warning(verdict, text);
+    }
+    if (!escaped.empty()) {
+        std::string text =
+            "the candidate's processes could not all be killed: " + std::to_string(escaped.size()) +
+            " still running after the run:";
+        for (std::size_t i = 0; i < escaped.size() && i < 8; ++i) {
+            text += (i ? ", " : " ") + escaped[i];
         }
         add_warning(verdict, text);
     }

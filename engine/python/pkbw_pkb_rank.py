@@ -36,6 +36,7 @@ import sys
 import time
 import traceback
 
+import pkbw_containment as containment
 import pkbw_pkb_candidate as channel
 from pkbw_pkb_candidate import ChannelClosed, ProtocolError
 
@@ -233,10 +234,16 @@ def candidate_environment(extensions_folder):
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def _die_with_judge():
-    # Runs in the child between fork and exec. The judge starts its candidate before it imports torch
-    # or starts a process group, so no other thread exists to hold a lock the child would need.
-    _libc.prctl(channel.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+def _start_in(container):
+    """What runs in the child between fork and exec. The judge starts its candidate before it imports
+    torch or starts a process group, so no other thread exists to hold a lock the child would need."""
+
+    def start():
+        _libc.prctl(channel.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        # Into the candidate's container before anything of it runs, so that all it starts is inside.
+        container.join_in_child()
+
+    return start
 
 
 class CandidateRaised(Exception):
@@ -261,20 +268,24 @@ class CandidateGone(Exception):
 
 
 class Candidate:
-    def __init__(self, wrapper, argv, env):
+    def __init__(self, wrapper, argv, env, label="cand"):
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.wrapper = wrapper
+        # Its whole process tree, frozen, measured and killed as one (pkbw_containment.py).
+        self.container = containment.ProcessContainer(label)
         try:
             self.argv = wrapper + argv + ["--channel-fd", str(child.fileno())]
             # close_fds: of the judge's descriptors only 0-2 (stdin /dev/null, the rank's log pipes) and
             # the channel reach the candidate; the control pipe does not.
             self.process = subprocess.Popen(self.argv, env=env, stdin=subprocess.DEVNULL, close_fds=True,
-                                            pass_fds=(child.fileno(),), preexec_fn=_die_with_judge)
+                                            pass_fds=(child.fileno(),), preexec_fn=_start_in(self.container))
         except BaseException:
             parent.close()
+            self.container.close()
             raise
         finally:
             child.close()
+        self.container.set_root(self.process.pid)
         self.channel = channel.Channel(parent)
         self.pid = self.process.pid
         try:
@@ -430,6 +441,16 @@ class Candidate:
             if opened is not None:
                 opened.close()
 
+    def freeze(self, timeout_ms):
+        """Stops its whole tree (False when not all of it stopped within timeout_ms)."""
+        return self.container.freeze(timeout_ms)
+
+    def thaw(self, timeout_ms):
+        return self.container.thaw(timeout_ms)
+
+    def tree_cpu_ms(self):
+        return self.container.cpu_ms()
+
     def kill(self):
         if self.process.poll() is None:
             try:
@@ -445,18 +466,6 @@ class Candidate:
             os.close(self.pidfd)
             self.pidfd = None
         self.channel.sock.close()
-
-
-def cpu_ms(pid):
-    """CPU time of every thread of a process so far (schedstat), or -1 when it cannot be read."""
-    total = 0
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
-                total += int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return -1.0
-    return total / 1e6
 
 
 def finite(value):
@@ -491,9 +500,9 @@ class RemoteTiming:
             raise ProtocolError("a timing reply without its bracket (span_ms, host_ms, whole_ms, calls)")
         extra = {"judge_ms": judge_ms, "span_ms": float(reply["span_ms"]), "host_ms": float(reply["host_ms"]),
                  "whole_ms": float(reply["whole_ms"]), "calls": reply["calls"]}
-        before, window_start = cpu_ms(self.candidate.pid), time.perf_counter()
+        before, window_start = containment.process_cpu_ms(self.candidate.pid), time.perf_counter()
         time.sleep(self.IDLE_WINDOW_S)
-        after, window_ms = cpu_ms(self.candidate.pid), (time.perf_counter() - window_start) * 1e3
+        after, window_ms = containment.process_cpu_ms(self.candidate.pid), (time.perf_counter() - window_start) * 1e3
         if before >= 0 and after >= 0:
             extra.update(idle_cpu_ms=max(after - before, 0.0), idle_window_ms=window_ms)
         return [float(x) for x in samples], extra
@@ -600,41 +609,15 @@ class InvalidOutput:
         self.message = message
 
 
-def descendants(root):
-    """Every process whose chain of parents leads to root."""
-    parents = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                text = f.read()
-            parents[int(name)] = int(text[text.rindex(")") + 2:].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    found = []
-    for pid in parents:
-        parent, steps = parents[pid], 0
-        while parent in parents and parent != root and steps < 64:
-            parent, steps = parents[parent], steps + 1
-        if parent == root:
-            found.append(pid)
-    return found
-
-
 def kill_descendants(root):
     """SIGKILLs every descendant of root and reaps those re-parented to it; [(pid, command)]. The judge
-    is a child subreaper, so whatever the candidate's process started, in any session, is here."""
+    is a child subreaper, so whatever the candidate's process started, in any session, is here: the
+    second sweep after the candidate's container, for a process that left it."""
     killed = []
-    for pid in descendants(root):
+    for process in containment.below(containment.all_processes(), root):
         try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                command = f.read().replace(b"\0", b" ").decode(errors="replace").strip() or "?"
-        except OSError:
-            command = "?"
-        try:
-            os.kill(pid, signal.SIGKILL)
-            killed.append((pid, command))
+            os.kill(process.pid, signal.SIGKILL)
+            killed.append((process.pid, process.command or "?"))
         except OSError:
             pass
     deadline = time.monotonic() + 2
@@ -648,18 +631,34 @@ def kill_descendants(root):
     return killed
 
 
+class Leftovers:
+    """What was left of the candidate's tree besides its own process."""
+
+    def __init__(self, killed=(), count=0, escaped=(), groups=()):
+        self.killed = list(killed)    # [(pid, command)]: each was running and is gone
+        self.count = count            # processes found left, at least (killed may name fewer)
+        self.escaped = list(escaped)  # [(pid, command)] still running: they could not be killed
+        self.groups = list(groups)    # process groups killed whole, none of their processes seen
+
+
 class Resources:
     """What main() must release whatever run() returns or raises: the candidate's process and
     anything it left behind."""
     candidate = None
 
     def release(self):
-        killed = []
-        if self.candidate is not None:
-            self.candidate.kill()
-            self.candidate = None
-            killed = kill_descendants(os.getpid())
-        return killed
+        """Kills the candidate's process, then its container's tree, then (a second sweep) anything below
+        the judge; removes the container. Leftovers, the candidate's own process not counted."""
+        if self.candidate is None:
+            return Leftovers()
+        candidate, self.candidate = self.candidate, None
+        candidate.kill()
+        report = candidate.container.kill_all(3000)
+        killed = [(pid, command) for pid, command in report.named if pid != candidate.pid]
+        swept = [(pid, command) for pid, command in kill_descendants(os.getpid()) if pid != candidate.pid]
+        candidate.container.close()
+        count = max(report.count_before, len(killed)) + len(report.groups) + len(swept)
+        return Leftovers(killed + swept, count, report.survivors, report.groups)
 
 
 def keep_out_of_reach():
@@ -714,7 +713,8 @@ def run(args, resources):
         # --cuda-device: its CUDA context is made while the judge starts too.
         argv = [sys.executable, CANDIDATE_SCRIPT] + (["--cuda-device", str(local_rank)] if cuda else [])
         try:
-            candidate = resources.candidate = Candidate(prefix, argv, candidate_environment(candidate_folder))
+            candidate = resources.candidate = Candidate(prefix, argv, candidate_environment(candidate_folder),
+                                                        f"cand-r{rank}")
         except OSError as error:
             events.error("start", "environment",
                          f"cannot start the candidate's process {json.dumps(prefix + argv)}: {error}"
@@ -756,7 +756,8 @@ def run(args, resources):
         sandbox = (f"wrapper {json.dumps(candidate.wrapper)[:200]}: pkbw does not know what it enforces"
                    if candidate.wrapper else "no sandbox (PKB's Python candidates run as this user, with "
                    "this user's files; pkb.candidate_wrapper or $PKBW_PKB_CANDIDATE_WRAPPER can add one)")
-        events.send("candidate", stage="started", pid=candidate.pid, sandbox=sandbox, landlock_abi=0)
+        events.send("candidate", stage="started", pid=candidate.pid, sandbox=sandbox, landlock_abi=0,
+                    containment=candidate.container.describe())
 
     events.phase("rendezvous")
     init_sent = None
@@ -824,9 +825,9 @@ def run(args, resources):
             kind, status = "solution_error", "invalid_output"
             text = f"the candidate's process on rank {rank} broke the channel's rules ({where}): {error}"
             short = f"the candidate's process sent a bad message: {str(error)[:500]}"
-        killed = resources.release()
-        if killed:
-            text += f"; killed {len(killed)} process(es) it left"
+        left = resources.release()
+        if left.count:
+            text += f"; killed {left.count} process(es) it left"
         events.error(phase, kind, text)
         if trial is not None:
             events.send("rank_result", trial=trial, status=status, message=short, tensors=[],
@@ -1075,8 +1076,15 @@ def run(args, resources):
             print(f"pkbw_pkb_rank: rank {rank}: the candidate's process did not leave cleanly: {error}",
                   file=sys.stderr)
     if candidate is not None:
-        left = [{"pid": pid, "command": command[:200]} for pid, command in resources.release()]
-        events.send("candidate", stage="finished", threads=threads, leftovers=left)
+        described = candidate.container.describe()
+        left = resources.release()
+
+        def listed(processes):  # at most 32: a fork bomb's count is in leftover_count
+            return [{"pid": pid, "command": command[:200]} for pid, command in processes[:32]]
+
+        events.send("candidate", stage="finished", threads=threads, containment=described,
+                    leftovers=listed(left.killed), leftover_count=left.count, killed_groups=left.groups,
+                    escaped=listed(left.escaped))
     events.send("rank_done", trials_run=trials_run)
     return EXIT_OK
 

@@ -4,6 +4,7 @@
 #include "pkbw/core/error.h"
 #include "pkbw/tracer_control.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -155,6 +156,7 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch)
     const SandboxSpec spec = candidate_sandbox(launch, directory_);
     sandbox_.emplace(launch.sandbox ? Sandbox::prepare(spec)
                                     : Sandbox::limits_only(spec, "PKBW_SANDBOX=off"));
+    container_.emplace(ProcessContainer::create("cand-r" + std::to_string(launch.rank)));
 
     auto [channel, child_fd] = Channel::make_pair();
     channel_ = std::move(channel);
@@ -179,11 +181,13 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch)
         if (::getppid() != parent) {
             ::_exit(126);
         }
-        int code = 0;
+        // Into the container before anything of the candidate's runs, so that all it starts is inside.
+        int code = container_->join_in_child();
         // Moved high first: the channel's dup2 or the sandbox's ruleset could sit on its number.
-        const int listener =
-            launch.rendezvous_listen_fd >= 0 ? ::fcntl(launch.rendezvous_listen_fd, F_DUPFD_CLOEXEC, 64) : -1;
-        if (launch.rendezvous_listen_fd >= 0 && listener < 0) {
+        const int listener = code == 0 && launch.rendezvous_listen_fd >= 0
+                                 ? ::fcntl(launch.rendezvous_listen_fd, F_DUPFD_CLOEXEC, 64)
+                                 : -1;
+        if (code == 0 && launch.rendezvous_listen_fd >= 0 && listener < 0) {
             code = errno;
         }
         if (code == 0 && child_fd == kChildChannelFd) {
@@ -219,6 +223,7 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch)
         ::_exit(code == EACCES || code == EPERM ? 125 : 127);
     }
     pid_ = pid;
+    container_->set_root(pid);
     ::close(child_fd);
 
     json setup = {
@@ -255,6 +260,7 @@ CandidateProcess::~CandidateProcess() {
         ::kill(pid_, SIGKILL);
         ::waitpid(pid_, nullptr, 0);
     }
+    container_.reset(); // kills what is left in it, removes its cgroup
     if (pid_ > 0) {
         kill_descendants(::getpid());
     }
@@ -463,6 +469,18 @@ void CandidateProcess::trace(int views, int iterations) {
     request({{"msg", cp::kTrace}, {"views", views}, {"iterations", iterations}});
 }
 
+bool CandidateProcess::freeze(int timeout_ms) {
+    return container_->freeze(timeout_ms);
+}
+
+bool CandidateProcess::thaw(int timeout_ms) {
+    return container_->thaw(timeout_ms);
+}
+
+double CandidateProcess::tree_cpu_ms() const {
+    return container_->cpu_ms();
+}
+
 double CandidateProcess::cpu_ms() const {
     return exited_ ? -1 : process_cpu_ms(pid_);
 }
@@ -484,7 +502,7 @@ void CandidateProcess::request_quit() {
     }
 }
 
-std::vector<ProcessInfo> CandidateProcess::finish() {
+CandidateLeftovers CandidateProcess::finish() {
     request_quit();
     if (!exited_) {
         try {
@@ -505,8 +523,41 @@ std::vector<ProcessInfo> CandidateProcess::finish() {
             exited_ = true;
         }
     }
-    // Orphans of the candidate are re-parented to the judge (PR_SET_CHILD_SUBREAPER).
-    return kill_descendants(::getpid());
+    return kill_tree();
+}
+
+CandidateLeftovers CandidateProcess::kill_tree() {
+    CandidateLeftovers left;
+    const auto report = container_->kill_all(3000);
+    // The candidate process itself is counted when it was still running (a failure before it quit).
+    bool candidate_listed = false;
+    for (const auto& process : report.named) {
+        if (process.pid != pid_) {
+            left.killed.push_back(process);
+        }
+        candidate_listed = candidate_listed || process.pid == pid_;
+    }
+    for (const auto& process : report.survivors) {
+        candidate_listed = candidate_listed || process.pid == pid_;
+    }
+    left.count =
+        std::max(report.count_before - (candidate_listed ? 1 : 0), static_cast<int>(left.killed.size())) +
+        static_cast<int>(report.groups.size());
+    left.survivors = report.survivors;
+    left.groups = report.groups;
+    // Orphans of the candidate are re-parented to the judge (PR_SET_CHILD_SUBREAPER): a process that left
+    // the container (a candidate that may write to the cgroup file system, without Landlock) is still
+    // found here.
+    std::vector<pid_t> groups;
+    for (const auto& process : kill_descendants(::getpid(), &groups)) {
+        if (process.pid != pid_) {
+            left.killed.push_back(process);
+            ++left.count;
+        }
+    }
+    left.groups.insert(left.groups.end(), groups.begin(), groups.end());
+    left.count += static_cast<int>(groups.size());
+    return left;
 }
 
 } // namespace pkbw::engine

@@ -1,10 +1,11 @@
 // The judge's handle on its rank's candidate process (docs/engine.md, "Process layout"): starts
-// pkbw-candidate in the sandbox with a fresh environment and only the channel, maps the judge's
-// buffers into it, forwards calls and timed blocks, and at the end makes sure nothing it started
-// is left running.
+// pkbw-candidate in the sandbox and in a container of its own (containment.h) with a fresh environment
+// and only the channel, maps the judge's buffers into it, forwards calls and timed blocks, and at the
+// end makes sure nothing it started is left running.
 #pragma once
 
 #include "channel.h"
+#include "containment.h"
 #include "loopback.h"
 #include "pkbw/solution.h"
 #include "sandbox.h"
@@ -54,6 +55,14 @@ struct CandidateFailure : std::runtime_error {
     std::string side = "candidate"; // the worker that failed: candidate, or reference (its timing worker)
 };
 
+// What was left of the candidate's tree besides its own process, killed by kill_tree().
+struct CandidateLeftovers {
+    std::vector<ProcessInfo> killed;    // each was running and is gone (at most ProcessContainer::kMaxNamed)
+    int count = 0;                      // processes found left, at least (killed may name fewer)
+    std::vector<ProcessInfo> survivors; // still running: they could not be killed
+    std::vector<pid_t> groups;          // process groups killed whole, none of their processes seen
+};
+
 class CandidateProcess {
 public:
     // Starts the process and sends its setup; it joins the candidates' rendezvous and loads the
@@ -68,6 +77,7 @@ public:
     pid_t pid() const { return pid_; }
     const std::string& side() const { return side_; }
     const Sandbox& sandbox() const { return *sandbox_; }
+    const ProcessContainer& container() const { return *container_; }
     const std::string& sandbox_dir() const { return directory_; }
 
     // One call on these views (every pointer must lie in a SharedBuffers allocation). The candidate
@@ -87,11 +97,21 @@ public:
     double cpu_ms() const;
     int threads() const;
 
+    // The candidate's whole process tree (its process and whatever it started, in any session): stopped
+    // and resumed together (false when not every process stopped or resumed within timeout_ms), and its
+    // CPU time so far in ms (ProcessContainer::cpu_ms says what the fallback misses).
+    bool freeze(int timeout_ms);
+    bool thaw(int timeout_ms);
+    double tree_cpu_ms() const;
+
     // Asks it to leave without waiting (it flushes its trace and exits; the judge tears down meanwhile).
     void request_quit();
     // Asks it to leave (unless asked already), waits (bounded), kills it if needed, then kills and
-    // returns every process it left behind (the judge is their subreaper).
-    std::vector<ProcessInfo> finish();
+    // returns every process it left behind (kill_tree).
+    CandidateLeftovers finish();
+    // Kills the candidate's tree (its container, then, as a second sweep, any descendant of the judge,
+    // its subreaper, that left the container) and reports what it killed besides the candidate process.
+    CandidateLeftovers kill_tree();
 
 private:
     // One request and its reply; a failure carries this worker's side.
@@ -110,6 +130,7 @@ private:
     bool quit_sent_ = false;
     Channel channel_;
     std::optional<Sandbox> sandbox_;
+    std::optional<ProcessContainer> container_;
     std::string directory_;
     pid_t pid_ = -1;
     bool exited_ = false;

@@ -40,6 +40,15 @@ std::string hostname() {
     return name;
 }
 
+// At most 32 processes, for an event: a fork bomb's count is in leftover_count.
+json process_list(const std::vector<ProcessInfo>& processes) {
+    json list = json::array();
+    for (std::size_t i = 0; i < processes.size() && i < 32; ++i) {
+        list.push_back({{"pid", processes[i].pid}, {"command", processes[i].command.substr(0, 200)}});
+    }
+    return list;
+}
+
 std::string executable_directory() {
     std::error_code ec;
     const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -163,7 +172,8 @@ int RankRun::run() {
                       {"stage", "started"},
                       {"pid", static_cast<long long>(candidate_->pid())},
                       {"sandbox", candidate_->sandbox().describe()},
-                      {"landlock_abi", candidate_->sandbox().landlock_abi()}});
+                      {"landlock_abi", candidate_->sandbox().landlock_abi()},
+                      {"containment", candidate_->container().describe()}});
     }
 
     const int trials = config_.mode == "dryrun" ? 1 : config_.trials;
@@ -223,16 +233,16 @@ int RankRun::finish(int trials_run) {
         candidate_->request_quit(); // it leaves while this process's sessions are torn down
         rendezvous_->barrier();
         reference_session_.reset();
-        const auto leftovers = candidate_->finish();
-        json left = json::array();
-        for (const auto& process : leftovers) {
-            left.push_back({{"pid", process.pid}, {"command", process.command.substr(0, 200)}});
-        }
+        const CandidateLeftovers leftovers = candidate_->finish();
         events_.send({{"event", protocol::kCandidate},
                       {"rank", rank_},
                       {"stage", "finished"},
                       {"threads", threads},
-                      {"leftovers", left}});
+                      {"containment", candidate_->container().describe()},
+                      {"leftovers", process_list(leftovers.killed)},
+                      {"leftover_count", leftovers.count},
+                      {"killed_groups", leftovers.groups},
+                      {"escaped", process_list(leftovers.survivors)}});
         candidate_.reset();
     } else {
         rendezvous_->barrier();
@@ -353,9 +363,12 @@ void RankRun::candidate_broke(const CandidateFailure& failure, const std::string
     std::string message = failure.kind == candidate_protocol::kFailException
                               ? "the candidate threw " + std::string(failure.what())
                               : failure.what();
-    const auto leftovers = kill_descendants(::getpid());
-    if (!leftovers.empty()) {
-        message += "; killed " + std::to_string(leftovers.size()) + " process(es) it left";
+    // The candidate's tree, then anything else below the judge (the candidate process may be gone already,
+    // or its start may have failed: the judge is the subreaper of what it left).
+    int left = candidate_ ? candidate_->kill_tree().count : 0;
+    left += static_cast<int>(kill_descendants(::getpid()).size());
+    if (left > 0) {
+        message += "; killed " + std::to_string(left) + " process(es) it left";
     }
     std::string kind = std::string(status::kKindSolutionError);
     if (failure.kind == candidate_protocol::kFailDevice) {

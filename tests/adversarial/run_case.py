@@ -7,7 +7,8 @@ Checks (docs/engine.md "Adversarial candidates"): the run's status and exit code
 the culprit rank and phase; the store's rank row for the culprit; no rank process left (pids from
 the `hello` events); no /dev/shm/pkbw-*-p<pkbw pid>-* segment left; the store is not locked
 (BEGIN IMMEDIATE with no wait) and PRAGMA integrity_check is ok; the next run of a good candidate
-on the same store passes.
+on the same store passes. A case with no_process_named: no process anywhere on the host carries that
+name (comm) after the run, alive or newly forked.
 """
 import argparse
 import glob
@@ -23,10 +24,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-def run_pkbw(pkbw, args, timeout):
-    """Runs pkbw --json; returns (exit code, events, stderr, seconds, pid)."""
+def run_pkbw(pkbw, args, timeout, env=None):
+    """Runs pkbw --json (with `env` added to the environment); returns (exit code, events, stderr, seconds,
+    pid)."""
     start = time.monotonic()
-    proc = subprocess.Popen([pkbw] + args + ["--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([pkbw] + args + ["--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=dict(os.environ, **(env or {})))
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -78,6 +81,46 @@ def check_leftovers(events, pkbw_pid, failures):
     return pids
 
 
+def processes_named(name):
+    """{pid: state} of every process whose comm is `name`, zombies included."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if stat[stat.index("(") + 1:stat.rindex(")")] == name:
+            found[int(entry)] = stat[stat.rindex(")") + 2]
+    return found
+
+
+def check_none_named(name, failures):
+    """No process called `name` runs on the host: none found alive, and no new pid with that name appears
+    for half a second (one that forks and exits every 0.1 ms can be missed by one scan, not by its
+    stream of new pids). What is found is killed, so that a failing run leaves nothing behind."""
+    first = set(processes_named(name))
+    living, new = set(), set()
+    for _ in range(10):
+        now = processes_named(name)
+        living |= {pid for pid, state in now.items() if state not in "ZX"}
+        new |= set(now) - first
+        time.sleep(0.05)
+    if living or new:
+        failures.append(f"processes named {name} still run after the run: {len(living)} alive, {len(new)} new pid(s)")
+        deadline = time.monotonic() + 3
+        while processes_named(name) and time.monotonic() < deadline:
+            for pid, state in processes_named(name).items():
+                if state not in "ZX":
+                    try:
+                        os.kill(pid, 9)
+                    except OSError:
+                        pass
+            time.sleep(0.01)
+
+
 def check_store(store, run_id, failures):
     db = sqlite3.connect(store, timeout=0)
     try:
@@ -121,7 +164,9 @@ def main():
         mode = case.get("mode", "eval")
         args = [mode, "--problem", case["problem"], "--solution", source] + common + (
             quick_perf if mode == "perf" else []) + case.get("args", [])
-        code, events, stderr, seconds, pkbw_pid = run_pkbw(options.pkbw, args, 120)
+        code, events, stderr, seconds, pkbw_pid = run_pkbw(options.pkbw, args, 120, case.get("env"))
+        if case.get("no_process_named"):
+            check_none_named(case["no_process_named"], failures)
         finished = next((e for e in reversed(events) if e.get("event") == "run_finished"), {})
         status, message = finished.get("status"), finished.get("message", "")
         warnings = finished.get("warnings", [])

@@ -86,3 +86,25 @@ TEST(TrustReport, NoSandboxAndLeftoversAreWarnings) {
     EXPECT_EQ(verdict.warnings[1],
               "left 1 process(es) running after the run, killed: pid 4242 (sleep 600) on rank 1");
 }
+
+TEST(TrustReport, AForkBombIsCountedWholeAndWhatEscapedIsNamed) {
+    Verdict verdict = passed();
+    apply_trust_findings(
+        verdict, {{{"event", "candidate"},
+                   {"rank", 1},
+                   {"stage", "finished"},
+                   {"containment", "signals (no writable cgroup v2: test): ..."},
+                   {"leftovers", {{{"pid", 10}, {"command", "bomb"}}, {{"pid", 11}, {"command", "bomb"}}}},
+                   {"leftover_count", 40},
+                   {"killed_groups", {77}},
+                   {"escaped", {{{"pid", 12}, {"command", "bomb"}}}}}});
+    EXPECT_EQ(verdict.status, "pass"); // the candidate's answer stands; what it left is reported
+    ASSERT_EQ(verdict.warnings.size(), 2u);
+    EXPECT_EQ(verdict.warnings[0], "left 40 process(es) running after the run, killed: pid 10 (bomb) on rank "
+                                   "1, pid 11 (bomb) on rank 1, "
+                                   "process group 77 on rank 1");
+    EXPECT_EQ(
+        verdict.warnings[1],
+        "the candidate's processes could not all be killed: 1 still running after the run: pid 12 (bomb) "
+        "on rank 1");
+}
