@@ -61,7 +61,7 @@ std::optional<std::string> samples_disagree(double reported_span_ms, double judg
     if (reported_span_ms >= judged - allowance && reported_span_ms <= judge_ms + allowance) {
         return std::nullopt;
     }
-    return format("its process reported %.3f ms for a block that took %.3f ms on the judge's clock: its "
+    return format("its process reported %.3f ms for blocks that took %.3f ms on the judge's clock: its "
                   "per-call samples are not the block's (the speedup is the judge's)",
                   reported_span_ms, judged);
 }

@@ -173,7 +173,7 @@ json to_json(const PerfFigures& f) {
     j["plausibility"] = floor;
     if (!f.plan.is_null()) {
         json plan = json::object();
-        for (const char* key : {"calls_per_block", "pairs", "cold_inputs", "reason", "input_mode", "inputs_note",
+        for (const char* key : {"calls_per_block", "pairs", "cold_inputs", "reason", "input_mode", "inputs_note", "inputs_info",
                                 "round_trip_ms", "round_trip_trusted", "checked", "containment"}) {
             if (f.plan.contains(key)) {
                 plan[key] = f.plan[key];
@@ -215,6 +215,10 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
                       f.plan.value("checked", false) ? " and checked" : ", not checked",
                       f.plan.value("round_trip_ms", 0.0));
         out << line;
+        const std::string info = f.plan.value("inputs_info", std::string());
+        if (!info.empty()) {
+            out << "    inputs: " << info << "\n";
+        }
     } else {
         out << "  perf (pkbw: slowest rank per block, ABBA blocks)\n";
     }

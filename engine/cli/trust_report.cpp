@@ -44,16 +44,22 @@ private:
     std::map<std::string, std::pair<std::string, std::set<int>>> by_kind_;
 };
 
+// What a rank's candidate reported of its blocks against the judge's clock, summed over the blocks:
+// a forged or slowed clock is off in every block, scheduling noise in a few.
+struct ReportedTotals {
+    double reported_ms = 0, judge_ms = 0, round_trip_ms = 0;
+};
+
 // A pkbw block's measurements (engine/runtime/checked_timing.cpp) against core/timing_checks.h.
-void check_block(const json& event, int rank, Findings& invalid, Findings& warnings) {
+void check_block(const json& event, int rank, Findings& invalid, std::map<int, ReportedTotals>& reported) {
     const std::string side = event.value("side", "");
     const double idle = event.value("idle_probe_us", 0.0);
     if (side == "candidate") {
         if (event.contains("judge_ms") && event.contains("span_ms")) {
-            if (const auto finding = samples_disagree(event.value("span_ms", 0.0), event.value("judge_ms", 0.0),
-                                                      event.value("round_trip_ms", 0.0))) {
-                warnings.note("samples", "candidate: " + *finding, rank);
-            }
+            ReportedTotals& totals = reported[rank];
+            totals.reported_ms += event.value("span_ms", 0.0);
+            totals.judge_ms += event.value("judge_ms", 0.0);
+            totals.round_trip_ms += event.value("round_trip_ms", 0.0);
         }
         if (event.contains("probe_after_us")) {
             if (const auto finding = gpu_busy(event.value("probe_after_us", 0.0), idle, "after its block returned")) {
@@ -118,6 +124,7 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
     std::vector<std::string> leftovers, escaped;
     std::size_t leftover_count = 0; // a fork bomb's events name a few and count all
     Findings invalid, warnings;
+    std::map<int, ReportedTotals> reported;
     for (const auto& event : events) {
         const std::string name = event.value("event", "");
         const int rank = event.value("rank", -1);
@@ -152,7 +159,12 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
         } else if (name == protocol::kTimingPlan) {
             check_plan(event, rank, invalid, warnings);
         } else if (name == protocol::kPerfResult && event.value("protocol", "") == "pkbw") {
-            check_block(event, rank, invalid, warnings);
+            check_block(event, rank, invalid, reported);
+        }
+    }
+    for (const auto& [rank, totals] : reported) {
+        if (const auto finding = samples_disagree(totals.reported_ms, totals.judge_ms, totals.round_trip_ms)) {
+            warnings.note("samples", "candidate: " + *finding, rank);
         }
     }
     for (const auto& [why, ranks] : unsandboxed) {

@@ -78,6 +78,8 @@ public:
     const std::string& side() const { return side_; }
     const Sandbox& sandbox() const { return *sandbox_; }
     const ProcessContainer& container() const { return *container_; }
+    // Another worker of this judge (started after this one) is not part of this one's tree.
+    void exclude_from_tree(pid_t pid) { container_->exclude(pid); }
     const std::string& sandbox_dir() const { return directory_; }
 
     // One call on these views (every pointer must lie in a SharedBuffers allocation). The candidate

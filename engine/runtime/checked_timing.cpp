@@ -187,7 +187,8 @@ private:
     CheckedTimingPlan plan_;
     std::uint64_t seed_ = 0;
     InputMode mode_ = InputMode::Pkb;
-    std::string inputs_note_;
+    std::string inputs_note_; // a limit of the check (a warning)
+    std::string inputs_info_; // what the inputs are (the report says it)
     std::unique_ptr<TimingInputs> inputs_;
     std::unique_ptr<SharedSlots> input_slots_;
     Side reference_, candidate_;
@@ -220,7 +221,7 @@ void CheckedTiming::plan() {
     if (any_rank(p_.rendezvous, inputs_repeat(*p_.problem, p_.config, p_.rank, seed_, mode_))) {
         if (mode_ == InputMode::Pkb) {
             mode_ = InputMode::Exact;
-            inputs_note_ = "PKB's inputs for this problem are the same every call: the timed calls read "
+            inputs_info_ = "PKB's inputs for this problem are the same every call: the timed calls read "
                            "exact-mode draws instead (same shapes and dtypes)";
         }
         if (any_rank(p_.rendezvous, inputs_repeat(*p_.problem, p_.config, p_.rank, seed_, mode_))) {
@@ -249,11 +250,13 @@ double CheckedTiming::calibrate_round_trip() {
     if (!reference_.worker) {
         return 0; // no trusted worker: nothing is subtracted (the plan says so)
     }
+    // The same path as a block's: judges' barrier, request, reply, judges' barrier.
     std::vector<double> samples;
     for (int i = 0; i < kRoundTripSamples; ++i) {
         p_.rendezvous.barrier();
         const auto start = Clock::now();
         reference_.worker->process->timed_calls({}, {}, true);
+        p_.rendezvous.barrier();
         samples.push_back(ms_between(start, Clock::now()));
     }
     return percentile(samples, 50);
@@ -277,7 +280,11 @@ void CheckedTiming::warm_up(Side& side, CandidateStillness& still) {
     const int blocks = (options_.warmup + plan_.calls_per_block - 1) / plan_.calls_per_block;
     for (int b = 0; b < blocks; ++b) {
         p_.rendezvous.barrier();
-        auto call = [&] { return side.worker->process->timed_calls(side.views, params, true); };
+        auto call = [&] {
+            side.worker->process->timed_calls(side.views, params, true);
+            p_.rendezvous.barrier(); // every rank's worker is done (rank 0's serves the others' barriers)
+            return 0;
+        };
         side.worker->untrusted ? still.thawed(call) : call();
     }
 }
@@ -300,8 +307,15 @@ void CheckedTiming::time_block(int block, BlockSide which, CandidateStillness& s
     BlockTiming timing;
     double judge_ms = 0;
     auto timed = [&] {
+        if (side.worker->untrusted) {
+            p_.rendezvous.barrier(); // every rank's candidate is thawed before any judge starts its clock
+        }
         const auto start = Clock::now();
         timing = side.worker->process->timed_calls(side.views, params, true);
+        // The block ends when every rank's worker has answered: a rank's work left after its answer is
+        // inside the time, and rank 0's worker, which serves the group's barriers, is done before a
+        // freeze.
+        p_.rendezvous.barrier();
         judge_ms = ms_between(start, Clock::now());
         return 0;
     };
@@ -412,6 +426,7 @@ void CheckedTiming::send_plan() {
                   {"reason", plan_.reason},
                   {"input_mode", std::string(input_mode_name(mode_))},
                   {"inputs_note", inputs_note_},
+                  {"inputs_info", inputs_info_},
                   {"round_trip_ms", round_trip_ms_},
                   {"round_trip_trusted", reference_.worker != nullptr},
                   {"checked", reference_.worker != nullptr && candidate_.worker != nullptr}};

@@ -72,6 +72,25 @@ bool owner_gone(pid_t pid) {
     return pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
+// The launcher of a container's judge ("pkbw-<judge>-l<launcher>-..."), 0 when the name has none: while
+// it lives, the container is its to reclaim and report, not another run's.
+pid_t launcher_of(const std::string& name) {
+    const std::size_t at = name.find("-l", sizeof kPrefix - 1);
+    if (at == std::string::npos) {
+        return 0;
+    }
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + at + 2, &end, 10);
+    return pid > 0 && *end == '-' ? static_cast<pid_t>(pid) : 0;
+}
+
+// This judge's launcher (pkbw), from its environment; empty when started by another launcher.
+std::string launcher_part() {
+    const char* launcher = std::getenv("PKBW_LAUNCHER_PID");
+    const long pid = launcher ? std::atol(launcher) : 0;
+    return pid > 0 ? "-l" + std::to_string(pid) : "";
+}
+
 } // namespace
 
 ProcessContainer ProcessContainer::create(const std::string& label) {
@@ -90,8 +109,8 @@ ProcessContainer ProcessContainer::create(const std::string& label) {
     std::string why;
     const auto parents = cgroup::container_parents(why);
     for (const auto& parent : parents) {
-        const std::string directory = parent + "/" + kPrefix + std::to_string(::getpid()) + "-" +
-                                      file_name_part(label) + "-" + random_hex();
+        const std::string directory = parent + "/" + kPrefix + std::to_string(::getpid()) + launcher_part() +
+                                      "-" + file_name_part(label) + "-" + random_hex();
         const std::string failure = container.place(directory);
         if (failure.empty()) {
             return container;
@@ -278,8 +297,9 @@ std::vector<ProcessInfo> ProcessContainer::reclaim_orphans(const std::vector<pid
         for (const auto& entry : fs::directory_iterator(parent, ec)) {
             const std::string name = entry.path().filename().string();
             const pid_t owner = owner_of(name);
+            const pid_t launcher = launcher_of(name);
             const bool chosen = owners.empty()
-                                    ? owner > 0 && owner_gone(owner)
+                                    ? owner > 0 && owner_gone(owner) && (launcher == 0 || owner_gone(launcher))
                                     : std::find(owners.begin(), owners.end(), owner) != owners.end();
             if (!chosen || !entry.is_directory(ec)) {
                 continue;

@@ -62,6 +62,9 @@ public:
     // the tree's).
     void set_root(pid_t pid);
     pid_t root() const { return root_; }
+    // With signals: `pid`, a child of this process started after the root (another container's root,
+    // the reference's timing worker), and its descendants are not this tree's. A no-op with cgroups.
+    void exclude(pid_t pid) { not_ours_.insert(pid); }
 
     // Stops every process of the tree and waits (at most timeout_ms) until all are stopped: cgroup v2's
     // cgroup.freeze (a process forked meanwhile is born frozen); with signals, SIGSTOP to every process
@@ -84,8 +87,9 @@ public:
     KillReport kill_all(int timeout_ms);
 
     // Kills what is in the containers of judges that are gone and removes their directories: those of
-    // `owners` (pids the caller knows are dead), or, when empty, of every pkbw-<pid>-* container whose
-    // pid no longer exists. Returns what it killed. create() runs it, so a judge killed outright leaves
+    // `owners` (pids the caller knows are dead), or, when empty, of every pkbw-<pid>[-l<launcher>]-*
+    // container whose judge and launcher no longer exist (a living launcher reclaims and reports its
+    // own judges' containers). Returns what it killed. create() runs it, so a judge killed outright leaves
     // nothing for long; the launcher runs it for its ranks after a run.
     static std::vector<ProcessInfo> reclaim_orphans(const std::vector<pid_t>& owners = {});
 

@@ -119,6 +119,10 @@ int RankRun::run() {
         }
         if (config_.perf && config_.runs_reference()) {
             reference_worker_ = start_worker("reference", config_.reference_library, params);
+            if (candidate_) {
+                // Without cgroups a tree is what lies below this process: each worker's is its own.
+                candidate_->exclude_from_tree(reference_worker_->pid());
+            }
         }
     }
     try {

@@ -37,7 +37,9 @@ double judge_call_ms(double judge_ms, double round_trip_ms, int calls);
 
 // The per-call samples a worker reports (device events around each call, in its own process) show
 // the distribution; their span must agree with the judge's clock. A candidate that forges or slows
-// its process's clock, or works on streams the events do not see, disagrees. Returns the finding.
+// its process's clock, or works on streams the events do not see, disagrees. Called on one block or on
+// the sums over a side's blocks (the launcher sums: scheduling noise of a loaded host lands in a few
+// blocks, a forged clock in all). Returns the finding.
 std::optional<std::string> samples_disagree(double reported_span_ms, double judge_ms, double round_trip_ms);
 
 // The candidate's process tree used CPU while it was frozen (a reference block, the judge's
