@@ -230,7 +230,7 @@ void CheckedTiming::plan() {
         }
     }
     const unsigned cores = std::max(std::thread::hardware_concurrency(), 1u);
-    const int threads = static_cast<int>(std::clamp(cores / static_cast<unsigned>(p_.config.world_size), 1u, 8u));
+    const int threads = static_cast<int>(std::clamp(cores / static_cast<unsigned>(p_.config.world_size), 1u, 16u));
     inputs_ = std::make_unique<TimingInputs>(p_.device, *p_.problem, p_.config, p_.rank, seed_, mode_,
                                              (plan_.pairs + 1) * plan_.calls_per_block, threads);
     input_slots_ = std::make_unique<SharedSlots>(
