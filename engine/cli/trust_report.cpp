@@ -44,22 +44,16 @@ private:
     std::map<std::string, std::pair<std::string, std::set<int>>> by_kind_;
 };
 
-// What a rank's candidate reported of its blocks against the judge's clock, summed over the blocks:
-// a forged or slowed clock is off in every block, scheduling noise in a few.
-struct ReportedTotals {
-    double reported_ms = 0, judge_ms = 0, round_trip_ms = 0;
-};
 
 // A pkbw block's measurements (engine/runtime/checked_timing.cpp) against core/timing_checks.h.
-void check_block(const json& event, int rank, Findings& invalid, std::map<int, ReportedTotals>& reported) {
+void check_block(const json& event, int rank, Findings& invalid,
+                 std::map<int, std::vector<ReportedBlock>>& reported) {
     const std::string side = event.value("side", "");
     const double idle = event.value("idle_probe_us", 0.0);
     if (side == "candidate") {
         if (event.contains("judge_ms") && event.contains("span_ms")) {
-            ReportedTotals& totals = reported[rank];
-            totals.reported_ms += event.value("span_ms", 0.0);
-            totals.judge_ms += event.value("judge_ms", 0.0);
-            totals.round_trip_ms += event.value("round_trip_ms", 0.0);
+            reported[rank].push_back({event.value("span_ms", 0.0), event.value("judge_ms", 0.0),
+                                      event.value("round_trip_ms", 0.0)});
         }
         if (event.contains("probe_after_us")) {
             if (const auto finding = gpu_busy(event.value("probe_after_us", 0.0), idle, "after its block returned")) {
@@ -124,7 +118,7 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
     std::vector<std::string> leftovers, escaped;
     std::size_t leftover_count = 0; // a fork bomb's events name a few and count all
     Findings invalid, warnings;
-    std::map<int, ReportedTotals> reported;
+    std::map<int, std::vector<ReportedBlock>> reported; // the candidate's blocks, by rank
     for (const auto& event : events) {
         const std::string name = event.value("event", "");
         const int rank = event.value("rank", -1);
@@ -162,8 +156,8 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
             check_block(event, rank, invalid, reported);
         }
     }
-    for (const auto& [rank, totals] : reported) {
-        if (const auto finding = samples_disagree(totals.reported_ms, totals.judge_ms, totals.round_trip_ms)) {
+    for (const auto& [rank, blocks] : reported) {
+        if (const auto finding = samples_disagree(blocks)) {
             warnings.note("samples", "candidate: " + *finding, rank);
         }
     }

@@ -117,32 +117,32 @@ int min_over_ranks(Rendezvous& judges, int mine) {
 
 } // namespace
 
-CandidateStillness::CandidateStillness(TimedWorker* worker)
-    : worker_(worker && worker->untrusted ? worker : nullptr) {
+WorkerStillness::WorkerStillness(TimedWorker* worker)
+    : worker_(worker) {
     freeze();
 }
 
-CandidateStillness::~CandidateStillness() {
+WorkerStillness::~WorkerStillness() {
     if (worker_ && frozen_) {
         worker_->process->thaw(kFreezeTimeoutMs);
     }
 }
 
-void CandidateStillness::freeze() {
+void WorkerStillness::freeze() {
     if (worker_ && !frozen_) {
         frozen_ = worker_->process->freeze(kFreezeTimeoutMs);
         failures_ += frozen_ ? 0 : 1;
     }
 }
 
-void CandidateStillness::thaw() {
+void WorkerStillness::thaw() {
     if (worker_ && frozen_) {
         worker_->process->thaw(kFreezeTimeoutMs);
         frozen_ = false;
     }
 }
 
-double CandidateStillness::tree_cpu_ms() const {
+double WorkerStillness::tree_cpu_ms() const {
     return worker_ ? worker_->process->tree_cpu_ms() : 0.0;
 }
 
@@ -168,13 +168,20 @@ private:
         TimedWorker* worker = nullptr;
         std::unique_ptr<SharedSlots> outputs;
         std::vector<int> views; // one view set per call
+        // Frozen from the round trip's calibration to the end of the blocks. Last: destroyed (thawed)
+        // before the slots' release asks the worker to unmap them.
+        std::unique_ptr<WorkerStillness> still;
     };
 
     void plan();
     void prepare_side(Side& side);
     double calibrate_round_trip();
-    void warm_up(Side& side, CandidateStillness& still);
-    void time_block(int block, BlockSide which, CandidateStillness& still);
+    // One request of `side`'s worker on the judge's clock: judges' barrier, clock, thaw, request, judges'
+    // barrier (every rank's worker has answered: rank 0's serves its group's barriers), clock, freeze.
+    BlockTiming timed_request(Side& side, const std::vector<int>& views, const std::map<std::string, double>& params,
+                              double& judge_ms);
+    void warm_up(Side& side);
+    void time_block(int block, BlockSide which);
     void load_group(int group, Side& side);
     void check_pair(int group, int candidate_block);
     std::string first_failure(int group, int call);
@@ -250,14 +257,12 @@ double CheckedTiming::calibrate_round_trip() {
     if (!reference_.worker) {
         return 0; // no trusted worker: nothing is subtracted (the plan says so)
     }
-    // The same path as a block's: judges' barrier, request, reply, judges' barrier.
+    // The same path as a block's (timed_request): the thaw, the round trip, the barriers.
     std::vector<double> samples;
     for (int i = 0; i < kRoundTripSamples; ++i) {
-        p_.rendezvous.barrier();
-        const auto start = Clock::now();
-        reference_.worker->process->timed_calls({}, {}, true);
-        p_.rendezvous.barrier();
-        samples.push_back(ms_between(start, Clock::now()));
+        double judge_ms = 0;
+        timed_request(reference_, {}, {}, judge_ms);
+        samples.push_back(judge_ms);
     }
     return percentile(samples, 50);
 }
@@ -271,7 +276,21 @@ void CheckedTiming::load_group(int group, Side& side) {
     p_.device.synchronize();
 }
 
-void CheckedTiming::warm_up(Side& side, CandidateStillness& still) {
+BlockTiming CheckedTiming::timed_request(Side& side, const std::vector<int>& views,
+                                         const std::map<std::string, double>& params, double& judge_ms) {
+    p_.rendezvous.barrier();
+    const auto start = Clock::now();
+    side.still->thaw();
+    BlockTiming timing = side.worker->process->timed_calls(views, params, true);
+    // The block ends when every rank's worker has answered: a rank's work left after its answer is
+    // inside the time, and rank 0's worker, which serves its group's barriers, is done before a freeze.
+    p_.rendezvous.barrier();
+    judge_ms = ms_between(start, Clock::now());
+    side.still->freeze();
+    return timing;
+}
+
+void CheckedTiming::warm_up(Side& side) {
     if (options_.warmup <= 0) {
         return;
     }
@@ -279,47 +298,23 @@ void CheckedTiming::warm_up(Side& side, CandidateStillness& still) {
     const auto params = p_.problem->params(inputs_->config(plan_.pairs * plan_.calls_per_block));
     const int blocks = (options_.warmup + plan_.calls_per_block - 1) / plan_.calls_per_block;
     for (int b = 0; b < blocks; ++b) {
-        p_.rendezvous.barrier();
-        auto call = [&] {
-            side.worker->process->timed_calls(side.views, params, true);
-            p_.rendezvous.barrier(); // every rank's worker is done (rank 0's serves the others' barriers)
-            return 0;
-        };
-        side.worker->untrusted ? still.thawed(call) : call();
+        double ignored = 0;
+        timed_request(side, side.views, params, ignored);
     }
 }
 
-} // namespace
-
-namespace {
-
-void CheckedTiming::time_block(int block, BlockSide which, CandidateStillness& still) {
+void CheckedTiming::time_block(int block, BlockSide which) {
     Side& side = which == BlockSide::Reference ? reference_ : candidate_;
     const int group = block / 2;
     load_group(group, side);
     const bool probing = !p_.device.on_host();
     const bool watching = which == BlockSide::Reference && candidate_.worker != nullptr;
-    const double cpu_before = watching ? still.tree_cpu_ms() : 0;
+    const double cpu_before = watching ? candidate_.still->tree_cpu_ms() : 0;
     const double probe_before = probing ? p_.device.probe_us(kProbeSpinUs) : 0;
     const auto params = p_.problem->params(inputs_->config(group * plan_.calls_per_block));
 
-    p_.rendezvous.barrier(); // the judges start the block together; the workers' barrier is inside
-    BlockTiming timing;
     double judge_ms = 0;
-    auto timed = [&] {
-        if (side.worker->untrusted) {
-            p_.rendezvous.barrier(); // every rank's candidate is thawed before any judge starts its clock
-        }
-        const auto start = Clock::now();
-        timing = side.worker->process->timed_calls(side.views, params, true);
-        // The block ends when every rank's worker has answered: a rank's work left after its answer is
-        // inside the time, and rank 0's worker, which serves the group's barriers, is done before a
-        // freeze.
-        p_.rendezvous.barrier();
-        judge_ms = ms_between(start, Clock::now());
-        return 0;
-    };
-    side.worker->untrusted ? still.thawed(timed) : timed();
+    const BlockTiming timing = timed_request(side, side.views, params, judge_ms);
     // The candidate is frozen again here: a kernel of its still running now holds the GPU.
     const double probe_after = probing ? p_.device.probe_us(kProbeSpinUs) : 0;
 
@@ -340,8 +335,8 @@ void CheckedTiming::time_block(int block, BlockSide which, CandidateStillness& s
         event["idle_probe_us"] = idle_probe_us_;
     }
     if (watching) {
-        event["frozen_cpu_ms"] = std::max(still.tree_cpu_ms() - cpu_before, 0.0);
-        event["frozen"] = !still.failed();
+        event["frozen_cpu_ms"] = std::max(candidate_.still->tree_cpu_ms() - cpu_before, 0.0);
+        event["frozen"] = !candidate_.still->failed();
     }
     p_.events.send(event);
     if (c_.block_timed) {
@@ -449,9 +444,11 @@ void CheckedTiming::run() {
             prepare_side(*side);
         }
     }
-    // Frozen from here to the end of the blocks, but in its own blocks; the slots' release (unmapping,
-    // a request) comes after, with the process running.
-    CandidateStillness still(candidate_.worker);
+    // Each worker frozen from here to the end of the blocks, but in its own blocks; the slots' release
+    // (unmapping, a request) comes after, with the processes running.
+    for (Side* side : {&reference_, &candidate_}) {
+        side->still = std::make_unique<WorkerStillness>(side->worker);
+    }
     round_trip_ms_ = calibrate_round_trip();
     if (!p_.device.on_host()) {
         std::vector<double> probes;
@@ -463,7 +460,7 @@ void CheckedTiming::run() {
     send_plan();
     for (Side* side : {&reference_, &candidate_}) {
         if (side->worker) {
-            warm_up(*side, still);
+            warm_up(*side);
         }
     }
     const auto order = block_order(plan_.pairs);
@@ -473,7 +470,7 @@ void CheckedTiming::run() {
         if (!both && b % 2 == 1) {
             continue; // one side: one block per pair
         }
-        time_block(static_cast<int>(b), which, still);
+        time_block(static_cast<int>(b), which);
         if (both && b % 2 == 1) {
             const int candidate_block = order[b] == BlockSide::Candidate ? static_cast<int>(b) : static_cast<int>(b - 1);
             check_pair(static_cast<int>(b / 2), candidate_block);

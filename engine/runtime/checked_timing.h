@@ -23,33 +23,26 @@ struct TimedWorker {
     bool untrusted = false;
 };
 
-// Keeps the untrusted worker's process tree frozen (ProcessContainer) from construction to
-// destruction, except inside thawed(): its own blocks. Requests that are not timed (mapping buffers,
-// defining views, unmapping) need the process running: they happen outside a stillness's life. A
-// freeze that fails is counted, and the run says so; the tree's CPU time is what a frozen tree must
-// not use.
-class CandidateStillness {
+// Keeps a worker's process tree frozen (ProcessContainer) from construction to destruction, but
+// between thaw() and freeze(): its own blocks. Both sides' workers are frozen outside their blocks, so
+// that each block's clock can start before the thaw and both pay the same wake-up; the candidate's must
+// be, so that it cannot run while the reference is timed or see its next inputs early. Requests that
+// are not timed (mapping buffers, defining views, unmapping) need the process running: they happen
+// outside a stillness's life. A freeze that fails is counted and the run says so.
+class WorkerStillness {
 public:
-    explicit CandidateStillness(TimedWorker* worker);
-    ~CandidateStillness();
-    CandidateStillness(const CandidateStillness&) = delete;
-    CandidateStillness& operator=(const CandidateStillness&) = delete;
+    explicit WorkerStillness(TimedWorker* worker); // null: nothing to freeze
+    ~WorkerStillness();
+    WorkerStillness(const WorkerStillness&) = delete;
+    WorkerStillness& operator=(const WorkerStillness&) = delete;
 
-    template <class Fn>
-    auto thawed(Fn&& fn) {
-        thaw();
-        struct Refreeze {
-            CandidateStillness& still;
-            ~Refreeze() { still.freeze(); }
-        } refreeze{*this};
-        return fn();
-    }
+    void freeze();
+    void thaw();
     bool failed() const { return failures_ > 0; }
+    // CPU time of the worker's tree so far (ms): what a frozen tree must not use.
     double tree_cpu_ms() const;
 
 private:
-    void freeze();
-    void thaw();
     TimedWorker* worker_;
     bool frozen_ = false;
     int failures_ = 0;

@@ -234,7 +234,7 @@ void time_pkb_series(const PerfContext& c, const PerfOptions& options, const std
         BlockTiming timing;
         {
             // The candidate is still while the reference is timed; in its own series it runs.
-            CandidateStillness still(worker->untrusted ? nullptr : candidate);
+            WorkerStillness still(worker->untrusted ? nullptr : candidate);
             timing = worker->process->pkb_series(views[w], options.pkb_warmup, options.pkb_iterations);
         }
         json event = {{"event", protocol::kPerfResult},

@@ -44,21 +44,25 @@ TEST(CheckedTimingPlan, JudgeCallTimeSubtractsTheRoundTripAndNeverGoesNegative) 
 
 TEST(TimingChecks, SamplesThatAgreeWithTheJudgesClockAreNotAFinding) {
     // 100 calls of 10 us: the events span 1.0 ms; the judge saw 1.08 ms with a 0.05 ms round trip.
-    EXPECT_FALSE(samples_disagree(1.0, 1.08, 0.05));
+    EXPECT_FALSE(samples_disagree({{1.0, 1.08, 0.05}}));
+    // A loaded host: most blocks preempted for milliseconds, one clean: the clean one decides.
+    EXPECT_FALSE(samples_disagree({{4.0, 12.0, 1.2}, {3.9, 8.1, 1.2}, {4.0, 5.4, 1.2}, {3.8, 7.0, 1.2}}));
     // A short block: barrier and first launch fit the fixed allowance.
-    EXPECT_FALSE(samples_disagree(0.05, 0.05 + 0.05 + kSamplesAllowanceMs * 0.9, 0.05));
+    EXPECT_FALSE(samples_disagree({{0.05, 0.05 + 0.05 + kSamplesAllowanceMs * 0.9, 0.05}}));
+    EXPECT_FALSE(samples_disagree({}));
 }
 
 TEST(TimingChecks, ShrunkOrSlowedSamplesAreAFinding) {
-    // Samples shrunk 5.8x (the forged clock): reported 1.7 ms of a 10 ms block.
-    const auto shrunk = samples_disagree(1.7, 10.05, 0.05);
+    // Samples shrunk 5.8x (the forged clock) in every block.
+    const auto shrunk = samples_disagree({{1.7, 10.05, 0.05}, {1.72, 10.5, 0.05}});
     ASSERT_TRUE(shrunk);
     EXPECT_NE(shrunk->find("not the block's"), std::string::npos);
-    EXPECT_NE(shrunk->find("10.000 ms"), std::string::npos);
-    // A process clock slowed 1.3x reports less than happened; one sped up reports more than the
-    // judge could have seen.
-    EXPECT_TRUE(samples_disagree(10.0 / 1.3, 10.05, 0.05));
-    EXPECT_TRUE(samples_disagree(13.0, 10.05, 0.05));
+    EXPECT_NE(shrunk->find("reported 1.700 ms for a block that took 10.000 ms"), std::string::npos) << *shrunk;
+    // A process clock slowed 1.3x reports less than happened in every block; one sped up reports more
+    // than the judge could have seen.
+    EXPECT_TRUE(samples_disagree({{10.0 / 1.3, 10.05, 0.05}, {10.0 / 1.3, 10.3, 0.05}}));
+    EXPECT_TRUE(samples_disagree({{13.0, 10.05, 0.05}, {13.0, 10.05, 0.05}}));
+    EXPECT_FALSE(samples_disagree({{13.0, 10.05, 0.05}, {10.0, 10.05, 0.05}}));
 }
 
 TEST(TimingChecks, CpuWhileFrozenAndABusyGpu) {
