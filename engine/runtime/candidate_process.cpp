@@ -262,7 +262,7 @@ CandidateProcess::~CandidateProcess() {
     }
     container_.reset(); // kills what is left in it, removes its cgroup
     if (pid_ > 0) {
-        kill_descendants(::getpid());
+        kill_descendants(::getpid(), nullptr, siblings_);
     }
     std::error_code ec;
     if (!directory_.empty()) {
@@ -549,7 +549,7 @@ CandidateLeftovers CandidateProcess::kill_tree() {
     // the container (a candidate that may write to the cgroup file system, without Landlock) is still
     // found here.
     std::vector<pid_t> groups;
-    for (const auto& process : kill_descendants(::getpid(), &groups)) {
+    for (const auto& process : kill_descendants(::getpid(), &groups, siblings_)) {
         if (process.pid != pid_) {
             left.killed.push_back(process);
             ++left.count;

@@ -78,8 +78,12 @@ public:
     const std::string& side() const { return side_; }
     const Sandbox& sandbox() const { return *sandbox_; }
     const ProcessContainer& container() const { return *container_; }
-    // Another worker of this judge (started after this one) is not part of this one's tree.
-    void exclude_from_tree(pid_t pid) { container_->exclude(pid); }
+    // Another worker of this judge is not part of this one's tree: neither frozen with it (signals) nor
+    // killed by its sweep of the judge's descendants.
+    void exclude_from_tree(pid_t pid) {
+        container_->exclude(pid);
+        siblings_.insert(pid);
+    }
     const std::string& sandbox_dir() const { return directory_; }
 
     // One call on these views (every pointer must lie in a SharedBuffers allocation). The candidate
@@ -133,6 +137,7 @@ private:
     Channel channel_;
     std::optional<Sandbox> sandbox_;
     std::optional<ProcessContainer> container_;
+    std::set<pid_t> siblings_; // the judge's other workers (exclude_from_tree)
     std::string directory_;
     pid_t pid_ = -1;
     bool exited_ = false;

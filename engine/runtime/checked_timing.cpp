@@ -25,7 +25,6 @@ using Clock = std::chrono::steady_clock;
 constexpr double kProbeSpinUs = 20;     // the probe kernel's own length
 constexpr int kRoundTripSamples = 25;   // empty blocks on the trusted worker
 constexpr int kFreezeTimeoutMs = 5000;  // a tree that takes longer to stop is reported, not waited for
-constexpr double kHostMemoryBudget = 512.0 * (1 << 20); // per rank, under the host backend's RLIMIT_AS
 
 double ms_between(Clock::time_point start, Clock::time_point end) {
     return std::chrono::duration<double, std::milli>(end - start).count();
@@ -82,38 +81,8 @@ private:
     void* data_;
 };
 
-std::uint64_t agree_on_seed(Rendezvous& judges, int rank) {
-    std::uint64_t seed = 0;
-    if (rank == 0) {
-        std::random_device device;
-        seed = (static_cast<std::uint64_t>(device()) << 32) ^ device();
-    }
-    const auto all = judges.all_gather(std::as_bytes(std::span(&seed, 1)));
-    std::memcpy(&seed, all[0].data(), sizeof seed);
-    return seed;
-}
 
-// Whether any rank says `mine`.
-bool any_rank(Rendezvous& judges, bool mine) {
-    const std::uint8_t value = mine ? 1 : 0;
-    for (const auto& part : judges.all_gather(std::as_bytes(std::span(&value, 1)))) {
-        if (std::to_integer<std::uint8_t>(part[0]) != 0) {
-            return true;
-        }
-    }
-    return false;
-}
 
-int min_over_ranks(Rendezvous& judges, int mine) {
-    const std::int32_t value = mine;
-    std::int32_t least = value;
-    for (const auto& part : judges.all_gather(std::as_bytes(std::span(&value, 1)))) {
-        std::int32_t other = 0;
-        std::memcpy(&other, part.data(), sizeof other);
-        least = std::min(least, other);
-    }
-    return least;
-}
 
 } // namespace
 
@@ -184,7 +153,13 @@ private:
     void time_block(int block, BlockSide which);
     void load_group(int group, Side& side);
     void check_pair(int group, int candidate_block);
-    std::string first_failure(int group, int call);
+    // core's comparison of one call's slots: its first error ("" when it passes) and how many of the
+    // candidate's elements still hold the poison (the call never wrote them).
+    struct CallFailure {
+        std::string message;
+        std::int64_t unwritten = 0;
+    };
+    CallFailure explain(int group, int call);
     void send_plan();
 
     const CheckedTimingContext& c_;
@@ -192,11 +167,10 @@ private:
     const PerfOptions& options_;
     SlotLayout inputs_layout_, outputs_layout_;
     CheckedTimingPlan plan_;
-    std::uint64_t seed_ = 0;
     InputMode mode_ = InputMode::Pkb;
     std::string inputs_note_; // a limit of the check (a warning)
     std::string inputs_info_; // what the inputs are (the report says it)
-    std::unique_ptr<TimingInputs> inputs_;
+    TimingInputs* inputs_ = nullptr;
     std::unique_ptr<SharedSlots> input_slots_;
     Side reference_, candidate_;
     double round_trip_ms_ = 0;
@@ -204,42 +178,18 @@ private:
 };
 
 void CheckedTiming::plan() {
-    const DeviceVersions versions = p_.device.versions();
-    const double budget = p_.device.on_host() || versions.memory_bytes == 0
-                              ? kHostMemoryBudget
-                              : options_.rotation_memory_fraction * static_cast<double>(versions.memory_bytes);
-    const std::size_t l2 = options_.rotation == "none" ? 0 : versions.l2_bytes;
-    plan_ = plan_checked_timing(inputs_layout_.set_bytes, outputs_layout_.set_bytes, l2,
-                                static_cast<std::size_t>(budget), options_.iterations, options_.pairs);
-    // Every rank must make the same number of calls: their calls may be collectives.
-    const int agreed = min_over_ranks(p_.rendezvous, plan_.calls_per_block);
-    if (agreed != plan_.calls_per_block) {
-        const std::string reason = plan_.reason;
-        plan_ = plan_checked_timing(inputs_layout_.set_bytes, outputs_layout_.set_bytes, l2, 0, agreed,
-                                    options_.pairs);
-        plan_.calls_per_block = agreed; // never more than a rank could hold, whatever L2 asks
-        plan_.staging_bytes = (static_cast<std::size_t>(plan_.pairs) + 1) * agreed * inputs_layout_.set_bytes;
-        plan_.slot_bytes = static_cast<std::size_t>(agreed) * (inputs_layout_.set_bytes + 2 * outputs_layout_.set_bytes);
-        plan_.cold_inputs = l2 == 0 || static_cast<std::size_t>(agreed) * inputs_layout_.set_bytes >= 3 * l2;
-        plan_.reason = reason + "; " + std::to_string(agreed) + " on every rank (the fewest any rank could hold)";
+    // Planned, agreed and drawn while the eval's trials ran (timing_inputs.h); into device memory now.
+    inputs_ = c_.inputs;
+    inputs_->upload();
+    const TimingAgreement& agreed = inputs_->agreement();
+    plan_ = agreed.plan;
+    mode_ = agreed.mode;
+    inputs_note_ = agreed.note;
+    inputs_info_ = agreed.info;
+    if (inputs_->set_bytes() != inputs_layout_.set_bytes) {
+        throw Error("timed inputs of " + std::to_string(inputs_->set_bytes()) + " bytes a set for slots of " +
+                    std::to_string(inputs_layout_.set_bytes));
     }
-    seed_ = agree_on_seed(p_.rendezvous, p_.rank);
-    mode_ = p_.config.input_mode;
-    if (any_rank(p_.rendezvous, inputs_repeat(*p_.problem, p_.config, p_.rank, seed_, mode_))) {
-        if (mode_ == InputMode::Pkb) {
-            mode_ = InputMode::Exact;
-            inputs_info_ = "PKB's inputs for this problem are the same every call: the timed calls read "
-                           "exact-mode draws instead (same shapes and dtypes)";
-        }
-        if (any_rank(p_.rendezvous, inputs_repeat(*p_.problem, p_.config, p_.rank, seed_, mode_))) {
-            inputs_note_ = "this problem's inputs are the same every call: a candidate that caches its "
-                           "result by content cannot be told from one that computes";
-        }
-    }
-    const unsigned cores = std::max(std::thread::hardware_concurrency(), 1u);
-    const int threads = static_cast<int>(std::clamp(cores / static_cast<unsigned>(p_.config.world_size), 1u, 16u));
-    inputs_ = std::make_unique<TimingInputs>(p_.device, *p_.problem, p_.config, p_.rank, seed_, mode_,
-                                             (plan_.pairs + 1) * plan_.calls_per_block, threads);
     input_slots_ = std::make_unique<SharedSlots>(
         c_.shared, inputs_layout_.set_bytes * static_cast<std::size_t>(plan_.calls_per_block));
 }
@@ -345,9 +295,10 @@ void CheckedTiming::time_block(int block, BlockSide which) {
 }
 
 // Why call `call` of group `group` failed, in core's words (the device only counted).
-std::string CheckedTiming::first_failure(int group, int call) {
+CheckedTiming::CallFailure CheckedTiming::explain(int group, int call) {
     const int set = group * plan_.calls_per_block + call;
-    auto outputs_of = [&](const Side& side) {
+    CallFailure failure;
+    auto outputs_of = [&](const Side& side, bool count_poison) {
         OutputSet outputs;
         const auto views = outputs_layout_.views(side.outputs->data(), call);
         for (std::size_t t = 0; t < views.size(); ++t) {
@@ -355,15 +306,23 @@ std::string CheckedTiming::first_failure(int group, int call) {
             if (tensor.nbytes() > 0) {
                 p_.device.download(tensor.mutable_data(), views[t].data, tensor.nbytes());
             }
+            if (count_poison) {
+                const std::size_t size = dtype_size(tensor.dtype());
+                for (std::int64_t i = 0; i < tensor.numel(); ++i) {
+                    const std::byte* element = tensor.data() + static_cast<std::size_t>(i) * size;
+                    failure.unwritten += std::all_of(element, element + size,
+                                                     [](std::byte b) { return b == std::byte{kPoisonByte}; });
+                }
+            }
             outputs.add(outputs_layout_.specs[t].name, std::move(tensor));
         }
         outputs.values = p_.problem->checked_output_values(inputs_->config(set), p_.rank);
         return outputs;
     };
-    const OutputComparison comparison =
-        compare_outputs(outputs_of(reference_), outputs_of(candidate_), CompareOptions{c_.atol, c_.rtol, 256},
-                        inputs_->tie_rows(set));
-    return comparison.pass ? std::string() : comparison.first_error;
+    const OutputComparison comparison = compare_outputs(outputs_of(reference_, false), outputs_of(candidate_, true),
+                                                        CompareOptions{c_.atol, c_.rtol, 256}, inputs_->tie_rows(set));
+    failure.message = comparison.pass ? std::string() : comparison.first_error;
+    return failure;
 }
 
 void CheckedTiming::check_pair(int group, int candidate_block) {
@@ -378,25 +337,39 @@ void CheckedTiming::check_pair(int group, int candidate_block) {
     }
     const auto counts = p_.device.count_mismatches(queries, c_.atol, c_.rtol);
     const std::size_t per_call = outputs_layout_.specs.size();
-    int failed = 0;
-    std::string message;
+    std::int64_t elements = 0;
+    for (const auto& spec : outputs_layout_.specs) {
+        elements += shape_numel(spec.shape);
+    }
+    // A few elements beyond the tolerance, none far beyond, is how an honest kernel's different order of
+    // summation shows on some of hundreds of fresh inputs: said, not held against the timing.
+    const auto borderline_limit = static_cast<std::uint64_t>(std::max<std::int64_t>(1, elements / 10000));
+    int failed = 0, borderline = 0;
+    std::string message, kind, borderline_message;
     for (int k = 0; k < plan_.calls_per_block; ++k) {
-        std::uint64_t mismatches = 0;
+        MismatchCount count;
         for (std::size_t t = 0; t < per_call; ++t) {
-            mismatches += counts[static_cast<std::size_t>(k) * per_call + t];
+            count.mismatches += counts[static_cast<std::size_t>(k) * per_call + t].mismatches;
+            count.gross += counts[static_cast<std::size_t>(k) * per_call + t].gross;
         }
-        if (mismatches == 0) {
+        if (count.mismatches == 0) {
             continue;
         }
-        if (message.empty()) {
-            // core's comparison decides the first one the device counted, and says why.
-            message = first_failure(group, k);
-            if (message.empty()) {
+        const bool is_borderline = count.gross == 0 && count.mismatches <= borderline_limit;
+        std::string& first = is_borderline ? borderline_message : message;
+        if (first.empty()) {
+            // core's comparison decides the first one of each kind the device counted, and says why.
+            const CallFailure failure = explain(group, k);
+            if (failure.message.empty()) {
                 continue; // core clears it: the device's count follows the same rule, so this is rare
             }
-            message = "call " + std::to_string(k) + " of " + std::to_string(plan_.calls_per_block) + ": " + message;
+            first = "call " + std::to_string(k) + " of " + std::to_string(plan_.calls_per_block) + ": " +
+                    failure.message;
+            if (!is_borderline) {
+                kind = failure.unwritten > 0 ? "unwritten" : "wrong";
+            }
         }
-        ++failed;
+        ++(is_borderline ? borderline : failed);
     }
     const std::string status = per_call == 0 ? "unchecked" : failed == 0 ? "pass" : "mismatch";
     if (per_call == 0) {
@@ -409,7 +382,10 @@ void CheckedTiming::check_pair(int group, int candidate_block) {
                     {"calls", plan_.calls_per_block},
                     {"failed_calls", failed},
                     {"status", status},
-                    {"message", message}});
+                    {"kind", kind},
+                    {"message", message},
+                    {"borderline_calls", borderline},
+                    {"borderline_message", borderline_message}});
 }
 
 void CheckedTiming::send_plan() {

@@ -9,6 +9,7 @@
 
 #include "candidate_process.h"
 #include "perf_runner.h"
+#include "timing_inputs.h"
 
 #include <functional>
 #include <string>
@@ -54,6 +55,7 @@ struct CheckedTimingContext {
     double atol = 1e-2, rtol = 1e-2;
     TimedWorker* reference = nullptr; // absent in a dryrun of the candidate
     TimedWorker* candidate = nullptr; // absent in a dryrun of the reference
+    TimingInputs* inputs = nullptr;   // agreed and drawn while the eval ran
     // Called after each timed block (the perf phase's progress).
     std::function<void(const std::string& side)> block_timed;
 };

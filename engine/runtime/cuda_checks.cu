@@ -47,17 +47,21 @@ __device__ float widen(DType dtype, const unsigned char* p, std::size_t i) {
 
 __global__ void count_mismatches_kernel(const unsigned char* reference, const unsigned char* candidate,
                                         DType dtype, std::size_t count, float atol, float rtol,
-                                        unsigned long long* mismatches) {
-    unsigned long long mine = 0;
+                                        unsigned long long* counts) {
+    unsigned long long mismatches = 0, gross = 0;
     const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
     for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count; i += stride) {
-        mine += element_mismatches(widen(dtype, reference, i), widen(dtype, candidate, i), atol, rtol) ? 1 : 0;
+        const ElementVerdict verdict = element_verdict(widen(dtype, reference, i), widen(dtype, candidate, i), atol, rtol);
+        mismatches += verdict != ElementVerdict::Match ? 1 : 0;
+        gross += verdict == ElementVerdict::Gross ? 1 : 0;
     }
     for (int offset = 16; offset > 0; offset /= 2) {
-        mine += __shfl_down_sync(0xffffffffu, mine, offset);
+        mismatches += __shfl_down_sync(0xffffffffu, mismatches, offset);
+        gross += __shfl_down_sync(0xffffffffu, gross, offset);
     }
-    if ((threadIdx.x & 31) == 0 && mine > 0) {
-        atomicAdd(mismatches, mine);
+    if ((threadIdx.x & 31) == 0 && mismatches > 0) {
+        atomicAdd(counts, mismatches);
+        atomicAdd(counts + 1, gross);
     }
 }
 
@@ -76,7 +80,7 @@ __global__ void probe_kernel(unsigned long long spin_ns) {
 } // namespace
 
 cudaError_t launch_count_mismatches(const void* reference, const void* candidate, DType dtype, std::size_t count,
-                                    float atol, float rtol, unsigned long long* mismatches, cudaStream_t stream) {
+                                    float atol, float rtol, unsigned long long* counts, cudaStream_t stream) {
     if (count == 0) {
         return cudaSuccess;
     }
@@ -85,7 +89,7 @@ cudaError_t launch_count_mismatches(const void* reference, const void* candidate
     const int blocks = static_cast<int>(wanted < 4096 ? wanted : 4096);
     count_mismatches_kernel<<<blocks, threads, 0, stream>>>(static_cast<const unsigned char*>(reference),
                                                             static_cast<const unsigned char*>(candidate), dtype,
-                                                            count, atol, rtol, mismatches);
+                                                            count, atol, rtol, counts);
     return cudaGetLastError();
 }
 

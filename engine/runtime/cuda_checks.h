@@ -8,10 +8,10 @@
 
 namespace pkbw::engine {
 
-// Adds to *mismatches (device memory) the elements of `count` where `candidate` fails PKB's rule
-// against `reference` (mismatch_rule.h); queued on `stream`.
+// Adds to counts[0] (device memory) the elements of `count` where `candidate` fails PKB's rule against
+// `reference`, and to counts[1] the gross ones among them (mismatch_rule.h); queued on `stream`.
 cudaError_t launch_count_mismatches(const void* reference, const void* candidate, DType dtype, std::size_t count,
-                                    float atol, float rtol, unsigned long long* mismatches, cudaStream_t stream);
+                                    float atol, float rtol, unsigned long long* counts, cudaStream_t stream);
 
 // One thread spinning `spin_us` by the GPU's global timer.
 cudaError_t launch_probe(double spin_us, cudaStream_t stream);

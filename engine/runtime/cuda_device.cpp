@@ -259,28 +259,30 @@ public:
         }
     }
     std::pair<int, int> clocks_mhz() override { return query_clocks_mhz(ordinal_); }
-    std::vector<std::uint64_t> count_mismatches(const std::vector<MismatchQuery>& queries, double atol,
+    std::vector<MismatchCount> count_mismatches(const std::vector<MismatchQuery>& queries, double atol,
                                                 double rtol) override {
-        std::vector<std::uint64_t> counts(queries.size(), 0);
+        std::vector<MismatchCount> counts(queries.size());
         if (queries.empty()) {
             return counts;
         }
-        unsigned long long* device_counts = nullptr;
-        const std::size_t bytes = queries.size() * sizeof(unsigned long long);
+        unsigned long long* device_counts = nullptr; // [mismatches, gross] per query
+        const std::size_t bytes = 2 * queries.size() * sizeof(unsigned long long);
         check_cuda(cudaMalloc(&device_counts, bytes), "cudaMalloc (mismatch counts)");
         const std::unique_ptr<unsigned long long, decltype(&cudaFree)> owned(device_counts, &cudaFree);
         check_cuda(cudaMemsetAsync(device_counts, 0, bytes, stream_), "cudaMemsetAsync (mismatch counts)");
         for (std::size_t q = 0; q < queries.size(); ++q) {
             check_cuda(launch_count_mismatches(queries[q].reference, queries[q].candidate, queries[q].dtype,
                                                queries[q].count, static_cast<float>(atol), static_cast<float>(rtol),
-                                               device_counts + q, stream_),
+                                               device_counts + 2 * q, stream_),
                        "the mismatch count kernel");
         }
-        std::vector<unsigned long long> host(queries.size());
+        std::vector<unsigned long long> host(2 * queries.size());
         check_cuda(cudaMemcpyAsync(host.data(), device_counts, bytes, cudaMemcpyDeviceToHost, stream_),
                    "cudaMemcpyAsync (mismatch counts)");
         check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (mismatch counts)");
-        std::copy(host.begin(), host.end(), counts.begin());
+        for (std::size_t q = 0; q < queries.size(); ++q) {
+            counts[q] = {host[2 * q], host[2 * q + 1]};
+        }
         return counts;
     }
     double probe_us(double spin_us) override {

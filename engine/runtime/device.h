@@ -81,6 +81,11 @@ struct MismatchQuery {
     std::size_t count = 0; // elements
 };
 
+struct MismatchCount {
+    std::uint64_t mismatches = 0; // elements that fail PKB's rule
+    std::uint64_t gross = 0;      // of those: non-finite against finite, or far beyond the tolerance
+};
+
 class Device {
 public:
     virtual ~Device() = default;
@@ -127,9 +132,9 @@ public:
     // Current SM and memory clocks in MHz (NVML), or {0, 0} when unknown.
     virtual std::pair<int, int> clocks_mhz() = 0;
 
-    // Per query, the elements that fail PKB's rule (mismatch_rule.h), counted where the data lives:
-    // the judge's check of every timed call (docs/perf.md). Synchronous.
-    virtual std::vector<std::uint64_t> count_mismatches(const std::vector<MismatchQuery>& queries, double atol,
+    // Per query, the elements that fail PKB's rule and the gross ones among them (mismatch_rule.h),
+    // counted where the data lives: the judge's check of every timed call (docs/perf.md). Synchronous.
+    virtual std::vector<MismatchCount> count_mismatches(const std::vector<MismatchQuery>& queries, double atol,
                                                         double rtol) = 0;
     // Launch-to-end time in microseconds of a kernel that spins `spin_us` on this device's stream; 0
     // where there is no GPU. Far longer than `spin_us` means another process's kernels held the GPU.

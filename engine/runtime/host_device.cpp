@@ -102,20 +102,22 @@ public:
     void copy_async(void* destination, const void* source, std::size_t bytes) override {
         std::memcpy(destination, source, bytes);
     }
-    std::vector<std::uint64_t> count_mismatches(const std::vector<MismatchQuery>& queries, double atol,
+    std::vector<MismatchCount> count_mismatches(const std::vector<MismatchQuery>& queries, double atol,
                                                 double rtol) override {
-        std::vector<std::uint64_t> counts;
+        std::vector<MismatchCount> counts;
         for (const auto& q : queries) {
             const std::size_t size = dtype_size(q.dtype);
             const auto* ref = static_cast<const std::byte*>(q.reference);
             const auto* cand = static_cast<const std::byte*>(q.candidate);
-            std::uint64_t mismatches = 0;
+            MismatchCount count;
             for (std::size_t i = 0; i < q.count; ++i) {
-                mismatches += element_mismatches(element_to_f32(q.dtype, ref + i * size),
-                                                 element_to_f32(q.dtype, cand + i * size), static_cast<float>(atol),
-                                                 static_cast<float>(rtol));
+                const ElementVerdict verdict =
+                    element_verdict(element_to_f32(q.dtype, ref + i * size), element_to_f32(q.dtype, cand + i * size),
+                                    static_cast<float>(atol), static_cast<float>(rtol));
+                count.mismatches += verdict != ElementVerdict::Match;
+                count.gross += verdict == ElementVerdict::Gross;
             }
-            counts.push_back(mismatches);
+            counts.push_back(count);
         }
         return counts;
     }

@@ -3,7 +3,8 @@
 // f32, then, as torch.isclose computes on two f32 tensors: allowed = fl(atol + fl(rtol * |cand|)),
 // actual = fl(|fl(ref - cand)|), a match when actual <= allowed; NaN never matches, equal infinities
 // match. Each operation is rounded on its own (no fused multiply-add), so the device counts what
-// core's comparison counts; core still writes the message for a call that fails.
+// core's comparison counts; core still writes the message for a call that fails. Beside the count, the
+// gross ones: what tells a skipped or wrong call from the last bits of an honest kernel's rounding.
 #pragma once
 
 #include <cmath>
@@ -34,16 +35,25 @@ PKBW_HOST_DEVICE float mul_rounded(float a, float b) {
 #endif
 }
 
-PKBW_HOST_DEVICE bool element_mismatches(float ref, float cand, float atol, float rtol) {
+// An element "gross"ly off is non-finite where the other is not (an unwritten, poisoned element is NaN)
+// or more than kGrossFactor times its allowance away: not the last bits of a different summation order.
+inline constexpr float kGrossFactor = 16.0f;
+
+enum class ElementVerdict { Match = 0, Mismatch = 1, Gross = 2 };
+
+PKBW_HOST_DEVICE ElementVerdict element_verdict(float ref, float cand, float atol, float rtol) {
     if (ref != ref || cand != cand) {
-        return true;
+        return ElementVerdict::Gross;
     }
     if (std::isinf(ref) || std::isinf(cand)) {
-        return ref != cand;
+        return ref == cand ? ElementVerdict::Match : ElementVerdict::Gross;
     }
     const float allowed = add_rounded(atol, mul_rounded(rtol, std::fabs(cand)));
     const float actual = std::fabs(add_rounded(ref, -cand));
-    return !(actual <= allowed);
+    if (actual <= allowed) {
+        return ElementVerdict::Match;
+    }
+    return actual > kGrossFactor * allowed ? ElementVerdict::Gross : ElementVerdict::Mismatch;
 }
 
 } // namespace pkbw::engine

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <thread>
 
 namespace pkbw::engine {
 namespace {
@@ -319,7 +320,16 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const PerfWorker
         time_pkb_series(c, options, present, shared, progress_of("pkb"));
     }
     if (options.pkbw && !present.empty()) {
-        const CheckedTimingContext context{c, shared, workers.atol, workers.rtol, workers.reference, workers.candidate,
+        if (workers.inputs == nullptr) {
+            throw Error("pkbw's timing has no inputs (start_timing_inputs was not called)");
+        }
+        const CheckedTimingContext context{c,
+                                           shared,
+                                           workers.atol,
+                                           workers.rtol,
+                                           workers.reference,
+                                           workers.candidate,
+                                           workers.inputs,
                                            progress_of("pkbw")};
         run_checked_timing(context, options);
     }
@@ -333,6 +343,22 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const PerfWorker
                    {"start", start_clocks},
                    {"end", {{"sm_mhz", sm_end}, {"memory_mhz", memory_end}}},
                    {"device", c.device.versions().device_name}});
+}
+
+std::unique_ptr<TimingInputs> start_timing_inputs(const PerfContext& c, const PerfOptions& options) {
+    if (!options.pkbw) {
+        return nullptr;
+    }
+    TimingRequest request;
+    request.calls = options.iterations;
+    request.pairs = options.pairs;
+    request.cold = options.rotation == "copies";
+    request.memory_fraction = options.rotation_memory_fraction;
+    const TimingAgreement agreed = agree_on_timing(c.device, c.rendezvous, *c.problem, c.config, c.rank, request);
+    // The drawing shares the machine with the eval's trials: a thread per core this rank's share of.
+    const unsigned cores = std::max(std::thread::hardware_concurrency(), 1u);
+    const int threads = static_cast<int>(std::clamp(cores / static_cast<unsigned>(c.config.world_size), 1u, 16u));
+    return std::make_unique<TimingInputs>(c.device, *c.problem, c.config, c.rank, agreed, threads);
 }
 
 void run_calibration(const PerfContext& c, const std::vector<std::size_t>& sizes, int iterations) {

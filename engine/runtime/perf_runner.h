@@ -71,7 +71,8 @@ private:
     std::vector<TensorView> output_views_;
 };
 
-struct TimedWorker; // checked_timing.h
+struct TimedWorker;  // checked_timing.h
+class TimingInputs;  // timing_inputs.h
 
 // The sides present in a perf run: each side's worker process (the candidate's is frozen outside its
 // own blocks).
@@ -79,7 +80,13 @@ struct PerfWorkers {
     TimedWorker* reference = nullptr;
     TimedWorker* candidate = nullptr;
     double atol = 1e-2, rtol = 1e-2; // the run's tolerance, for the check of every timed call
+    TimingInputs* inputs = nullptr;  // pkbw's protocol: the timed calls' inputs (start_timing_inputs)
 };
+
+// Agrees with the other judges on pkbw's timed blocks and starts drawing their inputs in the
+// background (timing_inputs.h): called before the eval's trials, whose time the drawing then overlaps.
+// Collective over the judges. Null when pkbw's protocol is off.
+std::unique_ptr<TimingInputs> start_timing_inputs(const PerfContext& context, const PerfOptions& options);
 
 // Times the sides that are present and sends their events (perf_result, timing_plan, timed_check,
 // perf_progress).

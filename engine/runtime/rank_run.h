@@ -13,6 +13,7 @@
 #include "rank_runner.h"
 #include "rendezvous.h"
 #include "solution_library.h"
+#include "timing_inputs.h"
 #include "trial_buffers.h"
 
 #include <filesystem>
@@ -87,6 +88,7 @@ private:
     std::unique_ptr<SharedBuffers> shared_;       // inputs and outputs, mapped into the candidate process
     std::unique_ptr<CandidateProcess> candidate_; // null when this run has no candidate side
     std::unique_ptr<CandidateProcess> reference_worker_; // perf only: the reference's timing worker
+    std::unique_ptr<TimingInputs> timing_inputs_;        // perf only: drawn while the trials run
     std::string shm_prefix_;
     std::filesystem::path trace_dir_;
     std::unique_ptr<TraceRecorder> recorder_; // null unless tracing

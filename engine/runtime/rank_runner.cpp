@@ -25,6 +25,7 @@
 #include <iostream>
 #include <new>
 #include <optional>
+#include <set>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -122,6 +123,7 @@ int RankRun::run() {
             if (candidate_) {
                 // Without cgroups a tree is what lies below this process: each worker's is its own.
                 candidate_->exclude_from_tree(reference_worker_->pid());
+                reference_worker_->exclude_from_tree(candidate_->pid());
             }
         }
     }
@@ -180,6 +182,12 @@ int RankRun::run() {
                       {"containment", candidate_->container().describe()}});
     }
 
+    if (config_.perf) {
+        // pkbw's timed blocks are agreed now and their inputs drawn while the trials run.
+        const PerfContext context{
+            *device_, *rendezvous_, events_, rank_, local_rank_, problem_, config_.problem_config(0)};
+        timing_inputs_ = start_timing_inputs(context, perf_options);
+    }
     const int trials = config_.mode == "dryrun" ? 1 : config_.trials;
     int trials_run = 0;
     bool all_passed = true;
@@ -212,8 +220,10 @@ void RankRun::run_perf_phase() {
     workers.candidate = candidate_ ? &candidate : nullptr;
     workers.atol = config_.atol;
     workers.rtol = config_.rtol;
+    workers.inputs = timing_inputs_.get();
     try {
         run_perf(context, parse_perf_options(config_.perf_options, "configuration"), workers, *shared_);
+        timing_inputs_.reset(); // the staging's device memory
     } catch (const CandidateFailure& failure) {
         if (failure.side != "candidate") {
             throw Error("the reference's timing worker failed: " + std::string(failure.what()));
@@ -252,6 +262,7 @@ int RankRun::finish(int trials_run) {
         rendezvous_->barrier();
     }
     reference_session_.reset();
+    timing_inputs_.reset(); // before the device its staging lives on
     shared_.reset();
     device_.reset();
     phase_range_.reset();
@@ -370,7 +381,12 @@ void RankRun::candidate_broke(const CandidateFailure& failure, const std::string
     // The candidate's tree, then anything else below the judge (the candidate process may be gone already,
     // or its start may have failed: the judge is the subreaper of what it left).
     int left = candidate_ ? candidate_->kill_tree().count : 0;
-    left += static_cast<int>(kill_descendants(::getpid()).size());
+    // The reference's timing worker is not the candidate's: it ends with this process (death signal).
+    std::set<pid_t> workers;
+    if (reference_worker_) {
+        workers.insert(reference_worker_->pid());
+    }
+    left += static_cast<int>(kill_descendants(::getpid(), nullptr, workers).size());
     if (left > 0) {
         message += "; killed " + std::to_string(left) + " process(es) it left";
     }

@@ -237,7 +237,8 @@ std::vector<ProcessInfo> descendants_of(pid_t root) {
     return found;
 }
 
-std::vector<ProcessInfo> kill_descendants(pid_t root, std::vector<pid_t>* unseen_groups) {
+std::vector<ProcessInfo> kill_descendants(pid_t root, std::vector<pid_t>* unseen_groups,
+                                          const std::set<pid_t>& skip) {
     std::vector<ProcessInfo> killed;
     std::set<pid_t> reported, groups, groups_killed, groups_seen;
     // Below this process, a subreaper, the process groups of the sessions its descendants made are killed
@@ -246,9 +247,9 @@ std::vector<ProcessInfo> kill_descendants(pid_t root, std::vector<pid_t>* unseen
     for (int round = 0; round < 20; ++round) {
         process_scan::Tree tree;
         if (below_self) {
-            tree = process_scan::tree_below_self();
+            tree = process_scan::tree_below_self(skip);
         } else {
-            tree.living = process_scan::below(process_scan::all(), root);
+            tree.living = process_scan::below(process_scan::all(), root, skip);
         }
         groups.merge(tree.groups);
         // Zombies keep a group signallable: reaped first, a group that takes the signal had a living
@@ -271,7 +272,7 @@ std::vector<ProcessInfo> kill_descendants(pid_t root, std::vector<pid_t>* unseen
         for (int i = 0; i < 50; ++i) {
             while (::waitpid(-1, nullptr, WNOHANG) > 0) {
             }
-            if (descendants_of(root).empty()) {
+            if (process_scan::below(process_scan::all(), root, skip).empty()) {
                 break;
             }
             ::usleep(2000);

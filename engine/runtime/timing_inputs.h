@@ -6,10 +6,14 @@
 
 #include "device.h"
 #include "pkbw/core/problem.h"
+#include "pkbw/core/timing_checks.h"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace pkbw::engine {
@@ -25,15 +29,46 @@ ProblemConfig timing_config(const ProblemConfig& base, std::uint64_t secret_seed
 bool inputs_repeat(const Problem& problem, const ProblemConfig& base, int rank, std::uint64_t secret_seed,
                    InputMode mode);
 
+// What every rank agreed for the timed blocks, before the first: the plan (calls per block, pairs), the
+// secret seed and the inputs' mode.
+struct TimingAgreement {
+    CheckedTimingPlan plan;
+    std::uint64_t seed = 0;
+    InputMode mode = InputMode::Pkb;
+    std::string note; // a limit of the check (the run warns)
+    std::string info; // what the inputs are (the report says it)
+};
+
+// How many calls, and how much memory, the perf options ask for (perf_runner.h's PerfOptions).
+struct TimingRequest {
+    int calls = 50;
+    int pairs = 10;
+    bool cold = true;             // raise the calls until a block's inputs span 3x L2 (--rotation copies)
+    double memory_fraction = 0.25; // of device memory, for staging and slots
+};
+
+class Rendezvous;
+
+// Collective over the judges: the plan (the fewest calls any rank can hold), the seed rank 0 draws,
+// the inputs' mode (exact-mode draws where PKB's repeat).
+TimingAgreement agree_on_timing(Device& device, Rendezvous& judges, const Problem& problem, const ProblemConfig& base,
+                                int rank, const TimingRequest& request);
+
 class TimingInputs {
 public:
-    // Draws `sets` input sets on up to `threads` threads and keeps them in device memory of the judge's.
-    // Throws pkbw::Error when the problem's shapes differ between trials.
+    // Starts drawing (pairs + 1) x calls input sets on threads of its own, into host memory, so that the
+    // drawing overlaps the eval's trials; upload() waits for it. Throws pkbw::Error when the problem's
+    // shapes differ between trials.
     TimingInputs(Device& device, const Problem& problem, const ProblemConfig& base, int rank,
-                 std::uint64_t secret_seed, InputMode mode, int sets, int threads);
+                 const TimingAgreement& agreement, int threads);
     ~TimingInputs();
     TimingInputs(const TimingInputs&) = delete;
     TimingInputs& operator=(const TimingInputs&) = delete;
+
+    const TimingAgreement& agreement() const { return agreement_; }
+    // Waits for the drawing and moves the sets into the judge's device memory (the staging). Throws
+    // pkbw::Error naming the problem when a draw failed.
+    void upload();
 
     int sets() const { return sets_; }
     // Bytes of one set, each tensor 256-byte aligned (the layout of staging and of the input slots).
@@ -48,13 +83,20 @@ public:
     const ProblemConfig& config(int index) const { return configs_.at(static_cast<std::size_t>(index)); }
 
 private:
+    void draw(const Problem& problem, int rank, int threads);
+
     Device& device_;
+    TimingAgreement agreement_;
     int sets_ = 0;
     std::size_t set_bytes_ = 0;
     std::vector<TensorSpec> specs_;
     std::vector<std::size_t> offsets_;
     std::vector<ProblemConfig> configs_;
     std::vector<TieRowsByOutput> tie_rows_;
+    std::vector<std::byte> drawn_; // host memory, until upload()
+    std::string failure_;          // of the drawing
+    std::atomic<bool> cancelled_{false}; // the run ends before its perf phase: stop drawing
+    std::thread drawing_;
     void* staging_ = nullptr;
 };
 

@@ -20,10 +20,13 @@ json block(int rank, const std::string& side, double judge, double span, json ex
     event.update(extra);
     return event;
 }
-json check(int rank, int block, int failed, const std::string& message = "") {
+json check(int rank, int block, int failed, const std::string& message = "", const std::string& kind = "unwritten",
+           int borderline = 0) {
     return {{"event", "timed_check"}, {"rank", rank},     {"block", block},
             {"side", "candidate"},    {"calls", 50},      {"failed_calls", failed},
-            {"status", failed ? "mismatch" : "pass"},     {"message", message}};
+            {"status", failed ? "mismatch" : "pass"},     {"message", message},
+            {"kind", failed ? kind : ""},                 {"borderline_calls", borderline},
+            {"borderline_message", borderline ? "call 22 of 50: output: tensors not allclose" : ""}};
 }
 json plan(int rank, json extra = json::object()) {
     json event = {{"event", "timing_plan"},
@@ -69,8 +72,8 @@ TEST(TrustReport, EachFindingMakesThePassInvalidTimingNamingItsRanks) {
     EXPECT_EQ(verdict.exit_code, 1);
     const std::string& m = verdict.summary;
     EXPECT_NE(m.find("timing not trusted"), std::string::npos) << m;
-    EXPECT_NE(m.find("a timed call's output failed its check in block 3 (33 of 50 calls): call 1 of 50: output: "
-                     "tensors not allclose (rank(s) 1)"),
+    EXPECT_NE(m.find("a timed call's output failed its check in block 3 (33 of 50 calls, the first left "
+                     "unwritten): call 1 of 50: output: tensors not allclose (rank(s) 1)"),
               std::string::npos)
         << m;
     EXPECT_NE(m.find("40.0 ms of CPU while they were frozen"), std::string::npos) << m;
@@ -96,6 +99,25 @@ TEST(TrustReport, ForgedSamplesAreAWarningAndAFailedRunKeepsItsStatus) {
     EXPECT_EQ(mismatch.status, "mismatch"); // a worse verdict stands; the finding is a warning
     ASSERT_EQ(mismatch.warnings.size(), 1u);
     EXPECT_NE(mismatch.warnings[0].find("timing not trusted"), std::string::npos);
+}
+
+TEST(TrustReport, WrongOnFreshInputsIsSaidAsSuchAndABorderlineCallIsAWarning) {
+    Verdict wrong = passed();
+    apply_trust_findings(wrong, {check(0, 1, 4, "call 2 of 50: output: tensors not allclose", "wrong")});
+    EXPECT_EQ(wrong.status, "invalid_timing");
+    EXPECT_EQ(wrong.exit_code, 1);
+    EXPECT_NE(wrong.summary.find("(4 of 50 calls, the first computed but not allclose on its fresh inputs)"),
+              std::string::npos)
+        << wrong.summary;
+
+    // A few elements just beyond the tolerance on one call of fifty: an honest kernel's rounding.
+    Verdict borderline = passed();
+    apply_trust_findings(borderline, {check(0, 1, 0, "", "", 1)});
+    EXPECT_EQ(borderline.status, "pass");
+    ASSERT_EQ(borderline.warnings.size(), 1u);
+    EXPECT_NE(borderline.warnings[0].find("numerically borderline on fresh inputs"), std::string::npos);
+    EXPECT_NE(borderline.warnings[0].find("1 of 50 timed calls of block 1"), std::string::npos)
+        << borderline.warnings[0];
 }
 
 TEST(TrustReport, WhatTheTimingCouldNotCheckIsSaid) {

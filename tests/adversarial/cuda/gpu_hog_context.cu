@@ -1,15 +1,14 @@
 // Adversarial candidate: computes the right answer, and from its first call keeps the GPU busy from a
-// CUDA context of its own (a thread launching 500 ms spin kernels one after another). The judge freezes
-// its processes while the reference is timed, but a kernel already launched runs on, and contexts share
-// the GPU by time slices, so the reference is slowed. Expected for perf: invalid_timing, the judge's probe
+// CUDA context of its own (one kernel spinning for 30 s). The judge freezes its processes while the
+// reference is timed, but a kernel already launched runs on, and contexts share the GPU by time slices,
+// so the reference is slowed. Expected for perf: invalid_timing, the judge's probe
 // kernel finds the GPU held by another process's kernels around the reference's blocks.
 #include "adversarial_common.cuh"
 
 #include <cuda.h>
 #include <dlfcn.h>
-#include <thread>
 
-__global__ void hog(long long nanoseconds) {
+__global__ void spin_kernel(long long nanoseconds) {
     unsigned long long start, now;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
     do {
@@ -18,22 +17,22 @@ __global__ void hog(long long nanoseconds) {
 }
 
 namespace {
-void hog_forever(int device) {
+// A context of its own, made on the first call, with a kernel that spins for 30 s: the process is frozen
+// while the reference is timed, the kernel is not. cudaDeviceSynchronize on the solution's context does
+// not wait for another context's work.
+void start_hog(int device) {
     void* driver = dlopen("libcuda.so.1", RTLD_NOW);
     if (!driver)
         return;
     using Create = CUresult (*)(CUcontext*, unsigned, CUdevice);
-    using SetCurrent = CUresult (*)(CUcontext);
+    using Pop = CUresult (*)(CUcontext*);
     auto create = reinterpret_cast<Create>(dlsym(driver, "cuCtxCreate_v2"));
-    auto set_current = reinterpret_cast<SetCurrent>(dlsym(driver, "cuCtxSetCurrent"));
-    CUcontext context = nullptr;
-    if (!create || !set_current || create(&context, 0, device) != CUDA_SUCCESS)
+    auto pop = reinterpret_cast<Pop>(dlsym(driver, "cuCtxPopCurrent_v2"));
+    CUcontext context = nullptr, previous = nullptr;
+    if (!create || !pop || create(&context, 0, device) != CUDA_SUCCESS) // made current on this thread
         return;
-    set_current(context);
-    while (true) {
-        hog<<<1, 1>>>(500'000'000LL);
-        cudaDeviceSynchronize(); // of this context only: the solution's own synchronisations do not wait
-    }
+    spin_kernel<<<1, 1>>>(30'000'000'000LL);
+    pop(&previous); // back to the solution's context
 }
 } // namespace
 
@@ -43,7 +42,7 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         started = true;
         int device = 0;
         cudaGetDevice(&device);
-        std::thread(hog_forever, device).detach();
+        start_hog(device);
     }
     return adversarial::all_reduce(ctx, "hog");
 }

@@ -1,6 +1,7 @@
-// Adversarial candidate: makes its process answer a timed block before its GPU work ends. At load time it
-// rewrites the GOT entries of cudaDeviceSynchronize and cudaStreamSynchronize in every library of its
-// process to a function that returns at once, and each call adds ~300 us of busy work on the GPU; the
+// Adversarial candidate: makes its process answer a timed block before its GPU work ends. After the
+// eval's calls it rewrites the GOT entries of cudaDeviceSynchronize, cudaStreamSynchronize and
+// cudaEventSynchronize in every library of its process to a function that returns at once (and
+// cudaEventElapsedTime to one that reports 1 us), and each call adds ~300 us of busy work on the GPU; the
 // outputs are right once the queue drains. Expected for perf: invalid_timing, the judge's probe right
 // after the reply finds the GPU still busy with the candidate's work.
 #include "adversarial_common.cuh"
@@ -17,6 +18,12 @@ cudaError_t return_at_once(...) {
     return cudaSuccess;
 }
 
+// Its own worker reads event times after the synchronisation it skipped: report a short one.
+cudaError_t short_elapsed(float* ms, ...) {
+    *ms = 0.001f;
+    return cudaSuccess;
+}
+
 void patch_table(ElfW(Addr) base, const ElfW(Rela) * relocations, std::size_t bytes, const ElfW(Sym) * symbols,
                  const char* names) {
     for (std::size_t i = 0; relocations && i < bytes / sizeof(ElfW(Rela)); ++i) {
@@ -25,13 +32,19 @@ void patch_table(ElfW(Addr) base, const ElfW(Rela) * relocations, std::size_t by
         if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
             continue;
         const char* name = names + symbols[ELF64_R_SYM(r.r_info)].st_name;
-        if (std::strcmp(name, "cudaDeviceSynchronize") != 0 && std::strcmp(name, "cudaStreamSynchronize") != 0)
+        void* replacement = nullptr;
+        if (std::strcmp(name, "cudaDeviceSynchronize") == 0 || std::strcmp(name, "cudaStreamSynchronize") == 0 ||
+            std::strcmp(name, "cudaEventSynchronize") == 0)
+            replacement = reinterpret_cast<void*>(&return_at_once);
+        else if (std::strcmp(name, "cudaEventElapsedTime") == 0)
+            replacement = reinterpret_cast<void*>(&short_elapsed);
+        if (replacement == nullptr)
             continue;
         auto* slot = reinterpret_cast<void**>(base + r.r_offset);
         const long page = sysconf(_SC_PAGESIZE);
         void* start = reinterpret_cast<void*>(reinterpret_cast<ElfW(Addr)>(slot) & ~static_cast<ElfW(Addr)>(page - 1));
         mprotect(start, static_cast<std::size_t>(page), PROT_READ | PROT_WRITE);
-        *slot = reinterpret_cast<void*>(&return_at_once);
+        *slot = replacement;
     }
 }
 
