@@ -112,6 +112,7 @@ void Run::begin(int problem_id, const std::string& stem, const std::string& solu
     start_.run_dir = run_dir_.string();
     recorder_.mark_stale_runs_aborted();
     remove_orphaned_shm_segments(); // of launchers killed outright (their ranks died with them)
+    remove_orphaned_candidate_directories(); // of judges that died without removing them
     run_id_ = recorder_.begin_run(start_);
     begun_ = true;
     fs::create_directories(run_dir_, ec);

@@ -5,7 +5,8 @@ Usage: run_case.py --pkbw BIN --case NAME [--cases cases.json] [--cache DIR] [--
 
 Checks (docs/engine.md "Adversarial candidates"): the run's status and exit code; the message names
 the culprit rank and phase; the store's rank row for the culprit; no rank process left (pids from
-the `hello` events); no /dev/shm/pkbw-*-p<pkbw pid>-* segment left; the store is not locked
+the `hello` events); no /dev/shm/pkbw-*-p<pkbw pid>-* segment and no pkbw-candidate-<judge pid>-*
+temporary directory of the run's judges left; the store is not locked
 (BEGIN IMMEDIATE with no wait) and PRAGMA integrity_check is ok; the next run of a good candidate
 on the same store passes. A case with no_process_named: no process anywhere on the host carries that
 name (comm) after the run, alive or newly forked.
@@ -78,6 +79,11 @@ def check_leftovers(events, pkbw_pid, failures):
     segments = glob.glob(f"/dev/shm/pkbw-*-p{pkbw_pid}-*")
     if segments:
         failures.append(f"shared memory left: {segments}")
+    # The candidate processes' own directories, named after their judges (a judge that re-raises its
+    # candidate's signal removes its own first; the launcher removes those of the judges it killed).
+    directories = [d for p in pids for d in glob.glob(os.path.join(tempfile.gettempdir(), f"pkbw-candidate-{p}-*"))]
+    if directories:
+        failures.append(f"candidate directories left: {directories}")
     return pids
 
 
