@@ -9,6 +9,7 @@ import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "engine", "python"))
 import pkbw_pkb_rank as rank  # noqa: E402
 
