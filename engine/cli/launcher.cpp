@@ -626,6 +626,13 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
     for (const pid_t group : groups)
         outcome.leftovers.push_back("process group " + std::to_string(group));
     outcome.shm_segments_removed = remove_shm_segments(outcome.segment_tag);
+    // A judge killed with SIGKILL (by this launcher, or for memory) ran no destructor: its candidate's
+    // directory is still there. One that ended otherwise removed its own.
+    std::vector<int> killed;
+    for (const auto& report : outcome.ranks)
+        if (report.signal == SIGKILL)
+            killed.push_back(report.pid);
+    remove_candidate_directories(killed, std::filesystem::temp_directory_path());
     outcome.seconds = since(start);
     return outcome;
 }

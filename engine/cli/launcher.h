@@ -108,6 +108,14 @@ int remove_shm_segments(const std::string& segment_tag, const std::filesystem::p
 // SIGKILL cannot clean up; its ranks die with it (PR_SET_PDEATHSIG) but a segment created and not
 // yet unlinked by its ranks would stay. Returns how many were removed.
 int remove_orphaned_shm_segments(const std::filesystem::path& shm_dir = "/dev/shm");
+// The candidate processes' temporary directories, pkbw-candidate-<judge pid>-XXXXXX in `temp_dir`
+// (engine/runtime/candidate_process.cpp): a judge removes its own, unless it is killed with SIGKILL
+// (its destructors never run). These remove those of the given judges (after a run: its ranks killed
+// with SIGKILL), and those whose judge no longer exists (at start: a launcher killed outright cleans up
+// nothing); only directories of this user, never a link. Return how many were removed.
+int remove_candidate_directories(const std::vector<int>& judges, const std::filesystem::path& temp_dir);
+int remove_orphaned_candidate_directories(
+    const std::filesystem::path& temp_dir = std::filesystem::temp_directory_path());
 // The default RLIMIT_AS of a host rank: half of the machine's memory shared among `world_size` ranks,
 // at least 4 GiB (0 when the memory size is unknown). The floor leaves room for what is virtual only
 // (thread stacks, malloc arenas: rank 0 runs a rendezvous thread per peer).

@@ -73,6 +73,9 @@ private:
     // Traces, verdict, records and perf once the ranks have ended.
     int conclude(const LaunchOutcome& launch, bool is_reference);
     void warn_about_nccl_in_trace(const std::vector<RankTrace>& traces);
+    // Reads the run's trace directory into the store; returns a warning per file left out (at most a
+    // few, then a count), each also printed on stderr.
+    std::vector<std::string> store_traces();
     void record_results(const LaunchOutcome& launch, const Verdict& verdict);
     void report_perf();
     // The rates the plausibility floor of this run's perf figures uses (none on the host backend).

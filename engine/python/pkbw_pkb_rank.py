@@ -30,6 +30,7 @@ import select
 import shlex
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -466,6 +467,43 @@ class Candidate:
             os.close(self.pidfd)
             self.pidfd = None
         self.channel.sock.close()
+
+
+def read_candidate_trace(fd):
+    """The bytes of the chrome trace the candidate's process sent, or (None, why). Its process made
+    the descriptor: anything but a regular file (a memfd is one) could block the read, and its size
+    is checked before a byte is read and the read stopped at the limit whatever the size said."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        return None, "its descriptor is not a memfd"
+    if info.st_size > channel.TRACE_LIMIT_BYTES:
+        return None, f"{info.st_size} bytes, over {channel.TRACE_LIMIT_BYTES}"
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks, size = [], 0
+    while size <= channel.TRACE_LIMIT_BYTES:
+        chunk = os.read(fd, min(1 << 20, channel.TRACE_LIMIT_BYTES + 1 - size))
+        if not chunk:
+            return b"".join(chunks), None
+        chunks.append(chunk)
+        size += len(chunk)
+    return None, f"over {channel.TRACE_LIMIT_BYTES} bytes"
+
+
+def write_beside_candidate(folder, name, data):
+    """Writes folder/name where the candidate's process may write too (trace/candidate): a link it left
+    under that name is removed, not written through, and a folder that is a link is not entered."""
+    dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        try:
+            os.unlink(name, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                     dir_fd=dir_fd)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+    finally:
+        os.close(dir_fd)
 
 
 def finite(value):
@@ -959,21 +997,16 @@ def run(args, resources):
                     print(f"pkbw_pkb_rank: rank {rank}: no candidate trace: "
                           f"{str(reply.get('trace_missing') or 'its process sent no trace')[:1000]}", file=sys.stderr)
                 else:
-                    # Read with the limit, whatever size the memfd claims: the candidate's process wrote it.
-                    os.lseek(fds[0], 0, os.SEEK_SET)
-                    chunks, size = [], 0
-                    while size <= channel.TRACE_LIMIT_BYTES:
-                        chunk = os.read(fds[0], 1 << 20)
-                        if not chunk:
-                            break
-                        chunks.append(chunk)
-                        size += len(chunk)
-                    if size > channel.TRACE_LIMIT_BYTES:
-                        print(f"pkbw_pkb_rank: rank {rank}: the candidate's trace is over "
-                              f"{channel.TRACE_LIMIT_BYTES} bytes: not kept", file=sys.stderr)
-                    else:
-                        with open(os.path.join(folder, "candidate", f"rank_{rank}.candidate.torch.json"), "wb") as f:
-                            f.write(b"".join(chunks))
+                    data, why = read_candidate_trace(fds[0])
+                    name = f"rank_{rank}.candidate.torch.json"
+                    try:
+                        if data is not None:
+                            write_beside_candidate(os.path.join(folder, "candidate"), name, data)
+                    except OSError as error:
+                        why = f"cannot write trace/candidate/{name}: {error}"
+                    if why:
+                        print(f"pkbw_pkb_rank: rank {rank}: the candidate's trace is not kept: {why}",
+                              file=sys.stderr)
             finally:
                 channel.close_fds(fds)
         return EXIT_OK

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fcntl.h>
 #include <filesystem>
 #include <sys/prctl.h>
@@ -135,13 +136,27 @@ SandboxSpec candidate_sandbox(const CandidateLaunch& launch, const std::string& 
 CandidateProcess::CandidateProcess(const CandidateLaunch& launch)
     : side_(launch.side)
     , who_(launch.side == "candidate" ? "candidate process" : launch.side + "'s timing worker") {
-    // Its own directory, the only place it may write (besides /dev/shm and the trace directory).
-    std::string pattern = (fs::temp_directory_path() / "pkbw-candidate-XXXXXX").string();
+    // Its own directory, the only place it may write (besides /dev/shm and the trace directory). Named
+    // after this judge, so that the launcher can remove it should the judge die without running its
+    // destructor (remove_orphaned_candidate_directories, engine/cli/launch_resources.cpp).
+    std::string pattern =
+        (fs::temp_directory_path() / ("pkbw-candidate-" + std::to_string(::getpid()) + "-XXXXXX")).string();
     if (::mkdtemp(pattern.data()) == nullptr) {
         throw CandidateFailure("environment",
                                std::string("mkdtemp for the candidate: ") + std::strerror(errno));
     }
     directory_ = pattern;
+    // A constructor that throws runs no destructor: the directory goes with the failure.
+    struct RemoveIfThrown {
+        const std::string& directory;
+        const int exceptions = std::uncaught_exceptions();
+        ~RemoveIfThrown() {
+            if (std::uncaught_exceptions() > exceptions) {
+                std::error_code ec;
+                fs::remove_all(directory, ec);
+            }
+        }
+    } remove_if_thrown{directory_};
     // The library is copied in: the compile cache it came from stays out of the candidate's reach.
     const fs::path library = fs::path(directory_) / "candidate.so";
     std::error_code ec;

@@ -400,6 +400,14 @@ void RankRun::candidate_broke(const CandidateFailure& failure, const std::string
                   {"phase", phase_name},
                   {"kind", kind},
                   {"message", message}});
+    // Neither the raise nor the _exit below runs a destructor: the workers' directories go now (their
+    // processes were killed above).
+    for (const CandidateProcess* worker : {candidate_.get(), reference_worker_.get()}) {
+        if (worker != nullptr) {
+            std::error_code ec;
+            std::filesystem::remove_all(worker->sandbox_dir(), ec);
+        }
+    }
     std::fflush(nullptr);
     if (died && failure.signal > 0) {
         std::signal(failure.signal, SIG_DFL);

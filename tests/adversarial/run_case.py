@@ -5,7 +5,8 @@ Usage: run_case.py --pkbw BIN --case NAME [--cases cases.json] [--cache DIR] [--
 
 Checks (docs/engine.md "Adversarial candidates"): the run's status and exit code; the message names
 the culprit rank and phase; the store's rank row for the culprit; no rank process left (pids from
-the `hello` events); no /dev/shm/pkbw-*-p<pkbw pid>-* segment left; the store is not locked
+the `hello` events); no /dev/shm/pkbw-*-p<pkbw pid>-* segment and no pkbw-candidate-<judge pid>-*
+temporary directory of the run's judges left; the store is not locked
 (BEGIN IMMEDIATE with no wait) and PRAGMA integrity_check is ok; the next run of a good candidate
 on the same store passes. A case with no_process_named: no process anywhere on the host carries that
 name (comm) after the run, alive or newly forked.
@@ -14,6 +15,8 @@ import argparse
 import glob
 import json
 import os
+import re
+import resource
 import sqlite3
 import subprocess
 import sys
@@ -78,6 +81,11 @@ def check_leftovers(events, pkbw_pid, failures):
     segments = glob.glob(f"/dev/shm/pkbw-*-p{pkbw_pid}-*")
     if segments:
         failures.append(f"shared memory left: {segments}")
+    # The candidate processes' own directories, named after their judges (a judge that re-raises its
+    # candidate's signal removes its own first; the launcher removes those of the judges it killed).
+    directories = [d for p in pids for d in glob.glob(os.path.join(tempfile.gettempdir(), f"pkbw-candidate-{p}-*"))]
+    if directories:
+        failures.append(f"candidate directories left: {directories}")
     return pids
 
 
@@ -119,6 +127,31 @@ def check_none_named(name, failures):
                     except OSError:
                         pass
             time.sleep(0.01)
+
+
+def check_trace(pkbw, store, run_id, case, nproc, failures):
+    """The run's stored trace, as `pkbw export --format chrome-trace` writes it: no text of trace_lacks
+    anywhere, and trace_reference_iterations iteration ranges reference/<i> on every rank (the
+    judges' own trace)."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as exported:
+        done = subprocess.run([pkbw, "export", str(run_id), "--store", store, "--format", "chrome-trace",
+                               "-o", exported.name], capture_output=True, text=True, timeout=60)
+        if done.returncode != 0:
+            failures.append(f"pkbw export of run {run_id} failed: {done.stderr[-300:]}")
+            return
+        text = open(exported.name, errors="replace").read()
+    for secret in case.get("trace_lacks", []):
+        if secret in text:
+            failures.append(f"the stored trace contains '{secret}'")
+    if "trace_reference_iterations" in case:
+        events = json.loads(text)["traceEvents"]
+        per_rank = {}
+        for e in events:
+            if re.fullmatch(r"reference/\d+", str(e.get("name", ""))) and "iteration" in str(e.get("cat", "")):
+                per_rank[e.get("pid")] = per_rank.get(e.get("pid"), 0) + 1
+        expected = {r: case["trace_reference_iterations"] for r in range(nproc)}
+        if per_rank != expected:
+            failures.append(f"reference iterations stored per rank {per_rank}, expected {expected}")
 
 
 def check_store(store, run_id, failures):
@@ -165,12 +198,18 @@ def main():
         args = [mode, "--problem", case["problem"], "--solution", source] + common + (
             quick_perf if mode == "perf" else []) + case.get("args", [])
         code, events, stderr, seconds, pkbw_pid = run_pkbw(options.pkbw, args, 120, case.get("env"))
+        # The largest process this run waited for (pkbw, its ranks, the compiler): KiB on Linux.
+        max_rss_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        for pattern in case.get("remove_after", []):  # what the candidate left outside the run
+            for path in glob.glob(pattern):
+                os.remove(path)
         if case.get("no_process_named"):
             check_none_named(case["no_process_named"], failures)
         finished = next((e for e in reversed(events) if e.get("event") == "run_finished"), {})
         status, message = finished.get("status"), finished.get("message", "")
         warnings = finished.get("warnings", [])
-        print(f"{options.case}: status {status}, exit {code}, {seconds:.1f} s\n  message: {message[:600]}")
+        print(f"{options.case}: status {status}, exit {code}, {seconds:.1f} s, largest process "
+              f"{max_rss_mib:.0f} MiB\n  message: {message[:600]}")
         for w in warnings:
             print(f"  warning: {w}")
         if status != case["status"]:
@@ -183,6 +222,9 @@ def main():
         for text in case.get("warnings", []):
             if not any(text in w for w in warnings) or text not in message:
                 failures.append(f"no warning (in run_finished.warnings and the summary) containing '{text}'")
+        if "max_rss_mib" in case and max_rss_mib > case["max_rss_mib"]:
+            failures.append(f"a process of the run reached {max_rss_mib:.0f} MiB, expected at most "
+                            f"{case['max_rss_mib']} MiB")
         low, high = case.get("seconds", [0, 120])
         if not low <= seconds <= high:
             failures.append(f"took {seconds:.1f} s, expected {low}..{high} s")
@@ -216,6 +258,8 @@ def main():
                                     f"{e.get('frozen_cpu_ms')} ms of CPU while frozen (frozen: {e.get('frozen')})")
         run_id = finished.get("run_id", 0)
         row, ranks = check_store(store, run_id, failures)
+        if "trace_lacks" in case or "trace_reference_iterations" in case:
+            check_trace(options.pkbw, store, run_id, case, nproc, failures)
         if not row or row[0] != case["status"] or row[1] != case["exit"] or row[2] is None:
             failures.append(f"store row {row}, expected status {case['status']} exit {case['exit']} and ended_at")
         elif row[3] != message:

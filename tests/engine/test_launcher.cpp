@@ -256,6 +256,37 @@ TEST(OrphanedSegments, OnlyThoseOfDeadLaunchersAreRemoved) {
     EXPECT_TRUE(fs::exists(dir.path() / ("pkbw-" + token + "-pxyz-0-1")));
 }
 
+// A candidate's temporary directory carries its judge's pid: those of judges that are gone are
+// removed at start, those of the judges a launcher killed at the run's end; a live judge's, links, and
+// names of another shape are left alone.
+TEST(CandidateDirectories, OnlyThoseOfGoneOrKilledJudgesAreRemoved) {
+    pkbw::test::TempDir dir;
+    const pid_t dead = ::fork();
+    if (dead == 0)
+        ::_exit(0);
+    ASSERT_GT(dead, 0);
+    ASSERT_EQ(::waitpid(dead, nullptr, 0), dead);
+    const std::string orphan = "pkbw-candidate-" + std::to_string(dead) + "-a1B2c3";
+    const std::string live = "pkbw-candidate-" + std::to_string(::getpid()) + "-a1B2c3";
+    const std::string old_style = "pkbw-candidate-a1B2c3";
+    const std::string link = "pkbw-candidate-" + std::to_string(dead) + "-linked";
+    for (const std::string& name : {orphan, live, old_style})
+        dir.write(name + "/candidate.so", "x");
+    fs::create_directories(dir.path() / "kept");
+    fs::create_directory_symlink(dir.path() / "kept", dir.path() / link);
+    EXPECT_EQ(remove_orphaned_candidate_directories(dir.path()), 1);
+    EXPECT_FALSE(fs::exists(dir.path() / orphan));
+    EXPECT_TRUE(fs::exists(dir.path() / live / "candidate.so"));
+    EXPECT_TRUE(fs::exists(dir.path() / old_style));
+    EXPECT_TRUE(fs::is_symlink(dir.path() / link));
+    EXPECT_TRUE(fs::exists(dir.path() / "kept"));
+
+    // At a run's end: the directories of the judges named, alive or not.
+    EXPECT_EQ(remove_candidate_directories({static_cast<int>(::getpid()) + 1}, dir.path()), 0);
+    EXPECT_EQ(remove_candidate_directories({static_cast<int>(::getpid())}, dir.path()), 1);
+    EXPECT_FALSE(fs::exists(dir.path() / live));
+}
+
 // The ranks name segments after the segment tag: the launcher's clean-up must match them.
 TEST(OrphanedSegments, RunCleanupMatchesTheRanksNames) {
     pkbw::test::TempDir dir;

@@ -194,6 +194,25 @@ TEST_F(RunTest, NcclKernelsInTheCandidatesTraceAreAWarning) {
     EXPECT_EQ(r.trace_events, 4u); // per rank: the iteration range and the kernel
 }
 
+// What the candidate's process leaves in trace/candidate costs only itself: each bad file is named in
+// the run's warnings, nothing of a link's target is stored, and the judges' traces are.
+TEST_F(RunTest, BadCandidateTraceFilesAreLeftOutAndNamed) {
+    auto o = options("bad_candidate_trace");
+    o.trace_iterations = 1;
+    ASSERT_EQ(run(o, memory), 0) << err.str();
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "pass");
+    EXPECT_EQ(r.trace_events, 4u) << r.summary; // the judges' two per rank, none from the link's target
+    for (const char* text :
+         {"warning: trace file left out: trace/candidate/rank_0.engine.jsonl: a symbolic "
+          "link: not followed",
+          "warning: trace file left out: trace/candidate/rank_1.cupti.jsonl: 1073741824 "
+          "bytes, over the cap of 268435456 bytes: not read",
+          "warning: trace file left out: trace/candidate/rank_1.engine.jsonl:1: invalid JSON"})
+        EXPECT_NE(r.summary.find(text), std::string::npos) << text << "\n" << r.summary;
+    EXPECT_NE(err.str().find("pkbw: a trace file is left out: "), std::string::npos) << err.str();
+}
+
 TEST_F(RunTest, EnvironmentExitIsErrorThree) {
     ASSERT_EQ(run(options("exit3"), memory), 3);
     EXPECT_EQ(only_run().status, "error");
