@@ -55,6 +55,12 @@ void check_block(const json& event, int rank, Findings& invalid,
             reported[rank].push_back({event.value("span_ms", 0.0), event.value("judge_ms", 0.0),
                                       event.value("round_trip_ms", 0.0)});
         }
+        if (const int untouched = event.value("untouched_at_reply", 0); untouched > 0) {
+            invalid.note("early", "its block answered before its calls had written their outputs: " +
+                                      std::to_string(untouched) + " of " + std::to_string(event.value("calls", 0)) +
+                                      " output slots were untouched when it answered",
+                         rank);
+        }
         if (event.contains("probe_after_us")) {
             if (const auto finding = gpu_busy(event.value("probe_after_us", 0.0), idle, "after its block returned")) {
                 invalid.note("gpu_after", *finding + ": device work outside its measured time", rank);

@@ -152,6 +152,8 @@ private:
     void warm_up(Side& side);
     void time_block(int block, BlockSide which);
     void load_group(int group, Side& side);
+    // The slots of `side` in which no output byte was written (every byte still the poison).
+    int count_untouched(const Side& side);
     void check_pair(int group, int candidate_block);
     // core's comparison of one call's slots: its first error ("" when it passes) and how many of the
     // candidate's elements still hold the poison (the call never wrote them).
@@ -175,6 +177,7 @@ private:
     Side reference_, candidate_;
     double round_trip_ms_ = 0;
     double idle_probe_us_ = 0;
+    int untouched_at_reply_ = 0; // of the last candidate block
 };
 
 void CheckedTiming::plan() {
@@ -232,12 +235,27 @@ BlockTiming CheckedTiming::timed_request(Side& side, const std::vector<int>& vie
     const auto start = Clock::now();
     side.still->thaw();
     BlockTiming timing = side.worker->process->timed_calls(views, params, true);
+    if (side.worker->untrusted && !views.empty()) {
+        // At once, before anything gives its queued work time to drain: a block answered before its
+        // calls had written their outputs leaves slots untouched.
+        untouched_at_reply_ = count_untouched(side);
+    }
     // The block ends when every rank's worker has answered: a rank's work left after its answer is
     // inside the time, and rank 0's worker, which serves its group's barriers, is done before a freeze.
     p_.rendezvous.barrier();
     judge_ms = ms_between(start, Clock::now());
     side.still->freeze();
     return timing;
+}
+
+int CheckedTiming::count_untouched(const Side& side) {
+    std::vector<std::pair<const void*, std::size_t>> regions;
+    for (int k = 0; k < plan_.calls_per_block; ++k) {
+        regions.emplace_back(static_cast<const std::byte*>(side.outputs->data()) + outputs_layout_.set_bytes * k,
+                             outputs_layout_.set_bytes);
+    }
+    const auto untouched = p_.device.untouched(regions, kPoisonByte);
+    return static_cast<int>(std::count(untouched.begin(), untouched.end(), true));
 }
 
 void CheckedTiming::warm_up(Side& side) {
@@ -283,6 +301,9 @@ void CheckedTiming::time_block(int block, BlockSide which) {
         event["probe_before_us"] = probe_before;
         event["probe_after_us"] = probe_after;
         event["idle_probe_us"] = idle_probe_us_;
+    }
+    if (side.worker->untrusted) {
+        event["untouched_at_reply"] = untouched_at_reply_;
     }
     if (watching) {
         event["frozen_cpu_ms"] = std::max(candidate_.still->tree_cpu_ms() - cpu_before, 0.0);

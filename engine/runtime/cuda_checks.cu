@@ -65,6 +65,17 @@ __global__ void count_mismatches_kernel(const unsigned char* reference, const un
     }
 }
 
+__global__ void find_touched_kernel(const unsigned char* data, std::size_t bytes, unsigned char poison,
+                                    unsigned int* touched) {
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < bytes; i += stride) {
+        if (data[i] != poison) {
+            *touched = 1;
+            return;
+        }
+    }
+}
+
 __device__ unsigned long long global_nanoseconds() {
     unsigned long long now;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
@@ -90,6 +101,19 @@ cudaError_t launch_count_mismatches(const void* reference, const void* candidate
     count_mismatches_kernel<<<blocks, threads, 0, stream>>>(static_cast<const unsigned char*>(reference),
                                                             static_cast<const unsigned char*>(candidate), dtype,
                                                             count, atol, rtol, counts);
+    return cudaGetLastError();
+}
+
+cudaError_t launch_find_touched(const void* data, std::size_t bytes, unsigned char poison, unsigned int* touched,
+                                cudaStream_t stream) {
+    if (bytes == 0) {
+        return cudaSuccess;
+    }
+    constexpr int threads = 256;
+    const std::size_t wanted = (bytes + threads - 1) / threads;
+    const int blocks = static_cast<int>(wanted < 1024 ? wanted : 1024);
+    find_touched_kernel<<<blocks, threads, 0, stream>>>(static_cast<const unsigned char*>(data), bytes, poison,
+                                                        touched);
     return cudaGetLastError();
 }
 

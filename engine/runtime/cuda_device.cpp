@@ -285,6 +285,30 @@ public:
         }
         return counts;
     }
+    std::vector<bool> untouched(const std::vector<std::pair<const void*, std::size_t>>& regions,
+                                std::uint8_t poison) override {
+        std::vector<bool> result(regions.size(), true);
+        if (regions.empty()) {
+            return result;
+        }
+        unsigned int* flags = nullptr;
+        const std::size_t bytes = regions.size() * sizeof(unsigned int);
+        check_cuda(cudaMalloc(&flags, bytes), "cudaMalloc (untouched flags)");
+        const std::unique_ptr<unsigned int, decltype(&cudaFree)> owned(flags, &cudaFree);
+        check_cuda(cudaMemsetAsync(flags, 0, bytes, stream_), "cudaMemsetAsync (untouched flags)");
+        for (std::size_t r = 0; r < regions.size(); ++r) {
+            check_cuda(launch_find_touched(regions[r].first, regions[r].second, poison, flags + r, stream_),
+                       "the untouched-slot kernel");
+        }
+        std::vector<unsigned int> host(regions.size());
+        check_cuda(cudaMemcpyAsync(host.data(), flags, bytes, cudaMemcpyDeviceToHost, stream_),
+                   "cudaMemcpyAsync (untouched flags)");
+        check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (untouched flags)");
+        for (std::size_t r = 0; r < regions.size(); ++r) {
+            result[r] = host[r] == 0;
+        }
+        return result;
+    }
     double probe_us(double spin_us) override {
         CudaTimer timer(2, stream_);
         timer.mark(0);

@@ -4,6 +4,7 @@
 #include "pkbw/core/error.h"
 #include "rendezvous.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -120,6 +121,15 @@ public:
             counts.push_back(count);
         }
         return counts;
+    }
+    std::vector<bool> untouched(const std::vector<std::pair<const void*, std::size_t>>& regions,
+                                std::uint8_t poison) override {
+        std::vector<bool> result;
+        for (const auto& [data, bytes] : regions) {
+            const auto* p = static_cast<const std::uint8_t*>(data);
+            result.push_back(std::all_of(p, p + bytes, [poison](std::uint8_t b) { return b == poison; }));
+        }
+        return result;
     }
     double probe_us(double) override { return 0; }
 

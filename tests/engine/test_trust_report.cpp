@@ -67,6 +67,7 @@ TEST(TrustReport, EachFindingMakesThePassInvalidTimingNamingItsRanks) {
          block(1, "reference", 10.0, 9.9, {{"frozen", false}}),
          block(0, "reference", 10.0, 9.9, {{"probe_before_us", 2000.0}, {"idle_probe_us", 24.0}}),
          block(1, "candidate", 1.0, 0.9, {{"probe_after_us", 900.0}, {"idle_probe_us", 24.0}}),
+         block(0, "candidate", 8.5, 0.2, {{"untouched_at_reply", 61}}),
          plan(0, {{"idle_probe_us", 5000.0}, {"probe_spin_us", 20.0}})});
     EXPECT_EQ(verdict.status, "invalid_timing");
     EXPECT_EQ(verdict.exit_code, 1);
@@ -81,6 +82,9 @@ TEST(TrustReport, EachFindingMakesThePassInvalidTimingNamingItsRanks) {
     EXPECT_NE(m.find("took 2000 us around a block of the reference"), std::string::npos) << m;
     EXPECT_NE(m.find("took 900 us after its block returned"), std::string::npos) << m;
     EXPECT_NE(m.find("before timing started"), std::string::npos) << m;
+    EXPECT_NE(m.find("answered before its calls had written their outputs: 61 of 50 output slots"),
+              std::string::npos)
+        << m;
 }
 
 TEST(TrustReport, ForgedSamplesAreAWarningAndAFailedRunKeepsItsStatus) {

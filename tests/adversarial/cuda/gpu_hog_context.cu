@@ -1,11 +1,15 @@
 // Adversarial candidate: computes the right answer, and from its first call keeps the GPU busy from a
-// CUDA context of its own (one kernel spinning for 30 s). The judge freezes its processes while the
-// reference is timed, but a kernel already launched runs on, and contexts share the GPU by time slices,
-// so the reference is slowed. Expected for perf: invalid_timing, the judge's probe
+// CUDA context of its own (one kernel spinning for 30 s), hoping to slow the reference: the judge freezes
+// its processes while the reference is timed, but a kernel already launched runs on. Seen on the H200
+// (2026-12-02): the judge's kernels are not delayed by it (probes 23 us, the reference's blocks 3.2 ms as
+// without it); only the candidate's own blocks are (431 ms instead of 8: its two contexts share the GPU
+// by time slices). Expected for perf: pass, the judge's probe kernel finding the GPU free around the
+// reference's blocks; should a GPU share itself across processes, the probe says so (invalid_timing). Expected for perf: invalid_timing, the judge's probe
 // kernel finds the GPU held by another process's kernels around the reference's blocks.
 #include "adversarial_common.cuh"
 
 #include <cuda.h>
+#include <cstdio>
 #include <dlfcn.h>
 
 __global__ void spin_kernel(long long nanoseconds) {
@@ -22,16 +26,24 @@ namespace {
 // not wait for another context's work.
 void start_hog(int device) {
     void* driver = dlopen("libcuda.so.1", RTLD_NOW);
-    if (!driver)
+    if (!driver) {
+        std::printf("gpu_hog_context: no libcuda.so.1: %s\n", dlerror());
         return;
+    }
     using Create = CUresult (*)(CUcontext*, unsigned, CUdevice);
     using Pop = CUresult (*)(CUcontext*);
     auto create = reinterpret_cast<Create>(dlsym(driver, "cuCtxCreate_v2"));
     auto pop = reinterpret_cast<Pop>(dlsym(driver, "cuCtxPopCurrent_v2"));
     CUcontext context = nullptr, previous = nullptr;
-    if (!create || !pop || create(&context, 0, device) != CUDA_SUCCESS) // made current on this thread
+    const CUresult made = create && pop ? create(&context, 0, device) : CUDA_ERROR_NOT_FOUND;
+    if (made != CUDA_SUCCESS) { // made current on this thread
+        std::printf("gpu_hog_context: cuCtxCreate failed (%d)\n", static_cast<int>(made));
         return;
+    }
     spin_kernel<<<1, 1>>>(30'000'000'000LL);
+    std::printf("gpu_hog_context: a 30 s kernel launched in a context of its own: %s\n",
+                cudaGetErrorString(cudaGetLastError()));
+    std::fflush(stdout);
     pop(&previous); // back to the solution's context
 }
 } // namespace

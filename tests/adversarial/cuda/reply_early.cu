@@ -6,6 +6,7 @@
 // after the reply finds the GPU still busy with the candidate's work.
 #include "adversarial_common.cuh"
 
+#include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
 #include <elf.h>
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 namespace {
+int patched = 0;
+
 cudaError_t return_at_once(...) {
     return cudaSuccess;
 }
@@ -45,6 +48,7 @@ void patch_table(ElfW(Addr) base, const ElfW(Rela) * relocations, std::size_t by
         void* start = reinterpret_cast<void*>(reinterpret_cast<ElfW(Addr)>(slot) & ~static_cast<ElfW(Addr)>(page - 1));
         mprotect(start, static_cast<std::size_t>(page), PROT_READ | PROT_WRITE);
         *slot = replacement;
+        ++patched;
     }
 }
 
@@ -84,8 +88,11 @@ __global__ void spin_for(long long cycles) {
 
 extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     static int calls = 0;
-    if (++calls == 6) // after the eval's trials: the timed blocks answer early from here on
+    if (++calls == 6) { // after the eval's trials: the timed blocks answer early from here on
         dl_iterate_phdr(patch_object, nullptr);
+        std::printf("reply_early: %d GOT entries rewritten\n", patched);
+        std::fflush(stdout);
+    }
     const int status = adversarial::all_reduce(ctx, "early");
     spin_for<<<1, 1, 0, ctx.stream()>>>(600000); // about 300 us at H200 clocks
     return status;
