@@ -268,11 +268,15 @@ class CandidateGone(Exception):
 
 
 class Candidate:
-    def __init__(self, wrapper, argv, env, label="cand"):
+    """A worker process of this program's (pkbw_pkb_candidate.py) seen from the judge: the candidate's,
+    or the reference's timing worker (subtree: its container's tree, without cgroups, is its own
+    subtree only)."""
+
+    def __init__(self, wrapper, argv, env, label="cand", subtree=False):
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.wrapper = wrapper
         # Its whole process tree, frozen, measured and killed as one (pkbw_containment.py).
-        self.container = containment.ProcessContainer(label)
+        self.container = containment.ProcessContainer(label, subtree)
         try:
             self.argv = wrapper + argv + ["--channel-fd", str(child.fileno())]
             # close_fds: of the judge's descriptors only 0-2 (stdin /dev/null, the rank's log pipes) and
@@ -642,13 +646,19 @@ class Leftovers:
 
 
 class Resources:
-    """What main() must release whatever run() returns or raises: the candidate's process and
-    anything it left behind."""
+    """What main() must release whatever run() returns or raises: the workers' processes and anything
+    the candidate's left behind."""
     candidate = None
+    reference = None  # the reference's timing worker
 
     def release(self):
-        """Kills the candidate's process, then its container's tree, then (a second sweep) anything below
-        the judge; removes the container. Leftovers, the candidate's own process not counted."""
+        """Kills the reference's timing worker with its container's tree (trusted: nothing it leaves is
+        reported), then the candidate's process, its container's tree, then (a second sweep) anything
+        below the judge; removes the containers. Leftovers, the candidate's own process not counted."""
+        if self.reference is not None:
+            reference, self.reference = self.reference, None
+            reference.container.close()  # while its tree still hangs below it (the fallback's scan)
+            reference.kill()
         if self.candidate is None:
             return Leftovers()
         candidate, self.candidate = self.candidate, None
