@@ -903,6 +903,8 @@ class CheckedTiming:
         for side in (self.reference, self.candidate):
             if side is not None:
                 side.request({"op": "unmap_slots"})
+        if self.s.cuda:
+            self.torch.cuda.synchronize()  # nothing of the judge's still reads them
         for region in [self.input_slots] + [side.outputs for side in (self.reference, self.candidate)
                                             if side is not None]:
             if region is not None:
