@@ -335,14 +335,18 @@ class KillReport:
 
 
 class ProcessContainer:
-    """See the module's docstring. create: ProcessContainer(label); never raises for lack of cgroups."""
+    """See the module's docstring. create: ProcessContainer(label); never raises for lack of cgroups.
+    subtree: without cgroups the tree is the root and what lies below it, not everything below this
+    process (a trusted worker's container: the candidate's orphans, which come back to this process,
+    are not its)."""
 
-    def __init__(self, label):
+    def __init__(self, label, subtree=False):
         self.method, self.directory, self.why = "signals", "", ""
         self._procs_fd = self._events_fd = None
         self._has_kill = False
         self.root = -1
         self.frozen = False
+        self.subtree = subtree
         self._not_ours = set()
         mode = os.environ.get("PKBW_CONTAINMENT", "")
         if mode == "signals":
@@ -405,7 +409,12 @@ class ProcessContainer:
     def set_root(self, pid):
         self.root = pid
         if self.method == "signals":
-            self._not_ours = {p.pid for p in all_processes() if p.ppid == os.getpid() and p.pid != pid}
+            self._not_ours |= {p.pid for p in all_processes() if p.ppid == os.getpid() and p.pid != pid}
+
+    def exclude(self, pid):
+        """Without cgroups: a child of this process started after the root (another worker), left out of
+        the tree with what lies below it."""
+        self._not_ours.add(pid)
 
     def _group(self):
         return CgroupDir(self.directory, self._events_fd)
@@ -413,16 +422,22 @@ class ProcessContainer:
     def _scan(self):
         """(living processes of the tree, process groups of sessions the tree made) for the fallback. The
         tree: every living process below this one (the judge is the subreaper of what the root leaves)
-        except children it had before the root. The groups, learnt from the living and from this
-        process's zombies, are safe to signal whole: every process of such a session descends from the
-        tree's process that made it."""
+        except children it had before the root and those excluded (a subtree container's: the root and
+        what lies below it). The groups, learnt from the living and from this process's zombies, are
+        safe to signal whole: every process of such a session descends from the tree's process that
+        made it."""
         if self.root <= 0:
             return [], set()
         processes = all_processes()
-        living = below(processes, os.getpid(), self._not_ours)
+        if self.subtree:
+            living = [p for p in processes if p.pid == self.root and not p.dead] + below(processes, self.root)
+            parent = self.root
+        else:
+            living = below(processes, os.getpid(), self._not_ours)
+            parent = os.getpid()
         mine = os.getsid(0)
         groups = {p.group for p in living if p.session not in (0, mine) and p.group > 1}
-        groups |= {p.group for p in processes if p.dead and p.ppid == os.getpid() and p.pid not in self._not_ours
+        groups |= {p.group for p in processes if p.dead and p.ppid == parent and p.pid not in self._not_ours
                    and p.session not in (0, mine) and p.group > 1}
         return living, groups
 

@@ -227,6 +227,35 @@ class JudgeRelease:
             self.assertFalse(os.path.exists(directory))
         self.assertEqual(resources.release().count, 0)  # once
 
+    def test_the_reference_timing_worker_is_neither_in_the_candidates_tree_nor_a_leftover(self):
+        import pkbw_pkb_rank as judge
+        resources = judge.Resources()
+        candidate = resources.candidate = judge.Candidate([], [sys.executable, "-c", LEAVES_A_SLEEPER],
+                                                          dict(os.environ), "cand-r9")
+        # (the worker's argv ends in --channel-fd N, which python -c leaves in sys.argv)
+        worker = resources.reference = judge.Candidate([], [sys.executable, "-c", "import time; time.sleep(30)"],
+                                                       dict(os.environ), "ref-r9", subtree=True)
+        try:
+            candidate.container.exclude(worker.pid)
+            for _ in range(200):
+                sleepers = [pid for pid, command in candidate.container.members() if command == "sleep 30"]
+                if sleepers:
+                    break
+                time.sleep(0.01)
+            self.assertEqual(len(sleepers), 1)
+            self.assertNotIn(worker.pid, [pid for pid, _ in candidate.container.members()])
+            self.assertEqual([pid for pid, _ in worker.container.members()], [worker.pid])
+            # Freezing the candidate's tree leaves the worker running.
+            self.assertTrue(candidate.freeze(2000))
+            self.assertFalse(containment.read_process(worker.pid).stopped)
+            self.assertTrue(candidate.thaw(2000))
+        finally:
+            left = resources.release()
+        self.assertEqual(left.killed, [(sleepers[0], "sleep 30")])
+        self.assertEqual(left.count, 1)
+        self.assertEqual(worker.process.returncode, -9)
+        self.assertFalse(containment.alive(sleepers[0]))
+
 
 class CgroupContainment(Base, JudgeRelease, unittest.TestCase):
     MODE = "auto"
