@@ -96,11 +96,13 @@ void check_calls(const json& event, int rank, Findings& invalid, Findings& warni
     const std::string calls = std::to_string(event.value("calls", 0));
     const int failed = event.value("failed_calls", 0);
     if (failed > 0 || (event.value("status", "") != status::kPass && event.value("status", "") != "unchecked")) {
-        const std::string how = event.value("kind", "") == "wrong" ? "computed but not allclose on its fresh inputs"
-                                                                   : "left unwritten";
+        const std::string kind = event.value("kind", "");
+        const std::string how = kind == "wrong"       ? ", the first computed but not allclose on its fresh inputs"
+                                : kind == "unwritten" ? ", the first left unwritten"
+                                                      : "";
         invalid.note("check",
                      "a timed call's output failed its check in block " + block + " (" + std::to_string(failed) +
-                         " of " + calls + " calls, the first " + how + "): " + event.value("message", std::string()),
+                         " of " + calls + " calls" + how + "): " + event.value("message", std::string()),
                      rank);
     }
     if (event.value("borderline_calls", 0) > 0) {

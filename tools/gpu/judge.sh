@@ -4,7 +4,9 @@
 # commit), then
 #   1. the CUDA adversarial cases at W ranks (tests/adversarial/cuda): expected vs observed diagnosis;
 #   2. the tuned samples' perf, before and after: speedup, interval, verdict and the wall time of each
-#      whole `pkbw perf` command, and the warm eval turnaround of problem 2 (tools/gpu/trust.sh).
+#      whole `pkbw perf` command, and the warm eval turnaround of problem 2 (tools/gpu/trust.sh);
+#   3. PKB's Python path on the GPU (the miniature checkout of tests/engine/pkb_checkout): an honest
+#      candidate's checked perf and one that skips timed calls.
 # OUT_DIR gets summary.txt as it runs (so a call cut short returns what ran) and the build logs of a
 # failed build; the per-run JSON lines and stores stay in WORK (default /tmp/pkbw-judge), since a device
 # call brings back few files. Ends within about 8 minutes.
@@ -15,7 +17,7 @@ set -uo pipefail
 out=$(realpath -m "${1:?usage: tools/gpu/judge.sh OUT_DIR [OLD_SRC]}")
 cd "$(dirname "$0")/../.." || exit 1
 old_src=$(realpath -m "${2:-.old}")
-sections=${SECTIONS:-build adversarial trust}
+sections=${SECTIONS:-build adversarial trust python}
 export W=${W:-1} PROBLEMS=${PROBLEMS:-"1 2 12 46"}
 export PATH=/usr/local/cuda/bin:$PATH NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 work=${WORK:-/tmp/pkbw-judge}
@@ -70,5 +72,29 @@ if want trust; then
     else
         line "trust: no old pkbw at $old (its build failed or OLD_SRC is missing)"
     fi
+fi
+if want python; then
+    line "== PKB's Python path, W=$W ($(elapsed) s in)"
+    checkout=$PWD/tests/engine/pkb_checkout
+    for solution in solutions_cuda_f32_none_samples_ci/1_allreduce_cuda.py misbehaving/1_allreduce_skips_by_count.py; do
+        PKBW_PYTHON=${PKBW_PYTHON:-python3} timeout 120 "$new" perf --pkb-checkout "$checkout" --problem 1 \
+            --solution "$checkout/$solution" --nproc "$W" --backend cuda --dtype f32 --store "$work/python.db" \
+            --json > "$work/python.jsonl" 2> "$work/python.err"
+        python3 - "$work/python.jsonl" "$solution" <<'PY' | tee -a "$out/summary.txt"
+import json, sys
+final, plan = {}, {}
+for text in open(sys.argv[1]):
+    try:
+        e = json.loads(text)
+    except ValueError:
+        continue
+    final = e if e.get("event") == "run_finished" else final
+    plan = e if e.get("event") == "timing_plan" and not plan else plan
+perf = (final.get("perf") or {}).get("pkbw") or {}
+print(f"{sys.argv[2]}: {final.get('status')} {perf.get('speedup', 0):.3f}x [{perf.get('ci_low', 0):.3f}, "
+      f"{perf.get('ci_high', 0):.3f}] checked={plan.get('checked')} calls={plan.get('calls_per_block')} "
+      f"probe={plan.get('idle_probe_us')} | {final.get('message', '')[:220]}")
+PY
+    done
 fi
 line "judge.sh done in $(elapsed) s"
