@@ -20,19 +20,13 @@ std::string mib(std::size_t bytes) {
 
 } // namespace
 
-CheckedTimingPlan plan_checked_timing(std::size_t input_bytes, std::size_t output_bytes, std::size_t l2_bytes,
-                                      std::size_t memory_budget, int requested, int pairs) {
+CheckedTimingPlan plan_checked_timing(std::size_t input_bytes, std::size_t output_bytes, std::size_t memory_budget,
+                                      int requested, int pairs) {
     CheckedTimingPlan plan;
     plan.pairs = std::max(pairs, 1);
-    int calls = std::max(requested, 1);
-    plan.reason = std::to_string(calls) + " calls asked for";
-    if (input_bytes > 0 && l2_bytes > 0 && static_cast<std::size_t>(calls) * input_bytes < 3 * l2_bytes) {
-        const std::size_t cold = (3 * l2_bytes + input_bytes - 1) / input_bytes;
-        calls = static_cast<int>(std::min<std::size_t>(cold, kMaxCallsPerBlock));
-        calls = std::max(calls, std::max(requested, 1));
-        plan.reason = "raised to " + std::to_string(calls) + " so that a block's inputs span 3x L2" +
-                      (cold > kMaxCallsPerBlock ? " (capped at " + std::to_string(kMaxCallsPerBlock) + ")" : "");
-    }
+    int calls = std::clamp(requested, 1, kMaxCallsPerBlock);
+    plan.reason = std::to_string(calls) + " calls asked for" +
+                  (requested > kMaxCallsPerBlock ? " (at most " + std::to_string(kMaxCallsPerBlock) + ")" : "");
     // Per call: its fresh input set for each pair and the warm-up, its input slot, two output slots.
     const std::size_t per_call = (static_cast<std::size_t>(plan.pairs) + 2) * input_bytes + 2 * output_bytes;
     if (per_call > 0 && memory_budget > 0 && static_cast<std::size_t>(calls) * per_call > memory_budget) {
@@ -44,7 +38,6 @@ CheckedTimingPlan plan_checked_timing(std::size_t input_bytes, std::size_t outpu
     plan.calls_per_block = calls;
     plan.staging_bytes = (static_cast<std::size_t>(plan.pairs) + 1) * calls * input_bytes;
     plan.slot_bytes = static_cast<std::size_t>(calls) * (input_bytes + 2 * output_bytes);
-    plan.cold_inputs = l2_bytes == 0 || static_cast<std::size_t>(calls) * input_bytes >= 3 * l2_bytes;
     return plan;
 }
 

@@ -170,6 +170,7 @@ private:
     SlotLayout inputs_layout_, outputs_layout_;
     CheckedTimingPlan plan_;
     InputMode mode_ = InputMode::Pkb;
+    bool cold_ = true; // the judge writes 3x L2 after loading a block's inputs
     std::string inputs_note_; // a limit of the check (a warning)
     std::string inputs_info_; // what the inputs are (the report says it)
     TimingInputs* inputs_ = nullptr;
@@ -183,9 +184,10 @@ private:
 void CheckedTiming::plan() {
     // Planned, agreed and drawn while the eval's trials ran (timing_inputs.h); into device memory now.
     inputs_ = c_.inputs;
-    inputs_->upload();
+    inputs_->upload(p_.device);
     const TimingAgreement& agreed = inputs_->agreement();
     plan_ = agreed.plan;
+    cold_ = agreed.cold;
     mode_ = agreed.mode;
     inputs_note_ = agreed.note;
     inputs_info_ = agreed.info;
@@ -226,6 +228,9 @@ void CheckedTiming::load_group(int group, Side& side) {
     inputs_->load(group * plan_.calls_per_block, plan_.calls_per_block, input_slots_->data());
     p_.device.fill(side.outputs->data(), kPoisonByte,
                    outputs_layout_.set_bytes * static_cast<std::size_t>(plan_.calls_per_block));
+    if (cold_) {
+        p_.device.flush_cache(); // what was just written must not be in L2 when the calls read it
+    }
     p_.device.synchronize();
 }
 
@@ -414,7 +419,7 @@ void CheckedTiming::send_plan() {
                   {"rank", p_.rank},
                   {"calls_per_block", plan_.calls_per_block},
                   {"pairs", plan_.pairs},
-                  {"cold_inputs", plan_.cold_inputs},
+                  {"cold_inputs", cold_},
                   {"reason", plan_.reason},
                   {"input_mode", std::string(input_mode_name(mode_))},
                   {"inputs_note", inputs_note_},

@@ -414,6 +414,16 @@ std::unique_ptr<Device> make_cuda_device(int local_rank, Rendezvous& rendezvous)
     return std::make_unique<CudaDevice>(local_rank, rendezvous);
 }
 
+std::size_t cuda_device_memory_bytes(int local_rank) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        return 0;
+    }
+    const int ordinal = count == 1 ? 0 : local_rank; // as CudaDevice chooses
+    cudaDeviceProp props{};
+    return ordinal < count && cudaGetDeviceProperties(&props, ordinal) == cudaSuccess ? props.totalGlobalMem : 0;
+}
+
 bool cuda_backend_built() {
     return true;
 }

@@ -156,5 +156,8 @@ std::unique_ptr<Device> make_host_device(int rank, const std::string& segment_pr
 // stream semantics.
 std::unique_ptr<Device> make_cuda_device(int local_rank, Rendezvous& rendezvous);
 bool cuda_backend_built();
+// The memory of the GPU make_cuda_device(local_rank) would open, without opening it (no context, no
+// communicator); 0 when unknown.
+std::size_t cuda_device_memory_bytes(int local_rank);
 
 } // namespace pkbw::engine

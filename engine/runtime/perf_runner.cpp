@@ -345,7 +345,9 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const PerfWorker
                    {"device", c.device.versions().device_name}});
 }
 
-std::unique_ptr<TimingInputs> start_timing_inputs(const PerfContext& c, const PerfOptions& options) {
+std::unique_ptr<TimingInputs> start_timing_inputs(Rendezvous& judges, const Problem& problem,
+                                                  const ProblemConfig& config, int rank, const PerfOptions& options,
+                                                  std::size_t memory_bytes) {
     if (!options.pkbw) {
         return nullptr;
     }
@@ -354,11 +356,13 @@ std::unique_ptr<TimingInputs> start_timing_inputs(const PerfContext& c, const Pe
     request.pairs = options.pairs;
     request.cold = options.rotation == "copies";
     request.memory_fraction = options.rotation_memory_fraction;
-    const TimingAgreement agreed = agree_on_timing(c.device, c.rendezvous, *c.problem, c.config, c.rank, request);
-    // The drawing shares the machine with the eval's trials: a thread per core this rank's share of.
+    request.memory_bytes = memory_bytes;
+    const TimingAgreement agreed = agree_on_timing(judges, problem, config, rank, request);
+    // The drawing shares the machine with the workers' start and the eval's trials: a thread per core
+    // of this rank's share.
     const unsigned cores = std::max(std::thread::hardware_concurrency(), 1u);
-    const int threads = static_cast<int>(std::clamp(cores / static_cast<unsigned>(c.config.world_size), 1u, 16u));
-    return std::make_unique<TimingInputs>(c.device, *c.problem, c.config, c.rank, agreed, threads);
+    const int threads = static_cast<int>(std::clamp(cores / static_cast<unsigned>(config.world_size), 1u, 16u));
+    return std::make_unique<TimingInputs>(problem, config, rank, agreed, threads);
 }
 
 void run_calibration(const PerfContext& c, const std::vector<std::size_t>& sizes, int iterations) {

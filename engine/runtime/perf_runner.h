@@ -84,9 +84,12 @@ struct PerfWorkers {
 };
 
 // Agrees with the other judges on pkbw's timed blocks and starts drawing their inputs in the
-// background (timing_inputs.h): called before the eval's trials, whose time the drawing then overlaps.
-// Collective over the judges. Null when pkbw's protocol is off.
-std::unique_ptr<TimingInputs> start_timing_inputs(const PerfContext& context, const PerfOptions& options);
+// background (timing_inputs.h): called as soon as the judges have met, before the devices and the
+// workers start, so that the drawing overlaps their start and the eval's trials. Collective over the
+// judges. `memory_bytes`: the device's (0 on the host backend). Null when pkbw's protocol is off.
+std::unique_ptr<TimingInputs> start_timing_inputs(Rendezvous& judges, const Problem& problem,
+                                                  const ProblemConfig& config, int rank, const PerfOptions& options,
+                                                  std::size_t memory_bytes);
 
 // Times the sides that are present and sends their events (perf_result, timing_plan, timed_check,
 // perf_progress).

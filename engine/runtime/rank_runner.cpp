@@ -112,6 +112,13 @@ int RankRun::run() {
     if (const char* launcher = std::getenv("PKBW_LAUNCHER_PID"); launcher && *launcher) {
         shm_prefix_ += "-p" + std::to_string(std::atoll(launcher));
     }
+    if (config_.perf && config_.mode != "calibrate") {
+        // pkbw's timed blocks are agreed now, and their inputs drawn while the devices and the workers
+        // start and the trials run.
+        const std::size_t memory = config_.backend == "cuda" ? cuda_device_memory_bytes(local_rank_) : 0;
+        timing_inputs_ = start_timing_inputs(*rendezvous_, *problem_, config_.problem_config(0), rank_, perf_options,
+                                             memory);
+    }
     // The workers start now and open their devices while this process opens its own.
     if (config_.mode != "calibrate") {
         const auto params = problem_->params(config_.problem_config(0));
@@ -182,12 +189,6 @@ int RankRun::run() {
                       {"containment", candidate_->container().describe()}});
     }
 
-    if (config_.perf) {
-        // pkbw's timed blocks are agreed now and their inputs drawn while the trials run.
-        const PerfContext context{
-            *device_, *rendezvous_, events_, rank_, local_rank_, problem_, config_.problem_config(0)};
-        timing_inputs_ = start_timing_inputs(context, perf_options);
-    }
     const int trials = config_.mode == "dryrun" ? 1 : config_.trials;
     int trials_run = 0;
     bool all_passed = true;

@@ -94,17 +94,16 @@ constexpr double kHostMemoryBudget = 512.0 * (1 << 20); // per rank, under the h
 
 } // namespace
 
-TimingAgreement agree_on_timing(Device& device, Rendezvous& judges, const Problem& problem, const ProblemConfig& base,
-                                int rank, const TimingRequest& request) {
+TimingAgreement agree_on_timing(Rendezvous& judges, const Problem& problem, const ProblemConfig& base, int rank,
+                                const TimingRequest& request) {
     TimingAgreement agreed;
+    agreed.cold = request.cold;
     const std::size_t input_bytes = set_bytes_of(problem.input_specs(base, rank));
     const std::size_t output_bytes = set_bytes_of(problem.output_specs(base, rank));
-    const DeviceVersions versions = device.versions();
-    const double budget = device.on_host() || versions.memory_bytes == 0
+    const double budget = request.memory_bytes == 0
                               ? kHostMemoryBudget
-                              : request.memory_fraction * static_cast<double>(versions.memory_bytes);
-    const std::size_t l2 = request.cold ? versions.l2_bytes : 0;
-    agreed.plan = plan_checked_timing(input_bytes, output_bytes, l2, static_cast<std::size_t>(budget), request.calls,
+                              : request.memory_fraction * static_cast<double>(request.memory_bytes);
+    agreed.plan = plan_checked_timing(input_bytes, output_bytes, static_cast<std::size_t>(budget), request.calls,
                                       request.pairs);
     // Every rank must make the same number of calls: their calls may be collectives.
     const int calls = min_over_ranks(judges, agreed.plan.calls_per_block);
@@ -113,7 +112,6 @@ TimingAgreement agree_on_timing(Device& device, Rendezvous& judges, const Proble
         plan.calls_per_block = calls; // never more than a rank could hold, whatever L2 asks
         plan.staging_bytes = (static_cast<std::size_t>(plan.pairs) + 1) * calls * input_bytes;
         plan.slot_bytes = static_cast<std::size_t>(calls) * (input_bytes + 2 * output_bytes);
-        plan.cold_inputs = l2 == 0 || static_cast<std::size_t>(calls) * input_bytes >= 3 * l2;
         plan.reason += "; " + std::to_string(calls) + " on every rank (the fewest any rank could hold)";
     }
     agreed.seed = seed_of_rank_zero(judges, rank);
@@ -132,10 +130,9 @@ TimingAgreement agree_on_timing(Device& device, Rendezvous& judges, const Proble
     return agreed;
 }
 
-TimingInputs::TimingInputs(Device& device, const Problem& problem, const ProblemConfig& base, int rank,
+TimingInputs::TimingInputs(const Problem& problem, const ProblemConfig& base, int rank,
                            const TimingAgreement& agreement, int threads)
-    : device_(device)
-    , agreement_(agreement)
+    : agreement_(agreement)
     , sets_((agreement.plan.pairs + 1) * agreement.plan.calls_per_block) {
     specs_ = problem.input_specs(base, rank);
     for (const auto& spec : specs_) {
@@ -193,7 +190,7 @@ void TimingInputs::draw(const Problem& problem, int rank, int threads) {
     }
 }
 
-void TimingInputs::upload() {
+void TimingInputs::upload(Device& device) {
     if (drawing_.joinable()) {
         drawing_.join();
     }
@@ -203,11 +200,12 @@ void TimingInputs::upload() {
     if (staging_ != nullptr) {
         return;
     }
-    staging_ = device_.allocate(std::max<std::size_t>(drawn_.size(), 1));
+    device_ = &device;
+    staging_ = device_->allocate(std::max<std::size_t>(drawn_.size(), 1));
     if (!drawn_.empty()) {
-        device_.upload(staging_, drawn_.data(), drawn_.size());
+        device_->upload(staging_, drawn_.data(), drawn_.size());
     }
-    device_.synchronize();
+    device_->synchronize();
     std::vector<std::byte>().swap(drawn_);
 }
 
@@ -217,7 +215,7 @@ TimingInputs::~TimingInputs() {
         drawing_.join();
     }
     if (staging_ != nullptr) {
-        device_.release(staging_);
+        device_->release(staging_);
     }
 }
 
@@ -226,7 +224,7 @@ void TimingInputs::load(int first, int count, void* destination) const {
         throw Error("timed input sets " + std::to_string(first) + ".." + std::to_string(first + count) +
                     " are not there");
     }
-    device_.copy_async(destination,
+    device_->copy_async(destination,
                        static_cast<const std::byte*>(staging_) + set_bytes_ * static_cast<std::size_t>(first),
                        set_bytes_ * static_cast<std::size_t>(count));
 }

@@ -33,6 +33,7 @@ bool inputs_repeat(const Problem& problem, const ProblemConfig& base, int rank, 
 // secret seed and the inputs' mode.
 struct TimingAgreement {
     CheckedTimingPlan plan;
+    bool cold = true; // every call reads its inputs from device memory (the judge flushes L2 first)
     std::uint64_t seed = 0;
     InputMode mode = InputMode::Pkb;
     std::string note; // a limit of the check (the run warns)
@@ -43,32 +44,34 @@ struct TimingAgreement {
 struct TimingRequest {
     int calls = 50;
     int pairs = 10;
-    bool cold = true;             // raise the calls until a block's inputs span 3x L2 (--rotation copies)
+    bool cold = true;              // write 3x L2 after loading a block's inputs (--rotation copies)
     double memory_fraction = 0.25; // of device memory, for staging and slots
+    std::size_t memory_bytes = 0;  // the device's (0: the host backend's fixed budget)
 };
 
 class Rendezvous;
 
 // Collective over the judges: the plan (the fewest calls any rank can hold), the seed rank 0 draws,
-// the inputs' mode (exact-mode draws where PKB's repeat).
-TimingAgreement agree_on_timing(Device& device, Rendezvous& judges, const Problem& problem, const ProblemConfig& base,
-                                int rank, const TimingRequest& request);
+// the inputs' mode (exact-mode draws where PKB's repeat). Needs no device: it runs before the devices
+// and the workers start, so that the drawing overlaps their start and the eval's trials.
+TimingAgreement agree_on_timing(Rendezvous& judges, const Problem& problem, const ProblemConfig& base, int rank,
+                                const TimingRequest& request);
 
 class TimingInputs {
 public:
     // Starts drawing (pairs + 1) x calls input sets on threads of its own, into host memory, so that the
     // drawing overlaps the eval's trials; upload() waits for it. Throws pkbw::Error when the problem's
     // shapes differ between trials.
-    TimingInputs(Device& device, const Problem& problem, const ProblemConfig& base, int rank,
-                 const TimingAgreement& agreement, int threads);
+    TimingInputs(const Problem& problem, const ProblemConfig& base, int rank, const TimingAgreement& agreement,
+                 int threads);
     ~TimingInputs();
     TimingInputs(const TimingInputs&) = delete;
     TimingInputs& operator=(const TimingInputs&) = delete;
 
     const TimingAgreement& agreement() const { return agreement_; }
-    // Waits for the drawing and moves the sets into the judge's device memory (the staging). Throws
-    // pkbw::Error naming the problem when a draw failed.
-    void upload();
+    // Waits for the drawing and moves the sets into the judge's device memory (the staging), which it
+    // releases before `device` goes. Throws pkbw::Error naming the problem when a draw failed.
+    void upload(Device& device);
 
     int sets() const { return sets_; }
     // Bytes of one set, each tensor 256-byte aligned (the layout of staging and of the input slots).
@@ -85,7 +88,7 @@ public:
 private:
     void draw(const Problem& problem, int rank, int threads);
 
-    Device& device_;
+    Device* device_ = nullptr; // from upload()
     TimingAgreement agreement_;
     int sets_ = 0;
     std::size_t set_bytes_ = 0;

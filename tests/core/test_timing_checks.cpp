@@ -8,32 +8,26 @@ namespace {
 constexpr std::size_t MiB = 1 << 20;
 }
 
-TEST(CheckedTimingPlan, CallsRiseUntilTheBlockSpansThreeTimesL2) {
-    // 2 MiB inputs, 60 MiB L2: 90 calls read 180 MiB, more than the cache can hold.
-    const auto plan = plan_checked_timing(2 * MiB, 2 * MiB, 60 * MiB, 32ull << 30, 50, 10);
-    EXPECT_EQ(plan.calls_per_block, 90);
-    EXPECT_TRUE(plan.cold_inputs);
-    EXPECT_NE(plan.reason.find("3x L2"), std::string::npos);
-    EXPECT_EQ(plan.staging_bytes, 11u * 90 * 2 * MiB); // ten pairs and the warm-up
-    EXPECT_EQ(plan.slot_bytes, 90u * (2 + 4) * MiB);
-}
-
-TEST(CheckedTimingPlan, TinyInputsAreCappedAndSaySoAndMayStayInTheCache) {
-    const auto plan = plan_checked_timing(4096, 4096, 60 * MiB, 32ull << 30, 50, 10);
-    EXPECT_EQ(plan.calls_per_block, kMaxCallsPerBlock);
-    EXPECT_FALSE(plan.cold_inputs);
-    EXPECT_NE(plan.reason.find("capped"), std::string::npos);
+TEST(CheckedTimingPlan, TheCallsAskedForWhenTheyFit) {
+    const auto plan = plan_checked_timing(2 * MiB, 2 * MiB, 32ull << 30, 50, 10);
+    EXPECT_EQ(plan.calls_per_block, 50);
+    EXPECT_EQ(plan.reason, "50 calls asked for");
+    EXPECT_EQ(plan.staging_bytes, 11u * 50 * 2 * MiB); // ten pairs and the warm-up
+    EXPECT_EQ(plan.slot_bytes, 50u * (2 + 4) * MiB);
+    const auto many = plan_checked_timing(4096, 4096, 32ull << 30, 1000, 10);
+    EXPECT_EQ(many.calls_per_block, kMaxCallsPerBlock);
+    EXPECT_NE(many.reason.find("at most"), std::string::npos);
 }
 
 TEST(CheckedTimingPlan, LargeInputsGetFewerCallsToFitTheBudgetButAlwaysOne) {
     // 1 GiB inputs and outputs, 16 GiB budget: (10 + 2) GiB + 2 GiB per call fits once.
-    const auto plan = plan_checked_timing(1ull << 30, 1ull << 30, 60 * MiB, 16ull << 30, 50, 10);
+    const auto plan = plan_checked_timing(1ull << 30, 1ull << 30, 16ull << 30, 50, 10);
     EXPECT_EQ(plan.calls_per_block, 1);
     EXPECT_NE(plan.reason.find("lowered"), std::string::npos);
-    const auto huge = plan_checked_timing(64ull << 30, 0, 60 * MiB, 16ull << 30, 50, 10);
+    const auto huge = plan_checked_timing(64ull << 30, 0, 16ull << 30, 50, 10);
     EXPECT_EQ(huge.calls_per_block, 1);
-    // Without an L2 (the host backend) the request stands.
-    EXPECT_EQ(plan_checked_timing(MiB, MiB, 0, 1ull << 30, 7, 3).calls_per_block, 7);
+    // 64 MiB inputs: 12 x 64 + 2 x 64 MiB per call in 8 GiB is 9 calls.
+    EXPECT_EQ(plan_checked_timing(64 * MiB, 64 * MiB, 8ull << 30, 50, 10).calls_per_block, 9);
 }
 
 TEST(CheckedTimingPlan, JudgeCallTimeSubtractsTheRoundTripAndNeverGoesNegative) {

@@ -14,23 +14,23 @@ namespace pkbw {
 // Every timed call reads inputs of its own and writes an output slot of its own, so that each one
 // is checked against the reference: a block of `calls` calls needs that many input sets in shared
 // memory and an output slot per side, and the judge keeps every block's fresh inputs (plus one set
-// for the warm-up) in memory the candidate cannot see until its block.
+// for the warm-up) in memory the candidate cannot see until its block. Each set is read by one call
+// only, and the judge writes a buffer of 3x L2 after loading a block's inputs (--rotation copies), so
+// every call reads its inputs from device memory, whatever the number of calls.
 struct CheckedTimingPlan {
     int calls_per_block = 0;
     int pairs = 0;                 // blocks per side, in ABBA pairs
     std::size_t staging_bytes = 0; // judge-private: (pairs + 1) x calls x input bytes
     std::size_t slot_bytes = 0;    // shared: calls x (input bytes + 2 x output bytes)
-    // calls x input bytes reach 3x L2: each call reads its inputs from device memory, not the cache.
-    bool cold_inputs = false;
-    std::string reason; // why calls_per_block is what it is, for the report
+    std::string reason;            // why calls_per_block is what it is, for the report
 };
 
 inline constexpr int kMaxCallsPerBlock = 128;
 
-// `requested`: calls per block asked for (--iters); raised until the block's inputs span 3x L2 (at most
-// kMaxCallsPerBlock), then lowered until staging and slots fit `memory_budget` (at least 1).
-CheckedTimingPlan plan_checked_timing(std::size_t input_bytes, std::size_t output_bytes, std::size_t l2_bytes,
-                                      std::size_t memory_budget, int requested, int pairs);
+// `requested`: calls per block asked for (--iters, at most kMaxCallsPerBlock), lowered until staging and
+// slots fit `memory_budget` (at least 1).
+CheckedTimingPlan plan_checked_timing(std::size_t input_bytes, std::size_t output_bytes, std::size_t memory_budget,
+                                      int requested, int pairs);
 
 // The judge's time per call for one block: its clock from request to reply, less the round trip it
 // calibrated on the trusted reference worker (an empty block), over the calls. Never negative.
