@@ -11,10 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <memory>
-#include <random>
-#include <thread>
 
 namespace pkbw::engine {
 namespace {
@@ -80,9 +77,6 @@ private:
     SharedBuffers& shared_;
     void* data_;
 };
-
-
-
 
 } // namespace
 
@@ -240,26 +234,26 @@ BlockTiming CheckedTiming::timed_request(Side& side, const std::vector<int>& vie
     const auto start = Clock::now();
     side.still->thaw();
     BlockTiming timing = side.worker->process->timed_calls(views, params, true);
+    double check_ms = 0;
     if (side.worker->untrusted && !views.empty()) {
         // At once, before anything gives its queued work time to drain: a block answered before its
-        // calls had written their outputs leaves slots untouched.
+        // calls had written their outputs leaves slots untouched. The check's own time is the judge's:
+        // taken out of the block's (a candidate's work still queued gains at most that).
+        const auto replied = Clock::now();
         untouched_at_reply_ = count_untouched(side);
+        check_ms = ms_between(replied, Clock::now());
     }
     // The block ends when every rank's worker has answered: a rank's work left after its answer is
     // inside the time, and rank 0's worker, which serves its group's barriers, is done before a freeze.
     p_.rendezvous.barrier();
-    judge_ms = ms_between(start, Clock::now());
+    judge_ms = ms_between(start, Clock::now()) - check_ms;
     side.still->freeze();
     return timing;
 }
 
 int CheckedTiming::count_untouched(const Side& side) {
-    std::vector<std::pair<const void*, std::size_t>> regions;
-    for (int k = 0; k < plan_.calls_per_block; ++k) {
-        regions.emplace_back(static_cast<const std::byte*>(side.outputs->data()) + outputs_layout_.set_bytes * k,
-                             outputs_layout_.set_bytes);
-    }
-    const auto untouched = p_.device.untouched(regions, kPoisonByte);
+    const auto untouched =
+        p_.device.untouched_slots(side.outputs->data(), outputs_layout_.set_bytes, plan_.calls_per_block, kPoisonByte);
     return static_cast<int>(std::count(untouched.begin(), untouched.end(), true));
 }
 

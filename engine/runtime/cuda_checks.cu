@@ -65,13 +65,12 @@ __global__ void count_mismatches_kernel(const unsigned char* reference, const un
     }
 }
 
-__global__ void find_touched_kernel(const unsigned char* data, std::size_t bytes, unsigned char poison,
-                                    unsigned int* touched) {
+__global__ void find_touched_kernel(const unsigned char* base, std::size_t slot_bytes, std::size_t bytes,
+                                    unsigned char poison, unsigned int* touched) {
     const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
     for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < bytes; i += stride) {
-        if (data[i] != poison) {
-            *touched = 1;
-            return;
+        if (base[i] != poison && touched[i / slot_bytes] == 0) {
+            touched[i / slot_bytes] = 1;
         }
     }
 }
@@ -104,16 +103,17 @@ cudaError_t launch_count_mismatches(const void* reference, const void* candidate
     return cudaGetLastError();
 }
 
-cudaError_t launch_find_touched(const void* data, std::size_t bytes, unsigned char poison, unsigned int* touched,
-                                cudaStream_t stream) {
+cudaError_t launch_find_touched(const void* base, std::size_t slot_bytes, int slots, unsigned char poison,
+                                unsigned int* touched, cudaStream_t stream) {
+    const std::size_t bytes = slot_bytes * static_cast<std::size_t>(slots);
     if (bytes == 0) {
         return cudaSuccess;
     }
     constexpr int threads = 256;
     const std::size_t wanted = (bytes + threads - 1) / threads;
-    const int blocks = static_cast<int>(wanted < 1024 ? wanted : 1024);
-    find_touched_kernel<<<blocks, threads, 0, stream>>>(static_cast<const unsigned char*>(data), bytes, poison,
-                                                        touched);
+    const int blocks = static_cast<int>(wanted < 4096 ? wanted : 4096);
+    find_touched_kernel<<<blocks, threads, 0, stream>>>(static_cast<const unsigned char*>(base), slot_bytes, bytes,
+                                                        poison, touched);
     return cudaGetLastError();
 }
 

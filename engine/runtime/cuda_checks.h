@@ -13,9 +13,10 @@ namespace pkbw::engine {
 cudaError_t launch_count_mismatches(const void* reference, const void* candidate, DType dtype, std::size_t count,
                                     float atol, float rtol, unsigned long long* counts, cudaStream_t stream);
 
-// Sets *touched (device memory) to 1 when a byte of [data, data + bytes) is not `poison`; queued on `stream`.
-cudaError_t launch_find_touched(const void* data, std::size_t bytes, unsigned char poison, unsigned int* touched,
-                                cudaStream_t stream);
+// Sets touched[k] (device memory) to 1 when a byte of slot k of [base, base + slots x slot_bytes) is not
+// `poison`; one launch, queued on `stream`.
+cudaError_t launch_find_touched(const void* base, std::size_t slot_bytes, int slots, unsigned char poison,
+                                unsigned int* touched, cudaStream_t stream);
 
 // One thread spinning `spin_us` by the GPU's global timer.
 cudaError_t launch_probe(double spin_us, cudaStream_t stream);

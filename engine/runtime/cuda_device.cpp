@@ -162,6 +162,9 @@ public:
         if (flush_buffer_ != nullptr) {
             cudaFree(flush_buffer_);
         }
+        if (touched_ != nullptr) {
+            cudaFree(touched_);
+        }
         for (ncclComm_t sub : sub_comms_) {
             ncclCommDestroy(sub);
         }
@@ -285,27 +288,30 @@ public:
         }
         return counts;
     }
-    std::vector<bool> untouched(const std::vector<std::pair<const void*, std::size_t>>& regions,
-                                std::uint8_t poison) override {
-        std::vector<bool> result(regions.size(), true);
-        if (regions.empty()) {
+    std::vector<bool> untouched_slots(const void* base, std::size_t slot_bytes, int slots,
+                                      std::uint8_t poison) override {
+        std::vector<bool> result(static_cast<std::size_t>(std::max(slots, 0)), true);
+        if (slots <= 0) {
             return result;
         }
-        unsigned int* flags = nullptr;
-        const std::size_t bytes = regions.size() * sizeof(unsigned int);
-        check_cuda(cudaMalloc(&flags, bytes), "cudaMalloc (untouched flags)");
-        const std::unique_ptr<unsigned int, decltype(&cudaFree)> owned(flags, &cudaFree);
-        check_cuda(cudaMemsetAsync(flags, 0, bytes, stream_), "cudaMemsetAsync (untouched flags)");
-        for (std::size_t r = 0; r < regions.size(); ++r) {
-            check_cuda(launch_find_touched(regions[r].first, regions[r].second, poison, flags + r, stream_),
-                       "the untouched-slot kernel");
+        // Kept between calls: the check runs the moment a candidate's block answers, so it is kept short.
+        if (touched_capacity_ < static_cast<std::size_t>(slots)) {
+            if (touched_ != nullptr) {
+                cudaFree(touched_);
+            }
+            check_cuda(cudaMalloc(&touched_, static_cast<std::size_t>(slots) * sizeof(unsigned int)),
+                       "cudaMalloc (touched flags)");
+            touched_capacity_ = static_cast<std::size_t>(slots);
         }
-        std::vector<unsigned int> host(regions.size());
-        check_cuda(cudaMemcpyAsync(host.data(), flags, bytes, cudaMemcpyDeviceToHost, stream_),
-                   "cudaMemcpyAsync (untouched flags)");
-        check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (untouched flags)");
-        for (std::size_t r = 0; r < regions.size(); ++r) {
-            result[r] = host[r] == 0;
+        const std::size_t bytes = static_cast<std::size_t>(slots) * sizeof(unsigned int);
+        check_cuda(cudaMemsetAsync(touched_, 0, bytes, stream_), "cudaMemsetAsync (touched flags)");
+        check_cuda(launch_find_touched(base, slot_bytes, slots, poison, touched_, stream_), "the untouched-slot kernel");
+        std::vector<unsigned int> host(static_cast<std::size_t>(slots));
+        check_cuda(cudaMemcpyAsync(host.data(), touched_, bytes, cudaMemcpyDeviceToHost, stream_),
+                   "cudaMemcpyAsync (touched flags)");
+        check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (touched flags)");
+        for (std::size_t k = 0; k < host.size(); ++k) {
+            result[k] = host[k] == 0;
         }
         return result;
     }
@@ -404,6 +410,8 @@ private:
     std::vector<ncclComm_t> sub_comms_; // from split_nccl, destroyed before comm_
     std::vector<std::shared_ptr<IpcAllocation>> allocations_;
     void* flush_buffer_ = nullptr;
+    unsigned int* touched_ = nullptr; // untouched_slots' flags
+    std::size_t touched_capacity_ = 0;
     std::size_t flush_bytes_ = 0;
     unsigned char flush_value_ = 0;
 };

@@ -136,10 +136,10 @@ public:
     // counted where the data lives: the judge's check of every timed call (docs/perf.md). Synchronous.
     virtual std::vector<MismatchCount> count_mismatches(const std::vector<MismatchQuery>& queries, double atol,
                                                         double rtol) = 0;
-    // Per region, whether every byte of it still holds `poison`: an output slot no call has written.
-    // Synchronous.
-    virtual std::vector<bool> untouched(const std::vector<std::pair<const void*, std::size_t>>& regions,
-                                        std::uint8_t poison) = 0;
+    // Of `slots` slots of `slot_bytes` each from `base`, whether every byte of each still holds `poison`:
+    // an output slot no call has written. One pass, synchronous.
+    virtual std::vector<bool> untouched_slots(const void* base, std::size_t slot_bytes, int slots,
+                                              std::uint8_t poison) = 0;
     // Launch-to-end time in microseconds of a kernel that spins `spin_us` on this device's stream; 0
     // where there is no GPU. Far longer than `spin_us` means another process's kernels held the GPU.
     virtual double probe_us(double spin_us) = 0;

@@ -122,12 +122,12 @@ public:
         }
         return counts;
     }
-    std::vector<bool> untouched(const std::vector<std::pair<const void*, std::size_t>>& regions,
-                                std::uint8_t poison) override {
+    std::vector<bool> untouched_slots(const void* base, std::size_t slot_bytes, int slots,
+                                      std::uint8_t poison) override {
         std::vector<bool> result;
-        for (const auto& [data, bytes] : regions) {
-            const auto* p = static_cast<const std::uint8_t*>(data);
-            result.push_back(std::all_of(p, p + bytes, [poison](std::uint8_t b) { return b == poison; }));
+        for (int k = 0; k < slots; ++k) {
+            const auto* p = static_cast<const std::uint8_t*>(base) + slot_bytes * static_cast<std::size_t>(k);
+            result.push_back(std::all_of(p, p + slot_bytes, [poison](std::uint8_t b) { return b == poison; }));
         }
         return result;
     }
