@@ -1,5 +1,7 @@
 #include "pkbw/core/untrusted_file.h"
 
+#include "pkbw/core/unique_fd.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -16,36 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Owns one descriptor.
-class Descriptor {
-public:
-    explicit Descriptor(int fd = -1)
-        : fd_(fd) {}
-    ~Descriptor() { reset(); }
-    Descriptor(Descriptor&& other) noexcept
-        : fd_(std::exchange(other.fd_, -1)) {}
-    Descriptor& operator=(Descriptor&& other) noexcept {
-        if (this != &other) {
-            reset();
-            fd_ = std::exchange(other.fd_, -1);
-        }
-        return *this;
-    }
-    Descriptor(const Descriptor&) = delete;
-    Descriptor& operator=(const Descriptor&) = delete;
-
-    int get() const { return fd_; }
-    int release() { return std::exchange(fd_, -1); }
-
-private:
-    void reset() {
-        if (fd_ >= 0) {
-            ::close(fd_);
-        }
-        fd_ = -1;
-    }
-    int fd_;
-};
 
 std::string kind_of(mode_t mode) {
     if (S_ISLNK(mode))
@@ -90,14 +62,14 @@ std::optional<std::vector<std::string>> components(const fs::path& relative) {
 
 // The directory base/parts[0]/.../parts[n-1], no component after base followed if it is a link.
 struct OpenedDirectory {
-    Descriptor fd;
+    UniqueFd fd;
     std::string error; // "<path>: <reason>"
     bool missing = false;
 };
 
 OpenedDirectory open_below(const fs::path& base, const std::vector<std::string>& parts, std::size_t n) {
     OpenedDirectory out;
-    out.fd = Descriptor(::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    out.fd = UniqueFd(::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (out.fd.get() < 0) {
         const int code = errno;
         out.missing = code == ENOENT;
@@ -107,13 +79,13 @@ OpenedDirectory open_below(const fs::path& base, const std::vector<std::string>&
     fs::path shown = base;
     for (std::size_t i = 0; i < n; ++i) {
         shown /= parts[i];
-        Descriptor next(
+        UniqueFd next(
             ::openat(out.fd.get(), parts[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (next.get() < 0) {
             const int code = errno;
             out.missing = code == ENOENT;
             out.error = shown.string() + ": " + why_not_opened(out.fd.get(), parts[i], code);
-            out.fd = Descriptor();
+            out.fd = UniqueFd();
             return out;
         }
         out.fd = std::move(next);
@@ -203,7 +175,7 @@ UntrustedFile read_untrusted_file(const fs::path& base, const fs::path& relative
     if (auto why = refusal(before, max_bytes); !why.empty()) {
         return refuse(why);
     }
-    Descriptor fd(
+    UniqueFd fd(
         ::openat(dir.fd.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
     if (fd.get() < 0) {
         const int code = errno;

@@ -1,6 +1,6 @@
 #include "cgroup_dir.h"
 
-#include "owned_fd.h"
+#include "pkbw/core/unique_fd.h"
 #include "process_scan.h"
 
 #include <algorithm>
@@ -30,7 +30,7 @@ std::string read_small(const std::string& path) {
 }
 
 bool write_small(const std::string& path, const char* text) {
-    OwnedFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
     const auto length = static_cast<ssize_t>(std::char_traits<char>::length(text));
     return fd && ::write(fd.get(), text, static_cast<std::size_t>(length)) == length;
 }

@@ -126,8 +126,8 @@ std::string ProcessContainer::place(const std::string& directory) {
         return "mkdir " + directory + ": " + std::strerror(errno);
     }
     std::string failure;
-    OwnedFd procs(::open((directory + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
-    OwnedFd events(::open((directory + "/cgroup.events").c_str(), O_RDONLY | O_CLOEXEC));
+    UniqueFd procs(::open((directory + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
+    UniqueFd events(::open((directory + "/cgroup.events").c_str(), O_RDONLY | O_CLOEXEC));
     if (::access((directory + "/cgroup.freeze").c_str(), F_OK) != 0) {
         failure = directory + " has no cgroup.freeze (Linux 5.2 or later)";
     } else if (!procs || !events) {
@@ -304,7 +304,7 @@ std::vector<ProcessInfo> ProcessContainer::reclaim_orphans(const std::vector<pid
             if (!chosen || !entry.is_directory(ec)) {
                 continue;
             }
-            OwnedFd events(::open((entry.path() / "cgroup.events").string().c_str(), O_RDONLY | O_CLOEXEC));
+            UniqueFd events(::open((entry.path() / "cgroup.events").string().c_str(), O_RDONLY | O_CLOEXEC));
             if (!events) {
                 continue;
             }

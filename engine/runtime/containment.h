@@ -6,7 +6,7 @@
 // cgroup.freeze), the container falls back to signals sent pid by pid and says so in describe().
 #pragma once
 
-#include "owned_fd.h"
+#include "pkbw/core/unique_fd.h"
 #include "sandbox.h" // ProcessInfo
 
 #include <set>
@@ -110,8 +110,8 @@ private:
     Method method_ = Method::Signals;
     std::string directory_; // the cgroup (CgroupV2)
     std::string why_;       // why signals (Signals)
-    OwnedFd procs_;         // <directory>/cgroup.procs, open for join_in_child
-    OwnedFd events_;        // <directory>/cgroup.events, polled for "frozen" and "populated"
+    UniqueFd procs_;         // <directory>/cgroup.procs, open for join_in_child
+    UniqueFd events_;        // <directory>/cgroup.events, polled for "frozen" and "populated"
     bool has_kill_file_ = false;
     pid_t root_ = -1;
     bool frozen_ = false;
