@@ -5,10 +5,14 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstddef>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <fstream>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <set>
 #include <sstream>
 #include <sys/prctl.h>
@@ -190,8 +194,40 @@ std::string Sandbox::describe() const {
     }
     text +=
         signals_scoped_ ? "; signals scoped to its own processes" : "; signals not scoped (Landlock ABI < 6)";
-    return text;
+    return text + "; no process started in another cgroup (clone3 refused)";
 }
+
+namespace {
+
+// The candidate may not start a process in another cgroup, where its freeze would not reach it:
+// clone3, the only call that takes CLONE_INTO_CGROUP, fails with ENOSYS (glibc then falls back to clone,
+// which has no such flag), and so do x32-ABI calls (their numbers alias another table); other
+// architectures' calls end the process. Writing a pid into another cgroup's cgroup.procs is Landlock's
+// to refuse. A filter by hand: libseccomp for seven instructions would be a run-time dependency of every
+// GPU machine (docs/architecture.md).
+int refuse_clone_into_cgroup() noexcept {
+#if defined(__x86_64__)
+    constexpr unsigned kX32Bit = 0x40000000u;
+    static const sock_filter instructions[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, kX32Bit, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    const sock_fprog program{static_cast<unsigned short>(sizeof instructions / sizeof instructions[0]),
+                             const_cast<sock_filter*>(instructions)};
+    if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) != 0) {
+        return errno;
+    }
+#endif
+    return 0;
+}
+
+} // namespace
 
 int Sandbox::apply_in_child() const noexcept {
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
@@ -226,7 +262,7 @@ int Sandbox::apply_in_child() const noexcept {
     if (ruleset_fd_ >= 0 && ::syscall(SYS_landlock_restrict_self, ruleset_fd_, 0) != 0) {
         return errno;
     }
-    return 0;
+    return refuse_clone_into_cgroup();
 }
 
 std::vector<ProcessInfo> descendants_of(pid_t root) {
