@@ -20,19 +20,20 @@ std::string mib(std::size_t bytes) {
 
 } // namespace
 
-CheckedTimingPlan plan_checked_timing(std::size_t input_bytes, std::size_t output_bytes, std::size_t memory_budget,
-                                      int requested, int pairs) {
+CheckedTimingPlan plan_checked_timing(std::size_t input_bytes, std::size_t output_bytes,
+                                      std::size_t memory_budget, int requested, int pairs) {
     CheckedTimingPlan plan;
     plan.pairs = std::max(pairs, 1);
     int calls = std::clamp(requested, 1, kMaxCallsPerBlock);
-    plan.reason = std::to_string(calls) + " calls asked for" +
-                  (requested > kMaxCallsPerBlock ? " (at most " + std::to_string(kMaxCallsPerBlock) + ")" : "");
+    plan.reason =
+        std::to_string(calls) + " calls asked for" +
+        (requested > kMaxCallsPerBlock ? " (at most " + std::to_string(kMaxCallsPerBlock) + ")" : "");
     // Per call: its fresh input set for each pair and the warm-up, its input slot, two output slots.
     const std::size_t per_call = (static_cast<std::size_t>(plan.pairs) + 2) * input_bytes + 2 * output_bytes;
     if (per_call > 0 && memory_budget > 0 && static_cast<std::size_t>(calls) * per_call > memory_budget) {
         const int fit = static_cast<int>(std::max<std::size_t>(memory_budget / per_call, 1));
-        plan.reason = "lowered to " + std::to_string(fit) + " so that staging and slots fit " + mib(memory_budget) +
-                      " (" + mib(per_call) + " per call)";
+        plan.reason = "lowered to " + std::to_string(fit) + " so that staging and slots fit " +
+                      mib(memory_budget) + " (" + mib(per_call) + " per call)";
         calls = fit;
     }
     plan.calls_per_block = calls;
@@ -67,9 +68,10 @@ std::optional<std::string> samples_disagree(const std::vector<ReportedBlock>& bl
     if (best >= kSamplesFloor && !all_over) {
         return std::nullopt;
     }
-    return format("its process reported %.3f ms for a block that took %.3f ms on the judge's clock (the "
-                  "best of its blocks): its per-call samples are not the block's (the speedup is the judge's)",
-                  best_reported, best_judged);
+    return format(
+        "its process reported %.3f ms for a block that took %.3f ms on the judge's clock (the "
+        "best of its blocks): its per-call samples are not the block's (the speedup is the judge's)",
+        best_reported, best_judged);
 }
 
 std::optional<std::string> cpu_while_frozen(double cpu_ms) {
@@ -81,6 +83,40 @@ std::optional<std::string> cpu_while_frozen(double cpu_ms) {
                   "its processes used %.1f ms of CPU while they were frozen for the reference's blocks: "
                   "the freeze missed a process, and the reference may have been slowed",
                   cpu_ms);
+    return std::string(text);
+}
+
+std::optional<std::string> one_call_holds_the_block(const std::vector<std::vector<double>>& blocks) {
+    int considered = 0, held = 0;
+    double worst_share = 0;
+    std::size_t worst_calls = 0;
+    for (const auto& samples : blocks) {
+        if (samples.size() < static_cast<std::size_t>(kOneCallMinCalls)) {
+            continue;
+        }
+        ++considered;
+        double sum = 0, largest = 0;
+        for (const double sample : samples) {
+            sum += std::max(sample, 0.0);
+            largest = std::max(largest, sample);
+        }
+        if (sum > 0 && largest > kOneCallShare * sum) {
+            ++held;
+            if (largest / sum > worst_share) {
+                worst_share = largest / sum;
+                worst_calls = samples.size();
+            }
+        }
+    }
+    if (considered == 0 || 2 * held < considered) {
+        return std::nullopt;
+    }
+    char text[320];
+    std::snprintf(
+        text, sizeof text,
+        "in %d of %d blocks one call took most of the block by its own samples (up to %.0f%% of %zu "
+        "calls): it may compute several calls' work in one, which pkbw does not check",
+        held, considered, 100.0 * worst_share, worst_calls);
     return std::string(text);
 }
 

@@ -44,25 +44,69 @@ private:
     std::map<std::string, std::pair<std::string, std::set<int>>> by_kind_;
 };
 
+// What the judge's scheduling guard found before the calibration or a reference block
+// (engine/runtime/scheduling_guard.h): a change it set back is said; one it could not, untrusts.
+void check_scheduling(const json& event, int rank, Findings& invalid, Findings& warnings) {
+    if (event.contains("rescheduled")) {
+        warnings.note("rescheduled",
+                      "timing: another process changed the CPU scheduling of the reference's side (" +
+                          event.value("rescheduled", std::string()) +
+                          "); set back before the reference was timed",
+                      rank);
+    }
+    if (event.contains("reschedule_failed")) {
+        invalid.note("reschedule_failed",
+                     "the CPU scheduling of the reference's side was changed: " +
+                         event.value("reschedule_failed", std::string()),
+                     rank);
+    }
+}
+
+// A block's per-call samples, as its worker reported them.
+std::vector<double> call_samples(const json& event) {
+    std::vector<double> samples;
+    for (const auto& sample : event.value("call_samples_ms", json::array())) {
+        if (sample.is_number()) {
+            samples.push_back(sample.get<double>());
+        }
+    }
+    return samples;
+}
+
+// The candidate's blocks of one rank, as reported.
+struct CandidateBlocks {
+    std::vector<ReportedBlock> reported;
+    std::vector<std::vector<double>> samples;
+};
 
 // A pkbw block's measurements (engine/runtime/checked_timing.cpp) against core/timing_checks.h.
-void check_block(const json& event, int rank, Findings& invalid,
-                 std::map<int, std::vector<ReportedBlock>>& reported) {
+void check_block(const json& event, int rank, Findings& invalid, Findings& warnings,
+                 std::map<int, CandidateBlocks>& candidate_blocks) {
     const std::string side = event.value("side", "");
     const double idle = event.value("idle_probe_us", 0.0);
     if (side == "candidate") {
         if (event.contains("judge_ms") && event.contains("span_ms")) {
-            reported[rank].push_back({event.value("span_ms", 0.0), event.value("judge_ms", 0.0),
-                                      event.value("round_trip_ms", 0.0)});
+            candidate_blocks[rank].reported.push_back({event.value("span_ms", 0.0),
+                                                       event.value("judge_ms", 0.0),
+                                                       event.value("round_trip_ms", 0.0)});
+        }
+        candidate_blocks[rank].samples.push_back(call_samples(event));
+        if (event.value("changed_after_reply", false)) {
+            invalid.note(
+                "late",
+                "its outputs changed after its block had answered: work the judge's clock did not count",
+                rank);
         }
         if (const int untouched = event.value("untouched_at_reply", 0); untouched > 0) {
-            invalid.note("early", "its block answered before its calls had written their outputs: " +
-                                      std::to_string(untouched) + " of " + std::to_string(event.value("calls", 0)) +
-                                      " output slots were untouched when it answered",
+            invalid.note("early",
+                         "its block answered before its calls had written their outputs: " +
+                             std::to_string(untouched) + " of " + std::to_string(event.value("calls", 0)) +
+                             " output slots were untouched when it answered",
                          rank);
         }
         if (event.contains("probe_after_us")) {
-            if (const auto finding = gpu_busy(event.value("probe_after_us", 0.0), idle, "after its block returned")) {
+            if (const auto finding =
+                    gpu_busy(event.value("probe_after_us", 0.0), idle, "after its block returned")) {
                 invalid.note("gpu_after", *finding + ": device work outside its measured time", rank);
             }
         }
@@ -71,6 +115,7 @@ void check_block(const json& event, int rank, Findings& invalid,
     if (side != "reference") {
         return;
     }
+    check_scheduling(event, rank, invalid, warnings);
     if (event.contains("frozen") && !event.value("frozen", true)) {
         invalid.note("unfrozen", "its processes could not be frozen while the reference was timed", rank);
     }
@@ -81,7 +126,8 @@ void check_block(const json& event, int rank, Findings& invalid,
     }
     for (const char* field : {"probe_before_us", "probe_after_us"}) {
         if (event.contains(field)) {
-            if (const auto finding = gpu_busy(event.value(field, 0.0), idle, "around a block of the reference")) {
+            if (const auto finding =
+                    gpu_busy(event.value(field, 0.0), idle, "around a block of the reference")) {
                 invalid.note("gpu_reference", *finding + ", which may have slowed the reference", rank);
             }
         }
@@ -95,22 +141,24 @@ void check_calls(const json& event, int rank, Findings& invalid, Findings& warni
     const std::string block = std::to_string(event.value("block", -1));
     const std::string calls = std::to_string(event.value("calls", 0));
     const int failed = event.value("failed_calls", 0);
-    if (failed > 0 || (event.value("status", "") != status::kPass && event.value("status", "") != "unchecked")) {
+    if (failed > 0 ||
+        (event.value("status", "") != status::kPass && event.value("status", "") != "unchecked")) {
         const std::string kind = event.value("kind", "");
-        const std::string how = kind == "wrong"       ? ", the first computed but not allclose on its fresh inputs"
+        const std::string how = kind == "wrong" ? ", the first computed but not allclose on its fresh inputs"
                                 : kind == "unwritten" ? ", the first left unwritten"
                                                       : "";
         invalid.note("check",
-                     "a timed call's output failed its check in block " + block + " (" + std::to_string(failed) +
-                         " of " + calls + " calls" + how + "): " + event.value("message", std::string()),
+                     "a timed call's output failed its check in block " + block + " (" +
+                         std::to_string(failed) + " of " + calls + " calls" + how +
+                         "): " + event.value("message", std::string()),
                      rank);
     }
     if (event.value("borderline_calls", 0) > 0) {
         warnings.note("borderline",
                       "numerically borderline on fresh inputs: a few elements beyond the tolerance in " +
                           std::to_string(event.value("borderline_calls", 0)) + " of " + calls +
-                          " timed calls of block " + block + " (" + event.value("borderline_message", std::string()) +
-                          ")",
+                          " timed calls of block " + block + " (" +
+                          event.value("borderline_message", std::string()) + ")",
                       rank);
     }
 }
@@ -130,6 +178,7 @@ void check_plan(const json& event, int rank, Findings& invalid, Findings& warnin
     if (containment.rfind("signals", 0) == 0) {
         warnings.note("containment", "candidate's processes: " + containment, rank);
     }
+    check_scheduling(event, rank, invalid, warnings);
     if (event.contains("idle_probe_us")) {
         const double spin = event.value("probe_spin_us", 0.0);
         if (const auto finding = gpu_busy(event.value("idle_probe_us", 0.0), spin, "before timing started")) {
@@ -151,7 +200,7 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
     std::vector<std::string> leftovers, escaped;
     std::size_t leftover_count = 0; // a fork bomb's events name a few and count all
     Findings invalid, warnings;
-    std::map<int, std::vector<ReportedBlock>> reported; // the candidate's blocks, by rank
+    std::map<int, CandidateBlocks> candidate_blocks; // by rank
     for (const auto& event : events) {
         const std::string name = event.value("event", "");
         const int rank = event.value("rank", -1);
@@ -175,18 +224,22 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
                 escaped.push_back(process_text(process, rank));
             }
         } else if (name == protocol::kTimedCheck && event.value("status", "") == "unchecked") {
-            warnings.note("unchecked_calls", "timing: " + event.value("message", std::string("not checked")), rank);
+            warnings.note("unchecked_calls", "timing: " + event.value("message", std::string("not checked")),
+                          rank);
         } else if (name == protocol::kTimedCheck) {
             check_calls(event, rank, invalid, warnings);
         } else if (name == protocol::kTimingPlan) {
             check_plan(event, rank, invalid, warnings);
         } else if (name == protocol::kPerfResult && event.value("protocol", "") == "pkbw") {
-            check_block(event, rank, invalid, reported);
+            check_block(event, rank, invalid, warnings, candidate_blocks);
         }
     }
-    for (const auto& [rank, blocks] : reported) {
-        if (const auto finding = samples_disagree(blocks)) {
+    for (const auto& [rank, blocks] : candidate_blocks) {
+        if (const auto finding = samples_disagree(blocks.reported)) {
             warnings.note("samples", "candidate: " + *finding, rank);
+        }
+        if (const auto finding = one_call_holds_the_block(blocks.samples)) {
+            warnings.note("one_call", "candidate: " + *finding, rank);
         }
     }
     for (const auto& [why, ranks] : unsandboxed) {
@@ -224,7 +277,8 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
         verdict.status = std::string(status::kInvalidTiming);
         verdict.exit_code = 1;
         const std::size_t warnings_at = verdict.summary.find("; warning");
-        verdict.summary = message + (warnings_at == std::string::npos ? "" : verdict.summary.substr(warnings_at));
+        verdict.summary =
+            message + (warnings_at == std::string::npos ? "" : verdict.summary.substr(warnings_at));
     } else {
         add_warning(verdict, message);
     }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <unistd.h>
 
 namespace pkbw::engine {
 namespace {
@@ -19,9 +20,8 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-constexpr double kProbeSpinUs = 20;     // the probe kernel's own length
-constexpr int kRoundTripSamples = 25;   // empty blocks on the trusted worker
-constexpr int kFreezeTimeoutMs = 5000;  // a tree that takes longer to stop is reported, not waited for
+constexpr double kProbeSpinUs = 20;   // the probe kernel's own length
+constexpr int kRoundTripSamples = 25; // empty blocks on the trusted worker
 
 double ms_between(Clock::time_point start, Clock::time_point end) {
     return std::chrono::duration<double, std::milli>(end - start).count();
@@ -55,7 +55,8 @@ struct SlotLayout {
                 view.shape[d] = specs[t].shape[static_cast<std::size_t>(d)];
                 view.strides[d] = strides[static_cast<std::size_t>(d)];
             }
-            view.data = static_cast<std::byte*>(base) + set_bytes * static_cast<std::size_t>(slot) + offsets[t];
+            view.data =
+                static_cast<std::byte*>(base) + set_bytes * static_cast<std::size_t>(slot) + offsets[t];
             out.push_back(view);
         }
         return out;
@@ -79,35 +80,6 @@ private:
 };
 
 } // namespace
-
-WorkerStillness::WorkerStillness(TimedWorker* worker)
-    : worker_(worker) {
-    freeze();
-}
-
-WorkerStillness::~WorkerStillness() {
-    if (worker_ && frozen_) {
-        worker_->process->thaw(kFreezeTimeoutMs);
-    }
-}
-
-void WorkerStillness::freeze() {
-    if (worker_ && !frozen_) {
-        frozen_ = worker_->process->freeze(kFreezeTimeoutMs);
-        failures_ += frozen_ ? 0 : 1;
-    }
-}
-
-void WorkerStillness::thaw() {
-    if (worker_ && frozen_) {
-        worker_->process->thaw(kFreezeTimeoutMs);
-        frozen_ = false;
-    }
-}
-
-double WorkerStillness::tree_cpu_ms() const {
-    return worker_ ? worker_->process->tree_cpu_ms() : 0.0;
-}
 
 int checked_timing_blocks(const PerfOptions& options, int sides) {
     return sides == 1 ? options.pairs : sides == 2 ? 2 * options.pairs : 0;
@@ -141,13 +113,13 @@ private:
     double calibrate_round_trip();
     // One request of `side`'s worker on the judge's clock: judges' barrier, clock, thaw, request, judges'
     // barrier (every rank's worker has answered: rank 0's serves its group's barriers), clock, freeze.
-    BlockTiming timed_request(Side& side, const std::vector<int>& views, const std::map<std::string, double>& params,
-                              double& judge_ms);
+    BlockTiming timed_request(Side& side, const std::vector<int>& views,
+                              const std::map<std::string, double>& params, double& judge_ms);
     void warm_up(Side& side);
     void time_block(int block, BlockSide which);
     void load_group(int group, Side& side);
-    // The slots of `side` in which no output byte was written (every byte still the poison).
-    int count_untouched(const Side& side);
+    // Scans `side`'s output slots (Device::scan_slots).
+    SlotScan scan_outputs(const Side& side);
     void check_pair(int group, int candidate_block);
     // core's comparison of one call's slots: its first error ("" when it passes) and how many of the
     // candidate's elements still hold the poison (the call never wrote them).
@@ -157,6 +129,9 @@ private:
     };
     CallFailure explain(int group, int call);
     void send_plan();
+    // Gives the reference's worker and this judge back the judge's scheduling (scheduling_guard.h);
+    // what it found is added to `found`.
+    void guard_scheduling(json& found);
 
     const CheckedTimingContext& c_;
     const PerfContext& p_;
@@ -164,7 +139,7 @@ private:
     SlotLayout inputs_layout_, outputs_layout_;
     CheckedTimingPlan plan_;
     InputMode mode_ = InputMode::Pkb;
-    bool cold_ = true; // the judge writes 3x L2 after loading a block's inputs
+    bool cold_ = true;        // the judge writes 3x L2 after loading a block's inputs
     std::string inputs_note_; // a limit of the check (a warning)
     std::string inputs_info_; // what the inputs are (the report says it)
     TimingInputs* inputs_ = nullptr;
@@ -172,7 +147,10 @@ private:
     Side reference_, candidate_;
     double round_trip_ms_ = 0;
     double idle_probe_us_ = 0;
-    int untouched_at_reply_ = 0; // of the last candidate block
+    int untouched_at_reply_ = 0;       // of the last candidate block
+    bool changed_after_reply_ = false; // of the last candidate block: its slots changed after it answered
+    double scan_ms_ = 0; // of the last candidate block: the scan at its reply, not counted in its time
+    json plan_scheduling_ = json::object(); // guard_scheduling before the calibration
 };
 
 void CheckedTiming::plan() {
@@ -197,8 +175,8 @@ void CheckedTiming::prepare_side(Side& side) {
     side.outputs = std::make_unique<SharedSlots>(
         c_.shared, outputs_layout_.set_bytes * static_cast<std::size_t>(plan_.calls_per_block));
     for (int k = 0; k < plan_.calls_per_block; ++k) {
-        side.views.push_back(side.worker->process->define_views(inputs_layout_.views(input_slots_->data(), k),
-                                                                 outputs_layout_.views(side.outputs->data(), k)));
+        side.views.push_back(side.worker->process->define_views(
+            inputs_layout_.views(input_slots_->data(), k), outputs_layout_.views(side.outputs->data(), k)));
     }
 }
 
@@ -234,27 +212,34 @@ BlockTiming CheckedTiming::timed_request(Side& side, const std::vector<int>& vie
     const auto start = Clock::now();
     side.still->thaw();
     BlockTiming timing = side.worker->process->timed_calls(views, params, true);
-    double check_ms = 0;
-    if (side.worker->untrusted && !views.empty()) {
+    const bool checking = side.worker->untrusted && !views.empty();
+    std::uint64_t at_reply = 0;
+    if (checking) {
         // At once, before anything gives its queued work time to drain: a block answered before its
-        // calls had written their outputs leaves slots untouched. The check's own time is the judge's:
-        // taken out of the block's (a candidate's work still queued gains at most that).
+        // calls had written their outputs leaves slots untouched, and one whose outputs change after
+        // this scan was still working (compared once frozen, below). The scan's own time is the
+        // judge's: taken out of the block's (work still running gains at most that).
         const auto replied = Clock::now();
-        untouched_at_reply_ = count_untouched(side);
-        check_ms = ms_between(replied, Clock::now());
+        const SlotScan scan = scan_outputs(side);
+        untouched_at_reply_ =
+            static_cast<int>(std::count(scan.untouched.begin(), scan.untouched.end(), true));
+        at_reply = scan.fingerprint;
+        scan_ms_ = ms_between(replied, Clock::now());
     }
     // The block ends when every rank's worker has answered: a rank's work left after its answer is
     // inside the time, and rank 0's worker, which serves its group's barriers, is done before a freeze.
     p_.rendezvous.barrier();
-    judge_ms = ms_between(start, Clock::now()) - check_ms;
+    judge_ms = ms_between(start, Clock::now()) - (checking ? scan_ms_ : 0.0);
     side.still->freeze();
+    if (checking) {
+        changed_after_reply_ = scan_outputs(side).fingerprint != at_reply;
+    }
     return timing;
 }
 
-int CheckedTiming::count_untouched(const Side& side) {
-    const auto untouched =
-        p_.device.untouched_slots(side.outputs->data(), outputs_layout_.set_bytes, plan_.calls_per_block, kPoisonByte);
-    return static_cast<int>(std::count(untouched.begin(), untouched.end(), true));
+SlotScan CheckedTiming::scan_outputs(const Side& side) {
+    return p_.device.scan_slots(side.outputs->data(), outputs_layout_.set_bytes, plan_.calls_per_block,
+                                kPoisonByte);
 }
 
 void CheckedTiming::warm_up(Side& side) {
@@ -273,10 +258,14 @@ void CheckedTiming::warm_up(Side& side) {
 void CheckedTiming::time_block(int block, BlockSide which) {
     Side& side = which == BlockSide::Reference ? reference_ : candidate_;
     const int group = block / 2;
+    json scheduling = json::object();
+    if (which == BlockSide::Reference) {
+        guard_scheduling(scheduling);
+    }
     load_group(group, side);
     const bool probing = !p_.device.on_host();
     const bool watching = which == BlockSide::Reference && candidate_.worker != nullptr;
-    const double cpu_before = watching ? candidate_.still->tree_cpu_ms() : 0;
+    const double cpu_before = watching ? candidate_.still->settled_cpu_ms() : 0;
     const double probe_before = probing ? p_.device.probe_us(kProbeSpinUs) : 0;
     const auto params = p_.problem->params(inputs_->config(group * plan_.calls_per_block));
 
@@ -303,7 +292,10 @@ void CheckedTiming::time_block(int block, BlockSide which) {
     }
     if (side.worker->untrusted) {
         event["untouched_at_reply"] = untouched_at_reply_;
+        event["changed_after_reply"] = changed_after_reply_;
+        event["scan_ms"] = scan_ms_;
     }
+    event.update(scheduling);
     if (watching) {
         event["frozen_cpu_ms"] = std::max(candidate_.still->tree_cpu_ms() - cpu_before, 0.0);
         event["frozen"] = !candidate_.still->failed();
@@ -339,8 +331,9 @@ CheckedTiming::CallFailure CheckedTiming::explain(int group, int call) {
         outputs.values = p_.problem->checked_output_values(inputs_->config(set), p_.rank);
         return outputs;
     };
-    const OutputComparison comparison = compare_outputs(outputs_of(reference_, false), outputs_of(candidate_, true),
-                                                        CompareOptions{c_.atol, c_.rtol, 256}, inputs_->tie_rows(set));
+    const OutputComparison comparison =
+        compare_outputs(outputs_of(reference_, false), outputs_of(candidate_, true),
+                        CompareOptions{c_.atol, c_.rtol, 256}, inputs_->tie_rows(set));
     failure.message = comparison.pass ? std::string() : comparison.first_error;
     return failure;
 }
@@ -408,6 +401,26 @@ void CheckedTiming::check_pair(int group, int candidate_block) {
                     {"borderline_message", borderline_message}});
 }
 
+void CheckedTiming::guard_scheduling(json& found) {
+    if (c_.scheduling == nullptr || reference_.worker == nullptr) {
+        return;
+    }
+    const std::pair<pid_t, const char*> processes[] = {
+        {reference_.worker->process->pid(), "the reference's timing worker: "}, {::getpid(), "the judge: "}};
+    for (const auto& [pid, who] : processes) {
+        const SchedulingRestore restore = restore_scheduling(pid, *c_.scheduling);
+        if (restore.suspicious > 0) {
+            found["rescheduled_threads"] = found.value("rescheduled_threads", 0) + restore.suspicious;
+            if (!found.contains("rescheduled")) {
+                found["rescheduled"] = who + restore.first;
+            }
+        }
+        if (restore.failed > 0 && !found.contains("reschedule_failed")) {
+            found["reschedule_failed"] = who + restore.failure;
+        }
+    }
+}
+
 void CheckedTiming::send_plan() {
     json event = {{"event", protocol::kTimingPlan},
                   {"rank", p_.rank},
@@ -428,6 +441,7 @@ void CheckedTiming::send_plan() {
     if (candidate_.worker) {
         event["containment"] = candidate_.worker->process->container().describe();
     }
+    event.update(plan_scheduling_);
     p_.events.send(event);
 }
 
@@ -445,6 +459,7 @@ void CheckedTiming::run() {
     for (Side* side : {&reference_, &candidate_}) {
         side->still = std::make_unique<WorkerStillness>(side->worker);
     }
+    guard_scheduling(plan_scheduling_);
     round_trip_ms_ = calibrate_round_trip();
     if (!p_.device.on_host()) {
         std::vector<double> probes;
@@ -462,13 +477,15 @@ void CheckedTiming::run() {
     const auto order = block_order(plan_.pairs);
     const bool both = reference_.worker && candidate_.worker;
     for (std::size_t b = 0; b < order.size(); ++b) {
-        const BlockSide which = both ? order[b] : (reference_.worker ? BlockSide::Reference : BlockSide::Candidate);
+        const BlockSide which =
+            both ? order[b] : (reference_.worker ? BlockSide::Reference : BlockSide::Candidate);
         if (!both && b % 2 == 1) {
             continue; // one side: one block per pair
         }
         time_block(static_cast<int>(b), which);
         if (both && b % 2 == 1) {
-            const int candidate_block = order[b] == BlockSide::Candidate ? static_cast<int>(b) : static_cast<int>(b - 1);
+            const int candidate_block =
+                order[b] == BlockSide::Candidate ? static_cast<int>(b) : static_cast<int>(b - 1);
             check_pair(static_cast<int>(b / 2), candidate_block);
         }
     }

@@ -7,47 +7,15 @@
 // process tree is frozen whenever its own block is not running.
 #pragma once
 
-#include "candidate_process.h"
 #include "perf_runner.h"
+#include "scheduling_guard.h"
 #include "timing_inputs.h"
+#include "worker_stillness.h"
 
 #include <functional>
 #include <string>
 
 namespace pkbw::engine {
-
-// One side's worker. The candidate's is untrusted: frozen outside its own blocks, its tree's CPU
-// measured while frozen, the GPU probed around it.
-struct TimedWorker {
-    std::string side; // "reference" or "candidate"
-    CandidateProcess* process = nullptr;
-    bool untrusted = false;
-};
-
-// Keeps a worker's process tree frozen (ProcessContainer) from construction to destruction, but
-// between thaw() and freeze(): its own blocks. Both sides' workers are frozen outside their blocks, so
-// that each block's clock can start before the thaw and both pay the same wake-up; the candidate's must
-// be, so that it cannot run while the reference is timed or see its next inputs early. Requests that
-// are not timed (mapping buffers, defining views, unmapping) need the process running: they happen
-// outside a stillness's life. A freeze that fails is counted and the run says so.
-class WorkerStillness {
-public:
-    explicit WorkerStillness(TimedWorker* worker); // null: nothing to freeze
-    ~WorkerStillness();
-    WorkerStillness(const WorkerStillness&) = delete;
-    WorkerStillness& operator=(const WorkerStillness&) = delete;
-
-    void freeze();
-    void thaw();
-    bool failed() const { return failures_ > 0; }
-    // CPU time of the worker's tree so far (ms): what a frozen tree must not use.
-    double tree_cpu_ms() const;
-
-private:
-    TimedWorker* worker_;
-    bool frozen_ = false;
-    int failures_ = 0;
-};
 
 struct CheckedTimingContext {
     const PerfContext& perf;
@@ -56,6 +24,9 @@ struct CheckedTimingContext {
     TimedWorker* reference = nullptr; // absent in a dryrun of the candidate
     TimedWorker* candidate = nullptr; // absent in a dryrun of the reference
     TimingInputs* inputs = nullptr;   // agreed and drawn while the eval ran
+    // The judge's own scheduling, taken before any worker started: given back to the reference's
+    // worker and the judge before each reference block (scheduling_guard.h). Null: not guarded.
+    const ThreadScheduling* scheduling = nullptr;
     // Called after each timed block (the perf phase's progress).
     std::function<void(const std::string& side)> block_timed;
 };

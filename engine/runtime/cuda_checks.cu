@@ -3,6 +3,7 @@
 // whether another process's kernels hold the GPU.
 #include "cuda_checks.h"
 #include "mismatch_rule.h"
+#include "slot_fingerprint.h"
 
 #include <cstdint>
 #include <cuda_bf16.h>
@@ -50,8 +51,10 @@ __global__ void count_mismatches_kernel(const unsigned char* reference, const un
                                         unsigned long long* counts) {
     unsigned long long mismatches = 0, gross = 0;
     const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count; i += stride) {
-        const ElementVerdict verdict = element_verdict(widen(dtype, reference, i), widen(dtype, candidate, i), atol, rtol);
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+         i += stride) {
+        const ElementVerdict verdict =
+            element_verdict(widen(dtype, reference, i), widen(dtype, candidate, i), atol, rtol);
         mismatches += verdict != ElementVerdict::Match ? 1 : 0;
         gross += verdict == ElementVerdict::Gross ? 1 : 0;
     }
@@ -65,13 +68,24 @@ __global__ void count_mismatches_kernel(const unsigned char* reference, const un
     }
 }
 
-__global__ void find_touched_kernel(const unsigned char* base, std::size_t slot_bytes, std::size_t bytes,
-                                    unsigned char poison, unsigned int* touched) {
+__global__ void scan_slots_kernel(const unsigned long long* words, std::size_t slot_words, std::size_t count,
+                                  unsigned long long poison_word, unsigned int* touched,
+                                  unsigned long long* sum) {
     const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < bytes; i += stride) {
-        if (base[i] != poison && touched[i / slot_bytes] == 0) {
-            touched[i / slot_bytes] = 1;
+    unsigned long long partial = 0;
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+         i += stride) {
+        const unsigned long long word = words[i];
+        partial += fingerprint_term(word, i);
+        if (word != poison_word && touched[i / slot_words] == 0) {
+            touched[i / slot_words] = 1;
         }
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+        partial += __shfl_down_sync(0xffffffffu, partial, offset);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(sum, partial);
     }
 }
 
@@ -89,8 +103,9 @@ __global__ void probe_kernel(unsigned long long spin_ns) {
 
 } // namespace
 
-cudaError_t launch_count_mismatches(const void* reference, const void* candidate, DType dtype, std::size_t count,
-                                    float atol, float rtol, unsigned long long* counts, cudaStream_t stream) {
+cudaError_t launch_count_mismatches(const void* reference, const void* candidate, DType dtype,
+                                    std::size_t count, float atol, float rtol, unsigned long long* counts,
+                                    cudaStream_t stream) {
     if (count == 0) {
         return cudaSuccess;
     }
@@ -98,22 +113,27 @@ cudaError_t launch_count_mismatches(const void* reference, const void* candidate
     const std::size_t wanted = (count + threads - 1) / threads;
     const int blocks = static_cast<int>(wanted < 4096 ? wanted : 4096);
     count_mismatches_kernel<<<blocks, threads, 0, stream>>>(static_cast<const unsigned char*>(reference),
-                                                            static_cast<const unsigned char*>(candidate), dtype,
-                                                            count, atol, rtol, counts);
+                                                            static_cast<const unsigned char*>(candidate),
+                                                            dtype, count, atol, rtol, counts);
     return cudaGetLastError();
 }
 
-cudaError_t launch_find_touched(const void* base, std::size_t slot_bytes, int slots, unsigned char poison,
-                                unsigned int* touched, cudaStream_t stream) {
-    const std::size_t bytes = slot_bytes * static_cast<std::size_t>(slots);
-    if (bytes == 0) {
+cudaError_t launch_scan_slots(const void* base, std::size_t slot_bytes, int slots, unsigned char poison,
+                              unsigned int* touched, unsigned long long* sum, cudaStream_t stream) {
+    const std::size_t slot_words = slot_bytes / 8;
+    const std::size_t count = slot_words * static_cast<std::size_t>(slots);
+    if (count == 0) {
         return cudaSuccess;
     }
+    unsigned long long poison_word = 0;
+    for (int b = 0; b < 8; ++b) {
+        poison_word = (poison_word << 8) | poison;
+    }
     constexpr int threads = 256;
-    const std::size_t wanted = (bytes + threads - 1) / threads;
+    const std::size_t wanted = (count + threads - 1) / threads;
     const int blocks = static_cast<int>(wanted < 4096 ? wanted : 4096);
-    find_touched_kernel<<<blocks, threads, 0, stream>>>(static_cast<const unsigned char*>(base), slot_bytes, bytes,
-                                                        poison, touched);
+    scan_slots_kernel<<<blocks, threads, 0, stream>>>(static_cast<const unsigned long long*>(base),
+                                                      slot_words, count, poison_word, touched, sum);
     return cudaGetLastError();
 }
 

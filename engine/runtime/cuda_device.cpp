@@ -162,8 +162,8 @@ public:
         if (flush_buffer_ != nullptr) {
             cudaFree(flush_buffer_);
         }
-        if (touched_ != nullptr) {
-            cudaFree(touched_);
+        if (scan_buffer_ != nullptr) {
+            cudaFree(scan_buffer_);
         }
         for (ncclComm_t sub : sub_comms_) {
             ncclCommDestroy(sub);
@@ -275,8 +275,8 @@ public:
         check_cuda(cudaMemsetAsync(device_counts, 0, bytes, stream_), "cudaMemsetAsync (mismatch counts)");
         for (std::size_t q = 0; q < queries.size(); ++q) {
             check_cuda(launch_count_mismatches(queries[q].reference, queries[q].candidate, queries[q].dtype,
-                                               queries[q].count, static_cast<float>(atol), static_cast<float>(rtol),
-                                               device_counts + 2 * q, stream_),
+                                               queries[q].count, static_cast<float>(atol),
+                                               static_cast<float>(rtol), device_counts + 2 * q, stream_),
                        "the mismatch count kernel");
         }
         std::vector<unsigned long long> host(2 * queries.size());
@@ -288,32 +288,37 @@ public:
         }
         return counts;
     }
-    std::vector<bool> untouched_slots(const void* base, std::size_t slot_bytes, int slots,
-                                      std::uint8_t poison) override {
-        std::vector<bool> result(static_cast<std::size_t>(std::max(slots, 0)), true);
+    SlotScan scan_slots(const void* base, std::size_t slot_bytes, int slots, std::uint8_t poison) override {
+        SlotScan scan;
+        scan.untouched.assign(static_cast<std::size_t>(std::max(slots, 0)), true);
         if (slots <= 0) {
-            return result;
+            return scan;
         }
-        // Kept between calls: the check runs the moment a candidate's block answers, so it is kept short.
-        if (touched_capacity_ < static_cast<std::size_t>(slots)) {
-            if (touched_ != nullptr) {
-                cudaFree(touched_);
+        // Kept between calls: the scan runs the moment a candidate's block answers, so it is kept short.
+        // One buffer: the fingerprint's sum (two words), then a flag per slot.
+        const std::size_t bytes =
+            2 * sizeof(unsigned int) + static_cast<std::size_t>(slots) * sizeof(unsigned int);
+        if (scan_capacity_ < bytes) {
+            if (scan_buffer_ != nullptr) {
+                cudaFree(scan_buffer_);
             }
-            check_cuda(cudaMalloc(&touched_, static_cast<std::size_t>(slots) * sizeof(unsigned int)),
-                       "cudaMalloc (touched flags)");
-            touched_capacity_ = static_cast<std::size_t>(slots);
+            check_cuda(cudaMalloc(&scan_buffer_, bytes), "cudaMalloc (slot scan)");
+            scan_capacity_ = bytes;
         }
-        const std::size_t bytes = static_cast<std::size_t>(slots) * sizeof(unsigned int);
-        check_cuda(cudaMemsetAsync(touched_, 0, bytes, stream_), "cudaMemsetAsync (touched flags)");
-        check_cuda(launch_find_touched(base, slot_bytes, slots, poison, touched_, stream_), "the untouched-slot kernel");
-        std::vector<unsigned int> host(static_cast<std::size_t>(slots));
-        check_cuda(cudaMemcpyAsync(host.data(), touched_, bytes, cudaMemcpyDeviceToHost, stream_),
-                   "cudaMemcpyAsync (touched flags)");
-        check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (touched flags)");
-        for (std::size_t k = 0; k < host.size(); ++k) {
-            result[k] = host[k] == 0;
+        auto* sum = reinterpret_cast<unsigned long long*>(scan_buffer_);
+        unsigned int* touched = scan_buffer_ + 2;
+        check_cuda(cudaMemsetAsync(scan_buffer_, 0, bytes, stream_), "cudaMemsetAsync (slot scan)");
+        check_cuda(launch_scan_slots(base, slot_bytes, slots, poison, touched, sum, stream_),
+                   "the slot scan kernel");
+        std::vector<unsigned int> host(bytes / sizeof(unsigned int));
+        check_cuda(cudaMemcpyAsync(host.data(), scan_buffer_, bytes, cudaMemcpyDeviceToHost, stream_),
+                   "cudaMemcpyAsync (slot scan)");
+        check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (slot scan)");
+        std::memcpy(&scan.fingerprint, host.data(), sizeof scan.fingerprint);
+        for (std::size_t k = 0; k < scan.untouched.size(); ++k) {
+            scan.untouched[k] = host[2 + k] == 0;
         }
-        return result;
+        return scan;
     }
     double probe_us(double spin_us) override {
         CudaTimer timer(2, stream_);
@@ -410,8 +415,8 @@ private:
     std::vector<ncclComm_t> sub_comms_; // from split_nccl, destroyed before comm_
     std::vector<std::shared_ptr<IpcAllocation>> allocations_;
     void* flush_buffer_ = nullptr;
-    unsigned int* touched_ = nullptr; // untouched_slots' flags
-    std::size_t touched_capacity_ = 0;
+    unsigned int* scan_buffer_ = nullptr; // scan_slots' sum and flags (8-byte aligned: cudaMalloc's)
+    std::size_t scan_capacity_ = 0;
     std::size_t flush_bytes_ = 0;
     unsigned char flush_value_ = 0;
 };
@@ -429,7 +434,8 @@ std::size_t cuda_device_memory_bytes(int local_rank) {
     }
     const int ordinal = count == 1 ? 0 : local_rank; // as CudaDevice chooses
     cudaDeviceProp props{};
-    return ordinal < count && cudaGetDeviceProperties(&props, ordinal) == cudaSuccess ? props.totalGlobalMem : 0;
+    return ordinal < count && cudaGetDeviceProperties(&props, ordinal) == cudaSuccess ? props.totalGlobalMem
+                                                                                      : 0;
 }
 
 bool cuda_backend_built() {

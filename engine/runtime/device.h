@@ -86,6 +86,12 @@ struct MismatchCount {
     std::uint64_t gross = 0;      // of those: non-finite against finite, or far beyond the tolerance
 };
 
+// What Device::scan_slots found.
+struct SlotScan {
+    std::vector<bool> untouched; // per slot
+    std::uint64_t fingerprint = 0;
+};
+
 class Device {
 public:
     virtual ~Device() = default;
@@ -134,12 +140,13 @@ public:
 
     // Per query, the elements that fail PKB's rule and the gross ones among them (mismatch_rule.h),
     // counted where the data lives: the judge's check of every timed call (docs/perf.md). Synchronous.
-    virtual std::vector<MismatchCount> count_mismatches(const std::vector<MismatchQuery>& queries, double atol,
-                                                        double rtol) = 0;
-    // Of `slots` slots of `slot_bytes` each from `base`, whether every byte of each still holds `poison`:
-    // an output slot no call has written. One pass, synchronous.
-    virtual std::vector<bool> untouched_slots(const void* base, std::size_t slot_bytes, int slots,
-                                              std::uint8_t poison) = 0;
+    virtual std::vector<MismatchCount> count_mismatches(const std::vector<MismatchQuery>& queries,
+                                                        double atol, double rtol) = 0;
+    // Of `slots` slots of `slot_bytes` each (a multiple of 8) from `base`: whether every byte of each
+    // still holds `poison` (an output slot no call has written), and slot_fingerprint.h's sum over all
+    // of them (equal sums, equal bytes but for a chance of 2^-64). One pass, synchronous: it runs the
+    // moment a candidate's block answers, inside the time the judge then takes out of the block.
+    virtual SlotScan scan_slots(const void* base, std::size_t slot_bytes, int slots, std::uint8_t poison) = 0;
     // Launch-to-end time in microseconds of a kernel that spins `spin_us` on this device's stream; 0
     // where there is no GPU. Far longer than `spin_us` means another process's kernels held the GPU.
     virtual double probe_us(double spin_us) = 0;

@@ -330,6 +330,7 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const PerfWorker
                                            workers.reference,
                                            workers.candidate,
                                            workers.inputs,
+                                           workers.scheduling,
                                            progress_of("pkbw")};
         run_checked_timing(context, options);
     }

@@ -72,6 +72,7 @@ private:
 };
 
 struct TimedWorker;  // checked_timing.h
+struct ThreadScheduling; // scheduling_guard.h
 class TimingInputs;  // timing_inputs.h
 
 // The sides present in a perf run: each side's worker process (the candidate's is frozen outside its
@@ -81,6 +82,7 @@ struct PerfWorkers {
     TimedWorker* candidate = nullptr;
     double atol = 1e-2, rtol = 1e-2; // the run's tolerance, for the check of every timed call
     TimingInputs* inputs = nullptr;  // pkbw's protocol: the timed calls' inputs (start_timing_inputs)
+    const ThreadScheduling* scheduling = nullptr; // the judge's, before its workers (scheduling_guard.h)
 };
 
 // Agrees with the other judges on pkbw's timed blocks and starts drawing their inputs in the

@@ -119,7 +119,11 @@ int RankRun::run() {
         timing_inputs_ = start_timing_inputs(*rendezvous_, *problem_, config_.problem_config(0), rank_, perf_options,
                                              memory);
     }
-    // The workers start now and open their devices while this process opens its own.
+    // The workers start now and open their devices while this process opens its own. Before them, the
+    // scheduling that the reference's worker will be held to (scheduling_guard.h).
+    if (config_.perf && config_.mode != "calibrate") {
+        scheduling_ = current_thread_scheduling();
+    }
     if (config_.mode != "calibrate") {
         const auto params = problem_->params(config_.problem_config(0));
         if (config_.runs_candidate()) {
@@ -222,6 +226,7 @@ void RankRun::run_perf_phase() {
     workers.atol = config_.atol;
     workers.rtol = config_.rtol;
     workers.inputs = timing_inputs_.get();
+    workers.scheduling = scheduling_ ? &*scheduling_ : nullptr;
     try {
         run_perf(context, parse_perf_options(config_.perf_options, "configuration"), workers, *shared_);
         timing_inputs_.reset(); // the staging's device memory

@@ -51,7 +51,8 @@ TEST(TimingChecks, ShrunkOrSlowedSamplesAreAFinding) {
     const auto shrunk = samples_disagree({{1.7, 10.05, 0.05}, {1.72, 10.5, 0.05}});
     ASSERT_TRUE(shrunk);
     EXPECT_NE(shrunk->find("not the block's"), std::string::npos);
-    EXPECT_NE(shrunk->find("reported 1.700 ms for a block that took 10.000 ms"), std::string::npos) << *shrunk;
+    EXPECT_NE(shrunk->find("reported 1.700 ms for a block that took 10.000 ms"), std::string::npos)
+        << *shrunk;
     // A process clock slowed 1.3x reports less than happened in every block; one sped up reports more
     // than the judge could have seen.
     EXPECT_TRUE(samples_disagree({{10.0 / 1.3, 10.05, 0.05}, {10.0 / 1.3, 10.3, 0.05}}));
@@ -71,4 +72,24 @@ TEST(TimingChecks, CpuWhileFrozenAndABusyGpu) {
     const auto gpu = gpu_busy(2100.0, 24.0, "while the reference was timed");
     ASSERT_TRUE(gpu);
     EXPECT_NE(gpu->find("2100 us while the reference was timed"), std::string::npos);
+}
+
+TEST(TimingChecks, OneCallHoldingMostBlocksIsAFindingAndAnHonestSpreadIsNot) {
+    const std::vector<double> even(50, 0.2);
+    std::vector<double> batched(50, 0.0);
+    batched[0] = 9.0; // call 0 computed the block, the others returned at once
+    std::vector<double> cold_first(50, 0.2);
+    cold_first[0] = 3.0; // a cold first call: 3 of 12.8 ms
+    EXPECT_FALSE(one_call_holds_the_block({even, even, even}));
+    EXPECT_FALSE(one_call_holds_the_block({cold_first, cold_first}));
+    // One preempted call in one block of four: noise, not a pattern.
+    EXPECT_FALSE(one_call_holds_the_block({batched, even, even, even}));
+    const auto finding = one_call_holds_the_block({batched, batched, even});
+    ASSERT_TRUE(finding);
+    EXPECT_NE(finding->find("in 2 of 3 blocks one call took most of the block"), std::string::npos)
+        << *finding;
+    EXPECT_NE(finding->find("up to 100% of 50 calls"), std::string::npos) << *finding;
+    // Blocks too short to tell, or no samples: nothing is said.
+    EXPECT_FALSE(one_call_holds_the_block({{5.0, 0.0, 0.0}, {5.0, 0.0, 0.0}}));
+    EXPECT_FALSE(one_call_holds_the_block({}));
 }

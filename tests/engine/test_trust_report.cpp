@@ -14,18 +14,24 @@ Verdict passed() {
 }
 // A pkbw block as checked_timing.cpp sends it: the judge's clock, the round trip, what the worker reported.
 json block(int rank, const std::string& side, double judge, double span, json extra = json::object()) {
-    json event = {{"event", "perf_result"}, {"rank", rank},       {"side", side},
-                  {"protocol", "pkbw"},     {"judge_ms", judge},  {"round_trip_ms", 0.05},
-                  {"span_ms", span},        {"calls", 50},        {"samples_ms", {(judge - 0.05) / 50}}};
+    json event = {{"event", "perf_result"}, {"rank", rank},      {"side", side},
+                  {"protocol", "pkbw"},     {"judge_ms", judge}, {"round_trip_ms", 0.05},
+                  {"span_ms", span},        {"calls", 50},       {"samples_ms", {(judge - 0.05) / 50}}};
     event.update(extra);
     return event;
 }
-json check(int rank, int block, int failed, const std::string& message = "", const std::string& kind = "unwritten",
-           int borderline = 0) {
-    return {{"event", "timed_check"}, {"rank", rank},     {"block", block},
-            {"side", "candidate"},    {"calls", 50},      {"failed_calls", failed},
-            {"status", failed ? "mismatch" : "pass"},     {"message", message},
-            {"kind", failed ? kind : ""},                 {"borderline_calls", borderline},
+json check(int rank, int block, int failed, const std::string& message = "",
+           const std::string& kind = "unwritten", int borderline = 0) {
+    return {{"event", "timed_check"},
+            {"rank", rank},
+            {"block", block},
+            {"side", "candidate"},
+            {"calls", 50},
+            {"failed_calls", failed},
+            {"status", failed ? "mismatch" : "pass"},
+            {"message", message},
+            {"kind", failed ? kind : ""},
+            {"borderline_calls", borderline},
             {"borderline_message", borderline ? "call 22 of 50: output: tensors not allclose" : ""}};
 }
 json plan(int rank, json extra = json::object()) {
@@ -47,12 +53,18 @@ TEST(TrustReport, AnHonestRunStaysAPassWithNoWarning) {
         verdict,
         {{{"event", "candidate"}, {"rank", 0}, {"stage", "started"}, {"landlock_abi", 7}},
          plan(0, {{"idle_probe_us", 24.0}, {"probe_spin_us", 20.0}}),
-         block(0, "reference", 10.4, 10.0, {{"frozen_cpu_ms", 0.0}, {"frozen", true}, {"probe_before_us", 25.0},
-                                            {"probe_after_us", 26.0}, {"idle_probe_us", 24.0}}),
+         block(0, "reference", 10.4, 10.0,
+               {{"frozen_cpu_ms", 0.0},
+                {"frozen", true},
+                {"probe_before_us", 25.0},
+                {"probe_after_us", 26.0},
+                {"idle_probe_us", 24.0}}),
          block(0, "candidate", 5.3, 5.1, {{"probe_after_us", 25.0}, {"idle_probe_us", 24.0}}),
          check(0, 1, 0),
          // One block late by scheduling noise: the sums over blocks agree.
-         block(0, "candidate", 7.0, 5.1), block(0, "candidate", 5.2, 5.1), block(0, "candidate", 5.2, 5.1),
+         block(0, "candidate", 7.0, 5.1),
+         block(0, "candidate", 5.2, 5.1),
+         block(0, "candidate", 5.2, 5.1),
          {{"event", "candidate"}, {"rank", 0}, {"stage", "finished"}, {"leftovers", json::array()}}});
     EXPECT_EQ(verdict.status, "pass");
     EXPECT_TRUE(verdict.warnings.empty()) << verdict.warnings[0];
@@ -61,14 +73,13 @@ TEST(TrustReport, AnHonestRunStaysAPassWithNoWarning) {
 TEST(TrustReport, EachFindingMakesThePassInvalidTimingNamingItsRanks) {
     Verdict verdict = passed();
     apply_trust_findings(
-        verdict,
-        {check(1, 3, 33, "call 1 of 50: output: tensors not allclose"),
-         block(0, "reference", 10.0, 9.9, {{"frozen_cpu_ms", 40.0}, {"frozen", true}}),
-         block(1, "reference", 10.0, 9.9, {{"frozen", false}}),
-         block(0, "reference", 10.0, 9.9, {{"probe_before_us", 2000.0}, {"idle_probe_us", 24.0}}),
-         block(1, "candidate", 1.0, 0.9, {{"probe_after_us", 900.0}, {"idle_probe_us", 24.0}}),
-         block(0, "candidate", 8.5, 0.2, {{"untouched_at_reply", 61}}),
-         plan(0, {{"idle_probe_us", 5000.0}, {"probe_spin_us", 20.0}})});
+        verdict, {check(1, 3, 33, "call 1 of 50: output: tensors not allclose"),
+                  block(0, "reference", 10.0, 9.9, {{"frozen_cpu_ms", 40.0}, {"frozen", true}}),
+                  block(1, "reference", 10.0, 9.9, {{"frozen", false}}),
+                  block(0, "reference", 10.0, 9.9, {{"probe_before_us", 2000.0}, {"idle_probe_us", 24.0}}),
+                  block(1, "candidate", 1.0, 0.9, {{"probe_after_us", 900.0}, {"idle_probe_us", 24.0}}),
+                  block(0, "candidate", 8.5, 0.2, {{"untouched_at_reply", 61}}),
+                  plan(0, {{"idle_probe_us", 5000.0}, {"probe_spin_us", 20.0}})});
     EXPECT_EQ(verdict.status, "invalid_timing");
     EXPECT_EQ(verdict.exit_code, 1);
     const std::string& m = verdict.summary;
@@ -78,7 +89,8 @@ TEST(TrustReport, EachFindingMakesThePassInvalidTimingNamingItsRanks) {
               std::string::npos)
         << m;
     EXPECT_NE(m.find("40.0 ms of CPU while they were frozen"), std::string::npos) << m;
-    EXPECT_NE(m.find("could not be frozen while the reference was timed (rank(s) 1)"), std::string::npos) << m;
+    EXPECT_NE(m.find("could not be frozen while the reference was timed (rank(s) 1)"), std::string::npos)
+        << m;
     EXPECT_NE(m.find("took 2000 us around a block of the reference"), std::string::npos) << m;
     EXPECT_NE(m.find("took 900 us after its block returned"), std::string::npos) << m;
     EXPECT_NE(m.find("before timing started"), std::string::npos) << m;
@@ -126,9 +138,10 @@ TEST(TrustReport, WrongOnFreshInputsIsSaidAsSuchAndABorderlineCallIsAWarning) {
 
 TEST(TrustReport, WhatTheTimingCouldNotCheckIsSaid) {
     Verdict verdict = passed();
-    apply_trust_findings(verdict, {plan(0, {{"checked", false}}),
-                                   plan(1, {{"inputs_note", "this problem's inputs are the same every call"},
-                                            {"containment", "signals (no writable cgroup v2: read-only): ..."}})});
+    apply_trust_findings(verdict,
+                         {plan(0, {{"checked", false}}),
+                          plan(1, {{"inputs_note", "this problem's inputs are the same every call"},
+                                   {"containment", "signals (no writable cgroup v2: read-only): ..."}})});
     EXPECT_EQ(verdict.status, "pass");
     ASSERT_EQ(verdict.warnings.size(), 3u);
     std::string all;
@@ -177,4 +190,65 @@ TEST(TrustReport, AForkBombIsCountedWholeAndWhatEscapedIsNamed) {
         verdict.warnings[1],
         "the candidate's processes could not all be killed: 1 still running after the run: pid 12 (bomb) "
         "on rank 1");
+}
+
+TEST(TrustReport, OutputsChangedAfterTheReplyUntrustTheTiming) {
+    Verdict verdict = passed();
+    apply_trust_findings(verdict, {block(1, "candidate", 5.0, 4.9, {{"changed_after_reply", true}}),
+                                   block(0, "candidate", 5.0, 4.9, {{"changed_after_reply", false}})});
+    EXPECT_EQ(verdict.status, "invalid_timing");
+    EXPECT_NE(
+        verdict.summary.find("its outputs changed after its block had answered: work the judge's clock did "
+                             "not count (rank(s) 1)"),
+        std::string::npos)
+        << verdict.summary;
+}
+
+TEST(TrustReport, ASchedulingChangeSetBackIsAWarningAndOneThatStaysUntrusts) {
+    Verdict restored = passed();
+    apply_trust_findings(
+        restored,
+        {plan(0, {{"rescheduled", "the reference's timing worker: its main thread had 1 CPU(s) instead of 2"},
+                  {"rescheduled_threads", 1}}),
+         block(0, "reference", 10.0, 9.9,
+               {{"rescheduled", "the judge: its main thread had nice 19 instead of 0"}})});
+    EXPECT_EQ(restored.status, "pass");
+    ASSERT_EQ(restored.warnings.size(), 1u); // one line per kind, the first occurrence's text
+    EXPECT_NE(restored.warnings[0].find(
+                  "another process changed the CPU scheduling of the reference's side (the "
+                  "reference's timing worker: its main thread had 1 CPU(s) instead of 2); set "
+                  "back before the reference was timed (rank(s) 0)"),
+              std::string::npos)
+        << restored.warnings[0];
+
+    Verdict stuck = passed();
+    apply_trust_findings(stuck,
+                         {block(1, "reference", 10.0, 9.9,
+                                {{"reschedule_failed", "the reference's timing worker: thread 77 had nice 19 "
+                                                       "instead of 0 and could not be set back (Permission "
+                                                       "denied)"}})});
+    EXPECT_EQ(stuck.status, "invalid_timing");
+    EXPECT_NE(stuck.summary.find("could not be set back (Permission denied) (rank(s) 1)"), std::string::npos)
+        << stuck.summary;
+}
+
+TEST(TrustReport, OneCallDoingABlocksWorkIsAWarning) {
+    json batched = json::array();
+    json even = json::array();
+    for (int k = 0; k < 50; ++k) {
+        batched.push_back(k == 0 ? 5.0 : 0.0);
+        even.push_back(0.1);
+    }
+    Verdict lookahead = passed();
+    apply_trust_findings(lookahead, {block(0, "candidate", 5.1, 5.0, {{"call_samples_ms", batched}}),
+                                     block(0, "candidate", 5.1, 5.0, {{"call_samples_ms", batched}})});
+    EXPECT_EQ(lookahead.status, "pass");
+    ASSERT_EQ(lookahead.warnings.size(), 1u);
+    EXPECT_NE(lookahead.warnings[0].find("candidate: in 2 of 2 blocks one call took most of the block"),
+              std::string::npos)
+        << lookahead.warnings[0];
+
+    Verdict honest = passed();
+    apply_trust_findings(honest, {block(0, "candidate", 5.1, 5.0, {{"call_samples_ms", even}})});
+    EXPECT_TRUE(honest.warnings.empty());
 }

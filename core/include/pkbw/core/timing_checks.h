@@ -61,7 +61,18 @@ std::optional<std::string> cpu_while_frozen(double cpu_ms);
 // `where` says when: "while the reference was timed", "after the candidate's block returned".
 std::optional<std::string> gpu_busy(double probe_us, double idle_probe_us, const std::string& where);
 
+// One call of a block took most of the block by the worker's own samples, in at least half of a
+// worker's blocks of kOneCallMinCalls calls or more: the mark of a candidate that computes several
+// calls' work in one (it reads the whole block's inputs, which the judge loads before the block) and
+// returns at once from the others. Each slot is still right and written before the reply, so the
+// judge's time is honest, but no longer one call's; pkbw cannot check that each call's work happens in
+// that call (docs/perf.md), so this is said, not judged. A heuristic on the samples a candidate
+// reports (it may forge them). `blocks`: each block's per-call samples. Returns the finding.
+std::optional<std::string> one_call_holds_the_block(const std::vector<std::vector<double>>& blocks);
+
 // The allowances, exposed for docs and tests.
+inline constexpr int kOneCallMinCalls = 8;
+inline constexpr double kOneCallShare = 0.5; // of the block's samples' sum
 inline constexpr double kSamplesFloor = 0.8;       // of the judge's block time, in the best block
 inline constexpr double kSamplesAllowanceMs = 0.3; // barrier, first launch, final synchronisation
 inline constexpr double kFrozenCpuAllowanceMs = 2.0;      // the freeze's own bookkeeping
