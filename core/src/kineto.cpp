@@ -1,14 +1,15 @@
 #include "pkbw/core/kineto.h"
 
 #include "pkbw/core/error.h"
+#include "pkbw/core/untrusted_file.h"
+#include "trace_files.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
+#include <functional>
 #include <optional>
 #include <regex>
-#include <sstream>
 
 namespace pkbw {
 namespace {
@@ -44,16 +45,182 @@ std::int64_t micros_to_ns(const nlohmann::json& value, const std::string& where,
     return std::llround(us * 1000.0);
 }
 
+// The args pkbw reads (parse_kineto_trace, append_kineto_events): the rest of a profiler's args is
+// not kept, so that what one event holds stays small whatever the file says.
+constexpr const char* kKeptArgs[] = {"correlation",          "stream",        "device", "grid", "block",
+                                     "registers per thread", "shared memory", "bytes"};
+
+bool small_value(const nlohmann::json& value) {
+    if (value.is_number()) {
+        return true;
+    }
+    if (value.is_string()) { // id_of takes numbers written as text
+        return value.get_ref<const std::string&>().size() < 32;
+    }
+    return value.is_array() && value.size() <= 3 &&
+           std::all_of(value.begin(), value.end(), [](const nlohmann::json& v) { return v.is_number(); });
+}
+
+nlohmann::json kept_args(const nlohmann::json& args) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const char* key : kKeptArgs) {
+        if (auto it = args.find(key); it != args.end() && small_value(*it)) {
+            out[key] = *it;
+        }
+    }
+    return out;
+}
+
+// One element of traceEvents into `trace`: "X" an event (its times without the base yet), "M" a
+// process or thread name, any other phase counted.
+void add_element(KinetoTrace& trace, const nlohmann::json& e, const std::string& where) {
+    if (!e.is_object()) {
+        throw FormatError(where + " is not an object");
+    }
+    const std::string ph = e.contains("ph") && e["ph"].is_string() ? e["ph"].get<std::string>() : "";
+    const auto text_of = [&](const char* key) {
+        return e.contains(key) && e[key].is_string() ? e[key].get<std::string>() : std::string();
+    };
+    if (ph == "M") {
+        const std::string kind = text_of("name");
+        const auto args = e.value("args", nlohmann::json::object());
+        const std::string name = args.is_object() && args.contains("name") && args["name"].is_string()
+                                     ? args["name"].get<std::string>()
+                                     : std::string();
+        const auto pid = std::to_string(id_of(e.value("pid", nlohmann::json())));
+        if (kind == "process_name") {
+            trace.names["process:" + pid] = name;
+        } else if (kind == "thread_name") {
+            trace.names["thread:" + pid + ":" + std::to_string(id_of(e.value("tid", nlohmann::json())))] =
+                name;
+        }
+        return;
+    }
+    if (ph != "X") {
+        ++trace.other_events;
+        return;
+    }
+    KinetoEvent ev;
+    ev.name = text_of("name");
+    ev.category = text_of("cat");
+    const std::int64_t ts = micros_to_ns(e.value("ts", nlohmann::json()), where, "ts");
+    const std::int64_t dur = micros_to_ns(e.value("dur", nlohmann::json(0)), where, "dur");
+    if (dur < 0) {
+        throw FormatError(where + ": negative 'dur'");
+    }
+    ev.start_ns = ts;
+    ev.end_ns = ts + dur;
+    ev.pid = id_of(e.value("pid", nlohmann::json()));
+    ev.tid = id_of(e.value("tid", nlohmann::json()));
+    if (e.contains("args")) {
+        if (!e["args"].is_object()) {
+            throw FormatError(where + ": 'args' is not an object");
+        }
+        ev.args = kept_args(e["args"]);
+    }
+    const auto arg_id = [&](const char* key) {
+        return ev.args.is_object() && ev.args.contains(key) ? id_of(ev.args[key]) : -1;
+    };
+    ev.correlation = arg_id("correlation");
+    if (ev.on_gpu()) {
+        const auto stream = arg_id("stream");
+        ev.stream = stream >= 0 ? stream : ev.tid;
+        const auto device = arg_id("device");
+        ev.device = static_cast<int>(device >= 0 ? device : ev.pid);
+    }
+    trace.events.push_back(std::move(ev));
+}
+
+// Feeds the elements of traceEvents (or of a bare array) to add_element as the parser meets them and
+// drops each from the tree, so that the parse holds one element at a time; counts JSON values so that
+// neither an element nor the header kept beside the events grows past its cap.
+class ElementCallback {
+public:
+    ElementCallback(KinetoTrace& trace, const std::string& source, std::size_t max_events)
+        : trace_(trace)
+        , source_(source)
+        , max_events_(max_events) {}
+
+    bool operator()(int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        using Event = nlohmann::json::parse_event_t;
+        const bool opens =
+            event == Event::object_start || event == Event::array_start || event == Event::value;
+        if (depth == 0) {
+            if (event == Event::array_start) {
+                bare_array_ = in_events_ = true;
+            }
+            return true;
+        }
+        const int events_depth = bare_array_ ? 1 : 2;
+        if (!bare_array_ && depth == 1) {
+            if (event == Event::key) {
+                const auto& key = parsed.get_ref<const std::string&>();
+                if (key == "traceEvents" && seen_events_key_) {
+                    throw FormatError(source_ + ": 'traceEvents' appears twice");
+                }
+                seen_events_key_ = seen_events_key_ || key == "traceEvents";
+                awaiting_events_ = key == "traceEvents";
+                in_events_ = false;
+                // Kept: what the parse reads; the rest is counted as the header's but not stored.
+                return key == "traceEvents" || key == "baseTimeNanoseconds" || key == "deviceProperties";
+            }
+            if (awaiting_events_) {
+                in_events_ = event == Event::array_start; // anything else is refused after the parse
+                awaiting_events_ = false;
+            }
+        }
+        if (!in_events_ || depth < events_depth) {
+            if (opens && ++header_values_ > kKinetoHeaderMaxValues) {
+                throw FormatError(source_ + ": more than " + std::to_string(kKinetoHeaderMaxValues) +
+                                  " JSON values outside traceEvents: not read");
+            }
+            return true;
+        }
+        if (depth == events_depth && opens) {
+            if (index_ >= max_events_) {
+                throw FormatError(source_ + ": more than " + std::to_string(max_events_) +
+                                  " events: not read");
+            }
+            element_values_ = 0;
+        }
+        if (opens && ++element_values_ > kKinetoEventMaxValues) {
+            throw FormatError(where() + " holds more than " + std::to_string(kKinetoEventMaxValues) +
+                              " JSON values: not read");
+        }
+        const bool closes = event == Event::object_end || event == Event::array_end || event == Event::value;
+        if (depth == events_depth && closes) {
+            add_element(trace_, parsed, where());
+            ++index_;
+            return false; // taken: not kept in the tree
+        }
+        return true;
+    }
+
+private:
+    std::string where() const { return source_ + ": traceEvents[" + std::to_string(index_) + "]"; }
+
+    KinetoTrace& trace_;
+    const std::string& source_;
+    std::size_t max_events_;
+    bool bare_array_ = false, in_events_ = false, awaiting_events_ = false, seen_events_key_ = false;
+    std::size_t index_ = 0, element_values_ = 0, header_values_ = 0;
+};
+
 } // namespace
 
 bool KinetoEvent::on_gpu() const {
     return gpu_category(category);
 }
 
-KinetoTrace parse_kineto_trace(std::string_view text, const std::string& source, int rank) {
+KinetoTrace parse_kineto_trace(std::string_view text, const std::string& source, int rank,
+                               std::size_t max_events) {
+    KinetoTrace trace;
+    trace.rank = rank;
+    trace.source = source;
     nlohmann::json root;
     try {
-        root = nlohmann::json::parse(text);
+        ElementCallback callback(trace, source, max_events);
+        root = nlohmann::json::parse(text, std::ref(callback));
     } catch (const nlohmann::json::exception& e) {
         throw FormatError(source + ": not valid JSON: " + e.what());
     }
@@ -64,77 +231,21 @@ KinetoTrace parse_kineto_trace(std::string_view text, const std::string& source,
         (!root.is_object() || !root.contains("traceEvents") || !root["traceEvents"].is_array())) {
         throw FormatError(source + ": no 'traceEvents' array; not a PyTorch profiler chrome trace");
     }
-    KinetoTrace trace;
-    trace.rank = rank;
-    trace.source = source;
     if (!bare_array && root.contains("baseTimeNanoseconds")) {
-        if (!root["baseTimeNanoseconds"].is_number_integer()) {
-            throw FormatError(source + ": 'baseTimeNanoseconds' is not an integer");
+        const auto& base = root["baseTimeNanoseconds"];
+        // Bounded so that base + ts (at most ~1e16 ns) cannot overflow.
+        if (!base.is_number_integer() || base.get<std::int64_t>() < 0 ||
+            base.get<std::int64_t>() > 4'000'000'000'000'000'000) {
+            throw FormatError(source + ": 'baseTimeNanoseconds' is not an integer between 0 and 4e18");
         }
-        trace.base_time_ns = root["baseTimeNanoseconds"].get<std::int64_t>();
+        trace.base_time_ns = base.get<std::int64_t>();
     }
     if (!bare_array && root.contains("deviceProperties")) {
-        trace.device_properties = root["deviceProperties"];
+        trace.device_properties = std::move(root["deviceProperties"]);
     }
-    const auto& events = bare_array ? root : root["traceEvents"];
-    for (std::size_t i = 0; i < events.size(); ++i) {
-        const auto& e = events[i];
-        const std::string where = source + ": traceEvents[" + std::to_string(i) + "]";
-        if (!e.is_object()) {
-            throw FormatError(where + " is not an object");
-        }
-        const std::string ph = e.contains("ph") && e["ph"].is_string() ? e["ph"].get<std::string>() : "";
-        const auto text_of = [&](const char* key) {
-            return e.contains(key) && e[key].is_string() ? e[key].get<std::string>() : std::string();
-        };
-        if (ph == "M") {
-            const std::string kind = text_of("name");
-            const auto args = e.value("args", nlohmann::json::object());
-            const std::string name = args.is_object() && args.contains("name") && args["name"].is_string()
-                                         ? args["name"].get<std::string>()
-                                         : std::string();
-            const auto pid = std::to_string(id_of(e.value("pid", nlohmann::json())));
-            if (kind == "process_name") {
-                trace.names["process:" + pid] = name;
-            } else if (kind == "thread_name") {
-                trace.names["thread:" + pid + ":" + std::to_string(id_of(e.value("tid", nlohmann::json())))] =
-                    name;
-            }
-            continue;
-        }
-        if (ph != "X") {
-            ++trace.other_events;
-            continue;
-        }
-        KinetoEvent ev;
-        ev.name = text_of("name");
-        ev.category = text_of("cat");
-        const std::int64_t ts = micros_to_ns(e.value("ts", nlohmann::json()), where, "ts");
-        const std::int64_t dur = micros_to_ns(e.value("dur", nlohmann::json(0)), where, "dur");
-        if (dur < 0) {
-            throw FormatError(where + ": negative 'dur'");
-        }
-        ev.start_ns = trace.base_time_ns + ts;
-        ev.end_ns = ev.start_ns + dur;
-        ev.pid = id_of(e.value("pid", nlohmann::json()));
-        ev.tid = id_of(e.value("tid", nlohmann::json()));
-        if (e.contains("args")) {
-            if (!e["args"].is_object()) {
-                throw FormatError(where + ": 'args' is not an object");
-            }
-            ev.args = e["args"];
-        }
-        const auto arg_id = [&](const char* key) {
-            return ev.args.is_object() && ev.args.contains(key) ? id_of(ev.args[key]) : -1;
-        };
-        ev.correlation = arg_id("correlation");
-        if (ev.on_gpu()) {
-            const auto stream = arg_id("stream");
-            ev.stream = stream >= 0 ? stream : ev.tid;
-            const auto device = arg_id("device");
-            ev.device = static_cast<int>(device >= 0 ? device : ev.pid);
-        }
-        trace.events.push_back(std::move(ev));
+    for (auto& e : trace.events) {
+        e.start_ns += trace.base_time_ns;
+        e.end_ns += trace.base_time_ns;
     }
     std::stable_sort(trace.events.begin(), trace.events.end(),
                      [](const KinetoEvent& a, const KinetoEvent& b) {
@@ -144,12 +255,11 @@ KinetoTrace parse_kineto_trace(std::string_view text, const std::string& source,
 }
 
 KinetoTrace read_kineto_trace(const std::filesystem::path& path, int rank) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw FormatError(path.string() + ": cannot open");
+    const auto folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    const auto read = read_untrusted_file(folder, path.filename(), kProfilerTraceMaxBytes);
+    if (!read.ok()) {
+        throw FormatError(read.error);
     }
-    std::ostringstream text;
-    text << in.rdbuf();
     if (rank < 0) {
         const std::string stem = path.stem().string();
         if (stem.starts_with("rank_") && stem.size() > 5 && stem.size() < 12 &&
@@ -157,7 +267,7 @@ KinetoTrace read_kineto_trace(const std::filesystem::path& path, int rank) {
             rank = std::stoi(stem.substr(5));
         }
     }
-    return parse_kineto_trace(text.str(), path.string(), rank);
+    return parse_kineto_trace(read.bytes, path.string(), rank);
 }
 
 std::vector<KinetoKernelTotal> kineto_kernel_totals(const KinetoTrace& trace) {
@@ -342,39 +452,24 @@ bool profiles_placed_end_to_end(const std::vector<RankTrace>& traces) {
 }
 
 std::vector<RankTrace> load_profiler_directory(const std::filesystem::path& dir,
-                                               std::vector<std::string>* skipped) {
-    static const std::regex pattern(R"(rank_(\d+)\.([a-z]+)\.torch\.json)");
+                                               std::vector<std::string>* skipped,
+                                               CandidateTraceBudget* budget) {
+    static const std::regex pattern(R"(rank_(\d{1,9})\.([a-z]{1,32})\.torch\.json)");
+    CandidateTraceBudget own_budget;
     std::vector<SideProfile> profiles;
-    std::vector<std::filesystem::path> files;
-    std::error_code ec;
-    for (const auto& folder : {dir, dir / "candidate"}) {
-        if (!std::filesystem::is_directory(folder, ec))
-            continue;
-        for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
-            const auto name = entry.path().filename().string();
-            if (entry.is_regular_file() && std::regex_match(name, pattern))
-                files.push_back(entry.path());
-        }
-        if (ec)
-            throw Error(folder.string() + ": cannot list the profiler traces: " + ec.message());
-    }
-    std::sort(files.begin(), files.end());
-    for (const auto& file : files) {
-        std::smatch m;
-        const auto name = file.filename().string();
-        std::regex_match(name, m, pattern);
-        SideProfile p;
-        p.side = m[2].str();
-        try {
-            p.trace = read_kineto_trace(file, std::stoi(m[1].str()));
-        } catch (const FormatError& e) {
-            if (skipped == nullptr)
-                throw;
-            skipped->push_back(e.what());
-            continue;
-        }
-        profiles.push_back(std::move(p));
-    }
+    detail::read_trace_files(
+        dir, pattern, [](std::string_view) { return kProfilerTraceMaxBytes; }, skipped,
+        budget ? *budget : own_budget,
+        [&](const detail::TraceFileRef& file, std::string_view bytes, std::size_t max_events) {
+            std::smatch m;
+            std::regex_match(file.name, m, pattern);
+            SideProfile p;
+            p.side = m[2].str();
+            p.trace = parse_kineto_trace(bytes, file.shown, std::stoi(m[1].str()), max_events);
+            const std::size_t events = p.trace.events.size();
+            profiles.push_back(std::move(p));
+            return events;
+        });
     return profiles_end_to_end(profiles);
 }
 

@@ -20,8 +20,18 @@ std::uint64_t pkb_seed(std::uint64_t base, int problem_id, int rank, int trial) 
            static_cast<std::uint64_t>(trial) * 1000003u;
 }
 
+namespace {
+std::uint64_t stream_key(std::uint64_t seed, std::uint64_t stream) {
+    return mix(seed ^ mix(stream + 0x9E3779B97F4A7C15ull));
+}
+} // namespace
+
+CounterRng::CounterRng(std::uint64_t seed, std::uint64_t stream)
+    : key_(stream_key(seed, stream))
+    , normal_key_(stream_key(seed, stream ^ 0x5DEECE66Dull)) {}
+
 std::uint64_t CounterRng::bits(std::uint64_t index) const {
-    return mix(mix(seed_ ^ mix(stream_ + 0x9E3779B97F4A7C15ull)) + index * 0x9E3779B97F4A7C15ull);
+    return mix(key_ + index * 0x9E3779B97F4A7C15ull);
 }
 
 double CounterRng::uniform(std::uint64_t index) const {
@@ -34,9 +44,11 @@ double CounterRng::uniform(std::uint64_t index, double lo, double hi) const {
 
 double CounterRng::normal(std::uint64_t index) const {
     // Two independent draws per index (2i, 2i+1 in a sub-stream) keep the index space one-to-one.
-    const CounterRng sub(seed_, stream_ ^ 0x5DEECE66Dull);
-    const double u1 = 1.0 - sub.uniform(2 * index); // (0, 1]
-    const double u2 = sub.uniform(2 * index + 1);
+    auto sub_uniform = [&](std::uint64_t i) {
+        return static_cast<double>(mix(normal_key_ + i * 0x9E3779B97F4A7C15ull) >> 11) * 0x1.0p-53;
+    };
+    const double u1 = 1.0 - sub_uniform(2 * index); // (0, 1]
+    const double u2 = sub_uniform(2 * index + 1);
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
 

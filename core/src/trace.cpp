@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <regex>
 #include <set>
 
 namespace pkbw {
@@ -206,23 +205,22 @@ void sort_events(std::vector<TraceEvent>& events) {
     });
 }
 
-RankTrace load_trace_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw FormatError(path.string() + ": cannot open trace file");
-    }
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::string file = path.string();
+RankTrace parse_trace_text(std::string_view text, const std::string& file, std::size_t max_events) {
     RankTrace trace;
     bool have_header = false, have_end = false;
-    std::size_t pos = 0, line_no = 0;
+    std::size_t pos = 0, line_no = 0, records = 0; // records: events and name records, each kept
     while (pos < text.size()) {
         ++line_no;
         std::size_t nl = text.find('\n', pos);
-        const bool last_cut = nl == std::string::npos;
-        std::string line = text.substr(pos, last_cut ? std::string::npos : nl - pos);
+        const bool last_cut = nl == std::string_view::npos;
+        const std::string_view line = text.substr(pos, last_cut ? std::string_view::npos : nl - pos);
         pos = last_cut ? text.size() : nl + 1;
         const std::string where = file + ":" + std::to_string(line_no);
+        // Bounded parsing: one line's JSON tree can take twenty times its text, and every line is kept.
+        if (line.size() > kTraceLineMaxBytes) {
+            fail(where, "a line of " + std::to_string(line.size()) + " bytes, over the cap of " +
+                            std::to_string(kTraceLineMaxBytes) + ": not read");
+        }
         if (line.empty()) {
             fail(where, "empty line");
         }
@@ -279,6 +277,9 @@ RankTrace load_trace_file(const std::filesystem::path& path) {
             trace.dropped_records += static_cast<std::uint64_t>(dropped);
             have_end = true;
             continue;
+        }
+        if (++records > max_events) {
+            fail(where, "more than " + std::to_string(max_events) + " events: not read");
         }
         if (j.contains("meta")) {
             if (get_string(j, "meta", where) != "name") {
@@ -360,50 +361,6 @@ RankTrace merge_rank_traces(const std::vector<RankTrace>& parts) {
     }
     sort_events(merged.events);
     return merged;
-}
-
-std::vector<RankTrace> load_trace_directory(const std::filesystem::path& dir) {
-    // Only the trace writers' names: a run directory also holds rank_<r>.events.jsonl (protocol events).
-    static const std::regex pattern(R"(rank_(\d+)\.(engine|cupti)\.jsonl)");
-    std::map<int, std::vector<RankTrace>> by_rank;
-    std::error_code ec;
-    std::vector<std::filesystem::path> files;
-    // The candidate's process writes its own trace files into candidate/ (docs/tracing.md); they
-    // are the same rank's, on the same clock.
-    for (const auto& folder : {dir, dir / "candidate"}) {
-        if (folder != dir && !std::filesystem::is_directory(folder, ec)) {
-            continue;
-        }
-        for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
-            std::smatch m;
-            const auto name = entry.path().filename().string();
-            if (entry.is_regular_file() && std::regex_match(name, m, pattern)) {
-                files.push_back(entry.path());
-            }
-        }
-        if (ec) {
-            throw Error(folder.string() + ": cannot list trace directory: " + ec.message());
-        }
-    }
-    std::sort(files.begin(), files.end());
-    for (const auto& file : files) {
-        std::smatch m;
-        const auto name = file.filename().string();
-        std::regex_match(name, m, pattern);
-        auto trace = load_trace_file(file);
-        // The CUPTI tracer falls back to the pid when RANK is unset; the file name is the authority.
-        const int file_rank = std::stoi(m[1].str());
-        if (trace.rank != file_rank) {
-            throw FormatError(file.string() + ":1: header rank " + std::to_string(trace.rank) +
-                              " does not match the file name");
-        }
-        by_rank[file_rank].push_back(std::move(trace));
-    }
-    std::vector<RankTrace> out;
-    for (auto& [rank, parts] : by_rank) {
-        out.push_back(merge_rank_traces(parts));
-    }
-    return out;
 }
 
 } // namespace pkbw

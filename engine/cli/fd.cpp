@@ -10,12 +10,6 @@
 
 namespace pkbw::cli {
 
-void UniqueFd::reset(int fd) {
-    if (fd_ >= 0)
-        ::close(fd_);
-    fd_ = fd;
-}
-
 Pipe make_pipe(const std::string& what) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0)

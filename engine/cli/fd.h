@@ -2,38 +2,15 @@
 // path out of it, including exceptions.
 #pragma once
 
+#include "pkbw/core/unique_fd.h"
+
 #include <string>
 #include <sys/types.h>
 #include <utility>
 
 namespace pkbw::cli {
 
-class UniqueFd {
-public:
-    UniqueFd() = default;
-    explicit UniqueFd(int fd)
-        : fd_(fd) {}
-    UniqueFd(const UniqueFd&) = delete;
-    UniqueFd& operator=(const UniqueFd&) = delete;
-    UniqueFd(UniqueFd&& other) noexcept
-        : fd_(std::exchange(other.fd_, -1)) {}
-    UniqueFd& operator=(UniqueFd&& other) noexcept {
-        if (this != &other) {
-            reset();
-            fd_ = std::exchange(other.fd_, -1);
-        }
-        return *this;
-    }
-    ~UniqueFd() { reset(); }
-
-    int get() const { return fd_; }
-    explicit operator bool() const { return fd_ >= 0; }
-    int release() { return std::exchange(fd_, -1); }
-    void reset(int fd = -1);
-
-private:
-    int fd_ = -1;
-};
+using pkbw::UniqueFd; // core/unique_fd.h
 
 struct Pipe {
     UniqueFd read, write;

@@ -1,5 +1,6 @@
 #include "launcher.h"
 
+#include "containment.h"
 #include "fd.h"
 #include "loopback.h"
 #include "pkbw/core/error.h"
@@ -380,6 +381,9 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
     ::prctl(PR_SET_DUMPABLE, 0);
     LaunchOutcome outcome;
     outcome.token = random_token();
+    // Segment names carry a tag of their own, not the token: a candidate's segments are named after the
+    // run too, and must tell it nothing of the judges' token.
+    outcome.segment_tag = random_token().substr(0, 16);
     // Held until rank 0 has it (spawn_rank), so the port cannot be taken in between.
     std::optional<engine::LoopbackListener> listener(engine::LoopbackListener::open(spec.world_size + 8));
     outcome.port = listener->port();
@@ -393,6 +397,7 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
     common["PKBW_RDZV_TOKEN"] = outcome.token;
     common["PKBW_CONTROL_FD"] = std::to_string(kControlFd);
     common["PKBW_LAUNCHER_PID"] = std::to_string(::getpid());
+    common["PKBW_SEGMENT_TAG"] = outcome.segment_tag;
     if (spec.cuda && !std::getenv("NCCL_NVLS_ENABLE"))
         common["NCCL_NVLS_ENABLE"] = "0";
 
@@ -606,11 +611,28 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
     }
     if (outcome.message.empty() && !outcome.culprit_ranks.empty())
         outcome.message = describe_exit(outcome.ranks[static_cast<std::size_t>(outcome.culprit_ranks[0])]);
-    // A judge that was killed cannot reap what its candidate started; those processes come here.
-    for (const auto& process : engine::kill_descendants(::getpid()))
+    // A judge that was killed cannot kill what its candidate started: its candidate's container is left
+    // (killed here as a whole, then removed), and those processes are re-parented here, to be found.
+    std::vector<pid_t> judges;
+    for (const auto& rank : ranks)
+        judges.push_back(rank.report.pid);
+    auto left = engine::ProcessContainer::reclaim_orphans(judges);
+    std::vector<pid_t> groups; // killed whole, none of their processes seen (a fast forker's)
+    for (auto& process : engine::kill_descendants(::getpid(), &groups))
+        left.push_back(std::move(process));
+    for (const auto& process : left)
         outcome.leftovers.push_back("pid " + std::to_string(process.pid) + " (" +
                                     process.command.substr(0, 200) + ")");
-    outcome.shm_segments_removed = remove_shm_segments(outcome.token);
+    for (const pid_t group : groups)
+        outcome.leftovers.push_back("process group " + std::to_string(group));
+    outcome.shm_segments_removed = remove_shm_segments(outcome.segment_tag);
+    // A judge killed with SIGKILL (by this launcher, or for memory) ran no destructor: its candidate's
+    // directory is still there. One that ended otherwise removed its own.
+    std::vector<int> killed;
+    for (const auto& report : outcome.ranks)
+        if (report.signal == SIGKILL)
+            killed.push_back(report.pid);
+    remove_candidate_directories(killed, std::filesystem::temp_directory_path());
     outcome.seconds = since(start);
     return outcome;
 }

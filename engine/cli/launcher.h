@@ -73,7 +73,8 @@ struct LaunchOutcome {
     std::string message;            // names the rank(s), their phase and signal/exit code
     std::vector<int> culprit_ranks; // the ranks the message is about
     std::vector<RankReport> ranks;
-    std::string token; // PKBW_RDZV_TOKEN
+    std::string token;       // PKBW_RDZV_TOKEN
+    std::string segment_tag; // PKBW_SEGMENT_TAG: the host backend's shared-memory names
     int port = 0;      // MASTER_PORT
     double seconds = 0;
     int shm_segments_removed = 0;
@@ -99,13 +100,22 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer);
 
 // 128 random bits from /dev/urandom as 32 hex digits.
 std::string random_token();
-// Removes /dev/shm/pkbw-<first 16 digits of token>* (the host backend's shared memory); returns how many.
-int remove_shm_segments(const std::string& token, const std::filesystem::path& shm_dir = "/dev/shm");
+// Removes /dev/shm/pkbw-<first 16 digits of the segment tag>* (the host backend's shared memory of the
+// run's judges and workers); returns how many.
+int remove_shm_segments(const std::string& segment_tag, const std::filesystem::path& shm_dir = "/dev/shm");
 // Removes the segments of runs whose launcher is gone: names pkbw-<16 hex>-p<pid>-... (ranks started
 // by pkbw carry its pid, PKBW_LAUNCHER_PID) where no process <pid> exists. A launcher killed with
 // SIGKILL cannot clean up; its ranks die with it (PR_SET_PDEATHSIG) but a segment created and not
 // yet unlinked by its ranks would stay. Returns how many were removed.
 int remove_orphaned_shm_segments(const std::filesystem::path& shm_dir = "/dev/shm");
+// The candidate processes' temporary directories, pkbw-candidate-<judge pid>-XXXXXX in `temp_dir`
+// (engine/runtime/candidate_process.cpp): a judge removes its own, unless it is killed with SIGKILL
+// (its destructors never run). These remove those of the given judges (after a run: its ranks killed
+// with SIGKILL), and those whose judge no longer exists (at start: a launcher killed outright cleans up
+// nothing); only directories of this user, never a link. Return how many were removed.
+int remove_candidate_directories(const std::vector<int>& judges, const std::filesystem::path& temp_dir);
+int remove_orphaned_candidate_directories(
+    const std::filesystem::path& temp_dir = std::filesystem::temp_directory_path());
 // The default RLIMIT_AS of a host rank: half of the machine's memory shared among `world_size` ranks,
 // at least 4 GiB (0 when the memory size is unknown). The floor leaves room for what is virtual only
 // (thread stacks, malloc arenas: rank 0 runs a rendezvous thread per peer).

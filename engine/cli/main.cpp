@@ -67,9 +67,8 @@ void add_run_options(CLI::App& command, RunOptions& options, std::optional<std::
 struct PerfFlags {
     bool perf = false;
     bool no_pkb = false;
-    int pkb_warmup = 500, pkb_iterations = 100, warmup = 50, pairs = 5, iterations = 100;
+    int pkb_warmup = 500, pkb_iterations = 100, warmup = 50, pairs = 10, iterations = 50;
     std::string rotation = "copies";
-    double min_time_ms = 0;
     bool bare_nccl = false;
 };
 
@@ -80,11 +79,13 @@ void add_perf_options(CLI::App& command, PerfFlags& flags, bool with_switch) {
     command.add_option("--pkb-warmup", flags.pkb_warmup, "PKB protocol warmup iterations (500)");
     command.add_option("--pkb-iters", flags.pkb_iterations, "PKB protocol timed iterations (100)");
     command.add_option("--warmup", flags.warmup, "pkbw warmup calls per side (50)");
-    command.add_option("--pairs", flags.pairs, "pkbw ABBA block pairs (5)");
-    command.add_option("--iters", flags.iterations, "pkbw iterations per block (100)");
-    command.add_option("--rotation", flags.rotation, "copies | flush | none (input rotation past 3x L2)")
-        ->check(CLI::IsMember({"copies", "flush", "none"}));
-    command.add_option("--min-time-ms", flags.min_time_ms, "repeat calls inside a sample up to this time");
+    command.add_option("--pairs", flags.pairs, "pkbw ABBA block pairs: blocks per side (10)");
+    command.add_option("--iters", flags.iterations,
+                       "pkbw calls per block, each on fresh inputs and checked (50; raised until a block's "
+                       "inputs span 3x L2, lowered to fit memory)");
+    command.add_option("--rotation", flags.rotation,
+                       "copies: raise the calls per block until their inputs span 3x L2 | none: as --iters says")
+        ->check(CLI::IsMember({"copies", "none"}));
     command.add_flag("--bare-nccl", flags.bare_nccl,
                      "also time a bare NCCL loop of the problem's collective");
 }
@@ -98,7 +99,6 @@ nlohmann::json perf_json(const PerfFlags& f) {
             {"pairs", f.pairs},
             {"iterations", f.iterations},
             {"rotation", f.rotation},
-            {"min_time_ms", f.min_time_ms},
             {"bare_nccl", f.bare_nccl}};
 }
 

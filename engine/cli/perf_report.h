@@ -46,6 +46,11 @@ struct PerfFigures {
     bool below_floor = false; // the candidate's pkbw median is below floor.floor_ms
     // Lines for the run's warnings: "candidate median X ms is below the plausibility floor Y ms ...".
     std::vector<std::string> warnings;
+    // Per side, the per-call samples its worker process reported (device events around each call):
+    // the distribution, never the headline (docs/perf.md).
+    std::map<std::string, SampleSummary> call_samples;
+    // Rank 0's timing_plan event (calls per block, pairs, inputs, round trip, containment), or null.
+    nlohmann::json plan;
 };
 
 // Sets the floor of `work` on a machine with `peaks` and flags a candidate median below it (a time
@@ -56,6 +61,8 @@ class PerfCollector {
 public:
     // Takes one perf_result event body from `rank`; malformed bodies are ignored (counted).
     void add(int rank, const nlohmann::json& event);
+    // Takes one timing_plan event body from `rank` (rank 0's is reported).
+    void add_plan(int rank, const nlohmann::json& event);
     bool empty() const { return series_.empty(); }
     int malformed() const { return malformed_; }
     const std::vector<PerfSeries>& series() const { return series_; }
@@ -64,6 +71,8 @@ public:
 
 private:
     std::vector<PerfSeries> series_;
+    std::map<std::string, std::vector<double>> call_samples_; // side -> every rank's per-call samples
+    nlohmann::json plan_;
     nlohmann::json clocks_ = nlohmann::json::object();
     int malformed_ = 0;
 };

@@ -112,6 +112,7 @@ void Run::begin(int problem_id, const std::string& stem, const std::string& solu
     start_.run_dir = run_dir_.string();
     recorder_.mark_stale_runs_aborted();
     remove_orphaned_shm_segments(); // of launchers killed outright (their ranks died with them)
+    remove_orphaned_candidate_directories(); // of judges that died without removing them
     run_id_ = recorder_.begin_run(start_);
     begun_ = true;
     fs::create_directories(run_dir_, ec);
@@ -468,44 +469,14 @@ void Run::warn_about_nccl_in_trace(const std::vector<RankTrace>& traces) {
 }
 
 int Run::conclude(const LaunchOutcome& launch, bool is_reference) {
-    std::error_code ec;
     if (options_.pkb_checkout)
         complete_pkb_results();
-    if (options_.trace_iterations > 0 && fs::is_directory(run_dir_ / "trace", ec)) {
-        try {
-            // Native ranks write pkbw's trace files; PKB's Python ranks torch-profiler traces.
-            auto traces = load_trace_directory(run_dir_ / "trace");
-            std::vector<std::string> skipped;
-            for (auto& profiled : load_profiler_directory(run_dir_ / "trace", &skipped)) {
-                const auto same = std::find_if(traces.begin(), traces.end(),
-                                               [&](const RankTrace& t) { return t.rank == profiled.rank; });
-                if (same == traces.end()) {
-                    traces.push_back(std::move(profiled));
-                } else {
-                    *same = merge_rank_traces({*same, profiled});
-                }
-            }
-            std::sort(traces.begin(), traces.end(),
-                      [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
-            for (const auto& why : skipped)
-                err_ << "pkbw: a profiler trace is left out: " << why << "\n";
-            recorder_.add_traces(run_id_, traces);
-            warn_about_nccl_in_trace(traces);
-            std::size_t events = 0, dropped = 0;
-            for (const auto& t : traces) {
-                events += t.events.size();
-                dropped += t.dropped_records;
-            }
-            if (!options_.json)
-                out_ << "  trace: " << events << " events from " << traces.size() << " rank(s), " << dropped
-                     << " dropped (pkbw export " << run_id_ << " --format chrome-trace -o FILE)\n";
-        } catch (const Error& error) {
-            err_ << "pkbw: traces not stored: " << error.what() << "\n";
-        }
-    }
+    const auto trace_warnings = store_traces();
     Verdict verdict = decide(launch, results_, options_.nproc,
                              options_.mode == "dryrun" ? 1 : options_.trials, options_.all_trials);
     for (const auto& warning : candidate_warnings_)
+        add_warning(verdict, warning);
+    for (const auto& warning : trace_warnings)
         add_warning(verdict, warning);
     apply_trust_findings(verdict, trust_events_);
     if (!launch.leftovers.empty()) {

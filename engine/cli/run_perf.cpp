@@ -27,18 +27,10 @@ MachinePeaks Run::machine_peaks(const PerfFigures& figures) const {
         peaks.busbw_gbps = figures.calibrated_busbw_gbps;
         peaks.busbw_source = "calibrated, calibration_w" + std::to_string(options_.nproc) + ".json";
     }
-    // The memory term assumes every call reads its inputs from device memory. Without rotation, or
-    // with a flush and repeated calls inside one sample, they may be served from L2 (tens of MiB on
-    // a GPU): no memory floor then.
-    const json& perf = options_.perf_options;
-    const std::string rotation = perf.is_object() && perf.contains("rotation") && perf["rotation"].is_string()
-                                     ? perf["rotation"]
-                                     : "copies";
-    const double min_time_ms =
-        perf.is_object() && perf.contains("min_time_ms") && perf["min_time_ms"].is_number()
-            ? perf["min_time_ms"].get<double>()
-            : 0.0;
-    if (rotation == "none" || (rotation == "flush" && min_time_ms > 0))
+    // The memory term assumes every call reads its inputs from device memory. A block whose inputs do
+    // not span 3x L2 (--rotation none, a memory budget too small) may be served from L2 (tens of MiB
+    // on a GPU): no memory floor then.
+    if (!figures.plan.is_object() || !figures.plan.value("cold_inputs", false))
         peaks.memory_gbps = 0;
     return peaks;
 }

@@ -73,6 +73,9 @@ private:
     // Traces, verdict, records and perf once the ranks have ended.
     int conclude(const LaunchOutcome& launch, bool is_reference);
     void warn_about_nccl_in_trace(const std::vector<RankTrace>& traces);
+    // Reads the run's trace directory into the store; returns a warning per file left out (at most a
+    // few, then a count), each also printed on stderr.
+    std::vector<std::string> store_traces();
     void record_results(const LaunchOutcome& launch, const Verdict& verdict);
     void report_perf();
     // The rates the plausibility floor of this run's perf figures uses (none on the host backend).
@@ -103,7 +106,7 @@ private:
     std::vector<std::string> perf_warnings_;
     const Problem* problem_ = nullptr;
     std::vector<std::string> candidate_warnings_; // NCCL collectives imported (before launch) or traced
-    std::vector<json> trust_events_; // candidate, recheck and candidate perf_result events (trust_report.h)
+    std::vector<json> trust_events_; // candidate, timing_plan, timed_check, pkbw perf_result (trust_report.h)
 };
 
 class Observer : public LaunchObserver {
@@ -125,9 +128,12 @@ public:
             hellos_[rank] = message.body;
         else if (message.event == protocol::kPerfResult)
             perf_.add(rank, message.body);
+        else if (message.event == protocol::kTimingPlan)
+            perf_.add_plan(rank, message.body);
         if (trust_events_ &&
-            (message.event == protocol::kCandidate || message.event == protocol::kRecheck ||
-             (message.event == protocol::kPerfResult && message.body.value("side", "") == "candidate")))
+            (message.event == protocol::kCandidate || message.event == protocol::kTimingPlan ||
+             message.event == protocol::kTimedCheck ||
+             (message.event == protocol::kPerfResult && message.body.value("protocol", "") == "pkbw")))
             trust_events_->push_back(message.body);
     }
     void on_log(int rank, std::string_view stream, std::string_view line) override {

@@ -8,9 +8,10 @@ launcher's control pipe. It inherits no control pipe and no rendezvous token; it
 over one Unix socket (--channel-fd) and to the other ranks' candidates over a torch.distributed
 process group of its own, since PKB solutions call collectives and symmetric memory themselves.
 
-The judge imports this file too, for what both ends must agree on: the message framing, the encoding
-of values, the tensor transports and the timing loops (PKB's protocol and pkbw's blocks run in the
-process that owns the kernels, by the same code for both sides).
+The same program, with PKB's reference loaded instead, is the reference's timing worker in perf runs
+(trusted, in a process group of its own): both sides' timed calls run in a worker, by the same code
+(Timing), and the judge only measures. The judge imports this file too, for what both ends must agree
+on: the message framing, the encoding of values, the tensor transports and the slots' views.
 
 Trust runs one way. The candidate process trusts its judge; the judge trusts nothing the candidate
 process sends: its messages are JSON (never pickle), every tensor description is checked against
@@ -26,7 +27,6 @@ import datetime
 import fcntl
 import importlib.util
 import json
-import math
 import mmap
 import numbers
 import os
@@ -291,6 +291,18 @@ def as_bytes(tensor, torch):
     return flat.view(torch.uint8)
 
 
+def slot_view(raw, offset, spec, torch):
+    """The tensor a slot description ({dtype, shape, stride, offset}) names in a uint8 region, at `offset`
+    (the set's or slot's start) plus its own."""
+    dtype, shape, stride, nbytes = tensor_spec(spec, torch, contiguous_only=False)
+    start = offset + int(spec["offset"])
+    if nbytes == 0:
+        return torch.empty_strided(shape, stride, dtype=dtype, device=raw.device)
+    if start < 0 or start + nbytes > raw.numel() or start % item_size(dtype, torch):
+        raise ProtocolError(f"a slot of {nbytes} bytes at {start} outside its region of {raw.numel()} bytes")
+    return raw[start:start + nbytes].view(dtype).as_strided(shape, stride)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Host tensors: all of one message's tensors packed into one memfd (one fd, whatever the count).
 
@@ -405,6 +417,10 @@ class CudaIpc:
         self._error.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
         self._current = function("cuCtxGetCurrent")
         self._current.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+        self._alloc = function("cuMemAlloc_v2", "cuMemAlloc")
+        self._alloc.argtypes = [u64p, ctypes.c_size_t]
+        self._free = function("cuMemFree_v2", "cuMemFree")
+        self._free.argtypes = [ctypes.c_uint64]
 
     def check(self, result, what):
         if result != 0:
@@ -453,6 +469,16 @@ class CudaIpc:
 
     def close(self, base):
         self.check(self._close(base), "cuIpcCloseMemHandle")
+
+    def alloc(self, nbytes):
+        """A device allocation of its own (cuMemAlloc, not torch's caching allocator): exported, its
+        handle names this memory and nothing beside it. The judge's slots for the timed calls."""
+        pointer = ctypes.c_uint64()
+        self.check(self._alloc(ctypes.byref(pointer), max(nbytes, 1)), "cuMemAlloc")
+        return pointer.value
+
+    def free(self, pointer):
+        self.check(self._free(pointer), "cuMemFree")
 
 
 class DeviceBytes:
@@ -515,8 +541,10 @@ class OpenedCuda:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Timing: PKB's protocol as utils/performance.py runs it, and pkbw's blocks (docs/perf.md). The judge
-# runs these for the reference, the candidate's process for the candidate.
+# Timing (docs/pkb-interop.md, "Timing"): the judge measures, the workers only compute. Each side's
+# calls run in a worker process: the candidate's own, and the reference's timing worker (this program
+# with PKB's reference loaded). PKB's protocol (utils/performance.py) runs here too, timed by the
+# worker itself as PKB times it: the PKB-compatible figure, never pkbw's.
 
 def first_tensor_slot(args, torch):
     """PKB's choice of the timed tensor (scripts/worker.py): the first top-level tensor argument, else
@@ -562,13 +590,32 @@ def pkb_plan(args, l2_bytes, torch):
     return slot, groups, size
 
 
-def rotation_plan(args, l2_bytes, rotation, torch):
-    """(sets, bytes of one set): copies of every top-level tensor argument past 3x L2."""
-    size = sum(a.element_size() * a.numel() for a in args if isinstance(a, torch.Tensor))
-    count = 1
-    if rotation == "copies" and size > 0:
-        count = min(max(math.ceil(3 * l2_bytes / size), 1), 128)
-    return count, size
+def output_items(value, torch):
+    """[(path, leaf)] of an output in order, named as PKB saves outputs (core/outputs.h): a top-level
+    tuple or list's items output_<i>, a dict's entries by key, a lone tensor 'output'; torch.Size and
+    other non-containers are leaves."""
+    items = []
+
+    def walk(node, name, depth):
+        if depth > MAX_DEPTH:
+            raise TypeError(f"{name}: nested deeper than {MAX_DEPTH} levels")
+        if isinstance(node, (list, tuple)) and not isinstance(node, torch.Size):
+            for i, item in enumerate(node):
+                walk(item, f"{name}[{i}]", depth + 1)
+        elif isinstance(node, dict):
+            for key, item in node.items():
+                walk(item, f"{name}.{key}" if name else str(key), depth + 1)
+        else:
+            items.append((name, node))
+
+    if isinstance(value, (list, tuple)) and not isinstance(value, torch.Size):
+        for i, item in enumerate(value):
+            walk(item, f"output_{i}", 1)
+    elif isinstance(value, dict):
+        walk(value, "", 0)
+    else:
+        walk(value, "output", 0)
+    return items
 
 
 class Timer:
@@ -591,68 +638,117 @@ class Timer:
         return (self.marks[b] - self.marks[a]) * 1e3
 
 
-class Timing:
-    """One side's timing loops, in the process that owns its kernels. barrier: that process's group's
-    (the judges' for the reference, the candidates' for the candidate)."""
+class OutputSlot:
+    """Where one output leaf of every timed call goes: a tensor leaf's K slot views (judge-owned shared
+    memory), or None for a value leaf, which the reply carries."""
 
-    def __init__(self, torch, cuda, barrier, fn, args):
-        self.torch, self.cuda, self.barrier, self.fn, self.args = torch, cuda, barrier, fn, list(args)
-        self.calls, self.sets, self.cursor = [], [list(args)], 0
+    def __init__(self, path, views):
+        self.path, self.views = path, views
+
+
+class Timing:
+    """One side's timed loops, in its worker. barrier: the worker group's (the candidates' or the
+    reference workers'), never the judges'."""
+
+    def __init__(self, torch, cuda, barrier, fn):
+        self.torch, self.cuda, self.barrier, self.fn = torch, cuda, barrier, fn
+        self.pkb_calls = []
+        self.inputs, self.outputs = [], None  # per call: its arguments; the output layout
 
     def sync(self):
         if self.cuda:
             self.torch.cuda.synchronize()
 
-    def pkb_warmup(self, groups, warmup):
-        slot = first_tensor_slot(self.args, self.torch)
-        first = slot_tensor(self.args, slot)
-        self.calls = [with_slot(self.args, slot, first.clone()) for _ in range(groups)]
+    # PKB's protocol, on the eval's inputs of trial 0.
+
+    def pkb_warmup(self, args, groups, warmup):
+        slot = first_tensor_slot(args, self.torch)
+        first = slot_tensor(args, slot)
+        self.pkb_calls = [with_slot(args, slot, first.clone()) for _ in range(groups)]
         self.sync()
         self.barrier()
         for i in range(warmup):
-            self.fn(*self.calls[i % groups])
+            self.fn(*self.pkb_calls[i % groups])
         self.sync()
-
-    # Each timed series also reports its bracket (docs/perf.md, "What the timing cannot miss"): the
-    # marks' span (first to last, every call and gap) and the host clock from just before the first
-    # mark to the return of the device-wide synchronisation after the last. Device work left outside
-    # the measured stream shows as host_ms well beyond span_ms; the judge checks host_ms against its
-    # own clock (core/timing_checks.h, applied by the launcher).
 
     def pkb_timed(self, iterations):
         timer = Timer(self.torch, self.cuda, iterations + 1)
-        start = time.perf_counter()
         timer.mark(0)
         for i in range(iterations):
-            self.fn(*self.calls[i % len(self.calls)])
+            self.fn(*self.pkb_calls[i % len(self.pkb_calls)])
             timer.mark(i + 1)
         self.sync()
-        host_ms = (time.perf_counter() - start) * 1e3
         samples = [timer.between(i, i + 1) for i in range(iterations)]
-        return {"samples_ms": samples, "span_ms": sum(samples), "host_ms": host_ms, "calls": iterations}
+        return {"samples_ms": samples, "span_ms": sum(samples), "calls": iterations}
 
-    def rotation(self, count):
+    # pkbw's calls: call k reads input set k and writes output slot k, both in the judge's memory.
+
+    def set_calls(self, inputs, outputs):
+        """inputs: per call, its argument list; outputs: [OutputSlot] (the reference's output leaves), or
+        None when the calls' outputs are not kept (the judge does not check them)."""
+        self.inputs, self.outputs = inputs, outputs
+
+    def keep_output(self, result, k, values):
+        """Copies call k's tensor leaves into slot k (queued on the device's stream on CUDA) and appends
+        its value leaves to `values`. Returns None, or why the output does not fit the layout (the
+        call then fails its check: its slot keeps the judge's poison)."""
         torch = self.torch
-        self.sets = [list(self.args)]
-        for _ in range(count - 1):
-            self.sets.append([a.clone() if isinstance(a, torch.Tensor) else a for a in self.args])
-        self.cursor = 0
+        try:
+            items = dict(output_items(result, torch))
+        except TypeError as error:
+            return str(error)
+        if set(items) != {slot.path for slot in self.outputs}:
+            return (f"output leaves {sorted(items)[:8]} where the reference's are "
+                    f"{sorted(slot.path for slot in self.outputs)[:8]}")
+        for slot in self.outputs:
+            leaf = items[slot.path]
+            if slot.views is None:
+                values.append(leaf)
+                continue
+            if not isinstance(leaf, torch.Tensor):
+                return f"{slot.path}: a {type(leaf).__name__} where the reference has a tensor"
+            view = slot.views[k]
+            if tuple(leaf.shape) != tuple(view.shape):
+                return f"{slot.path}: tensor shape {tuple(leaf.shape)} where the reference's is {tuple(view.shape)}"
+            try:
+                view.copy_(leaf.detach())
+            except (RuntimeError, TypeError) as error:
+                return f"{slot.path}: cannot be copied into its slot: {str(error)[:200]}"
+        return None
 
-    def block(self, iterations):
+    def timed_calls(self, count):
+        """The judge's timed block: this group's barrier, then `count` calls (0: the judge's round trip),
+        each bracketed by marks that include its copy into its slot."""
+        if count > len(self.inputs):
+            raise RuntimeError(f"{count} timed calls asked for, {len(self.inputs)} input sets mapped")
         self.sync()
         self.barrier()
-        timer = Timer(self.torch, self.cuda, 2 * iterations)
-        start = time.perf_counter()
-        for i in range(iterations):
-            timer.mark(2 * i)
-            self.fn(*self.sets[self.cursor])
-            timer.mark(2 * i + 1)
-            self.cursor = (self.cursor + 1) % len(self.sets)
+        timer = Timer(self.torch, self.cuda, 2 * count)
+        failed, values = [], [[] for _ in range(count)]
+        for k in range(count):
+            timer.mark(2 * k)
+            result = self.fn(*self.inputs[k])
+            if self.outputs is not None:
+                problem = self.keep_output(result, k, values[k])
+                if problem is not None:
+                    failed.append([k, problem[:500]])
+            timer.mark(2 * k + 1)
         self.sync()
-        host_ms = (time.perf_counter() - start) * 1e3
-        return {"samples_ms": [timer.between(2 * i, 2 * i + 1) for i in range(iterations)],
-                "span_ms": timer.between(0, 2 * iterations - 1) if iterations else 0.0,
-                "host_ms": host_ms, "calls": iterations}
+        reply = {"samples_ms": [timer.between(2 * k, 2 * k + 1) for k in range(count)],
+                 "span_ms": timer.between(0, 2 * count - 1) if count else 0.0, "calls": count,
+                 "failed": failed[:16], "failed_count": len(failed)}
+        if self.outputs is not None and any(slot.views is None for slot in self.outputs):
+            reply["values"] = [self.encode_values(row) for row in values]
+        return reply
+
+    def encode_values(self, row):
+        def no_tensor(value, path):
+            raise TypeError(f"{path}: a tensor where the reference has a value")
+
+        try:
+            return [encode_value(v, self.torch, no_tensor, "value") for v in row]
+        except TypeError:
+            return None  # the judge counts the call as failing its check
 
 
 # The traced pass (docs/tracing.md): each side's process profiles its own iterations with torch's
@@ -738,6 +834,7 @@ class CandidateProcess:
         self.staged = []    # CUDA input buffers allocated for the next call
         self.holding = []   # the last reply's CUDA tensors: alive until the judge's next request
         self.timing = None
+        self.regions = []  # the judge's slot memory mapped here: ("host", mmap) or ("cuda", base)
         self.ipc = None
         self.store = None
 
@@ -908,31 +1005,105 @@ class CandidateProcess:
         specs = [host_specs[i] if where == "host" else device_specs[i] for where, i in leaves]
         return {"result": tree, "tensors": specs}, ([fd] if fd is not None else [])
 
-    def op_perf_setup(self, message, fds):
-        args = self.arguments(message, fds)
-        self.timing = Timing(self.torch, self.cuda, self.dist.barrier, self.solution, args)
-        return {}, []
+    def timing_loops(self):
+        if self.timing is None:
+            self.timing = Timing(self.torch, self.cuda, self.dist.barrier, self.solution)
+        return self.timing
 
     def op_pkb_warmup(self, message, fds):
-        self.timing.pkb_warmup(int(message["groups"]), int(message["warmup"]))
+        """PKB's protocol: the eval's inputs of trial 0 come with the request."""
+        args = self.arguments(message, fds)
+        self.timing_loops().pkb_warmup(args, int(message["groups"]), int(message["warmup"]))
         return {}, []
-
-    # whole_ms: the whole request as this process saw it (barrier and synchronisations included),
-    # which the launcher holds against the judge's clock around the same request.
 
     def op_pkb_timed(self, message, fds):
-        start = time.perf_counter()
-        result = self.timing.pkb_timed(int(message["iterations"]))
-        return dict(result, whole_ms=(time.perf_counter() - start) * 1e3), []
+        return self.timing_loops().pkb_timed(int(message["iterations"])), []
 
-    def op_rotation(self, message, fds):
-        self.timing.rotation(int(message["count"]))
+    def map_region(self, spec, fds):
+        """One of the judge's shared regions as a uint8 tensor: a memfd (fds[spec['fd']]) on the host,
+        an allocation the judge exported on CUDA."""
+        torch = self.torch
+        nbytes = int(spec["bytes"])
+        if spec["transport"] == "memfd":
+            mapping, size = map_host(fds[int(spec["fd"])], writable=True, require_sealed=False)
+            if mapping is not None:
+                self.regions.append(("host", mapping))
+            if nbytes > size:
+                raise RuntimeError(f"a slot region of {nbytes} bytes in a memfd of {size}")
+            return torch.frombuffer(mapping, dtype=torch.uint8, count=nbytes) if nbytes else \
+                torch.empty(0, dtype=torch.uint8)
+        base, size = self.ipc.open(spec["handle"])
+        self.regions.append(("cuda", base))
+        if nbytes > size:
+            raise RuntimeError(f"a slot region of {nbytes} bytes in an allocation of {size}")
+        return torch.as_tensor(DeviceBytes(base, nbytes), device=self.device)
+
+    def op_map_slots(self, message, fds):
+        """The judge's memory for the timed calls: `calls` input sets, set after set (each laid out as
+        `args` and `tensors` say), and as many output slots (laid out as `leaves` say: the reference's
+        output of trial 0). Call k's arguments and output slot are views of set k and slot k."""
+        self.unmap_slots()
+        torch = self.torch
+        try:
+            inputs = self.map_region(message["inputs"], fds)
+            outputs = self.map_region(message["outputs"], fds) if message.get("outputs") else None
+        finally:
+            close_fds(fds)
+        calls, set_bytes = int(message["calls"]), int(message["set_bytes"])
+        arguments = []
+        for k in range(calls):
+            specs = message["tensors"]
+            arguments.append(decode_value(
+                message["args"], torch, lambda i, k=k: slot_view(inputs, k * set_bytes, specs[i], torch)))
+        layout = None
+        if outputs is not None:
+            slot_bytes = int(message["slot_bytes"])
+            layout = [OutputSlot(leaf["path"], None if leaf.get("value") else
+                                 [slot_view(outputs, k * slot_bytes, leaf, torch) for k in range(calls)])
+                      for leaf in message["leaves"]]
+        self.timing_loops().set_calls(arguments, layout)
         return {}, []
 
-    def op_block(self, message, fds):
-        start = time.perf_counter()
-        result = self.timing.block(int(message["iterations"]))
-        return dict(result, whole_ms=(time.perf_counter() - start) * 1e3), []
+    def op_own_inputs(self, message, fds):
+        """Input sets drawn here by the checkout's own generator, for timed calls whose inputs the judge
+        cannot lay into its slots (an argument that cannot cross to this process, shapes that change
+        between trials): their outputs are not kept, and the judge says the calls are not checked."""
+        from utils.input_output_tensors import create_input_tensor
+        self.unmap_slots()
+        dtype = dtype_named(message["dtype"], self.torch)
+        shape = tuple(int(x) for x in message["shape"])
+        sets = [list(create_input_tensor(self.rank, self.world, int(message["problem_id"]), shape, dtype,
+                                         int(trial), device=self.device)) for trial in message["trials"]]
+        self.timing_loops().set_calls(sets, None)
+        return {}, []
+
+    def op_timed_calls(self, message, fds):
+        return self.timing_loops().timed_calls(int(message["calls"])), []
+
+    def unmap_slots(self):
+        if self.timing is not None:
+            self.timing.set_calls([], None)
+        regions, self.regions = self.regions, []
+        if any(kind == "cuda" for kind, _ in regions):
+            self.torch.cuda.synchronize()
+        for kind, handle in regions:
+            if kind == "host":
+                try:
+                    handle.close()
+                except BufferError:
+                    pass  # the solution keeps a view of it: the mapping lives as long as that
+            else:
+                self.ipc.close(handle)
+
+    def op_ping(self, message, fds):
+        """An empty answer: before each timed request, so that the worker's path to it is as warm as the
+        round trip's calibration (a process woken after a long sleep answers a fraction of a millisecond
+        later)."""
+        return {}, []
+
+    def op_unmap_slots(self, message, fds):
+        self.unmap_slots()
+        return {}, []
 
     def op_trace(self, message, fds):
         args = self.arguments(message, fds)
@@ -957,6 +1128,7 @@ class CandidateProcess:
         return {"bytes": len(data)}, [fd]
 
     def op_exit(self, message, fds):
+        self.unmap_slots()
         self.timing = None
         if getattr(self, "dist", None) is not None and self.dist.is_initialized():
             self.dist.barrier()

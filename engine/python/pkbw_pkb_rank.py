@@ -6,16 +6,18 @@ program contract"): RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT in th
 JSON-lines events written to the pipe PKBW_CONTROL_FD, the configuration file given by --config. The
 configuration's "pkb" object names the PKB checkout, the problem's reference and the candidate.
 
-Per rank, two processes. This one, the judge, keeps the control pipe, initialises the process group
-as PKB's backend init does, imports PKB's reference, builds every trial's inputs with the checkout's
-own create_input_tensor, runs the reference, decides with PKB's rule (torch.allclose on .float(), rtol
-relative to the candidate, recursing over tuples, lists and dicts) and writes both outputs as
-safetensors; the launcher re-compares those files with pkbw's comparison (core/compare.h) for the full
-error statistics. The candidate's module is imported only by a second process, pkbw_pkb_candidate.py,
-started here (through the optional wrapper prefix) with no control pipe, no rendezvous token and a
-process group of its own: it gets each trial's inputs, returns its outputs, and runs the candidate's
-timing loops when the judge asks (PKB's protocol and pkbw's ABBA blocks, docs/pkb-interop.md). So the
-candidate cannot write events, call the reference or read the reference's outputs from memory.
+Per rank, two processes (three with perf). This one, the judge, keeps the control pipe, initialises the
+process group as PKB's backend init does, imports PKB's reference, builds every trial's inputs with the
+checkout's own create_input_tensor, runs the reference, decides with PKB's rule (torch.allclose on
+.float(), rtol relative to the candidate, recursing over tuples, lists and dicts) and writes both
+outputs as safetensors; the launcher re-compares those files with pkbw's comparison (core/compare.h) for
+the full error statistics. The candidate's module is imported only by a second process,
+pkbw_pkb_candidate.py, started here (through the optional wrapper prefix) with no control pipe, no
+rendezvous token and a process group of its own: it gets each trial's inputs, returns its outputs, and
+runs the candidate's timed calls when the judge asks. So the candidate cannot write events, call the
+reference or read the reference's outputs from memory. With perf, a third process, the same program
+with PKB's reference loaded (the reference's timing worker, in a group of its own), runs the
+reference's timed calls: the judge only measures (docs/pkb-interop.md, "Timing").
 
 Exit codes follow pkbw-rank: 0 finished, 3 environment (no torch, no GPU, process group, the
 candidate's process could not start), 4 the solution raised, broke the CUDA context or its process
@@ -23,19 +25,26 @@ died, 5 internal error.
 """
 
 import argparse
+import contextlib
 import ctypes
+import fcntl
 import json
+import math
+import mmap
 import os
+import secrets
 import select
 import shlex
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
 import time
 import traceback
 
+import pkbw_containment as containment
 import pkbw_pkb_candidate as channel
 from pkbw_pkb_candidate import ChannelClosed, ProtocolError
 
@@ -45,8 +54,9 @@ PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
 # The teardown: how long the candidate's process may take to leave its group, then to exit (together
 # well inside the launcher's 30 s teardown deadline).
 CANDIDATE_LEAVE_S, CANDIDATE_EXIT_S = 15.0, 5.0
-# Where judge rank 0 leaves the candidates' port in the judges' store.
+# Where judge rank 0 leaves the candidates' port, and the reference timing workers', in the judges' store.
 CANDIDATE_PORT_KEY = "pkbw/candidate_master_port"
+REFERENCE_PORT_KEY = "pkbw/reference_worker_master_port"
 
 
 class Events:
@@ -233,10 +243,16 @@ def candidate_environment(extensions_folder):
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def _die_with_judge():
-    # Runs in the child between fork and exec. The judge starts its candidate before it imports torch
-    # or starts a process group, so no other thread exists to hold a lock the child would need.
-    _libc.prctl(channel.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+def _start_in(container):
+    """What runs in the child between fork and exec. The judge starts its candidate before it imports
+    torch or starts a process group, so no other thread exists to hold a lock the child would need."""
+
+    def start():
+        _libc.prctl(channel.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        # Into the candidate's container before anything of it runs, so that all it starts is inside.
+        container.join_in_child()
+
+    return start
 
 
 class CandidateRaised(Exception):
@@ -261,20 +277,28 @@ class CandidateGone(Exception):
 
 
 class Candidate:
-    def __init__(self, wrapper, argv, env):
+    """A worker process of this program's (pkbw_pkb_candidate.py) seen from the judge: the candidate's,
+    or the reference's timing worker (subtree: its container's tree, without cgroups, is its own
+    subtree only)."""
+
+    def __init__(self, wrapper, argv, env, label="cand", subtree=False):
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.wrapper = wrapper
+        # Its whole process tree, frozen, measured and killed as one (pkbw_containment.py).
+        self.container = containment.ProcessContainer(label, subtree)
         try:
             self.argv = wrapper + argv + ["--channel-fd", str(child.fileno())]
             # close_fds: of the judge's descriptors only 0-2 (stdin /dev/null, the rank's log pipes) and
             # the channel reach the candidate; the control pipe does not.
             self.process = subprocess.Popen(self.argv, env=env, stdin=subprocess.DEVNULL, close_fds=True,
-                                            pass_fds=(child.fileno(),), preexec_fn=_die_with_judge)
+                                            pass_fds=(child.fileno(),), preexec_fn=_start_in(self.container))
         except BaseException:
             parent.close()
+            self.container.close()
             raise
         finally:
             child.close()
+        self.container.set_root(self.process.pid)
         self.channel = channel.Channel(parent)
         self.pid = self.process.pid
         try:
@@ -430,6 +454,16 @@ class Candidate:
             if opened is not None:
                 opened.close()
 
+    def freeze(self, timeout_ms):
+        """Stops its whole tree (False when not all of it stopped within timeout_ms)."""
+        return self.container.freeze(timeout_ms)
+
+    def thaw(self, timeout_ms):
+        return self.container.thaw(timeout_ms)
+
+    def tree_cpu_ms(self):
+        return self.container.cpu_ms()
+
     def kill(self):
         if self.process.poll() is None:
             try:
@@ -447,86 +481,679 @@ class Candidate:
         self.channel.sock.close()
 
 
-def cpu_ms(pid):
-    """CPU time of every thread of a process so far (schedstat), or -1 when it cannot be read."""
-    total = 0
+def read_candidate_trace(fd):
+    """The bytes of the chrome trace the candidate's process sent, or (None, why). Its process made
+    the descriptor: anything but a regular file (a memfd is one) could block the read, and its size
+    is checked before a byte is read and the read stopped at the limit whatever the size said."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        return None, "its descriptor is not a memfd"
+    if info.st_size > channel.TRACE_LIMIT_BYTES:
+        return None, f"{info.st_size} bytes, over {channel.TRACE_LIMIT_BYTES}"
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks, size = [], 0
+    while size <= channel.TRACE_LIMIT_BYTES:
+        chunk = os.read(fd, min(1 << 20, channel.TRACE_LIMIT_BYTES + 1 - size))
+        if not chunk:
+            return b"".join(chunks), None
+        chunks.append(chunk)
+        size += len(chunk)
+    return None, f"over {channel.TRACE_LIMIT_BYTES} bytes"
+
+
+def write_beside_candidate(folder, name, data):
+    """Writes folder/name where the candidate's process may write too (trace/candidate): a link it left
+    under that name is removed, not written through, and a folder that is a link is not entered."""
+    dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
-                total += int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return -1.0
-    return total / 1e6
+        try:
+            os.unlink(name, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                     dir_fd=dir_fd)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+    finally:
+        os.close(dir_fd)
 
 
 def finite(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf")
 
 
-class RemoteTiming:
-    """The candidate's timing loops, run by its process. The judge adds what it sees itself (the
-    fields core/timing_checks.h defines, which the launcher turns into invalid_timing): its own clock
-    around each timed request, the judges aligned by a barrier first so that the candidates' barrier
-    inside is short (judge_ms), and the process's CPU time in a window after the block in which it
-    should be idle (idle_cpu_ms over idle_window_ms)."""
+# ---------------------------------------------------------------------------------------------------
+# Timing (docs/pkb-interop.md, "Timing"): the judge measures, the workers only compute. Both sides'
+# calls run in worker processes, the candidate's own and the reference's timing worker (the same
+# program with PKB's reference loaded, trusted, in a process group of its own); the judge's clock runs
+# from its request to the reply of every rank's worker, less a round trip it calibrated on the trusted
+# worker. Every timed call reads a fresh input set, drawn from a secret trial base and copied into the
+# shared input slots only right before its block, and writes an output slot of its own, poisoned
+# before the block; after each ABBA pair every candidate slot is checked against the reference's slot
+# for the same inputs. The candidate's process tree is frozen whenever its own calls are not running.
+# The same events as engine/runtime/checked_timing.cpp, which the launcher reads for both engines.
 
-    IDLE_WINDOW_S = 0.05
-
-    def __init__(self, candidate, barrier):
-        self.candidate, self.barrier = candidate, barrier
-
-    def pkb_warmup(self, groups, warmup):
-        self.candidate.request({"op": "pkb_warmup", "groups": groups, "warmup": warmup})
-
-    def timed(self, message, iterations):
-        self.barrier()
-        start = time.perf_counter()
-        reply = self.candidate.request(message)
-        judge_ms = (time.perf_counter() - start) * 1e3
-        samples = reply.get("samples_ms")
-        if not isinstance(samples, list) or len(samples) != iterations or not all(finite(x) for x in samples):
-            raise ProtocolError(f"a timing reply without {iterations} finite non-negative samples")
-        if not all(finite(reply.get(k)) for k in ("span_ms", "host_ms", "whole_ms")) or \
-                type(reply.get("calls")) is not int:
-            raise ProtocolError("a timing reply without its bracket (span_ms, host_ms, whole_ms, calls)")
-        extra = {"judge_ms": judge_ms, "span_ms": float(reply["span_ms"]), "host_ms": float(reply["host_ms"]),
-                 "whole_ms": float(reply["whole_ms"]), "calls": reply["calls"]}
-        before, window_start = cpu_ms(self.candidate.pid), time.perf_counter()
-        time.sleep(self.IDLE_WINDOW_S)
-        after, window_ms = cpu_ms(self.candidate.pid), (time.perf_counter() - window_start) * 1e3
-        if before >= 0 and after >= 0:
-            extra.update(idle_cpu_ms=max(after - before, 0.0), idle_window_ms=window_ms)
-        return [float(x) for x in samples], extra
-
-    def pkb_timed(self, iterations):
-        return self.timed({"op": "pkb_timed", "iterations": iterations}, iterations)
-
-    def rotation(self, count):
-        self.candidate.request({"op": "rotation", "count": count})
-
-    def block(self, iterations):
-        return self.timed({"op": "block", "iterations": iterations}, iterations)
+FREEZE_TIMEOUT_MS = 5000          # a tree that takes longer to stop is reported, not waited for
+ROUND_TRIP_SAMPLES = 25           # empty blocks on the trusted worker
+PROBE_SPIN_US = 20.0              # the GPU probe kernel's own length
+HOST_MEMORY_BUDGET = 512 << 20    # staging and slots per rank on the host
+MAX_CALLS_PER_BLOCK = 128         # core/timing_checks.h kMaxCallsPerBlock
+TIMING_TRIAL_BASE = 1 << 24       # timed trials start past this, far from any eval trial
+SECRET_TRIAL_SPAN = 1 << 39       # PKB seeds 42 + id*1000 + rank + trial*1_000_003: within int64
+POISON_BYTE = 0xFF                # NaN in every float dtype, -1 in every signed integer
+PERTURB_LIMIT = 16                # perturbations are integers in [0, 16): exact in bf16, and in sums
 
 
-class LocalTiming(channel.Timing):
-    """The reference's loops, here; the same code as the candidate's process runs."""
+class TimingWorkerFailed(Exception):
+    """The reference's timing worker raised or broke: not the candidate's doing."""
 
-    @staticmethod
-    def split(result):
-        return result["samples_ms"], {k: result[k] for k in ("span_ms", "host_ms", "calls")}
 
-    def pkb_timed(self, iterations):
-        return self.split(super().pkb_timed(iterations))
+class TimedSide:
+    """One side's worker as the timing sees it: requests to the reference's worker that fail are
+    TimingWorkerFailed; the candidate's failures stay its own."""
 
-    def block(self, iterations):
-        return self.split(super().block(iterations))
+    def __init__(self, name, worker, rank):
+        self.name, self.worker, self.rank = name, worker, rank
+        self.untrusted = name == "candidate"
+        self.outputs = None  # its output slots (Region), when the calls are checked
+
+    def fail(self, error):
+        """Raises `error` as this side's failure."""
+        if self.untrusted:
+            raise error
+        detail = error.traceback if isinstance(error, CandidateRaised) else str(error)
+        raise TimingWorkerFailed(f"the reference's timing worker on rank {self.rank} failed: {detail}") from error
+
+    def request(self, message, fds=()):
+        try:
+            return self.worker.request(message, fds)
+        except (CandidateRaised, CandidateGone, ProtocolError) as error:
+            self.fail(error)
+
+    def send_inputs(self, op, args, fields):
+        try:
+            reply, fds = self.worker.send_inputs(op, args, fields)
+        except (CandidateRaised, CandidateGone, ProtocolError) as error:
+            self.fail(error)
+        channel.close_fds(fds)
+        return reply
+
+    def timed_calls(self, count):
+        """One block of `count` calls in the worker; its validated reply."""
+        reply = self.request({"op": "timed_calls", "calls": count})
+        try:
+            return block_reply(reply, count)
+        except ProtocolError as error:
+            self.fail(error)
+
+
+def block_reply(reply, count):
+    samples = reply.get("samples_ms")
+    if not isinstance(samples, list) or len(samples) != count or not all(finite(x) for x in samples):
+        raise ProtocolError(f"a timed block's reply without {count} finite non-negative samples")
+    if not finite(reply.get("span_ms")) or reply.get("calls") != count:
+        raise ProtocolError("a timed block's reply without its span and call count")
+    failed = reply.get("failed", [])
+    if not isinstance(failed, list) or not all(
+            isinstance(f, list) and len(f) == 2 and type(f[0]) is int and 0 <= f[0] < count and isinstance(f[1], str)
+            for f in failed[:64]) or len(failed) > 64 or type(reply.get("failed_count", 0)) is not int:
+        raise ProtocolError("a timed block's reply with a malformed list of failed calls")
+    values = reply.get("values")
+    if values is not None and (not isinstance(values, list) or len(values) != count):
+        raise ProtocolError(f"a timed block's reply without {count} rows of output values")
+    return {"samples_ms": [float(x) for x in samples], "span_ms": float(reply["span_ms"]), "calls": count,
+            "failed": {k: text[:500] for k, text in failed}, "failed_count": reply.get("failed_count", 0),
+            "values": values}
+
+
+class Stillness:
+    """The candidate's process tree frozen (its container) from entry to exit, but inside thawed(): its
+    own calls. A freeze that fails is counted; the reference's blocks then say frozen false."""
+
+    def __init__(self, side):
+        self.container = side.worker.container if side is not None else None
+        self.frozen, self.failures = False, 0
+
+    def __enter__(self):
+        self.freeze()
+        return self
+
+    def __exit__(self, *exc):
+        self.thaw()
+        return False
+
+    def freeze(self):
+        if self.container is not None and not self.frozen:
+            self.frozen = True  # thawed again whatever part of it stopped
+            if not self.container.freeze(FREEZE_TIMEOUT_MS):
+                self.failures += 1
+
+    def thaw(self):
+        if self.container is not None and self.frozen:
+            self.container.thaw(FREEZE_TIMEOUT_MS)
+            self.frozen = False
+
+    @contextlib.contextmanager
+    def thawed(self, side):
+        """Runs the body with the candidate thawed when `side` is the candidate's."""
+        if not side.untrusted:
+            yield
+            return
+        self.thaw()
+        try:
+            yield
+        finally:
+            self.freeze()
+
+    def cpu_ms(self):
+        return self.container.cpu_ms() if self.container is not None else 0.0
+
+
+class Region:
+    """Judge-owned memory that workers map: a memfd sealed against resizing on the host (a worker cannot
+    shrink it under the judge's mapping), a cuMemAlloc allocation of its own on CUDA (its IPC handle
+    names nothing else of the judge's). `tensor`: the bytes as uint8, in the judge."""
+
+    def __init__(self, torch, device, ipc, nbytes):
+        self.nbytes, self.ipc, self.fd, self.mapping, self.pointer = nbytes, ipc, None, None, None
+        size = max(nbytes, 1)
+        if ipc is None:
+            self.fd = os.memfd_create("pkbw-pkb-slots", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+            os.ftruncate(self.fd, size)
+            fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+            self.mapping = mmap.mmap(self.fd, size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+            self.tensor = torch.frombuffer(self.mapping, dtype=torch.uint8, count=size)[:nbytes]
+        else:
+            self.pointer = ipc.alloc(size)
+            self.tensor = torch.as_tensor(channel.DeviceBytes(self.pointer, size), device=device)[:nbytes]
+
+    def spec(self, fds):
+        """Its description for a worker's map_slots (its memfd appended to fds)."""
+        if self.fd is not None:
+            fds.append(self.fd)
+            return {"transport": "memfd", "bytes": self.nbytes, "fd": len(fds) - 1}
+        handle, _ = self.ipc.export(self.pointer)
+        return {"transport": "cuda", "bytes": self.nbytes, "handle": handle}
+
+    def close(self):
+        self.tensor = None
+        if self.mapping is not None:
+            try:
+                self.mapping.close()
+            except BufferError:
+                pass  # a view of it is still alive: the mapping goes with it
+            os.close(self.fd)
+        if self.pointer is not None:
+            self.ipc.free(self.pointer)
+        self.mapping = self.pointer = None
+
+
+def aligned(nbytes):
+    return (nbytes + 255) // 256 * 256
+
+
+def lay_out_inputs(args, torch, device):
+    """(tree, [(tensor, spec)], set bytes): an input set as the slots hold it, each tensor at a 256-byte
+    aligned offset in its own layout when dense (a transpose stays one), else contiguous. Raises
+    TypeError naming what cannot be laid into a slot."""
+    leaves, offset = [], 0
+
+    def tensor(t, path):
+        nonlocal offset
+        t = t.detach()
+        if t.device != device:
+            raise TypeError(f"{path}: a tensor on {t.device}, where the timed calls' inputs lie on {device}")
+        if t.layout != torch.strided:
+            raise TypeError(f"{path}: a {t.layout} tensor")
+        stride = channel.dense_layout(t)
+        if stride != list(t.stride()):
+            t = t.contiguous()
+        nbytes = channel.span_elements(list(t.shape), stride) * t.element_size()
+        leaves.append((t, {"dtype": str(t.dtype).split(".")[-1], "shape": list(t.shape), "stride": stride,
+                           "offset": offset}))
+        offset += aligned(nbytes)
+        return len(leaves) - 1
+
+    tree = channel.encode_value(list(args), torch, tensor, "input")
+    return tree, leaves, offset
+
+
+def lay_out_outputs(output, torch):
+    """([leaf], slot bytes) of the reference's output of trial 0: each tensor leaf's slot (contiguous,
+    256-byte aligned), each other leaf a value the workers send back."""
+    leaves, offset = [], 0
+    for path, leaf in channel.output_items(output, torch):
+        if isinstance(leaf, torch.Tensor):
+            shape = list(leaf.shape)
+            leaves.append({"path": path, "dtype": str(leaf.dtype).split(".")[-1], "shape": shape,
+                           "stride": channel.contiguous_strides(shape), "offset": offset})
+            offset += aligned(leaf.numel() * leaf.element_size())
+        else:
+            leaves.append({"path": path, "value": True})
+    return leaves, offset
+
+
+def plan_calls(input_bytes, output_bytes, budget, requested, pairs):
+    """(calls per block, reason): core/timing_checks.cpp plan_checked_timing. Each set is read by one call
+    only and the judge writes 3x L2 after loading a block (--rotation copies), so the calls need not
+    span the cache to read their inputs from device memory."""
+    calls = min(max(requested, 1), MAX_CALLS_PER_BLOCK)
+    reason = f"{calls} calls asked for" + (f" (at most {MAX_CALLS_PER_BLOCK})" if requested > MAX_CALLS_PER_BLOCK else "")
+    per_call = (pairs + 2) * input_bytes + 2 * output_bytes
+    if per_call > 0 and budget > 0 and calls * per_call > budget:
+        calls = max(budget // per_call, 1)
+        reason = f"lowered to {calls} so that staging and slots fit {budget / 2**20:.1f} MiB " \
+                 f"({per_call / 2**20:.1f} MiB per call)"
+    return calls, reason
+
+
+class GpuProbe:
+    """A short kernel (torch.cuda._sleep) the judge times with events on its own device: far longer than
+    on an idle device, another process's kernels held the GPU."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.start, self.end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+        self.cycles = 1_000_000
+        self.us()  # the first launch's own costs
+        self.cycles = max(int(PROBE_SPIN_US * 1_000_000 / max(self.us(), 1e-3)), 1)
+
+    def us(self):
+        self.start.record()
+        self.torch.cuda._sleep(self.cycles)
+        self.end.record()
+        self.end.synchronize()
+        return self.start.elapsed_time(self.end) * 1e3
+
+
+class CheckedTiming:
+    """pkbw's timed blocks for the sides present (engine/runtime/checked_timing.cpp): a `timing_plan`
+    event, a `perf_result` per block and a `timed_check` per candidate block."""
+
+    def __init__(self, perf, sides, draw, first_output):
+        self.p, self.s, self.o = perf, perf.s, perf.o
+        self.torch, self.device = self.s.torch, self.s.device
+        self.reference = next((side for side in sides if not side.untrusted), None)
+        self.candidate = next((side for side in sides if side.untrusted), None)
+        self.draw, self.first_output = draw, first_output
+        self.pairs = max(int(self.o.get("pairs", 10)), 1)
+        self.inputs_note = self.inputs_info = ""
+        self.flush_buffer, self.flush_value = None, 0
+        self.unchecked_reason = ""  # set: the calls read inputs their workers drew, and are not checked
+        self.round_trip_ms = self.idle_probe_us = 0.0
+        self.probe = None
+
+    # --- collectives among the judges only (never the workers' groups)
+
+    def agree(self, values):
+        """Judge rank 0's integers, on every judge."""
+        torch = self.torch
+        tensor = torch.tensor(values, dtype=torch.int64, device=self.device)
+        self.s.dist.broadcast(tensor, 0)
+        return [int(x) for x in tensor.tolist()]
+
+    def reduce(self, value, op):
+        torch = self.torch
+        tensor = torch.tensor([int(value)], dtype=torch.int64, device=self.device)
+        self.s.dist.all_reduce(tensor, op=op)
+        return int(tensor.item())
+
+    def any_rank(self, mine):
+        return self.reduce(1 if mine else 0, self.s.dist.ReduceOp.MAX) > 0
+
+    # --- the plan
+
+    def plan(self):
+        torch, s = self.torch, self.s
+        base, noise = self.agree([TIMING_TRIAL_BASE + secrets.randbelow(SECRET_TRIAL_SPAN), secrets.randbits(62)]
+                                 if s.rank == 0 else [0, 0])
+        self.trial_base, self.noise_seed = base, noise
+        first, second = self.draw(base), self.draw(base + 1)
+        reason = ""
+        try:
+            tree, leaves, set_bytes = lay_out_inputs(first, torch, self.device)
+            if not self.same_layout(tree, leaves, second):
+                reason = "its inputs' structure, shapes or values other than tensors differ between trials"
+        except TypeError as error:
+            reason = f"an input cannot be laid into a slot ({error})"
+        if self.any_rank(bool(reason)):
+            self.unchecked_reason = reason or "another rank's inputs cannot be laid into slots"
+            self.input_bytes = 0
+        else:
+            self.tree, self.specs, self.input_bytes = tree, [spec for _, spec in leaves], set_bytes
+        self.leaves, self.slot_bytes = lay_out_outputs(self.first_output, torch) \
+            if self.first_output is not None and not self.unchecked_reason else ([], 0)
+        # Every rank makes the same number of calls: the calls may be collectives.
+        self.cold = self.o.get("rotation", "copies") == "copies"
+        budget = HOST_MEMORY_BUDGET if not s.cuda else \
+            int(float(self.o.get("rotation_memory_fraction", 0.25)) * s.total_memory)
+        calls, self.reason = plan_calls(self.input_bytes, self.slot_bytes, budget, int(self.o.get("iterations", 50)),
+                                        self.pairs)
+        self.calls = self.reduce(calls, s.dist.ReduceOp.MIN)
+        if self.calls != calls:
+            self.reason += f"; {self.calls} on every rank (the fewest any rank could hold)"
+        if not self.unchecked_reason:
+            self.unchecked_reason = self.stage(first, second)
+            if self.unchecked_reason:
+                self.leaves, self.slot_bytes, self.input_bytes = [], 0, 0
+
+    def same_layout(self, tree, leaves, args):
+        try:
+            other_tree, other, _ = lay_out_inputs(args, self.torch, self.device)
+        except TypeError:
+            return False
+        return other_tree == tree and [spec for _, spec in other] == [spec for _, spec in leaves]
+
+    def stage(self, first, second):
+        """Draws every timed set ((pairs + 1) x calls: a group per pair, one for the warm-up) into the
+        judge's own memory, perturbed when PKB's draws repeat. Returns why the sets cannot share one
+        slot layout (agreed among the judges), or ""."""
+        torch = self.torch
+        count = (self.pairs + 1) * self.calls
+        self.staging = torch.zeros(count * self.input_bytes, dtype=torch.uint8, device=self.device)
+        self.put(0, first)
+        self.put(1, second)
+        # PKB's inputs of problems 1-8 are constants: fresh draws of a constant are no defence.
+        self.perturbed = self.any_rank(self.repeats())
+        floating = any(channel.dtype_named(spec["dtype"], torch).is_floating_point for spec in self.specs)
+        if self.any_rank(self.perturbed and floating):
+            self.inputs_info = (f"PKB's inputs for this problem are the same every trial: every floating "
+                                f"input of every timed set has random integers in [0, {PERTURB_LIMIT}) "
+                                "added, the same on every rank (exact in bf16 and in sums)")
+        self.perturb(0)
+        self.perturb(1)
+        if self.any_rank(self.repeats()):
+            self.inputs_note = ("this problem's inputs are the same every call: a candidate that caches its "
+                                "result by content cannot be told from one that computes")
+        unlike = None
+        for index in range(2, count):
+            args = self.draw(self.trial_base + index)
+            if not self.same_layout(self.tree, [(None, spec) for spec in self.specs], args):
+                unlike = index
+                break
+            self.put(index, args)
+            self.perturb(index)
+        if self.any_rank(unlike is not None):
+            self.staging = None
+            return (f"timed input set {unlike} is laid out unlike set 0" if unlike is not None else
+                    "another rank's timed input sets are laid out unlike their first") + \
+                " (the problem's shapes change between trials)"
+        if self.s.cuda:
+            torch.cuda.synchronize()
+        return ""
+
+    def set_bytes_of(self, index):
+        return self.staging[index * self.input_bytes:(index + 1) * self.input_bytes]
+
+    def put(self, index, args):
+        _, leaves, _ = lay_out_inputs(args, self.torch, self.device)
+        raw = self.set_bytes_of(index)
+        for tensor, spec in leaves:
+            if tensor.numel():
+                channel.slot_view(raw, 0, spec, self.torch).copy_(tensor)
+
+    def repeats(self):
+        """Whether sets 0 and 1 are byte for byte the same (their trees already are)."""
+        return bool(self.torch.equal(self.set_bytes_of(0), self.set_bytes_of(1)))
+
+    def perturb(self, index):
+        if not self.perturbed:
+            return
+        torch = self.torch
+        raw = self.set_bytes_of(index)
+        for number, spec in enumerate(self.specs):
+            view = channel.slot_view(raw, 0, spec, torch)
+            if not view.is_floating_point() or view.numel() == 0 or view.element_size() == 1:
+                continue  # (float8 has no addition)
+            # Seeded by the secret, the set and the tensor, not the rank: equal inputs stay equal across ranks.
+            generator = torch.Generator().manual_seed((self.noise_seed + index * 1_000_003 + number * 7919) % 2**63)
+            noise = torch.randint(0, PERTURB_LIMIT, tuple(view.shape), generator=generator)
+            view.add_(noise.to(device=view.device, dtype=view.dtype))
+
+    # --- slots and workers
+
+    def prepare(self):
+        torch, s = self.torch, self.s
+        ipc = s.ipc if s.cuda else None
+        self.input_slots = Region(torch, self.device, ipc, self.calls * self.input_bytes) \
+            if not self.unchecked_reason else None
+        for side in (self.reference, self.candidate):
+            if side is None:
+                continue
+            if self.unchecked_reason:
+                side.request({"op": "own_inputs", "problem_id": s.problem_id, "shape": list(s.shape),
+                              "dtype": str(s.dtype).split(".")[-1],
+                              "trials": [self.trial_base + k for k in range(self.calls)]})
+                continue
+            fds = []
+            message = {"op": "map_slots", "calls": self.calls, "set_bytes": self.input_bytes, "args": self.tree,
+                       "tensors": self.specs, "inputs": self.input_slots.spec(fds)}
+            if self.slot_bytes or self.leaves:
+                side.outputs = Region(torch, self.device, ipc, self.calls * self.slot_bytes)
+                message.update(outputs=side.outputs.spec(fds), slot_bytes=self.slot_bytes, leaves=self.leaves)
+            side.request(message, fds)
+
+    def release(self):
+        """Unmaps the slots in the workers (running: requests need the candidate thawed) and frees them."""
+        for side in (self.reference, self.candidate):
+            if side is not None:
+                side.request({"op": "unmap_slots"})
+        if self.s.cuda:
+            self.torch.cuda.synchronize()  # nothing of the judge's still reads them
+        for region in [self.input_slots] + [side.outputs for side in (self.reference, self.candidate)
+                                            if side is not None]:
+            if region is not None:
+                region.close()
+
+    def load(self, group, side):
+        """The group's inputs back into the input slots (a side may change them in place) and the side's
+        output slots poisoned, so that an element no call wrote cannot pass."""
+        if self.input_slots is not None and self.input_bytes:
+            size = self.calls * self.input_bytes
+            self.input_slots.tensor.copy_(self.staging[group * size:(group + 1) * size])
+        if side.outputs is not None and side.outputs.nbytes:
+            side.outputs.tensor.fill_(POISON_BYTE)
+        if self.s.cuda:
+            if self.cold:  # 3x L2 written elsewhere: no call finds its inputs (the last copied) in the cache
+                if self.flush_buffer is None:
+                    self.flush_buffer = self.torch.empty(3 * self.s.l2_bytes, dtype=self.torch.uint8,
+                                                         device=self.s.device)
+                self.flush_value = (self.flush_value + 1) % 256
+                self.flush_buffer.fill_(self.flush_value)
+            self.torch.cuda.synchronize()
+
+    # --- the blocks
+
+    def calibrate_round_trip(self):
+        """The judge's clock around an empty block on the trusted worker, by the same path as a block's
+        (judges' barrier, ping, judges' barrier, request, reply, judges' barrier): the median is
+        subtracted from every block."""
+        if self.reference is None:
+            return 0.0
+        samples = []
+        for _ in range(ROUND_TRIP_SAMPLES):
+            self.s.barrier()
+            self.reference.request({"op": "ping"})
+            self.s.barrier()
+            start = time.perf_counter()
+            self.reference.timed_calls(0)
+            self.s.barrier()
+            samples.append((time.perf_counter() - start) * 1e3)
+        samples.sort()
+        return samples[len(samples) // 2]
+
+    def warm_up(self, side, still):
+        warmup = int(self.o.get("warmup", 50))
+        if warmup <= 0:
+            return
+        self.load(self.pairs, side)  # the warm-up's own inputs: never timed, never shown again
+        for _ in range(-(-warmup // self.calls)):
+            self.s.barrier()
+            with still.thawed(side):
+                side.timed_calls(self.calls)
+                self.s.barrier()  # every rank's worker is done (rank 0's serves the others' barriers)
+
+    def time_block(self, block, side, still):
+        s = self.s
+        self.load(block // 2, side)
+        watching = not side.untrusted and self.candidate is not None
+        cpu_before = still.cpu_ms() if watching else 0.0
+        probe_before = self.probe.us() if self.probe else 0.0
+        s.barrier()  # the judges start the block together; the workers' barrier is inside
+        with still.thawed(side):
+            side.request({"op": "ping"})  # woken (and thawed) before the clock starts, as in the calibration
+            s.barrier()  # every rank's worker is awake (a candidate thawed) before any judge starts its clock
+            start = time.perf_counter()
+            reply = side.timed_calls(self.calls)
+            # The block ends when every rank's worker has answered: work a rank left after its answer
+            # is inside the time, and rank 0's worker, which serves its group's barriers, is done before
+            # the freeze.
+            s.barrier()
+            judge_ms = (time.perf_counter() - start) * 1e3
+        # The candidate is frozen again here: a kernel of its still running now holds the GPU.
+        probe_after = self.probe.us() if self.probe else 0.0
+        per_call = max(judge_ms - self.round_trip_ms, 0.0) / self.calls  # core: judge_call_ms
+        event = {"protocol": "pkbw", "side": side.name, "block": block, "samples_ms": [per_call],
+                 "call_samples_ms": reply["samples_ms"], "span_ms": reply["span_ms"], "calls": reply["calls"],
+                 "judge_ms": judge_ms, "round_trip_ms": self.round_trip_ms}
+        if self.probe:
+            event.update(probe_before_us=probe_before, probe_after_us=probe_after, idle_probe_us=self.idle_probe_us)
+        if watching:
+            event.update(frozen_cpu_ms=max(still.cpu_ms() - cpu_before, 0.0), frozen=still.failures == 0)
+        s.events.send("perf_result", **event)
+        self.p.progress("pkbw", side.name)
+        return reply
+
+    # --- the check of a pair
+
+    def by_call(self, region, leaf):
+        """(calls, *shape) over one output leaf of every slot of a side."""
+        torch = self.torch
+        dtype = channel.dtype_named(leaf["dtype"], torch)
+        size = channel.item_size(dtype, torch)
+        typed = region.tensor.view(dtype)
+        return typed.as_strided([self.calls] + leaf["shape"], [self.slot_bytes // size] + leaf["stride"],
+                                typed.storage_offset() + leaf["offset"] // size)
+
+    def tensor_failures(self):
+        """{call: leaf} of the first tensor leaf that fails PKB's rule per call (torch.allclose on .float(),
+        NaN never close), all calls at once, in chunks of bounded memory."""
+        torch, atol, rtol = self.torch, self.s.atol, self.s.rtol
+        failures = {}
+        for leaf in self.leaves:
+            if leaf.get("value") or not self.slot_bytes:
+                continue
+            numel = max(math.prod(leaf["shape"]), 1)
+            chunk = max(min(self.calls, (64 << 20) // numel), 1)
+            ref, cand = self.by_call(self.reference.outputs, leaf), self.by_call(self.candidate.outputs, leaf)
+            for first in range(0, self.calls, chunk):
+                a, b = ref[first:first + chunk].float(), cand[first:first + chunk].float()
+                close = torch.isclose(a, b, rtol=rtol, atol=atol).reshape(a.shape[0], -1).all(dim=1).tolist()
+                for offset, ok in enumerate(close):
+                    if not ok:
+                        failures.setdefault(first + offset, leaf)
+        return failures
+
+    def value_failure(self, ref_row, cand_row):
+        """Why a call's value leaves differ from the reference's (PKB compares non-tensors with ==)."""
+        def no_tensor(_):
+            raise ProtocolError("a tensor among the output values")
+
+        if not isinstance(cand_row, list) or not isinstance(ref_row, list) or len(cand_row) != len(ref_row):
+            return "its output values cannot be read"
+        values = [leaf for leaf in self.leaves if leaf.get("value")]
+        for leaf, ref_node, cand_node in zip(values, ref_row, cand_row):
+            try:
+                ref_value = channel.decode_value(ref_node, self.torch, no_tensor)
+                cand_value = channel.decode_value(cand_node, self.torch, no_tensor)
+            except ProtocolError as error:
+                return f"{leaf['path']}: its value cannot be read ({error})"
+            found = pkb_mismatch(ref_value, cand_value, self.s.atol, self.s.rtol, self.torch, leaf["path"])
+            if found:
+                return found
+        return None
+
+    def check_pair(self, candidate_block, ref_reply, cand_reply):
+        s = self.s
+        status, failed, message = "pass", 0, ""
+        if self.unchecked_reason:
+            return  # nothing to check against: the plan said so (checked false, and why)
+        if not any(not leaf.get("value") for leaf in self.leaves):
+            status, message = "unchecked", "the problem has no tensor output to check"
+        elif ref_reply["failed"] or ref_reply["failed_count"]:
+            k, why = next(iter(sorted(ref_reply["failed"].items())), (0, "?"))
+            status, message = "unchecked", (f"the reference's outputs do not keep trial 0's structure (call {k}: "
+                                            f"{why}): the timed calls are not checked")
+        else:
+            reasons = dict(self.tensor_failures())
+            for k, why in cand_reply["failed"].items():
+                reasons.setdefault(k, why)
+            if ref_reply["values"] is not None:
+                for k in range(self.calls):
+                    if k not in reasons:
+                        why = self.value_failure(ref_reply["values"][k], (cand_reply["values"] or [None] * self.calls)[k])
+                        if why:
+                            reasons[k] = why
+            failed = len(reasons)
+            if failed:
+                status = "mismatch"
+                k = min(reasons)
+                why = reasons[k]
+                if isinstance(why, dict):  # a tensor leaf: PKB's own words for it
+                    why = pkb_mismatch(self.by_call(self.reference.outputs, why)[k],
+                                       self.by_call(self.candidate.outputs, why)[k], s.atol, s.rtol, self.torch,
+                                       why["path"]) or f"{why['path']}: not allclose"
+                message = f"call {k} of {self.calls}: {why}"
+        s.events.send("timed_check", block=candidate_block, side="candidate", calls=self.calls, failed_calls=failed,
+                      status=status, message=message[:4000])
+
+    # --- the whole timing
+
+    def send_plan(self):
+        event = {"calls_per_block": self.calls, "pairs": self.pairs, "cold_inputs": self.cold, "reason": self.reason,
+                 "input_mode": "pkb", "inputs_note": self.inputs_note, "inputs_info": self.inputs_info,
+                 "round_trip_ms": self.round_trip_ms, "round_trip_trusted": self.reference is not None,
+                 "checked": self.reference is not None and self.candidate is not None and not self.unchecked_reason}
+        if self.unchecked_reason:
+            event["inputs_note"] = (f"the timed calls read inputs their workers drew and are not checked: "
+                                    f"{self.unchecked_reason}")
+        if self.probe:
+            event.update(idle_probe_us=self.idle_probe_us, probe_spin_us=PROBE_SPIN_US)
+        if self.candidate is not None:
+            event["containment"] = self.candidate.worker.container.describe()
+        self.s.events.send("timing_plan", **event)
+
+    def run(self):
+        self.plan()
+        self.prepare()
+        sides = [side for side in (self.reference, self.candidate) if side is not None]
+        # Frozen from here to the end of the blocks, but in its own; the slots' release (requests) after.
+        with Stillness(self.candidate) as still:
+            self.round_trip_ms = self.calibrate_round_trip()
+            if self.s.cuda:
+                self.probe = GpuProbe(self.torch)
+                self.idle_probe_us = min(self.probe.us() for _ in range(5))
+            self.send_plan()
+            for side in sides:
+                self.warm_up(side, still)
+            order = []
+            for p in range(self.pairs):  # core/perf_stats.cpp block_order: ABBA
+                order += [self.reference, self.candidate] if p % 2 == 0 else [self.candidate, self.reference]
+            replies = {}
+            for block, side in enumerate(order):
+                if len(sides) == 1:
+                    if block % 2 == 1:
+                        continue  # one side: one block per pair
+                    side = sides[0]
+                replies[side.name] = (block, self.time_block(block, side, still))
+                if len(sides) == 2 and block % 2 == 1:
+                    self.check_pair(replies["candidate"][0], replies["reference"][1], replies["candidate"][1])
+        self.release()
 
 
 class Perf:
-    """PKB's protocol as utils/performance.py runs it, and pkbw's (docs/perf.md): per block, ranks
-    start together, each sample brackets one call, sides alternate ABBA, inputs rotate past 3x L2.
-    Each side's loops run in the process that owns its kernels; the judge plans them (groups, copies)
-    from its own copy of the inputs and writes the events."""
+    """The perf phase: PKB's protocol in each side's worker (the PKB-compatible figure, timed inside the
+    worker as PKB does), then pkbw's checked blocks (CheckedTiming)."""
 
     def __init__(self, rank_state, options):
         self.s = rank_state
@@ -536,7 +1163,7 @@ class Perf:
     def count_blocks(self, sides):
         """The perf phase's block count (PKB's series of each side, then pkbw's blocks), known before the
         first, as engine/runtime/perf_runner.cpp counts them for perf_progress."""
-        pairs = self.o.get("pairs", 5)
+        pairs = max(int(self.o.get("pairs", 5)), 1)
         self.blocks = (sides if self.o.get("pkb", True) else 0) + \
             ((pairs if sides == 1 else 2 * pairs) if self.o.get("pkbw", True) and sides else 0)
 
@@ -544,43 +1171,27 @@ class Perf:
         self.timed += 1
         self.s.events.send("perf_progress", block=self.timed, blocks=self.blocks, protocol=protocol, side=side)
 
-    def pkb(self, name, timing, args):
-        torch, o = self.s.torch, self.o
-        _, groups, size = channel.pkb_plan(args, self.s.l2_bytes, torch)
-        warmup, iterations = o.get("pkb_warmup", 500), o.get("pkb_iterations", 100)
-        timing.pkb_warmup(groups, warmup)
-        samples, extra = timing.pkb_timed(iterations)
-        self.s.events.send("perf_result", protocol="pkb", side=name, block=0, samples_ms=samples,
-                           num_input_groups=groups, l2_cache_size_bytes=self.s.l2_bytes, timed_tensor_bytes=size,
-                           **extra)
-        self.progress("pkb", name)
+    def pkb(self, sides, args):
+        """PKB's protocol (utils/performance.py) on the eval's inputs of trial 0, each side in its worker;
+        the candidate frozen while the reference's series runs."""
+        s, o = self.s, self.o
+        _, groups, size = channel.pkb_plan(args, s.l2_bytes, s.torch)
+        candidate = next((side for side in sides if side.untrusted), None)
+        for side in sides:
+            s.barrier()
+            with Stillness(None if side.untrusted else candidate):
+                side.send_inputs("pkb_warmup", args, {"groups": groups, "warmup": int(o.get("pkb_warmup", 500))})
+                reply = side.request({"op": "pkb_timed", "iterations": int(o.get("pkb_iterations", 100))})
+            samples = reply.get("samples_ms")
+            if not isinstance(samples, list) or not all(finite(x) for x in samples) or not finite(reply.get("span_ms")):
+                side.fail(ProtocolError("a PKB series' reply without finite samples"))
+            s.events.send("perf_result", protocol="pkb", side=side.name, block=0, samples_ms=[float(x) for x in samples],
+                          span_ms=float(reply["span_ms"]), calls=len(samples), num_input_groups=groups,
+                          l2_cache_size_bytes=s.l2_bytes, timed_tensor_bytes=size)
+            self.progress("pkb", side.name)
 
-    def pkbw(self, sides):
-        """sides: [(name, timing, args)], reference first."""
-        o = self.o
-        prepared = []
-        for name, timing, args in sides:
-            count, size = channel.rotation_plan(args, self.s.l2_bytes, o.get("rotation", "copies"), self.s.torch)
-            timing.rotation(count)
-            prepared.append((name, timing, count, size))
-        for name, timing, _, _ in prepared:
-            if o.get("warmup", 50) > 0:
-                timing.block(o.get("warmup", 50))
-        pairs, iterations = o.get("pairs", 5), o.get("iterations", 100)
-        order = []
-        for p in range(pairs):  # core/perf_stats.cpp block_order: ABBA
-            order += [0, 1] if p % 2 == 0 else [1, 0]
-        for b, which in enumerate(order):
-            if len(prepared) == 1:
-                if b >= pairs:
-                    break
-                which = 0
-            name, timing, count, size = prepared[which]
-            samples, extra = timing.block(iterations)
-            self.s.events.send("perf_result", protocol="pkbw", side=name, block=b, samples_ms=samples,
-                               input_copies=count, copy_bytes=size, l2_cache_size_bytes=self.s.l2_bytes,
-                               repeat=1, rotation=o.get("rotation", "copies"), **extra)
-            self.progress("pkbw", name)
+    def pkbw(self, sides, draw, first_output):
+        CheckedTiming(self, sides, draw, first_output).run()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -600,41 +1211,15 @@ class InvalidOutput:
         self.message = message
 
 
-def descendants(root):
-    """Every process whose chain of parents leads to root."""
-    parents = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                text = f.read()
-            parents[int(name)] = int(text[text.rindex(")") + 2:].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    found = []
-    for pid in parents:
-        parent, steps = parents[pid], 0
-        while parent in parents and parent != root and steps < 64:
-            parent, steps = parents[parent], steps + 1
-        if parent == root:
-            found.append(pid)
-    return found
-
-
 def kill_descendants(root):
     """SIGKILLs every descendant of root and reaps those re-parented to it; [(pid, command)]. The judge
-    is a child subreaper, so whatever the candidate's process started, in any session, is here."""
+    is a child subreaper, so whatever the candidate's process started, in any session, is here: the
+    second sweep after the candidate's container, for a process that left it."""
     killed = []
-    for pid in descendants(root):
+    for process in containment.below(containment.all_processes(), root):
         try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                command = f.read().replace(b"\0", b" ").decode(errors="replace").strip() or "?"
-        except OSError:
-            command = "?"
-        try:
-            os.kill(pid, signal.SIGKILL)
-            killed.append((pid, command))
+            os.kill(process.pid, signal.SIGKILL)
+            killed.append((process.pid, process.command or "?"))
         except OSError:
             pass
     deadline = time.monotonic() + 2
@@ -648,18 +1233,40 @@ def kill_descendants(root):
     return killed
 
 
+class Leftovers:
+    """What was left of the candidate's tree besides its own process."""
+
+    def __init__(self, killed=(), count=0, escaped=(), groups=()):
+        self.killed = list(killed)    # [(pid, command)]: each was running and is gone
+        self.count = count            # processes found left, at least (killed may name fewer)
+        self.escaped = list(escaped)  # [(pid, command)] still running: they could not be killed
+        self.groups = list(groups)    # process groups killed whole, none of their processes seen
+
+
 class Resources:
-    """What main() must release whatever run() returns or raises: the candidate's process and
-    anything it left behind."""
+    """What main() must release whatever run() returns or raises: the workers' processes and anything
+    the candidate's left behind."""
     candidate = None
+    reference = None  # the reference's timing worker
 
     def release(self):
-        killed = []
-        if self.candidate is not None:
-            self.candidate.kill()
-            self.candidate = None
-            killed = kill_descendants(os.getpid())
-        return killed
+        """Kills the reference's timing worker with its container's tree (trusted: nothing it leaves is
+        reported), then the candidate's process, its container's tree, then (a second sweep) anything
+        below the judge; removes the containers. Leftovers, the candidate's own process not counted."""
+        if self.reference is not None:
+            reference, self.reference = self.reference, None
+            reference.container.close()  # while its tree still hangs below it (the fallback's scan)
+            reference.kill()
+        if self.candidate is None:
+            return Leftovers()
+        candidate, self.candidate = self.candidate, None
+        candidate.kill()
+        report = candidate.container.kill_all(3000)
+        killed = [(pid, command) for pid, command in report.named if pid != candidate.pid]
+        swept = [(pid, command) for pid, command in kill_descendants(os.getpid()) if pid != candidate.pid]
+        candidate.container.close()
+        count = max(report.count_before, len(killed)) + len(report.groups) + len(swept)
+        return Leftovers(killed + swept, count, report.survivors, report.groups)
 
 
 def keep_out_of_reach():
@@ -689,23 +1296,29 @@ def run(args, resources):
     run_reference = config.get("mode") != "dryrun" or config.get("dryrun_side") == "reference"
     run_candidate = bool(pkb.get("solution_file")) and (
         config.get("mode") != "dryrun" or config.get("dryrun_side") != "reference")
+    # The reference's timed calls run in a worker of their own, as the candidate's do.
+    timing_reference = bool(config.get("perf")) and run_reference
 
     # PKB's worker: Hopper-only JIT unless set, and a torch extensions folder per rank so that ranks
     # never race on one .so (kept across runs under pkbw's cache so warm runs do not recompile). The
     # candidate's JIT builds run in its process; the judge's folder is apart, should a reference JIT.
     os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
-    candidate_folder = None
+    candidate_folder = reference_folder = None
     if pkb.get("extensions_dir"):
         candidate_folder = os.path.join(pkb["extensions_dir"], f"pkb_rank_{rank}")
+        reference_folder = os.path.join(pkb["extensions_dir"], f"pkb_reference_{rank}")
         os.environ["TORCH_EXTENSIONS_DIR"] = os.path.join(pkb["extensions_dir"], f"pkb_judge_{rank}")
-        remove_stale_locks(candidate_folder)
-        remove_stale_locks(os.environ["TORCH_EXTENSIONS_DIR"])
+        for folder in (candidate_folder, reference_folder, os.environ["TORCH_EXTENSIONS_DIR"]):
+            remove_stale_locks(folder)
     sys.path.insert(0, pkb["checkout"])
 
-    # The candidate's process first, before torch or a process group starts threads here (its death
-    # signal is armed between fork and exec); its torch import overlaps the judge's.
-    candidate = None
-    if run_candidate:
+    # The workers first, before torch or a process group starts threads here (their death signal is
+    # armed between fork and exec); their torch imports overlap the judge's. The reference's timing
+    # worker is started as the candidate's process is (the same wrapper, environment rules and
+    # containment), so that both sides are timed under the same conditions; its container is never
+    # frozen.
+    candidate = timing_worker = None
+    if run_candidate or timing_reference:
         try:
             prefix = candidate_wrapper(pkb, args.config)
         except ConfigError as error:
@@ -713,11 +1326,20 @@ def run(args, resources):
             return EXIT_ENVIRONMENT
         # --cuda-device: its CUDA context is made while the judge starts too.
         argv = [sys.executable, CANDIDATE_SCRIPT] + (["--cuda-device", str(local_rank)] if cuda else [])
+        whose = "the candidate's process"
         try:
-            candidate = resources.candidate = Candidate(prefix, argv, candidate_environment(candidate_folder))
+            if run_candidate:
+                candidate = resources.candidate = Candidate(prefix, argv, candidate_environment(candidate_folder),
+                                                            f"cand-r{rank}")
+            if timing_reference:
+                whose = "the reference's timing worker"
+                timing_worker = resources.reference = Candidate(
+                    prefix, argv, candidate_environment(reference_folder), f"ref-r{rank}", subtree=True)
+                if candidate is not None:
+                    candidate.container.exclude(timing_worker.pid)
         except OSError as error:
             events.error("start", "environment",
-                         f"cannot start the candidate's process {json.dumps(prefix + argv)}: {error}"
+                         f"cannot start {whose} {json.dumps(prefix + argv)}: {error}"
                          + (" (the wrapper prefix comes from pkb.candidate_wrapper or $PKBW_PKB_CANDIDATE_WRAPPER)"
                             if prefix else ""))
             return EXIT_ENVIRONMENT
@@ -740,56 +1362,65 @@ def run(args, resources):
         device = torch.device("cuda", local_rank)
         properties = torch.cuda.get_device_properties(device)
         state.l2_bytes = int(getattr(properties, "L2_cache_size", 0) or 50 * 2**20)
+        state.total_memory = int(properties.total_memory)
         device_name = properties.name
     else:
         device = torch.device("cpu")
         state.l2_bytes = 32 * 2**20
+        state.total_memory = 0
         device_name = "host"
+    state.device = device
     nccl = versions(torch, cuda)
     events.send("hello", world_size=world, pid=os.getpid(), host=socket.gethostname(),
                 backend="cuda" if cuda else "host", device=device_name, nccl_runtime=nccl, nccl_compiled=nccl,
                 runtime=str(torch.version.cuda or ""), torch=torch.__version__, python=sys.version.split()[0],
-                program="pkbw_pkb_rank.py", candidate_pid=candidate.pid if candidate else None)
+                program="pkbw_pkb_rank.py", candidate_pid=candidate.pid if candidate else None,
+                timing_worker_pid=timing_worker.pid if timing_worker else None)
     if candidate is not None:
         # What the run's sandbox warning reads (docs/engine.md, "The sandbox"): this program applies no
         # sandbox of its own; a wrapper may, but pkbw cannot tell what it enforces.
         sandbox = (f"wrapper {json.dumps(candidate.wrapper)[:200]}: pkbw does not know what it enforces"
                    if candidate.wrapper else "no sandbox (PKB's Python candidates run as this user, with "
                    "this user's files; pkb.candidate_wrapper or $PKBW_PKB_CANDIDATE_WRAPPER can add one)")
-        events.send("candidate", stage="started", pid=candidate.pid, sandbox=sandbox, landlock_abi=0)
+        events.send("candidate", stage="started", pid=candidate.pid, sandbox=sandbox, landlock_abi=0,
+                    containment=candidate.container.describe())
 
     events.phase("rendezvous")
-    init_sent = None
+    # Each kind of worker has a group of its own (its own store, on a port judge rank 0 picks).
+    workers = [(worker, key, who) for worker, key, who in (
+        (candidate, CANDIDATE_PORT_KEY, "the candidate's process"),
+        (timing_worker, REFERENCE_PORT_KEY, "the reference's timing worker")) if worker is not None]
+    init_sent = {}
     try:
         os.environ["LOCAL_RANK"] = str(local_rank)
-        # torch's env:// rendezvous, as init_process_group runs it, taken apart so that the candidates'
-        # port crosses the judges' store before the judges' group starts: the two groups (two NCCL
+        # torch's env:// rendezvous, as init_process_group runs it, taken apart so that the workers'
+        # ports cross the judges' store before the judges' group starts: the groups (NCCL
         # initialisations on a GPU) then come up at the same time.
         store, _, _ = next(rendezvous("env://", rank, world))
-        if candidate is not None:
+        for worker, key, _ in workers:
             if rank == 0:
-                # The candidates' store listens before any other rank's candidate looks for it.
+                # The workers' store listens before any other rank's worker looks for it.
                 with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
                     probe.bind(("", 0))
                     free_port = probe.getsockname()[1]
                 try:
-                    reply = candidate.request({"op": "store", "host": os.environ.get("MASTER_ADDR", "127.0.0.1"),
-                                               "port": free_port, "world_size": world})
+                    reply = worker.request({"op": "store", "host": os.environ.get("MASTER_ADDR", "127.0.0.1"),
+                                            "port": free_port, "world_size": world})
                     if type(reply.get("port")) is not int or not 0 < reply["port"] < 65536:
                         raise ProtocolError(f"a store port {str(reply.get('port'))[:20]}")
                 except (CandidateRaised, CandidateGone, ProtocolError) as error:
-                    init_sent = error
-                    reply = {"port": 0}  # the other ranks' candidates fail to connect; this rank reports
-                store.set(CANDIDATE_PORT_KEY, str(reply["port"]))
-            port = int(store.get(CANDIDATE_PORT_KEY))
-            if init_sent is None:
+                    init_sent[key] = error
+                    reply = {"port": 0}  # the other ranks' workers fail to connect; this rank reports
+                store.set(key, str(reply["port"]))
+            port = int(store.get(key))
+            if key not in init_sent:
                 try:
-                    candidate.send({"op": "init", "rank": rank, "world_size": world, "local_rank": local_rank,
-                                    "device": "cuda" if cuda else "cpu",
-                                    "master_addr": os.environ.get("MASTER_ADDR", "127.0.0.1"), "master_port": port,
-                                    "checkout": pkb["checkout"]})
+                    worker.send({"op": "init", "rank": rank, "world_size": world, "local_rank": local_rank,
+                                 "device": "cuda" if cuda else "cpu",
+                                 "master_addr": os.environ.get("MASTER_ADDR", "127.0.0.1"), "master_port": port,
+                                 "checkout": pkb["checkout"]})
                 except CandidateGone as error:
-                    init_sent = error
+                    init_sent[key] = error
         kwargs = {"backend": "nccl" if cuda else "gloo", "store": dist.PrefixStore("default_pg", store),
                   "rank": rank, "world_size": world}
         if cuda:
@@ -824,38 +1455,41 @@ def run(args, resources):
             kind, status = "solution_error", "invalid_output"
             text = f"the candidate's process on rank {rank} broke the channel's rules ({where}): {error}"
             short = f"the candidate's process sent a bad message: {str(error)[:500]}"
-        killed = resources.release()
-        if killed:
-            text += f"; killed {len(killed)} process(es) it left"
+        left = resources.release()
+        if left.count:
+            text += f"; killed {left.count} process(es) it left"
         events.error(phase, kind, text)
         if trial is not None:
             events.send("rank_result", trial=trial, status=status, message=short, tensors=[],
                         guard_violations=[], mutated_inputs=[], outputs={})
 
-    if candidate is not None:
-        # The candidates' own group, on the port judge rank 0 picked: their answer to "init".
-        candidate.torch, candidate.device = torch, device
-        wrapped = f" (started as {json.dumps(candidate.wrapper)} + the candidate)" if candidate.wrapper else ""
+    state.ipc = None
+    for worker, key, who in workers:
+        # The workers' own groups, on the ports judge rank 0 picked: their answer to "init".
+        worker.torch, worker.device = torch, device
+        wrapped = f" (started as {json.dumps(worker.wrapper)} + the " \
+            f"{'candidate' if worker is candidate else 'worker'})" if worker.wrapper else ""
         try:
-            if cuda:
+            if cuda and state.ipc is None:
                 torch.zeros(1, device=device)  # the primary context, current on this thread
-                candidate.ipc = channel.CudaIpc()
-                candidate.ipc.require_context()
-            if init_sent is not None:
-                raise init_sent
-            _, fds = candidate.reply()
+                state.ipc = channel.CudaIpc()
+                state.ipc.require_context()
+            worker.ipc = state.ipc
+            if key in init_sent:
+                raise init_sent[key]
+            _, fds = worker.reply()
             channel.close_fds(fds)
         except CandidateRaised as error:
             events.error("rendezvous", error.kind if error.kind in ("environment", "rendezvous") else "environment",
-                         f"the candidate's process on rank {rank}: {error.message}")
+                         f"{who} on rank {rank}: {error.message}")
             return EXIT_ENVIRONMENT
         except CandidateGone as error:
             events.error("rendezvous", "environment",
-                         f"the candidate's process on rank {rank} {error} before it joined its process group{wrapped}")
+                         f"{who} on rank {rank} {error} before it joined its process group{wrapped}")
             return EXIT_ENVIRONMENT
         except ProtocolError as error:
             events.error("rendezvous", "environment",
-                         f"the candidate's process on rank {rank} broke the channel's rules at its start: {error}")
+                         f"{who} on rank {rank} broke the channel's rules at its start: {error}")
             return EXIT_ENVIRONMENT
         except OSError as error:
             events.error("rendezvous", "environment", f"the CUDA driver's IPC on rank {rank}: {error}")
@@ -868,6 +1502,12 @@ def run(args, resources):
             candidate.send({"op": "load", "solution_file": pkb["solution_file"]})  # loads while the judge does
         except CandidateGone as error:
             load_failed = error
+    reference_load_failed = None
+    if timing_worker is not None:
+        try:
+            timing_worker.send({"op": "load", "solution_file": pkb["reference_file"]})
+        except CandidateGone as error:
+            reference_load_failed = error
     try:
         from utils.input_output_tensors import create_input_tensor
         reference = channel.load_module("pkbw_pkb_reference", pkb["reference_file"]).solution
@@ -887,6 +1527,17 @@ def run(args, resources):
         except (CandidateGone, ProtocolError) as error:
             candidate_failed("compile", None, error, "importing the candidate")
             return EXIT_SOLUTION
+    if timing_worker is not None:
+        try:
+            if reference_load_failed is not None:
+                raise reference_load_failed
+            _, fds = timing_worker.reply()
+            channel.close_fds(fds)
+        except (CandidateRaised, CandidateGone, ProtocolError) as error:
+            detail = error.traceback if isinstance(error, CandidateRaised) else str(error)
+            events.error("compile", "environment",
+                         f"the reference's timing worker on rank {rank} failed to load the reference:\n{detail}")
+            return EXIT_ENVIRONMENT
 
     dtype = getattr(torch, pkb["torch_dtype"])
     problem_id = int(pkb["problem_id"])
@@ -958,27 +1609,23 @@ def run(args, resources):
                     print(f"pkbw_pkb_rank: rank {rank}: no candidate trace: "
                           f"{str(reply.get('trace_missing') or 'its process sent no trace')[:1000]}", file=sys.stderr)
                 else:
-                    # Read with the limit, whatever size the memfd claims: the candidate's process wrote it.
-                    os.lseek(fds[0], 0, os.SEEK_SET)
-                    chunks, size = [], 0
-                    while size <= channel.TRACE_LIMIT_BYTES:
-                        chunk = os.read(fds[0], 1 << 20)
-                        if not chunk:
-                            break
-                        chunks.append(chunk)
-                        size += len(chunk)
-                    if size > channel.TRACE_LIMIT_BYTES:
-                        print(f"pkbw_pkb_rank: rank {rank}: the candidate's trace is over "
-                              f"{channel.TRACE_LIMIT_BYTES} bytes: not kept", file=sys.stderr)
-                    else:
-                        with open(os.path.join(folder, "candidate", f"rank_{rank}.candidate.torch.json"), "wb") as f:
-                            f.write(b"".join(chunks))
+                    data, why = read_candidate_trace(fds[0])
+                    name = f"rank_{rank}.candidate.torch.json"
+                    try:
+                        if data is not None:
+                            write_beside_candidate(os.path.join(folder, "candidate"), name, data)
+                    except OSError as error:
+                        why = f"cannot write trace/candidate/{name}: {error}"
+                    if why:
+                        print(f"pkbw_pkb_rank: rank {rank}: the candidate's trace is not kept: {why}",
+                              file=sys.stderr)
             finally:
                 channel.close_fds(fds)
         return EXIT_OK
 
     trials_run = 0
     keep = bool(config.get("keep_outputs"))
+    first_output = None  # trial 0's output (the reference's where it runs): the timed calls' slots
     try:
         for trial in range(trials):
             events.phase("inputs", trial)
@@ -992,6 +1639,9 @@ def run(args, resources):
             ref_out = call_reference(trial, trial == 0, x) if run_reference else None
             dist.barrier()
             trials_run += 1
+            if trial == 0:
+                first_output = ref_out if run_reference else \
+                    (None if isinstance(cand_out, InvalidOutput) else cand_out)
             if not (run_reference and run_candidate):  # a dryrun: nothing to compare, no stop to agree on
                 invalid = isinstance(cand_out, InvalidOutput)
                 events.send("rank_result", trial=trial, status="invalid_output" if invalid else "pass",
@@ -1027,22 +1677,21 @@ def run(args, resources):
                     return code
             if config.get("perf"):
                 events.phase("perf")
-                timing = Perf(state, config["perf"] if isinstance(config["perf"], dict) else {})
-                x = inputs(0)
-                sides = []
+                perf = Perf(state, config["perf"] if isinstance(config["perf"], dict) else {})
+                state.dist, state.atol, state.rtol = dist, atol, rtol
+                state.problem_id, state.shape, state.dtype = problem_id, shape, dtype
+                # Both sides' calls run in workers: the reference's timing worker, the candidate's process.
+                sides = [TimedSide(name, worker, rank) for name, worker in
+                         (("reference", timing_worker), ("candidate", candidate)) if worker is not None]
                 try:
-                    if run_candidate:
-                        candidate.send_inputs("perf_setup", x, {})
-                    if run_reference:
-                        sides.append(("reference", LocalTiming(torch, cuda, dist.barrier, reference, x), x))
-                    if run_candidate:
-                        sides.append(("candidate", RemoteTiming(candidate, dist.barrier), x))
-                    timing.count_blocks(len(sides))
-                    if timing.o.get("pkb", True):
-                        for name, side, args in sides:
-                            timing.pkb(name, side, args)
-                    if timing.o.get("pkbw", True):
-                        timing.pkbw(sides)
+                    perf.count_blocks(len(sides))
+                    if perf.o.get("pkb", True):
+                        perf.pkb(sides, inputs(0))
+                    if perf.o.get("pkbw", True) and sides:
+                        perf.pkbw(sides, inputs, first_output)
+                except TimingWorkerFailed as error:
+                    events.error("perf", "internal", str(error))
+                    return EXIT_INTERNAL
                 except (CandidateRaised, CandidateGone, ProtocolError) as error:
                     candidate_failed("perf", None, error, "perf")
                     return EXIT_SOLUTION
@@ -1053,30 +1702,35 @@ def run(args, resources):
         threads = len(os.listdir(f"/proc/{candidate.pid}/task")) if candidate is not None else 0
     except OSError:
         threads = 0
-    exit_sent = candidate is None
-    if candidate is not None:
+    leaving = []
+    for worker, _, who in workers:
         try:
-            candidate.send({"op": "exit"})  # the candidates leave their group while the judges leave theirs
-            exit_sent = True
+            worker.send({"op": "exit"})  # the workers leave their groups while the judges leave theirs
+            leaving.append((worker, who))
         except CandidateGone as error:
-            print(f"pkbw_pkb_rank: rank {rank}: the candidate's process {error} before the teardown",
-                  file=sys.stderr)
+            print(f"pkbw_pkb_rank: rank {rank}: {who} {error} before the teardown", file=sys.stderr)
     try:
         dist.barrier()
         dist.destroy_process_group()
     except Exception as error:  # noqa: BLE001 - PKB only warns here
         events.error("teardown", "nccl_error", f"process group teardown: {error}")
-    if candidate is not None and exit_sent:
+    for worker, who in leaving:
         try:
-            candidate.reply(CANDIDATE_LEAVE_S)
-            candidate.process.wait(timeout=CANDIDATE_EXIT_S)
+            worker.reply(CANDIDATE_LEAVE_S)
+            worker.process.wait(timeout=CANDIDATE_EXIT_S)
         except (CandidateGone, CandidateRaised, ProtocolError, TimeoutError, subprocess.TimeoutExpired) as error:
             # PKB only warns about teardown; the candidate's verdicts are already out.
-            print(f"pkbw_pkb_rank: rank {rank}: the candidate's process did not leave cleanly: {error}",
-                  file=sys.stderr)
+            print(f"pkbw_pkb_rank: rank {rank}: {who} did not leave cleanly: {error}", file=sys.stderr)
     if candidate is not None:
-        left = [{"pid": pid, "command": command[:200]} for pid, command in resources.release()]
-        events.send("candidate", stage="finished", threads=threads, leftovers=left)
+        described = candidate.container.describe()
+        left = resources.release()
+
+        def listed(processes):  # at most 32: a fork bomb's count is in leftover_count
+            return [{"pid": pid, "command": command[:200]} for pid, command in processes[:32]]
+
+        events.send("candidate", stage="finished", threads=threads, containment=described,
+                    leftovers=listed(left.killed), leftover_count=left.count, killed_groups=left.groups,
+                    escaped=listed(left.escaped))
     events.send("rank_done", trials_run=trials_run)
     return EXIT_OK
 

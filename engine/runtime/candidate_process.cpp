@@ -4,11 +4,13 @@
 #include "pkbw/core/error.h"
 #include "pkbw/tracer_control.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fcntl.h>
 #include <filesystem>
 #include <sys/prctl.h>
@@ -131,14 +133,30 @@ SandboxSpec candidate_sandbox(const CandidateLaunch& launch, const std::string& 
 
 } // namespace
 
-CandidateProcess::CandidateProcess(const CandidateLaunch& launch) {
-    // Its own directory, the only place it may write (besides /dev/shm and the trace directory).
-    std::string pattern = (fs::temp_directory_path() / "pkbw-candidate-XXXXXX").string();
+CandidateProcess::CandidateProcess(const CandidateLaunch& launch)
+    : side_(launch.side)
+    , who_(launch.side == "candidate" ? "candidate process" : launch.side + "'s timing worker") {
+    // Its own directory, the only place it may write (besides /dev/shm and the trace directory). Named
+    // after this judge, so that the launcher can remove it should the judge die without running its
+    // destructor (remove_orphaned_candidate_directories, engine/cli/launch_resources.cpp).
+    std::string pattern =
+        (fs::temp_directory_path() / ("pkbw-candidate-" + std::to_string(::getpid()) + "-XXXXXX")).string();
     if (::mkdtemp(pattern.data()) == nullptr) {
         throw CandidateFailure("environment",
                                std::string("mkdtemp for the candidate: ") + std::strerror(errno));
     }
     directory_ = pattern;
+    // A constructor that throws runs no destructor: the directory goes with the failure.
+    struct RemoveIfThrown {
+        const std::string& directory;
+        const int exceptions = std::uncaught_exceptions();
+        ~RemoveIfThrown() {
+            if (std::uncaught_exceptions() > exceptions) {
+                std::error_code ec;
+                fs::remove_all(directory, ec);
+            }
+        }
+    } remove_if_thrown{directory_};
     // The library is copied in: the compile cache it came from stays out of the candidate's reach.
     const fs::path library = fs::path(directory_) / "candidate.so";
     std::error_code ec;
@@ -153,6 +171,7 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch) {
     const SandboxSpec spec = candidate_sandbox(launch, directory_);
     sandbox_.emplace(launch.sandbox ? Sandbox::prepare(spec)
                                     : Sandbox::limits_only(spec, "PKBW_SANDBOX=off"));
+    container_.emplace(ProcessContainer::create("cand-r" + std::to_string(launch.rank)));
 
     auto [channel, child_fd] = Channel::make_pair();
     channel_ = std::move(channel);
@@ -177,11 +196,13 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch) {
         if (::getppid() != parent) {
             ::_exit(126);
         }
-        int code = 0;
+        // Into the container before anything of the candidate's runs, so that all it starts is inside.
+        int code = container_->join_in_child();
         // Moved high first: the channel's dup2 or the sandbox's ruleset could sit on its number.
-        const int listener =
-            launch.rendezvous_listen_fd >= 0 ? ::fcntl(launch.rendezvous_listen_fd, F_DUPFD_CLOEXEC, 64) : -1;
-        if (launch.rendezvous_listen_fd >= 0 && listener < 0) {
+        const int listener = code == 0 && launch.rendezvous_listen_fd >= 0
+                                 ? ::fcntl(launch.rendezvous_listen_fd, F_DUPFD_CLOEXEC, 64)
+                                 : -1;
+        if (code == 0 && launch.rendezvous_listen_fd >= 0 && listener < 0) {
             code = errno;
         }
         if (code == 0 && child_fd == kChildChannelFd) {
@@ -217,6 +238,7 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch) {
         ::_exit(code == EACCES || code == EPERM ? 125 : 127);
     }
     pid_ = pid;
+    container_->set_root(pid);
     ::close(child_fd);
 
     json setup = {
@@ -242,19 +264,20 @@ void CandidateProcess::wait_ready(SharedBuffers& buffers) {
         throw CandidateFailure(ready->value("kind", "environment"), ready->value("message", "setup failed"));
     }
     buffers_ = &buffers;
-    buffers_->set_release_listener([this](int id) { unmap(id); });
+    listener_ = buffers_->add_release_listener([this](int id) { unmap(id); });
 }
 
 CandidateProcess::~CandidateProcess() {
     if (buffers_) {
-        buffers_->set_release_listener(nullptr);
+        buffers_->remove_release_listener(listener_);
     }
     if (!exited_ && pid_ > 0) {
         ::kill(pid_, SIGKILL);
         ::waitpid(pid_, nullptr, 0);
     }
+    container_.reset(); // kills what is left in it, removes its cgroup
     if (pid_ > 0) {
-        kill_descendants(::getpid());
+        kill_descendants(::getpid(), nullptr, siblings_);
     }
     std::error_code ec;
     if (!directory_.empty()) {
@@ -293,11 +316,20 @@ void CandidateProcess::died(const std::string& during) {
         }
     }
     throw CandidateFailure(
-        "died", "the candidate process (pid " + std::to_string(pid_) + ") " + how + " during " + during,
+        "died", "the " + who_ + " (pid " + std::to_string(pid_) + ") " + how + " during " + during,
         signal, code);
 }
 
 json CandidateProcess::request(const json& message, const std::vector<int>& fds) {
+    try {
+        return exchange(message, fds);
+    } catch (CandidateFailure& failure) {
+        failure.side = side_;
+        throw;
+    }
+}
+
+json CandidateProcess::exchange(const json& message, const std::vector<int>& fds) {
     const std::string msg = message.at("msg").get<std::string>();
     try {
         channel_.send(message, fds);
@@ -311,7 +343,7 @@ json CandidateProcess::request(const json& message, const std::vector<int>& fds)
         // A malformed answer: the candidate wrote into the channel (its only inherited descriptor).
         throw CandidateFailure(
             std::string(cp::kFailProtocol),
-            "the candidate process broke its channel to the judge (it wrote something that is "
+            "the " + who_ + " broke its channel to the judge (it wrote something that is "
             "not the channel's protocol: " +
                 std::string(error.what()) + ")");
     }
@@ -320,7 +352,7 @@ json CandidateProcess::request(const json& message, const std::vector<int>& fds)
     }
     if (reply->value("msg", "") != msg) {
         throw CandidateFailure(std::string(cp::kFailProtocol),
-                               "the candidate process broke its channel to the judge (it answered '" +
+                               "the " + who_ + " broke its channel to the judge (it answered '" +
                                    reply->value("msg", "") + "' to '" + msg + "')");
     }
     if (!reply->value("ok", false)) {
@@ -398,13 +430,27 @@ int CandidateProcess::define_views(const std::vector<TensorView>& inputs,
 }
 
 namespace {
+// What a worker reports of a block: numbers it chose, so each must be one (finite, not negative).
 BlockTiming timing_from(const json& reply) {
+    auto number = [](const json& value) {
+        if (!value.is_number() || !(value.get<double>() >= 0) || value.get<double>() > 1e12) {
+            throw CandidateFailure(std::string(cp::kFailProtocol),
+                                   "the process answered a timed request with " + value.dump().substr(0, 80) +
+                                       " where a time belongs");
+        }
+        return value.get<double>();
+    };
     BlockTiming timing;
-    timing.samples_ms = reply.at("samples_ms").get<std::vector<double>>();
-    timing.span_ms = reply.value("span_ms", 0.0);
-    timing.host_ms = reply.value("host_ms", 0.0);
-    timing.whole_ms = reply.value("whole_ms", timing.host_ms);
-    timing.calls = reply.value("calls", 0);
+    const json samples = reply.value("samples_ms", json());
+    if (!samples.is_array()) {
+        throw CandidateFailure(std::string(cp::kFailProtocol), "a timed reply without samples_ms");
+    }
+    for (const auto& sample : samples) {
+        timing.samples_ms.push_back(number(sample));
+    }
+    timing.span_ms = number(reply.value("span_ms", json(0.0)));
+    const json calls = reply.value("calls", json(0));
+    timing.calls = calls.is_number_integer() ? calls.get<int>() : -1;
     return timing;
 }
 } // namespace
@@ -421,26 +467,33 @@ BlockTiming CandidateProcess::pkb_series(const std::vector<int>& views, int warm
     return timing;
 }
 
-BlockTiming CandidateProcess::pkbw_block(const std::vector<int>& views, int iterations, int repeat,
-                                         bool flush, int& next_copy) {
-    const json reply = request({{"msg", cp::kPkbwBlock},
-                                {"views", views},
-                                {"iterations", iterations},
-                                {"repeat", repeat},
-                                {"flush", flush},
-                                {"next_copy", next_copy}});
+BlockTiming CandidateProcess::timed_calls(const std::vector<int>& views,
+                                          const std::map<std::string, double>& params, bool barrier) {
+    const json reply =
+        request({{"msg", cp::kTimedCalls}, {"views", views}, {"params", params}, {"barrier", barrier}});
     BlockTiming timing = timing_from(reply);
-    if (timing.samples_ms.size() != static_cast<std::size_t>(iterations)) {
+    if (timing.samples_ms.size() != views.size() || timing.calls != static_cast<int>(views.size())) {
         throw CandidateFailure(std::string(cp::kFailProtocol),
-                               "the candidate process returned " + std::to_string(timing.samples_ms.size()) +
-                                   " samples for " + std::to_string(iterations));
+                               "the process returned " + std::to_string(timing.samples_ms.size()) +
+                                   " samples for a block of " + std::to_string(views.size()) + " calls");
     }
-    next_copy = reply.value("next_copy", 0) % std::max<int>(static_cast<int>(views.size()), 1);
     return timing;
 }
 
 void CandidateProcess::trace(int views, int iterations) {
     request({{"msg", cp::kTrace}, {"views", views}, {"iterations", iterations}});
+}
+
+bool CandidateProcess::freeze(int timeout_ms) {
+    return container_->freeze(timeout_ms);
+}
+
+bool CandidateProcess::thaw(int timeout_ms) {
+    return container_->thaw(timeout_ms);
+}
+
+double CandidateProcess::tree_cpu_ms() const {
+    return container_->cpu_ms();
 }
 
 double CandidateProcess::cpu_ms() const {
@@ -453,7 +506,7 @@ int CandidateProcess::threads() const {
 
 void CandidateProcess::request_quit() {
     if (buffers_) {
-        buffers_->set_release_listener(nullptr); // its mappings go with its exit
+        buffers_->remove_release_listener(listener_); // its mappings go with its exit
     }
     if (!exited_ && !quit_sent_) {
         quit_sent_ = true;
@@ -464,7 +517,7 @@ void CandidateProcess::request_quit() {
     }
 }
 
-std::vector<ProcessInfo> CandidateProcess::finish() {
+CandidateLeftovers CandidateProcess::finish() {
     request_quit();
     if (!exited_) {
         try {
@@ -485,8 +538,41 @@ std::vector<ProcessInfo> CandidateProcess::finish() {
             exited_ = true;
         }
     }
-    // Orphans of the candidate are re-parented to the judge (PR_SET_CHILD_SUBREAPER).
-    return kill_descendants(::getpid());
+    return kill_tree();
+}
+
+CandidateLeftovers CandidateProcess::kill_tree() {
+    CandidateLeftovers left;
+    const auto report = container_->kill_all(3000);
+    // The candidate process itself is counted when it was still running (a failure before it quit).
+    bool candidate_listed = false;
+    for (const auto& process : report.named) {
+        if (process.pid != pid_) {
+            left.killed.push_back(process);
+        }
+        candidate_listed = candidate_listed || process.pid == pid_;
+    }
+    for (const auto& process : report.survivors) {
+        candidate_listed = candidate_listed || process.pid == pid_;
+    }
+    left.count =
+        std::max(report.count_before - (candidate_listed ? 1 : 0), static_cast<int>(left.killed.size())) +
+        static_cast<int>(report.groups.size());
+    left.survivors = report.survivors;
+    left.groups = report.groups;
+    // Orphans of the candidate are re-parented to the judge (PR_SET_CHILD_SUBREAPER): a process that left
+    // the container (a candidate that may write to the cgroup file system, without Landlock) is still
+    // found here.
+    std::vector<pid_t> groups;
+    for (const auto& process : kill_descendants(::getpid(), &groups, siblings_)) {
+        if (process.pid != pid_) {
+            left.killed.push_back(process);
+            ++left.count;
+        }
+    }
+    left.groups.insert(left.groups.end(), groups.begin(), groups.end());
+    left.count += static_cast<int>(groups.size());
+    return left;
 }
 
 } // namespace pkbw::engine

@@ -1,10 +1,11 @@
 // The judge's handle on its rank's candidate process (docs/engine.md, "Process layout"): starts
-// pkbw-candidate in the sandbox with a fresh environment and only the channel, maps the judge's
-// buffers into it, forwards calls and timed blocks, and at the end makes sure nothing it started
-// is left running.
+// pkbw-candidate in the sandbox and in a container of its own (containment.h) with a fresh environment
+// and only the channel, maps the judge's buffers into it, forwards calls and timed blocks, and at the
+// end makes sure nothing it started is left running.
 #pragma once
 
 #include "channel.h"
+#include "containment.h"
 #include "loopback.h"
 #include "pkbw/solution.h"
 #include "sandbox.h"
@@ -35,6 +36,9 @@ struct CandidateLaunch {
     std::string trace_dir;  // set when tracing: the candidate's trace files go here
     std::map<std::string, double> params;
     bool sandbox = true; // PKBW_SANDBOX=off turns the filesystem rules off (reported)
+    // Which side's library it serves: "candidate", or "reference" for the reference's timing worker
+    // (perf times both sides the same way, in a process of their own; docs/perf.md).
+    std::string side = "candidate";
 };
 
 // The candidate process failed a request. `kind` is core/candidate_protocol.h's failure kind, or
@@ -48,6 +52,15 @@ struct CandidateFailure : std::runtime_error {
     std::string kind;
     int signal = 0;
     int exit_code = -1;
+    std::string side = "candidate"; // the worker that failed: candidate, or reference (its timing worker)
+};
+
+// What was left of the candidate's tree besides its own process, killed by kill_tree().
+struct CandidateLeftovers {
+    std::vector<ProcessInfo> killed;    // each was running and is gone (at most ProcessContainer::kMaxNamed)
+    int count = 0;                      // processes found left, at least (killed may name fewer)
+    std::vector<ProcessInfo> survivors; // still running: they could not be killed
+    std::vector<pid_t> groups;          // process groups killed whole, none of their processes seen
 };
 
 class CandidateProcess {
@@ -62,7 +75,15 @@ public:
     CandidateProcess& operator=(const CandidateProcess&) = delete;
 
     pid_t pid() const { return pid_; }
+    const std::string& side() const { return side_; }
     const Sandbox& sandbox() const { return *sandbox_; }
+    const ProcessContainer& container() const { return *container_; }
+    // Another worker of this judge is not part of this one's tree: neither frozen with it (signals) nor
+    // killed by its sweep of the judge's descendants.
+    void exclude_from_tree(pid_t pid) {
+        container_->exclude(pid);
+        siblings_.insert(pid);
+    }
     const std::string& sandbox_dir() const { return directory_; }
 
     // One call on these views (every pointer must lie in a SharedBuffers allocation). The candidate
@@ -72,22 +93,36 @@ public:
     // A view set the timed requests refer to by id.
     int define_views(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs);
     BlockTiming pkb_series(const std::vector<int>& views, int warmup, int iterations);
-    BlockTiming pkbw_block(const std::vector<int>& views, int iterations, int repeat, bool flush,
-                           int& next_copy);
+    // One checked block: call k on view set views[k] (core/candidate_protocol.h kTimedCalls). The
+    // caller times the request on its own clock; the reply's samples are the process's own account.
+    BlockTiming timed_calls(const std::vector<int>& views, const std::map<std::string, double>& params,
+                            bool barrier);
     void trace(int views, int iterations);
 
     // CPU time of the process (all threads) in ms; < 0 when it is gone.
     double cpu_ms() const;
     int threads() const;
 
+    // The candidate's whole process tree (its process and whatever it started, in any session): stopped
+    // and resumed together (false when not every process stopped or resumed within timeout_ms), and its
+    // CPU time so far in ms (ProcessContainer::cpu_ms says what the fallback misses).
+    bool freeze(int timeout_ms);
+    bool thaw(int timeout_ms);
+    double tree_cpu_ms() const;
+
     // Asks it to leave without waiting (it flushes its trace and exits; the judge tears down meanwhile).
     void request_quit();
     // Asks it to leave (unless asked already), waits (bounded), kills it if needed, then kills and
-    // returns every process it left behind (the judge is their subreaper).
-    std::vector<ProcessInfo> finish();
+    // returns every process it left behind (kill_tree).
+    CandidateLeftovers finish();
+    // Kills the candidate's tree (its container, then, as a second sweep, any descendant of the judge,
+    // its subreaper, that left the container) and reports what it killed besides the candidate process.
+    CandidateLeftovers kill_tree();
 
 private:
+    // One request and its reply; a failure carries this worker's side.
     nlohmann::json request(const nlohmann::json& message, const std::vector<int>& fds = {});
+    nlohmann::json exchange(const nlohmann::json& message, const std::vector<int>& fds);
     nlohmann::json describe(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs);
     // Maps the view's buffer into the candidate if it is not yet; returns where the view lies in it.
     SharedBuffers::Location ensure_mapped(const TensorView& view);
@@ -95,9 +130,14 @@ private:
     void unmap(int id);
 
     SharedBuffers* buffers_ = nullptr;
+    int listener_ = 0;
+    std::string side_;
+    std::string who_; // "candidate process" or "reference's timing worker", for messages
     bool quit_sent_ = false;
     Channel channel_;
     std::optional<Sandbox> sandbox_;
+    std::optional<ProcessContainer> container_;
+    std::set<pid_t> siblings_; // the judge's other workers (exclude_from_tree)
     std::string directory_;
     pid_t pid_ = -1;
     bool exited_ = false;

@@ -2,6 +2,7 @@
 // NCCL communicator over all ranks, and symmetric memory through CUDA IPC handles exchanged over the
 // rendezvous.
 #define PKBW_BACKEND_CUDA 1
+#include "cuda_checks.h"
 #include "device.h"
 #include "rendezvous.h"
 
@@ -161,6 +162,9 @@ public:
         if (flush_buffer_ != nullptr) {
             cudaFree(flush_buffer_);
         }
+        if (scan_buffer_ != nullptr) {
+            cudaFree(scan_buffer_);
+        }
         for (ncclComm_t sub : sub_comms_) {
             ncclCommDestroy(sub);
         }
@@ -258,6 +262,72 @@ public:
         }
     }
     std::pair<int, int> clocks_mhz() override { return query_clocks_mhz(ordinal_); }
+    std::vector<MismatchCount> count_mismatches(const std::vector<MismatchQuery>& queries, double atol,
+                                                double rtol) override {
+        std::vector<MismatchCount> counts(queries.size());
+        if (queries.empty()) {
+            return counts;
+        }
+        unsigned long long* device_counts = nullptr; // [mismatches, gross] per query
+        const std::size_t bytes = 2 * queries.size() * sizeof(unsigned long long);
+        check_cuda(cudaMalloc(&device_counts, bytes), "cudaMalloc (mismatch counts)");
+        const std::unique_ptr<unsigned long long, decltype(&cudaFree)> owned(device_counts, &cudaFree);
+        check_cuda(cudaMemsetAsync(device_counts, 0, bytes, stream_), "cudaMemsetAsync (mismatch counts)");
+        for (std::size_t q = 0; q < queries.size(); ++q) {
+            check_cuda(launch_count_mismatches(queries[q].reference, queries[q].candidate, queries[q].dtype,
+                                               queries[q].count, static_cast<float>(atol),
+                                               static_cast<float>(rtol), device_counts + 2 * q, stream_),
+                       "the mismatch count kernel");
+        }
+        std::vector<unsigned long long> host(2 * queries.size());
+        check_cuda(cudaMemcpyAsync(host.data(), device_counts, bytes, cudaMemcpyDeviceToHost, stream_),
+                   "cudaMemcpyAsync (mismatch counts)");
+        check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (mismatch counts)");
+        for (std::size_t q = 0; q < queries.size(); ++q) {
+            counts[q] = {host[2 * q], host[2 * q + 1]};
+        }
+        return counts;
+    }
+    SlotScan scan_slots(const void* base, std::size_t slot_bytes, int slots, std::uint8_t poison) override {
+        SlotScan scan;
+        scan.untouched.assign(static_cast<std::size_t>(std::max(slots, 0)), true);
+        if (slots <= 0) {
+            return scan;
+        }
+        // Kept between calls: the scan runs the moment a candidate's block answers, so it is kept short.
+        // One buffer: the fingerprint's sum (two words), then a flag per slot.
+        const std::size_t bytes =
+            2 * sizeof(unsigned int) + static_cast<std::size_t>(slots) * sizeof(unsigned int);
+        if (scan_capacity_ < bytes) {
+            if (scan_buffer_ != nullptr) {
+                cudaFree(scan_buffer_);
+            }
+            check_cuda(cudaMalloc(&scan_buffer_, bytes), "cudaMalloc (slot scan)");
+            scan_capacity_ = bytes;
+        }
+        auto* sum = reinterpret_cast<unsigned long long*>(scan_buffer_);
+        unsigned int* touched = scan_buffer_ + 2;
+        check_cuda(cudaMemsetAsync(scan_buffer_, 0, bytes, stream_), "cudaMemsetAsync (slot scan)");
+        check_cuda(launch_scan_slots(base, slot_bytes, slots, poison, touched, sum, stream_),
+                   "the slot scan kernel");
+        std::vector<unsigned int> host(bytes / sizeof(unsigned int));
+        check_cuda(cudaMemcpyAsync(host.data(), scan_buffer_, bytes, cudaMemcpyDeviceToHost, stream_),
+                   "cudaMemcpyAsync (slot scan)");
+        check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (slot scan)");
+        std::memcpy(&scan.fingerprint, host.data(), sizeof scan.fingerprint);
+        for (std::size_t k = 0; k < scan.untouched.size(); ++k) {
+            scan.untouched[k] = host[2 + k] == 0;
+        }
+        return scan;
+    }
+    double probe_us(double spin_us) override {
+        CudaTimer timer(2, stream_);
+        timer.mark(0);
+        check_cuda(launch_probe(spin_us, stream_), "the probe kernel");
+        timer.mark(1);
+        check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (probe)");
+        return timer.elapsed_ms().at(0) * 1000.0;
+    }
     void copy_async(void* destination, const void* source, std::size_t bytes) override {
         check_cuda(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDefault, stream_),
                    "cudaMemcpyAsync");
@@ -345,6 +415,8 @@ private:
     std::vector<ncclComm_t> sub_comms_; // from split_nccl, destroyed before comm_
     std::vector<std::shared_ptr<IpcAllocation>> allocations_;
     void* flush_buffer_ = nullptr;
+    unsigned int* scan_buffer_ = nullptr; // scan_slots' sum and flags (8-byte aligned: cudaMalloc's)
+    std::size_t scan_capacity_ = 0;
     std::size_t flush_bytes_ = 0;
     unsigned char flush_value_ = 0;
 };
@@ -353,6 +425,17 @@ private:
 
 std::unique_ptr<Device> make_cuda_device(int local_rank, Rendezvous& rendezvous) {
     return std::make_unique<CudaDevice>(local_rank, rendezvous);
+}
+
+std::size_t cuda_device_memory_bytes(int local_rank) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        return 0;
+    }
+    const int ordinal = count == 1 ? 0 : local_rank; // as CudaDevice chooses
+    cudaDeviceProp props{};
+    return ordinal < count && cudaGetDeviceProperties(&props, ordinal) == cudaSuccess ? props.totalGlobalMem
+                                                                                      : 0;
 }
 
 bool cuda_backend_built() {

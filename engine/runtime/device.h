@@ -73,6 +73,25 @@ struct SharedAllocation {
     SharedHandle handle;
 };
 
+// One pair of same-dtype, same-size tensors for Device::count_mismatches.
+struct MismatchQuery {
+    const void* reference = nullptr;
+    const void* candidate = nullptr;
+    DType dtype = DType::F32;
+    std::size_t count = 0; // elements
+};
+
+struct MismatchCount {
+    std::uint64_t mismatches = 0; // elements that fail PKB's rule
+    std::uint64_t gross = 0;      // of those: non-finite against finite, or far beyond the tolerance
+};
+
+// What Device::scan_slots found.
+struct SlotScan {
+    std::vector<bool> untouched; // per slot
+    std::uint64_t fingerprint = 0;
+};
+
 class Device {
 public:
     virtual ~Device() = default;
@@ -118,6 +137,19 @@ public:
                                  DType dtype) = 0;
     // Current SM and memory clocks in MHz (NVML), or {0, 0} when unknown.
     virtual std::pair<int, int> clocks_mhz() = 0;
+
+    // Per query, the elements that fail PKB's rule and the gross ones among them (mismatch_rule.h),
+    // counted where the data lives: the judge's check of every timed call (docs/perf.md). Synchronous.
+    virtual std::vector<MismatchCount> count_mismatches(const std::vector<MismatchQuery>& queries,
+                                                        double atol, double rtol) = 0;
+    // Of `slots` slots of `slot_bytes` each (a multiple of 8) from `base`: whether every byte of each
+    // still holds `poison` (an output slot no call has written), and slot_fingerprint.h's sum over all
+    // of them (equal sums, equal bytes but for a chance of 2^-64). One pass, synchronous: it runs the
+    // moment a candidate's block answers, inside the time the judge then takes out of the block.
+    virtual SlotScan scan_slots(const void* base, std::size_t slot_bytes, int slots, std::uint8_t poison) = 0;
+    // Launch-to-end time in microseconds of a kernel that spins `spin_us` on this device's stream; 0
+    // where there is no GPU. Far longer than `spin_us` means another process's kernels held the GPU.
+    virtual double probe_us(double spin_us) = 0;
 };
 
 // The host backend's device: malloc'd memory; symmetric memory in POSIX shared memory segments
@@ -131,5 +163,8 @@ std::unique_ptr<Device> make_host_device(int rank, const std::string& segment_pr
 // stream semantics.
 std::unique_ptr<Device> make_cuda_device(int local_rank, Rendezvous& rendezvous);
 bool cuda_backend_built();
+// The memory of the GPU make_cuda_device(local_rank) would open, without opening it (no context, no
+// communicator); 0 when unknown.
+std::size_t cuda_device_memory_bytes(int local_rank);
 
 } // namespace pkbw::engine

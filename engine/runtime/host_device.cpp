@@ -1,7 +1,11 @@
 #include "device.h"
+#include "mismatch_rule.h"
+#include "pkbw/core/dtype.h"
 #include "pkbw/core/error.h"
 #include "rendezvous.h"
+#include "slot_fingerprint.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -100,6 +104,48 @@ public:
     void copy_async(void* destination, const void* source, std::size_t bytes) override {
         std::memcpy(destination, source, bytes);
     }
+    std::vector<MismatchCount> count_mismatches(const std::vector<MismatchQuery>& queries, double atol,
+                                                double rtol) override {
+        std::vector<MismatchCount> counts;
+        for (const auto& q : queries) {
+            const std::size_t size = dtype_size(q.dtype);
+            const auto* ref = static_cast<const std::byte*>(q.reference);
+            const auto* cand = static_cast<const std::byte*>(q.candidate);
+            MismatchCount count;
+            for (std::size_t i = 0; i < q.count; ++i) {
+                const ElementVerdict verdict = element_verdict(
+                    element_to_f32(q.dtype, ref + i * size), element_to_f32(q.dtype, cand + i * size),
+                    static_cast<float>(atol), static_cast<float>(rtol));
+                count.mismatches += verdict != ElementVerdict::Match;
+                count.gross += verdict == ElementVerdict::Gross;
+            }
+            counts.push_back(count);
+        }
+        return counts;
+    }
+    SlotScan scan_slots(const void* base, std::size_t slot_bytes, int slots, std::uint8_t poison) override {
+        // Last slot first: a block's last call is the one whose work can be left to finish after the
+        // answer, and this scan runs inside the time the judge does not count.
+        SlotScan scan;
+        scan.untouched.assign(static_cast<std::size_t>(std::max(slots, 0)), true);
+        const auto* bytes_at = static_cast<const unsigned char*>(base);
+        std::uint64_t poison_word;
+        std::memset(&poison_word, poison, sizeof poison_word);
+        const std::size_t slot_words = slot_bytes / 8;
+        for (int k = slots - 1; k >= 0; --k) {
+            bool untouched = true;
+            for (std::size_t i = 0; i < slot_words; ++i) {
+                const std::size_t index = static_cast<std::size_t>(k) * slot_words + i;
+                std::uint64_t word;
+                std::memcpy(&word, bytes_at + 8 * index, 8);
+                untouched = untouched && word == poison_word;
+                scan.fingerprint += fingerprint_term(word, index);
+            }
+            scan.untouched[static_cast<std::size_t>(k)] = untouched;
+        }
+        return scan;
+    }
+    double probe_us(double) override { return 0; }
 
     SharedAllocation allocate_shared(std::size_t bytes) override {
         const std::size_t size = round_up(bytes == 0 ? 1 : bytes, 4096);

@@ -11,4 +11,8 @@ bool cuda_backend_built() {
     return false;
 }
 
+std::size_t cuda_device_memory_bytes(int) {
+    return 0;
+}
+
 } // namespace pkbw::engine

@@ -1,5 +1,6 @@
 #include "perf_runner.h"
 
+#include "checked_timing.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/perf_stats.h"
 #include "pkbw/core/protocol.h"
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <thread>
 
 namespace pkbw::engine {
 namespace {
@@ -84,23 +86,16 @@ std::size_t total_bytes(const std::vector<TensorSpec>& specs) {
     return total;
 }
 
-// A side whose calls run here: a library with its session, or a bare function (the NCCL loop).
-class LocalSide final : public TimedSide {
+// A loop the judge runs itself, trusted: the bare NCCL collective and calibration.
+class LocalSide {
 public:
     LocalSide(const PerfContext& context, CallFunction call)
         : timed_(context.device, context.rendezvous)
         , call_(std::move(call)) {}
     void set_copies(int copies) { copies_ = copies; }
 
-    BlockTiming pkb_series(int warmup, int iterations, json& extra) override {
-        BlockTiming timing = timed_.pkb_series(call_, copies_, warmup, iterations);
-        add_bracket(extra, timing);
-        return timing;
-    }
-    BlockTiming pkbw_block(int iterations, int repeat, bool flush, int& next_copy, json& extra) override {
-        BlockTiming timing = timed_.pkbw_block(call_, copies_, iterations, repeat, flush, next_copy);
-        add_bracket(extra, timing);
-        return timing;
+    BlockTiming pkbw_block(int iterations, int repeat, bool flush, int& next_copy, json&) {
+        return timed_.pkbw_block(call_, copies_, iterations, repeat, flush, next_copy);
     }
 
 private:
@@ -169,11 +164,14 @@ PerfOptions parse_perf_options(const json& perf, const std::string& source) {
     get("pairs", o.pairs);
     get("iterations", o.iterations);
     get("rotation", o.rotation);
-    get("min_time_ms", o.min_time_ms);
     get("bare_nccl", o.bare_nccl);
     get("rotation_memory_fraction", o.rotation_memory_fraction);
-    if (o.rotation != "copies" && o.rotation != "flush" && o.rotation != "none") {
-        throw FormatError(source + ": field 'perf.rotation' must be copies, flush or none");
+    if (o.rotation == "flush" || perf.value("min_time_ms", 0.0) > 0) {
+        throw FormatError(source + ": perf.rotation 'flush' and perf.min_time_ms are gone: every timed call "
+                                   "reads fresh inputs of its own, spanning 3x L2 (docs/perf.md)");
+    }
+    if (o.rotation != "copies" && o.rotation != "none") {
+        throw FormatError(source + ": field 'perf.rotation' must be copies or none");
     }
     if (o.pairs < 1 || o.iterations < 1 || o.pkb_iterations < 1 || o.warmup < 0 || o.pkb_warmup < 0) {
         throw FormatError(source + ": perf iteration counts must be positive");
@@ -190,177 +188,182 @@ json to_json(const PerfOptions& o) {
             {"pairs", o.pairs},
             {"iterations", o.iterations},
             {"rotation", o.rotation},
-            {"min_time_ms", o.min_time_ms},
             {"bare_nccl", o.bare_nccl},
             {"rotation_memory_fraction", o.rotation_memory_fraction}};
 }
 
-void add_bracket(json& extra, const BlockTiming& timing) {
-    extra["span_ms"] = timing.span_ms;
-    extra["host_ms"] = timing.host_ms;
-    extra["calls"] = timing.calls;
-}
+namespace {
 
-std::unique_ptr<TimedSide> make_local_side(const PerfContext& context, const SolutionLibrary& library,
-                                           SolutionSession& session, const TimingBuffers& buffers) {
-    std::vector<Context> contexts;
-    for (int copy = 0; copy < buffers.copies(); ++copy) {
-        contexts.push_back(session.make_context(context.local_rank, buffers.inputs(copy), buffers.outputs()));
+// Enough copies of every input that one pass over them exceeds 3x L2, within a memory budget (the
+// bare NCCL loop's rotation).
+int rotation_copies(const PerfOptions& options, std::size_t per_copy, const DeviceVersions& versions) {
+    if (options.rotation != "copies" || versions.l2_bytes == 0) {
+        return 1;
     }
-    const SolutionLibrary* lib = &library;
-    SolutionSession* s = &session;
-    auto side = std::make_unique<LocalSide>(context, [lib, s, contexts](int copy) {
-        if (lib->call(contexts[static_cast<std::size_t>(copy)]) != 0) {
-            const std::string why = s->take_failure();
-            throw Error(lib->side() +
-                        " failed while being timed: " + (why.empty() ? "non-zero return" : why));
-        }
-    });
-    side->set_copies(buffers.copies());
-    return side;
+    const std::size_t l2 = versions.l2_bytes;
+    int copies = static_cast<int>(std::min<std::size_t>((3 * l2 + per_copy - 1) / per_copy, 128));
+    if (versions.memory_bytes > 0) {
+        const auto budget = static_cast<std::size_t>(options.rotation_memory_fraction *
+                                                     static_cast<double>(versions.memory_bytes));
+        copies = static_cast<int>(std::clamp<std::size_t>(budget / per_copy, 1, static_cast<std::size_t>(copies)));
+    }
+    return std::max(copies, 1);
 }
 
-void run_perf(const PerfContext& c, const PerfOptions& options, const PerfSides& sides_present,
-              SharedBuffers& shared) {
+// PKB's protocol, in each side's worker (the PKB-compatible figure: measured inside the process, as
+// PKB measures it, so a candidate can steer it; never the headline).
+void time_pkb_series(const PerfContext& c, const PerfOptions& options, const std::vector<TimedWorker*>& present,
+                     SharedBuffers& shared, const std::function<void(const std::string&)>& progress) {
     const auto input_specs = c.problem->input_specs(c.config, c.rank);
     const auto output_specs = c.problem->output_specs(c.config, c.rank);
-    const auto host_inputs = c.problem->build_inputs(c.config, c.rank);
-    const DeviceVersions versions = c.device.versions();
-    const std::size_t l2 = versions.l2_bytes;
-    Timing timing(c);
-
-    using Factory = std::function<std::unique_ptr<TimedSide>(const TimingBuffers&)>;
-    std::vector<std::pair<std::string, const Factory*>> present;
-    if (sides_present.reference) {
-        present.emplace_back("reference", &sides_present.reference);
+    const std::size_t l2 = c.device.versions().l2_bytes;
+    const std::size_t first = input_specs.empty() ? 0 : spec_bytes(input_specs[0]);
+    const int groups = pkb_groups(first, l2);
+    TimingBuffers buffers(shared, input_specs, c.problem->build_inputs(c.config, c.rank), output_specs, groups,
+                          true);
+    std::vector<std::vector<int>> views(present.size());
+    TimedWorker* candidate = nullptr;
+    for (std::size_t w = 0; w < present.size(); ++w) {
+        for (int copy = 0; copy < buffers.copies(); ++copy) {
+            views[w].push_back(present[w]->process->define_views(buffers.inputs(copy), buffers.outputs()));
+        }
+        candidate = present[w]->untrusted ? present[w] : candidate;
     }
-    if (sides_present.candidate) {
-        present.emplace_back("candidate", &sides_present.candidate);
+    for (std::size_t w = 0; w < present.size(); ++w) {
+        TimedWorker* worker = present[w];
+        c.rendezvous.barrier();
+        BlockTiming timing;
+        {
+            // The candidate is still while the reference is timed; in its own series it runs.
+            WorkerStillness still(worker->untrusted ? nullptr : candidate);
+            timing = worker->process->pkb_series(views[w], options.pkb_warmup, options.pkb_iterations);
+        }
+        json event = {{"event", protocol::kPerfResult},
+                      {"rank", c.rank},
+                      {"protocol", "pkb"},
+                      {"side", worker->side},
+                      {"block", 0},
+                      {"samples_ms", timing.samples_ms},
+                      {"span_ms", timing.span_ms},
+                      {"calls", timing.calls},
+                      {"num_input_groups", groups},
+                      {"l2_cache_size_bytes", l2},
+                      {"timed_tensor_bytes", first}};
+        c.events.send(event);
+        progress(worker->side);
     }
+}
 
-    // The perf phase's own progress: one perf_progress event per timed block (PKB's series of a
-    // side, a pkbw block, a bare-NCCL block), against the count known before the first.
-    const bool bare = options.pkbw && options.bare_nccl && !input_specs.empty() && !output_specs.empty();
-    const int blocks =
-        (options.pkb ? static_cast<int>(present.size()) : 0) +
-        (options.pkbw
-             ? (present.size() == 1 ? options.pairs : static_cast<int>(block_order(options.pairs).size()))
-             : 0) +
-        (bare ? options.pairs : 0);
-    int timed = 0;
-    auto progress = [&](const std::string& protocol_name, const std::string& side) {
-        c.events.send({{"event", protocol::kPerfProgress},
+// The problem's collective as a bare NCCL loop on the problem's first input (--bare-nccl), timed here.
+void time_bare_nccl(const PerfContext& c, const PerfOptions& options, SharedBuffers& shared,
+                    const std::function<void(const std::string&)>& progress) {
+    const auto input_specs = c.problem->input_specs(c.config, c.rank);
+    const auto output_specs = c.problem->output_specs(c.config, c.rank);
+    const int copies = rotation_copies(options, std::max<std::size_t>(total_bytes(input_specs), 1), c.device.versions());
+    TimingBuffers buffers(shared, input_specs, c.problem->build_inputs(c.config, c.rank), output_specs, copies,
+                          false);
+    const WorkModel work = c.problem->work(c.config);
+    const TensorSpec& in = input_specs[0];
+    LocalSide bare(c, [&](int copy) {
+        c.device.bare_collective(work.collective, buffers.inputs(copy)[0].data, buffers.outputs()[0].data,
+                                 static_cast<std::size_t>(shape_numel(in.shape)), in.dtype);
+    });
+    bare.set_copies(copies);
+    json ignored = json::object();
+    int next_copy = 0;
+    bare.pkbw_block(std::max(std::min(options.warmup, 20), 1), 1, false, next_copy, ignored);
+    for (int b = 0; b < options.pairs; ++b) {
+        const auto block = bare.pkbw_block(options.iterations, 1, false, next_copy, ignored);
+        c.events.send({{"event", protocol::kPerfResult},
                        {"rank", c.rank},
-                       {"block", ++timed},
-                       {"blocks", blocks},
-                       {"protocol", protocol_name},
-                       {"side", side}});
-    };
+                       {"protocol", "pkbw"},
+                       {"side", "bare_nccl"},
+                       {"block", b},
+                       {"samples_ms", block.samples_ms},
+                       {"collective", collective_kind_name(work.collective)},
+                       {"input_copies", copies}});
+        progress("bare_nccl");
+    }
+}
 
-    const json start_clocks = timing.clocks();
+} // namespace
+
+void run_perf(const PerfContext& c, const PerfOptions& options, const PerfWorkers& workers, SharedBuffers& shared) {
+    std::vector<TimedWorker*> present;
+    for (TimedWorker* worker : {workers.reference, workers.candidate}) {
+        if (worker != nullptr) {
+            present.push_back(worker);
+        }
+    }
+    const auto input_specs = c.problem->input_specs(c.config, c.rank);
+    const bool bare = options.pkbw && options.bare_nccl && !input_specs.empty() &&
+                      !c.problem->output_specs(c.config, c.rank).empty();
+    // The perf phase's own progress: one perf_progress event per timed block, against a count known
+    // before the first.
+    const int sides = static_cast<int>(present.size());
+    const int blocks = (options.pkb ? sides : 0) + (options.pkbw ? checked_timing_blocks(options, sides) : 0) +
+                       (bare ? options.pairs : 0);
+    int timed = 0;
+    auto progress_of = [&](const std::string& protocol_name) {
+        return [&, protocol_name](const std::string& side) {
+            c.events.send({{"event", protocol::kPerfProgress},
+                           {"rank", c.rank},
+                           {"block", ++timed},
+                           {"blocks", blocks},
+                           {"protocol", protocol_name},
+                           {"side", side}});
+        };
+    };
+    const auto [sm, memory] = c.device.clocks_mhz();
+    const json start_clocks = {{"sm_mhz", sm}, {"memory_mhz", memory}};
     if (options.pkb) {
-        const std::size_t first = input_specs.empty() ? 0 : spec_bytes(input_specs[0]);
-        const int groups = pkb_groups(first, l2);
-        TimingBuffers buffers(shared, input_specs, host_inputs, output_specs, groups, true);
-        for (const auto& [name, factory] : present) {
-            const auto side = (*factory)(buffers);
-            json extra = {
-                {"num_input_groups", groups}, {"l2_cache_size_bytes", l2}, {"timed_tensor_bytes", first}};
-            const BlockTiming series = side->pkb_series(options.pkb_warmup, options.pkb_iterations, extra);
-            timing.send("pkb", name, 0, series.samples_ms, extra);
-            progress("pkb", name);
-        }
+        time_pkb_series(c, options, present, shared, progress_of("pkb"));
     }
-    if (options.pkbw) {
-        // Enough copies of every input that one pass over them exceeds 3x L2, within a memory budget.
-        const std::size_t per_copy = std::max<std::size_t>(total_bytes(input_specs), 1);
-        int copies = 1;
-        if (options.rotation == "copies" && l2 > 0) {
-            copies = static_cast<int>(std::min<std::size_t>((3 * l2 + per_copy - 1) / per_copy, 128));
-            if (versions.memory_bytes > 0) {
-                const auto budget = static_cast<std::size_t>(options.rotation_memory_fraction *
-                                                             static_cast<double>(versions.memory_bytes));
-                copies = static_cast<int>(
-                    std::clamp<std::size_t>(budget / per_copy, 1, static_cast<std::size_t>(copies)));
-            }
-            copies = std::max(copies, 1);
+    if (options.pkbw && !present.empty()) {
+        if (workers.inputs == nullptr) {
+            throw Error("pkbw's timing has no inputs (start_timing_inputs was not called)");
         }
-        TimingBuffers buffers(shared, input_specs, host_inputs, output_specs, copies, false);
-        std::vector<std::unique_ptr<TimedSide>> sides;
-        std::vector<std::string> names;
-        for (const auto& [name, factory] : present) {
-            sides.push_back((*factory)(buffers));
-            names.push_back(name);
-        }
-        std::vector<int> repeat(sides.size(), 1);
-        int next_copy = 0;
-        for (std::size_t s = 0; s < sides.size(); ++s) {
-            if (options.warmup > 0) {
-                json ignored = json::object();
-                const auto warm =
-                    sides[s]->pkbw_block(options.warmup, 1, false, next_copy, ignored).samples_ms;
-                if (options.min_time_ms > 0) {
-                    // Every rank must repeat the same number of calls: agree on the largest.
-                    const double median = std::max(percentile(warm, 50), 1e-6);
-                    std::int32_t mine = static_cast<std::int32_t>(std::ceil(options.min_time_ms / median));
-                    mine = std::clamp(mine, 1, 100000);
-                    std::int32_t agreed = 1;
-                    for (const auto& part : c.rendezvous.all_gather(std::as_bytes(std::span(&mine, 1)))) {
-                        std::int32_t value = 1;
-                        std::memcpy(&value, part.data(), sizeof(value));
-                        agreed = std::max(agreed, value);
-                    }
-                    repeat[s] = agreed;
-                }
-            }
-        }
-        const bool flush = options.rotation == "flush";
-        const auto order = block_order(options.pairs);
-        for (std::size_t b = 0; b < order.size(); ++b) {
-            // With one side present (a dryrun), its blocks run back to back.
-            const std::size_t s = sides.size() == 1 ? 0 : (order[b] == BlockSide::Reference ? 0 : 1);
-            if (sides.size() == 1 && b >= static_cast<std::size_t>(options.pairs)) {
-                break;
-            }
-            json extra = {{"input_copies", copies},
-                          {"copy_bytes", per_copy},
-                          {"l2_cache_size_bytes", l2},
-                          {"repeat", repeat[s]},
-                          {"rotation", options.rotation}};
-            const auto block = sides[s]->pkbw_block(options.iterations, repeat[s], flush, next_copy, extra);
-            timing.send("pkbw", names[s], static_cast<int>(b), block.samples_ms, extra);
-            progress("pkbw", names[s]);
-        }
-        if (bare) {
-            const WorkModel work = c.problem->work(c.config);
-            const TensorSpec& in = input_specs[0];
-            LocalSide bare(c, [&](int copy) {
-                c.device.bare_collective(work.collective, buffers.inputs(copy)[0].data,
-                                         buffers.outputs()[0].data,
-                                         static_cast<std::size_t>(shape_numel(in.shape)), in.dtype);
-            });
-            bare.set_copies(copies);
-            json warm = json::object();
-            int warm_copy = 0;
-            bare.pkbw_block(std::max(std::min(options.warmup, 20), 1), 1, false, warm_copy, warm);
-            for (int b = 0; b < options.pairs; ++b) {
-                json extra = {{"collective", collective_kind_name(work.collective)},
-                              {"input_copies", copies}};
-                const auto block = bare.pkbw_block(options.iterations, 1, flush, next_copy, extra);
-                timing.send("pkbw", "bare_nccl", b, block.samples_ms, extra);
-                progress("pkbw", "bare_nccl");
-            }
-        }
-        if (sides_present.after_timing) {
-            sides_present.after_timing(buffers);
-        }
+        const CheckedTimingContext context{c,
+                                           shared,
+                                           workers.atol,
+                                           workers.rtol,
+                                           workers.reference,
+                                           workers.candidate,
+                                           workers.inputs,
+                                           workers.scheduling,
+                                           progress_of("pkbw")};
+        run_checked_timing(context, options);
     }
+    if (bare) {
+        time_bare_nccl(c, options, shared, progress_of("pkbw"));
+    }
+    const auto [sm_end, memory_end] = c.device.clocks_mhz();
     c.events.send({{"event", protocol::kPerfResult},
                    {"rank", c.rank},
                    {"protocol", "clocks"},
                    {"start", start_clocks},
-                   {"end", timing.clocks()},
-                   {"device", versions.device_name}});
+                   {"end", {{"sm_mhz", sm_end}, {"memory_mhz", memory_end}}},
+                   {"device", c.device.versions().device_name}});
+}
+
+std::unique_ptr<TimingInputs> start_timing_inputs(Rendezvous& judges, const Problem& problem,
+                                                  const ProblemConfig& config, int rank, const PerfOptions& options,
+                                                  std::size_t memory_bytes) {
+    if (!options.pkbw) {
+        return nullptr;
+    }
+    TimingRequest request;
+    request.calls = options.iterations;
+    request.pairs = options.pairs;
+    request.cold = options.rotation == "copies";
+    request.memory_fraction = options.rotation_memory_fraction;
+    request.memory_bytes = memory_bytes;
+    const TimingAgreement agreed = agree_on_timing(judges, problem, config, rank, request);
+    // The drawing shares the machine with the workers' start and the eval's trials: a thread per core
+    // of this rank's share.
+    const unsigned cores = std::max(std::thread::hardware_concurrency(), 1u);
+    const int threads = static_cast<int>(std::clamp(cores / static_cast<unsigned>(config.world_size), 1u, 16u));
+    return std::make_unique<TimingInputs>(problem, config, rank, agreed, threads);
 }
 
 void run_calibration(const PerfContext& c, const std::vector<std::size_t>& sizes, int iterations) {

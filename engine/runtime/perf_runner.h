@@ -1,13 +1,12 @@
-// The rank side of `pkbw perf`: times reference and candidate in this process after correctness,
-// with PKB's protocol (as-is, for the PKB-compatible figure) and pkbw's (ranks aligned per block,
-// ABBA alternation, every input rotated past 3x L2 or an explicit flush), and reports every sample.
+// The rank side of `pkbw perf`: times reference and candidate after correctness with pkbw's protocol
+// (checked_timing.h: every timed call checked, every time the judge's clock) and PKB's (as-is, measured
+// inside each side's worker process, for the PKB-compatible figure), and reports every block.
 #pragma once
 
 #include "device.h"
 #include "event_sink.h"
 #include "pkbw/core/problem.h"
 #include "shared_buffers.h"
-#include "solution_library.h"
 #include "timing.h"
 
 #include <functional>
@@ -24,13 +23,12 @@ struct PerfOptions {
     int pkb_warmup = 500;
     int pkb_iterations = 100;
     bool pkbw = true;                // pkbw's protocol
-    int warmup = 50;                 // per side, before the first block
-    int pairs = 5;                   // ABBA: `pairs` blocks of each side
-    int iterations = 100;            // per block
-    std::string rotation = "copies"; // copies | flush | none
-    double min_time_ms = 0;          // > 0: repeat calls inside one sample until it lasts this long
+    int warmup = 50;                 // calls per side, before the first block
+    int pairs = 10;                  // ABBA: `pairs` blocks of each side
+    int iterations = 50;             // calls per block (raised until a block's inputs span 3x L2)
+    std::string rotation = "copies"; // copies (fresh inputs spanning 3x L2) | none (as asked, maybe cached)
     bool bare_nccl = false;          // also time a bare ncclAllReduce/AllGather of the problem's first input
-    double rotation_memory_fraction = 0.25; // cap on memory used for input copies
+    double rotation_memory_fraction = 0.25; // cap on device memory for timed inputs and output slots
 };
 
 // Reads the "perf" object of the rank configuration (absent fields keep their defaults).
@@ -73,33 +71,31 @@ private:
     std::vector<TensorView> output_views_;
 };
 
-// One side to time, wherever its calls run: in this process (the reference, the bare NCCL loop) or
-// in the candidate process. `extra` gathers what the block's perf_result event carries besides the
-// samples (the bracket, and for the candidate process its CPU after returning).
-class TimedSide {
-public:
-    virtual ~TimedSide() = default;
-    virtual BlockTiming pkb_series(int warmup, int iterations, nlohmann::json& extra) = 0;
-    virtual BlockTiming pkbw_block(int iterations, int repeat, bool flush, int& next_copy,
-                                   nlohmann::json& extra) = 0;
+struct TimedWorker;  // checked_timing.h
+struct ThreadScheduling; // scheduling_guard.h
+class TimingInputs;  // timing_inputs.h
+
+// The sides present in a perf run: each side's worker process (the candidate's is frozen outside its
+// own blocks).
+struct PerfWorkers {
+    TimedWorker* reference = nullptr;
+    TimedWorker* candidate = nullptr;
+    double atol = 1e-2, rtol = 1e-2; // the run's tolerance, for the check of every timed call
+    TimingInputs* inputs = nullptr;  // pkbw's protocol: the timed calls' inputs (start_timing_inputs)
+    const ThreadScheduling* scheduling = nullptr; // the judge's, before its workers (scheduling_guard.h)
 };
 
-// The block's bracket as a perf_result event carries it: span_ms, host_ms, calls.
-void add_bracket(nlohmann::json& extra, const BlockTiming& timing);
+// Agrees with the other judges on pkbw's timed blocks and starts drawing their inputs in the
+// background (timing_inputs.h): called as soon as the judges have met, before the devices and the
+// workers start, so that the drawing overlaps their start and the eval's trials. Collective over the
+// judges. `memory_bytes`: the device's (0 on the host backend). Null when pkbw's protocol is off.
+std::unique_ptr<TimingInputs> start_timing_inputs(Rendezvous& judges, const Problem& problem,
+                                                  const ProblemConfig& config, int rank, const PerfOptions& options,
+                                                  std::size_t memory_bytes);
 
-// A side timed in this process: `library` called with `session`'s services.
-std::unique_ptr<TimedSide> make_local_side(const PerfContext& context, const SolutionLibrary& library,
-                                           SolutionSession& session, const TimingBuffers& buffers);
-
-struct PerfSides {
-    // Absent sides are empty functions.
-    std::function<std::unique_ptr<TimedSide>(const TimingBuffers&)> reference, candidate;
-    // After the timed blocks, with their buffers alive (the re-check at the timed addresses).
-    std::function<void(TimingBuffers&)> after_timing;
-};
-
-// Times the sides that are present and sends `perf_result` events.
-void run_perf(const PerfContext& context, const PerfOptions& options, const PerfSides& sides,
+// Times the sides that are present and sends their events (perf_result, timing_plan, timed_check,
+// perf_progress).
+void run_perf(const PerfContext& context, const PerfOptions& options, const PerfWorkers& workers,
               SharedBuffers& shared);
 
 // `pkbw calibrate`: bare NCCL allreduce/allgather busbw and peer-copy bandwidth over `sizes`.

@@ -1,6 +1,6 @@
 // The judge of one rank (rank_runner.h's run_rank) as a class, private to the engine: rank_runner.cpp
 // holds its life (rendezvous, device, the candidate's process, the traced pass, perf, teardown) and
-// rank_trial.cpp one trial (inputs, candidate, reference, compare, outputs) and the re-check after timing.
+// rank_trial.cpp one trial (inputs, candidate, reference, compare, outputs).
 #pragma once
 
 #include "candidate_process.h"
@@ -12,7 +12,9 @@
 #include "pkbw/engine_nvtx.h"
 #include "rank_runner.h"
 #include "rendezvous.h"
+#include "scheduling_guard.h"
 #include "solution_library.h"
+#include "timing_inputs.h"
 #include "trial_buffers.h"
 
 #include <filesystem>
@@ -50,9 +52,13 @@ private:
     // inside, so the range ends when the GPU's work ends.
     void run_traced_pass(int iterations);
 
-    // The candidates' own rendezvous (rank 0's judge picks its port and token and tells the other
-    // judges), then this rank's candidate process in its sandbox.
-    void start_candidate(const std::map<std::string, double>& params);
+    // A worker group's own rendezvous (rank 0's judge picks its port and token and tells the other
+    // judges), then this rank's worker process in its sandbox: the candidate's process, or the
+    // reference's timing worker (perf: both sides are timed the same way, docs/perf.md).
+    std::unique_ptr<CandidateProcess> start_worker(const std::string& side, const std::string& library,
+                                                   const std::map<std::string, double>& params);
+    // The perf phase: the reference's timing worker, then both sides timed.
+    void run_perf_phase();
 
     // The candidate process failed in a way that ends this rank: say who, where and why, at once
     // (no peer waits for a deadline: the launcher sees this rank end and stops the others), then end
@@ -68,9 +74,6 @@ private:
     SideResult run_candidate(TrialBuffers& buffers, int trial, const std::map<std::string, double>& params);
     void collect(SideResult& result, TrialBuffers& buffers, int trial, const std::string& side);
 
-    // The re-check after timing (recheck.h): results as events; a broken candidate ends the rank.
-    void recheck(TimingBuffers& timed);
-
     // Returns whether every rank passed this trial.
     bool run_trial(int trial);
 
@@ -85,6 +88,9 @@ private:
     std::unique_ptr<SolutionSession> reference_session_;
     std::unique_ptr<SharedBuffers> shared_;       // inputs and outputs, mapped into the candidate process
     std::unique_ptr<CandidateProcess> candidate_; // null when this run has no candidate side
+    std::unique_ptr<CandidateProcess> reference_worker_; // perf only: the reference's timing worker
+    std::unique_ptr<TimingInputs> timing_inputs_;        // perf only: drawn while the trials run
+    std::optional<ThreadScheduling> scheduling_;         // perf only: this judge's, before any worker
     std::string shm_prefix_;
     std::filesystem::path trace_dir_;
     std::unique_ptr<TraceRecorder> recorder_; // null unless tracing

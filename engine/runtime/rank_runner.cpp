@@ -12,8 +12,7 @@
 #include "pkbw/problems/registry.h"
 #include "pkbw/tracer_control.h"
 #include "rank_run.h"
-#include "recheck.h"
-#include "remote_side.h"
+#include "checked_timing.h"
 #include "rendezvous.h"
 #include "solution_library.h"
 #include "trial_buffers.h"
@@ -26,6 +25,7 @@
 #include <iostream>
 #include <new>
 #include <optional>
+#include <set>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -39,6 +39,15 @@ std::string hostname() {
     char name[256] = {};
     ::gethostname(name, sizeof(name) - 1);
     return name;
+}
+
+// At most 32 processes, for an event: a fork bomb's count is in leftover_count.
+json process_list(const std::vector<ProcessInfo>& processes) {
+    json list = json::array();
+    for (std::size_t i = 0; i < processes.size() && i < 32; ++i) {
+        list.push_back({{"pid", processes[i].pid}, {"command", processes[i].command.substr(0, 200)}});
+    }
+    return list;
 }
 
 std::string executable_directory() {
@@ -96,13 +105,38 @@ int RankRun::run() {
     }
     // Segment names carry the token's start so the launcher can clean up after a crash, and the
     // launcher's pid so a later pkbw can clean up after a launcher that was killed.
-    shm_prefix_ = "/pkbw-" + rdzv.token.substr(0, 16);
+    // PKBW_SEGMENT_TAG is the launcher's, independent of the token (the workers' segment names carry
+    // it too); ranks started by another launcher take a random one.
+    const char* tag = std::getenv("PKBW_SEGMENT_TAG");
+    shm_prefix_ = "/pkbw-" + (tag && *tag ? std::string(tag).substr(0, 16) : random_hex_token().substr(0, 16));
     if (const char* launcher = std::getenv("PKBW_LAUNCHER_PID"); launcher && *launcher) {
         shm_prefix_ += "-p" + std::to_string(std::atoll(launcher));
     }
-    // The candidate's process starts now and opens its device while this one opens its own.
-    if (config_.mode != "calibrate" && config_.runs_candidate()) {
-        start_candidate(problem_->params(config_.problem_config(0)));
+    if (config_.perf && config_.mode != "calibrate") {
+        // pkbw's timed blocks are agreed now, and their inputs drawn while the devices and the workers
+        // start and the trials run.
+        const std::size_t memory = config_.backend == "cuda" ? cuda_device_memory_bytes(local_rank_) : 0;
+        timing_inputs_ = start_timing_inputs(*rendezvous_, *problem_, config_.problem_config(0), rank_, perf_options,
+                                             memory);
+    }
+    // The workers start now and open their devices while this process opens its own. Before them, the
+    // scheduling that the reference's worker will be held to (scheduling_guard.h).
+    if (config_.perf && config_.mode != "calibrate") {
+        scheduling_ = current_thread_scheduling();
+    }
+    if (config_.mode != "calibrate") {
+        const auto params = problem_->params(config_.problem_config(0));
+        if (config_.runs_candidate()) {
+            candidate_ = start_worker("candidate", config_.candidate_library, params);
+        }
+        if (config_.perf && config_.runs_reference()) {
+            reference_worker_ = start_worker("reference", config_.reference_library, params);
+            if (candidate_) {
+                // Without cgroups a tree is what lies below this process: each worker's is its own.
+                candidate_->exclude_from_tree(reference_worker_->pid());
+                reference_worker_->exclude_from_tree(candidate_->pid());
+            }
+        }
     }
     try {
         if (config_.backend == "cuda") {
@@ -134,6 +168,13 @@ int RankRun::run() {
     const auto params = problem_->params(config_.problem_config(0));
     reference_session_ = std::make_unique<SolutionSession>("reference", *device_, *rendezvous_, params);
     shared_ = std::make_unique<SharedBuffers>(*device_);
+    if (reference_worker_) {
+        try {
+            reference_worker_->wait_ready(*shared_);
+        } catch (const CandidateFailure& failure) {
+            throw Error(std::string("the reference's timing worker could not start: ") + failure.what());
+        }
+    }
     if (candidate_) {
         try {
             candidate_->wait_ready(*shared_);
@@ -148,7 +189,8 @@ int RankRun::run() {
                       {"stage", "started"},
                       {"pid", static_cast<long long>(candidate_->pid())},
                       {"sandbox", candidate_->sandbox().describe()},
-                      {"landlock_abi", candidate_->sandbox().landlock_abi()}});
+                      {"landlock_abi", candidate_->sandbox().landlock_abi()},
+                      {"containment", candidate_->container().describe()}});
     }
 
     const int trials = config_.mode == "dryrun" ? 1 : config_.trials;
@@ -167,61 +209,66 @@ int RankRun::run() {
         run_traced_pass(trace_iterations_);
     }
     if (config_.perf && all_passed) {
-        phase("perf", 0);
-        const PerfContext context{
-            *device_, *rendezvous_, events_, rank_, local_rank_, problem_, config_.problem_config(0)};
-        PerfSides sides;
-        if (reference_) {
-            sides.reference = [&](const TimingBuffers& buffers) {
-                return make_local_side(context, *reference_, *reference_session_, buffers);
-            };
-        }
-        if (candidate_) {
-            sides.candidate = [&](const TimingBuffers& buffers) -> std::unique_ptr<TimedSide> {
-                try {
-                    return make_remote_side(*candidate_, *rendezvous_, buffers);
-                } catch (const CandidateFailure& failure) {
-                    candidate_broke(failure, "perf", 0);
-                }
-            };
-            if (reference_) {
-                sides.after_timing = [&](TimingBuffers& timed) { recheck(timed); };
-            }
-        }
-        try {
-            run_perf(context, perf_options, sides, *shared_);
-        } catch (const CandidateFailure& failure) {
-            if (failure.kind == candidate_protocol::kFailSolution) {
-                throw Error("candidate failed while being timed: " + std::string(failure.what()));
-            }
-            candidate_broke(failure, "perf", 0);
-        }
+        run_perf_phase();
     }
     return finish(trials_run);
 }
 
+void RankRun::run_perf_phase() {
+    phase("perf", 0);
+    const PerfContext context{
+        *device_, *rendezvous_, events_, rank_, local_rank_, problem_, config_.problem_config(0)};
+    TimedWorker reference{"reference", reference_worker_.get(), false};
+    TimedWorker candidate{"candidate", candidate_.get(), true};
+    PerfWorkers workers;
+    workers.reference = reference_worker_ ? &reference : nullptr;
+    workers.candidate = candidate_ ? &candidate : nullptr;
+    workers.atol = config_.atol;
+    workers.rtol = config_.rtol;
+    workers.inputs = timing_inputs_.get();
+    workers.scheduling = scheduling_ ? &*scheduling_ : nullptr;
+    try {
+        run_perf(context, parse_perf_options(config_.perf_options, "configuration"), workers, *shared_);
+        timing_inputs_.reset(); // the staging's device memory
+    } catch (const CandidateFailure& failure) {
+        if (failure.side != "candidate") {
+            throw Error("the reference's timing worker failed: " + std::string(failure.what()));
+        }
+        if (failure.kind == candidate_protocol::kFailSolution) {
+            throw Error("candidate failed while being timed: " + std::string(failure.what()));
+        }
+        candidate_broke(failure, "perf", 0);
+    }
+}
+
 int RankRun::finish(int trials_run) {
     phase("teardown", std::max(trials_run - 1, 0));
+    if (reference_worker_) {
+        reference_worker_->request_quit();
+        reference_worker_->finish();
+        reference_worker_.reset();
+    }
     if (candidate_) {
         const int threads = candidate_->threads();
         candidate_->request_quit(); // it leaves while this process's sessions are torn down
         rendezvous_->barrier();
         reference_session_.reset();
-        const auto leftovers = candidate_->finish();
-        json left = json::array();
-        for (const auto& process : leftovers) {
-            left.push_back({{"pid", process.pid}, {"command", process.command.substr(0, 200)}});
-        }
+        const CandidateLeftovers leftovers = candidate_->finish();
         events_.send({{"event", protocol::kCandidate},
                       {"rank", rank_},
                       {"stage", "finished"},
                       {"threads", threads},
-                      {"leftovers", left}});
+                      {"containment", candidate_->container().describe()},
+                      {"leftovers", process_list(leftovers.killed)},
+                      {"leftover_count", leftovers.count},
+                      {"killed_groups", leftovers.groups},
+                      {"escaped", process_list(leftovers.survivors)}});
         candidate_.reset();
     } else {
         rendezvous_->barrier();
     }
     reference_session_.reset();
+    timing_inputs_.reset(); // before the device its staging lives on
     shared_.reset();
     device_.reset();
     phase_range_.reset();
@@ -293,9 +340,10 @@ void RankRun::run_traced_pass(int iterations) {
     }
 }
 
-void RankRun::start_candidate(const std::map<std::string, double>& params) {
+std::unique_ptr<CandidateProcess> RankRun::start_worker(const std::string& side, const std::string& library,
+                                                        const std::map<std::string, double>& params) {
     std::string mine;
-    std::optional<LoopbackListener> listener; // rank 0's: the candidate adopts it; ours closes below
+    std::optional<LoopbackListener> listener; // rank 0's: the worker adopts it; ours closes below
     if (rank_ == 0) {
         listener.emplace(LoopbackListener::open(config_.world_size + 8));
         mine = std::to_string(listener->port()) + " " + random_hex_token();
@@ -303,8 +351,9 @@ void RankRun::start_candidate(const std::map<std::string, double>& params) {
     const auto all = rendezvous_->all_gather(std::as_bytes(std::span(mine.data(), mine.size())));
     const std::string chosen(reinterpret_cast<const char*>(all[0].data()), all[0].size());
     CandidateLaunch launch;
+    launch.side = side;
     launch.program = executable_directory() + "/pkbw-candidate";
-    launch.library = config_.candidate_library;
+    launch.library = library;
     launch.backend = config_.backend;
     launch.rank = rank_;
     launch.world_size = config_.world_size;
@@ -312,20 +361,21 @@ void RankRun::start_candidate(const std::map<std::string, double>& params) {
     launch.rendezvous_port = std::atoi(chosen.substr(0, chosen.find(' ')).c_str());
     launch.rendezvous_token = chosen.substr(chosen.find(' ') + 1);
     launch.rendezvous_listen_fd = listener ? listener->fd() : -1;
-    launch.shm_prefix = shm_prefix_ + "-c";
+    launch.shm_prefix = shm_prefix_ + (side == "candidate" ? "-c" : "-w");
     launch.params = params;
-    if (recorder_) {
+    if (recorder_ && side == "candidate") {
         launch.trace_dir = (trace_dir_ / "candidate").string();
     }
     const char* sandbox = std::getenv("PKBW_SANDBOX");
     launch.sandbox = !(sandbox && std::string(sandbox) == "off");
     try {
-        candidate_ = std::make_unique<CandidateProcess>(launch);
+        return std::make_unique<CandidateProcess>(launch);
     } catch (const CandidateFailure& failure) {
-        if (failure.kind == "died") {
+        if (side == "candidate" && failure.kind == "died") {
             candidate_broke(failure, "rendezvous", 0);
         }
-        throw Error(std::string("the candidate process could not start: ") + failure.what());
+        throw Error("the " + side + (side == "candidate" ? " process" : "'s timing worker") +
+                    " could not start: " + failure.what());
     }
 }
 
@@ -334,9 +384,17 @@ void RankRun::candidate_broke(const CandidateFailure& failure, const std::string
     std::string message = failure.kind == candidate_protocol::kFailException
                               ? "the candidate threw " + std::string(failure.what())
                               : failure.what();
-    const auto leftovers = kill_descendants(::getpid());
-    if (!leftovers.empty()) {
-        message += "; killed " + std::to_string(leftovers.size()) + " process(es) it left";
+    // The candidate's tree, then anything else below the judge (the candidate process may be gone already,
+    // or its start may have failed: the judge is the subreaper of what it left).
+    int left = candidate_ ? candidate_->kill_tree().count : 0;
+    // The reference's timing worker is not the candidate's: it ends with this process (death signal).
+    std::set<pid_t> workers;
+    if (reference_worker_) {
+        workers.insert(reference_worker_->pid());
+    }
+    left += static_cast<int>(kill_descendants(::getpid(), nullptr, workers).size());
+    if (left > 0) {
+        message += "; killed " + std::to_string(left) + " process(es) it left";
     }
     std::string kind = std::string(status::kKindSolutionError);
     if (failure.kind == candidate_protocol::kFailDevice) {
@@ -348,6 +406,14 @@ void RankRun::candidate_broke(const CandidateFailure& failure, const std::string
                   {"phase", phase_name},
                   {"kind", kind},
                   {"message", message}});
+    // Neither the raise nor the _exit below runs a destructor: the workers' directories go now (their
+    // processes were killed above).
+    for (const CandidateProcess* worker : {candidate_.get(), reference_worker_.get()}) {
+        if (worker != nullptr) {
+            std::error_code ec;
+            std::filesystem::remove_all(worker->sandbox_dir(), ec);
+        }
+    }
     std::fflush(nullptr);
     if (died && failure.signal > 0) {
         std::signal(failure.signal, SIG_DFL);

@@ -1,6 +1,6 @@
 // One trial of a rank's judge (RankRun, rank_run.h): inputs (kept with --keep-inputs, with the judge's tie
 // rows), the candidate before the reference, the comparison, the verdict every rank learns, the output
-// files; and the re-check after timing.
+// files.
 #include "pkbw/core/candidate_protocol.h"
 #include "pkbw/core/compare.h"
 #include "pkbw/core/error.h"
@@ -8,7 +8,6 @@
 #include "pkbw/core/safetensors.h"
 #include "pkbw/core/status.h"
 #include "rank_run.h"
-#include "recheck.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -111,35 +110,6 @@ void RankRun::collect(SideResult& result, TrialBuffers& buffers, int trial, cons
         }
     } catch (const DeviceError& error) {
         exit_after_device_error(events_, rank_, trial, side, error);
-    }
-}
-
-void RankRun::recheck(TimingBuffers& timed) {
-    phase(std::string(status::kPhaseRecheck), 0);
-    const RecheckContext context{*problem_,
-                                 config_,
-                                 rank_,
-                                 *shared_,
-                                 *device_,
-                                 *candidate_,
-                                 [&](TrialBuffers& buffers, const std::map<std::string, double>& params) {
-                                     reference_session_->set_params(params);
-                                     SideResult reference = run_reference(buffers, 0);
-                                     phase(std::string(status::kPhaseRecheck), 0);
-                                     return std::make_pair(std::move(reference.outputs), reference.error);
-                                 }};
-    std::vector<RecheckResult> results;
-    try {
-        results = recheck_after_timing(context, timed);
-    } catch (const CandidateFailure& failure) {
-        candidate_broke(failure, std::string(status::kPhaseRecheck), 0);
-    }
-    for (const auto& result : results) {
-        events_.send({{"event", protocol::kRecheck},
-                      {"rank", rank_},
-                      {"variant", result.variant},
-                      {"status", result.status},
-                      {"message", result.message}});
     }
 }
 

@@ -1,14 +1,18 @@
 #include "sandbox.h"
 
 #include "pkbw/core/error.h"
+#include "process_scan.h"
 
 #include <cerrno>
 #include <csignal>
+#include <cstddef>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <fstream>
-#include <map>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <set>
 #include <sstream>
 #include <sys/prctl.h>
@@ -190,8 +194,44 @@ std::string Sandbox::describe() const {
     }
     text +=
         signals_scoped_ ? "; signals scoped to its own processes" : "; signals not scoped (Landlock ABI < 6)";
-    return text;
+#if defined(__x86_64__)
+    return text + "; no process started in another cgroup (clone3 refused)";
+#else
+    return text + "; clone3 not filtered on this architecture (a process could start in another cgroup)";
+#endif
 }
+
+namespace {
+
+// The candidate may not start a process in another cgroup, where its freeze would not reach it:
+// clone3, the only call that takes CLONE_INTO_CGROUP, fails with ENOSYS (glibc then falls back to clone,
+// which has no such flag), and so do x32-ABI calls (their numbers alias another table); other
+// architectures' calls end the process. Writing a pid into another cgroup's cgroup.procs is Landlock's
+// to refuse. A filter by hand: libseccomp for seven instructions would be a run-time dependency of every
+// GPU machine (docs/architecture.md).
+int refuse_clone_into_cgroup() noexcept {
+#if defined(__x86_64__)
+    constexpr unsigned kX32Bit = 0x40000000u;
+    static const sock_filter instructions[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, kX32Bit, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    const sock_fprog program{static_cast<unsigned short>(sizeof instructions / sizeof instructions[0]),
+                             const_cast<sock_filter*>(instructions)};
+    if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) != 0) {
+        return errno;
+    }
+#endif
+    return 0;
+}
+
+} // namespace
 
 int Sandbox::apply_in_child() const noexcept {
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
@@ -226,86 +266,61 @@ int Sandbox::apply_in_child() const noexcept {
     if (ruleset_fd_ >= 0 && ::syscall(SYS_landlock_restrict_self, ruleset_fd_, 0) != 0) {
         return errno;
     }
-    return 0;
+    return refuse_clone_into_cgroup();
 }
 
 std::vector<ProcessInfo> descendants_of(pid_t root) {
-    std::map<pid_t, std::vector<ProcessInfo>> children;
-    DIR* proc = ::opendir("/proc");
-    if (proc == nullptr) {
-        return {};
-    }
-    while (dirent* entry = ::readdir(proc)) {
-        char* end = nullptr;
-        const long pid = std::strtol(entry->d_name, &end, 10);
-        if (pid <= 0 || *end != '\0') {
-            continue;
-        }
-        const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
-        const std::size_t close = stat.rfind(')');
-        if (close == std::string::npos || close + 4 >= stat.size()) {
-            continue;
-        }
-        // "pid (comm) S ppid ...": state, then the parent.
-        const char state = stat[close + 2];
-        if (state == 'Z' || state == 'X') {
-            continue;
-        }
-        ProcessInfo info;
-        info.pid = static_cast<pid_t>(pid);
-        info.ppid = static_cast<pid_t>(std::strtol(stat.c_str() + close + 4, nullptr, 10));
-        std::string cmdline = read_text("/proc/" + std::to_string(pid) + "/cmdline");
-        for (char& c : cmdline) {
-            c = c == '\0' ? ' ' : c;
-        }
-        while (!cmdline.empty() && cmdline.back() == ' ') {
-            cmdline.pop_back();
-        }
-        const std::size_t open = stat.find('(');
-        info.command = !cmdline.empty() ? cmdline : stat.substr(open + 1, close - open - 1);
-        children[info.ppid].push_back(info);
-    }
-    ::closedir(proc);
     std::vector<ProcessInfo> found;
-    std::vector<pid_t> frontier{root};
-    std::set<pid_t> seen{root};
-    while (!frontier.empty()) {
-        const pid_t parent = frontier.back();
-        frontier.pop_back();
-        for (const auto& child : children[parent]) {
-            if (seen.insert(child.pid).second) {
-                found.push_back(child);
-                frontier.push_back(child.pid);
-            }
-        }
+    for (auto& process : process_scan::below(process_scan::all(), root)) {
+        found.push_back(std::move(process.info));
     }
     return found;
 }
 
-std::vector<ProcessInfo> kill_descendants(pid_t root) {
+std::vector<ProcessInfo> kill_descendants(pid_t root, std::vector<pid_t>* unseen_groups,
+                                          const std::set<pid_t>& skip) {
     std::vector<ProcessInfo> killed;
-    std::set<pid_t> reported;
+    std::set<pid_t> reported, groups, groups_killed, groups_seen;
+    // Below this process, a subreaper, the process groups of the sessions its descendants made are killed
+    // whole too: a process that forks and exits faster than a scan is caught there (process_scan.h).
+    const bool below_self = root == ::getpid();
     for (int round = 0; round < 20; ++round) {
-        const auto living = descendants_of(root);
-        if (living.empty()) {
+        process_scan::Tree tree;
+        if (below_self) {
+            tree = process_scan::tree_below_self(skip);
+        } else {
+            tree.living = process_scan::below(process_scan::all(), root, skip);
+        }
+        groups.merge(tree.groups);
+        // Zombies keep a group signallable: reaped first, a group that takes the signal had a living
+        // process in it.
+        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+        }
+        groups_killed.merge(process_scan::signal_groups(groups, SIGKILL));
+        if (tree.living.empty() && groups.empty()) {
             break;
         }
-        for (const auto& process : living) {
-            ::kill(process.pid, SIGKILL);
-            if (reported.insert(process.pid).second) {
-                killed.push_back(process);
+        for (const auto& process : tree.living) {
+            ::kill(process.info.pid, SIGKILL);
+            if (reported.insert(process.info.pid).second) {
+                killed.push_back(process.info);
+                groups_seen.insert(process.group);
             }
         }
-        // Reap our own children (orphans are re-parented to us as the subreaper).
+        // Reap our own children (orphans are re-parented to us as the subreaper): every zombie, so that a
+        // group is empty once its processes are dead.
         for (int i = 0; i < 50; ++i) {
-            int status = 0;
-            const pid_t got = ::waitpid(-1, &status, WNOHANG);
-            if (got <= 0) {
-                if (descendants_of(root).empty()) {
-                    break;
-                }
-                ::usleep(2000);
+            while (::waitpid(-1, nullptr, WNOHANG) > 0) {
             }
+            if (process_scan::below(process_scan::all(), root, skip).empty()) {
+                break;
+            }
+            ::usleep(2000);
+        }
+    }
+    for (const pid_t group : groups_killed) {
+        if (unseen_groups && !groups_seen.count(group)) {
+            unseen_groups->push_back(group);
         }
     }
     return killed;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -66,8 +67,14 @@ struct ProcessInfo {
 // Every living descendant of `root` (children, their children, ...), from /proc.
 std::vector<ProcessInfo> descendants_of(pid_t root);
 // SIGKILLs every descendant of `root`, reaps those that are this process's children, and returns
-// what was killed. Repeats until none is left (a descendant may fork while being killed).
-std::vector<ProcessInfo> kill_descendants(pid_t root);
+// what was killed. Repeats until none is left (a descendant may fork while being killed). Below this
+// process itself, the process groups of sessions its descendants made are killed whole as well; those in
+// which no process was seen alive (a forker's living process is the one a scan misses) are added to
+// `unseen_groups` when given.
+// `skip`: children of `root` that are not to be killed, nor what is below them (another worker of the
+// same judge).
+std::vector<ProcessInfo> kill_descendants(pid_t root, std::vector<pid_t>* unseen_groups = nullptr,
+                                          const std::set<pid_t>& skip = {});
 // CPU time of every thread of `pid` so far, in ms (schedstat; stat's ticks when unavailable); < 0
 // when the process is gone.
 double process_cpu_ms(pid_t pid);

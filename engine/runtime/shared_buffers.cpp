@@ -26,11 +26,21 @@ void SharedBuffers::release(void* data) {
     }
     const int id = it->second;
     by_address_.erase(it);
-    if (on_release_) {
-        on_release_(id);
+    for (const auto& [key, listener] : on_release_) {
+        listener(id);
     }
     device_.release_shared(allocations_.at(id));
     allocations_.erase(id);
+}
+
+int SharedBuffers::add_release_listener(std::function<void(int id)> listener) {
+    const int key = next_listener_++;
+    on_release_.emplace(key, std::move(listener));
+    return key;
+}
+
+void SharedBuffers::remove_release_listener(int key) {
+    on_release_.erase(key);
 }
 
 std::optional<SharedBuffers::Location> SharedBuffers::locate(const void* data, std::size_t bytes) const {

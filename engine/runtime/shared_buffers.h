@@ -32,14 +32,18 @@ public:
     std::optional<Location> locate(const void* data, std::size_t bytes) const;
     const SharedAllocation& allocation(int id) const { return allocations_.at(id); }
 
-    void set_release_listener(std::function<void(int id)> listener) { on_release_ = std::move(listener); }
+    // Each worker process that maps these buffers listens (it unmaps a buffer before it is freed).
+    // Returns the listener's key for remove_release_listener.
+    int add_release_listener(std::function<void(int id)> listener);
+    void remove_release_listener(int key);
 
 private:
     Device& device_;
     int next_id_ = 1;
     std::map<int, SharedAllocation> allocations_;
     std::map<const std::byte*, int> by_address_;
-    std::function<void(int)> on_release_;
+    int next_listener_ = 1;
+    std::map<int, std::function<void(int)>> on_release_;
 };
 
 } // namespace pkbw::engine

@@ -68,4 +68,32 @@ BlockTiming TimedCalls::pkbw_block(const CallFunction& call, int copies, int ite
     return timing;
 }
 
+BlockTiming TimedCalls::checked_block(const CallFunction& call, int calls, bool barrier) {
+    device_.synchronize();
+    if (barrier) {
+        rendezvous_.barrier();
+    }
+    BlockTiming timing;
+    if (calls <= 0) {
+        device_.synchronize();
+        return timing;
+    }
+    auto timer = device_.make_timer(2 * calls);
+    const auto start = Clock::now();
+    for (int k = 0; k < calls; ++k) {
+        timer->mark(2 * k);
+        call(k);
+        timer->mark(2 * k + 1);
+    }
+    device_.synchronize();
+    timing.host_ms = ms_since(start);
+    const auto consecutive = timer->elapsed_ms();
+    for (std::size_t i = 0; i < consecutive.size(); i += 2) {
+        timing.samples_ms.push_back(consecutive[i]);
+    }
+    timing.span_ms = std::accumulate(consecutive.begin(), consecutive.end(), 0.0);
+    timing.calls = calls;
+    return timing;
+}
+
 } // namespace pkbw::engine

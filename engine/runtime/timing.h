@@ -1,7 +1,7 @@
-// The timed loops, run in the process that owns the calls: the judge for the reference and the bare
-// NCCL loop, the candidate process for the candidate (its kernels run there). Each block is
-// bracketed by a device-wide synchronisation on the host clock, so the caller can tell whether the
-// events saw all the work (core/timing_checks.h).
+// The timed loops, run in the process that owns the calls: a worker process for each side's blocks
+// (the candidate's process, the reference's timing worker; their judge times each request on its own
+// clock), the judge itself for the bare NCCL loop and calibration. A block ends with a device-wide
+// synchronisation, so a reply comes after all of the block's device work.
 #pragma once
 
 #include "device.h"
@@ -16,8 +16,7 @@ class Rendezvous;
 struct BlockTiming {
     std::vector<double> samples_ms;
     double span_ms = 0;  // first mark to last mark on the timed stream
-    double host_ms = 0;  // host clock, just before the first mark to after the device-wide sync
-    double whole_ms = 0; // the whole request in the process that ran it: barrier and warm-up too
+    double host_ms = 0; // host clock, just before the first mark to after the device-wide sync
     int calls = 0;
 };
 
@@ -37,6 +36,10 @@ public:
     // cache flush, kept outside the sample but inside the span).
     BlockTiming pkbw_block(const CallFunction& call, int copies, int iterations, int repeat, bool flush,
                            int& next_copy);
+    // pkbw's checked block (docs/perf.md): `calls` calls, call k on input set and output slot k, back to
+    // back, one event before and after each; optionally after a barrier of the worker's group. With no
+    // calls it is the round trip the judge calibrates (barrier and synchronisation only).
+    BlockTiming checked_block(const CallFunction& call, int calls, bool barrier);
 
 private:
     Device& device_;

@@ -4,34 +4,92 @@
 
 using namespace pkbw;
 
-TEST(TimingChecks, UntimedDeviceWorkIsFlaggedOnlyBeyondLaunchAndSyncAllowance) {
-    // An honest block: the device-wide sync returns right after the last mark.
-    EXPECT_FALSE(untimed_device_work({10.0, 10.3, 100}));
-    // Tiny blocks have a fixed allowance for the first launch and the final synchronisation.
-    EXPECT_FALSE(untimed_device_work({0.05, 0.05 + kUntimedAllowanceMs * 0.9, 100}));
-    // 200 us of side-stream work per call, 100 calls, timed at 7 us each (the measurement).
-    const auto finding = untimed_device_work({0.7, 20.7, 100});
-    ASSERT_TRUE(finding);
-    EXPECT_NE(finding->find("outside the measured stream"), std::string::npos);
-    EXPECT_NE(finding->find("20.700 ms"), std::string::npos);
-    // The allowance grows with the span (10%), so long honest blocks are not flagged for jitter.
-    EXPECT_FALSE(untimed_device_work({1000.0, 1000.0 + 0.09 * 1000.0 + kUntimedAllowanceMs, 100}));
-    EXPECT_TRUE(untimed_device_work({1000.0, 1000.0 + 0.11 * 1000.0 + kUntimedAllowanceMs, 100}));
+namespace {
+constexpr std::size_t MiB = 1 << 20;
 }
 
-TEST(TimingChecks, CpuAfterReturnIsFlaggedAboveAQuarterCore) {
-    EXPECT_FALSE(work_after_return(0.0, 50.0));
-    EXPECT_FALSE(work_after_return(kIdleCpuAllowanceMs + 0.2 * 50.0, 50.0));
-    const auto finding = work_after_return(48.0, 50.0);
-    ASSERT_TRUE(finding);
-    EXPECT_NE(finding->find("48.0 ms of CPU in the 50 ms"), std::string::npos);
+TEST(CheckedTimingPlan, TheCallsAskedForWhenTheyFit) {
+    const auto plan = plan_checked_timing(2 * MiB, 2 * MiB, 32ull << 30, 50, 10);
+    EXPECT_EQ(plan.calls_per_block, 50);
+    EXPECT_EQ(plan.reason, "50 calls asked for");
+    EXPECT_EQ(plan.staging_bytes, 11u * 50 * 2 * MiB); // ten pairs and the warm-up
+    EXPECT_EQ(plan.slot_bytes, 50u * (2 + 4) * MiB);
+    const auto many = plan_checked_timing(4096, 4096, 32ull << 30, 1000, 10);
+    EXPECT_EQ(many.calls_per_block, kMaxCallsPerBlock);
+    EXPECT_NE(many.reason.find("at most"), std::string::npos);
 }
 
-TEST(TimingChecks, TheJudgesClockMustConfirmTheReportedBlockTime) {
-    EXPECT_FALSE(judge_clock_disagrees(21.0, 20.0));
-    EXPECT_FALSE(judge_clock_disagrees(0.5 + kJudgeAllowanceMs, 0.5)); // a short block, a slow round trip
-    // A candidate that reports 0.7 ms for a block that kept the judge waiting 300 ms.
-    const auto finding = judge_clock_disagrees(300.0, 0.7);
+TEST(CheckedTimingPlan, LargeInputsGetFewerCallsToFitTheBudgetButAlwaysOne) {
+    // 1 GiB inputs and outputs, 16 GiB budget: (10 + 2) GiB + 2 GiB per call fits once.
+    const auto plan = plan_checked_timing(1ull << 30, 1ull << 30, 16ull << 30, 50, 10);
+    EXPECT_EQ(plan.calls_per_block, 1);
+    EXPECT_NE(plan.reason.find("lowered"), std::string::npos);
+    const auto huge = plan_checked_timing(64ull << 30, 0, 16ull << 30, 50, 10);
+    EXPECT_EQ(huge.calls_per_block, 1);
+    // 64 MiB inputs: 12 x 64 + 2 x 64 MiB per call in 8 GiB is 9 calls.
+    EXPECT_EQ(plan_checked_timing(64 * MiB, 64 * MiB, 8ull << 30, 50, 10).calls_per_block, 9);
+}
+
+TEST(CheckedTimingPlan, JudgeCallTimeSubtractsTheRoundTripAndNeverGoesNegative) {
+    EXPECT_DOUBLE_EQ(judge_call_ms(1.05, 0.05, 100), 0.01);
+    EXPECT_DOUBLE_EQ(judge_call_ms(0.03, 0.05, 100), 0.0);
+    EXPECT_DOUBLE_EQ(judge_call_ms(1.0, 0.0, 0), 0.0);
+}
+
+TEST(TimingChecks, SamplesThatAgreeWithTheJudgesClockAreNotAFinding) {
+    // 100 calls of 10 us: the events span 1.0 ms; the judge saw 1.08 ms with a 0.05 ms round trip.
+    EXPECT_FALSE(samples_disagree({{1.0, 1.08, 0.05}}));
+    // A loaded host: most blocks preempted for milliseconds, one clean: the clean one decides.
+    EXPECT_FALSE(samples_disagree({{4.0, 12.0, 1.2}, {3.9, 8.1, 1.2}, {4.0, 5.4, 1.2}, {3.8, 7.0, 1.2}}));
+    // A short block: barrier and first launch fit the fixed allowance.
+    EXPECT_FALSE(samples_disagree({{0.05, 0.05 + 0.05 + kSamplesAllowanceMs * 0.9, 0.05}}));
+    EXPECT_FALSE(samples_disagree({}));
+}
+
+TEST(TimingChecks, ShrunkOrSlowedSamplesAreAFinding) {
+    // Samples shrunk 5.8x (the forged clock) in every block.
+    const auto shrunk = samples_disagree({{1.7, 10.05, 0.05}, {1.72, 10.5, 0.05}});
+    ASSERT_TRUE(shrunk);
+    EXPECT_NE(shrunk->find("not the block's"), std::string::npos);
+    EXPECT_NE(shrunk->find("reported 1.700 ms for a block that took 10.000 ms"), std::string::npos)
+        << *shrunk;
+    // A process clock slowed 1.3x reports less than happened in every block; one sped up reports more
+    // than the judge could have seen.
+    EXPECT_TRUE(samples_disagree({{10.0 / 1.3, 10.05, 0.05}, {10.0 / 1.3, 10.3, 0.05}}));
+    EXPECT_TRUE(samples_disagree({{13.0, 10.05, 0.05}, {13.0, 10.05, 0.05}}));
+    EXPECT_FALSE(samples_disagree({{13.0, 10.05, 0.05}, {10.0, 10.05, 0.05}}));
+}
+
+TEST(TimingChecks, CpuWhileFrozenAndABusyGpu) {
+    EXPECT_FALSE(cpu_while_frozen(0.0));
+    EXPECT_FALSE(cpu_while_frozen(kFrozenCpuAllowanceMs));
+    const auto cpu = cpu_while_frozen(35.0);
+    ASSERT_TRUE(cpu);
+    EXPECT_NE(cpu->find("35.0 ms"), std::string::npos);
+
+    EXPECT_FALSE(gpu_busy(25.0, 24.0, "while the reference was timed"));
+    EXPECT_FALSE(gpu_busy(24.0 + kGpuBusyAllowanceUs, 24.0, "x"));
+    const auto gpu = gpu_busy(2100.0, 24.0, "while the reference was timed");
+    ASSERT_TRUE(gpu);
+    EXPECT_NE(gpu->find("2100 us while the reference was timed"), std::string::npos);
+}
+
+TEST(TimingChecks, OneCallHoldingMostBlocksIsAFindingAndAnHonestSpreadIsNot) {
+    const std::vector<double> even(50, 0.2);
+    std::vector<double> batched(50, 0.0);
+    batched[0] = 9.0; // call 0 computed the block, the others returned at once
+    std::vector<double> cold_first(50, 0.2);
+    cold_first[0] = 3.0; // a cold first call: 3 of 12.8 ms
+    EXPECT_FALSE(one_call_holds_the_block({even, even, even}));
+    EXPECT_FALSE(one_call_holds_the_block({cold_first, cold_first}));
+    // One preempted call in one block of four: noise, not a pattern.
+    EXPECT_FALSE(one_call_holds_the_block({batched, even, even, even}));
+    const auto finding = one_call_holds_the_block({batched, batched, even});
     ASSERT_TRUE(finding);
-    EXPECT_NE(finding->find("not the block's"), std::string::npos);
+    EXPECT_NE(finding->find("in 2 of 3 blocks one call took most of the block"), std::string::npos)
+        << *finding;
+    EXPECT_NE(finding->find("up to 100% of 50 calls"), std::string::npos) << *finding;
+    // Blocks too short to tell, or no samples: nothing is said.
+    EXPECT_FALSE(one_call_holds_the_block({{5.0, 0.0, 0.0}, {5.0, 0.0, 0.0}}));
+    EXPECT_FALSE(one_call_holds_the_block({}));
 }

@@ -5,6 +5,8 @@
 // mismatch (rank_result mismatch on the target rank) | segv_after_result (the target faults after
 // reporting its trial, before teardown; the others wait in teardown) | nccl_trace (every rank writes a
 // trace of one candidate iteration: an NCCL all-reduce kernel on the target, its own kernel elsewhere) |
+// bad_candidate_trace (as nccl_trace with no NCCL kernel, and rank 0 leaves in trace/candidate what a
+// candidate's process could: a link to a valid trace outside the run, a sparse GiB, garbage) |
 // sigterm (the target ends by SIGTERM, as every process of a job does when scancel or kill reaches it) |
 // listener (checks the rendezvous socket: rank 0 holds it listening on MASTER_PORT as
 // PKBW_RDZV_LISTEN_FD when FAKE_RANK_EXPECT_LISTENER=1, no other rank has it, and nobody else can
@@ -71,6 +73,25 @@ void write_trace(const std::string& config_path, int rank, const std::string& ke
           << nlohmann::json{{"end", true}, {"events", 1}, {"dropped_records", 0}}.dump() << "\n";
 }
 
+// What a candidate's process could leave in its trace folder (bad_candidate_trace).
+void write_bad_candidate_trace(const std::string& config_path) {
+    nlohmann::json config = nlohmann::json::parse(std::ifstream(config_path));
+    const std::filesystem::path dir = config.at("trace").at("dir").get<std::string>();
+    std::filesystem::create_directories(dir / "candidate");
+    // A valid trace of rank 0 outside the run, with an event that must never be stored.
+    const std::filesystem::path outside = dir.parent_path().parent_path() / "outside.engine.jsonl";
+    {
+        pkbw::TraceRecorder secret(outside, 0);
+        secret.mark("secret", "secret-event-outside-the-run");
+    }
+    std::filesystem::create_symlink(outside, dir / "candidate" / "rank_0.engine.jsonl");
+    const int sparse = ::open((dir / "candidate" / "rank_1.cupti.jsonl").c_str(), O_CREAT | O_WRONLY, 0600);
+    if (sparse < 0 || ::ftruncate(sparse, 1ll << 30) != 0)
+        std::_Exit(8);
+    ::close(sparse);
+    std::ofstream(dir / "candidate" / "rank_1.engine.jsonl") << "{\"format\": garbage\n";
+}
+
 // The "listener" mode's checks; empty when all hold.
 std::string listener_problem(int rank) {
     const bool expected = rank == 0 && env("FAKE_RANK_EXPECT_LISTENER") == "1";
@@ -132,6 +153,11 @@ int main(int argc, char** argv) {
         emit("this is not json {");
     if (mode == "nccl_trace" && argc == 3)
         write_trace(argv[2], rank, me ? "ncclDevKernel_AllReduce_Sum_bf16_RING_LL" : "my_allreduce_kernel");
+    if (mode == "bad_candidate_trace" && argc == 3) {
+        write_trace(argv[2], rank, "my_allreduce_kernel");
+        if (rank == 0)
+            write_bad_candidate_trace(argv[2]);
+    }
     emit(R"({"event":"hello","rank":)" + r + R"(,"world_size":)" + std::to_string(world) + R"(,"pid":)" +
          std::to_string(::getpid()) +
          R"(,"host":"testhost","backend":"host","device":"host","nccl_runtime":"","nccl_compiled":""})");
@@ -139,7 +165,7 @@ int main(int argc, char** argv) {
         emit(R"({"event":"phase","rank":)" + r + R"(,"phase":")" + phase + R"(","trial":0})");
     }
     if (mode == "shm") {
-        std::string name = "/dev/shm/pkbw-" + env("PKBW_RDZV_TOKEN") + "-r" + r;
+        std::string name = "/dev/shm/pkbw-" + env("PKBW_SEGMENT_TAG") + "-r" + r;
         int fd = ::open(name.c_str(), O_CREAT | O_WRONLY, 0600);
         if (fd >= 0)
             ::close(fd);

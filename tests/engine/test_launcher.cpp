@@ -152,7 +152,9 @@ TEST_F(Launcher, SharedMemorySegmentsAreRemoved) {
     auto outcome = run("shm", 2);
     EXPECT_EQ(outcome.end, LaunchEnd::Completed) << outcome.message;
     EXPECT_EQ(outcome.shm_segments_removed, 2);
-    EXPECT_FALSE(fs::exists("/dev/shm/pkbw-" + outcome.token + "-r0"));
+    EXPECT_FALSE(fs::exists("/dev/shm/pkbw-" + outcome.segment_tag + "-r0"));
+    EXPECT_EQ(outcome.segment_tag.size(), 16u);
+    EXPECT_EQ(outcome.token.find(outcome.segment_tag), std::string::npos); // names reveal no token
 }
 
 TEST_F(Launcher, InterruptKillsTheGroup) {
@@ -254,10 +256,41 @@ TEST(OrphanedSegments, OnlyThoseOfDeadLaunchersAreRemoved) {
     EXPECT_TRUE(fs::exists(dir.path() / ("pkbw-" + token + "-pxyz-0-1")));
 }
 
-// The ranks name segments with the token's first 16 digits: the launcher's clean-up must match them.
+// A candidate's temporary directory carries its judge's pid: those of judges that are gone are
+// removed at start, those of the judges a launcher killed at the run's end; a live judge's, links, and
+// names of another shape are left alone.
+TEST(CandidateDirectories, OnlyThoseOfGoneOrKilledJudgesAreRemoved) {
+    pkbw::test::TempDir dir;
+    const pid_t dead = ::fork();
+    if (dead == 0)
+        ::_exit(0);
+    ASSERT_GT(dead, 0);
+    ASSERT_EQ(::waitpid(dead, nullptr, 0), dead);
+    const std::string orphan = "pkbw-candidate-" + std::to_string(dead) + "-a1B2c3";
+    const std::string live = "pkbw-candidate-" + std::to_string(::getpid()) + "-a1B2c3";
+    const std::string old_style = "pkbw-candidate-a1B2c3";
+    const std::string link = "pkbw-candidate-" + std::to_string(dead) + "-linked";
+    for (const std::string& name : {orphan, live, old_style})
+        dir.write(name + "/candidate.so", "x");
+    fs::create_directories(dir.path() / "kept");
+    fs::create_directory_symlink(dir.path() / "kept", dir.path() / link);
+    EXPECT_EQ(remove_orphaned_candidate_directories(dir.path()), 1);
+    EXPECT_FALSE(fs::exists(dir.path() / orphan));
+    EXPECT_TRUE(fs::exists(dir.path() / live / "candidate.so"));
+    EXPECT_TRUE(fs::exists(dir.path() / old_style));
+    EXPECT_TRUE(fs::is_symlink(dir.path() / link));
+    EXPECT_TRUE(fs::exists(dir.path() / "kept"));
+
+    // At a run's end: the directories of the judges named, alive or not.
+    EXPECT_EQ(remove_candidate_directories({static_cast<int>(::getpid()) + 1}, dir.path()), 0);
+    EXPECT_EQ(remove_candidate_directories({static_cast<int>(::getpid())}, dir.path()), 1);
+    EXPECT_FALSE(fs::exists(dir.path() / live));
+}
+
+// The ranks name segments after the segment tag: the launcher's clean-up must match them.
 TEST(OrphanedSegments, RunCleanupMatchesTheRanksNames) {
     pkbw::test::TempDir dir;
-    const std::string token = "0123456789abcdef0123456789abcdef";
+    const std::string token = "0123456789abcdef";
     dir.write("pkbw-0123456789abcdef-p1-0-0", "x");
     dir.write("pkbw-0123456789abcdef-0-1", "x");
     dir.write("pkbw-fedcba9876543210-0-1", "x");

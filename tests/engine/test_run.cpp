@@ -194,6 +194,25 @@ TEST_F(RunTest, NcclKernelsInTheCandidatesTraceAreAWarning) {
     EXPECT_EQ(r.trace_events, 4u); // per rank: the iteration range and the kernel
 }
 
+// What the candidate's process leaves in trace/candidate costs only itself: each bad file is named in
+// the run's warnings, nothing of a link's target is stored, and the judges' traces are.
+TEST_F(RunTest, BadCandidateTraceFilesAreLeftOutAndNamed) {
+    auto o = options("bad_candidate_trace");
+    o.trace_iterations = 1;
+    ASSERT_EQ(run(o, memory), 0) << err.str();
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "pass");
+    EXPECT_EQ(r.trace_events, 4u) << r.summary; // the judges' two per rank, none from the link's target
+    for (const char* text :
+         {"warning: trace file left out: trace/candidate/rank_0.engine.jsonl: a symbolic "
+          "link: not followed",
+          "warning: trace file left out: trace/candidate/rank_1.cupti.jsonl: 1073741824 "
+          "bytes, over the cap of 268435456 bytes: not read",
+          "warning: trace file left out: trace/candidate/rank_1.engine.jsonl:1: invalid JSON"})
+        EXPECT_NE(r.summary.find(text), std::string::npos) << text << "\n" << r.summary;
+    EXPECT_NE(err.str().find("pkbw: a trace file is left out: "), std::string::npos) << err.str();
+}
+
 TEST_F(RunTest, EnvironmentExitIsErrorThree) {
     ASSERT_EQ(run(options("exit3"), memory), 3);
     EXPECT_EQ(only_run().status, "error");
@@ -512,8 +531,9 @@ TEST_F(HostMisbehaviour, PerfAndTraceAreStoredAndExported) {
     auto store = pkbw::Store::open_read_only(store_path);
     const auto run_row = store.list_runs().at(0);
     const auto samples = store.perf_samples(run_row.id);
-    // PKB series (block -1, 5 per rank and side) plus 2x2 pkbw blocks of 4, on 2 ranks.
-    EXPECT_EQ(samples.size(), static_cast<std::size_t>(2 * (2 * 5 + 4 * 4)));
+    // PKB series (block -1, 5 per rank and side) plus 2x2 pkbw blocks, each one figure per rank (the
+    // judge's clock per call), on 2 ranks.
+    EXPECT_EQ(samples.size(), static_cast<std::size_t>(2 * (2 * 5 + 4 * 1)));
     bool has_speedup = false;
     for (const auto& row : store.perf_summaries(run_row.id))
         has_speedup = has_speedup || row.statistic == "speedup";

@@ -76,11 +76,18 @@ TEST(SharedBuffers, LocateFindsTheBufferAndOffsetAndTellsTheListenerBeforeFreein
     a[5] = 42;
     EXPECT_EQ(second[5], 42);
     device->unmap_shared(second, allocation.bytes);
-    std::vector<int> released;
-    shared.set_release_listener([&](int id) { released.push_back(id); });
+    // Every worker that maps the buffers listens (the candidate and the reference's timing worker).
+    std::vector<int> released, also;
+    shared.add_release_listener([&](int id) { released.push_back(id); });
+    const int second_listener = shared.add_release_listener([&](int id) { also.push_back(id); });
     shared.release(a);
     EXPECT_EQ(released, std::vector<int>{in_a->id});
+    EXPECT_EQ(also, std::vector<int>{in_a->id});
     EXPECT_FALSE(shared.locate(a, 1));
+    shared.remove_release_listener(second_listener);
+    shared.release(b);
+    EXPECT_EQ(released.size(), 2u);
+    EXPECT_EQ(also.size(), 1u);
 }
 
 namespace {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The trust issue's GPU figures (docs/perf.md "What the timing cannot miss"): the tuned samples' perf
-# speedups with pkbw before the candidate got its own process (OLD, a pkbw built from the commit
-# before) and after (NEW), and the warm eval turnaround of problem 2 with each, at W ranks.
+# The judge's GPU figures (docs/perf.md "What the timing cannot miss"): the tuned samples' perf speedups
+# and the wall time of each whole `pkbw perf` with an older pkbw (OLD, built from the commit before a
+# change to the timing) and this one (NEW), and the warm eval turnaround of problem 2 with each, at W
+# ranks.
 # Usage: tools/gpu/trust.sh OUT_DIR OLD_PKBW NEW_PKBW   (W default 1; PROBLEMS default "1 2 8 12")
 set -uo pipefail
 out=$(realpath -m "${1:?usage: tools/gpu/trust.sh OUT_DIR OLD_PKBW NEW_PKBW}")
@@ -43,6 +44,14 @@ if p:
     text += f" {p.get('speedup', 0):.3f}x [{p.get('ci_low', 0):.3f}, {p.get('ci_high', 0):.3f}]"
 if cand:
     text += f" cand {cand:.4f} ms"
+pkb = perf.get("pkb") or {}
+if isinstance(pkb.get("speedup"), (int, float)):
+    text += f" (PKB {pkb['speedup']:.3f}x)"
+timing = perf.get("timing") or {}
+if timing.get("calls_per_block"):
+    text += f" [{timing.get('pairs')}x{timing.get('calls_per_block')} calls]"
+if p.get("verdict"):
+    text += f" {p['verdict']}"
 if final.get("status") not in ("pass", None):
     text += " | " + final.get("message", "")[:160]
 print(text)
@@ -57,15 +66,22 @@ done
 wait
 line "== tuned samples, perf at W=$W: before (old pkbw, candidate in the judge's process) and after"
 line "problem | before | after"
+timed() { # version label args...: the run, then its wall seconds
+    local t0 t1
+    t0=$(date +%s.%N)
+    run "$@"
+    t1=$(date +%s.%N)
+    python3 -c "print(f'{$t1-$t0:.1f} s')"
+}
 for n in $problems; do
-    run old perf-$n perf --problem "$n" --solution cuda --solutions-dir $tuned
-    run new perf-$n perf --problem "$n" --solution cuda --solutions-dir $tuned
-    line "$n | $(summary "$out/old-perf-$n.jsonl") | $(summary "$out/new-perf-$n.jsonl")"
+    old_s=$(timed old perf-$n perf --problem "$n" --solution cuda --solutions-dir $tuned)
+    new_s=$(timed new perf-$n perf --problem "$n" --solution cuda --solutions-dir $tuned)
+    line "$n | $(summary "$out/old-perf-$n.jsonl") ($old_s) | $(summary "$out/new-perf-$n.jsonl") ($new_s)"
 done
 line "== warm eval turnaround, problem 2 tuned, W=$W (wall seconds of the whole pkbw command)"
 for version in old new; do
     times=""
-    for i in 1 2 3 4 5; do
+    for i in 1 2 3; do
         t0=$(date +%s.%N)
         run $version eval2-$i eval --problem 2 --solution cuda --solutions-dir $tuned
         t1=$(date +%s.%N)

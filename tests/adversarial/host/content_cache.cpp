@@ -1,7 +1,9 @@
 // Adversarial candidate: caches its result keyed by the input's address and its first element (a
 // "cheap content check" that every trial of an eval defeats, since each trial's inputs differ from the
 // first element on), so the timed calls, which see the same inputs again, copy the cached result.
-// Expected for perf: invalid_timing, from the re-check on the timed inputs with one element changed.
+// Expected for perf: pass, the cache missing on fresh inputs; but exact-mode draws are small integers,
+// so two calls at one address sometimes share the first element: then the cached answer is wrong and
+// the check of that call says so (invalid_timing, "computed but not allclose").
 #include "pkbw/solution.h"
 
 #include <cstring>

@@ -184,9 +184,9 @@ TEST_F(TieEval, APassingCandidateKeepsTheTieRowsUnclassified) {
     EXPECT_NE(text.find("[2 tie rows]"), std::string::npos) << text;
 }
 
-// The re-check after timing compares with the tie rows of its own inputs: a candidate that breaks ties
-// the other way only once its trials are over fails the re-check, and the message says why.
-TEST_F(TieEval, RecheckAfterTimingReportsTieExplainedMismatches) {
+// Every timed call is checked with the tie rows of its own fresh inputs: a candidate that breaks ties the
+// other way only once its trials are over fails the check of its timed calls, and the message says why.
+TEST_F(TieEval, TimedCallsReportTieExplainedMismatches) {
     std::string late = pkbw::test::kTieReferenceSource;
     // From its second call on (the trial was the first), ties go to the higher index.
     const std::string rule = "in[t * 4 + e] > in[t * 4 + second]";
@@ -198,7 +198,7 @@ TEST_F(TieEval, RecheckAfterTimingReportsTieExplainedMismatches) {
     const auto runs = store.list_runs();
     ASSERT_EQ(runs.size(), 1u);
     EXPECT_EQ(runs[0].status, pkbw::RunStatus::InvalidTiming) << runs[0].summary;
-    EXPECT_NE(runs[0].summary.find("re-check after timing failed"), std::string::npos) << runs[0].summary;
+    EXPECT_NE(runs[0].summary.find("a timed call's output failed its check"), std::string::npos) << runs[0].summary;
     EXPECT_NE(runs[0].summary.find("tie-explained: all 4 mismatched elements are in 2 of the 2 tie rows (" +
                                    kRule + ")"),
               std::string::npos)

@@ -23,7 +23,12 @@ inline constexpr std::string_view kUnmap = "unmap"; // ids: buffers the judge is
 inline constexpr std::string_view kViews = "views"; // set id, inputs, outputs: tensors over buffers
 inline constexpr std::string_view kCall = "call";   // one call of pkbw_solution on a view set
 inline constexpr std::string_view kPkbSeries = "pkb_series"; // PKB's timing protocol on view sets
-inline constexpr std::string_view kPkbwBlock = "pkbw_block"; // one of pkbw's timed blocks
+// One of pkbw's timed blocks: views [id per call] (each call its own inputs and output slot),
+// params, barrier. The worker runs the calls back to back, a device event before and after each, and
+// answers after a device-wide synchronisation with samples_ms (one per call) and span_ms (first event
+// to last); the judge times the request on its own clock (docs/perf.md). An empty views list is the
+// judge's round-trip calibration.
+inline constexpr std::string_view kTimedCalls = "timed_calls";
 inline constexpr std::string_view kTrace = "trace";          // the traced pass's iterations
 inline constexpr std::string_view kQuit = "quit";
 

@@ -25,7 +25,9 @@ struct KinetoEvent {
     std::int64_t stream = -1;      // GPU events: args.stream, else tid
     int device = -1;               // GPU events: args.device, else pid
     std::int64_t correlation = -1; // args.correlation (links a kernel to its launch), -1 if absent
-    nlohmann::json args = nullptr; // the event's args object, as written
+    // The event's args that pkbw reads (correlation, stream, device, grid, block, registers per thread,
+    // shared memory, bytes) where they are numbers or arrays of at most 3 numbers; null when none.
+    nlohmann::json args = nullptr;
 
     std::int64_t duration_ns() const { return end_ns - start_ns; }
     // Kernels, copies, memsets and GPU-side annotations.
@@ -42,10 +44,22 @@ struct KinetoTrace {
     std::size_t other_events = 0;               // flow, instant, counter events not imported
 };
 
+// A profiler trace's byte cap: the Python judge keeps the candidate's at most this size too
+// (TRACE_LIMIT_BYTES in engine/python/pkbw_pkb_candidate.py).
+inline constexpr std::uint64_t kProfilerTraceMaxBytes = 512ull << 20;
+// JSON values one element of traceEvents may hold, and the top level besides (deviceProperties):
+// the parse keeps one element's tree at a time, so these bound its memory with max_events.
+inline constexpr std::size_t kKinetoEventMaxValues = 4096;
+inline constexpr std::size_t kKinetoHeaderMaxValues = 65536;
+
 // Parses a chrome trace. Strict JSON; every error is a pkbw::FormatError naming `source` and the event
-// index. `rank` is stored as given.
-KinetoTrace parse_kineto_trace(std::string_view text, const std::string& source, int rank = -1);
-// Reads `path`; with rank -1 the rank comes from a file name rank_<r>.json when it has one.
+// index. `rank` is stored as given. More than max_events elements of traceEvents, an element over
+// kKinetoEventMaxValues, or more than kKinetoHeaderMaxValues outside traceEvents is a FormatError;
+// of the top-level keys besides traceEvents only baseTimeNanoseconds and deviceProperties are kept.
+KinetoTrace parse_kineto_trace(std::string_view text, const std::string& source, int rank = -1,
+                               std::size_t max_events = kTraceFileMaxEvents);
+// Reads `path` through read_untrusted_file below its directory (a link at `path` is refused) within
+// kProfilerTraceMaxBytes; with rank -1 the rank comes from a file name rank_<r>.json when it has one.
 KinetoTrace read_kineto_trace(const std::filesystem::path& path, int rank = -1);
 
 // GPU time per kernel name (sum of durations), for summaries.
@@ -86,10 +100,13 @@ std::vector<RankTrace> profiles_end_to_end(const std::vector<SideProfile>& profi
 // end"), so that the timeline can say the gap between the sides is not a measured one.
 bool profiles_placed_end_to_end(const std::vector<RankTrace>& traces);
 // The traced pass of pkbw's PKB Python ranks (engine/python, docs/tracing.md): every
-// rank_<r>.<side>.torch.json in `dir` and `dir`/candidate, through profiles_end_to_end. A file that
-// cannot be read is a FormatError naming it; with `skipped`, it is left out and its error appended
-// there (the candidate's file comes from the candidate's process: it must not cost the reference's).
+// rank_<r>.<side>.torch.json in `dir` and `dir`/candidate, through profiles_end_to_end, read as
+// load_trace_directory reads (no link followed below `dir`, kProfilerTraceMaxBytes per file, the
+// candidate's files within `budget`). A file that cannot be read is a FormatError naming it; with
+// `skipped`, it is left out and its error appended there (the candidate's file comes from the
+// candidate's process: it must not cost the reference's).
 std::vector<RankTrace> load_profiler_directory(const std::filesystem::path& dir,
-                                               std::vector<std::string>* skipped = nullptr);
+                                               std::vector<std::string>* skipped = nullptr,
+                                               CandidateTraceBudget* budget = nullptr);
 
 } // namespace pkbw

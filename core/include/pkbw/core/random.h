@@ -14,9 +14,7 @@ std::uint64_t pkb_seed(std::uint64_t base, int problem_id, int rank, int trial);
 
 class CounterRng {
 public:
-    CounterRng(std::uint64_t seed, std::uint64_t stream = 0)
-        : seed_(seed)
-        , stream_(stream) {}
+    CounterRng(std::uint64_t seed, std::uint64_t stream = 0);
     std::uint64_t bits(std::uint64_t index) const; // 64 random bits
     double uniform(std::uint64_t index) const;     // [0, 1)
     double uniform(std::uint64_t index, double lo, double hi) const;
@@ -24,8 +22,10 @@ public:
     std::int64_t integer(std::uint64_t index, std::int64_t lo, std::int64_t hi) const; // [lo, hi)
 
 private:
-    std::uint64_t seed_;
-    std::uint64_t stream_;
+    // The stream's key and the normal sub-stream's, mixed once: bits(i) is one mix of key + i (timed
+    // inputs draw gigabytes of them).
+    std::uint64_t key_;
+    std::uint64_t normal_key_;
 };
 
 } // namespace pkbw

@@ -21,8 +21,9 @@ inline constexpr std::string_view kInvalidOutput = "invalid_output";
 inline constexpr std::string_view kError = "error";
 inline constexpr std::string_view kCrash = "crash";
 
-// A perf run whose timing cannot be trusted (the re-check after timing failed, or device work ran
-// outside the measured stream): run status "invalid_timing" (RunStatus::InvalidTiming).
+// A perf run whose timing cannot be trusted (a timed call's output failed its check, the candidate's
+// processes ran or held the GPU while the reference was timed; docs/perf.md): run status
+// "invalid_timing" (RunStatus::InvalidTiming).
 inline constexpr std::string_view kInvalidTiming = "invalid_timing";
 
 // error.kind
@@ -40,7 +41,6 @@ inline constexpr std::string_view kPhaseCandidate = "candidate";
 inline constexpr std::string_view kPhaseReference = "reference";
 inline constexpr std::string_view kPhaseCompare = "compare";
 inline constexpr std::string_view kPhasePerf = "perf";
-inline constexpr std::string_view kPhaseRecheck = "recheck";
 inline constexpr std::string_view kPhaseTrace = "trace";
 inline constexpr std::string_view kPhaseTeardown = "teardown";
 

@@ -31,7 +31,7 @@ enum class RunStatus {
     Error,
     Interrupted,
     Aborted,       // left 'running' by a writer that is gone (mark_stale_runs_aborted)
-    InvalidTiming, // perf: the re-check after timing failed, or work ran outside the measured time
+    InvalidTiming, // perf: a timed call failed its check, or the candidate ran or held the GPU when still
 };
 enum class SolutionKind { Reference, Candidate };
 // Which program a rank ran: PKB's reference or the candidate solution.

@@ -1,44 +1,81 @@
-// Whether a timed block saw all of a side's work (docs/perf.md, "What the timing cannot miss"). Pure
-// functions over what the processes measured, so that the thresholds are defined once and tested.
+// What the judge plans and checks around each timed block (docs/perf.md, "What the timing cannot
+// miss"): how many calls a block makes, and whether what a block measured can be trusted. Pure
+// functions over what the judge measured, so that the thresholds are defined once and tested; the
+// rank programs (C++ and Python) measure, the launcher turns the measurements into findings.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace pkbw {
 
-// One timed block as the process that ran it measured it: the events' span (first mark to last:
-// every call and every gap between calls), and the host-clock time from just before the first
-// mark to the return of a device-wide synchronisation after the last one.
-struct BlockBracket {
-    double span_ms = 0;
-    double host_ms = 0;
-    int calls = 0;
+// Every timed call reads inputs of its own and writes an output slot of its own, so that each one
+// is checked against the reference: a block of `calls` calls needs that many input sets in shared
+// memory and an output slot per side, and the judge keeps every block's fresh inputs (plus one set
+// for the warm-up) in memory the candidate cannot see until its block. Each set is read by one call
+// only, and the judge writes a buffer of 3x L2 after loading a block's inputs (--rotation copies), so
+// every call reads its inputs from device memory, whatever the number of calls.
+struct CheckedTimingPlan {
+    int calls_per_block = 0;
+    int pairs = 0;                 // blocks per side, in ABBA pairs
+    std::size_t staging_bytes = 0; // judge-private: (pairs + 1) x calls x input bytes
+    std::size_t slot_bytes = 0;    // shared: calls x (input bytes + 2 x output bytes)
+    std::string reason;            // why calls_per_block is what it is, for the report
 };
 
-// Device work the side left outside the measured stream (a stream of its own, the per-thread
-// default stream, a kernel still running at the last mark) keeps the device-wide synchronisation
-// waiting after the last mark: host_ms exceeds span_ms by more than a launch and a synchronisation.
-// Returns the finding's text, or nothing when the block is consistent.
-std::optional<std::string> untimed_device_work(const BlockBracket& block);
+inline constexpr int kMaxCallsPerBlock = 128;
 
-// After a block (or a call) has returned, the side's process should be idle, waiting for the next
-// request. CPU time it used in an idle window of `window_ms` means work left running on its host
-// threads.
-std::optional<std::string> work_after_return(double idle_cpu_ms, double window_ms);
+// `requested`: calls per block asked for (--iters, at most kMaxCallsPerBlock), lowered until staging and
+// slots fit `memory_budget` (at least 1).
+CheckedTimingPlan plan_checked_timing(std::size_t input_bytes, std::size_t output_bytes, std::size_t memory_budget,
+                                      int requested, int pairs);
 
-// The judge times each of the candidate's blocks on its own clock (request sent to reply received,
-// judges aligned before): the candidate process reports how long the whole request took it
-// (`reported_ms`: barrier, warm-up and timed calls) from inside, where a candidate could forge it. A judge time far beyond the reported one means the reported times are not the
-// block's.
-std::optional<std::string> judge_clock_disagrees(double judge_ms, double reported_ms);
+// The judge's time per call for one block: its clock from request to reply, less the round trip it
+// calibrated on the trusted reference worker (an empty block), over the calls. Never negative.
+double judge_call_ms(double judge_ms, double round_trip_ms, int calls);
+
+// One block as the judge saw it and as the worker reported it.
+struct ReportedBlock {
+    double reported_span_ms = 0; // the worker's events, first to last (its own account)
+    double judge_ms = 0;         // the judge's clock, request to every rank's answer
+    double round_trip_ms = 0;    // calibrated on the trusted worker
+};
+
+// The per-call samples a worker reports (device events around each call, in its own process) show the
+// distribution; their span must agree with the judge's clock. Noise (preemption on a loaded host, a
+// late wake-up) only ever adds to the judge's time, so the block that agrees best decides: when even
+// it reports less than kSamplesFloor of what the judge saw (less an allowance), or every block reports
+// more than the judge could have seen, the worker's clock is not the judge's: forged or slowed, or work
+// on streams its events do not see. A distortion under about a quarter is not told from noise (the
+// speedup never uses these samples). Returns the finding.
+std::optional<std::string> samples_disagree(const std::vector<ReportedBlock>& blocks);
+
+// The candidate's process tree used CPU while it was frozen (a reference block, the judge's
+// preparation): the freeze missed a process. Returns the finding.
+std::optional<std::string> cpu_while_frozen(double cpu_ms);
+
+// A short kernel the judge times on its own device took far longer than it does on an idle device:
+// another process's kernels held the GPU (the candidate's, while it should have been still).
+// `where` says when: "while the reference was timed", "after the candidate's block returned".
+std::optional<std::string> gpu_busy(double probe_us, double idle_probe_us, const std::string& where);
+
+// One call of a block took most of the block by the worker's own samples, in at least half of a
+// worker's blocks of kOneCallMinCalls calls or more: the mark of a candidate that computes several
+// calls' work in one (it reads the whole block's inputs, which the judge loads before the block) and
+// returns at once from the others. Each slot is still right and written before the reply, so the
+// judge's time is honest, but no longer one call's; pkbw cannot check that each call's work happens in
+// that call (docs/perf.md), so this is said, not judged. A heuristic on the samples a candidate
+// reports (it may forge them). `blocks`: each block's per-call samples. Returns the finding.
+std::optional<std::string> one_call_holds_the_block(const std::vector<std::vector<double>>& blocks);
 
 // The allowances, exposed for docs and tests.
-inline constexpr double kJudgeAllowanceMs = 25.0; // the channel round trip, the candidates' barrier
-inline constexpr double kJudgeAllowanceFraction = 0.5;
-inline constexpr double kUntimedAllowanceMs = 2.0;        // launch of the first mark + final sync
-inline constexpr double kUntimedAllowanceFraction = 0.10; // of the span (clock granularity, jitter)
-inline constexpr double kIdleCpuAllowanceMs = 10.0;
-inline constexpr double kIdleCpuAllowanceFraction = 0.25; // of the window: a quarter of one core
+inline constexpr int kOneCallMinCalls = 8;
+inline constexpr double kOneCallShare = 0.5; // of the block's samples' sum
+inline constexpr double kSamplesFloor = 0.8;       // of the judge's block time, in the best block
+inline constexpr double kSamplesAllowanceMs = 0.3; // barrier, first launch, final synchronisation
+inline constexpr double kFrozenCpuAllowanceMs = 2.0;      // the freeze's own bookkeeping
+inline constexpr double kGpuBusyAllowanceUs = 250.0;      // beyond the idle probe: a context switch
 
 } // namespace pkbw

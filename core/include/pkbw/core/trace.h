@@ -80,8 +80,31 @@ nlohmann::json to_json(const TraceEvent& event);
 // `where` names the file and line for error messages.
 TraceEvent trace_event_from_json(const nlohmann::json& json, const std::string& where);
 
-// Reads one file strictly: every error names the file and line. A file without an end line (the
-// writer crashed) is read with complete = false; a final line cut short is dropped the same way.
+// --- Reading trace files (docs/tracing.md, "What the launcher reads, and what a bad file costs") ---
+// The candidate's process writes trace files of its own (candidate/ in the trace directory): every
+// trace file is read as untrusted input (untrusted_file.h), within these caps.
+inline constexpr std::uint64_t kEngineTraceMaxBytes = 64ull << 20; // a rank's ranges: kilobytes in practice
+inline constexpr std::uint64_t kCuptiTraceMaxBytes = 256ull << 20; // about a million records
+inline constexpr std::size_t kTraceFileMaxEvents = 1'000'000;      // events (and name records) per file
+inline constexpr std::size_t kTraceLineMaxBytes = 1u << 20;        // one JSON line
+// Byte cap of a trace file by its name (rank_<r>.engine.jsonl, rank_<r>.cupti.jsonl; the larger for others).
+std::uint64_t trace_file_max_bytes(std::string_view name);
+
+// What the candidate's folder may cost the launcher altogether, over every file of it that the
+// trace and profiler loaders read (they take one budget between them).
+struct CandidateTraceBudget {
+    std::uint64_t bytes = 1ull << 30;
+    std::size_t events = 2'000'000;
+    std::size_t files = 256;
+};
+
+// Parses one file's text strictly: every error names `file` and the line. A file without an end line
+// (the writer crashed) is read with complete = false; a final line cut short is dropped the same way.
+// More than max_events lines of events and names, or a line over kTraceLineMaxBytes, is a FormatError.
+RankTrace parse_trace_text(std::string_view text, const std::string& file,
+                           std::size_t max_events = kTraceFileMaxEvents);
+// Reads `path` as parse_trace_text parses it, through read_untrusted_file below its directory (a link
+// at `path` is refused) and within trace_file_max_bytes. Errors are FormatErrors naming the file.
 RankTrace load_trace_file(const std::filesystem::path& path);
 // Writes a whole trace in the file format (tests, re-export).
 void save_trace_file(const RankTrace& trace, const std::filesystem::path& path);
@@ -90,8 +113,15 @@ void save_trace_file(const RankTrace& trace, const std::filesystem::path& path);
 // the "pkbw" domain from non-engine parts (CUPTI's view of engine_nvtx.h ranges) are dropped when an
 // engine part is present: they are the engine's own ranges seen twice.
 RankTrace merge_rank_traces(const std::vector<RankTrace>& parts);
-// Reads every rank_<r>.engine.jsonl and rank_<r>.cupti.jsonl in `dir` and merges by rank; sorted by rank.
-std::vector<RankTrace> load_trace_directory(const std::filesystem::path& dir);
+// Reads every rank_<r>.engine.jsonl and rank_<r>.cupti.jsonl in `dir` (the judges') and in
+// `dir`/candidate (the candidates' processes'), and merges by rank, each rank's judge files first;
+// sorted by rank. `dir` is the caller's; nothing below it is followed if it is a link. A file that
+// cannot be read (a link, not a regular file, over its cap, the budget spent) or parsed is a
+// FormatError naming it; with `skipped`, it is left out and its reason appended there, and the other
+// files are kept. The candidate's files draw on `budget` (a fresh one when null).
+std::vector<RankTrace> load_trace_directory(const std::filesystem::path& dir,
+                                            std::vector<std::string>* skipped = nullptr,
+                                            CandidateTraceBudget* budget = nullptr);
 
 void sort_events(std::vector<TraceEvent>& events);
 

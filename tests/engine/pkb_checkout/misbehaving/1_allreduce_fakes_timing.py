@@ -1,5 +1,6 @@
-# Right answer, slow (2 ms of sleep per call), and it rewrites the candidate process's timer so that
-# every sample reads 1 us: the judge's own clock around each timed request gives it away.
+# Right answer, slow (2 ms of sleep per call), and it rewrites its process's timer so that every sample
+# it reports reads 1 us. Expected for perf: pass, with the warning that its per-call samples are not
+# the block's: the speedup is the judge's clock around each block, which this process cannot touch.
 import sys
 import time
 

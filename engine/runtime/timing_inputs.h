@@ -1,0 +1,111 @@
+// Fresh inputs for pkbw's timed calls (docs/perf.md, "Every timed call is a checked call"): each call
+// of each block reads a set of its own, drawn by the problem's own generator from a seed the judges
+// choose at run time and never give the candidate, and kept in the judge's own memory (not shared)
+// until the block that reads it is about to start.
+#pragma once
+
+#include "device.h"
+#include "pkbw/core/problem.h"
+#include "pkbw/core/timing_checks.h"
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace pkbw::engine {
+
+// Trial numbers of the timed inputs start here: far from any eval trial.
+inline constexpr int kTimingTrialBase = 1 << 24;
+
+// The configuration of timed input set `index`.
+ProblemConfig timing_config(const ProblemConfig& base, std::uint64_t secret_seed, InputMode mode, int index);
+
+// Whether two draws of this rank's inputs (different trials, the secret seed) are byte for byte the
+// same: PKB's inputs for problems 1-8 are constants, and fresh draws of a constant are no defence.
+bool inputs_repeat(const Problem& problem, const ProblemConfig& base, int rank, std::uint64_t secret_seed,
+                   InputMode mode);
+
+// What every rank agreed for the timed blocks, before the first: the plan (calls per block, pairs), the
+// secret seed and the inputs' mode.
+struct TimingAgreement {
+    CheckedTimingPlan plan;
+    bool cold = true; // every call reads its inputs from device memory (the judge flushes L2 first)
+    std::uint64_t seed = 0;
+    InputMode mode = InputMode::Pkb;
+    std::string note; // a limit of the check (the run warns)
+    std::string info; // what the inputs are (the report says it)
+};
+
+// How many calls, and how much memory, the perf options ask for (perf_runner.h's PerfOptions).
+struct TimingRequest {
+    int calls = 50;
+    int pairs = 10;
+    bool cold = true;              // write 3x L2 after loading a block's inputs (--rotation copies)
+    double memory_fraction = 0.25; // of device memory, for staging and slots
+    std::size_t memory_bytes = 0;  // the device's (0: the host backend's fixed budget)
+};
+
+class Rendezvous;
+
+// Collective over the judges: the plan (the fewest calls any rank can hold), the seed rank 0 draws,
+// the inputs' mode (exact-mode draws where PKB's repeat). Needs no device: it runs before the devices
+// and the workers start, so that the drawing overlaps their start and the eval's trials.
+TimingAgreement agree_on_timing(Rendezvous& judges, const Problem& problem, const ProblemConfig& base, int rank,
+                                const TimingRequest& request);
+
+class TimingInputs {
+public:
+    // Starts drawing (pairs + 1) x calls input sets on threads of its own, into host memory, so that the
+    // drawing overlaps the eval's trials; upload() waits for it. Throws pkbw::Error when the problem's
+    // shapes differ between trials.
+    TimingInputs(const Problem& problem, const ProblemConfig& base, int rank, const TimingAgreement& agreement,
+                 int threads);
+    ~TimingInputs();
+    TimingInputs(const TimingInputs&) = delete;
+    TimingInputs& operator=(const TimingInputs&) = delete;
+
+    const TimingAgreement& agreement() const { return agreement_; }
+    // Waits for the drawing and moves the sets into the judge's device memory (the staging), which it
+    // releases before `device` goes. Throws pkbw::Error naming the problem when a draw failed.
+    void upload(Device& device);
+
+    int sets() const { return sets_; }
+    // Bytes of one set, each tensor 256-byte aligned (the layout of staging and of the input slots).
+    std::size_t set_bytes() const { return set_bytes_; }
+    const std::vector<TensorSpec>& specs() const { return specs_; }
+    const std::vector<std::size_t>& offsets() const { return offsets_; }
+    // Queues a copy of sets [first, first + count) to `destination`, count x set_bytes() of device
+    // memory laid out as the staging (set after set).
+    void load(int first, int count, void* destination) const;
+    // The set's tie rows (Problem::checked_tie_rows), for the check of the call that read it.
+    const TieRowsByOutput& tie_rows(int index) const { return tie_rows_.at(static_cast<std::size_t>(index)); }
+    const ProblemConfig& config(int index) const { return configs_.at(static_cast<std::size_t>(index)); }
+
+private:
+    void draw(const Problem& problem, int rank, int threads);
+
+    Device* device_ = nullptr; // from upload()
+    TimingAgreement agreement_;
+    int sets_ = 0;
+    std::size_t set_bytes_ = 0;
+    std::vector<TensorSpec> specs_;
+    std::vector<std::size_t> offsets_;
+    std::vector<ProblemConfig> configs_;
+    std::vector<TieRowsByOutput> tie_rows_;
+    std::vector<std::byte> drawn_; // host memory, until upload()
+    std::string failure_;          // of the drawing
+    std::atomic<bool> cancelled_{false}; // the run ends before its perf phase: stop drawing
+    std::thread drawing_;
+    void* staging_ = nullptr;
+};
+
+// Rounds up to the 256-byte alignment cudaMalloc gives (every slot tensor starts aligned).
+inline std::size_t aligned_bytes(std::size_t bytes) {
+    return (bytes + 255) / 256 * 256;
+}
+
+} // namespace pkbw::engine
