@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Speedups that replicate (docs/perf.md): RUNS independent `pkbw perf` commands of each tuned sample of
+# PROBLEMS and of an A/A pair (problem 1's reference given as the candidate), one after another on one
+# machine, then the table of tools/gpu/replicate_table.py (spread, interval coverage, verdict agreement).
+# OUT_DIR/replicate.txt grows as runs finish; the JSON lines stay in WORK. Stops starting runs once
+# DEADLINE seconds have passed since the script started, so a device call ends in time.
+# Usage: tools/gpu/replicate.sh OUT_DIR PKBW   Environment: RUNS (10), PROBLEMS ("1 2 12 21 46 73"),
+#        W (1), DEADLINE (420), PERF_ARGS (extra arguments for every perf command), LABEL,
+#        BACKEND (cuda), SAMPLES (the tuned CUDA samples folder).
+set -uo pipefail
+out=$(realpath -m "${1:?usage: tools/gpu/replicate.sh OUT_DIR PKBW}")
+pkbw=$(realpath -m "${2:?pkbw binary}")
+cd "$(dirname "$0")/../.." || exit 1
+runs=${RUNS:-10} W=${W:-1} deadline=${DEADLINE:-420}
+problems=${PROBLEMS:-"1 2 12 21 46 73"}
+backend=${BACKEND:-cuda}
+tuned=${SAMPLES:-samples/solutions_cuda_bf16_h200_2_samples_tuned}
+reference=problems/1_allreduce/reference.cu
+[ "$backend" = host ] && reference=problems/1_allreduce/reference_host.cpp
+work=${WORK:-/tmp/pkbw-replicate}/${LABEL:-run}
+export PATH=/usr/local/cuda/bin:$PATH NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+mkdir -p "$out" "$work"
+started=$(date +%s)
+line() { printf '%s\n' "$*" | tee -a "$out/replicate.txt"; }
+perf() { # label args...
+    local label=$1
+    shift
+    local t0 t1
+    t0=$(date +%s.%N)
+    "$pkbw" perf "$@" --backend "$backend" --nproc "$W" --store "$work/store.db" --cache-dir "$work/cache" \
+        ${PERF_ARGS:-} --json > "$work/$label.jsonl" 2> "$work/$label.err"
+    t1=$(date +%s.%N)
+    python3 - "$work/$label.jsonl" "$(python3 -c "print($t1-$t0)")" <<'PY'
+import json, sys
+path, wall = sys.argv[1], float(sys.argv[2])
+lines = open(path, errors="replace").read().splitlines()
+for i in range(len(lines) - 1, -1, -1):
+    try:
+        e = json.loads(lines[i])
+    except ValueError:
+        continue
+    if e.get("event") == "run_finished":
+        e["wall_s"] = wall
+        lines[i] = json.dumps(e)
+        break
+open(path, "w").write("\n".join(lines) + "\n")
+PY
+}
+pair_args() { # pair -> perf arguments
+    case $1 in
+        aa) echo "--problem 1 --solution $reference" ;;
+        *) echo "--problem $1 --solution $backend --solutions-dir $tuned" ;;
+    esac
+}
+pairs="$problems aa"
+line "== replication ${LABEL:-run}: $runs runs each of: $pairs, W=$W ${PERF_ARGS:-}"
+# Compile once (the first run of each pair is also its compile; not counted apart).
+for i in $(seq 1 "$runs"); do
+    for p in $pairs; do
+        if [ $(( $(date +%s) - started )) -ge "$deadline" ]; then
+            line "deadline reached after run $((i - 1)) of each pair"
+            break 2
+        fi
+        # shellcheck disable=SC2046
+        perf "$p-$i" $(pair_args "$p")
+        line "$p-$i: $(python3 tools/gpu/replicate_table.py "$work" | grep "^$p |" | cut -d'|' -f5 | awk '{print $NF}') ($(( $(date +%s) - started )) s)"
+    done
+done
+line "== table ${LABEL:-run}"
+python3 tools/gpu/replicate_table.py "$work" --markdown | tee -a "$out/replicate.txt"
+tar -C "$work" -czf "$out/replicate-${LABEL:-run}.tgz" --exclude cache --exclude runs . 2>/dev/null
