@@ -76,10 +76,67 @@ std::string verdict_name(Verdict verdict) {
         return "faster";
     case Verdict::Slower:
         return "slower";
-    case Verdict::WithinNoise:
-        return "within noise";
+    case Verdict::Same:
+        return "same";
+    case Verdict::Ambiguous:
+        return "ambiguous";
     }
-    return "within noise";
+    return "ambiguous";
+}
+
+std::optional<Verdict> verdict_from_name(std::string_view name) {
+    for (Verdict v : {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Ambiguous}) {
+        if (verdict_name(v) == name) {
+            return v;
+        }
+    }
+    return std::nullopt;
+}
+
+double verdict_code(Verdict verdict) {
+    switch (verdict) {
+    case Verdict::Faster:
+        return 1;
+    case Verdict::Slower:
+        return -1;
+    case Verdict::Same:
+        return 0;
+    case Verdict::Ambiguous:
+        return 2;
+    }
+    return 2;
+}
+
+Verdict verdict_from_code(double code) {
+    return code == 1 ? Verdict::Faster : code == -1 ? Verdict::Slower : code == 2 ? Verdict::Ambiguous : Verdict::Same;
+}
+
+Verdict classify_speedup(double speedup, double ci_low, double ci_high, const VerdictRule& rule) {
+    const double band = 1.0 + std::max(rule.band(), 0.0);
+    if (!(speedup > 0) || !(ci_low > 0) || !(ci_high >= ci_low)) {
+        return Verdict::Ambiguous;
+    }
+    if (ci_low >= 1.0 / band && ci_high <= band) {
+        return Verdict::Same;
+    }
+    if (ci_low > 1.0 && speedup >= band) {
+        return Verdict::Faster;
+    }
+    if (ci_high < 1.0 && speedup <= 1.0 / band) {
+        return Verdict::Slower;
+    }
+    return Verdict::Ambiguous;
+}
+
+double student_t975(int degrees) {
+    // Two-sided 95% critical values of Student's t (df 1..30), then the normal's.
+    static const double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                   2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                                   2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+    if (degrees < 1) {
+        return table[0];
+    }
+    return degrees <= 30 ? table[degrees - 1] : 1.96;
 }
 
 namespace {
@@ -99,7 +156,7 @@ std::vector<double> concat(const std::vector<const TimedBlock*>& blocks) {
 } // namespace
 
 SpeedupEstimate estimate_speedup(const std::vector<TimedBlock>& blocks, int bootstrap_rounds,
-                                 std::uint64_t seed, double noise_floor) {
+                                 std::uint64_t seed, const VerdictRule& rule) {
     std::vector<const TimedBlock*> reference, candidate;
     for (const auto& block : blocks) {
         (block.side == BlockSide::Reference ? reference : candidate).push_back(&block);
@@ -137,14 +194,65 @@ SpeedupEstimate estimate_speedup(const std::vector<TimedBlock>& blocks, int boot
     }
     estimate.ci_low = percentile(ratios, 2.5);
     estimate.ci_high = percentile(ratios, 97.5);
-    if (estimate.ci_low > 1.0 + noise_floor) {
-        estimate.verdict = Verdict::Faster;
-    } else if (estimate.ci_high < 1.0 / (1.0 + noise_floor)) {
-        estimate.verdict = Verdict::Slower;
-    } else {
-        estimate.verdict = Verdict::WithinNoise;
-    }
+    estimate.verdict = classify_speedup(estimate.speedup, estimate.ci_low, estimate.ci_high, rule);
     return estimate;
+}
+
+ReplicatedEstimate estimate_replicated(const std::vector<std::vector<TimedBlock>>& launches, const VerdictRule& rule,
+                                       int bootstrap_rounds, std::uint64_t seed) {
+    ReplicatedEstimate r;
+    std::vector<TimedBlock> all;
+    std::vector<double> logs, within;
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+        SpeedupEstimate e = estimate_speedup(launches[i], bootstrap_rounds, seed + i, rule);
+        if (e.speedup > 0 && e.ci_low > 0 && e.ci_high > 0) {
+            logs.push_back(std::log(e.speedup));
+            // The launch's own interval as a normal one: its half-width over 1.96 is the sd of its log.
+            within.push_back((std::log(e.ci_high) - std::log(e.ci_low)) / (2 * 1.96));
+        }
+        all.insert(all.end(), launches[i].begin(), launches[i].end());
+        r.launches.push_back(std::move(e));
+    }
+    // Samples pooled over every launch, for the sides' summaries.
+    const SpeedupEstimate pooled_samples = estimate_speedup(all, 0, seed, rule);
+    r.pooled.reference = pooled_samples.reference;
+    r.pooled.candidate = pooled_samples.candidate;
+    if (logs.empty()) {
+        return r;
+    }
+    if (logs.size() == 1) {
+        const SpeedupEstimate& only = r.launches.front().speedup > 0 ? r.launches.front() : r.launches.back();
+        r.pooled.speedup = std::exp(logs.front());
+        r.pooled.ci_low = only.ci_low;
+        r.pooled.ci_high = only.ci_high;
+        r.pooled.verdict = only.verdict;
+        r.within_sd = within.front();
+        return r;
+    }
+    const double n = static_cast<double>(logs.size());
+    const double mean = std::accumulate(logs.begin(), logs.end(), 0.0) / n;
+    double squares = 0;
+    for (double d : logs) {
+        squares += (d - mean) * (d - mean);
+    }
+    r.between_sd = std::sqrt(squares / (n - 1));
+    double within_var = 0;
+    for (double w : within) {
+        within_var += w * w;
+    }
+    within_var /= n;
+    r.within_sd = std::sqrt(within_var);
+    r.between_dominates = r.between_sd * r.between_sd > 2 * within_var;
+    // The launches' spread is the replicate variance; the launches' own intervals set a floor under it
+    // (a few launches that happen to agree must not claim more than each of them measured).
+    const double se = std::sqrt(std::max(r.between_sd * r.between_sd, within_var) / n);
+    const double half = student_t975(static_cast<int>(logs.size()) - 1) * se;
+    r.replicated = true;
+    r.pooled.speedup = std::exp(mean);
+    r.pooled.ci_low = std::exp(mean - half);
+    r.pooled.ci_high = std::exp(mean + half);
+    r.pooled.verdict = classify_speedup(r.pooled.speedup, r.pooled.ci_low, r.pooled.ci_high, rule);
+    return r;
 }
 
 PkbSpeedup pkb_speedup(const std::vector<std::vector<double>>& reference_per_rank,

@@ -24,11 +24,18 @@ void PerfCollector::add(int rank, const json& event) {
     const std::string side = event["side"].get<std::string>();
     const int block = event.value("block", 0);
     auto it = std::find_if(series_.begin(), series_.end(), [&](const PerfSeries& s) {
-        return s.protocol == protocol && s.side == side && s.block == block;
+        return s.protocol == protocol && s.side == side && s.block == block && s.launch == launch_;
     });
     if (it == series_.end()) {
-        series_.push_back({protocol, side, block, {}});
+        series_.push_back({protocol, side, block, {}, launch_, false});
         it = series_.end() - 1;
+    }
+    if (event.value("throttled", false)) {
+        it->throttled = true;
+    }
+    if (protocol == "pkbw" && side == "candidate" && rank == 0) {
+        ++candidate_blocks_;
+        floored_ += event.value("floored", false) ? 1 : 0;
     }
     std::vector<double>& target = it->per_rank[rank];
     for (const auto& value : *samples) {
@@ -63,7 +70,10 @@ PerfFigures PerfCollector::compute(const WorkModel& work, int world_size) const 
         f.call_samples[side] = summarize(samples);
     }
 
-    std::vector<TimedBlock> blocks;
+    // Blocks by launch; a block where a rank's clocks slowed down (power, thermal) is dropped, unless
+    // that would leave a launch's side with fewer than half its blocks (then the launch stands as timed).
+    std::map<int, std::vector<TimedBlock>> by_launch;
+    std::map<int, std::vector<TimedBlock>> throttled_by_launch;
     std::map<std::string, std::vector<double>> per_side;
     for (const auto& s : series_) {
         if (s.protocol != "pkbw") {
@@ -76,8 +86,23 @@ PerfFigures PerfCollector::compute(const WorkModel& work, int world_size) const 
         const auto slowest = slowest_rank_per_iteration(ranks);
         per_side[s.side].insert(per_side[s.side].end(), slowest.begin(), slowest.end());
         if (s.side == "reference" || s.side == "candidate") {
-            blocks.push_back(
-                {s.side == "reference" ? BlockSide::Reference : BlockSide::Candidate, s.block, slowest});
+            TimedBlock block{s.side == "reference" ? BlockSide::Reference : BlockSide::Candidate, s.block, slowest};
+            (s.throttled ? throttled_by_launch : by_launch)[s.launch].push_back(std::move(block));
+        }
+    }
+    for (auto& [launch, dropped] : throttled_by_launch) {
+        auto& kept = by_launch[launch];
+        const auto count = [](const std::vector<TimedBlock>& blocks, BlockSide side) {
+            return std::count_if(blocks.begin(), blocks.end(), [side](const TimedBlock& b) { return b.side == side; });
+        };
+        bool enough = true;
+        for (BlockSide side : {BlockSide::Reference, BlockSide::Candidate}) {
+            enough = enough && count(kept, side) >= count(dropped, side);
+        }
+        if (enough) {
+            f.throttled_blocks += static_cast<int>(dropped.size());
+        } else {
+            kept.insert(kept.end(), dropped.begin(), dropped.end());
         }
     }
     for (const auto& [side, samples] : per_side) {
@@ -87,9 +112,18 @@ PerfFigures PerfCollector::compute(const WorkModel& work, int world_size) const 
             bandwidth(work.collective, world_size, work.collective_bytes, figures.summary.median);
         f.sides[side] = figures;
     }
+    f.rule = rule_;
+    f.candidate_blocks = candidate_blocks_;
+    f.floored_blocks = floored_;
     if (per_side.count("reference") && per_side.count("candidate")) {
+        std::vector<std::vector<TimedBlock>> launches;
+        for (auto& [launch, blocks] : by_launch) {
+            launches.push_back(blocks);
+        }
         f.has_pkbw = true;
-        f.pkbw = estimate_speedup(blocks);
+        f.replicated = estimate_replicated(launches, rule_);
+        f.pkbw = f.replicated.pooled;
+        f.launches = static_cast<int>(launches.size());
     }
 
     std::map<std::string, std::vector<std::vector<double>>> pkb_ranks;
@@ -106,7 +140,44 @@ PerfFigures PerfCollector::compute(const WorkModel& work, int world_size) const 
     for (const auto& [side, ranks] : pkb_ranks) {
         f.pkb_side_ms[side] = pkb_speedup(ranks, ranks).reference_ms;
     }
+    if (f.pkb && f.has_pkbw) {
+        f.pkb_disagreement = explain_pkb_disagreement(f);
+    }
     return f;
+}
+
+std::string explain_pkb_disagreement(const PerfFigures& f) {
+    if (!f.pkb || !f.has_pkbw || f.pkb->speedup <= 0 || f.pkbw.speedup <= 0) {
+        return "";
+    }
+    const bool pkbw_decided = f.pkbw.verdict == Verdict::Faster || f.pkbw.verdict == Verdict::Slower;
+    const bool opposite = (f.pkb->speedup > 1.0) != (f.pkbw.speedup > 1.0);
+    if (!pkbw_decided || !opposite) {
+        return "";
+    }
+    const auto ref = f.sides.find("reference");
+    const auto cand = f.sides.find("candidate");
+    if (ref == f.sides.end() || cand == f.sides.end() || ref->second.summary.median <= 0 ||
+        cand->second.summary.median <= 0) {
+        return "";
+    }
+    // How far PKB's time of each side is from pkbw's: the side PKB's method costs more explains it.
+    const double ref_ratio = f.pkb->reference_ms / ref->second.summary.median;
+    const double cand_ratio = f.pkb->candidate_ms / cand->second.summary.median;
+    char text[640];
+    const bool candidate_loses = cand_ratio > ref_ratio;
+    std::snprintf(text, sizeof text,
+                  "PKB's protocol says %.3fx where pkbw says %.3fx (%s): PKB times one call at a time inside each "
+                  "side's process on the same inputs every call (a warm L2), with a barrier and a synchronisation "
+                  "per call, and takes the mean; pkbw times batched blocks of calls on fresh inputs with a cold L2 "
+                  "and takes the median. PKB's times are %.2fx pkbw's for the reference and %.2fx for the "
+                  "candidate: the %s pays more under PKB's method (%s)",
+                  f.pkb->speedup, f.pkbw.speedup, verdict_name(f.pkbw.verdict).c_str(), ref_ratio, cand_ratio,
+                  candidate_loses ? "candidate" : "reference",
+                  (candidate_loses ? cand_ratio : ref_ratio) > 1.0
+                      ? "fixed costs per call: launches, synchronisation, host work that batching hides"
+                      : "it gains less from inputs that stay in L2 between calls");
+    return text;
 }
 
 void check_plausibility(PerfFigures& f, const WorkModel& work, const MachinePeaks& peaks) {
@@ -189,10 +260,29 @@ json to_json(const PerfFigures& f) {
         j["call_samples"] = calls;
     }
     if (f.has_pkbw) {
+        json launches = json::array();
+        for (const auto& e : f.replicated.launches) {
+            launches.push_back({{"speedup", e.speedup}, {"ci_low", e.ci_low}, {"ci_high", e.ci_high}});
+        }
         j["pkbw"] = {{"speedup", f.pkbw.speedup},
                      {"ci_low", f.pkbw.ci_low},
                      {"ci_high", f.pkbw.ci_high},
-                     {"verdict", verdict_name(f.pkbw.verdict)}};
+                     {"verdict", verdict_name(f.pkbw.verdict)},
+                     {"band", f.rule.band()},
+                     {"min_effect", f.rule.min_effect},
+                     {"noise_floor", f.rule.noise_floor},
+                     {"noise_floor_source", f.rule.floor_source},
+                     {"launches", launches},
+                     {"replicated", f.replicated.replicated},
+                     {"between_sd", f.replicated.between_sd},
+                     {"within_sd", f.replicated.within_sd},
+                     {"between_dominates", f.replicated.between_dominates},
+                     {"throttled_blocks", f.throttled_blocks},
+                     {"candidate_blocks", f.candidate_blocks},
+                     {"floored_blocks", f.floored_blocks}};
+        if (!f.pkb_disagreement.empty()) {
+            j["pkbw"]["pkb_disagreement"] = f.pkb_disagreement;
+        }
     }
     if (f.pkb) {
         j["pkb"] = {{"reference_ms", f.pkb->reference_ms},
@@ -258,9 +348,35 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
         out << line;
     }
     if (f.has_pkbw) {
-        std::snprintf(line, sizeof(line), "    speedup %.3fx  95%% CI [%.3f, %.3f]  %s\n", f.pkbw.speedup,
-                      f.pkbw.ci_low, f.pkbw.ci_high, verdict_name(f.pkbw.verdict).c_str());
+        std::snprintf(line, sizeof(line), "    speedup %.3fx  95%% CI [%.3f, %.3f]  %s  (%d launch%s; no difference "
+                      "within x%.3f: %s)\n", f.pkbw.speedup, f.pkbw.ci_low, f.pkbw.ci_high,
+                      verdict_name(f.pkbw.verdict).c_str(), f.launches, f.launches == 1 ? "" : "es",
+                      1.0 + f.rule.band(),
+                      f.rule.floor_source.empty() ? "the minimum effect; no A/A noise floor measured"
+                                                  : ("A/A noise floor from " + f.rule.floor_source).c_str());
         out << line;
+        if (f.replicated.replicated) {
+            std::string each;
+            for (const auto& e : f.replicated.launches) {
+                char one[64];
+                std::snprintf(one, sizeof one, "%s%.3f [%.3f, %.3f]", each.empty() ? "" : ", ", e.speedup,
+                              e.ci_low, e.ci_high);
+                each += one;
+            }
+            out << "    launches: " << each
+                << (f.replicated.between_dominates ? "  (the launches differ more than each one's own noise: "
+                                                     "run-to-run variation dominates)"
+                                                   : "")
+                << "\n";
+        } else {
+            out << "    one launch: the interval covers this process's blocks only, not run-to-run variation\n";
+        }
+        if (f.throttled_blocks > 0) {
+            out << "    " << f.throttled_blocks << " block(s) dropped: the GPU's clocks slowed down during them\n";
+        }
+        if (!f.pkb_disagreement.empty()) {
+            out << "    note: " << f.pkb_disagreement << "\n";
+        }
     }
     if (f.pkb) {
         std::snprintf(line, sizeof(line),

@@ -23,6 +23,8 @@ struct PerfSeries {
     std::string side;     // "reference", "candidate", "bare_nccl"
     int block = 0;
     std::map<int, std::vector<double>> per_rank; // rank -> samples (ms)
+    int launch = 0;                              // which independent launch of the pair (run.cpp)
+    bool throttled = false;                      // a rank's device reported a clock slowdown in it
 };
 
 struct SideFigures {
@@ -32,7 +34,15 @@ struct SideFigures {
 
 struct PerfFigures {
     bool has_pkbw = false;
-    SpeedupEstimate pkbw; // reference vs candidate (eval/perf)
+    SpeedupEstimate pkbw;         // reference vs candidate (eval/perf): replicated.pooled
+    ReplicatedEstimate replicated; // over the launches (docs/perf.md "Replication")
+    VerdictRule rule;              // the band the verdict used
+    int launches = 0;              // launches with blocks of both sides
+    int throttled_blocks = 0;      // dropped: a clock slowdown during the block
+    int candidate_blocks = 0;      // the candidate's blocks timed, over every launch
+    int floored_blocks = 0;        // of them, where the judge's floor was above the worker's own time
+    // When PKB's protocol and pkbw's disagree in direction: what each saw and why ("" otherwise).
+    std::string pkb_disagreement;
     std::map<std::string, SideFigures> sides;
     std::optional<PkbSpeedup> pkb;             // PKB-compatible figure
     std::map<std::string, double> pkb_side_ms; // dryrun: the one side's PKB figure
@@ -57,12 +67,21 @@ struct PerfFigures {
 // this machine cannot produce: a broken timer, work skipped on some calls, a wrong work model).
 void check_plausibility(PerfFigures& figures, const WorkModel& work, const MachinePeaks& peaks);
 
+// When PKB's figure and pkbw's point different ways (pkbw's verdict faster or slower, PKB's speedup on
+// the other side of 1): both figures, how the methods differ, and which side the difference in method
+// costs more. "" when they agree.
+std::string explain_pkb_disagreement(const PerfFigures& figures);
+
 class PerfCollector {
 public:
     // Takes one perf_result event body from `rank`; malformed bodies are ignored (counted).
     void add(int rank, const nlohmann::json& event);
     // Takes one timing_plan event body from `rank` (rank 0's is reported).
     void add_plan(int rank, const nlohmann::json& event);
+    // The launch the next events belong to (the launcher runs a perf's launches one after another).
+    void set_launch(int launch) { launch_ = launch; }
+    // The band of the verdict (min effect, the A/A noise floor).
+    void set_rule(const VerdictRule& rule) { rule_ = rule; }
     bool empty() const { return series_.empty(); }
     int malformed() const { return malformed_; }
     const std::vector<PerfSeries>& series() const { return series_; }
@@ -75,6 +94,9 @@ private:
     nlohmann::json plan_;
     nlohmann::json clocks_ = nlohmann::json::object();
     int malformed_ = 0;
+    int launch_ = 0;
+    VerdictRule rule_;
+    int floored_ = 0, candidate_blocks_ = 0;
 };
 
 nlohmann::json to_json(const PerfFigures& figures);

@@ -95,10 +95,18 @@ void Run::report_perf() {
         recorder_.add_perf_summary(run_id_, "candidate", -1, "speedup", figures.pkbw.speedup);
         recorder_.add_perf_summary(run_id_, "candidate", -1, "speedup_ci_low", figures.pkbw.ci_low);
         recorder_.add_perf_summary(run_id_, "candidate", -1, "speedup_ci_high", figures.pkbw.ci_high);
-        recorder_.add_perf_summary(run_id_, "candidate", -1, "verdict",
-                                   figures.pkbw.verdict == pkbw::Verdict::Faster   ? 1.0
-                                   : figures.pkbw.verdict == pkbw::Verdict::Slower ? -1.0
-                                                                                   : 0.0);
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "verdict", verdict_code(figures.pkbw.verdict));
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "verdict_band", figures.rule.band());
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "launches", figures.launches);
+        for (std::size_t i = 0; i < figures.replicated.launches.size(); ++i) {
+            const std::string n = std::to_string(i);
+            recorder_.add_perf_summary(run_id_, "candidate", -1, "launch_speedup_" + n,
+                                       figures.replicated.launches[i].speedup);
+            recorder_.add_perf_summary(run_id_, "candidate", -1, "launch_ci_low_" + n,
+                                       figures.replicated.launches[i].ci_low);
+            recorder_.add_perf_summary(run_id_, "candidate", -1, "launch_ci_high_" + n,
+                                       figures.replicated.launches[i].ci_high);
+        }
     }
     if (figures.pkb) {
         recorder_.add_perf_summary(run_id_, "reference", -1, "pkb_mean_ms", figures.pkb->reference_ms);

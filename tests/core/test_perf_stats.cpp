@@ -87,7 +87,7 @@ TEST(PerfStats, SpeedupPointEstimateAndVerdicts) {
     EXPECT_GT(faster.ci_high, faster.speedup);
     EXPECT_EQ(faster.verdict, Verdict::Faster);
     EXPECT_EQ(estimate_speedup(synthetic_blocks(1.0, 2.0, 5, 100, 8), 500).verdict, Verdict::Slower);
-    EXPECT_EQ(estimate_speedup(synthetic_blocks(1.0, 1.0, 5, 100, 9), 500).verdict, Verdict::WithinNoise);
+    EXPECT_EQ(estimate_speedup(synthetic_blocks(1.0, 1.0, 5, 100, 9), 500).verdict, Verdict::Same);
 }
 
 TEST(PerfStats, ConfidenceIntervalCoverage) {
@@ -101,6 +101,78 @@ TEST(PerfStats, ConfidenceIntervalCoverage) {
         covered += estimate.ci_low <= 1.25 && 1.25 <= estimate.ci_high;
     }
     EXPECT_GE(covered, experiments * 85 / 100);
+}
+
+TEST(PerfStats, VerdictClassesFollowTheBand) {
+    const VerdictRule rule{0.05, 0, ""};
+    EXPECT_EQ(classify_speedup(1.30, 1.20, 1.40, rule), Verdict::Faster);
+    EXPECT_EQ(classify_speedup(0.70, 0.60, 0.80, rule), Verdict::Slower);
+    EXPECT_EQ(classify_speedup(1.01, 0.97, 1.04, rule), Verdict::Same);
+    // Clear of 1 but inside the band: no difference worth the name.
+    EXPECT_EQ(classify_speedup(1.02, 1.01, 1.03, rule), Verdict::Same);
+    // Reaches past the band on one side and across 1: the data cannot tell.
+    EXPECT_EQ(classify_speedup(1.04, 0.98, 1.12, rule), Verdict::Ambiguous);
+    // Clear of 1 but the point estimate inside the band: not called faster.
+    EXPECT_EQ(classify_speedup(1.03, 1.005, 1.09, rule), Verdict::Ambiguous);
+    // A measured noise floor wider than the minimum effect widens the band.
+    EXPECT_EQ(classify_speedup(1.08, 1.06, 1.10, VerdictRule{0.05, 0.12, "a/a"}), Verdict::Same);
+    EXPECT_EQ(classify_speedup(0, 0, 0, rule), Verdict::Ambiguous);
+    for (Verdict v : {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Ambiguous}) {
+        EXPECT_EQ(verdict_from_name(verdict_name(v)), v);
+        EXPECT_EQ(verdict_from_code(verdict_code(v)), v);
+    }
+    EXPECT_FALSE(verdict_from_name("within noise").has_value());
+    EXPECT_TRUE(clears(1.2, 1.0));
+    EXPECT_FALSE(clears(0.99, 1.0));
+}
+
+namespace {
+// L launches of one pair where each launch carries an effect fixed for its life (placement, clocks):
+// a per-launch factor on the reference of sd `between`, on top of synthetic_blocks' within-run noise.
+std::vector<std::vector<TimedBlock>> synthetic_launches(double speedup, int launches, double between,
+                                                        std::uint64_t seed) {
+    const CounterRng rng(seed, 0x1A);
+    std::vector<std::vector<TimedBlock>> out;
+    for (int l = 0; l < launches; ++l) {
+        const double fixed = std::exp(between * rng.normal(static_cast<std::uint64_t>(l)));
+        out.push_back(synthetic_blocks(speedup * fixed, 1.0, 4, 20, seed * 131 + static_cast<std::uint64_t>(l)));
+    }
+    return out;
+}
+} // namespace
+
+TEST(PerfStats, ReplicatedIntervalCoversRunToRunVariation) {
+    // With a launch-level effect (5%) much larger than the within-run noise, one launch's interval misses
+    // the truth most of the time; the interval over launches covers it in about 95% of experiments.
+    int single_covered = 0, replicated_covered = 0;
+    const int experiments = 200;
+    for (int e = 0; e < experiments; ++e) {
+        const auto launches = synthetic_launches(1.25, 4, 0.05, 500 + static_cast<std::uint64_t>(e));
+        const auto single = estimate_speedup(launches.front(), 200, static_cast<std::uint64_t>(e) + 1);
+        single_covered += single.ci_low <= 1.25 && 1.25 <= single.ci_high;
+        const auto r = estimate_replicated(launches, {}, 200, static_cast<std::uint64_t>(e) + 1);
+        ASSERT_TRUE(r.replicated);
+        replicated_covered += r.pooled.ci_low <= 1.25 && 1.25 <= r.pooled.ci_high;
+    }
+    EXPECT_LT(single_covered, experiments * 60 / 100);
+    EXPECT_GE(replicated_covered, experiments * 88 / 100);
+}
+
+TEST(PerfStats, ReplicatedEstimateSaysWhenBetweenLaunchVarianceDominates) {
+    const auto noisy = estimate_replicated(synthetic_launches(1.0, 5, 0.08, 77), {}, 300);
+    EXPECT_TRUE(noisy.between_dominates);
+    EXPECT_GT(noisy.between_sd, noisy.within_sd);
+    EXPECT_EQ(noisy.launches.size(), 5u);
+    const auto steady = estimate_replicated(synthetic_launches(1.0, 5, 0.0, 78), {}, 300);
+    EXPECT_FALSE(steady.between_dominates);
+    // A/A with no launch effect: the same code is the same.
+    EXPECT_EQ(steady.pooled.verdict, Verdict::Same);
+    EXPECT_NEAR(steady.pooled.speedup, 1.0, 0.02);
+    // One launch: its own interval, not called replicated.
+    const auto one = estimate_replicated(synthetic_launches(1.5, 1, 0.0, 79), {}, 300);
+    EXPECT_FALSE(one.replicated);
+    EXPECT_NEAR(one.pooled.speedup, 1.5, 0.05);
+    EXPECT_EQ(one.pooled.verdict, Verdict::Faster);
 }
 
 namespace {

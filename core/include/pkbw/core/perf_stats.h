@@ -40,20 +40,63 @@ struct TimedBlock {
     std::vector<double> samples; // ms per iteration
 };
 
-enum class Verdict { Faster, Slower, WithinNoise };
-std::string verdict_name(Verdict verdict);
+// A pair's verdict (docs/perf.md "Verdicts"): faster or slower only when the interval lies on one side
+// of 1 and the point estimate is beyond the band; same when the whole interval lies inside the band;
+// ambiguous otherwise (the data cannot tell a difference from noise).
+enum class Verdict { Faster, Slower, Same, Ambiguous };
+std::string verdict_name(Verdict verdict); // "faster", "slower", "same", "ambiguous"
+std::optional<Verdict> verdict_from_name(std::string_view name);
+// The store's number for a verdict (perf_summaries "verdict"): 1 faster, -1 slower, 0 same, 2 ambiguous.
+// Runs stored before the four verdicts wrote 0 for "within noise": verdict_from_code(0) reads as same,
+// which is what a reader asks of them ("not faster").
+double verdict_code(Verdict verdict);
+Verdict verdict_from_code(double code);
+
+// What "a difference" means for a pair: the band is max(min_effect, noise_floor) as a fraction (0.05:
+// within x1/1.05..x1.05 is no difference). noise_floor comes from A/A runs of the problem (the reference
+// timed against itself, `pkbw perf --solution reference`): the furthest its interval reached from 1.
+struct VerdictRule {
+    double min_effect = 0.05;
+    double noise_floor = 0;
+    std::string floor_source; // where noise_floor came from ("" when not measured)
+    double band() const { return min_effect > noise_floor ? min_effect : noise_floor; }
+};
+Verdict classify_speedup(double speedup, double ci_low, double ci_high, const VerdictRule& rule);
+
+// fast_p counts a pair as faster than p only when its interval clears p (ci_low > p).
+inline bool clears(double ci_low, double p) { return ci_low > p; }
 
 struct SpeedupEstimate {
     double speedup = 0;             // median(reference) / median(candidate) over all iterations
     double ci_low = 0, ci_high = 0; // 95% bootstrap interval (blocks resampled with replacement)
-    Verdict verdict = Verdict::WithinNoise;
+    Verdict verdict = Verdict::Ambiguous;
     SampleSummary reference, candidate;
 };
 
-// `noise_floor` widens "within noise": a speedup whose interval lies inside [1/(1+f), 1+f] is
-// reported as within noise even when the interval excludes 1 (default 1%).
+// One launch's blocks: the speedup, its interval over blocks (the within-launch diagnostic) and a
+// verdict under `rule`.
 SpeedupEstimate estimate_speedup(const std::vector<TimedBlock>& blocks, int bootstrap_rounds = 2000,
-                                 std::uint64_t seed = 1, double noise_floor = 0.01);
+                                 std::uint64_t seed = 1, const VerdictRule& rule = {});
+
+// Several independent launches of the same pair (fresh processes, buffer offsets and side order
+// randomised): each launch's speedup is one replicate. The speedup is the geometric mean over launches;
+// its 95% interval is Student's t over the launches' log speedups (L-1 degrees of freedom), never
+// narrower than what the launches' own intervals say (docs/perf.md "Replication"). One launch: its own
+// interval, and `replicated` false.
+struct ReplicatedEstimate {
+    SpeedupEstimate pooled;                  // speedup, interval and verdict over launches
+    std::vector<SpeedupEstimate> launches;   // each launch's own estimate
+    double between_sd = 0;                   // sd of the launches' log speedups
+    double within_sd = 0;                    // typical sd of one launch's log speedup (from its interval)
+    bool between_dominates = false;          // between-launch variance exceeds twice the within
+    bool replicated = false;                 // at least two launches
+};
+ReplicatedEstimate estimate_replicated(const std::vector<std::vector<TimedBlock>>& launches,
+                                       const VerdictRule& rule = {}, int bootstrap_rounds = 2000,
+                                       std::uint64_t seed = 1);
+
+// The two-sided 97.5% quantile of Student's t with `degrees` degrees of freedom (1.96 for many).
+double student_t975(int degrees);
 
 // PKB's figure: per-rank mean of each side, speedup = max over ranks of the reference mean / max
 // over ranks of the candidate mean.
