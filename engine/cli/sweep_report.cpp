@@ -26,7 +26,26 @@ std::string failures_text(const SweepGenerationRow& row) {
     return text.empty() ? "-" : text;
 }
 
+json optional_number(const std::optional<double>& value) {
+    return value && std::isfinite(*value) ? json(*value) : json(nullptr);
+}
+
 } // namespace
+
+std::string pair_speedup_text(const SweepPairView& pair) {
+    if (!pair.speedup)
+        return "-";
+    char text[96];
+    std::snprintf(text, sizeof text, "%.2fx", *pair.speedup);
+    std::string out = text;
+    if (pair.verdict)
+        out += " " + verdict_name(*pair.verdict);
+    if (pair.ci_low && pair.ci_high) {
+        std::snprintf(text, sizeof text, " (95%% interval %.3f-%.3f)", *pair.ci_low, *pair.ci_high);
+        out += text;
+    }
+    return out;
+}
 
 void print_sweep_table(std::ostream& out, const SweepTable& table, const std::vector<double>& ps) {
     const bool perf = table.sweep.mode == "perf";
@@ -70,6 +89,21 @@ void print_sweep(std::ostream& out, const SweepTable& table, const std::vector<d
         << table.total << " pairs judged\n"
         << "  created " << s.created_at << ", updated " << s.updated_at << "\n\n";
     print_sweep_table(out, table, ps);
+    // Each timed pair's speedup with its verdict: fast_p above counts a pair toward p only when its
+    // interval clears p (ci_low > p), so 1.31x beside "ambiguous" is not faster than 1.
+    bool timed = false;
+    for (const auto& v : table.pairs) {
+        if (!v.speedup)
+            continue;
+        if (!timed) {
+            out << "\nspeedups:\n";
+            timed = true;
+        }
+        out << "  " << v.pair.generation_label << "  " << v.pair.problem_stem << "  " << pair_speedup_text(v);
+        if (v.pair.run_id)
+            out << "  run " << *v.pair.run_id;
+        out << "\n";
+    }
     bool header = false;
     for (const auto& v : table.pairs) {
         if (v.status == "pass")
@@ -126,6 +160,8 @@ json sweep_json(const SweepTable& table, const std::vector<double>& ps) {
                                {"fast_p", fast},
                                {"geomean_speedup", geo ? json(*geo) : json(nullptr)},
                                {"speedups", g.speedups},
+                               {"fast_bounds", g.fast_bounds},
+                               {"verdicts", g.verdicts},
                                {"failures", g.failures}});
     }
     json pairs = json::array();
@@ -138,6 +174,9 @@ json sweep_json(const SweepTable& table, const std::vector<double>& ps) {
                          {"state", v.pair.state},
                          {"status", v.status},
                          {"speedup", v.speedup ? json(*v.speedup) : json(nullptr)},
+                         {"ci_low", optional_number(v.ci_low)},
+                         {"ci_high", optional_number(v.ci_high)},
+                         {"verdict", v.verdict ? json(verdict_name(*v.verdict)) : json(nullptr)},
                          {"seconds", v.pair.seconds ? json(*v.pair.seconds) : json(nullptr)},
                          {"message", v.pair.message}});
     return {{"sweep_id", s.id},

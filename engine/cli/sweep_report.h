@@ -19,6 +19,10 @@ using pkbw::SweepGenerationRow;
 using pkbw::SweepPairView;
 using pkbw::SweepTable;
 
+// A timed pair's speedup as the report prints it: "1.31x faster (95% interval 1.020-1.600)", "1.12x
+// ambiguous", "0.90x" (no verdict stored), "-" (no speedup).
+std::string pair_speedup_text(const SweepPairView& pair);
+
 void print_sweep_table(std::ostream& out, const SweepTable& table, const std::vector<double>& ps);
 void print_sweep(std::ostream& out, const SweepTable& table, const std::vector<double>& ps);
 nlohmann::json sweep_json(const SweepTable& table, const std::vector<double>& ps);
