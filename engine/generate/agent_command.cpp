@@ -4,6 +4,7 @@
 #include "model_client.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/generation_store.h"
+#include "pkbw/core/sweep_table.h"
 #include "pkbw/problems/registry.h"
 #include "store_recorder.h"
 #include "subprocess.h"
@@ -311,7 +312,8 @@ int run_agent_command(const AgentOptions& input) {
             a.run_id = verdict.run_id > 0 ? std::optional<std::int64_t>(verdict.run_id) : std::nullopt;
             a.speedup = verdict.speedup;
             bool passed = verdict.status == "pass";
-            a.fast = passed && verdict.speedup && *verdict.speedup > 1.0;
+            // fast_1's rule (core's counts_toward_fast_p): the speedup's interval must clear 1.
+            a.fast = counts_toward_fast_p(passed, verdict.speedup, verdict.ci_low, 1.0);
             done = options.perf ? a.fast : passed;
             if (!done) {
                 a.feedback = verdict.feedback +

@@ -19,7 +19,7 @@ struct AgentOptions {
     std::string judge_backend = "cuda"; // PKB backends: the judge's --backend (cuda or host)
     int attempts = 5;
     double budget_usd = 5.0;
-    bool perf = false;                        // judge with `pkbw perf` and require a speedup > 1
+    bool perf = false;                        // judge with `pkbw perf`; done when the interval clears 1
     std::string pkbw_program;                 // default: the running pkbw
     std::vector<std::string> judge_arguments; // extra flags for the judge (--timeout 30, ...)
 };
