@@ -60,12 +60,12 @@ std::vector<double> slowest_rank_per_iteration(const std::vector<std::vector<dou
     return slowest;
 }
 
-std::vector<BlockSide> block_order(int pairs) {
+std::vector<BlockSide> block_order(int pairs, bool reference_first) {
     std::vector<BlockSide> order;
     for (int p = 0; p < pairs; ++p) {
-        const bool reference_first = p % 2 == 0;
-        order.push_back(reference_first ? BlockSide::Reference : BlockSide::Candidate);
-        order.push_back(reference_first ? BlockSide::Candidate : BlockSide::Reference);
+        const bool first = (p % 2 == 0) == reference_first;
+        order.push_back(first ? BlockSide::Reference : BlockSide::Candidate);
+        order.push_back(first ? BlockSide::Candidate : BlockSide::Reference);
     }
     return order;
 }

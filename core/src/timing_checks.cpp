@@ -70,7 +70,7 @@ std::optional<std::string> samples_disagree(const std::vector<ReportedBlock>& bl
     }
     return format(
         "its process reported %.3f ms for a block that took %.3f ms on the judge's clock (the "
-        "best of its blocks): its per-call samples are not the block's (the speedup is the judge's)",
+        "best of its blocks): its per-call samples are not the block's (where the judge's clock allows more, its time is the judge's floor)",
         best_reported, best_judged);
 }
 

@@ -67,7 +67,8 @@ void add_run_options(CLI::App& command, RunOptions& options, std::optional<std::
 struct PerfFlags {
     bool perf = false;
     bool no_pkb = false;
-    int pkb_warmup = 500, pkb_iterations = 100, warmup = 50, pairs = 10, iterations = 50;
+    int pkb_warmup = 500, pkb_iterations = 100, warmup = 50, pairs = 5, iterations = 50, launches = 3;
+    double min_effect = 0.05;
     std::string rotation = "copies";
     bool bare_nccl = false;
 };
@@ -79,7 +80,14 @@ void add_perf_options(CLI::App& command, PerfFlags& flags, bool with_switch) {
     command.add_option("--pkb-warmup", flags.pkb_warmup, "PKB protocol warmup iterations (500)");
     command.add_option("--pkb-iters", flags.pkb_iterations, "PKB protocol timed iterations (100)");
     command.add_option("--warmup", flags.warmup, "pkbw warmup calls per side (50)");
-    command.add_option("--pairs", flags.pairs, "pkbw ABBA block pairs: blocks per side (10)");
+    command.add_option("--pairs", flags.pairs, "pkbw ABBA block pairs of each launch: blocks per side (5)");
+    command.add_option("--launches", flags.launches,
+                       "independent launches of the pair, fresh processes each (3; the interval is over them)")
+        ->check(CLI::Range(1, 100));
+    command.add_option("--min-effect", flags.min_effect,
+                       "the least speedup counted as a difference, as a fraction (0.05: x1.05); an A/A noise "
+                       "floor measured with --solution reference widens it")
+        ->check(CLI::Range(0.0, 10.0));
     command.add_option("--iters", flags.iterations,
                        "pkbw calls per block, each on fresh inputs and checked (50; raised until a block's "
                        "inputs span 3x L2, lowered to fit memory)");
@@ -278,6 +286,8 @@ int main(int argc, char** argv) {
             RunOptions options = run_options[i];
             options.perf = i == 1 || perf_flags[i].perf;
             options.perf_options = perf_json(perf_flags[i]);
+            options.launches = perf_flags[i].launches;
+            options.min_effect = perf_flags[i].min_effect;
             return run_command(options, store[i], solutions_dir[i], cache_dir[i], phase_timeouts[i],
                                timeout[i], timeout_scale[i], command_line);
         }

@@ -27,15 +27,20 @@ void PerfCollector::add(int rank, const json& event) {
         return s.protocol == protocol && s.side == side && s.block == block && s.launch == launch_;
     });
     if (it == series_.end()) {
-        series_.push_back({protocol, side, block, {}, launch_, false});
+        PerfSeries added;
+        added.protocol = protocol;
+        added.side = side;
+        added.block = block;
+        added.launch = launch_;
+        series_.push_back(std::move(added));
         it = series_.end() - 1;
     }
     if (event.value("throttled", false)) {
         it->throttled = true;
     }
-    if (protocol == "pkbw" && side == "candidate" && rank == 0) {
-        ++candidate_blocks_;
-        floored_ += event.value("floored", false) ? 1 : 0;
+    if (protocol == "pkbw" && event.contains("judge_ms") && event["judge_ms"].is_number()) {
+        it->judge_ms[rank] = event["judge_ms"].get<double>();
+        it->calls[rank] = event.value("calls", 0);
     }
     std::vector<double>& target = it->per_rank[rank];
     for (const auto& value : *samples) {
@@ -70,6 +75,23 @@ PerfFigures PerfCollector::compute(const WorkModel& work, int world_size) const 
         f.call_samples[side] = summarize(samples);
     }
 
+    // The judge's floor under the candidate, per launch and rank: a trusted block's overhead is its judge
+    // time less the reference's own time of it; the candidate's time of a block is never taken below its
+    // judge time less the largest such overhead of the launch's reference blocks.
+    std::map<std::pair<int, int>, double> overhead; // (launch, rank) -> ms
+    for (const auto& s : series_) {
+        if (s.protocol == "pkbw" && s.side == "reference") {
+            for (const auto& [rank, samples] : s.per_rank) {
+                const auto j = s.judge_ms.find(rank);
+                const auto k = s.calls.find(rank);
+                if (j != s.judge_ms.end() && k != s.calls.end() && k->second > 0 && !samples.empty()) {
+                    double& worst = overhead[{s.launch, rank}];
+                    worst = std::max(worst, j->second - samples.front() * k->second);
+                }
+            }
+        }
+    }
+    std::vector<double> margins;
     // Blocks by launch; a block where a rank's clocks slowed down (power, thermal) is dropped, unless
     // that would leave a launch's side with fewer than half its blocks (then the launch stands as timed).
     std::map<int, std::vector<TimedBlock>> by_launch;
@@ -80,8 +102,27 @@ PerfFigures PerfCollector::compute(const WorkModel& work, int world_size) const 
             continue;
         }
         std::vector<std::vector<double>> ranks;
+        bool floored = false;
         for (const auto& [rank, samples] : s.per_rank) {
-            ranks.push_back(samples);
+            std::vector<double> held = samples;
+            const auto o = overhead.find({s.launch, rank});
+            const auto j = s.judge_ms.find(rank);
+            const auto k = s.calls.find(rank);
+            if (s.side == "candidate" && o != overhead.end() && j != s.judge_ms.end() && k != s.calls.end() &&
+                k->second > 0 && held.size() == 1) {
+                const double floor = std::max(j->second - o->second, 0.0) / k->second;
+                // What a process that under-reports could hide per call: the overhead, at most its own time.
+                margins.push_back(std::min(held.front(), std::max(o->second, 0.0) / k->second));
+                if (floor > held.front() * 1.02) {
+                    floored = true;
+                }
+                held.front() = std::max(held.front(), floor);
+            }
+            ranks.push_back(std::move(held));
+        }
+        if (s.side == "candidate") {
+            ++f.candidate_blocks;
+            f.floored_blocks += floored ? 1 : 0;
         }
         const auto slowest = slowest_rank_per_iteration(ranks);
         per_side[s.side].insert(per_side[s.side].end(), slowest.begin(), slowest.end());
@@ -90,6 +131,7 @@ PerfFigures PerfCollector::compute(const WorkModel& work, int world_size) const 
             (s.throttled ? throttled_by_launch : by_launch)[s.launch].push_back(std::move(block));
         }
     }
+    f.judge_margin_call_ms = margins.empty() ? 0 : percentile(margins, 50);
     for (auto& [launch, dropped] : throttled_by_launch) {
         auto& kept = by_launch[launch];
         const auto count = [](const std::vector<TimedBlock>& blocks, BlockSide side) {
@@ -113,8 +155,6 @@ PerfFigures PerfCollector::compute(const WorkModel& work, int world_size) const 
         f.sides[side] = figures;
     }
     f.rule = rule_;
-    f.candidate_blocks = candidate_blocks_;
-    f.floored_blocks = floored_;
     if (per_side.count("reference") && per_side.count("candidate")) {
         std::vector<std::vector<TimedBlock>> launches;
         for (auto& [launch, blocks] : by_launch) {
@@ -245,7 +285,7 @@ json to_json(const PerfFigures& f) {
     if (!f.plan.is_null()) {
         json plan = json::object();
         for (const char* key : {"calls_per_block", "pairs", "cold_inputs", "reason", "input_mode", "inputs_note", "inputs_info",
-                                "round_trip_ms", "round_trip_trusted", "checked", "containment"}) {
+                                "round_trip_ms", "round_trip_max_ms", "round_trip_trusted", "checked", "containment"}) {
             if (f.plan.contains(key)) {
                 plan[key] = f.plan[key];
             }
@@ -279,7 +319,8 @@ json to_json(const PerfFigures& f) {
                      {"between_dominates", f.replicated.between_dominates},
                      {"throttled_blocks", f.throttled_blocks},
                      {"candidate_blocks", f.candidate_blocks},
-                     {"floored_blocks", f.floored_blocks}};
+                     {"floored_blocks", f.floored_blocks},
+                     {"judge_margin_call_ms", f.judge_margin_call_ms}};
         if (!f.pkb_disagreement.empty()) {
             j["pkbw"]["pkb_disagreement"] = f.pkb_disagreement;
         }
@@ -299,11 +340,12 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
     const auto bare = f.sides.find("bare_nccl");
     if (!f.plan.is_null()) {
         std::snprintf(line, sizeof(line),
-                      "  perf (pkbw: %d ABBA blocks a side of %d calls, each call on fresh inputs%s; time per call "
-                      "on the judge's clock, less a %.3f ms round trip; slowest rank per block)\n",
-                      f.plan.value("pairs", 0), f.plan.value("calls_per_block", 0),
-                      f.plan.value("checked", false) ? " and checked" : ", not checked",
-                      f.plan.value("round_trip_ms", 0.0));
+                      "  perf (pkbw: %d launch%s of %d ABBA blocks a side of %d calls, each call on fresh inputs%s; "
+                      "time per call: the side's own device time of the block, never below the judge's clock "
+                      "less its largest round trip (%.3f ms); slowest rank per block)\n",
+                      f.launches, f.launches == 1 ? "" : "es", f.plan.value("pairs", 0),
+                      f.plan.value("calls_per_block", 0), f.plan.value("checked", false) ? " and checked" : ", not checked",
+                      f.plan.value("round_trip_max_ms", f.plan.value("round_trip_ms", 0.0)));
         out << line;
         const std::string info = f.plan.value("inputs_info", std::string());
         if (!info.empty()) {
@@ -343,7 +385,7 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
     }
     for (const auto& [name, summary] : f.call_samples) {
         std::snprintf(line, sizeof(line),
-                      "    %-10s per call as its process timed it: median %9.4f ms  p5 %9.4f  p95 %9.4f  (n=%zu)\n",
+                      "    %-10s each call as its process timed it: median %9.4f ms  p5 %9.4f  p95 %9.4f  (n=%zu)\n",
                       name.c_str(), summary.median, summary.p5, summary.p95, summary.count);
         out << line;
     }

@@ -24,6 +24,9 @@ struct PerfSeries {
     int block = 0;
     std::map<int, std::vector<double>> per_rank; // rank -> samples (ms)
     int launch = 0;                              // which independent launch of the pair (run.cpp)
+    // pkbw's blocks: per rank, the judge's time of the block and its calls (the floor under the candidate).
+    std::map<int, double> judge_ms;
+    std::map<int, int> calls;
     bool throttled = false;                      // a rank's device reported a clock slowdown in it
 };
 
@@ -41,6 +44,10 @@ struct PerfFigures {
     int throttled_blocks = 0;      // dropped: a clock slowdown during the block
     int candidate_blocks = 0;      // the candidate's blocks timed, over every launch
     int floored_blocks = 0;        // of them, where the judge's floor was above the worker's own time
+    // The most the judge's clock lets the candidate's time be below its block's judge time, per call
+    // (the reference's largest overhead over the calls; the median over launches and ranks): a process
+    // that under-reports its own time gains at most this (docs/perf.md "The time").
+    double judge_margin_call_ms = 0;
     // When PKB's protocol and pkbw's disagree in direction: what each saw and why ("" otherwise).
     std::string pkb_disagreement;
     std::map<std::string, SideFigures> sides;
@@ -96,7 +103,6 @@ private:
     int malformed_ = 0;
     int launch_ = 0;
     VerdictRule rule_;
-    int floored_ = 0, candidate_blocks_ = 0;
 };
 
 nlohmann::json to_json(const PerfFigures& figures);

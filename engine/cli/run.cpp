@@ -182,8 +182,11 @@ json Run::rank_config(const fs::path& reference_lib, const fs::path& candidate_l
                    {"output_dir", run_dir_.string()}};
     if (options_.trace_iterations > 0)
         config["trace"] = {{"dir", (run_dir_ / "trace").string()}, {"iterations", options_.trace_iterations}};
-    if (options_.perf || options_.mode == "perf")
+    if (options_.perf || options_.mode == "perf") {
         config["perf"] = options_.perf_options.is_object() ? options_.perf_options : json::object();
+        config["perf"]["launch_index"] = 0;
+        config["perf"]["launch_seed"] = launch_seed(0);
+    }
     if (!reference_lib.empty())
         config["reference_library"] = reference_lib.string();
     if (!candidate_lib.empty())
@@ -308,17 +311,18 @@ int Run::execute() {
         backend_ = gpu_present() ? "cuda" : "host";
 
     // From here on the run is recorded, whatever happens.
-    const bool is_reference = options_.solution == "reference";
+    aa_ = options_.solution == "reference" && options_.mode == "perf";
+    const bool is_reference = options_.solution == "reference" && !aa_;
     std::string solution_path;
     std::string usage_error;
     fs::path dir = options_.solutions_dir.value_or(fs::path("solutions_" + options_.solution));
     std::error_code ec;
     if (backend_ != "cuda" && backend_ != "host") {
         usage_error = "--backend must be cuda or host, not '" + backend_ + "'";
-    } else if (is_reference) {
-        if (compares())
-            usage_error =
-                "eval compares a candidate with the reference: --solution reference is only for dryrun";
+    } else if (options_.solution == "reference") {
+        if (!aa_ && compares())
+            usage_error = "eval compares a candidate with the reference: --solution reference is only for dryrun "
+                          "and perf (the reference timed against itself)";
     } else if (looks_like_path(options_.solution) || fs::is_regular_file(options_.solution, ec)) {
         solution_path = options_.solution;
         if (!fs::is_regular_file(solution_path, ec))
@@ -345,7 +349,7 @@ int Run::execute() {
     }
     fs::path reference_source = layout_->problem_dir(problem_folder(*problem)) /
                                 (backend_ == "cuda" ? "reference.cu" : "reference_host.cpp");
-    if (is_reference)
+    if (is_reference || aa_)
         solution_path = reference_source.string();
     begin(problem, solution_path, is_reference);
     if (!usage_error.empty())
@@ -445,7 +449,11 @@ int Run::execute() {
         }
     }
     Observer observer(options_.json, out_, results_, hellos_, perf_, &trust_events_);
-    return conclude(launch_ranks(spec, observer), is_reference);
+    perf_.set_launch(0);
+    LaunchOutcome outcome = launch_ranks(spec, observer);
+    if (options_.perf || options_.mode == "perf")
+        outcome = launch_more(spec, reference_lib, candidate_lib, observer, std::move(outcome));
+    return conclude(outcome, is_reference);
 }
 
 // The symbol check misses a collective reached through dlsym or a library of its own; the trace

@@ -39,6 +39,10 @@ struct RunOptions {
     int trace_iterations = 0;    // > 0: a traced pass of this many iterations per side (--trace)
     bool perf = false;           // time after correctness (mode perf, or --perf)
     nlohmann::json perf_options; // the rank configuration's "perf" object (engine/runtime/perf_runner.h)
+    // Independent launches of the pair (fresh processes, buffers and side order each; docs/perf.md
+    // "Replication"): the first checks correctness, every one is timed.
+    int launches = 3;
+    double min_effect = 0.05; // the least speedup that counts as a difference (the verdict's band)
     std::uint64_t seed = 42;
     std::string inputs = "pkb"; // pkb | exact
     std::string arch = "sm_90";

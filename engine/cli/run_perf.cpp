@@ -4,7 +4,9 @@
 #include "run_session.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <random>
 
 namespace pkbw::cli::detail {
 
@@ -35,6 +37,115 @@ MachinePeaks Run::machine_peaks(const PerfFigures& figures) const {
     return peaks;
 }
 
+std::uint64_t Run::launch_seed(int index) const {
+    if (launch_seed_base_ == 0) {
+        std::random_device device;
+        const_cast<Run*>(this)->launch_seed_base_ = (static_cast<std::uint64_t>(device()) << 32 | device()) | 1;
+    }
+    return launch_seed_base_ * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(index) * 0xBF58476D1CE4E5B9ull + 1;
+}
+
+LaunchOutcome Run::launch_more(const LaunchSpec& first, const fs::path& reference_lib, const fs::path& candidate_lib,
+                               Observer& observer, LaunchOutcome outcome) {
+    // PKB's Python judge (engine/python) times one launch: its rank program has no later-launch mode.
+    const int launches = options_.pkb_checkout ? 1 : std::max(options_.launches, 1);
+    std::vector<std::string> leftovers = outcome.leftovers;
+    for (int index = 1; index < launches; ++index) {
+        // Another launch only after a clean one whose ranks timed both sides: a failure, a timeout or a
+        // candidate that broke is the run's outcome as it stands.
+        const auto timed_in = [&](int launch) {
+            return std::count_if(perf_.series().begin(), perf_.series().end(), [&](const PerfSeries& s) {
+                return s.launch == launch && s.protocol == "pkbw";
+            });
+        };
+        if (outcome.end != LaunchEnd::Completed || timed_in(index - 1) == 0 || interrupt_signal())
+            break;
+        json config = rank_config(reference_lib, candidate_lib);
+        config["trials"] = 0;
+        config["perf"]["pkb"] = false; // PKB's figure comes from the first launch
+        config["perf"]["launch_index"] = index;
+        config["perf"]["launch_seed"] = launch_seed(index);
+        const fs::path path = run_dir_ / ("config_launch" + std::to_string(index) + ".json");
+        std::ofstream(path) << config.dump(2) << "\n";
+        LaunchSpec spec = first;
+        spec.args = {"--config", path.string()};
+        if (!options_.json)
+            err_ << "pkbw: launch " << index + 1 << " of " << launches << "\n";
+        perf_.set_launch(index);
+        outcome = launch_ranks(spec, observer);
+        leftovers.insert(leftovers.end(), outcome.leftovers.begin(), outcome.leftovers.end());
+    }
+    outcome.leftovers = leftovers;
+    return outcome;
+}
+
+std::string Run::noise_floor_key() const {
+    std::string device;
+    if (auto hello = hellos_.find(0);
+        hello != hellos_.end() && hello->second.contains("device") && hello->second["device"].is_string())
+        device = hello->second["device"].get<std::string>();
+    return backend_ + "|" + stem_ + "|w" + std::to_string(options_.nproc) + "|" + std::string(dtype_name(dtype_)) + "|m" +
+           std::to_string(options_.m) + "|n" + std::to_string(options_.n) + "|" + options_.inputs + "|" + device;
+}
+
+namespace {
+fs::path noise_floors_path(const RunOptions& options) {
+    return options.runs_dir.parent_path() / "noise_floors.json";
+}
+} // namespace
+
+VerdictRule Run::verdict_rule() const {
+    VerdictRule rule;
+    rule.min_effect = options_.min_effect;
+    if (aa_)
+        return rule; // an A/A run measures the floor: judged by the minimum effect alone
+    const fs::path path = noise_floors_path(options_);
+    std::ifstream file(path);
+    if (!file)
+        return rule;
+    const json saved = json::parse(file, nullptr, false);
+    const std::string key = noise_floor_key();
+    if (!saved.is_object() || !saved.contains(key))
+        return rule;
+    const json& entry = saved[key];
+    if (!entry.is_object() || !entry.contains("floor") || !entry["floor"].is_number() || entry["floor"] < 0) {
+        err_ << "pkbw: " << path.string() << ": entry '" << key << "' needs a non-negative number 'floor'; ignored\n";
+        return rule;
+    }
+    rule.noise_floor = entry["floor"].get<double>();
+    rule.floor_source = "run " + std::to_string(entry.value("run_id", 0)) + " (" + path.filename().string() + ")";
+    return rule;
+}
+
+void Run::record_noise_floor(const PerfFigures& figures) {
+    if (!aa_ || !figures.has_pkbw || figures.pkbw.ci_low <= 0 || figures.pkbw.ci_high <= 0)
+        return;
+    // The furthest the A/A interval reached from 1, as a fraction: identical code showed that much.
+    const double reach = std::max(std::abs(std::log(figures.pkbw.ci_low)), std::abs(std::log(figures.pkbw.ci_high)));
+    const fs::path path = noise_floors_path(options_);
+    json saved = json::object();
+    if (std::ifstream file(path); file) {
+        saved = json::parse(file, nullptr, false);
+        if (!saved.is_object()) {
+            err_ << "pkbw: " << path.string() << " is not a JSON object; not updated (the A/A result is in the "
+                 << "run's record)\n";
+            return;
+        }
+    }
+    saved[noise_floor_key()] = {{"floor", std::exp(reach) - 1.0},
+                                {"speedup", figures.pkbw.speedup},
+                                {"ci_low", figures.pkbw.ci_low},
+                                {"ci_high", figures.pkbw.ci_high},
+                                {"launches", figures.launches},
+                                {"run_id", run_id_}};
+    const fs::path temporary = path.string() + ".tmp";
+    std::ofstream(temporary) << saved.dump(2) << "\n";
+    std::error_code ec;
+    fs::rename(temporary, path, ec);
+    if (ec)
+        err_ << "pkbw: cannot write " << path.string() << ": " << ec.message() << "\n";
+}
+
 void Run::report_perf() {
     ProblemConfig config{options_.nproc,
                          options_.m,
@@ -44,6 +155,7 @@ void Run::report_perf() {
                          options_.seed,
                          options_.inputs == "exact" ? InputMode::Exact : InputMode::Pkb};
     // A PKB problem pkbw has no descriptor for has no work model: no bandwidth, the timings stand.
+    perf_.set_rule(verdict_rule());
     PerfFigures figures = perf_.compute(problem_ ? problem_->work(config) : WorkModel{}, options_.nproc);
     // The machine's measured peak for this collective, when `pkbw calibrate` ran at this world size.
     // It also sets the plausibility floor's communication term, so a malformed row is named, not used.
@@ -74,7 +186,8 @@ void Run::report_perf() {
     for (const auto& series : perf_.series()) {
         if (series.protocol == "calibrate")
             continue;
-        const int block = series.protocol == "pkb" ? -1 : series.block;
+        // A launch's blocks follow the one before's: launch x 1000 + its block (docs/store.md).
+        const int block = series.protocol == "pkb" ? -1 : series.launch * 1000 + series.block;
         for (const auto& [rank, samples] : series.per_rank)
             recorder_.add_perf_samples(run_id_, series.side, rank, block, samples);
     }
@@ -120,6 +233,7 @@ void Run::report_perf() {
         recorder_.add_perf_summary(run_id_, "candidate", r, "sm_clock_end_mhz",
                                    clocks["end"].value("sm_mhz", 0));
     }
+    record_noise_floor(figures);
     perf_json_ = to_json(figures);
     if (!options_.json)
         print_perf(out_, figures);

@@ -30,6 +30,8 @@ using nlohmann::json;
 std::string host_name();
 std::string run_dir_name(const std::string& stem);
 
+class Observer;
+
 class Run {
 public:
     Run(const RunOptions& options, Recorder& recorder, std::ostream& out, std::ostream& err)
@@ -82,6 +84,19 @@ private:
     MachinePeaks machine_peaks(const PerfFigures& figures) const;
     int calibrate();
     bool compares() const { return options_.mode == "eval" || options_.mode == "perf"; }
+    // `pkbw perf --solution reference`: the reference timed against itself (A/A), whose interval is
+    // the problem's noise floor (noise_floors.json beside the runs).
+    bool aa_ = false;
+    // Launch `index`'s seed (buffer offsets, which side first): random per run, never 0.
+    std::uint64_t launch_seed(int index) const;
+    std::uint64_t launch_seed_base_ = 0;
+    // The verdict's band for this run: --min-effect and the A/A floor recorded for this problem and size.
+    VerdictRule verdict_rule() const;
+    std::string noise_floor_key() const;
+    void record_noise_floor(const PerfFigures& figures);
+    // Launches 1.. of a perf run (launch 0 is the run's own launch): timing only.
+    LaunchOutcome launch_more(const LaunchSpec& first, const fs::path& reference_lib, const fs::path& candidate_lib,
+                              Observer& observer, LaunchOutcome outcome);
 
     const RunOptions& options_;
     Recorder& recorder_;

@@ -4,12 +4,14 @@
 #include "pkbw/core/error.h"
 #include "pkbw/core/perf_stats.h"
 #include "pkbw/core/protocol.h"
+#include "pkbw/core/random.h"
 #include "pkbw/core/timing_checks.h"
 #include "rendezvous.h"
 #include "timing_inputs.h"
 #include "trial_buffers.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <memory>
 #include <unistd.h>
@@ -63,21 +65,33 @@ struct SlotLayout {
     }
 };
 
-// Memory in the judge's SharedBuffers, released when the timing ends.
+// Memory in the judge's SharedBuffers, released when the timing ends. `pad` bytes (a multiple of 256)
+// lie before the slots: each launch places its buffers differently (docs/perf.md "Replication").
 class SharedSlots {
 public:
-    SharedSlots(SharedBuffers& shared, std::size_t bytes)
+    SharedSlots(SharedBuffers& shared, std::size_t bytes, std::size_t pad = 0)
         : shared_(shared)
-        , data_(shared.allocate(std::max<std::size_t>(bytes, 1))) {}
-    ~SharedSlots() { shared_.release(data_); }
+        , base_(shared.allocate(std::max<std::size_t>(bytes + pad, 1)))
+        , data_(static_cast<std::byte*>(base_) + pad) {}
+    ~SharedSlots() { shared_.release(base_); }
     SharedSlots(const SharedSlots&) = delete;
     SharedSlots& operator=(const SharedSlots&) = delete;
     void* data() const { return data_; }
 
 private:
     SharedBuffers& shared_;
+    void* base_;
     void* data_;
 };
+
+// A launch's offset for one buffer: a multiple of 256 bytes below 2 MiB, from the launch's seed.
+std::size_t launch_pad(std::uint64_t seed, int rank, int buffer) {
+    if (seed == 0) {
+        return 0;
+    }
+    const CounterRng rng(seed, 0x9AD + static_cast<std::uint64_t>(rank));
+    return static_cast<std::size_t>(rng.integer(static_cast<std::uint64_t>(buffer), 0, 8192)) * 256;
+}
 
 } // namespace
 
@@ -129,6 +143,15 @@ private:
     };
     CallFailure explain(int group, int call);
     void send_plan();
+    // Which side this launch times first (alternating over launches, from the launch's seed).
+    bool reference_first() const {
+        return ((options_.launch_seed >> 7) & 1) == static_cast<std::uint64_t>(options_.launch_index & 1);
+    }
+    // What runs before every block of either side and before every round trip of the calibration, the
+    // same each time so that no side's clock starts from a different state (docs/perf.md): the
+    // scheduling guard, the candidate's settled CPU reading, the GPU probe, the device's telemetry.
+    // Fills `found` with the guard's findings and the telemetry; returns the candidate's CPU so far.
+    double prepare_block(json& found);
     // Gives the reference's worker and this judge back the judge's scheduling (scheduling_guard.h);
     // what it found is added to `found`.
     void guard_scheduling(json& found);
@@ -145,8 +168,10 @@ private:
     TimingInputs* inputs_ = nullptr;
     std::unique_ptr<SharedSlots> input_slots_;
     Side reference_, candidate_;
-    double round_trip_ms_ = 0;
+    double round_trip_ms_ = 0;     // the calibration's median: the judge's per-call figure
+    double round_trip_max_ms_ = 0; // its largest: the judge's floor under a side's own time
     double idle_probe_us_ = 0;
+    double probe_before_us_ = 0;   // of the block being timed
     int untouched_at_reply_ = 0;       // of the last candidate block
     bool changed_after_reply_ = false; // of the last candidate block: its slots changed after it answered
     double scan_ms_ = 0; // of the last candidate block: the scan at its reply, not counted in its time
@@ -168,12 +193,14 @@ void CheckedTiming::plan() {
                     std::to_string(inputs_layout_.set_bytes));
     }
     input_slots_ = std::make_unique<SharedSlots>(
-        c_.shared, inputs_layout_.set_bytes * static_cast<std::size_t>(plan_.calls_per_block));
+        c_.shared, inputs_layout_.set_bytes * static_cast<std::size_t>(plan_.calls_per_block),
+        launch_pad(options_.launch_seed, p_.rank, 0));
 }
 
 void CheckedTiming::prepare_side(Side& side) {
     side.outputs = std::make_unique<SharedSlots>(
-        c_.shared, outputs_layout_.set_bytes * static_cast<std::size_t>(plan_.calls_per_block));
+        c_.shared, outputs_layout_.set_bytes * static_cast<std::size_t>(plan_.calls_per_block),
+        launch_pad(options_.launch_seed, p_.rank, &side == &reference_ ? 1 : 2));
     for (int k = 0; k < plan_.calls_per_block; ++k) {
         side.views.push_back(side.worker->process->define_views(
             inputs_layout_.views(input_slots_->data(), k), outputs_layout_.views(side.outputs->data(), k)));
@@ -184,13 +211,17 @@ double CheckedTiming::calibrate_round_trip() {
     if (!reference_.worker) {
         return 0; // no trusted worker: nothing is subtracted (the plan says so)
     }
-    // The same path as a block's (timed_request): the thaw, the round trip, the barriers.
+    // The same path as a block's (timed_request): the same preparation before it, the thaw, the round
+    // trip, the barriers.
     std::vector<double> samples;
     for (int i = 0; i < kRoundTripSamples; ++i) {
+        json ignored;
+        prepare_block(ignored);
         double judge_ms = 0;
         timed_request(reference_, {}, {}, judge_ms);
         samples.push_back(judge_ms);
     }
+    round_trip_max_ms_ = *std::max_element(samples.begin(), samples.end());
     return percentile(samples, 50);
 }
 
@@ -255,36 +286,58 @@ void CheckedTiming::warm_up(Side& side) {
     }
 }
 
+double CheckedTiming::prepare_block(json& found) {
+    guard_scheduling(found);
+    const double cpu = candidate_.worker != nullptr ? candidate_.still->settled_cpu_ms() : 0;
+    probe_before_us_ = p_.device.on_host() ? 0 : p_.device.probe_us(kProbeSpinUs);
+    const Device::Telemetry t = p_.device.telemetry();
+    if (t.known) {
+        found["sm_mhz"] = t.sm_mhz;
+        found["temperature_c"] = t.temperature_c;
+        found["clock_reasons"] = t.reasons;
+        found["throttled"] = t.throttled();
+    }
+    return cpu;
+}
+
 void CheckedTiming::time_block(int block, BlockSide which) {
     Side& side = which == BlockSide::Reference ? reference_ : candidate_;
     const int group = block / 2;
-    json scheduling = json::object();
-    if (which == BlockSide::Reference) {
-        guard_scheduling(scheduling);
-    }
     load_group(group, side);
+    json found = json::object();
+    const double cpu_before = prepare_block(found);
     const bool probing = !p_.device.on_host();
     const bool watching = which == BlockSide::Reference && candidate_.worker != nullptr;
-    const double cpu_before = watching ? candidate_.still->settled_cpu_ms() : 0;
-    const double probe_before = probing ? p_.device.probe_us(kProbeSpinUs) : 0;
+    const double probe_before = probe_before_us_;
     const auto params = p_.problem->params(inputs_->config(group * plan_.calls_per_block));
 
     double judge_ms = 0;
     const BlockTiming timing = timed_request(side, side.views, params, judge_ms);
     // The candidate is frozen again here: a kernel of its still running now holds the GPU.
     const double probe_after = probing ? p_.device.probe_us(kProbeSpinUs) : 0;
-
+    const Device::Telemetry after = p_.device.telemetry();
+    if (after.known && after.throttled()) {
+        found["throttled"] = true;
+        found["clock_reasons_after"] = after.reasons;
+    }
+    // The block's time per call: the worker's own device time of the block (its span, gaps between
+    // calls included), steady where the judge's clock carries the round trip's jitter. The launcher
+    // holds the candidate's to the judge's clock: never below its block's judge time less the largest
+    // overhead the reference's blocks had (docs/perf.md "The time").
+    const double device_call_ms = timing.calls > 0 ? timing.span_ms / timing.calls : 0;
     json event = {{"event", protocol::kPerfResult},
                   {"rank", p_.rank},
                   {"protocol", "pkbw"},
                   {"side", side.worker->side},
                   {"block", block},
-                  {"samples_ms", {judge_call_ms(judge_ms, round_trip_ms_, timing.calls)}},
+                  {"samples_ms", {device_call_ms}},
+                  {"judge_call_ms", judge_call_ms(judge_ms, round_trip_ms_, timing.calls)},
                   {"call_samples_ms", timing.samples_ms},
                   {"span_ms", timing.span_ms},
                   {"calls", timing.calls},
                   {"judge_ms", judge_ms},
-                  {"round_trip_ms", round_trip_ms_}};
+                  {"round_trip_ms", round_trip_ms_},
+                  {"round_trip_max_ms", round_trip_max_ms_}};
     if (probing) {
         event["probe_before_us"] = probe_before;
         event["probe_after_us"] = probe_after;
@@ -295,7 +348,7 @@ void CheckedTiming::time_block(int block, BlockSide which) {
         event["changed_after_reply"] = changed_after_reply_;
         event["scan_ms"] = scan_ms_;
     }
-    event.update(scheduling);
+    event.update(found);
     if (watching) {
         event["frozen_cpu_ms"] = std::max(candidate_.still->tree_cpu_ms() - cpu_before, 0.0);
         event["frozen"] = !candidate_.still->failed();
@@ -432,6 +485,9 @@ void CheckedTiming::send_plan() {
                   {"inputs_note", inputs_note_},
                   {"inputs_info", inputs_info_},
                   {"round_trip_ms", round_trip_ms_},
+                  {"round_trip_max_ms", round_trip_max_ms_},
+                  {"launch_index", options_.launch_index},
+                  {"reference_first", reference_first()},
                   {"round_trip_trusted", reference_.worker != nullptr},
                   {"checked", reference_.worker != nullptr && candidate_.worker != nullptr}};
     if (!p_.device.on_host()) {
@@ -469,12 +525,15 @@ void CheckedTiming::run() {
         idle_probe_us_ = *std::min_element(probes.begin(), probes.end());
     }
     send_plan();
-    for (Side* side : {&reference_, &candidate_}) {
+    const bool reference_first_ = reference_first();
+    const std::array<Side*, 2> warm_order = reference_first_ ? std::array<Side*, 2>{&reference_, &candidate_}
+                                                             : std::array<Side*, 2>{&candidate_, &reference_};
+    for (Side* side : warm_order) {
         if (side->worker) {
             warm_up(*side);
         }
     }
-    const auto order = block_order(plan_.pairs);
+    const auto order = block_order(plan_.pairs, reference_first_);
     const bool both = reference_.worker && candidate_.worker;
     for (std::size_t b = 0; b < order.size(); ++b) {
         const BlockSide which =

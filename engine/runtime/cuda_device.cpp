@@ -33,29 +33,70 @@ void check_nccl(ncclResult_t status, const char* what) {
 // NVML through dlopen: the driver ships libnvidia-ml.so.1 but no header comes with the toolkit, and
 // pkbw must not need it at link time. Devices are matched by PCI bus id, not index, since NVML and
 // CUDA may order devices differently.
-std::pair<int, int> query_clocks_mhz(int ordinal) {
+struct Nvml {
     using InitFn = int (*)();
     using ByPciFn = int (*)(const char*, void**);
     using ClockFn = int (*)(void*, int, unsigned int*);
-    static void* library = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) {
-        return {0, 0};
+    using ReasonsFn = int (*)(void*, unsigned long long*);
+    using TemperatureFn = int (*)(void*, int, unsigned int*);
+    void* library = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    InitFn init = library ? reinterpret_cast<InitFn>(::dlsym(library, "nvmlInit_v2")) : nullptr;
+    ByPciFn by_pci = library ? reinterpret_cast<ByPciFn>(::dlsym(library, "nvmlDeviceGetHandleByPciBusId_v2")) : nullptr;
+    ClockFn clock = library ? reinterpret_cast<ClockFn>(::dlsym(library, "nvmlDeviceGetClockInfo")) : nullptr;
+    // The older name first: both exist in current drivers, the newer alone in future ones.
+    ReasonsFn reasons = library ? reinterpret_cast<ReasonsFn>(
+                                      ::dlsym(library, "nvmlDeviceGetCurrentClocksThrottleReasons")
+                                          ?: ::dlsym(library, "nvmlDeviceGetCurrentClocksEventReasons"))
+                                : nullptr;
+    TemperatureFn temperature =
+        library ? reinterpret_cast<TemperatureFn>(::dlsym(library, "nvmlDeviceGetTemperature")) : nullptr;
+    bool ready = init && by_pci && clock && init() == 0;
+
+    static Nvml& get() {
+        static Nvml nvml;
+        return nvml;
     }
-    static auto init = reinterpret_cast<InitFn>(::dlsym(library, "nvmlInit_v2"));
-    static auto by_pci = reinterpret_cast<ByPciFn>(::dlsym(library, "nvmlDeviceGetHandleByPciBusId_v2"));
-    static auto clock = reinterpret_cast<ClockFn>(::dlsym(library, "nvmlDeviceGetClockInfo"));
-    static const bool ready = init && by_pci && clock && init() == 0;
-    char bus_id[64] = {};
-    void* handle = nullptr;
-    if (!ready || cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), ordinal) != cudaSuccess ||
-        by_pci(bus_id, &handle) != 0) {
+    void* handle(int ordinal) const {
+        char bus_id[64] = {};
+        void* found = nullptr;
+        if (!ready || cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), ordinal) != cudaSuccess ||
+            by_pci(bus_id, &found) != 0) {
+            return nullptr;
+        }
+        return found;
+    }
+};
+
+std::pair<int, int> query_clocks_mhz(int ordinal) {
+    const Nvml& nvml = Nvml::get();
+    void* handle = nvml.handle(ordinal);
+    if (handle == nullptr) {
         return {0, 0};
     }
     unsigned int sm = 0, memory = 0;
     constexpr int kClockSm = 1, kClockMem = 2; // nvmlClockType_t
-    clock(handle, kClockSm, &sm);
-    clock(handle, kClockMem, &memory);
+    nvml.clock(handle, kClockSm, &sm);
+    nvml.clock(handle, kClockMem, &memory);
     return {static_cast<int>(sm), static_cast<int>(memory)};
+}
+
+Device::Telemetry query_telemetry(void* handle) {
+    Device::Telemetry t;
+    const Nvml& nvml = Nvml::get();
+    if (handle == nullptr) {
+        return t;
+    }
+    unsigned int sm = 0, celsius = 0;
+    unsigned long long reasons = 0;
+    t.known = nvml.clock(handle, 1, &sm) == 0;
+    t.sm_mhz = static_cast<int>(sm);
+    if (nvml.temperature && nvml.temperature(handle, 0, &celsius) == 0) { // NVML_TEMPERATURE_GPU
+        t.temperature_c = static_cast<int>(celsius);
+    }
+    if (nvml.reasons && nvml.reasons(handle, &reasons) == 0) {
+        t.reasons = reasons;
+    }
+    return t;
 }
 
 std::string version_text(int version) {
@@ -132,6 +173,11 @@ public:
                                                  std::to_string(count) + " are visible");
         }
         check_cuda(cudaSetDevice(ordinal_), "cudaSetDevice");
+        // No L2 set aside for persisting accesses (docs/perf.md "Cold L2"): lines a side pinned in one
+        // block would be warm in the next. Devices without the carve-out refuse it, which is the same.
+        if (cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) != cudaSuccess) {
+            cudaGetLastError();
+        }
         check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamDefault), "cudaStreamCreate");
 
         ncclUniqueId id{};
@@ -262,6 +308,13 @@ public:
         }
     }
     std::pair<int, int> clocks_mhz() override { return query_clocks_mhz(ordinal_); }
+    Telemetry telemetry() override {
+        if (!nvml_looked_up_) {
+            nvml_handle_ = Nvml::get().handle(ordinal_);
+            nvml_looked_up_ = true;
+        }
+        return query_telemetry(nvml_handle_);
+    }
     std::vector<MismatchCount> count_mismatches(const std::vector<MismatchQuery>& queries, double atol,
                                                 double rtol) override {
         std::vector<MismatchCount> counts(queries.size());
@@ -410,6 +463,8 @@ public:
 private:
     Rendezvous& rendezvous_;
     int ordinal_ = 0;
+    void* nvml_handle_ = nullptr; // NVML's handle of this device (telemetry), looked up once
+    bool nvml_looked_up_ = false;
     cudaStream_t stream_ = nullptr;
     ncclComm_t comm_ = nullptr;
     std::vector<ncclComm_t> sub_comms_; // from split_nccl, destroyed before comm_

@@ -137,6 +137,18 @@ public:
                                  DType dtype) = 0;
     // Current SM and memory clocks in MHz (NVML), or {0, 0} when unknown.
     virtual std::pair<int, int> clocks_mhz() = 0;
+    // The device's state around a timed block (NVML): clocks, temperature and why clocks are held back.
+    // `known` false where there is no NVML (the host backend).
+    struct Telemetry {
+        bool known = false;
+        int sm_mhz = 0;
+        int temperature_c = 0;
+        unsigned long long reasons = 0; // nvmlClocksEventReasons bits
+        // A slowdown that changes a block's time: power cap, hardware slowdown, thermal, power brake
+        // (not idle, application clock settings or sync boost).
+        bool throttled() const { return (reasons & (0x4ull | 0x8ull | 0x20ull | 0x40ull | 0x80ull)) != 0; }
+    };
+    virtual Telemetry telemetry() { return {}; }
 
     // Per query, the elements that fail PKB's rule and the gross ones among them (mismatch_rule.h),
     // counted where the data lives: the judge's check of every timed call (docs/perf.md). Synchronous.

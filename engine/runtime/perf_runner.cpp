@@ -166,6 +166,8 @@ PerfOptions parse_perf_options(const json& perf, const std::string& source) {
     get("rotation", o.rotation);
     get("bare_nccl", o.bare_nccl);
     get("rotation_memory_fraction", o.rotation_memory_fraction);
+    get("launch_index", o.launch_index);
+    get("launch_seed", o.launch_seed);
     if (o.rotation == "flush" || perf.value("min_time_ms", 0.0) > 0) {
         throw FormatError(source + ": perf.rotation 'flush' and perf.min_time_ms are gone: every timed call "
                                    "reads fresh inputs of its own, spanning 3x L2 (docs/perf.md)");
@@ -189,7 +191,9 @@ json to_json(const PerfOptions& o) {
             {"iterations", o.iterations},
             {"rotation", o.rotation},
             {"bare_nccl", o.bare_nccl},
-            {"rotation_memory_fraction", o.rotation_memory_fraction}};
+            {"rotation_memory_fraction", o.rotation_memory_fraction},
+            {"launch_index", o.launch_index},
+            {"launch_seed", o.launch_seed}};
 }
 
 namespace {

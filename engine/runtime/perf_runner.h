@@ -29,6 +29,11 @@ struct PerfOptions {
     std::string rotation = "copies"; // copies (fresh inputs spanning 3x L2) | none (as asked, maybe cached)
     bool bare_nccl = false;          // also time a bare ncclAllReduce/AllGather of the problem's first input
     double rotation_memory_fraction = 0.25; // cap on device memory for timed inputs and output slots
+    // Which of a perf run's independent launches this is (docs/perf.md "Replication"): its seed sets
+    // which side is timed first and where each side's buffers lie, so that what a process fixes for
+    // its life varies from launch to launch.
+    int launch_index = 0;
+    std::uint64_t launch_seed = 0;
 };
 
 // Reads the "perf" object of the rank configuration (absent fields keep their defaults).

@@ -198,7 +198,8 @@ def main():
         nproc = case.get("nproc", 2)
         common = ["--backend", "host", "--nproc", str(nproc), "--dtype", "f32", "--store", store, "--cache-dir", cache]
         # Perf cases time with few iterations: what is checked is the verdict on the timing, not a speed.
-        quick_perf = ["--warmup", "2", "--pairs", "2", "--iters", "5", "--no-pkb"]
+        # One launch unless the case asks for more (each launch says hello again).
+        quick_perf = ["--warmup", "2", "--pairs", "2", "--iters", "5", "--no-pkb", "--launches", "1"]
         mode = case.get("mode", "eval")
         # A case's own args replace the quick defaults they name (--iters 10 for a rule that needs 8 calls).
         extra = case.get("args", [])
@@ -233,6 +234,11 @@ def main():
         for text in case.get("warnings", []):
             if not any(text in w for w in warnings) or text not in message:
                 failures.append(f"no warning (in run_finished.warnings and the summary) containing '{text}'")
+        if "speedup_at_most" in case:
+            # What the candidate gains by faking its own clock: the judge's floor bounds it.
+            speedup = ((finished.get("perf") or {}).get("pkbw") or {}).get("speedup")
+            if not isinstance(speedup, (int, float)) or speedup > case["speedup_at_most"]:
+                failures.append(f"speedup {speedup}, expected at most {case['speedup_at_most']}")
         if "max_rss_mib" in case and max_rss_mib > case["max_rss_mib"]:
             failures.append(f"a process of the run reached {max_rss_mib:.0f} MiB, expected at most "
                             f"{case['max_rss_mib']} MiB")

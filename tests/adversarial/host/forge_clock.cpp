@@ -1,8 +1,9 @@
 // Adversarial candidate: computes the right answer, and slows its own process's clock tenfold: at load
 // time it rewrites the GOT entry of clock_gettime in every library of its process (libstdc++'s
 // steady_clock included), so whatever times its calls from inside the process sees a tenth of the time.
-// Expected for perf: pass, with the warning that its per-call samples are not the block's: the speedup
-// is the judge's clock, which this process cannot touch.
+// Expected for perf: pass, with the warning that its per-call samples are not the block's, and a speedup
+// near its honest one (about 5x here; 45x as its own clock says): its time is held to the judge's clock,
+// which this process cannot touch (at most the reference's block overhead below it).
 #include "pkbw/solution.h"
 
 #include <cstring>

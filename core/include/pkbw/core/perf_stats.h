@@ -31,7 +31,8 @@ enum class BlockSide { Reference, Candidate };
 
 // The order in which timed blocks run: reference and candidate alternate as ABBA ABBA..., so that a
 // linear drift (clocks, temperature) affects both sides equally. `pairs` blocks of each side.
-std::vector<BlockSide> block_order(int pairs);
+// `reference_first` false: BAAB BAAB... (launches alternate, so that no side always goes first).
+std::vector<BlockSide> block_order(int pairs, bool reference_first = true);
 
 // One side's timed block, already reduced across ranks (slowest rank per iteration).
 struct TimedBlock {
