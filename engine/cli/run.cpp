@@ -186,6 +186,7 @@ json Run::rank_config(const fs::path& reference_lib, const fs::path& candidate_l
         config["perf"] = options_.perf_options.is_object() ? options_.perf_options : json::object();
         config["perf"]["launch_index"] = 0;
         config["perf"]["launch_seed"] = launch_seed(0);
+        config["perf"]["reference_first"] = reference_first(0);
     }
     if (!reference_lib.empty())
         config["reference_library"] = reference_lib.string();

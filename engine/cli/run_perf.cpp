@@ -45,6 +45,11 @@ std::uint64_t Run::launch_seed(int index) const {
     return launch_seed_base_ * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(index) * 0xBF58476D1CE4E5B9ull + 1;
 }
 
+bool Run::reference_first(int index) const {
+    // Alternating over launches, the first launch's side drawn: neither side always goes first.
+    return (index % 2 == 0) == (((launch_seed(0) >> 11) & 1) == 0);
+}
+
 LaunchOutcome Run::launch_more(const LaunchSpec& first, const fs::path& reference_lib, const fs::path& candidate_lib,
                                Observer& observer, LaunchOutcome outcome) {
     // PKB's Python judge (engine/python) times one launch: its rank program has no later-launch mode.
@@ -65,6 +70,7 @@ LaunchOutcome Run::launch_more(const LaunchSpec& first, const fs::path& referenc
         config["perf"]["pkb"] = false; // PKB's figure comes from the first launch
         config["perf"]["launch_index"] = index;
         config["perf"]["launch_seed"] = launch_seed(index);
+        config["perf"]["reference_first"] = reference_first(index);
         const fs::path path = run_dir_ / ("config_launch" + std::to_string(index) + ".json");
         std::ofstream(path) << config.dump(2) << "\n";
         LaunchSpec spec = first;

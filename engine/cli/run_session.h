@@ -89,6 +89,7 @@ private:
     bool aa_ = false;
     // Launch `index`'s seed (buffer offsets, which side first): random per run, never 0.
     std::uint64_t launch_seed(int index) const;
+    bool reference_first(int index) const;
     std::uint64_t launch_seed_base_ = 0;
     // The verdict's band for this run: --min-effect and the A/A floor recorded for this problem and size.
     VerdictRule verdict_rule() const;

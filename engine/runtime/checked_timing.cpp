@@ -143,10 +143,8 @@ private:
     };
     CallFailure explain(int group, int call);
     void send_plan();
-    // Which side this launch times first (alternating over launches, from the launch's seed).
-    bool reference_first() const {
-        return ((options_.launch_seed >> 7) & 1) == static_cast<std::uint64_t>(options_.launch_index & 1);
-    }
+    // Which side this launch times first (the launcher alternates it over launches).
+    bool reference_first() const { return options_.reference_first; }
     // What runs before every block of either side and before every round trip of the calibration, the
     // same each time so that no side's clock starts from a different state (docs/perf.md): the
     // scheduling guard, the candidate's settled CPU reading, the GPU probe, the device's telemetry.

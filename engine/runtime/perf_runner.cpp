@@ -168,6 +168,7 @@ PerfOptions parse_perf_options(const json& perf, const std::string& source) {
     get("rotation_memory_fraction", o.rotation_memory_fraction);
     get("launch_index", o.launch_index);
     get("launch_seed", o.launch_seed);
+    get("reference_first", o.reference_first);
     if (o.rotation == "flush" || perf.value("min_time_ms", 0.0) > 0) {
         throw FormatError(source + ": perf.rotation 'flush' and perf.min_time_ms are gone: every timed call "
                                    "reads fresh inputs of its own, spanning 3x L2 (docs/perf.md)");
@@ -193,7 +194,8 @@ json to_json(const PerfOptions& o) {
             {"bare_nccl", o.bare_nccl},
             {"rotation_memory_fraction", o.rotation_memory_fraction},
             {"launch_index", o.launch_index},
-            {"launch_seed", o.launch_seed}};
+            {"launch_seed", o.launch_seed},
+            {"reference_first", o.reference_first}};
 }
 
 namespace {

@@ -34,6 +34,7 @@ struct PerfOptions {
     // its life varies from launch to launch.
     int launch_index = 0;
     std::uint64_t launch_seed = 0;
+    bool reference_first = true; // the side timed (and warmed) first; the launcher alternates it
 };
 
 // Reads the "perf" object of the rank configuration (absent fields keep their defaults).

@@ -132,7 +132,8 @@ def main():
         source = os.path.join(HERE, "cuda", name + ".cu")
         trials = [] if "--trials" in case["args"] else ["--trials", "2"]
         mode = case.get("mode", "eval")
-        quick = ["--pkb-warmup", "20", "--pkb-iters", "20", "--warmup", "5", "--pairs", "2", "--iters", "20"] \
+        quick = ["--pkb-warmup", "20", "--pkb-iters", "20", "--warmup", "5", "--pairs", "2", "--iters", "20",
+                 "--launches", "1"] \
             if mode == "perf" else []
         argv = ([options.pkbw, mode, "--problem", case["problem"], "--solution", source] + where + COMMON + trials
                 + quick + case["args"])
