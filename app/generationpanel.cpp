@@ -224,6 +224,12 @@ void TrajectoryPanel::set_generation(const RunGeneration& generation) {
     int current = -1;
     for (const AgentAttemptRow& a : data_.trajectory) {
         const int row = table_->rowCount();
+        // The perf verdict its run stored, beside the speedup ("1.31 faster"; "1.12 ambiguous").
+        QString speedup = a.speedup ? format_ratio(*a.speedup) : QStringLiteral("-");
+        const auto index = static_cast<std::size_t>(row);
+        if (a.speedup && index < data_.trajectory_verdicts.size() && data_.trajectory_verdicts[index]) {
+            speedup += QLatin1Char(' ') + verdict_text(*data_.trajectory_verdicts[index]);
+        }
         table_->insertRow(row);
         table_->setItem(row, 0, item(QString::number(a.attempt)));
         table_->setItem(row, 1,
@@ -233,7 +239,7 @@ void TrajectoryPanel::set_generation(const RunGeneration& generation) {
             verdict->setForeground(status_color(*s));
         }
         table_->setItem(row, 2, verdict);
-        table_->setItem(row, 3, item(a.speedup ? format_ratio(*a.speedup) : QStringLiteral("-")));
+        table_->setItem(row, 3, item(speedup));
         table_->setItem(row, 4, item(a.fast ? tr("yes") : tr("no")));
         table_->setItem(row, 5, item(optional_number(a.cost_usd, 4)));
         table_->setItem(row, 6, item(optional_number(a.run_id)));

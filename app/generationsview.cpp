@@ -40,7 +40,7 @@ std::vector<ScoredResult> GenerationMatrix::results_of(int generation) const {
         if (it == cells.end() || !it->second.result) {
             out.push_back({});
         } else {
-            out.push_back({it->second.correct, it->second.speedup});
+            out.push_back({it->second.correct, it->second.speedup, it->second.ci_low});
         }
     }
     return out;
@@ -60,7 +60,7 @@ GenerationStats GenerationMatrix::stats_of(int generation) const {
         }
         ++st.attempted;
         st.correct += c.correct ? 1 : 0;
-        st.fast_1 += c.correct && c.speedup && *c.speedup > 1.0 ? 1 : 0;
+        st.fast_1 += counts_toward_fast_p(c.correct, c.speedup, c.ci_low, 1.0) ? 1 : 0;
         st.geomean_n += c.correct && c.speedup && *c.speedup > 0 && std::isfinite(*c.speedup) ? 1 : 0;
     }
     st.geomean = geomean_speedup(results_of(generation));
@@ -92,7 +92,9 @@ struct RunResult {
     const RunRecord* run;
     std::optional<double> speedup;
     std::string source;
-    bool measured = false; // a perf run or an imported PKB run with PKB's speedup
+    bool measured = false;                 // a perf run or an imported PKB run with PKB's speedup
+    std::optional<double> ci_low, ci_high; // pkbw's stored interval and verdict (perf runs)
+    std::optional<Verdict> verdict;
 };
 
 } // namespace
@@ -165,21 +167,21 @@ GenerationMatrix load_generation_matrix(const Store& store, CellPick pick) {
             }
             continue;
         }
-        RunResult res{r, std::nullopt, "", false};
+        RunResult res{r, std::nullopt, "", false, std::nullopt, std::nullopt, std::nullopt};
         const bool imported = r->backend.rfind("pkb-", 0) == 0 && r->command_line.size() > 1 &&
                               r->command_line[1] == "import-pkb";
         if (r->mode == RunMode::Perf || imported) {
-            for (const auto& s : store.perf_summaries(r->id)) {
-                if (s.rank != -1) {
-                    continue;
-                }
-                if (s.statistic == "speedup" && r->mode == RunMode::Perf) {
-                    res.speedup = s.value;
-                    res.source = "pkbw";
-                } else if (s.statistic == "pkb_speedup" && imported) {
-                    res.speedup = s.value;
-                    res.source = "PKB";
-                }
+            // The figures as the run stored them, read by core (the Sweeps tab reads them the same way).
+            const StoredSpeedup stored = stored_speedup(store.perf_summaries(r->id));
+            if (r->mode == RunMode::Perf && stored.speedup) {
+                res.speedup = stored.speedup;
+                res.source = "pkbw";
+                res.ci_low = stored.ci_low;
+                res.ci_high = stored.ci_high;
+                res.verdict = stored.verdict;
+            } else if (imported && stored.pkb_speedup) {
+                res.speedup = stored.pkb_speedup;
+                res.source = "PKB";
             }
             res.measured = res.speedup.has_value() || r->mode == RunMode::Perf;
         }
@@ -212,6 +214,11 @@ GenerationMatrix load_generation_matrix(const Store& store, CellPick pick) {
         c.correct = chosen->run->status == RunStatus::Pass;
         c.speedup = chosen->run->status == RunStatus::Pass ? chosen->speedup : std::nullopt;
         c.speedup_source = c.speedup ? chosen->source : "";
+        if (c.speedup) {
+            c.ci_low = chosen->ci_low;
+            c.ci_high = chosen->ci_high;
+            c.verdict = chosen->verdict;
+        }
         c.result = true;
     }
     return m;
@@ -257,9 +264,9 @@ QVariant GenerationMatrixModel::data(const QModelIndex& index, int role) const {
         if (!c->result) {
             return tr("no result (%1)").arg(status_text(c->status));
         }
-        return c->speedup ? QStringLiteral("%1 %2×%3")
-                                .arg(status_text(c->status), QString::number(*c->speedup, 'f', 2),
-                                     c->speedup_source == "PKB" ? QStringLiteral(" PKB") : QString())
+        return c->speedup ? QStringLiteral("%1 %2%3").arg(
+                                status_text(c->status), speedup_text(*c->speedup, c->verdict),
+                                c->speedup_source == "PKB" ? QStringLiteral(" PKB") : QString())
                           : status_text(c->status);
     case Qt::BackgroundRole:
         if (!c->result) {
@@ -281,6 +288,15 @@ QVariant GenerationMatrixModel::data(const QModelIndex& index, int role) const {
             tip += tr(", speedup %1× (%2's, from this run)")
                        .arg(*c->speedup, 0, 'f', 3)
                        .arg(to_qstring(c->speedup_source));
+            if (c->ci_low && c->ci_high) {
+                tip += tr(", 95% interval %1–%2").arg(*c->ci_low, 0, 'f', 3).arg(*c->ci_high, 0, 'f', 3);
+            }
+            if (c->verdict) {
+                tip += tr(", %1").arg(verdict_text(*c->verdict));
+            }
+            tip += counts_toward_fast_p(c->correct, c->speedup, c->ci_low, 1.0)
+                       ? tr("; counts toward fast_1")
+                       : tr("; does not count toward fast_1 (its interval does not clear 1)");
         }
         if (c->infra_errors > 0) {
             tip +=

@@ -7,6 +7,7 @@
 // interrupted, aborted, running) never stand in for a result.
 #pragma once
 
+#include "pkbw/core/perf_stats.h"
 #include "pkbw/core/store.h"
 #include "scoring.h"
 
@@ -30,8 +31,10 @@ enum class CellPick { Latest, Best };
 struct MatrixCell {
     std::int64_t run_id = 0; // the run shown
     RunStatus status = RunStatus::Running;
-    std::optional<double> speedup; // that run's own speedup (pkbw's, or PKB's for imported runs)
-    std::string speedup_source;    // "pkbw", "PKB" or ""
+    std::optional<double> speedup;         // that run's own speedup (pkbw's, or PKB's for imported runs)
+    std::optional<double> ci_low, ci_high; // pkbw's stored 95% interval (absent in older runs, PKB's)
+    std::optional<Verdict> verdict;        // pkbw's stored verdict
+    std::string speedup_source;            // "pkbw", "PKB" or ""
     bool correct = false;
     bool result = false;  // false: only infrastructure errors (no result), shown apart
     int results = 0;      // result runs of the pair
@@ -39,6 +42,8 @@ struct MatrixCell {
 };
 
 struct GenerationStats {
+    // fast_1: correct and counting toward fast_p at p = 1 by core's rule (counts_toward_fast_p: the
+    // interval clears 1), the rule of the Sweeps tab and `pkbw show --sweep`.
     int attempted = 0, correct = 0, fast_1 = 0, infra_only = 0;
     std::optional<double> geomean; // over correct, measured results
     int geomean_n = 0;

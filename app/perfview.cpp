@@ -40,34 +40,68 @@ Grouped group(const RunData& d) {
     return g;
 }
 
+// Stored block indices are launch * 1000 + block for runs of several launches (a single launch: the
+// block alone).
+constexpr int kBlocksPerLaunch = 1000;
+
 } // namespace
 
 PerfFigures compute_perf(const RunData& data) {
     PerfFigures f;
+    // The run's own pooled figures first: what the CLI printed, the sweep table and fast_p read.
+    const StoredSpeedup stored = stored_speedup(data.summaries);
+    if (stored.speedup && stored.ci_low && stored.ci_high) {
+        f.has_figures = true;
+        f.stored = true;
+        f.speedup = *stored.speedup;
+        f.ci_low = *stored.ci_low;
+        f.ci_high = *stored.ci_high;
+        const Verdict verdict = stored.verdict
+                                    ? *stored.verdict
+                                    : classify_speedup(f.speedup, f.ci_low, f.ci_high, VerdictRule{});
+        f.verdict = verdict_text(verdict);
+        f.launches = stored.launches ? *stored.launches : std::max<int>(1, stored.per_launch.size());
+        f.per_launch = stored.per_launch;
+    }
     const Grouped g = group(data);
     if (g.per_rank[0].empty() || g.per_rank[1].empty()) {
         return f;
     }
     f.has_samples = true;
-    std::vector<TimedBlock> blocks;
-    for (int side = 0; side < 2; ++side) {
-        for (const auto& [block, ranks] : g.per_block[side]) {
-            std::vector<std::vector<double>> per_rank;
-            for (const auto& [rank, ms] : ranks) {
-                per_rank.push_back(ms);
+    if (!f.stored) {
+        // An older run without stored figures: recompute from its blocks, each launch apart.
+        std::map<int, std::vector<TimedBlock>> launches;
+        for (int side = 0; side < 2; ++side) {
+            for (const auto& [block, ranks] : g.per_block[side]) {
+                std::vector<std::vector<double>> per_rank;
+                for (const auto& [rank, ms] : ranks) {
+                    per_rank.push_back(ms);
+                }
+                TimedBlock b;
+                b.side = side == 0 ? BlockSide::Reference : BlockSide::Candidate;
+                b.index = block % kBlocksPerLaunch;
+                b.samples = slowest_rank_per_iteration(per_rank);
+                launches[block / kBlocksPerLaunch].push_back(std::move(b));
             }
-            TimedBlock b;
-            b.side = side == 0 ? BlockSide::Reference : BlockSide::Candidate;
-            b.index = block;
-            b.samples = slowest_rank_per_iteration(per_rank);
-            blocks.push_back(std::move(b));
+        }
+        std::vector<std::vector<TimedBlock>> by_launch;
+        for (auto& [launch, blocks] : launches) {
+            by_launch.push_back(std::move(blocks));
+        }
+        const ReplicatedEstimate r = estimate_replicated(by_launch);
+        f.has_figures = true;
+        f.speedup = r.pooled.speedup;
+        f.ci_low = r.pooled.ci_low;
+        f.ci_high = r.pooled.ci_high;
+        f.verdict = verdict_text(r.pooled.verdict);
+        f.launches = static_cast<int>(by_launch.size());
+        if (r.launches.size() > 1) {
+            for (std::size_t i = 0; i < r.launches.size(); ++i) {
+                f.per_launch.push_back({static_cast<int>(i), r.launches[i].speedup, r.launches[i].ci_low,
+                                        r.launches[i].ci_high});
+            }
         }
     }
-    const SpeedupEstimate e = estimate_speedup(blocks);
-    f.speedup = e.speedup;
-    f.ci_low = e.ci_low;
-    f.ci_high = e.ci_high;
-    f.verdict = to_qstring(verdict_name(e.verdict));
     for (int side = 0; side < 2; ++side) {
         double worst = -1;
         for (const auto& [rank, ms] : g.per_rank[side]) {
@@ -286,17 +320,37 @@ QString PerfView::summary_text() const {
     }
     const PerfFigures f = compute_perf(*data_);
     QString text;
-    if (f.has_samples) {
-        text = tr("<b>Speedup %1×</b> (95% interval %2–%3): <b>%4</b>.")
+    if (f.has_figures) {
+        text = tr("<b>Speedup %1×</b> (95% interval %2–%3%4): <b>%5</b>.")
                    .arg(QString::number(f.speedup, 'f', 3))
                    .arg(QString::number(f.ci_low, 'f', 3))
                    .arg(QString::number(f.ci_high, 'f', 3))
+                   .arg(f.launches > 1 ? tr(", pooled over %1 launches").arg(f.launches) : QString())
                    .arg(f.verdict);
+        if (!f.per_launch.empty()) {
+            QStringList launches;
+            for (const StoredLaunch& l : f.per_launch) {
+                QString one = tr("%1×").arg(QString::number(l.speedup, 'f', 3));
+                if (l.ci_low && l.ci_high) {
+                    one += tr(" (%1–%2)")
+                               .arg(QString::number(*l.ci_low, 'f', 3), QString::number(*l.ci_high, 'f', 3));
+                }
+                launches << one;
+            }
+            text += tr(" Per launch: %1.").arg(launches.join(QStringLiteral(", ")));
+        }
+        if (!f.stored) {
+            text += tr(" (Recomputed from the samples: this run stored no interval.)");
+        }
+    }
+    if (f.has_samples) {
         if (data_->world_size() > 1) { // at W=1 the slowest rank is rank 0 by definition
             text += tr(" Slowest rank: reference %1, candidate %2.")
                         .arg(f.slowest_reference_rank)
                         .arg(f.slowest_candidate_rank);
         }
+    } else if (f.has_figures) {
+        text += tr(" (No samples in the store.)");
     } else if (auto s = data_->summary("speedup")) {
         text = tr("<b>Speedup %1×</b> (stored; no samples in the store).").arg(QString::number(*s, 'f', 3));
     } else {

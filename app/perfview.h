@@ -1,9 +1,12 @@
 // Perf of one run: per-rank timing distributions of reference and candidate (box plots), every
 // sample in timing order (warm-up drift, throttling, outliers and the ABBA alternation show there), the
-// speedup with its bootstrap interval and verdict (core's perf_stats), bus bandwidth against peak when the
-// run stored it, and every stored summary figure. Shows what exists: the perf tables may be sparse.
+// speedup with its 95% interval and verdict as the run stored them (pooled over its launches, each
+// launch's own speedup beside), recomputed from the samples only for runs stored before those figures
+// (core's perf_stats), bus bandwidth against peak when the run stored it, and every stored summary
+// figure. Shows what exists: the perf tables may be sparse.
 #pragma once
 
+#include "pkbw/core/sweep_table.h"
 #include "rundata.h"
 
 #include <QWidget>
@@ -17,8 +20,14 @@ namespace pkbw::app {
 
 struct PerfFigures {
     bool has_samples = false;
+    // The speedup, its 95% interval and verdict: stored (the run's pooled figures) when the run has
+    // them, else recomputed from the samples (older runs); `has_figures` false when neither.
+    bool has_figures = false;
+    bool stored = false;
     double speedup = 0, ci_low = 0, ci_high = 0;
     QString verdict;
+    int launches = 1;                     // launches the speedup is pooled over
+    std::vector<StoredLaunch> per_launch; // each launch's speedup and interval (stored, or recomputed)
     int slowest_reference_rank = -1, slowest_candidate_rank = -1;
 };
 PerfFigures compute_perf(const RunData& data);

@@ -75,6 +75,18 @@ QString format_time(std::string_view iso8601) {
     return t.isValid() ? t.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) : to_qstring(iso8601);
 }
 
+QString verdict_text(Verdict verdict) {
+    return to_qstring(verdict_name(verdict));
+}
+
+QString speedup_text(double speedup, std::optional<Verdict> verdict, int decimals) {
+    QString text = QString::number(speedup, 'f', decimals) + QStringLiteral("×");
+    if (verdict) {
+        text += QLatin1Char(' ') + verdict_text(*verdict);
+    }
+    return text;
+}
+
 QString format_ratio(double ratio) {
     if (std::isinf(ratio)) {
         return QStringLiteral("inf");

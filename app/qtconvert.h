@@ -9,6 +9,7 @@
 #include <QString>
 #include <QStringList>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,10 @@ QString format_time(std::string_view iso8601); // "2026-07-01 14:34:56" (local)
 // A ratio as the views print it: "0.031", "2.4e+03", "inf".
 QString format_ratio(double ratio);
 QString format_shape(const Shape& shape);
+// A speedup as lists and matrices show it: the number (`decimals` places) and "×", then the stored
+// verdict's word when there is one: "1.31× faster", "1.12× ambiguous"; "2.00×" without a verdict.
+QString speedup_text(double speedup, std::optional<Verdict> verdict, int decimals = 2);
+QString verdict_text(Verdict verdict); // "faster", "slower", "same", "ambiguous"
 
 // Colour of a correctness cell: pass shades from green (exact) to yellow (at the tolerance), fail from
 // orange to deep red as log10(ratio) grows, grey when not run.

@@ -1,5 +1,7 @@
 #include "rungeneration.h"
 
+#include "pkbw/core/sweep_table.h"
+
 namespace pkbw::app {
 
 RunGeneration load_run_generation(const Store& store, const RunRecord& run) {
@@ -12,6 +14,11 @@ RunGeneration load_run_generation(const Store& store, const RunRecord& run) {
         out.attempt = attempt->attempt;
         for (auto& a : agent_attempts(store, attempt->generation_id)) {
             if (a.problem_stem == attempt->problem_stem) {
+                std::optional<Verdict> verdict;
+                if (a.run_id && a.speedup) {
+                    verdict = stored_speedup(store.perf_summaries(*a.run_id)).verdict;
+                }
+                out.trajectory_verdicts.push_back(verdict);
                 out.trajectory.push_back(std::move(a));
             }
         }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "pkbw/core/generation_store.h"
+#include "pkbw/core/perf_stats.h"
 
 #include <optional>
 #include <vector>
@@ -16,7 +17,9 @@ struct RunGeneration {
     // exchange of the run's problem in that generation, in order (the conversation).
     std::vector<ExchangeRow> exchanges;
     std::vector<AgentAttemptRow> trajectory; // agent only: the attempts of the run's problem
-    std::optional<int> attempt;              // agent only: the attempt this run judged
+    // Per attempt of `trajectory`: the perf verdict its run stored (none for eval runs and older runs).
+    std::vector<std::optional<Verdict>> trajectory_verdicts;
+    std::optional<int> attempt; // agent only: the attempt this run judged
     bool found() const { return generation.has_value(); }
 };
 

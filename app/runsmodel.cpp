@@ -24,6 +24,7 @@ void RunsModel::reload() {
     rows_.clear();
     speedups_.clear();
     pkb_speedup_.clear();
+    verdicts_.clear();
     total_ = 0;
     loading_ = false;
     endResetModel();
@@ -46,6 +47,7 @@ void RunsModel::request_page(bool first) {
         std::vector<RunRecord> rows;
         std::vector<std::optional<double>> speedups;
         std::vector<bool> pkb;
+        std::vector<std::optional<Verdict>> verdicts;
         qint64 total = -1;
     };
     run_in_background(
@@ -59,20 +61,15 @@ void RunsModel::request_page(bool first) {
             page.rows = store.list_runs(filter, sort, kPageSize, offset);
             for (const RunRecord& r : page.rows) {
                 // pkbw's own speedup when the run has one; PKB's only for runs without (imports).
-                std::optional<double> own, pkb_own;
+                StoredSpeedup stored;
                 if (r.mode == RunMode::Perf || r.backend.rfind("pkb-", 0) == 0) {
-                    for (const auto& s : store.perf_summaries(r.id)) {
-                        if (s.rank == -1 && s.statistic == "speedup") {
-                            own = s.value;
-                        } else if (s.rank == -1 && s.statistic == "pkb_speedup") {
-                            pkb_own = s.value;
-                        }
-                    }
+                    stored = stored_speedup(store.perf_summaries(r.id));
                 }
-                const bool pkb = !own && pkb_own;
-                const std::optional<double> speedup = own ? own : pkb_own;
+                const bool pkb = !stored.speedup && stored.pkb_speedup;
+                const std::optional<double> speedup = stored.speedup ? stored.speedup : stored.pkb_speedup;
                 page.speedups.push_back(speedup);
                 page.pkb.push_back(pkb);
+                page.verdicts.push_back(pkb ? std::nullopt : stored.verdict);
             }
             return page;
         },
@@ -97,6 +94,7 @@ void RunsModel::request_page(bool first) {
                 }
                 speedups_.insert(speedups_.end(), result.value.speedups.begin(), result.value.speedups.end());
                 pkb_speedup_.insert(pkb_speedup_.end(), result.value.pkb.begin(), result.value.pkb.end());
+                verdicts_.insert(verdicts_.end(), result.value.verdicts.begin(), result.value.verdicts.end());
                 endInsertRows();
             }
             // A short page means the store holds fewer rows than counted (runs deleted meanwhile).
@@ -190,9 +188,8 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
         if (!s) {
             return {};
         }
-        return QStringLiteral("%1×%2")
-            .arg(*s, 0, 'f', 3)
-            .arg(pkb_speedup_[static_cast<std::size_t>(index.row())] ? QStringLiteral(" PKB") : QString());
+        return speedup_text(*s, verdicts_[static_cast<std::size_t>(index.row())], 3) +
+               (pkb_speedup_[static_cast<std::size_t>(index.row())] ? QStringLiteral(" PKB") : QString());
     }
     case Summary:
         return to_qstring(r.summary);

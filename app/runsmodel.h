@@ -3,6 +3,7 @@
 // SQL (Store::list_runs), never by a proxy over all rows.
 #pragma once
 
+#include "pkbw/core/perf_stats.h"
 #include "pkbw/core/store.h"
 
 #include <QAbstractTableModel>
@@ -65,8 +66,9 @@ private:
     RunFilter filter_;
     RunSort sort_;
     std::vector<RunRecord> rows_;
-    std::vector<std::optional<double>> speedups_; // per row
-    std::vector<bool> pkb_speedup_;               // the speedup is PKB's
+    std::vector<std::optional<double>> speedups_;  // per row
+    std::vector<bool> pkb_speedup_;                // the speedup is PKB's
+    std::vector<std::optional<Verdict>> verdicts_; // pkbw's stored verdict, beside its speedup
     qint64 total_ = 0;
     bool loading_ = false;
     quint64 generation_ = 0; // results of an older query are dropped

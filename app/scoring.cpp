@@ -1,5 +1,7 @@
 #include "scoring.h"
 
+#include "pkbw/core/sweep_table.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -11,24 +13,27 @@ double fast_p(const std::vector<ScoredResult>& results, double p) {
     }
     std::size_t hits = 0;
     for (const auto& r : results) {
-        hits += (r.correct && r.speedup && *r.speedup > p) ? 1 : 0;
+        hits += counts_toward_fast_p(r.correct, r.speedup, r.ci_low, p) ? 1 : 0;
     }
     return static_cast<double>(hits) / static_cast<double>(results.size());
 }
 
 std::vector<std::pair<double, double>> fast_p_curve(const std::vector<ScoredResult>& results) {
-    std::vector<double> speedups;
+    std::vector<double> bounds;
     for (const auto& r : results) {
-        if (r.correct && r.speedup && std::isfinite(*r.speedup)) {
-            speedups.push_back(*r.speedup);
+        if (r.correct && r.speedup) {
+            const double bound = fast_bound(*r.speedup, r.ci_low);
+            if (std::isfinite(bound) && bound > 0) {
+                bounds.push_back(bound);
+            }
         }
     }
-    std::sort(speedups.begin(), speedups.end());
-    speedups.erase(std::unique(speedups.begin(), speedups.end()), speedups.end());
+    std::sort(bounds.begin(), bounds.end());
+    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
     std::vector<std::pair<double, double>> curve;
     curve.emplace_back(0.0, fast_p(results, 0.0));
-    for (double s : speedups) {
-        curve.emplace_back(s, fast_p(results, s));
+    for (double b : bounds) {
+        curve.emplace_back(b, fast_p(results, b));
     }
     return curve;
 }

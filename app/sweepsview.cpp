@@ -36,11 +36,18 @@ std::vector<std::pair<double, double>> sweep_fast_p_steps(const SweepGenerationR
         return steps;
     }
     steps.emplace_back(0.0, row.fast_p(0));
-    std::vector<double> speedups = row.speedups;
-    std::sort(speedups.begin(), speedups.end());
-    speedups.erase(std::unique(speedups.begin(), speedups.end()), speedups.end());
-    for (double s : speedups) {
-        steps.emplace_back(s, row.fast_p(s)); // strictly above s from here on
+    // fast_p falls at each pair's fast_bound (its interval's low end; the speedup of a pair stored
+    // without an interval), not at its speedup: core's rule, that of the table's fast_p columns.
+    std::vector<double> bounds;
+    for (double b : row.fast_bounds) {
+        if (b > 0) {
+            bounds.push_back(b);
+        }
+    }
+    std::sort(bounds.begin(), bounds.end());
+    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+    for (double b : bounds) {
+        steps.emplace_back(b, row.fast_p(b)); // strictly above b from here on
     }
     steps.emplace_back(std::max(p_end, steps.back().first), 0.0);
     return steps;
@@ -80,7 +87,8 @@ SweepsView::SweepsView(QWidget* parent)
     plot_->plotLayout()->insertRow(0);
     plot_->plotLayout()->addElement(
         0, 0,
-        new QCPTextElement(plot_, tr("fast_p per generation: share of attempted pairs correct and > p×")));
+        new QCPTextElement(plot_, tr("fast_p per generation: share of attempted pairs correct and faster "
+                                     "than p× (95% interval above p)")));
     plot_->xAxis->setLabel(tr("p (speedup threshold)"));
     plot_->yAxis->setLabel(tr("fast_p"));
     plot_->yAxis->setRange(0, 1.05);
@@ -293,6 +301,9 @@ void SweepsView::show_table(const SweepTable& table) {
     for (const auto& g : table.generations) {
         for (double s : g.speedups) {
             p_end = std::max(p_end, s * 1.1);
+        }
+        for (double b : g.fast_bounds) {
+            p_end = std::max(p_end, b * 1.1);
         }
     }
     static const QRgb palette[10] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,

@@ -20,7 +20,8 @@ class QTimer;
 namespace pkbw::app {
 
 // The fast_p curve of one generation as steps (p, fast_p(p)): from p = 0 (the correct share) to each
-// distinct speedup, ending at zero past the largest; empty when nothing was attempted.
+// distinct fast_bound (a pair's interval low end, or its speedup when stored without an interval),
+// ending at zero past the largest; empty when nothing was attempted.
 std::vector<std::pair<double, double>> sweep_fast_p_steps(const SweepGenerationRow& row, double p_end);
 
 class SweepsView : public QWidget {

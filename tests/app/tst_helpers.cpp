@@ -363,8 +363,12 @@ private slots:
         QCOMPARE(diff_lines({}, b).size(), std::size_t(4));
     }
     void fast_p_and_geomean() {
-        const std::vector<ScoredResult> r{{true, 2.0}, {true, 0.5}, {false, 3.0}, {true, std::nullopt}};
-        QCOMPARE(fast_p(r, 0.0), 0.5);  // two correct with a speedup
+        // Results stored without an interval (ci_low absent): their speedup alone decides.
+        const std::vector<ScoredResult> r{{true, 2.0, std::nullopt},
+                                          {true, 0.5, std::nullopt},
+                                          {false, 3.0, std::nullopt},
+                                          {true, std::nullopt, std::nullopt}};
+        QCOMPARE(fast_p(r, 0.0), 0.75); // p = 0: the correct share (core's rule, the Sweeps tab's)
         QCOMPARE(fast_p(r, 1.0), 0.25); // only the 2x one
         QCOMPARE(fast_p(r, 2.0), 0.0);
         QVERIFY(std::fabs(*geomean_speedup(r) - 1.0) < 1e-12); // sqrt(2 * 0.5)
@@ -372,7 +376,26 @@ private slots:
         QCOMPARE(curve.size(), std::size_t(3));
         QCOMPARE(curve[1].first, 0.5);
         QCOMPARE(curve[1].second, 0.25);
-        QVERIFY(!geomean_speedup({{false, 2.0}}).has_value());
+        QVERIFY(!geomean_speedup({{false, 2.0, std::nullopt}}).has_value());
+    }
+    // fast_p's rule is core's (counts_toward_fast_p): with a stored interval a result counts as faster
+    // than p only when the interval clears p. 1.3x reaching down to 0.98 is not faster than 1.
+    void fast_p_needs_the_interval_to_clear_p() {
+        const std::vector<ScoredResult> r{{true, 1.3, 0.98}, {true, 1.3, 1.02}};
+        QCOMPARE(fast_p(r, 0.0), 1.0);
+        QCOMPARE(fast_p(r, 1.0), 0.5); // only the one whose interval starts at 1.02
+        QCOMPARE(fast_p(r, 1.02), 0.0);
+        QCOMPARE(fast_p(r, 0.97), 1.0);
+        QCOMPARE(fast_p({{true, 1.3, 0.98}}, 1.0), 0.0);
+        QCOMPARE(fast_p({{true, 1.3, 1.02}}, 1.0), 1.0);
+        // The curve steps at each interval's low end, not at the speedups.
+        const auto curve = fast_p_curve(r);
+        QCOMPARE(curve.size(), std::size_t(3));
+        QCOMPARE(curve[0], std::make_pair(0.0, 1.0));
+        QCOMPARE(curve[1], std::make_pair(0.98, 0.5));
+        QCOMPARE(curve[2], std::make_pair(1.02, 0.0));
+        // The geometric mean is still over the speedups.
+        QVERIFY(std::fabs(*geomean_speedup(r) - 1.3) < 1e-12);
     }
     void trace_visible_window() {
         TimelineData d;

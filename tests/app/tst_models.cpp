@@ -2,6 +2,7 @@
 #include "correctnessmodel.h"
 #include "fixtures.h"
 #include "generationsview.h"
+#include "pkbw/core/sweep_table.h"
 #include "runsmodel.h"
 #include "tolerancemodel.h"
 
@@ -172,6 +173,79 @@ private slots:
         QVERIFY(std::fabs(*geomean_speedup(r1) - 1.0) < 1e-9); // sqrt(2 * 0.5)
         QCOMPARE(fast_p(m.results_of(1), 1.0), 0.5);           // 3x on one of two problems
         QVERIFY(model.run_id(model.index(0, 0)) > 0);
+    }
+    // Runs that stored the pooled interval and verdict: fast_1 counts a pair only when its interval
+    // clears 1 (core's rule), the matrix and the runs list print the verdict beside the speedup, and
+    // the Generations table's fast_1 equals the Sweeps table's for the same runs.
+    void generation_matrix_counts_fast_1_by_the_interval() {
+        const QString path = test::temp_path(QStringLiteral("gens_interval.db"));
+        const std::string g = "solutions_cuda_bf16_none_anthropic_a";
+        std::int64_t sweep_id = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            // Both 1.3x; one's interval reaches down to 0.98 (ambiguous), the other's starts at 1.02.
+            const auto ambiguous = test::add_perf_run(store, "1_allreduce", g, 1.3, 1.0);
+            const auto faster = test::add_perf_run(store, "2_allgather", g, 1.3, 1.0);
+            for (const auto& [id, low, high, code] :
+                 {std::tuple{ambiguous, 0.98, 1.7, 2.0}, std::tuple{faster, 1.02, 1.6, 1.0}}) {
+                store.add_perf_summary({id, Side::Candidate, -1, "speedup_ci_low", low});
+                store.add_perf_summary({id, Side::Candidate, -1, "speedup_ci_high", high});
+                store.add_perf_summary({id, Side::Candidate, -1, "verdict", code});
+            }
+            std::vector<SweepPair> pairs;
+            for (const auto& [id, stem] : {std::pair{ambiguous, "1_allreduce"}, {faster, "2_allgather"}}) {
+                SweepPair p;
+                p.generation_label = g;
+                p.problem_stem = stem;
+                p.solution_path = "/s/" + p.problem_stem + ".cu";
+                p.position = static_cast<int>(pairs.size());
+                p.state = "done";
+                p.run_id = id;
+                pairs.push_back(p);
+            }
+            SweepRecord s;
+            s.mode = "perf";
+            s.backend = "cuda";
+            s.world_size = 2;
+            sweep_id = create_sweep(store, s, pairs);
+            for (const auto& p : pairs) {
+                record_sweep_pair(store, sweep_id, p);
+            }
+        }
+        const Store store = Store::open_read_only(path.toStdString());
+        const GenerationMatrix m = load_generation_matrix(store);
+        QCOMPARE(m.problems, (std::vector<std::string>{"1_allreduce", "2_allgather"}));
+        const GenerationStats st = m.stats_of(0);
+        QCOMPARE(st.correct, 2);
+        QCOMPARE(st.fast_1, 1); // not the 1.3x whose interval reaches 0.98
+        QCOMPARE(fast_p(m.results_of(0), 1.0), 0.5);
+        QCOMPARE(*m.cells.at({0, 0}).ci_low, 0.98);
+        QCOMPARE(*m.cells.at({0, 0}).verdict, Verdict::Ambiguous);
+        const SweepTable sweep = sweep_table(store, sweep_id);
+        QCOMPARE(sweep.generations.at(0).fast_p(1) * sweep.generations.at(0).attempted, double(st.fast_1));
+        QCOMPARE(sweep.generations.at(0).fast_p(0), fast_p(m.results_of(0), 0.0));
+
+        GenerationMatrixModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.set_matrix(m);
+        QCOMPARE(model.index(0, 0).data().toString(), QStringLiteral("pass 1.30× ambiguous"));
+        QCOMPARE(model.index(0, 1).data().toString(), QStringLiteral("pass 1.30× faster"));
+        QVERIFY(model.index(0, 0)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("does not count toward fast_1")));
+
+        RunsModel runs;
+        QSignalSpy loaded(&runs, &RunsModel::page_loaded);
+        runs.set_store(path);
+        QVERIFY(loaded.wait(5000));
+        QStringList speedups;
+        for (int r = 0; r < runs.rowCount(); ++r) {
+            speedups << runs.index(r, RunsModel::Speedup).data().toString();
+        }
+        speedups.sort();
+        QCOMPARE(speedups,
+                 (QStringList{QStringLiteral("1.300× ambiguous"), QStringLiteral("1.300× faster")}));
     }
 };
 

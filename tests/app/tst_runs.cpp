@@ -146,6 +146,94 @@ private slots:
         QVERIFY(std::fabs(candidate->data()->begin()->median - 2.0) < 1e-9);
     }
 
+    // The Perf tab shows the pooled figures the run stored (speedup, interval, verdict, launches, each
+    // launch's speedup), not a recomputation over its blocks (whose indices are launch * 1000 + block).
+    void perf_view_shows_the_stored_pooled_figures() {
+        const QString path = test::temp_path(QStringLiteral("pooled.db"));
+        std::int64_t id = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            id = store.begin_run(test::perf_run_record("1_allreduce"));
+            for (int rank = 0; rank < 2; ++rank) {
+                for (int launch = 0; launch < 2; ++launch) {
+                    for (int block = 0; block < 4; ++block) {
+                        store.add_perf_samples(id, Side::Reference, rank, launch * 1000 + block,
+                                               std::vector<double>(10, 2.0));
+                        store.add_perf_samples(id, Side::Candidate, rank, launch * 1000 + block,
+                                               std::vector<double>(10, 1.0));
+                    }
+                }
+            }
+            for (const auto& [name, value] : {std::pair{"speedup", 1.31},
+                                              {"speedup_ci_low", 0.98},
+                                              {"speedup_ci_high", 1.7},
+                                              {"verdict", 2.0},
+                                              {"verdict_band", 0.05},
+                                              {"launches", 2.0},
+                                              {"launch_speedup_0", 1.2},
+                                              {"launch_ci_low_0", 1.1},
+                                              {"launch_ci_high_0", 1.3},
+                                              {"launch_speedup_1", 1.4},
+                                              {"launch_ci_low_1", 1.35},
+                                              {"launch_ci_high_1", 1.45}}) {
+                store.add_perf_summary({id, Side::Candidate, -1, name, value});
+            }
+            store.finish_run(id, RunStatus::Pass, 0, "");
+        }
+        const auto data = std::make_shared<const RunData>(load_run(path.toStdString(), id));
+        const PerfFigures f = compute_perf(*data);
+        QVERIFY(f.stored);
+        QCOMPARE(f.speedup, 1.31);
+        QCOMPARE(f.ci_low, 0.98);
+        QCOMPARE(f.verdict, QStringLiteral("ambiguous"));
+        QCOMPARE(f.launches, 2);
+        QCOMPARE(static_cast<int>(f.per_launch.size()), 2);
+        PerfView view;
+        view.set_data(data);
+        const QString text = view.summary_text();
+        QVERIFY2(text.contains(QStringLiteral("Speedup 1.310×</b> (95% interval 0.980–1.700, pooled over 2 "
+                                              "launches): <b>ambiguous</b>")),
+                 qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("Per launch: 1.200× (1.100–1.300), 1.400× (1.350–1.450).")),
+                 qPrintable(text));
+        QVERIFY2(!text.contains(QStringLiteral("Recomputed")), qPrintable(text));
+        QCOMPARE(view.series_plot()->graphCount(), 4); // both launches' samples, in timing order
+    }
+
+    // A run stored before the pooled figures: recomputed from its samples, each launch apart.
+    void perf_view_recomputes_runs_without_stored_figures() {
+        const QString path = test::temp_path(QStringLiteral("legacy_launches.db"));
+        std::int64_t id = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            id = store.begin_run(test::perf_run_record("1_allreduce"));
+            for (int rank = 0; rank < 2; ++rank) {
+                for (int launch = 0; launch < 2; ++launch) {
+                    for (int block = 0; block < 4; ++block) {
+                        store.add_perf_samples(id, Side::Reference, rank, launch * 1000 + block,
+                                               std::vector<double>(10, launch == 0 ? 2.0 : 3.0));
+                        store.add_perf_samples(id, Side::Candidate, rank, launch * 1000 + block,
+                                               std::vector<double>(10, 1.0));
+                    }
+                }
+            }
+            store.finish_run(id, RunStatus::Pass, 0, "");
+        }
+        const auto data = std::make_shared<const RunData>(load_run(path.toStdString(), id));
+        const PerfFigures f = compute_perf(*data);
+        QVERIFY(!f.stored);
+        QVERIFY(f.has_figures);
+        QCOMPARE(f.launches, 2);
+        QCOMPARE(static_cast<int>(f.per_launch.size()), 2);
+        QCOMPARE(f.per_launch[0].speedup, 2.0);
+        QCOMPARE(f.per_launch[1].speedup, 3.0);
+        QVERIFY(std::fabs(f.speedup - std::sqrt(6.0)) < 1e-9); // the geometric mean over launches
+        PerfView view;
+        view.set_data(data);
+        QVERIFY2(view.summary_text().contains(QStringLiteral("Recomputed from the samples")),
+                 qPrintable(view.summary_text()));
+    }
+
     // Review defect 28's last part: every sample in timing order. Blocks by their ABBA index (here
     // reference 0, candidate 1, candidate 2, reference 3), iterations in order; a slow first
     // iteration and the side of each block are where they were timed.

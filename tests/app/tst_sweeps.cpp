@@ -6,6 +6,7 @@
 #include "heatmapview.h"
 #include "mainwindow.h"
 #include "pkbw/core/sweep_table.h"
+#include "qtconvert.h"
 #include "runview.h"
 #include "sourceview.h"
 #include "sweepsview.h"
@@ -228,6 +229,8 @@ private slots:
             QVERIFY(index >= 0);
             const auto& row = table.generations[static_cast<std::size_t>(index)];
             QCOMPARE(static_cast<int>(row.speedups.size()), g[QStringLiteral("speedups")].toArray().size());
+            QCOMPARE(static_cast<int>(row.fast_bounds.size()),
+                     g[QStringLiteral("fast_bounds")].toArray().size());
             QCOMPARE(row.faster, g[QStringLiteral("faster")].toInt());
             // The curve: fast_0 at p = 0, then one step per speedup, down to zero at its end.
             const QCPGraph* graph = view.fast_p_plot()->graph(index);
@@ -236,6 +239,24 @@ private slots:
             QCOMPARE(graph->data()->at(0)->value,
                      g[QStringLiteral("fast_p")].toObject()[QStringLiteral("0")].toDouble());
             QCOMPARE((graph->data()->constEnd() - 1)->value, 0.0);
+        }
+        // Every timed pair carries the verdict and interval its run stored, in the view and the JSON.
+        int timed = 0;
+        for (const QJsonValue& value : json[QStringLiteral("pairs")].toArray()) {
+            const QJsonObject p = value.toObject();
+            if (p[QStringLiteral("speedup")].isNull()) {
+                continue;
+            }
+            ++timed;
+            QVERIFY(QStringList({QStringLiteral("faster"), QStringLiteral("slower"), QStringLiteral("same"),
+                                 QStringLiteral("ambiguous")})
+                        .contains(p[QStringLiteral("verdict")].toString()));
+            QVERIFY(p[QStringLiteral("ci_low")].toDouble() <= p[QStringLiteral("speedup")].toDouble());
+        }
+        QVERIFY(timed > 0);
+        for (const SweepPairView& v : table.pairs) {
+            QCOMPARE(v.speedup.has_value(), v.verdict.has_value());
+            QCOMPARE(v.speedup.has_value(), v.ci_low.has_value());
         }
         const auto& broken = table.generations[table.generations[0].label == kBroken.toStdString() ? 0 : 1];
         QCOMPARE(broken.correct, 1); // 1 is wrong, 2 passes
@@ -247,6 +268,7 @@ private slots:
         row.attempted = 4;
         row.correct = 3;
         row.speedups = {0.5, 2.0, 1.25};
+        row.fast_bounds = {0.5, 2.0, 1.25}; // stored without intervals: the speedups themselves
         const auto steps = sweep_fast_p_steps(row, 3);
         QCOMPARE(static_cast<int>(steps.size()), 5);
         QCOMPARE(steps[0], std::make_pair(0.0, 0.75));
@@ -255,6 +277,27 @@ private slots:
         QCOMPARE(steps[3], std::make_pair(2.0, 0.0));
         QCOMPARE(steps[4], std::make_pair(3.0, 0.0));
         QVERIFY(sweep_fast_p_steps(SweepGenerationRow{}, 3).empty());
+    }
+
+    // With stored intervals the curve steps at each pair's interval low end (core's rule): 1.3x with
+    // an interval from 0.98 leaves fast_p at 0.98, before p = 1; 1.3x from 1.02 counts up to 1.02.
+    void fast_p_steps_follow_the_intervals() {
+        SweepGenerationRow row;
+        row.attempted = 2;
+        row.correct = 2;
+        row.timed = 2;
+        row.speedups = {1.3, 1.3};
+        row.fast_bounds = {0.98, 1.02};
+        QCOMPARE(row.fast_p(1), 0.5);
+        const auto steps = sweep_fast_p_steps(row, 2);
+        QCOMPARE(static_cast<int>(steps.size()), 4);
+        QCOMPARE(steps[0], std::make_pair(0.0, 1.0));
+        QCOMPARE(steps[1], std::make_pair(0.98, 0.5));
+        QCOMPARE(steps[2], std::make_pair(1.02, 0.0));
+        QCOMPARE(steps[3], std::make_pair(2.0, 0.0));
+        const QStringList cells = sweep_row_cells(row, true, default_fast_p());
+        QCOMPARE(cells[4], QStringLiteral("1.00")); // fast_0
+        QCOMPARE(cells[5], QStringLiteral("0.50")); // fast_1
     }
 
     void running_sweep_is_re_read_until_it_ends() {
