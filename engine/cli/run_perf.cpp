@@ -53,7 +53,8 @@ bool Run::reference_first(int index) const {
 LaunchOutcome Run::launch_more(const LaunchSpec& first, const fs::path& reference_lib, const fs::path& candidate_lib,
                                Observer& observer, LaunchOutcome outcome) {
     // PKB's Python judge (engine/python) times one launch: its rank program has no later-launch mode.
-    const int launches = options_.pkb_checkout ? 1 : std::max(options_.launches, 1);
+    // An A/A run sets the floor every later verdict of its problem uses: at least five launches.
+    const int launches = options_.pkb_checkout ? 1 : std::max(options_.launches, aa_ ? 5 : 1);
     std::vector<std::string> leftovers = outcome.leftovers;
     for (int index = 1; index < launches; ++index) {
         // Another launch only after a clean one whose ranks timed both sides: a failure, a timeout or a

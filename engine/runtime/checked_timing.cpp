@@ -84,6 +84,37 @@ private:
     void* data_;
 };
 
+// Device memory held for the timing's life and never touched: a launch's random amount of it, taken
+// before the slots, moves the slots to other physical pages (the allocator hands pages out in order),
+// whose DRAM channels and L2 slices differ; an offset inside one allocation alone would not.
+class Spacer {
+public:
+    Spacer(Device& device, std::size_t bytes)
+        : device_(device)
+        , data_(bytes > 0 ? device.allocate(bytes) : nullptr) {}
+    ~Spacer() {
+        if (data_ != nullptr) {
+            device_.release(data_);
+        }
+    }
+    Spacer(const Spacer&) = delete;
+    Spacer& operator=(const Spacer&) = delete;
+
+private:
+    Device& device_;
+    void* data_;
+};
+
+// A launch's spacer: 0 to 1 GiB in 2 MiB pages on a GPU (none on the host backend, whose ranks share
+// the machine's memory, nor without a launch seed).
+std::size_t spacer_bytes(const Device& device, std::uint64_t seed, int rank) {
+    if (seed == 0 || device.on_host()) {
+        return 0;
+    }
+    const CounterRng rng(seed, 0x5ACE + static_cast<std::uint64_t>(rank));
+    return static_cast<std::size_t>(rng.integer(0, 0, 513)) * (2u << 20);
+}
+
 // A launch's offset for one buffer: a multiple of 256 bytes below 2 MiB, from the launch's seed.
 std::size_t launch_pad(std::uint64_t seed, int rank, int buffer) {
     if (seed == 0) {
@@ -164,6 +195,7 @@ private:
     std::string inputs_note_; // a limit of the check (a warning)
     std::string inputs_info_; // what the inputs are (the report says it)
     TimingInputs* inputs_ = nullptr;
+    std::unique_ptr<Spacer> spacer_; // before the slots: this launch's placement
     std::unique_ptr<SharedSlots> input_slots_;
     Side reference_, candidate_;
     double round_trip_ms_ = 0;     // the calibration's median: the judge's per-call figure
@@ -190,6 +222,7 @@ void CheckedTiming::plan() {
         throw Error("timed inputs of " + std::to_string(inputs_->set_bytes()) + " bytes a set for slots of " +
                     std::to_string(inputs_layout_.set_bytes));
     }
+    spacer_ = std::make_unique<Spacer>(p_.device, spacer_bytes(p_.device, options_.launch_seed, p_.rank));
     input_slots_ = std::make_unique<SharedSlots>(
         c_.shared, inputs_layout_.set_bytes * static_cast<std::size_t>(plan_.calls_per_block),
         launch_pad(options_.launch_seed, p_.rank, 0));
@@ -485,6 +518,7 @@ void CheckedTiming::send_plan() {
                   {"round_trip_ms", round_trip_ms_},
                   {"round_trip_max_ms", round_trip_max_ms_},
                   {"launch_index", options_.launch_index},
+                  {"spacer_bytes", spacer_bytes(p_.device, options_.launch_seed, p_.rank)},
                   {"reference_first", reference_first()},
                   {"round_trip_trusted", reference_.worker != nullptr},
                   {"checked", reference_.worker != nullptr && candidate_.worker != nullptr}};

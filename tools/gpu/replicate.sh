@@ -6,7 +6,9 @@
 # DEADLINE seconds have passed since the script started, so a device call ends in time.
 # Usage: tools/gpu/replicate.sh OUT_DIR PKBW   Environment: RUNS (10), PROBLEMS ("1 2 12 21 46 73"),
 #        W (1), DEADLINE (420), PERF_ARGS (extra arguments for every perf command), LABEL,
-#        BACKEND (cuda), SAMPLES (the tuned CUDA samples folder).
+#        BACKEND (cuda), SAMPLES (the tuned CUDA samples folder), PAIRS (default: PROBLEMS and aa),
+#        FLOORS (problems whose A/A noise floor is measured first, `perf --solution reference`; default
+#        PROBLEMS, and 1 for the aa pair).
 set -uo pipefail
 out=$(realpath -m "${1:?usage: tools/gpu/replicate.sh OUT_DIR PKBW}")
 pkbw=$(realpath -m "${2:?pkbw binary}")
@@ -52,8 +54,21 @@ pair_args() { # pair -> perf arguments
         *) echo "--problem $1 --solution $backend --solutions-dir $tuned" ;;
     esac
 }
-pairs="$problems aa"
-line "== replication ${LABEL:-run}: $runs runs each of: $pairs, W=$W ${PERF_ARGS:-}"
+pairs=${PAIRS:-"$problems aa"}
+floors=${FLOORS-"$problems"}
+line "== replication ${LABEL:-run}: $runs runs each of: $pairs, W=$W ${PERF_ARGS:-}; A/A floors first: $floors"
+for p in $floors; do
+    perf "floor$p-0" --problem "$p" --solution reference
+    line "floor of $p: $(python3 -c "
+import json, sys
+for l in open(sys.argv[1]):
+    try: e = json.loads(l)
+    except ValueError: continue
+    if e.get('event') == 'run_finished':
+        p = (e.get('perf') or {}).get('pkbw') or {}
+        print(e.get('status'), round(p.get('speedup', 0), 3), [round(p.get('ci_low', 0), 3), round(p.get('ci_high', 0), 3)], [round(x['speedup'], 3) for x in p.get('launches', [])])
+" "$work/floor$p-0.jsonl") ($(( $(date +%s) - started )) s)"
+done
 # Compile once (the first run of each pair is also its compile; not counted apart).
 for i in $(seq 1 "$runs"); do
     for p in $pairs; do
