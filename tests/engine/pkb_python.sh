@@ -235,7 +235,8 @@ got=$(perf_summary)
 want=$'0 worker checked/10x2/perturbed rf,c,c,rf 1:pass:0/10 2:pass:0/10 pkb=2\n1 worker checked/10x2/perturbed rf,c,c,rf 1:pass:0/10 2:pass:0/10 pkb=2'
 [ "$got" = "$want" ] || fail "the honest candidate's perf events: '$got' (want '$want')"
 [ -z "$(timing_warnings)" ] || fail "the honest candidate has timing warnings: $(timing_warnings)"
-contains '"pkbw":{"ci_high"'
+contains '"pkbw":{"band"'
+contains '"launches":.{"ci_high"'
 contains '"pkb":{"candidate_ms"'
 got=$(sql "SELECT COUNT(DISTINCT side) FROM perf_samples WHERE run_id = (SELECT MAX(id) FROM runs)")
 [ "$got" = 2 ] || fail "perf samples stored for $got side(s), want both"
