@@ -68,7 +68,8 @@ LaunchOutcome Run::launch_more(const LaunchSpec& first, const fs::path& referenc
             break;
         json config = rank_config(reference_lib, candidate_lib);
         config["trials"] = 0;
-        config["perf"]["pkb"] = false; // PKB's figure comes from the first launch
+        config["perf"]["pkb"] = false; // PKB's figure and the traced pass come from the first launch
+        config.erase("trace");
         config["perf"]["launch_index"] = index;
         config["perf"]["launch_seed"] = launch_seed(index);
         config["perf"]["reference_first"] = reference_first(index);

@@ -485,13 +485,14 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
 }
 
 // The perf phase reports its own progress: every rank sends perf_progress for each timed block,
-// numbered 1..N against an N known from the first (2 PKB series and 2x2 pkbw blocks here).
+// numbered 1..N against an N known from the first (2 PKB series and 2x2 pkbw blocks here, one launch).
 TEST_F(HostMisbehaviour, PerfPhaseReportsEachTimedBlockAgainstItsCount) {
     auto o = options();
     o.rank_program = PKBW_RANK_PROGRAM;
     o.mode = "perf";
     o.perf = true;
     o.trials = 1;
+    o.launches = 1;
     o.json = true;
     o.solution = sample();
     o.perf_options = {
@@ -511,8 +512,8 @@ TEST_F(HostMisbehaviour, PerfPhaseReportsEachTimedBlockAgainstItsCount) {
         EXPECT_EQ(seen, (std::vector<int>{1, 2, 3, 4, 5, 6})) << "rank " << rank;
 }
 
-// Perf and a traced pass on the host backend: samples and traces land in the store, and the trace
-// exports as Chrome trace JSON.
+// Perf over two launches and a traced pass on the host backend: samples and traces land in the store,
+// and the trace exports as Chrome trace JSON.
 TEST_F(HostMisbehaviour, PerfAndTraceAreStoredAndExported) {
     fs::path store_path = dir.path() / "store/runs.db";
     auto recorder = open_store_recorder(store_path);
@@ -521,6 +522,7 @@ TEST_F(HostMisbehaviour, PerfAndTraceAreStoredAndExported) {
     o.mode = "perf";
     o.perf = true;
     o.trials = 1;
+    o.launches = 2;
     o.solution = sample();
     o.perf_options = {
         {"pkb_warmup", 2}, {"pkb_iterations", 5}, {"warmup", 2}, {"pairs", 2}, {"iterations", 4}};
@@ -531,13 +533,21 @@ TEST_F(HostMisbehaviour, PerfAndTraceAreStoredAndExported) {
     auto store = pkbw::Store::open_read_only(store_path);
     const auto run_row = store.list_runs().at(0);
     const auto samples = store.perf_samples(run_row.id);
-    // PKB series (block -1, 5 per rank and side) plus 2x2 pkbw blocks, each one figure per rank (the
-    // judge's clock per call), on 2 ranks.
-    EXPECT_EQ(samples.size(), static_cast<std::size_t>(2 * (2 * 5 + 4 * 1)));
+    // PKB series (block -1, 5 per rank and side, first launch only) plus 2x2 pkbw blocks in each of the
+    // two launches (the second's numbered from 1000), each one figure per rank, on 2 ranks.
+    EXPECT_EQ(samples.size(), static_cast<std::size_t>(2 * (2 * 5 + 4 * 1 + 4 * 1)));
+    int second_launch = 0;
+    for (const auto& row : samples)
+        second_launch += row.block >= 1000 ? 1 : 0;
+    EXPECT_EQ(second_launch, 2 * 4);
     bool has_speedup = false;
-    for (const auto& row : store.perf_summaries(run_row.id))
+    double launches = 0;
+    for (const auto& row : store.perf_summaries(run_row.id)) {
         has_speedup = has_speedup || row.statistic == "speedup";
+        launches = row.statistic == "launches" ? row.value : launches;
+    }
     EXPECT_TRUE(has_speedup);
+    EXPECT_EQ(launches, 2);
     const fs::path exported = dir.path() / "trace.json";
     ASSERT_EQ(run_export_command(store_path.string(), run_row.id, "chrome-trace", exported.string()), 0);
     const auto trace = nlohmann::json::parse(std::ifstream(exported));
