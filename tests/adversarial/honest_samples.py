@@ -46,7 +46,7 @@ def main():
             m, n = SHAPES.get(stem, DEFAULT_SHAPE)
             argv = [options.pkbw, "perf", "--problem", stem, "--solution", source, "--backend", "host",
                     "--nproc", "2", "--dtype", "f32", "--m", str(m), "--n", str(n), "--trials", "2",
-                    "--pkb-warmup", "10", "--pkb-iters", "5", "--warmup", "2", "--pairs", "2", "--iters", "5",
+                    "--pkb-warmup", "10", "--pkb-iters", "5", "--warmup", "2", "--pairs", "2", "--iters", "5", "--launches", "2",
                     "--store", os.path.join(work, "runs.db"), "--cache-dir", cache, "--json"]
             start = time.monotonic()
             run = subprocess.run(argv, capture_output=True, text=True, timeout=300)
