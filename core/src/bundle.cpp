@@ -23,9 +23,11 @@ constexpr std::uintmax_t kMaxBlobBytes = 1000000000;
 
 class Connection {
 public:
-    Connection(const fs::path& file, int flags)
+    // `immutable`: read `file` through SQLite's immutable URI (a store opened so, Store::immutable).
+    Connection(const fs::path& file, int flags, bool immutable = false)
         : file_(file) {
-        if (sqlite3_open_v2(file.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+        const std::string name = immutable ? detail::read_only_uri(file, true) : file.string();
+        if (sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
             const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
             sqlite3_close(db_);
             throw StoreError("bundle " + file.string() + ": cannot open: " + why);
@@ -128,12 +130,13 @@ BundleReport export_bundle(const Store& source, const std::vector<std::int64_t>&
         Store created = Store::open(partial); // the schema, by the same migrations as any store
     }
     try {
-        Connection db(partial, SQLITE_OPEN_READWRITE);
+        Connection db(partial, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI);
         db.exec("PRAGMA journal_mode = DELETE"); // one file, no -wal beside it
         db.exec("PRAGMA foreign_keys = OFF");    // tables are copied in any order
         {
+            // The source is read as its Store was opened: read-only, immutable where it is.
             auto attach = db.prepare("ATTACH DATABASE ?1 AS src");
-            attach.bind(1, fs::absolute(source.path()).string());
+            attach.bind(1, detail::read_only_uri(source.path(), source.immutable()));
             attach.run();
         }
         db.exec("BEGIN IMMEDIATE");
@@ -241,7 +244,8 @@ BundleReport export_bundle(const Store& source, const std::vector<std::int64_t>&
 }
 
 std::vector<std::int64_t> sweep_run_ids(const Store& store, std::int64_t sweep_id) {
-    Connection db(store.path(), SQLITE_OPEN_READONLY);
+    Connection db(store.path(), store.immutable() ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI : SQLITE_OPEN_READONLY,
+                  store.immutable());
     if (!has_table(db, "main", "sweeps") || !has_table(db, "main", "sweep_pairs"))
         throw StoreError("store " + store.path().string() + ": no sweeps in this store");
     {

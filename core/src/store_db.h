@@ -27,6 +27,25 @@ extern const std::size_t kSchemaMigrationCount;
 // SQLite's defences against a damaged or hostile file, set on every connection before its first read.
 void harden_connection(sqlite3* db, const std::filesystem::path& file);
 
+// How a connection opens a store file. ReadOnly never writes the file, but SQLite creates the -wal and
+// -shm files beside a WAL-mode file (their folder must be writable); Immutable (SQLite's immutable=1
+// URI) takes no lock and creates nothing, for a file no one writes while it is read.
+enum class OpenMode { ReadWrite, ReadOnly, Immutable };
+// Whether a read-only open of `path` should be Immutable: its folder is not writable by this process
+// (read-only media, another user's folder), so SQLite could not create the -shm a WAL reader needs,
+// and no WAL content lies beside it (a -wal file of 0 bytes or none).
+bool read_as_immutable(const std::filesystem::path& path);
+// SQLite's URI of a read-only open of `path` ("file:/abs/path?mode=ro", with "&immutable=1"), the
+// path percent-encoded where a URI would read a character otherwise; for ATTACH on a connection
+// opened with SQLITE_OPEN_URI.
+std::string read_only_uri(const std::filesystem::path& path, bool immutable);
+// One connection on `path`: flags, busy timeout, extended result codes and harden_connection. On
+// failure closes what SQLite opened and throws a StoreError "store <path>: <what>: <SQLite's reason>".
+sqlite3* open_connection(const std::filesystem::path& path, OpenMode mode, std::string_view what);
+// Another connection on a Store's file, opened as the Store's own was (read-write, read-only or
+// immutable); `write` on a Store opened read-only is refused by the callers before this.
+sqlite3* open_connection_like(const Store& store, bool write, std::string_view what);
+
 // "table X" / "tables X, Y": the tables a statement names (for error messages).
 std::string statement_tables(std::string_view sql);
 [[noreturn]] void throw_store_error(const std::filesystem::path& file, std::string_view what, sqlite3* db);
@@ -90,6 +109,8 @@ struct Store::Impl {
     std::filesystem::path folder; // absolute, canonical: recorded relative paths start here
     sqlite3* db = nullptr;
     bool read_only = false;
+    bool immutable = false; // read-only through SQLite's immutable=1 (read_as_immutable)
+    bool intact = false;    // PRAGMA quick_check said "ok" on this connection (check_intact)
     int version = 0;
     // Hot writer statements, prepared once per connection; keyed by the address of their static SQL.
     std::map<const char*, std::unique_ptr<detail::Stmt>> cache;
@@ -114,6 +135,9 @@ struct Store::Impl {
     void exec(std::string_view sql);
     std::int64_t pragma_int(const char* pragma);
     void require_writable(const char* operation) const;
+    // Before the first write through this Store (its own connection or a side connection): PRAGMA
+    // quick_check must say "ok", else a StoreError naming the file; once it has, not again.
+    void check_intact();
 };
 
 namespace detail {

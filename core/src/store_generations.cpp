@@ -6,7 +6,6 @@ namespace pkbw {
 namespace {
 
 constexpr int kGenerationSchemaVersion = 4;
-constexpr int kBusyTimeoutMs = 10000;
 
 class Connection {
 public:
@@ -19,12 +18,7 @@ public:
             throw StoreError("store " + path_.string() + ": schema version " +
                              std::to_string(store.schema_version()) + " has no generation tables (needs " +
                              std::to_string(kGenerationSchemaVersion) + "; open it read-write to migrate)");
-        const int flags = (write ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
-        if (sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr) != SQLITE_OK)
-            detail::throw_store_error(path_, "cannot open for generations", db_);
-        sqlite3_extended_result_codes(db_, 1);
-        sqlite3_busy_timeout(db_, kBusyTimeoutMs);
-        detail::harden_connection(db_, path_);
+        db_ = detail::open_connection_like(store, write, "cannot open for generations");
         if (sqlite3_exec(db_, "PRAGMA foreign_keys = ON", nullptr, nullptr, nullptr) != SQLITE_OK)
             detail::throw_store_error(path_, "cannot enable foreign keys", db_);
     }

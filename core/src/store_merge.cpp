@@ -21,12 +21,11 @@ class Db {
 public:
     Db(const fs::path& path, bool write)
         : path_(path) {
-        const int flags = (write ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
-        if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK)
-            detail::throw_store_error(path, "cannot open", db_);
-        sqlite3_extended_result_codes(db_, 1);
-        sqlite3_busy_timeout(db_, 10000);
-        detail::harden_connection(db_, path);
+        // An input is read as Store::open_read_only reads it (immutable in a folder it cannot write).
+        const auto mode = write                               ? detail::OpenMode::ReadWrite
+                          : detail::read_as_immutable(path) ? detail::OpenMode::Immutable
+                                                            : detail::OpenMode::ReadOnly;
+        db_ = detail::open_connection(path, mode, "cannot open");
     }
     ~Db() { sqlite3_close_v2(db_); }
     Db(const Db&) = delete;
@@ -473,7 +472,7 @@ MergeReport merge_stores(const std::vector<fs::path>& inputs, const fs::path& in
         throw StoreError("store merge: no input stores");
     for (const auto& input : inputs)
         check_input(input, into);
-    Store::open(into); // creates or migrates the target
+    Store::open(into).check_before_write(); // creates or migrates the target; refuses a damaged one
     const fs::path target_runs = fs::absolute(into).parent_path() / "runs";
     MergeReport report;
     Db target(into, true);

@@ -132,6 +132,11 @@ Where build_where(const RunFilter& f) {
     };
     if (f.problem_stem)
         add("problem_stem = ?", *f.problem_stem);
+    if (f.problem_id)
+        add("problem_id = CAST(? AS INTEGER)", std::to_string(*f.problem_id));
+    if (f.sweep_id)
+        add("id IN (SELECT run_id FROM sweep_pairs WHERE sweep_id = CAST(? AS INTEGER))",
+            std::to_string(*f.sweep_id));
     if (f.generation_label)
         add("generation_label = ?", *f.generation_label);
     if (f.backend)

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <system_error>
+#include <unistd.h>
 #include <vector>
 
 namespace pkbw::detail {
@@ -35,6 +36,71 @@ void harden_connection(sqlite3* db, const std::filesystem::path& file) {
     }
     if (sqlite3_exec(db, "PRAGMA cell_size_check = ON", nullptr, nullptr, nullptr) != SQLITE_OK)
         throw_store_error(file, "cannot set cell_size_check", db);
+}
+
+std::string read_only_uri(const std::filesystem::path& path, bool immutable) {
+    static const char* const hex = "0123456789ABCDEF";
+    std::string uri = "file:";
+    for (unsigned char ch : std::filesystem::absolute(path).lexically_normal().string()) {
+        if (std::isalnum(ch) || ch == '/' || ch == '.' || ch == '_' || ch == '-' || ch == '~') {
+            uri += static_cast<char>(ch);
+        } else {
+            uri += '%';
+            uri += hex[ch >> 4];
+            uri += hex[ch & 15];
+        }
+    }
+    return uri + (immutable ? "?mode=ro&immutable=1" : "?mode=ro");
+}
+
+bool read_as_immutable(const std::filesystem::path& path) {
+    const std::filesystem::path folder = std::filesystem::absolute(path).parent_path();
+    if (::access(folder.c_str(), W_OK) == 0)
+        return false;
+    std::error_code error;
+    const auto wal_bytes = std::filesystem::file_size(path.string() + "-wal", error);
+    return error || wal_bytes == 0;
+}
+
+sqlite3* open_connection(const std::filesystem::path& path, OpenMode mode, std::string_view what) {
+    int flags = SQLITE_OPEN_NOMUTEX;
+    std::string name = path.string();
+    switch (mode) {
+    case OpenMode::ReadWrite:
+        flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+        break;
+    case OpenMode::ReadOnly:
+        flags |= SQLITE_OPEN_READONLY;
+        break;
+    case OpenMode::Immutable:
+        flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
+        name = read_only_uri(path, true);
+        break;
+    }
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(name.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+        const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
+        sqlite3_close_v2(db);
+        throw StoreError("store " + path.string() + ": " + std::string(what) + ": " + why);
+    }
+    sqlite3_extended_result_codes(db, 1);
+    sqlite3_busy_timeout(db, kBusyTimeoutMs);
+    try {
+        harden_connection(db, path);
+    } catch (...) {
+        sqlite3_close_v2(db);
+        throw;
+    }
+    return db;
+}
+
+sqlite3* open_connection_like(const Store& store, bool write, std::string_view what) {
+    if (write)
+        store.check_before_write();
+    const OpenMode mode = write               ? OpenMode::ReadWrite
+                          : store.immutable() ? OpenMode::Immutable
+                                              : OpenMode::ReadOnly;
+    return open_connection(store.path(), mode, what);
 }
 
 std::string statement_tables(std::string_view sql) {
@@ -187,6 +253,7 @@ std::size_t Stmt::bytes(int column) const {
 WriteScope::WriteScope(Store::Impl& impl, const char* operation)
     : impl_(impl) {
     impl.require_writable(operation);
+    impl.check_intact();
     if (sqlite3_get_autocommit(impl.db)) {
         impl.exec("BEGIN IMMEDIATE");
         owns_ = true;
@@ -241,6 +308,23 @@ void Store::Impl::require_writable(const char* operation) const {
         throw StoreError("store " + path.string() + ": " + operation + " on a store opened read-only");
 }
 
+void Store::Impl::check_intact() {
+    // A damaged page that no statement happens to touch would otherwise go unnoticed while new runs
+    // are written on top of it. quick_check reads every page: about a second per 150 MB here.
+    if (intact)
+        return;
+    detail::Stmt stmt(db, "PRAGMA quick_check", path);
+    std::string check;
+    while (stmt.step())
+        check += (check.empty() ? "" : "; ") + stmt.text(0);
+    if (check != "ok")
+        throw StoreError("store " + path.string() +
+                         ": the file is damaged, pkbw writes nothing into it (PRAGMA quick_check: " +
+                         check.substr(0, 300) + "); `pkbw store check --store " + path.string() +
+                         "` says more; record into another --store");
+    intact = true;
+}
+
 namespace {
 
 // A file from elsewhere may be another program's SQLite database, or damaged. pkbw's schema has
@@ -266,7 +350,7 @@ void require_pkbw_schema(Store::Impl& impl) {
         throw StoreError(where + "schema version " + std::to_string(impl.version) + " but no 'runs' table");
 }
 
-std::unique_ptr<Store::Impl> connect(const std::filesystem::path& path, bool read_only) {
+std::unique_ptr<Store::Impl> connect(const std::filesystem::path& path, detail::OpenMode mode) {
     auto impl = std::make_unique<Store::Impl>();
     impl->path = path;
     std::error_code folder_error;
@@ -274,14 +358,9 @@ std::unique_ptr<Store::Impl> connect(const std::filesystem::path& path, bool rea
         std::filesystem::weakly_canonical(std::filesystem::absolute(path).parent_path(), folder_error);
     if (folder_error)
         impl->folder = std::filesystem::absolute(path).parent_path().lexically_normal();
-    impl->read_only = read_only;
-    int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-    int rc = sqlite3_open_v2(path.c_str(), &impl->db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
-    if (rc != SQLITE_OK)
-        throw_store_error(path, read_only ? "cannot open read-only" : "cannot open", impl->db);
-    sqlite3_extended_result_codes(impl->db, 1);
-    sqlite3_busy_timeout(impl->db, detail::kBusyTimeoutMs);
-    detail::harden_connection(impl->db, path);
+    impl->read_only = mode != detail::OpenMode::ReadWrite;
+    impl->immutable = mode == detail::OpenMode::Immutable;
+    impl->db = detail::open_connection(path, mode, impl->read_only ? "cannot open read-only" : "cannot open");
     // Reading user_version is the first access; a file that is not SQLite fails here.
     impl->version = static_cast<int>(impl->pragma_int("user_version"));
     int latest = Store::latest_schema_version();
@@ -303,15 +382,12 @@ std::string pragma_text(Store::Impl& impl, const char* pragma) {
 }
 
 void migrate(Store::Impl& impl) {
-    // Nothing is written into a damaged file: before the first write to it (a migration or the
-    // switch to WAL; a current store in WAL needs neither) SQLite's quick_check must pass.
+    // Nothing is written into a damaged file: before the first write to it (here a migration or the
+    // switch to WAL; a current store in WAL needs neither, so an open that only reads, the GUI's,
+    // does not pay for the check) SQLite's quick_check must pass (check_intact).
     const bool wal = pragma_text(impl, "journal_mode") == "wal";
-    if (!wal || impl.version < Store::latest_schema_version()) {
-        std::string check = pragma_text(impl, "quick_check");
-        if (check != "ok")
-            throw StoreError("store " + impl.path.string() + ": the file is damaged, not migrating it " +
-                             "(PRAGMA quick_check: " + check.substr(0, 300) + ")");
-    }
+    if (!wal || impl.version < Store::latest_schema_version())
+        impl.check_intact();
     impl.exec("PRAGMA synchronous = NORMAL");
     for (std::size_t i = 0; i < detail::kSchemaMigrationCount; ++i) {
         const auto& migration = detail::kSchemaMigrations[i];
@@ -360,7 +436,7 @@ Store Store::open(const std::filesystem::path& path) {
             throw StoreError("store " + path.string() + ": cannot create directory " +
                              path.parent_path().string() + ": " + error.message());
     }
-    auto impl = connect(path, false);
+    auto impl = connect(path, detail::OpenMode::ReadWrite);
     migrate(*impl);
     return Store(std::move(impl));
 }
@@ -372,11 +448,22 @@ Store Store::open_read_only(const std::filesystem::path& path, Missing missing) 
     } else if (!std::filesystem::exists(path, error)) {
         throw StoreError("store " + path.string() + ": no such file (a run creates it, or pass --store)");
     }
-    auto impl = connect(path, true);
+    // SQLite reads an empty file as an empty database; a reader names it instead (a WAL store whose
+    // pages are all still in its -wal is not empty).
+    std::error_code size_error, wal_error;
+    const auto bytes = std::filesystem::file_size(path, size_error);
+    const auto wal_bytes = std::filesystem::file_size(path.string() + "-wal", wal_error);
+    if (std::filesystem::is_regular_file(path, error) && !size_error && bytes == 0 && (wal_error || wal_bytes == 0))
+        throw StoreError("store " + path.string() +
+                         ": the file is empty (0 bytes), not a pkbw store (a run creates one, or pass "
+                         "--store)");
+    auto impl =
+        connect(path, detail::read_as_immutable(path) ? detail::OpenMode::Immutable : detail::OpenMode::ReadOnly);
     if (impl->version < latest_schema_version())
         throw StoreError("store " + path.string() + ": schema version " + std::to_string(impl->version) +
                          " is older than this build's (" + std::to_string(latest_schema_version()) +
-                         "); open it once read-write (a run, or the GUI) to migrate it");
+                         "); `pkbw store migrate --store " + path.string() +
+                         "` (or a run, or the GUI) migrates it");
     return Store(std::move(impl));
 }
 
@@ -385,6 +472,13 @@ const std::filesystem::path& Store::path() const {
 }
 bool Store::read_only() const {
     return impl_->read_only;
+}
+bool Store::immutable() const {
+    return impl_->immutable;
+}
+void Store::check_before_write() const {
+    impl_->require_writable("write");
+    impl_->check_intact();
 }
 int Store::schema_version() const {
     return static_cast<int>(impl_->pragma_int("user_version"));
@@ -396,6 +490,7 @@ int Store::latest_schema_version() {
 Store::Transaction::Transaction(Store& store)
     : store_(&store) {
     store.impl_->require_writable("transaction");
+    store.impl_->check_intact();
     if (sqlite3_get_autocommit(store.impl_->db))
         store.impl_->exec("BEGIN IMMEDIATE");
     else

@@ -8,7 +8,6 @@ namespace pkbw {
 namespace {
 
 constexpr int kSweepSchemaVersion = 3;
-constexpr int kSweepBusyTimeoutMs = 10000;
 
 class Connection {
 public:
@@ -20,12 +19,7 @@ public:
             throw StoreError("store " + path_.string() + ": schema version " +
                              std::to_string(store.schema_version()) + " has no sweep tables (needs " +
                              std::to_string(kSweepSchemaVersion) + "; open it read-write to migrate)");
-        const int flags = (write ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
-        if (sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr) != SQLITE_OK)
-            detail::throw_store_error(path_, "cannot open for sweeps", db_);
-        sqlite3_extended_result_codes(db_, 1);
-        sqlite3_busy_timeout(db_, kSweepBusyTimeoutMs);
-        detail::harden_connection(db_, path_);
+        db_ = detail::open_connection_like(store, write, "cannot open for sweeps");
         exec("PRAGMA foreign_keys = ON");
     }
     ~Connection() { sqlite3_close_v2(db_); }

@@ -8,7 +8,6 @@ namespace pkbw {
 namespace {
 
 constexpr int kTraceSchemaVersion = 2;
-constexpr int kTraceBusyTimeoutMs = 10000;
 
 // Columns kept out of `details` (they have their own columns).
 const char* const kColumnFields[] = {"kind", "name", "start_ns", "end_ns", "stream", "device", "category"};
@@ -25,13 +24,7 @@ public:
                              std::to_string(store.schema_version()) + " has no trace tables (needs " +
                              std::to_string(kTraceSchemaVersion) + "; open it read-write to migrate)");
         }
-        const int flags = (write ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
-        if (sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
-            detail::throw_store_error(path_, "cannot open for traces", db_);
-        }
-        sqlite3_extended_result_codes(db_, 1);
-        sqlite3_busy_timeout(db_, kTraceBusyTimeoutMs);
-        detail::harden_connection(db_, path_);
+        db_ = detail::open_connection_like(store, write, "cannot open for traces");
         exec("PRAGMA foreign_keys = ON");
     }
     ~Connection() { sqlite3_close_v2(db_); }

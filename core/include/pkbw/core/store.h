@@ -202,6 +202,8 @@ struct BlobContent {
 // and backend as a case-insensitive substring.
 struct RunFilter {
     std::optional<std::string> problem_stem;
+    std::optional<int> problem_id;          // PKB's number (runs.problem_id)
+    std::optional<std::int64_t> sweep_id;   // runs a sweep linked to its pairs
     std::optional<std::string> generation_label;
     std::optional<std::string> backend;
     std::optional<RunStatus> status;
@@ -225,10 +227,15 @@ public:
     enum class Missing { Fail, Create };
 
     // Read-write: creates the file and its parent directories if needed, migrates to the latest
-    // schema. Throws pkbw::StoreError (naming the file) on a newer schema or an unusable file.
+    // schema. Throws pkbw::StoreError (naming the file) on a newer schema or an unusable file, and on
+    // a damaged one (PRAGMA quick_check not "ok"), before anything is written to it.
     static Store open(const std::filesystem::path& path);
-    // Never writes. A missing file fails unless `missing` is Create, in which case the store is
-    // created (and an older one migrated) through a short read-write open first.
+    // Never writes: SQLITE_OPEN_READONLY, no switch to WAL, no schema created or migrated. A missing
+    // or empty (0-byte) file fails, naming it, unless `missing` is Create, in which case the store is
+    // created (and an older one migrated) through a short read-write open first (the GUI's "open or
+    // create"). In a folder this process cannot write (read-only media, another user's folder) the
+    // file is opened immutable (SQLite's immutable=1: no lock, no -wal or -shm created), unless WAL
+    // content lies beside it.
     static Store open_read_only(const std::filesystem::path& path, Missing missing = Missing::Fail);
 
     Store(Store&&) noexcept;
@@ -237,6 +244,7 @@ public:
 
     const std::filesystem::path& path() const;
     bool read_only() const;
+    bool immutable() const; // read-only and opened immutable (see open_read_only)
     int schema_version() const; // PRAGMA user_version
     static int latest_schema_version();
 
@@ -318,6 +326,10 @@ public:
 
     // PRAGMA integrity_check: "ok" or SQLite's list of problems.
     std::string integrity_check() const;
+    // Throws the StoreError of a store opened read-only, or of a damaged file (PRAGMA quick_check not
+    // "ok", naming the file). Every write calls it first; the check runs once per Store, before its
+    // first write (writers on side connections, sweeps, traces, generations, call it too).
+    void check_before_write() const;
 
     struct Impl;
 
