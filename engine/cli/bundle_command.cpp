@@ -21,8 +21,7 @@ int run_export_bundle(const std::filesystem::path& store_path, const std::vector
         return kExitUsage;
     }
     try {
-        const Store store =
-            Store::open_read_only(store_path, Store::Missing::Create); // migrates an older one
+        const Store store = Store::open_read_only(store_path); // a reader: never migrates or writes it
         std::vector<std::int64_t> ids = runs;
         if (sweep) {
             ids = sweep_run_ids(store, *sweep);

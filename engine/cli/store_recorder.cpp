@@ -5,7 +5,9 @@
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/run_archive.h"
 #include "pkbw/core/store.h"
+#include "pkbw/core/sweep_store.h"
 #include "pkbw/core/trace_store.h"
+#include "stored_perf.h"
 
 #include <algorithm>
 #include <cmath>
@@ -190,39 +192,73 @@ fs::path default_cache_root() {
     return default_cache_dir();
 }
 
-int list_runs(const fs::path& path, const RunsQuery& query, std::ostream& out, std::ostream& err) {
-    if (!fs::exists(path)) {
-        err << "pkbw: no store at " << path.string() << " (no run recorded yet)\n";
-        return query.json ? (out << "[]\n", 0) : 0;
+// A read command's store (docs/store.md "Opening"): read-only, never created, migrated or switched to
+// WAL. A missing or empty file is said on `err` (naming it) and gives nothing: a usage error.
+std::optional<Store> open_for_reading(const fs::path& path, std::ostream& err) {
+    try {
+        return Store::open_read_only(path);
+    } catch (const StoreError& error) {
+        std::error_code ec;
+        if (fs::exists(path, ec) && !(fs::is_regular_file(path, ec) && fs::file_size(path, ec) == 0))
+            throw; // a file that is there and not empty: its own error (exit 3)
+        err << "pkbw: " << error.what() << "\n";
+        return std::nullopt;
     }
-    Store store = Store::open_read_only(path, Store::Missing::Create); // migrates an older store
+}
+
+int list_runs(const fs::path& path, const RunsQuery& query, std::ostream& out, std::ostream& err) {
     RunFilter filter;
-    filter.problem_stem = query.problem;
+    if (query.problem) {
+        const std::string& p = *query.problem;
+        if (!p.empty() && p.size() < 6 && std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            filter.problem_id = std::stoi(p);
+        else
+            filter.problem_stem = p;
+    }
+    filter.generation_label = query.generation;
+    filter.sweep_id = query.sweep;
     if (query.status) {
         filter.status = parse_run_status(*query.status);
         if (!filter.status) {
-            err << "pkbw: unknown status '" << *query.status << "'\n";
+            err << "pkbw: unknown status '" << *query.status << "' (";
+            for (auto s : {RunStatus::Running, RunStatus::Pass, RunStatus::Mismatch, RunStatus::CompileError,
+                           RunStatus::Crash, RunStatus::Timeout, RunStatus::InvalidOutput, RunStatus::Error,
+                           RunStatus::Interrupted, RunStatus::Aborted, RunStatus::InvalidTiming})
+                err << (s == RunStatus::Running ? "" : ", ") << to_string(s);
+            err << ")\n";
             return 2;
         }
+    }
+    std::optional<Store> opened = open_for_reading(path, err);
+    if (!opened)
+        return 2;
+    const Store& store = *opened;
+    if (query.sweep && !find_sweep(store, *query.sweep)) {
+        err << "pkbw: no sweep " << *query.sweep << " in " << path.string() << "\n";
+        return 2;
     }
     auto runs = store.list_runs(filter, {}, query.limit);
     if (query.json) {
         json list = json::array();
-        for (const auto& run : runs)
-            list.push_back(run_json(run));
+        for (const auto& run : runs) {
+            json row = run_json(run);
+            row["perf"] = stored_perf_json(stored_perf(store.perf_summaries(run.id)));
+            list.push_back(std::move(row));
+        }
         out << list.dump() << "\n";
         return 0;
     }
-    char line[512];
-    std::snprintf(line, sizeof line, "%6s  %-24s %-16s %-6s %-5s %2s  %-14s %s\n", "id", "started", "problem",
-                  "mode", "back", "W", "status", "summary");
+    char line[640];
+    std::snprintf(line, sizeof line, "%6s  %-24s %-16s %-6s %-5s %2s  %-14s %-18s %s\n", "id", "started",
+                  "problem", "mode", "back", "W", "status", "speedup", "summary");
     out << line;
     for (const auto& run : runs) {
-        std::snprintf(line, sizeof line, "%6lld  %-24s %-16s %-6s %-5s %2d  %-14s %s\n",
+        const std::string speedup = speedup_cell(stored_perf(store.perf_summaries(run.id)));
+        std::snprintf(line, sizeof line, "%6lld  %-24s %-16s %-6s %-5s %2d  %-14s %-18s %s\n",
                       static_cast<long long>(run.id), run.started_at.c_str(),
                       shorten(run.problem_stem, 16).c_str(), std::string(to_string(run.mode)).c_str(),
                       run.backend.c_str(), run.world_size, std::string(to_string(run.status)).c_str(),
-                      shorten(run.summary, 60).c_str());
+                      speedup.c_str(), shorten(run.summary, 60).c_str());
         out << line;
     }
     return 0;
@@ -248,11 +284,10 @@ std::string tie_suffix(const std::vector<TensorResultRow>& tensors, int trial, i
 } // namespace
 
 int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostream& out, std::ostream& err) {
-    if (!fs::exists(path)) {
-        err << "pkbw: no store at " << path.string() << "\n";
+    std::optional<Store> opened = open_for_reading(path, err);
+    if (!opened)
         return 2;
-    }
-    Store store = Store::open_read_only(path, Store::Missing::Create); // migrates an older store
+    const Store& store = *opened;
     auto run = store.get_run(run_id);
     if (!run) {
         err << "pkbw: no run " << run_id << " in " << path.string() << "\n";
@@ -261,6 +296,8 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
     auto ranks = store.rank_results(run_id);
     auto tensors = store.tensor_results(run_id, false);
     auto artifacts = store.artifacts(run_id);
+    const auto summaries = store.perf_summaries(run_id);
+    const StoredPerf perf = stored_perf(summaries);
     if (as_json) {
         json body = run_json(*run);
         body["command_line"] = run->command_line;
@@ -293,6 +330,7 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
                                        {"message", t.message},
                                        {"ties", t.ties ? protocol::to_json(*t.ties) : json(nullptr)}});
         }
+        body["perf"] = stored_perf_json(perf);
         body["artifacts"] = json::array();
         for (const auto& a : artifacts)
             body["artifacts"].push_back({{"kind", a.kind}, {"path", a.path}});
@@ -380,7 +418,8 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
     }
     // PKB's own per-trial speedups (imported runs): every trial, so their spread shows.
     std::string pkb_speedups;
-    for (const auto& row : store.perf_summaries(run_id))
+    print_stored_perf(out, perf);
+    for (const auto& row : summaries)
         if (row.statistic.starts_with("pkb_speedup.trial_"))
             pkb_speedups +=
                 (pkb_speedups.empty() ? "" : ", ") + row.statistic.substr(12) + " " + number(row.value) + "x";

@@ -21,12 +21,15 @@ std::filesystem::path resolve_store_path(const std::optional<std::string>& flag)
 std::filesystem::path default_cache_root();
 
 struct RunsQuery {
-    std::optional<std::string> problem;
+    std::optional<std::string> problem; // a stem, or PKB's number
     std::optional<std::string> status;
+    std::optional<std::string> generation; // the generation label (solutions_... folder name)
+    std::optional<std::int64_t> sweep;     // runs of this sweep
     int limit = 20;
     bool json = false;
 };
-// `pkbw runs`; returns the exit code.
+// Read commands open the store read-only (never created, migrated or switched to WAL); a missing or
+// empty file is a usage error naming it. `pkbw runs`; returns the exit code.
 int list_runs(const std::filesystem::path& store, const RunsQuery& query, std::ostream& out,
               std::ostream& err);
 // `pkbw show RUN`; returns the exit code.
