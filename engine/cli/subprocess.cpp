@@ -34,7 +34,7 @@ std::vector<std::string> current_environment(const std::vector<std::string>& uns
 }
 
 ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
-                          double timeout_s, std::size_t max_output) {
+                          double timeout_s, std::size_t max_output, const OutputSink& on_output) {
     using Clock = std::chrono::steady_clock;
     ProcessResult result;
     auto start = Clock::now();
@@ -104,8 +104,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::vecto
             ssize_t got = ::read(output.read.get(), buffer, sizeof buffer);
             if (got <= 0) {
                 eof = got == 0 || (errno != EINTR && errno != EAGAIN);
-            } else if (result.output.size() < max_output) {
-                result.output.append(buffer, std::min<std::size_t>(got, max_output - result.output.size()));
+            } else {
+                if (on_output)
+                    on_output(std::string_view(buffer, static_cast<std::size_t>(got)));
+                if (result.output.size() < max_output)
+                    result.output.append(buffer, std::min<std::size_t>(got, max_output - result.output.size()));
             }
         }
         if (killed && n == 0)

@@ -1,5 +1,6 @@
 #include "agent_command.h"
 
+#include "judge_reader.h"
 #include "locate.h"
 #include "model_client.h"
 #include "pkbw/core/error.h"
@@ -22,15 +23,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string source_line(const std::string& source, int line) {
-    std::istringstream in(source);
-    std::string text;
-    for (int i = 1; std::getline(in, text); ++i)
-        if (i == line)
-            return text;
-    return {};
-}
-
 std::string number(double v) {
     std::ostringstream s;
     s << std::setprecision(4) << v;
@@ -40,109 +32,10 @@ std::string number(double v) {
 } // namespace
 
 Verdict verdict_from_judge_output(const std::string& output, const std::string& source) {
-    Verdict v;
-    std::ostringstream feedback;
-    std::istringstream lines(output);
-    std::string line;
-    json finished;
-    std::vector<json> compile_errors;
-    while (std::getline(lines, line)) {
-        if (line.empty() || line.front() != '{')
-            continue;
-        json j = json::parse(line, nullptr, false);
-        if (j.is_discarded() || !j.contains("event"))
-            continue;
-        std::string event = j.value("event", "");
-        if (event == "run_started")
-            v.run_id = j.value("run_id", std::int64_t{0});
-        else if (event == "compile" && j.value("side", "") == "candidate" && j.value("status", "") == "error")
-            compile_errors.push_back(j);
-        else if (event == "run_finished")
-            finished = j;
-    }
-    if (finished.is_null()) {
-        v.status = "judge_failed";
-        v.feedback = "pkbw could not judge the candidate (no run_finished line). Its output ends with:\n" +
-                     output.substr(output.size() > 2000 ? output.size() - 2000 : 0);
-        return v;
-    }
-    v.run_id = finished.value("run_id", v.run_id);
-    v.status = finished.value("status", "unknown");
-    feedback << "pkbw's verdict on your candidate (run " << v.run_id << "): " << v.status;
-    if (std::string message = finished.value("message", ""); !message.empty())
-        feedback << " - " << message;
-    feedback << "\n";
-    for (const auto& c : compile_errors) {
-        feedback << "\nThe candidate did not compile.";
-        int shown = 0;
-        for (const auto& d : c.value("diagnostics", json::array())) {
-            if (shown++ == 20)
-                break;
-            int ln = d.value("line", 0);
-            feedback << "\n- line " << ln << ", column " << d.value("column", 0) << ": "
-                     << d.value("severity", "") << ": " << d.value("message", "");
-            if (std::string text = source_line(source, ln); ln > 0 && !text.empty())
-                feedback << "\n    " << ln << " | " << text;
-        }
-        if (shown == 0)
-            feedback << "\n" << c.value("message", "").substr(0, 4000);
-        feedback << "\n";
-    }
-    for (const auto& trial : finished.value("trials", json::array())) {
-        bool header = false;
-        for (const auto& rank : trial.value("ranks", json::array())) {
-            std::string status = rank.value("status", "");
-            if (status == "pass")
-                continue;
-            if (!header) {
-                feedback << "\nTrial " << trial.value("trial", 0) << ":";
-                header = true;
-            }
-            feedback << "\n- rank " << rank.value("rank", 0) << ": " << status;
-            if (std::string m = rank.value("message", ""); !m.empty())
-                feedback << " (" << m.substr(0, 500) << ")";
-            for (const auto& t : rank.value("tensors", json::array())) {
-                if (t.value("pass", true))
-                    continue;
-                feedback << "\n    output `" << t.value("name", "") << "`: " << t.value("mismatch_count", 0)
-                         << " of " << t.value("numel", 0) << " elements outside tolerance";
-                if (t.contains("max_abs_error") && t["max_abs_error"].is_number())
-                    feedback << ", max abs error " << number(t["max_abs_error"].get<double>());
-                if (t.contains("max_rel_error") && t["max_rel_error"].is_number())
-                    feedback << ", max rel error " << number(t["max_rel_error"].get<double>());
-                if (t.contains("first_mismatch"))
-                    feedback << ", first at flat index " << t["first_mismatch"].dump();
-                if (!t.value("shape_match", true))
-                    feedback << ", shape " << t.value("cand_shape", json()).dump() << " instead of "
-                             << t.value("ref_shape", json()).dump();
-            }
-        }
-        if (header)
-            feedback << "\n";
-    }
-    if (finished.contains("perf") && finished["perf"].contains("pkbw")) {
-        const json& p = finished["perf"]["pkbw"];
-        if (p["speedup"].is_number())
-            v.speedup = p["speedup"].get<double>();
-        if (p["ci_low"].is_number())
-            v.ci_low = p["ci_low"].get<double>();
-        if (p["ci_high"].is_number())
-            v.ci_high = p["ci_high"].get<double>();
-        v.perf_verdict = p.value("verdict", "");
-        if (v.speedup)
-            feedback << "\nPerf: speedup " << number(*v.speedup) << "x over the reference (95% interval "
-                     << number(v.ci_low.value_or(NAN)) << " to " << number(v.ci_high.value_or(NAN)) << ", "
-                     << v.perf_verdict << ")";
-        if (finished["perf"].contains("plausibility") &&
-            finished["perf"]["plausibility"].value("below_floor", false))
-            feedback << "; the candidate's time is below the physical floor: the timing is not trusted";
-        feedback << "\n";
-    }
-    for (const auto& w : finished.value("warnings", json::array()))
-        if (w.is_string())
-            feedback << "Warning: " << w.get<std::string>() << "\n";
-    v.feedback = feedback.str();
-    return v;
+    JudgeOutputReader reader;
+    reader.feed(output);
+    reader.finish();
+    return reader.verdict(source);
 }
 
 void add_agent_options(CLI::App& command, AgentOptions& o) {
@@ -305,8 +198,14 @@ int run_agent_command(const AgentOptions& input) {
                     argv.push_back(checkout);
                 }
                 argv.insert(argv.end(), options.judge_arguments.begin(), options.judge_arguments.end());
-                cli::ProcessResult judged = cli::run_process(argv, cli::current_environment(), 1800);
-                verdict = verdict_from_judge_output(judged.output, reply.code);
+                // Read as it comes, whatever its size: the output is never cut (judge_reader.h).
+                JudgeOutputReader reader;
+                const cli::ProcessResult judged = cli::run_process(
+                    argv, cli::current_environment(), 1800, 0, [&reader](std::string_view bytes) { reader.feed(bytes); });
+                if (!judged.started)
+                    reader.feed(judged.output); // why it could not run
+                reader.finish();
+                verdict = reader.verdict(reply.code);
             }
             a.verdict = verdict.status;
             a.run_id = verdict.run_id > 0 ? std::optional<std::int64_t>(verdict.run_id) : std::nullopt;
