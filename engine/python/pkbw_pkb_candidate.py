@@ -13,23 +13,27 @@ The same program, with PKB's reference loaded instead, is the reference's timing
 (Timing), and the judge only measures. The judge imports this file too, for what both ends must agree
 on: the message framing, the encoding of values, the tensor transports and the slots' views.
 
-Trust runs one way. The candidate process trusts its judge; the judge trusts nothing the candidate
-process sends: its messages are JSON (never pickle), every tensor description is checked against
-the memory it names, and host tensors come back in sealed memfds that the candidate can no longer
-change.
+Trust runs one way. The candidate process trusts its judge (the judge's inputs may hold pickled
+objects, such as PKB's nn.Linear modules, whose tensors travel apart); the judge trusts nothing the
+candidate process sends: its messages are JSON (never pickle), every tensor description is checked
+against the memory it names, and host tensors come back in sealed memfds that the candidate can no
+longer change.
 """
 
 import argparse
 import array
+import base64
 import contextlib
 import ctypes
 import datetime
 import fcntl
 import importlib.util
+import io
 import json
 import mmap
 import numbers
 import os
+import pickle
 import re
 import shutil
 import signal
@@ -39,6 +43,7 @@ import sys
 import tempfile
 import time
 import traceback
+import types
 import warnings
 
 # Replies larger than this are refused by the judge (a flood, not an output description: tensor
@@ -135,11 +140,27 @@ def close_fds(fds):
 # Values: inputs and outputs as a JSON tree whose tensor leaves index a list of tensor descriptions.
 # Tuples, lists, dicts, torch.Size and plain scalars keep their types, so the judge's PKB comparison
 # (walk_mismatch) and output naming see exactly what the solution returned.
+#
+# Inputs (the judge to a worker, never the other way) may hold more: whatever PKB's create_input_tensor
+# returns (docs/pkb-interop.md, "What crosses"). Those values travel as two more kinds of node, written
+# by an InputEncoder in the judge and read by an InputDecoder in the worker only; decode_value without
+# a decoder (the judge reading a worker's reply) refuses both:
+#   {"x": id}  a leaf rebuilt in the worker from its id (InputEncoder.leaf): a Parameter, a tensor that
+#              requires grad, a sparse COO tensor, a process group, a torch.Generator;
+#   {"o": {"type", "pickle"}}  any other object (an nn.Module such as PKB's nn.Linear, a dataclass, a
+#              named tuple), pickled in the judge with every leaf above and every tensor replaced by its
+#              id: the tensors themselves cross as all tensors do (memfd, CUDA buffers, slots), never in
+#              the pickle. The worker trusts its judge; the judge never unpickles.
 
-def encode_value(value, torch, tensor, path="output", depth=0):
-    """tensor(t, path) -> index of its description. Raises TypeError naming the path."""
+def encode_value(value, torch, tensor, path="output", depth=0, inputs=None):
+    """tensor(t, path) -> index of its description. inputs: the judge's InputEncoder when the value is
+    a worker's input, else None. Raises TypeError naming the path."""
     if depth > MAX_DEPTH:
         raise TypeError(f"{path}: nested deeper than {MAX_DEPTH} levels")
+    if inputs is not None:
+        leaf = inputs.leaf(value, path)
+        if leaf is not None:
+            return {"x": leaf}
     if isinstance(value, torch.Tensor):
         return {"t": tensor(value, path)}
     if isinstance(value, torch.Size):
@@ -158,28 +179,191 @@ def encode_value(value, torch, tensor, path="output", depth=0):
         return {"y": str(value).split(".")[-1]}
     if isinstance(value, torch.device):
         return {"v": str(value)}
+    # An input of a container's subclass (a named tuple, an OrderedDict) keeps its type: pickled below.
+    plain = inputs is None or type(value) in (list, tuple, dict)
     # Paths as PKB names outputs (core/outputs.h): a top-level tuple's items are output_<i>, a
     # top-level dict's entries their keys.
     top = depth == 0 and path == "output"
-    if isinstance(value, (list, tuple)):
-        items = [encode_value(x, torch, tensor, f"output_{i}" if top else f"{path}[{i}]", depth + 1)
+    if isinstance(value, (list, tuple)) and plain:
+        items = [encode_value(x, torch, tensor, f"output_{i}" if top else f"{path}[{i}]", depth + 1, inputs)
                  for i, x in enumerate(value)]
         return {"u" if isinstance(value, tuple) else "l": items}
-    if isinstance(value, dict):
+    if isinstance(value, dict) and plain:
         pairs = []
         for key, item in value.items():
             if not isinstance(key, (str, int, float, bool)) and key is not None:
                 raise TypeError(f"{path}: a dict key of type {type(key).__name__}")
-            pairs.append([encode_value(key, torch, tensor, path, depth + 1),
-                          encode_value(item, torch, tensor, str(key) if top else f"{path}.{key}", depth + 1)])
+            pairs.append([encode_value(key, torch, tensor, path, depth + 1, inputs),
+                          encode_value(item, torch, tensor, str(key) if top else f"{path}.{key}", depth + 1,
+                                       inputs)])
         return {"d": pairs}
+    if inputs is not None:
+        return {"o": inputs.pickled(value, path)}
     raise TypeError(f"{path}: a value of type {type(value).__name__} cannot cross between the "
                     "candidate's process and the judge (tensors, tuples, lists, dicts, torch.Size, "
                     "numbers, strings and None can)")
 
 
-def decode_value(node, torch, tensor, depth=0):
-    """The inverse of encode_value, for a tree from the other process: every node is checked."""
+def type_name(value):
+    kind = type(value)
+    module = getattr(kind, "__module__", "") or ""
+    return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
+
+
+# Modules a worker does not have (the judge's reference, the candidate's module, the judge's own
+# script): a class or function of theirs cannot be rebuilt there.
+NOT_IN_WORKERS = ("pkbw_pkb_reference", "solution_mod", "__main__")
+
+
+class InputEncoder:
+    """The judge's side of inputs beyond tensors and plain values. tensor(t, path) is the send's own
+    (the memfd, the CUDA buffers, the slots): every tensor, inside a module too, travels by it."""
+
+    def __init__(self, torch, tensor):
+        self.torch, self.tensor = torch, tensor
+        self.dist = getattr(torch, "distributed", None)
+        self.group_type = getattr(self.dist, "ProcessGroup", None) if self.dist is not None else None
+
+    def leaf(self, value, path, plain_tensors=False):
+        """The id (a tuple) of a value that is rebuilt in the worker from it, or None. A tensor that needs
+        nothing but its bytes is None unless plain_tensors (inside a pickle, every tensor has an id)."""
+        torch = self.torch
+        if isinstance(value, torch.Tensor):
+            grad = bool(value.requires_grad)
+            if value.layout == torch.sparse_coo:
+                value = value.detach()
+                return ("sc", self.tensor(value._indices(), f"{path}.indices"),
+                        self.tensor(value._values(), f"{path}.values"), tuple(int(x) for x in value.shape),
+                        bool(value.is_coalesced()), grad)
+            if value.layout != torch.strided:
+                raise TypeError(f"{path}: a {value.layout} tensor cannot cross between the judge and the "
+                                "worker (strided and sparse COO tensors can)")
+            if isinstance(value, torch.nn.Parameter):
+                return ("p", self.tensor(value, path), grad)
+            if grad or plain_tensors:
+                return ("t", self.tensor(value, path), grad)
+            return None
+        if self.group_type is not None and isinstance(value, self.group_type):
+            return ("g", self.group_ranks(value, path))
+        generator = getattr(torch, "Generator", None)
+        if generator is not None and isinstance(value, generator):
+            state = bytes(value.get_state().tolist())
+            return ("G", str(value.device), base64.b64encode(state).decode())
+        return None
+
+    def group_ranks(self, group, path):
+        """"world" for the default group, else the group's global ranks (sorted, as dist.new_group
+        keeps them)."""
+        dist = self.dist
+        if group is dist.group.WORLD:
+            return "world"
+        try:
+            ranks = dist.get_process_group_ranks(group)
+        except Exception as error:  # noqa: BLE001 - any failure: the group cannot be named
+            raise TypeError(f"{path}: a process group whose ranks cannot be read ({error})") from None
+        return tuple(sorted(int(r) for r in ranks))
+
+    def pickled(self, value, path):
+        """An object as a pickle whose leaves and tensors are ids (the "o" node's body)."""
+        encoder, ids = self, {}
+        names = {}
+        try:  # an nn.Module's tensors by their names (input[3].weight), for the messages
+            try:
+                named = list(value.named_parameters(remove_duplicate=False))
+            except TypeError:  # torch before 2.0
+                named = list(value.named_parameters())
+            names = {id(t): f"{path}.{name}" for name, t in named + list(value.named_buffers())}
+        except Exception:  # noqa: BLE001 - not a module: numbered names
+            pass
+
+        class Pickler(pickle.Pickler):
+            def persistent_id(self, obj):
+                key = id(obj)
+                if key in ids:
+                    return ids[key]
+                if isinstance(obj, (type, types.FunctionType)) and getattr(obj, "__module__", None) in NOT_IN_WORKERS:
+                    raise TypeError(encoder.refusal(value, path, f"it needs {obj.__module__}.{obj.__qualname__}, "
+                                                                 "which a worker cannot import"))
+                name = names.get(key, f"{path}<{len(ids)}>")
+                leaf = encoder.leaf(obj, name, plain_tensors=True)
+                if leaf is not None:
+                    ids[key] = leaf
+                return leaf
+
+        buffer = io.BytesIO()
+        try:
+            Pickler(buffer, protocol=4).dump(value)
+        except TypeError as error:
+            if str(error).startswith(path):
+                raise
+            raise TypeError(self.refusal(value, path, self.failed(error))) from None
+        except Exception as error:  # noqa: BLE001 - pickling raises many kinds
+            raise TypeError(self.refusal(value, path, self.failed(error))) from None
+        return {"type": type_name(value), "pickle": base64.b64encode(buffer.getvalue()).decode()}
+
+    @staticmethod
+    def failed(error):
+        return f"pickling it (its tensors apart) failed: {type(error).__name__}: {str(error)[:300]}"
+
+    @staticmethod
+    def refusal(value, path, why):
+        return f"{path}: a value of type {type_name(value)} cannot cross between the judge and the worker: {why}"
+
+
+class InputsNotRebuilt(Exception):
+    """A worker could not rebuild the judge's inputs (pkbw's failure, or a checkout the worker cannot
+    import): the reply's kind is input_error, which the judge never counts against the candidate."""
+
+
+class InputDecoder:
+    """A worker's side of InputEncoder. group(ranks) -> this process's group of those ranks ("world": its
+    default group), made in the same order on every worker (CandidateProcess.make_groups)."""
+
+    def __init__(self, torch, group):
+        self.torch, self.group = torch, group
+
+    def leaf(self, node, tensor):
+        torch = self.torch
+        if not isinstance(node, (list, tuple)) or not node:
+            raise ProtocolError(f"an input leaf that is not a list: {str(node)[:80]}")
+        kind = node[0]
+        if kind in ("t", "p") and len(node) == 3:
+            value = tensor(node[1])
+            if kind == "p":
+                return torch.nn.Parameter(value, requires_grad=bool(node[2]))
+            return value.requires_grad_(True) if node[2] else value
+        if kind == "sc" and len(node) == 6:
+            value = torch.sparse_coo_tensor(tensor(node[1]), tensor(node[2]), list(node[3]))
+            if node[4]:
+                value = value._coalesced_(True)
+            return value.requires_grad_(True) if node[5] else value
+        if kind == "g" and len(node) == 2:
+            return self.group("world" if node[1] == "world" else tuple(int(r) for r in node[1]))
+        if kind == "G" and len(node) == 3:
+            generator = torch.Generator(device=node[1])
+            generator.set_state(torch.tensor(list(base64.b64decode(node[2])), dtype=torch.uint8))
+            return generator
+        raise ProtocolError(f"an input leaf '{str(kind)[:20]}' of {len(node)} items")
+
+    def unpickle(self, body, tensor):
+        if not isinstance(body, dict) or not isinstance(body.get("pickle"), str):
+            raise ProtocolError("an object node without its pickle")
+        decoder, memo = self, {}
+
+        class Unpickler(pickle.Unpickler):
+            def persistent_load(self, pid):
+                key = repr(pid)
+                if key not in memo:
+                    memo[key] = decoder.leaf(pid, tensor)
+                return memo[key]
+
+        return Unpickler(io.BytesIO(base64.b64decode(body["pickle"]))).load()
+
+
+def decode_value(node, torch, tensor, depth=0, inputs=None):
+    """The inverse of encode_value, for a tree from the other process: every node is checked. inputs: a
+    worker's InputDecoder for the judge's inputs; None (the judge reading a reply) refuses their
+    kinds."""
     if depth > MAX_DEPTH:
         raise ProtocolError(f"a value nested deeper than {MAX_DEPTH} levels")
     if not isinstance(node, dict) or len(node) != 1:
@@ -188,7 +372,7 @@ def decode_value(node, torch, tensor, depth=0):
     if kind == "t":
         return tensor(body)
     if kind in ("l", "u") and isinstance(body, list):
-        items = [decode_value(x, torch, tensor, depth + 1) for x in body]
+        items = [decode_value(x, torch, tensor, depth + 1, inputs) for x in body]
         return tuple(items) if kind == "u" else items
     if kind == "d" and isinstance(body, list):
         result = {}
@@ -198,7 +382,7 @@ def decode_value(node, torch, tensor, depth=0):
             key = decode_value(pair[0], torch, tensor, depth + 1)
             if not isinstance(key, (str, int, float, bool)) and key is not None:
                 raise ProtocolError(f"a dict key of type {type(key).__name__}")
-            result[key] = decode_value(pair[1], torch, tensor, depth + 1)
+            result[key] = decode_value(pair[1], torch, tensor, depth + 1, inputs)
         return result
     if kind == "z" and isinstance(body, list) and all(type(x) is int for x in body):
         return torch.Size(body)
@@ -219,6 +403,12 @@ def decode_value(node, torch, tensor, depth=0):
             return torch.device(body)
         except (RuntimeError, TypeError, ValueError):
             raise ProtocolError(f"a device '{body[:40]}'") from None
+    if kind in ("x", "o") and inputs is None:
+        raise ProtocolError(f"a value node '{kind}' (only the judge's inputs hold those)")
+    if kind == "x":
+        return inputs.leaf(body, tensor)
+    if kind == "o":
+        return inputs.unpickle(body, tensor)
     raise ProtocolError(f"a value node '{kind}' with a body of type {type(body).__name__}")
 
 
@@ -817,6 +1007,8 @@ def load_module(name, path):
 def error_kind(error):
     if isinstance(error, OutputRefused):
         return "invalid_output"
+    if isinstance(error, InputsNotRebuilt):
+        return "input_error"
     text = str(error)
     return "cuda_error" if "CUDA error" in text or "cudaError" in text else "solution_error"
 
@@ -837,6 +1029,7 @@ class CandidateProcess:
         self.regions = []  # the judge's slot memory mapped here: ("host", mmap) or ("cuda", base)
         self.ipc = None
         self.store = None
+        self.groups = {}  # sorted global ranks -> this process's group: the judges' new_group calls, replayed
 
     def start_torch(self, cuda_device):
         # Before the judge's first request, so that the import and the CUDA context overlap the judge's.
@@ -950,6 +1143,42 @@ class CandidateProcess:
                                 spec["stride"]))
         return {"tensors": export_cuda(self.staged, self.ipc)}, []
 
+    def make_groups(self, listed):
+        """The process groups PKB's create_input_tensor made among the judges (each judge's list, the same
+        on every rank: every dist.new_group call's ranks, first seen first), made here in that order by
+        every worker of this group, as new_group needs every process of the world to call it. Each is
+        made once, however often the judges' trials made it again."""
+        if not listed:
+            return
+        if not isinstance(listed, list):
+            raise ProtocolError("a groups list that is not a list")
+        for ranks in listed:
+            if not isinstance(ranks, list) or not all(type(r) is int and 0 <= r < self.world for r in ranks):
+                raise ProtocolError(f"a group's ranks {str(ranks)[:80]}")
+            key = tuple(sorted(ranks))
+            if key not in self.groups:
+                self.groups[key] = self.dist.new_group(ranks=list(key))
+
+    def group(self, ranks):
+        if ranks == "world":
+            return self.dist.group.WORLD
+        if ranks not in self.groups:
+            raise InputsNotRebuilt(f"a process group of ranks {list(ranks)} that PKB's create_input_tensor did "
+                                   "not make with dist.new_group (pkbw makes in the workers only the groups it "
+                                   "saw made)")
+        return self.groups[ranks]
+
+    def inputs(self, message, tensor):
+        """The judge's input tree rebuilt here (its groups first); any failure is an input_error."""
+        try:
+            self.make_groups(message.get("process_groups"))
+            return decode_value(message["args"], self.torch, tensor, inputs=InputDecoder(self.torch, self.group))
+        except InputsNotRebuilt:
+            raise
+        except Exception as error:  # noqa: BLE001 - pkbw's failure or the checkout's, never the candidate's
+            raise InputsNotRebuilt(f"the judge's inputs cannot be rebuilt in this process: "
+                                   f"{type(error).__name__}: {error}") from error
+
     def arguments(self, message, fds):
         torch = self.torch
         mapping, size = (None, 0)
@@ -964,7 +1193,7 @@ class CandidateProcess:
                 return staged[spec["index"]][0]
             return host_tensor(mapping, size, spec, torch, contiguous_only=False)
 
-        return decode_value(message["args"], torch, tensor)
+        return self.inputs(message, tensor)
 
     def op_call(self, message, fds):
         args = self.arguments(message, fds)
@@ -1053,8 +1282,7 @@ class CandidateProcess:
         arguments = []
         for k in range(calls):
             specs = message["tensors"]
-            arguments.append(decode_value(
-                message["args"], torch, lambda i, k=k: slot_view(inputs, k * set_bytes, specs[i], torch)))
+            arguments.append(self.inputs(message, lambda i, k=k: slot_view(inputs, k * set_bytes, specs[i], torch)))
         layout = None
         if outputs is not None:
             slot_bytes = int(message["slot_bytes"])

@@ -276,6 +276,51 @@ class CandidateGone(Exception):
     """The candidate's process ended (or closed its channel) while the judge waited for it."""
 
 
+class InputsCannotCross(Exception):
+    """An input of PKB's that pkbw cannot carry to a worker, or that the worker could not rebuild: pkbw's
+    limit (or the checkout's), reported as an internal error, never against the candidate."""
+
+
+class InputGroups:
+    """The process groups PKB's create_input_tensor makes (dist.new_group: a collective of every judge)
+    while `recording`: each new_group call's ranks, sorted, first seen first (the same list on every
+    rank). The workers make the same groups in the same order in their own worlds
+    (CandidateProcess.make_groups) before they rebuild inputs that hold one."""
+
+    def __init__(self):
+        self.made, self.recording = [], False
+
+    def install(self, dist, world):
+        original = dist.new_group
+
+        def new_group(*args, **kwargs):
+            group = original(*args, **kwargs)
+            if self.recording:
+                ranks = kwargs.get("ranks", args[0] if args else None)
+                key = list(range(world)) if ranks is None else sorted(int(r) for r in ranks)
+                if key not in self.made:
+                    self.made.append(key)
+            return group
+
+        new_group.pkbw_original = original
+        dist.new_group = new_group
+
+    @contextlib.contextmanager
+    def record(self):
+        self.recording = True
+        try:
+            yield
+        finally:
+            self.recording = False
+
+    def fields(self):
+        """The message fields that carry them (none while there are none)."""
+        return {"process_groups": [list(ranks) for ranks in self.made]} if self.made else {}
+
+
+INPUT_GROUPS = InputGroups()
+
+
 class Candidate:
     """A worker process of this program's (pkbw_pkb_candidate.py) seen from the judge: the candidate's,
     or the reference's timing worker (subtree: its container's tree, without cgroups, is its own
@@ -308,6 +353,7 @@ class Candidate:
         self.ipc = None
         self.torch = None
         self.device = None
+        self.untrusted = label.startswith("cand")
         # Each request carries a number its reply must echo: bytes the candidate's code writes into
         # the socket on its own (a reply queued ahead of the request) are refused, not taken as one.
         self.sequence = 0
@@ -370,6 +416,9 @@ class Candidate:
             raise ProtocolError(f"a reply numbered {str(message.get('seq'))[:20]} to request {self.sequence}")
         if message.get("ok") is not True:
             channel.close_fds(fds)
+            if message.get("kind") == "input_error":
+                who = "the candidate's process" if self.untrusted else "the reference's timing worker"
+                raise InputsCannotCross(f"{who} could not rebuild them: {str(message.get('message'))[:2000]}")
             raise CandidateRaised(message)
         return message, fds
 
@@ -392,7 +441,11 @@ class Candidate:
             leaves.append(("cuda" if t.is_cuda else "host", len(device if t.is_cuda else host) - 1))
             return len(leaves) - 1
 
-        tree = channel.encode_value(list(args), torch, tensor, "input")
+        try:
+            tree = channel.encode_value(list(args), torch, tensor, "input",
+                                        inputs=channel.InputEncoder(torch, tensor))
+        except TypeError as error:
+            raise InputsCannotCross(str(error)) from None
         if device:
             wanted = [{"dtype": str(t.dtype).split(".")[-1], "shape": list(t.shape),
                        "stride": channel.dense_layout(t)} for t in device]
@@ -414,6 +467,7 @@ class Candidate:
         fd, host_specs = channel.pack_host(host, torch, seal=False, keep_layout=True)
         specs = [host_specs[i] if where == "host" else {"transport": "staged", "index": i} for where, i in leaves]
         message = dict(fields, op=op, args=tree, tensors=specs)
+        message.update(INPUT_GROUPS.fields())
         try:
             self.send(message, [fd] if fd is not None else [])
         finally:
@@ -714,7 +768,7 @@ def lay_out_inputs(args, torch, device):
         offset += aligned(nbytes)
         return len(leaves) - 1
 
-    tree = channel.encode_value(list(args), torch, tensor, "input")
+    tree = channel.encode_value(list(args), torch, tensor, "input", inputs=channel.InputEncoder(torch, tensor))
     return tree, leaves, offset
 
 
@@ -927,7 +981,7 @@ class CheckedTiming:
                 continue
             fds = []
             message = {"op": "map_slots", "calls": self.calls, "set_bytes": self.input_bytes, "args": self.tree,
-                       "tensors": self.specs, "inputs": self.input_slots.spec(fds)}
+                       "tensors": self.specs, "inputs": self.input_slots.spec(fds), **INPUT_GROUPS.fields()}
             if self.slot_bytes or self.leaves:
                 side.outputs = Region(torch, self.device, ipc, self.calls * self.slot_bytes)
                 message.update(outputs=side.outputs.spec(fds), slot_bytes=self.slot_bytes, leaves=self.leaves)
@@ -1374,7 +1428,8 @@ def run(args, resources):
     events.send("hello", world_size=world, pid=os.getpid(), host=socket.gethostname(),
                 backend="cuda" if cuda else "host", device=device_name, nccl_runtime=nccl, nccl_compiled=nccl,
                 runtime=str(torch.version.cuda or ""), torch=torch.__version__, python=sys.version.split()[0],
-                program="pkbw_pkb_rank.py", candidate_pid=candidate.pid if candidate else None,
+                python_executable=sys.executable, program="pkbw_pkb_rank.py",
+                candidate_pid=candidate.pid if candidate else None,
                 timing_worker_pid=timing_worker.pid if timing_worker else None)
     if candidate is not None:
         # What the run's sandbox warning reads (docs/engine.md, "The sandbox"): this program applies no
@@ -1434,6 +1489,7 @@ def run(args, resources):
         events.error("rendezvous", "rendezvous", f"init_process_group failed: {error}")
         return EXIT_ENVIRONMENT
     state.barrier = dist.barrier
+    INPUT_GROUPS.install(dist, world)
 
     def candidate_failed(phase, trial, error, where):
         """Reports a failed request to the candidate's process at once (error event and, in a trial,
@@ -1546,7 +1602,8 @@ def run(args, resources):
     trials = int(config["trials"])
 
     def inputs(trial):
-        return tuple(create_input_tensor(rank, world, problem_id, shape, dtype, trial, device=device))
+        with INPUT_GROUPS.record():
+            return tuple(create_input_tensor(rank, world, problem_id, shape, dtype, trial, device=device))
 
     def call_candidate(trial, first, x):
         # The first call of a side may JIT-compile (load_inline): it runs under the compile deadline.
@@ -1697,6 +1754,10 @@ def run(args, resources):
                     return EXIT_SOLUTION
     except SolutionFailed:
         return EXIT_SOLUTION
+    except InputsCannotCross as error:
+        # pkbw's limit, not the candidate's doing: every rank meets it with the same inputs.
+        events.error("inputs", "internal", f"rank {rank}: PKB's inputs cannot cross to the worker's process: {error}")
+        return EXIT_INTERNAL
     events.phase("teardown")
     try:
         threads = len(os.listdir(f"/proc/{candidate.pid}/task")) if candidate is not None else 0
