@@ -10,10 +10,12 @@
 #include "pkbw/problems/registry.h"
 #include "run_session.h"
 #include "safety.h"
+#include "subprocess.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <unistd.h>
 
 namespace pkbw::cli::detail {
@@ -100,6 +102,94 @@ fs::path find_program(const std::string& name) {
         dirs.remove_prefix(colon + 1);
     }
     return {};
+}
+
+// The interpreter the ranks run under (docs/pkb-interop.md, "Which Python"): --python, else
+// $PKBW_PYTHON, as given; else the first of the checkout's .venv/bin/python and each python3 and
+// python on PATH (in PATH's order) that imports torch.
+struct PythonChoice {
+    fs::path path;                  // empty: none found (error says why)
+    std::string how;                // how it was chosen, for the run's output
+    std::vector<std::string> tried; // "PATH (why not)" of those passed over
+    std::string error;
+};
+
+// A cold `import torch` can take many seconds on a slow file system; one that takes longer than this
+// is passed over (and listed).
+constexpr double kTorchProbeSeconds = 20.0;
+
+// "" when `python` imports torch, else why not.
+std::string torch_refusal(const fs::path& python) {
+    const ProcessResult probe = run_process({python.string(), "-c", "import torch"}, current_environment(),
+                                            kTorchProbeSeconds, 64u << 10);
+    if (probe.ok())
+        return {};
+    if (!probe.started)
+        return "cannot be started";
+    if (probe.timed_out)
+        return "'import torch' took over " + std::to_string(static_cast<int>(kTorchProbeSeconds)) + " s";
+    if (probe.interrupted)
+        return "interrupted";
+    return "cannot import torch";
+}
+
+PythonChoice choose_python(const std::string& option, const fs::path& checkout) {
+    PythonChoice choice;
+    const char* variable = std::getenv("PKBW_PYTHON");
+    if (!option.empty() || (variable && *variable)) {
+        const std::string name = !option.empty() ? option : variable;
+        choice.how = !option.empty() ? "--python" : "$PKBW_PYTHON";
+        choice.path = find_program(name);
+        if (choice.path.empty())
+            choice.error = "no Python interpreter '" + name + "' on PATH (" + choice.how + ")";
+        return choice;
+    }
+    std::vector<fs::path> candidates;
+    std::error_code ec;
+    const fs::path venv = checkout / ".venv" / "bin" / "python";
+    if (fs::exists(venv, ec))
+        candidates.push_back(venv);
+    const char* path = std::getenv("PATH");
+    std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    while (!dirs.empty()) {
+        const std::size_t colon = dirs.find(':');
+        const std::string dir(dirs.substr(0, colon));
+        for (const char* name : {"python3", "python"}) {
+            const fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
+            if (fs::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0)
+                candidates.push_back(candidate);
+        }
+        if (colon == std::string_view::npos)
+            break;
+        dirs.remove_prefix(colon + 1);
+    }
+    std::set<fs::path> seen; // one probe per interpreter, however many names or links reach it
+    for (const fs::path& candidate : candidates) {
+        const fs::path real = fs::weakly_canonical(candidate, ec);
+        if (!seen.insert(ec ? candidate : real).second)
+            continue;
+        if (std::string why = torch_refusal(candidate); !why.empty()) {
+            choice.tried.push_back(candidate.string() + " (" + why + ")");
+            continue;
+        }
+        choice.path = candidate;
+        choice.how = candidate == venv ? "the checkout's .venv, which imports torch"
+                                       : "the first python3/python on PATH that imports torch";
+        if (!choice.tried.empty()) {
+            choice.how += "; passed over: ";
+            for (std::size_t i = 0; i < choice.tried.size(); ++i)
+                choice.how += (i ? ", " : "") + choice.tried[i];
+        }
+        return choice;
+    }
+    choice.error = "no Python with torch found: ";
+    if (choice.tried.empty())
+        choice.error += "no python3 or python on PATH";
+    else
+        for (std::size_t i = 0; i < choice.tried.size(); ++i)
+            choice.error += (i ? ", " : "tried ") + choice.tried[i];
+    choice.error += " (give one with --python or $PKBW_PYTHON)";
+    return choice;
 }
 
 // The rank program: engine/python/ in a source tree, python/ under share/pkbw when installed.
@@ -197,13 +287,14 @@ int Run::execute_pkb() {
         return fail("error", kExitEnvironment,
                     "pkbw_pkb_rank.py not found under " + layout_->root.string() +
                         " (engine/python or python)");
-    std::string python_name = options_.python;
-    if (python_name.empty())
-        python_name = std::getenv("PKBW_PYTHON") ? std::getenv("PKBW_PYTHON") : "python3";
-    const fs::path python = find_program(python_name);
-    if (python.empty())
-        return fail("error", kExitEnvironment,
-                    "no Python interpreter '" + python_name + "' on PATH (--python or $PKBW_PYTHON)");
+    const PythonChoice chosen = choose_python(options_.python, checkout);
+    if (chosen.path.empty())
+        return fail("error", kExitEnvironment, chosen.error);
+    const fs::path& python = chosen.path;
+    emit({{"event", protocol::kLog},
+          {"rank", -1},
+          {"stream", "pkbw"},
+          {"text", "python: " + python.string() + " (" + chosen.how + ")"}});
     const auto environment = multicast_environment();
     if (!is_reference) {
         std::ifstream in(solution_path);
@@ -215,8 +306,8 @@ int Run::execute_pkb() {
         out_ << "pkbw " << options_.mode << " (PKB solution)\n  Problem:  " << stem_ << "  ("
              << problem->reference.string() << ")\n  Solution: " << solution_path
              << "\n  Backend:  " << backend_ << "  nproc: " << options_.nproc
-             << "  python: " << python.string() << "\n  Shape:    (" << options_.m << ", " << options_.n
-             << ")  dtype=" << torch_dtype << "\n";
+             << "\n  Python:   " << python.string() << "  (" << chosen.how << ")\n  Shape:    (" << options_.m
+             << ", " << options_.n << ")  dtype=" << torch_dtype << "\n";
         if (compares())
             out_ << "  Trials:   " << options_.trials << "  atol=" << atol_ << " rtol=" << rtol_ << "\n";
     }
