@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdlib>
+#include <string_view>
 #include <memory>
 #include <unistd.h>
 
@@ -174,6 +176,13 @@ private:
     };
     CallFailure explain(int group, int call);
     void send_plan();
+    // The seed of this launch's placement (spacer and offsets); 0, no spacer and no offsets, where
+    // PKBW_PLACEMENT=fixed asks every launch to take its buffers as the allocator gives them (a
+    // diagnostic: how much of a pair's run-to-run spread placement explains; docs/perf.md).
+    std::uint64_t placement_seed() const {
+        const char* asked = std::getenv("PKBW_PLACEMENT");
+        return asked != nullptr && std::string_view(asked) == "fixed" ? 0 : options_.launch_seed;
+    }
     // Which side this launch times first (the launcher alternates it over launches).
     bool reference_first() const { return options_.reference_first; }
     // What runs before every block of either side and before every round trip of the calibration, the
@@ -222,16 +231,16 @@ void CheckedTiming::plan() {
         throw Error("timed inputs of " + std::to_string(inputs_->set_bytes()) + " bytes a set for slots of " +
                     std::to_string(inputs_layout_.set_bytes));
     }
-    spacer_ = std::make_unique<Spacer>(p_.device, spacer_bytes(p_.device, options_.launch_seed, p_.rank));
+    spacer_ = std::make_unique<Spacer>(p_.device, spacer_bytes(p_.device, placement_seed(), p_.rank));
     input_slots_ = std::make_unique<SharedSlots>(
         c_.shared, inputs_layout_.set_bytes * static_cast<std::size_t>(plan_.calls_per_block),
-        launch_pad(options_.launch_seed, p_.rank, 0));
+        launch_pad(placement_seed(), p_.rank, 0));
 }
 
 void CheckedTiming::prepare_side(Side& side) {
     side.outputs = std::make_unique<SharedSlots>(
         c_.shared, outputs_layout_.set_bytes * static_cast<std::size_t>(plan_.calls_per_block),
-        launch_pad(options_.launch_seed, p_.rank, &side == &reference_ ? 1 : 2));
+        launch_pad(placement_seed(), p_.rank, &side == &reference_ ? 1 : 2));
     for (int k = 0; k < plan_.calls_per_block; ++k) {
         side.views.push_back(side.worker->process->define_views(
             inputs_layout_.views(input_slots_->data(), k), outputs_layout_.views(side.outputs->data(), k)));
@@ -518,7 +527,7 @@ void CheckedTiming::send_plan() {
                   {"round_trip_ms", round_trip_ms_},
                   {"round_trip_max_ms", round_trip_max_ms_},
                   {"launch_index", options_.launch_index},
-                  {"spacer_bytes", spacer_bytes(p_.device, options_.launch_seed, p_.rank)},
+                  {"spacer_bytes", spacer_bytes(p_.device, placement_seed(), p_.rank)},
                   {"reference_first", reference_first()},
                   {"round_trip_trusted", reference_.worker != nullptr},
                   {"checked", reference_.worker != nullptr && candidate_.worker != nullptr}};
