@@ -179,7 +179,9 @@ json run_json(const RunRecord& run) {
 } // namespace
 
 std::unique_ptr<Recorder> open_store_recorder(const fs::path& path) {
-    return std::make_unique<StoreRecorder>(Store::open(path));
+    Store store = Store::open(path);
+    store.check_before_write(); // a damaged file is refused here, before the run starts
+    return std::make_unique<StoreRecorder>(std::move(store));
 }
 
 fs::path resolve_store_path(const std::optional<std::string>& flag) {
