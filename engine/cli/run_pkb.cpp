@@ -109,7 +109,8 @@ fs::path find_program(const std::string& name) {
 // python on PATH (in PATH's order) that imports torch.
 struct PythonChoice {
     fs::path path;                  // empty: none found (error says why)
-    std::string how;                // how it was chosen, for the run's output
+    std::string by;                 // "--python", "$PKBW_PYTHON", ".venv", "PATH"
+    std::string how;                // how it was chosen, in words, for the run's output
     std::vector<std::string> tried; // "PATH (why not)" of those passed over
     std::string error;
 };
@@ -138,7 +139,7 @@ PythonChoice choose_python(const std::string& option, const fs::path& checkout) 
     const char* variable = std::getenv("PKBW_PYTHON");
     if (!option.empty() || (variable && *variable)) {
         const std::string name = !option.empty() ? option : variable;
-        choice.how = !option.empty() ? "--python" : "$PKBW_PYTHON";
+        choice.by = choice.how = !option.empty() ? "--python" : "$PKBW_PYTHON";
         choice.path = find_program(name);
         if (choice.path.empty())
             choice.error = "no Python interpreter '" + name + "' on PATH (" + choice.how + ")";
@@ -173,6 +174,7 @@ PythonChoice choose_python(const std::string& option, const fs::path& checkout) 
             continue;
         }
         choice.path = candidate;
+        choice.by = candidate == venv ? ".venv" : "PATH";
         choice.how = candidate == venv ? "the checkout's .venv, which imports torch"
                                        : "the first python3/python on PATH that imports torch";
         if (!choice.tried.empty()) {
@@ -291,9 +293,11 @@ int Run::execute_pkb() {
     if (chosen.path.empty())
         return fail("error", kExitEnvironment, chosen.error);
     const fs::path& python = chosen.path;
-    emit({{"event", protocol::kLog},
-          {"rank", -1},
-          {"stream", "pkbw"},
+    // An event of its own, without a rank (the launcher's; readers skip events they do not know).
+    emit({{"event", "python"},
+          {"path", python.string()},
+          {"chosen_by", chosen.by},
+          {"passed_over", chosen.tried},
           {"text", "python: " + python.string() + " (" + chosen.how + ")"}});
     const auto environment = multicast_environment();
     if (!is_reference) {

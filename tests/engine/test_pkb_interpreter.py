@@ -82,14 +82,18 @@ class InterpreterChoice(unittest.TestCase):
                       f"{without} (cannot import torch))", out)
         self.assertEqual(self.launched(), [with_torch])
 
-    def test_json_runs_say_it_in_a_log_event(self):
-        self.fake("a/python3", torch=False)
+    def test_json_runs_say_it_in_an_event_of_its_own(self):
+        without = self.fake("a/python3", torch=False)
         with_torch = self.fake("b/python3", torch=True)
         _, out = self.run_pkbw(["a", "b"], json_lines=True)
-        logs = [json.loads(line) for line in out.splitlines() if line.startswith("{") and '"log"' in line]
-        said = [e["text"] for e in logs if e.get("event") == "log" and e.get("rank") == -1]
+        events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        said = [e for e in events if e.get("event") == "python"]
         self.assertEqual(len(said), 1, out)
-        self.assertTrue(said[0].startswith(f"python: {with_torch} (the first python3/python on PATH"), said[0])
+        self.assertEqual((said[0]["path"], said[0]["chosen_by"], said[0]["passed_over"]),
+                         (with_torch, "PATH", [f"{without} (cannot import torch)"]))
+        self.assertNotIn("rank", said[0])  # the launcher's, not a rank's
+        self.assertTrue(said[0]["text"].startswith(f"python: {with_torch} (the first python3/python on PATH"))
+        self.assertEqual([e["event"] for e in events[:2]], ["run_started", "python"])
 
     def test_python_is_tried_after_python3_in_the_same_folder(self):
         self.fake("a/python3", torch=False)
