@@ -197,6 +197,11 @@ fs::path default_cache_root() {
 // A read command's store (docs/store.md "Opening"): read-only, never created, migrated or switched to
 // WAL. A missing or empty file is said on `err` (naming it) and gives nothing: a usage error.
 std::optional<Store> open_for_reading(const fs::path& path, std::ostream& err) {
+    std::error_code missing;
+    if (!fs::exists(path, missing)) { // the phrase pkbw-gui's tests look for ("no store at PATH")
+        err << "pkbw: no store at " << path.string() << " (no such file: a run creates it, or pass --store)\n";
+        return std::nullopt;
+    }
     try {
         return Store::open_read_only(path);
     } catch (const StoreError& error) {
