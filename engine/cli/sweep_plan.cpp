@@ -5,9 +5,11 @@
 #include "pkbw/problems/registry.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cctype>
 #include <map>
 #include <set>
+#include <tuple>
 #include <sstream>
 #include <system_error>
 
@@ -112,18 +114,180 @@ std::vector<int> parse_problem_selection(const std::string& text, const std::vec
     return {ids.begin(), ids.end()};
 }
 
+ProblemNames::ProblemNames(const std::vector<KnownProblem>& known) : known_(known) {
+    for (const auto& k : known_) {
+        by_name_[name_without_number(k.stem)] = &k;
+        by_id_[k.id] = &k;
+    }
+}
+
+NamePlacement ProblemNames::place(int number, const std::string& problem_name) const {
+    NamePlacement result;
+    const std::string words = sorted_tokens(problem_name);
+    const auto id = by_id_.find(number);
+    const KnownProblem* own = id != by_id_.end() ? id->second : nullptr;
+    const bool own_same_words = own && sorted_tokens(name_without_number(own->stem)) == words;
+    const auto exact = by_name_.find(problem_name);
+    if (exact != by_name_.end() && exact->second == own) {
+        result.problem = own;
+        result.placed_by = "name";
+    } else if (exact != by_name_.end() && own_same_words) {
+        // PKB reused names: its solutions' 12_gemm_allgather is the reference 12_allgather_gemm,
+        // while 14_gemm_allgather is another problem. Name and number disagree: not guessed.
+        result.named = exact->second;
+        result.numbered = own;
+        result.reason = "ambiguous: the name is problem " + exact->second->stem + "'s, the number " +
+                        std::to_string(number) + " is " + own->stem + " (same words); not placed";
+    } else if (exact != by_name_.end()) {
+        result.problem = exact->second;
+        result.placed_by = "name";
+    } else if (own_same_words) {
+        // No problem has the name, but the number's problem has its words in another order.
+        result.problem = own;
+        result.placed_by = "name tokens";
+    } else {
+        result.reason = "no problem is named '" + problem_name + "'";
+        if (own)
+            result.reason += " (problem " + std::to_string(number) + " here is " + own->stem +
+                             "; a number alone never places a file)";
+    }
+    return result;
+}
+
+const KnownProblem* ProblemNames::find(const std::string& number_or_stem) const {
+    const KnownProblem* found = nullptr;
+    for (const auto& k : known_)
+        if (k.stem == number_or_stem || std::to_string(k.id) == number_or_stem)
+            found = &k;
+    return found;
+}
+
+const KnownProblem* ProblemNames::by_stem(const std::string& stem) const {
+    for (const auto& k : known_)
+        if (k.stem == stem)
+            return &k;
+    return nullptr;
+}
+
+namespace {
+
+// "<n>_<name>_<backend>": the name, with `backend` the given word or (empty) the last one; nullopt
+// when the stem has no such suffix.
+std::optional<std::string> problem_name_of(const std::string& stem, const std::string& backend) {
+    const std::string rest = name_without_number(stem);
+    if (backend.empty()) {
+        const auto cut = rest.rfind('_');
+        if (cut == std::string::npos)
+            return std::nullopt;
+        return rest.substr(0, cut);
+    }
+    const std::string suffix = "_" + backend;
+    if (rest.size() <= suffix.size() || !rest.ends_with(suffix))
+        return std::nullopt;
+    return rest.substr(0, rest.size() - suffix.size());
+}
+
+bool is_solution_extension(const std::string& ext) {
+    return std::find(std::begin(kSolutionExtensions), std::end(kSolutionExtensions), ext) !=
+           std::end(kSolutionExtensions);
+}
+
+} // namespace
+
+FolderPlacement place_files(const std::vector<fs::path>& files, const ProblemNames& names,
+                            const std::string& extension, const std::map<std::string, std::string>& by_hand,
+                            const std::string& backend) {
+    FolderPlacement result;
+    struct Claim {
+        fs::path file;
+        int number = 0;
+        std::string placed_by;
+    };
+    std::map<std::string, std::vector<Claim>> claims; // problem stem -> the files placed there
+    std::map<std::string, const KnownProblem*> problem_of;
+    for (const auto& file : files) {
+        const std::string ext = file.extension().string();
+        if (!is_solution_extension(ext))
+            continue;
+        const std::string stem = file.stem().string();
+        const auto number = leading_number(stem);
+        if (!number)
+            continue; // __init__.py, helpers: not a solution
+        const std::string name = file.filename().string();
+        const auto hand = by_hand.find(name);
+        if (ext != extension) {
+            result.unplaced.push_back({name, "a " + ext + " file; this sweep's backend runs " + extension});
+            continue;
+        }
+        const auto problem_name = problem_name_of(stem, backend);
+        if (!problem_name && hand == by_hand.end()) {
+            if (backend.empty())
+                result.unplaced.push_back({name, "no backend suffix (<n>_<name>_<backend>" + ext + ")"});
+            continue; // another backend's file (single runs)
+        }
+        NamePlacement placement;
+        if (hand != by_hand.end()) {
+            placement.problem = names.find(hand->second);
+            if (!placement.problem)
+                throw Error("--place " + name + "=" + hand->second + ": no such problem");
+            placement.placed_by = "by hand";
+        } else {
+            placement = names.place(*number, *problem_name);
+        }
+        if (!placement.problem) {
+            result.unplaced.push_back({name, placement.reason});
+            continue;
+        }
+        claims[placement.problem->stem].push_back({file, *number, placement.placed_by});
+        problem_of[placement.problem->stem] = placement.problem;
+    }
+    // One file per problem: of several claims, the one whose number is the problem's, if just one.
+    for (const auto& [stem, list] : claims) {
+        const KnownProblem* problem = problem_of.at(stem);
+        const Claim* chosen = list.size() == 1 ? &list[0] : nullptr;
+        if (!chosen) {
+            int same_number = 0;
+            for (const auto& c : list)
+                if (c.number == problem->id) {
+                    chosen = &c;
+                    ++same_number;
+                }
+            if (same_number != 1)
+                chosen = nullptr;
+        }
+        for (const auto& c : list) {
+            if (&c == chosen)
+                continue;
+            result.unplaced.push_back({c.file.filename().string(),
+                                       "problem " + stem + " is claimed by " + std::to_string(list.size()) +
+                                           " files of this folder" +
+                                           (chosen ? "; " + chosen->file.filename().string() + " is used" : "")});
+        }
+        if (chosen)
+            result.placed[stem] = {chosen->file, chosen->placed_by, chosen->number != problem->id};
+    }
+    return result;
+}
+
+std::map<std::string, std::string> parse_place_flags(const std::vector<std::string>& entries) {
+    std::map<std::string, std::string> by_hand;
+    for (const auto& entry : entries) {
+        const auto eq = entry.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size())
+            throw Error("--place " + entry + ": expected FILE=PROBLEM");
+        by_hand[entry.substr(0, eq)] = entry.substr(eq + 1);
+    }
+    return by_hand;
+}
+
 SweepPlan plan_sweep(const std::vector<fs::path>& generation_dirs, const std::vector<KnownProblem>& known,
                      const std::vector<int>& selected, const std::string& extension,
                      const std::map<std::string, std::string>& by_hand) {
     SweepPlan plan;
-    std::map<std::string, const KnownProblem*> by_name;
-    std::multimap<std::string, const KnownProblem*> by_tokens; // 12_allgather_gemm, 14_gemm_allgather
+    const ProblemNames names(known);
     std::map<int, const KnownProblem*> by_id;
-    for (const auto& k : known) {
-        by_name[name_without_number(k.stem)] = &k;
-        by_tokens.emplace(sorted_tokens(name_without_number(k.stem)), &k);
+    for (const auto& k : known)
         by_id[k.id] = &k;
-    }
     int position = 0;
     std::set<std::string> labels;
     for (const auto& dir : generation_dirs) {
@@ -139,113 +303,18 @@ SweepPlan plan_sweep(const std::vector<fs::path>& generation_dirs, const std::ve
             if (entry.is_regular_file(ec))
                 files.push_back(entry.path());
         std::sort(files.begin(), files.end());
-        struct Claim {
-            fs::path file;
-            int number = 0;
-            std::string placed_by;
-        };
-        std::map<std::string, std::vector<Claim>> claims; // problem stem -> the files placed there
-        std::map<std::string, const KnownProblem*> problem_of;
-        for (const auto& file : files) {
-            const std::string ext = file.extension().string();
-            if (std::find(std::begin(kSolutionExtensions), std::end(kSolutionExtensions), ext) ==
-                std::end(kSolutionExtensions))
-                continue;
-            const std::string stem = file.stem().string();
-            const auto number = leading_number(stem);
-            if (!number)
-                continue; // __init__.py, helpers: not a solution
-            const std::string name = file.filename().string();
-            if (ext != extension) {
-                plan.unplaced.push_back(
-                    {label, name, "a " + ext + " file; this sweep's backend runs " + extension});
-                continue;
-            }
-            // <number>_<problem name>_<backend>: the backend is the last word.
-            const std::string rest = name_without_number(stem);
-            const auto cut = rest.rfind('_');
-            if (cut == std::string::npos) {
-                plan.unplaced.push_back({label, name, "no backend suffix (<n>_<name>_<backend>" + ext + ")"});
-                continue;
-            }
-            const std::string problem_name = rest.substr(0, cut);
-            const std::string words = sorted_tokens(problem_name);
-            const KnownProblem* own = by_id.count(*number) ? by_id.at(*number) : nullptr;
-            const bool own_same_words = own && sorted_tokens(name_without_number(own->stem)) == words;
-            const auto exact = by_name.find(problem_name);
-            const KnownProblem* problem = nullptr;
-            std::string placed_by, reason;
-            if (auto hand = by_hand.find(name); hand != by_hand.end()) {
-                for (const auto& k : known)
-                    if (k.stem == hand->second || std::to_string(k.id) == hand->second)
-                        problem = &k;
-                if (!problem)
-                    throw Error("--place " + name + "=" + hand->second + ": no such problem");
-                placed_by = "by hand";
-            } else if (exact != by_name.end() && exact->second == own) {
-                problem = own;
-                placed_by = "name";
-            } else if (exact != by_name.end() && own_same_words) {
-                // PKB reused names: its solutions' 12_gemm_allgather is the reference 12_allgather_gemm,
-                // while 14_gemm_allgather is another problem. Name and number disagree: not guessed.
-                reason = "ambiguous: the name is problem " + exact->second->stem + "'s, the number " +
-                         std::to_string(*number) + " is " + own->stem + " (same words); not placed";
-            } else if (exact != by_name.end()) {
-                problem = exact->second;
-                placed_by = "name";
-            } else if (own_same_words && by_tokens.count(words) >= 1) {
-                problem = own;
-                placed_by = "name tokens";
-            } else {
-                reason = "no problem is named '" + problem_name + "'";
-                if (own)
-                    reason += " (problem " + std::to_string(*number) + " here is " + own->stem +
-                              "; a number alone never places a file)";
-            }
-            if (!problem) {
-                plan.unplaced.push_back({label, name, reason});
-                continue;
-            }
-            claims[problem->stem].push_back({file, *number, placed_by});
-            problem_of[problem->stem] = problem;
-        }
-        // One file per problem: of several claims, the one whose number is the problem's, if just one.
-        std::map<std::string, std::pair<fs::path, std::string>> placed;
+        const FolderPlacement placement = place_files(files, names, extension, by_hand);
+        for (const auto& [file, reason] : placement.unplaced)
+            plan.unplaced.push_back({label, file, reason});
         nlohmann::json& mapping = plan.mapping[label] = nlohmann::json::object();
-        for (const auto& [stem, list] : claims) {
-            const KnownProblem* problem = problem_of.at(stem);
-            const Claim* chosen = list.size() == 1 ? &list[0] : nullptr;
-            if (!chosen) {
-                int same_number = 0;
-                for (const auto& c : list)
-                    if (c.number == problem->id) {
-                        chosen = &c;
-                        ++same_number;
-                    }
-                if (same_number != 1)
-                    chosen = nullptr;
-            }
-            for (const auto& c : list) {
-                if (&c == chosen)
-                    continue;
-                plan.unplaced.push_back(
-                    {label, c.file.filename().string(),
-                     "problem " + stem + " is claimed by " + std::to_string(list.size()) +
-                         " files of this folder" +
-                         (chosen ? "; " + chosen->file.filename().string() + " is used" : "")});
-            }
-            if (!chosen)
-                continue;
-            placed[stem] = {chosen->file, chosen->placed_by};
-            mapping[chosen->file.filename().string()] = {{"problem", stem},
-                                                         {"placed_by", chosen->placed_by},
-                                                         {"renumbered", chosen->number != problem->id}};
-        }
+        for (const auto& [stem, placed] : placement.placed)
+            mapping[placed.file.filename().string()] = {
+                {"problem", stem}, {"placed_by", placed.placed_by}, {"renumbered", placed.renumbered}};
         nlohmann::json missing = nlohmann::json::array();
         for (int id : selected) {
             const KnownProblem& problem = *by_id.at(id);
-            auto found = placed.find(problem.stem);
-            if (found == placed.end()) {
+            auto found = placement.placed.find(problem.stem);
+            if (found == placement.placed.end()) {
                 missing.push_back(problem.stem);
                 continue;
             }
@@ -253,8 +322,8 @@ SweepPlan plan_sweep(const std::vector<fs::path>& generation_dirs, const std::ve
             pair.generation_label = label;
             pair.problem_stem = problem.stem;
             pair.problem_id = problem.id;
-            pair.solution_path = found->second.first.string();
-            pair.placed_by = found->second.second;
+            pair.solution_path = found->second.file.string();
+            pair.placed_by = found->second.placed_by;
             pair.position = position++;
             plan.pairs.push_back(std::move(pair));
         }
@@ -262,6 +331,193 @@ SweepPlan plan_sweep(const std::vector<fs::path>& generation_dirs, const std::ve
             plan.missing[label] = missing;
     }
     return plan;
+}
+
+namespace {
+
+std::set<std::string> word_set(const std::string& name) {
+    std::set<std::string> words;
+    std::stringstream in(name);
+    std::string token;
+    while (std::getline(in, token, '_')) {
+        std::transform(token.begin(), token.end(), token.begin(),
+                       [](unsigned char c) { return std::tolower(c); });
+        if (!token.empty())
+            words.insert(token);
+    }
+    return words;
+}
+
+// What the rules make of one file of the folder, for the list shown on a miss.
+std::string describe_file(const fs::path& file, const ProblemNames& names, const std::string& problem_stem,
+                          const std::string& backend, const std::string& extension) {
+    const std::string stem = file.stem().string();
+    const auto number = leading_number(stem);
+    if (!number)
+        return "no leading number";
+    std::string what;
+    auto placement = names.place(*number, problem_name_of(stem, "").value_or(name_without_number(stem)));
+    if (placement.problem)
+        what = placement.problem->stem == problem_stem ? "this problem, by " + placement.placed_by
+                                                       : "names " + placement.problem->stem;
+    else
+        what = "not placed: " + placement.reason;
+    const std::string ext = file.extension().string();
+    const std::string rest = name_without_number(stem);
+    const auto cut = rest.rfind('_');
+    if (ext != extension)
+        what += "; a " + ext + " file, this backend runs " + extension;
+    else if (placement.problem && placement.problem->stem == problem_stem && !problem_name_of(stem, backend) &&
+             cut != std::string::npos)
+        what += "; --solution " + rest.substr(cut + 1) + " runs it";
+    return what;
+}
+
+} // namespace
+
+SolutionLookup find_solution_file(const fs::path& dir, const std::vector<KnownProblem>& known,
+                                  const std::string& problem_stem, const std::string& backend,
+                                  const std::string& extension, const std::vector<std::string>& place) {
+    SolutionLookup lookup;
+    const fs::path expected = dir / (problem_stem + "_" + backend + extension);
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) {
+        lookup.error = "solutions directory not found: " + dir.string();
+        return lookup;
+    }
+    std::vector<KnownProblem> problems = known;
+    bool known_stem = false;
+    for (const auto& k : problems)
+        known_stem = known_stem || k.stem == problem_stem;
+    if (!known_stem) // a PKB stem without a leading number: only --place can place a file there
+        problems.push_back({leading_number(problem_stem).value_or(0), problem_stem});
+    const ProblemNames names(problems);
+    std::map<std::string, std::string> by_hand;
+    std::vector<fs::path> files, others; // this backend's, and every solution file of the folder
+    std::string expected_reason;          // why the expected file, if there, is not used
+    try {
+        by_hand = parse_place_flags(place);
+        for (const auto& [file, problem] : by_hand) {
+            if (!fs::is_regular_file(dir / file, ec))
+                throw Error("--place " + file + "=" + problem + ": no such file in " + dir.string());
+            if (!names.find(problem))
+                throw Error("--place " + file + "=" + problem + ": no such problem");
+        }
+        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+            std::error_code type_ec;
+            if (!it->is_regular_file(type_ec))
+                continue;
+            const std::string ext = it->path().extension().string();
+            if (ext == extension)
+                files.push_back(it->path());
+            if (is_solution_extension(ext) || ext == ".cc")
+                others.push_back(it->path());
+        }
+        std::sort(files.begin(), files.end());
+        const FolderPlacement placement = place_files(files, names, extension, by_hand, backend);
+        if (auto found = placement.placed.find(problem_stem); found != placement.placed.end()) {
+            lookup.file = found->second.file;
+            lookup.placed_by = found->second.placed_by;
+            lookup.renumbered = found->second.renumbered;
+            if (lookup.file.filename() != expected.filename())
+                lookup.note = "placed " + lookup.file.filename().string() + " at " + problem_stem + " (" +
+                              (lookup.placed_by == "by hand" ? std::string("by hand, --place")
+                                                             : "by its " + lookup.placed_by) +
+                              (lookup.renumbered ? "; the folder numbers this problem differently" : "") +
+                              "): " + lookup.file.string();
+            return lookup;
+        }
+        for (const auto& [file, reason] : placement.unplaced)
+            if (file == expected.filename().string())
+                expected_reason = reason;
+    } catch (const Error& error) {
+        lookup.error = error.what();
+        return lookup;
+    }
+    // A miss: the files closest to the problem first (its words, then its number).
+    const KnownProblem* problem = names.by_stem(problem_stem);
+    const std::set<std::string> wanted = word_set(name_without_number(problem_stem));
+    const int wanted_id = problem ? problem->id : leading_number(problem_stem).value_or(0);
+    struct Near {
+        int shared = 0, distance = 0;
+        std::string name;
+        fs::path file;
+    };
+    std::vector<Near> near;
+    for (const auto& file : others) {
+        const std::string stem = file.stem().string();
+        Near n{0, 1000000, file.filename().string(), file};
+        for (const auto& word : word_set(name_without_number(stem)))
+            n.shared += static_cast<int>(wanted.count(word));
+        if (auto number = leading_number(stem))
+            n.distance = std::abs(*number - wanted_id);
+        near.push_back(std::move(n));
+    }
+    std::sort(near.begin(), near.end(), [](const Near& a, const Near& b) {
+        return std::tie(b.shared, a.distance, a.name) < std::tie(a.shared, b.distance, b.name);
+    });
+    lookup.error = (fs::is_regular_file(expected, ec)
+                        ? "solution file not used: " + expected.string() + ": " + expected_reason
+                        : "solution file not found: " + expected.string()) +
+                   "; no file of " + dir.string() + " ending in _" + backend + extension + " is placed at " +
+                   problem_stem + " by its name (docs/sweeps.md \"Placing solutions at problems\")";
+    if (near.empty()) {
+        lookup.error += " (no solution files there)";
+        return lookup;
+    }
+    constexpr std::size_t kShown = 8;
+    lookup.error += "; closest files there:";
+    for (std::size_t i = 0; i < near.size() && i < kShown; ++i)
+        lookup.error += "\n    " + near[i].name + "  (" +
+                        describe_file(near[i].file, names, problem_stem, backend, extension) + ")";
+    if (near.size() > kShown)
+        lookup.error += "\n    ... (" + std::to_string(near.size() - kShown) + " more solution files)";
+    lookup.error += "\n  to run one of them as " + problem_stem + ": --place FILE=" +
+                    (problem ? std::to_string(problem->id) : problem_stem) +
+                    " (with --solutions-dir), or --solution " + (dir / "FILE").string() + " --ignore-name";
+    return lookup;
+}
+
+std::optional<std::string> file_names_other_problem(const std::string& file_name,
+                                                    const std::vector<KnownProblem>& known,
+                                                    const std::string& asked_stem) {
+    const std::string stem = fs::path(file_name).stem().string();
+    const auto number = leading_number(stem);
+    if (!number)
+        return std::nullopt;
+    const ProblemNames names(known);
+    // The name with the last word taken as the backend (1_allreduce_host), and whole (1_allreduce).
+    std::vector<std::string> candidates;
+    if (auto name = problem_name_of(stem, ""))
+        candidates.push_back(*name);
+    candidates.push_back(name_without_number(stem));
+    std::optional<std::string> other;
+    for (const auto& name : candidates) {
+        const NamePlacement placement = names.place(*number, name);
+        if (placement.problem && placement.problem->stem == asked_stem)
+            return std::nullopt;
+        if (placement.named && (placement.named->stem == asked_stem || placement.numbered->stem == asked_stem))
+            return std::nullopt; // ambiguous between the asked problem and another: the asker decides
+        if (other)
+            continue;
+        if (placement.problem)
+            other = placement.problem->stem + " (by its " +
+                    (placement.placed_by == "name" ? std::string("name") : std::string("words")) + ")";
+        else if (placement.named)
+            other = placement.named->stem + " or " + placement.numbered->stem +
+                    " (its name is one's, its number the other's)";
+    }
+    return other;
+}
+
+std::string solution_name_refusal(const fs::path& file, const std::vector<KnownProblem>& known,
+                                  const std::string& asked_stem) {
+    const auto other = file_names_other_problem(file.filename().string(), known, asked_stem);
+    if (!other)
+        return {};
+    return "refused: " + file.string() + " is named for problem " + *other + ", not " + asked_stem +
+           ", the problem asked for: judge it with --problem " + other->substr(0, other->find(' ')) +
+           ", or add --ignore-name to judge it as " + asked_stem + " anyway";
 }
 
 } // namespace pkbw::cli

@@ -118,6 +118,107 @@ TEST_F(PlanTest, ByHandPlacementWins) {
     EXPECT_THROW(plan_sweep({dir_}, head_, {12}, ".py", {{"12_gemm_allgather_cuda.py", "99"}}), Error);
 }
 
+TEST_F(PlanTest, SingleRunsPlaceByTheSameRules) {
+    touch("1_allreduce_cuda.py");
+    touch("1_allreduce_triton.py");
+    touch("11_gemm_allgather_AT_cuda.py");
+    touch("12_gemm_allgather_cuda.py");
+    touch("34_ulysses_all_to_all_tensor_primitive_cuda.py");
+    touch("35_ulysses_all_gather_into_tensor_primitive_cuda.py");
+    touch("47_fsdp_adamw_sharded_cuda.py");
+    touch("48_fsdp_step_e2e_cuda.py");
+    touch("49_fsdp_and_tp_cuda.py");
+    // What a single run finds for each problem is what the sweep places there (cuda files only: the
+    // sweep's folder holds one backend).
+    fs::remove(dir_ / "1_allreduce_triton.py");
+    const std::vector<int> all = {1, 11, 12, 14, 33, 34, 47, 48};
+    const SweepPlan plan = plan_sweep({dir_}, head_, all, ".py");
+    std::map<std::string, std::string> swept;
+    for (const auto& p : plan.pairs)
+        swept[p.problem_stem] = p.solution_path;
+    touch("1_allreduce_triton.py");
+    for (const auto& problem : head_) {
+        const SolutionLookup lookup = find_solution_file(dir_, head_, problem.stem, "cuda", ".py");
+        EXPECT_EQ(lookup.file.filename().string(),
+                  swept.count(problem.stem) ? fs::path(swept[problem.stem]).filename().string() : "")
+            << problem.stem;
+        EXPECT_EQ(lookup.error.empty(), !lookup.file.empty()) << problem.stem;
+    }
+
+    // A renumbered file says which it is.
+    SolutionLookup found = find_solution_file(dir_, head_, "33_ulysses_all_to_all_tensor_primitive", "cuda", ".py");
+    EXPECT_EQ(found.file.filename(), "34_ulysses_all_to_all_tensor_primitive_cuda.py");
+    EXPECT_TRUE(found.renumbered);
+    EXPECT_EQ(found.placed_by, "name");
+    EXPECT_NE(found.note.find("placed 34_ulysses_all_to_all_tensor_primitive_cuda.py at "
+                              "33_ulysses_all_to_all_tensor_primitive"),
+              std::string::npos)
+        << found.note;
+    // The file named as expected says nothing more; the backend picks among a problem's files.
+    found = find_solution_file(dir_, head_, "1_allreduce", "cuda", ".py");
+    EXPECT_EQ(found.file.filename(), "1_allreduce_cuda.py");
+    EXPECT_EQ(found.note, "");
+    EXPECT_EQ(find_solution_file(dir_, head_, "1_allreduce", "triton", ".py").file.filename(),
+              "1_allreduce_triton.py");
+
+    // A miss names the expected file, lists the closest (the ambiguous one first, with why) and --place.
+    SolutionLookup miss = find_solution_file(dir_, head_, "12_allgather_gemm", "cuda", ".py");
+    EXPECT_TRUE(miss.file.empty());
+    EXPECT_NE(miss.error.find("solution file not found: " + (dir_ / "12_allgather_gemm_cuda.py").string()),
+              std::string::npos)
+        << miss.error;
+    EXPECT_NE(miss.error.find("closest files there:\n    12_gemm_allgather_cuda.py  (not placed: ambiguous"),
+              std::string::npos)
+        << miss.error;
+    EXPECT_NE(miss.error.find("--place FILE=12"), std::string::npos) << miss.error;
+    // ... and --place places it, by hand.
+    found = find_solution_file(dir_, head_, "12_allgather_gemm", "cuda", ".py", {"12_gemm_allgather_cuda.py=12"});
+    EXPECT_EQ(found.file.filename(), "12_gemm_allgather_cuda.py");
+    EXPECT_EQ(found.placed_by, "by hand");
+    EXPECT_NE(find_solution_file(dir_, head_, "12_allgather_gemm", "cuda", ".py", {"12_gemm_allgather_cuda.py"})
+                  .error.find("expected FILE=PROBLEM"),
+              std::string::npos);
+    EXPECT_NE(find_solution_file(dir_, head_, "12_allgather_gemm", "cuda", ".py", {"nothing_cuda.py=12"})
+                  .error.find("no such file"),
+              std::string::npos);
+    EXPECT_NE(find_solution_file(dir_ / "absent", head_, "1_allreduce", "cuda", ".py")
+                  .error.find("solutions directory not found"),
+              std::string::npos);
+}
+
+TEST_F(PlanTest, AFileNamedForAnotherProblem) {
+    const std::vector<KnownProblem> head = {{40, "40_ddp"}, {41, "41_zero1_optimizer_shard"},
+                                            {12, "12_allgather_gemm"}, {14, "14_gemm_allgather"},
+                                            {47, "47_fsdp_step_e2e"}, {48, "48_fsdp_and_tp"}};
+    // PKB's historic 41_ddp_cuda.py is HEAD's 40_ddp, not HEAD's 41.
+    EXPECT_EQ(file_names_other_problem("41_ddp_cuda.py", head, "41_zero1_optimizer_shard"), "40_ddp (by its name)");
+    EXPECT_EQ(file_names_other_problem("41_ddp_cuda.py", head, "40_ddp"), std::nullopt);
+    EXPECT_EQ(file_names_other_problem("42_zero1_optimizer_shard_cuda.py", head, "41_zero1_optimizer_shard"),
+              std::nullopt);
+    // Ambiguous between two problems: either may be asked for, a third may not.
+    EXPECT_EQ(file_names_other_problem("12_gemm_allgather_cuda.py", head, "12_allgather_gemm"), std::nullopt);
+    EXPECT_EQ(file_names_other_problem("12_gemm_allgather_cuda.py", head, "14_gemm_allgather"), std::nullopt);
+    EXPECT_NE(file_names_other_problem("12_gemm_allgather_cuda.py", head, "40_ddp")
+                  .value_or("")
+                  .find("14_gemm_allgather or 12_allgather_gemm"),
+              std::string::npos);
+    // No problem number or no known name: accepted (a number alone never names a problem).
+    EXPECT_EQ(file_names_other_problem("candidate.cu", head, "40_ddp"), std::nullopt);
+    EXPECT_EQ(file_names_other_problem("47_fsdp_adamw_sharded_cuda.py", head, "48_fsdp_and_tp"), std::nullopt);
+    // Native names, with and without a backend word.
+    const auto native = native_problems();
+    EXPECT_NE(file_names_other_problem("1_allreduce_host.cpp", native, "2_allgather").value_or("").find("1_allreduce"),
+              std::string::npos);
+    EXPECT_EQ(file_names_other_problem("2_allgather.cpp", native, "2_allgather"), std::nullopt);
+    EXPECT_EQ(file_names_other_problem("2_allgather_bad.cpp", native, "2_allgather"), std::nullopt);
+    EXPECT_EQ(file_names_other_problem("11_allgather_gemm_AT.cu", native, "11_allgather_gemm_AT"), std::nullopt);
+    const std::string refusal = solution_name_refusal("/s/1_allreduce_host.cpp", native, "2_allgather");
+    EXPECT_NE(refusal.find("/s/1_allreduce_host.cpp is named for problem 1_allreduce (by its name), not 2_allgather"),
+              std::string::npos)
+        << refusal;
+    EXPECT_NE(refusal.find("--ignore-name"), std::string::npos);
+}
+
 TEST(SweepSelection, Parses) {
     const std::vector<KnownProblem> known = {{1, "1_a"}, {2, "2_b"}, {3, "3_c"}, {5, "5_e"}};
     EXPECT_EQ(parse_problem_selection("all", known), (std::vector<int>{1, 2, 3, 5}));
