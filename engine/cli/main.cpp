@@ -53,6 +53,14 @@ void add_run_options(CLI::App& command, RunOptions& options, std::optional<std::
                        "run PKB's Python solutions against this ParallelKernelBench checkout");
     command.add_option("--python", options.python,
                        "interpreter for PKB solutions (default $PKBW_PYTHON, else python3)");
+    command.add_option("--place", options.place,
+                       "FILE=PROBLEM: run this file of --solutions-dir as PROBLEM (a number or stem), as the "
+                       "sweep's --place (repeatable)");
+    command.add_flag("--ignore-name", options.ignore_name,
+                     "judge a --solution file as --problem even when its name names another problem");
+    command.add_flag("--allow-multicast", options.allow_multicast,
+                     "run a candidate that uses NVLink multicast where it is off for the ranks (a machine "
+                     "with multicast; PKB runs then leave multicast's switches unset)");
     command.add_flag("--json", options.json, "JSON lines on stdout (docs/cli.md)");
     command.add_option("--timeout", timeout, "seconds the candidate phase may take on a rank (default 60)");
     command.add_option("--timeout-scale", timeout_scale, "multiply every phase deadline");

@@ -21,6 +21,7 @@
 #include "run_session.h"
 #include "safety.h"
 #include "signals.h"
+#include "sweep_plan.h"
 #include "trust_report.h"
 #include "version.h"
 
@@ -55,25 +56,6 @@ std::string run_dir_name(const std::string& stem) {
 using namespace detail;
 
 namespace {
-
-std::string list_solutions(const fs::path& dir) {
-    std::vector<std::string> names;
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-        auto ext = it->path().extension();
-        if (ext == ".cu" || ext == ".cpp" || ext == ".cc" || ext == ".py")
-            names.push_back(it->path().filename().string());
-    }
-    std::sort(names.begin(), names.end());
-    if (names.empty())
-        return " (no solution files there)";
-    std::string text = "; found there:";
-    for (std::size_t i = 0; i < names.size() && i < 20; ++i)
-        text += "\n    " + names[i];
-    if (names.size() > 20)
-        text += "\n    ... (" + std::to_string(names.size() - 20) + " more)";
-    return text;
-}
 
 bool looks_like_path(const std::string& text) {
     return text.find('/') != std::string::npos || text.ends_with(".cu") || text.ends_with(".cpp") ||
@@ -325,16 +307,27 @@ int Run::execute() {
             usage_error = "eval compares a candidate with the reference: --solution reference is only for dryrun "
                           "and perf (the reference timed against itself)";
     } else if (looks_like_path(options_.solution) || fs::is_regular_file(options_.solution, ec)) {
+        // A file: its name must not name another problem (sweep_plan.h), unless --ignore-name.
         solution_path = options_.solution;
         if (!fs::is_regular_file(solution_path, ec))
             usage_error = "solution file not found: " + solution_path;
+        else if (!options_.place.empty())
+            usage_error = "--place places the files of --solutions-dir; a file given as --solution is run as "
+                          "--problem says (with --ignore-name where its name says otherwise)";
+        else if (!options_.ignore_name)
+            usage_error = solution_name_refusal(solution_path, native_problems(), stem_);
     } else if (!fs::is_directory(dir, ec)) {
         usage_error = "solutions directory not found: " + dir.string();
     } else {
-        fs::path file = dir / (stem_ + "_" + options_.solution + (backend_ == "cuda" ? ".cu" : ".cpp"));
-        solution_path = file.string();
-        if (!fs::is_regular_file(file, ec))
-            usage_error = "solution file not found: " + file.string() + list_solutions(dir);
+        // The file the sweep's name rules place at this problem among the folder's _<name> files.
+        const std::string extension = backend_ == "cuda" ? ".cu" : ".cpp";
+        const SolutionLookup lookup =
+            find_solution_file(dir, native_problems(), stem_, options_.solution, extension, options_.place);
+        solution_path = lookup.file.empty() ? (dir / (stem_ + "_" + options_.solution + extension)).string()
+                                            : lookup.file.string();
+        usage_error = lookup.error;
+        if (!lookup.note.empty())
+            err_ << "pkbw: " << lookup.note << "\n";
     }
     // Generated solutions target one precision, named in their folder (PKB's generation naming).
     if (options_.dtype.empty() && !solution_path.empty()) {

@@ -60,6 +60,14 @@ struct RunOptions {
     // Host backend: each rank's address space (RLIMIT_AS) in GiB; 0 = no limit; unset = half the
     // machine's memory shared among the ranks, at least 4 GiB.
     std::optional<double> memory_limit_gib;
+    // A solution file whose name names another problem than `problem` is refused unless this is set
+    // (--ignore-name): 1_allreduce_host.cpp is not judged as 2_allgather by accident.
+    bool ignore_name = false;
+    // --allow-multicast: a candidate that uses NVLink multicast runs even where multicast is off for
+    // the ranks (safety.h); PKB runs then add none of multicast's off switches.
+    bool allow_multicast = false;
+    // --place FILE=PROBLEM: a file of --solutions-dir placed by hand, as a sweep's --place.
+    std::vector<std::string> place;
 };
 
 // Whether this machine has an NVIDIA GPU device node (no driver call: pkbw itself stays CUDA-free).

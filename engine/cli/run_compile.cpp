@@ -1,6 +1,6 @@
 // Run's compile step (through the shared compile cache: the log, the archived source and diagnostics,
-// the compile event) and its source check before anything is loaded (NVLink multicast where the
-// environment disables it). The rest of Run is in run.cpp.
+// the compile event) and its source check before anything is loaded (NVLink multicast where it is
+// off for the ranks, safety.h). The rest of Run is in run.cpp.
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/run_archive.h"
 #include "run_session.h"
@@ -73,18 +73,18 @@ CompileResult Run::compile(const std::string& side, const fs::path& source) {
 
 std::string Run::source_refusal(const std::string& solution_path, const std::string& source,
                                 const std::map<std::string, std::string>& rank_environment) const {
-    // Multicast is off when pkbw's own environment says so, or when the ranks' environment will.
-    std::string reason = multicast_disabled_reason();
-    if (reason.empty())
-        reason = multicast_disabled_reason(rank_environment);
-    if (reason.empty())
-        return {};
-    if (auto finding = find_multicast_use(source)) {
-        return "refused: " + solution_path + ":" + std::to_string(finding->line) +
-               " uses NVLink multicast (" + finding->construct + ") but " + reason + " disables it: `" +
-               finding->text + "`";
-    }
-    return {};
+    // Multicast is off for the ranks when this machine's environment says so, or where pkbw itself
+    // turns it off for them (`rank_environment`: PKB runs) and the environment is silent.
+    MulticastCheck check;
+    check.backend = backend_;
+    check.allowed = options_.allow_multicast;
+    check.machine = multicast_environment_here();
+    check.pkbw_adds = rank_environment;
+    if (check.allowed && backend_ == "cuda" && !multicast_disabled_reason(check.machine).empty() &&
+        find_multicast_use(source, source_language(solution_path)))
+        err_ << "pkbw: --allow-multicast: this machine's environment still sets "
+             << multicast_disabled_reason(check.machine) << " for the ranks; the candidate uses multicast\n";
+    return multicast_refusal(solution_path, source, check);
 }
 
 } // namespace pkbw::cli::detail

@@ -11,6 +11,7 @@
 #include "run_session.h"
 #include "safety.h"
 #include "subprocess.h"
+#include "sweep_plan.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -206,15 +207,66 @@ fs::path rank_script(const DataLayout& layout) {
 }
 
 // What the ranks' environment will say about NVLink multicast: the launcher adds NCCL_NVLS_ENABLE=0
-// and this run adds TORCH_SYMM_MEM_DISABLE_MULTICAST=1, unless pkbw's own environment sets them.
-std::map<std::string, std::string> multicast_environment() {
+// and this run adds TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and NVSHMEM_DISABLE_NVLS=1, unless pkbw's own
+// environment sets them; with --allow-multicast (`allow`) only what that environment sets.
+std::map<std::string, std::string> multicast_environment(bool allow) {
     std::map<std::string, std::string> environment = {
         {"NCCL_NVLS_ENABLE", "0"}, {"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}, {"NVSHMEM_DISABLE_NVLS", "1"}};
-    for (auto& [name, value] : environment) {
-        if (const char* set = std::getenv(name.c_str()))
-            value = set;
+    for (auto it = environment.begin(); it != environment.end();) {
+        if (const char* set = std::getenv(it->first.c_str()))
+            (it++)->second = set;
+        else if (allow)
+            it = environment.erase(it);
+        else
+            ++it;
     }
     return environment;
+}
+
+// The candidate's file (docs/pkb-interop.md): a .py --solution, refused when its name names another
+// of the checkout's problems (unless --ignore-name); else, in --solutions-dir, the
+// <n>_<name>_<backend>.py file the sweep's name rules place at the problem (a folder numbered as PKB's
+// history is: 41_ddp_cuda.py for HEAD's 40_ddp), the backend from --solution NAME, else the folder's name.
+struct PkbSolution {
+    std::string path, backend = "cuda", error, note;
+};
+
+PkbSolution find_pkb_solution(const RunOptions& options, const fs::path& checkout, const PkbProblem& problem) {
+    PkbSolution found;
+    std::error_code ec;
+    std::vector<KnownProblem> known;
+    try {
+        known = pkb_checkout_problems(checkout);
+    } catch (const Error& failure) {
+        found.error = failure.what();
+        return found;
+    }
+    if (options.solution.ends_with(".py") || options.solution.find('/') != std::string::npos) {
+        found.path = options.solution;
+        if (!fs::is_regular_file(found.path, ec))
+            found.error = "solution file not found: " + found.path;
+        else if (!options.place.empty())
+            found.error = "--place places the files of --solutions-dir; a file given as --solution is run as "
+                          "--problem says (with --ignore-name where its name says otherwise)";
+        else if (!options.ignore_name)
+            found.error = solution_name_refusal(found.path, known, problem.stem);
+        return found;
+    }
+    if (!options.solutions_dir) {
+        found.error = "give --solutions-dir or a .py --solution";
+        return found;
+    }
+    const fs::path dir = *options.solutions_dir;
+    const auto label = parse_generation_label(fs::absolute(dir).filename().string());
+    found.backend = !options.solution.empty() && options.solution != "reference" ? options.solution
+                    : !label.backend.empty()                                     ? label.backend
+                                                                                 : "cuda";
+    const SolutionLookup lookup = find_solution_file(dir, known, problem.stem, found.backend, ".py", options.place);
+    found.path = lookup.file.empty() ? (dir / (problem.stem + "_" + found.backend + ".py")).string()
+                                     : lookup.file.string();
+    found.error = lookup.error;
+    found.note = lookup.note;
+    return found;
 }
 
 } // namespace
@@ -236,23 +288,14 @@ int Run::execute_pkb() {
     // The candidate: a .py file, or {stem}_{backend}.py in the solutions folder (PKB's solution_path).
     const bool is_reference = options_.solution == "reference" && !options_.solutions_dir;
     std::string solution_path, usage_error, pkb_backend = "cuda";
-    std::error_code ec;
-    if (options_.solution.ends_with(".py") || options_.solution.find('/') != std::string::npos) {
-        solution_path = options_.solution;
-        if (!fs::is_regular_file(solution_path, ec))
-            usage_error = "solution file not found: " + solution_path;
-    } else if (!is_reference) {
-        const fs::path dir = *options_.solutions_dir;
-        const auto label = parse_generation_label(fs::absolute(dir).filename().string());
-        pkb_backend = !options_.solution.empty() && options_.solution != "reference" ? options_.solution
-                      : !label.backend.empty()                                       ? label.backend
-                                                                                     : "cuda";
-        const fs::path file = dir / (stem_ + "_" + pkb_backend + ".py");
-        solution_path = file.string();
-        if (!fs::is_directory(dir, ec))
-            usage_error = "solutions directory not found: " + dir.string();
-        else if (!fs::is_regular_file(file, ec))
-            usage_error = "solution file not found: " + file.string();
+    if (options_.solution.ends_with(".py") || options_.solution.find('/') != std::string::npos ||
+        !is_reference) {
+        const PkbSolution found = find_pkb_solution(options_, checkout, *problem);
+        solution_path = found.path;
+        pkb_backend = found.backend;
+        usage_error = found.error;
+        if (!found.note.empty())
+            err_ << "pkbw: " << found.note << "\n";
     } else if (compares()) {
         usage_error =
             "eval compares a candidate with the reference: give --solutions-dir or a .py --solution";
@@ -299,7 +342,7 @@ int Run::execute_pkb() {
           {"chosen_by", chosen.by},
           {"passed_over", chosen.tried},
           {"text", "python: " + python.string() + " (" + chosen.how + ")"}});
-    const auto environment = multicast_environment();
+    const auto environment = multicast_environment(options_.allow_multicast);
     if (!is_reference) {
         std::ifstream in(solution_path);
         const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

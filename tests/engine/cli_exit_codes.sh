@@ -30,9 +30,10 @@ contains "1_allreduce"
 expect 2 "no subcommand flags" -- "$pkbw" eval --problem 1
 expect 2 "unknown problem" -- "$pkbw" eval --problem 999 --solution host --nproc 2 --backend host
 contains "unknown problem '999'"
-expect 2 "missing solution lists the folder" -- "$pkbw" eval -p 2 -s cuda --solutions-dir "$samples" --nproc 2 --backend host
+expect 2 "missing solution lists the folder's closest files" -- "$pkbw" eval -p 2 -s cuda --solutions-dir "$samples" --nproc 2 --backend host
 contains "2_allgather_cuda.cpp"
-contains "1_allreduce_host.cpp"
+contains "2_allgather_host.cpp  (this problem, by name; --solution host runs it)"
+contains "--place FILE=2"
 expect 0 "README main job (host, 4 ranks)" -- "$pkbw" eval --problem 1_allreduce --solution host --solutions-dir "$samples" --nproc 4 --backend host
 contains "all trials match"
 printf '#include "pkbw/solution.h"\nint x = ;\n' > "$work/2_allgather_bad.cpp"
@@ -56,4 +57,11 @@ expect 2 "export-bundle of a missing run" -- "$pkbw" export-bundle 999 "$work/ot
 contains "no run 999"
 expect 2 "export-bundle --sweep of a missing sweep" -- "$pkbw" export-bundle --sweep 1 "$work/other.pkbw"
 contains "no sweep 1"
+# Run ids above are fixed (show 2, export-bundle 2 3): runs below come after them.
+expect 2 "a file named for another problem is refused" -- "$pkbw" eval -p 2 -s "$samples/1_allreduce_host.cpp" --nproc 2 --backend host --dtype f32
+contains "1_allreduce_host.cpp is named for problem 1_allreduce (by its name), not 2_allgather"
+contains "--ignore-name"
+expect 1 "--ignore-name judges it as the problem asked for" -- "$pkbw" eval -p 2 -s "$samples/1_allreduce_host.cpp" --nproc 2 --backend host --dtype f32 --m 64 --n 64 --trials 1 --ignore-name
+contains "2_allgather"
+contains "mismatch"
 exit $((failures > 0))
