@@ -6,12 +6,14 @@
 #include "bundle_command.h"
 #include "export_command.h"
 #include "import_pkb_command.h"
+#include "json_maps_filter.h"
 #include "launcher.h"
 #include "pkbw/core/error.h"
 #include "pkbw/problems/registry.h"
 #include "problems_command.h"
 #include "run.h"
 #include "signals.h"
+#include "store_command.h"
 #include "store_recorder.h"
 #include "sweep_command.h"
 #include "sweep_report.h"
@@ -20,6 +22,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 using namespace pkbw;
 using namespace pkbw::cli;
@@ -121,7 +124,7 @@ nlohmann::json perf_json(const PerfFlags& f) {
 int run_command(RunOptions options, const std::optional<std::string>& store_flag,
                 const std::optional<std::string>& solutions_dir, const std::optional<std::string>& cache_dir,
                 const std::map<std::string, double>& phase_timeouts, double timeout, double timeout_scale,
-                std::vector<std::string> command_line) {
+                std::vector<std::string> command_line, bool json_maps) {
     if (solutions_dir)
         options.solutions_dir = *solutions_dir;
     for (const auto& [phase, seconds] : phase_timeouts) {
@@ -144,7 +147,16 @@ int run_command(RunOptions options, const std::optional<std::string>& store_flag
         return kExitEnvironment;
     }
     SignalScope signals;
-    int code = execute_run(options, *recorder, std::cout, std::cerr);
+    // --json leaves out the per-element error maps unless --json-maps (json_maps_filter.h).
+    std::optional<ErrorMapFilter> compact;
+    std::optional<std::ostream> compact_out;
+    if (options.json && !json_maps) {
+        compact.emplace(std::cout);
+        compact_out.emplace(&*compact);
+    }
+    int code = execute_run(options, *recorder, compact_out ? *compact_out : std::cout, std::cerr);
+    if (compact_out)
+        compact_out->flush();
     if (interrupt_signal() != 0)
         code = kExitInterrupted;
     return code;
@@ -182,6 +194,7 @@ int main(int argc, char** argv) {
     std::optional<std::string> store[4], solutions_dir[4], cache_dir[4];
     std::map<std::string, double> phase_timeouts[4];
     double timeout[4] = {0, 0, 0, 0}, timeout_scale[4] = {0, 0, 0, 0};
+    bool json_maps[4] = {false, false, false, false};
     CLI::App* run_commands[4];
     const char* names[4] = {"eval", "perf", "dryrun", "calibrate"};
     const char* help[4] = {"compare a candidate with the reference over trials",
@@ -201,6 +214,9 @@ int main(int argc, char** argv) {
         add_run_options(*command, o, store[i], solutions_dir[i], cache_dir[i], phase_timeouts[i], timeout[i],
                         timeout_scale[i]);
         add_perf_options(*command, perf_flags[i], i != 1);
+        command->add_flag("--json-maps", json_maps[i],
+                          "with --json: keep each output's error map (up to 256x256 values) in rank_result "
+                          "and run_finished (the store keeps them either way)");
         command->add_flag("--keep-outputs", o.keep_outputs, "write every trial's outputs");
         command->add_flag("--keep-inputs", o.keep_inputs, "write every trial's inputs (PKB cross-check)");
         command->add_flag(
@@ -250,11 +266,13 @@ int main(int argc, char** argv) {
     auto* runs = app.add_subcommand("runs", "list recent runs");
     RunsQuery query;
     std::optional<std::string> runs_store, show_store;
-    runs->add_option("--problem", query.problem, "problem stem");
+    runs->add_option("--problem", query.problem, "problem stem or number");
     runs->add_option("--status", query.status, "pass, mismatch, compile_error, crash, timeout, error, ...");
+    runs->add_option("--generation", query.generation, "generation label (solutions_... folder name)");
+    runs->add_option("--sweep", query.sweep, "the runs of sweep ID");
     runs->add_option("--limit", query.limit, "at most this many (default 20)");
     runs->add_option("--store", runs_store, "SQLite store");
-    runs->add_flag("--json", query.json);
+    runs->add_flag("--json", query.json, "a JSON array, each run with its stored perf figures (or null)");
 
     auto* show = app.add_subcommand("show", "print a run with its per-trial, per-rank results");
     std::int64_t run_id = 0;
@@ -263,9 +281,10 @@ int main(int argc, char** argv) {
     show->add_option("RUN", run_id, "run id");
     show->add_option("--sweep", show_sweep, "show sweep ID's table instead of a run (docs/sweeps.md)");
     show->add_option("--store", show_store, "SQLite store");
-    show->add_flag("--json", show_json);
+    show->add_flag("--json", show_json, "one JSON object (with the stored perf figures under perf)");
 
     SweepCommands sweep_commands(app); // sweep, sweeps, store merge
+    StoreCommands store_commands(app); // store check, store remove, store migrate
 #ifdef PKBW_HAVE_GENERATE
     auto generation = pkbw::generate::register_commands(app); // prompt, generate, agent
     generation->set_command_line(command_line);
@@ -297,7 +316,7 @@ int main(int argc, char** argv) {
             options.launches = perf_flags[i].launches;
             options.min_effect = perf_flags[i].min_effect;
             return run_command(options, store[i], solutions_dir[i], cache_dir[i], phase_timeouts[i],
-                               timeout[i], timeout_scale[i], command_line);
+                               timeout[i], timeout_scale[i], command_line, json_maps[i]);
         }
         if (import_command->parsed())
             return run_import_pkb(resolve_store_path(import_store).string(), import_dir, import_json,
@@ -325,6 +344,8 @@ int main(int argc, char** argv) {
         }
         if (runs->parsed())
             return list_runs(resolve_store_path(runs_store), query, std::cout, std::cerr);
+        if (auto code = store_commands.dispatch())
+            return *code;
         if (auto code = sweep_commands.dispatch())
             return *code;
         if (show->parsed() && show_sweep)
