@@ -182,8 +182,13 @@ got=$?
 grep -q 'config.json: pkb.candidate_wrapper must be a list of non-empty strings' "$work/direct/rank_0.events.jsonl" 2>/dev/null ||
     fail "no error naming pkb.candidate_wrapper: $(cat "$work/direct/rank_0.events.jsonl" 2>/dev/null)"
 
-NCCL_NVLS_ENABLE=0 run 1 "a multicast user is refused before launch" -- eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_multicast.py" --nproc 2 --dtype f32
-contains "uses NVLink multicast (multicast_ptr)"
+# On the host backend multicast cannot matter: the multicast user is not refused (it runs, and fails or
+# passes by its own code); the refusal on CUDA is tested in engine.driver (test_safety.cpp).
+NCCL_NVLS_ENABLE=0 "$pkbw" eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_multicast.py" --nproc 2 \
+    --dtype f32 --pkb-checkout "$checkout" --backend host --store "$PKBW_STORE" >"$work/out" 2>&1
+got=$?
+[ "$got" != 2 ] || fail "the multicast user was refused on the host backend (exit 2)"
+if grep -q "uses NVLink multicast" "$work/out"; then fail "the multicast check ran on the host backend"; fi
 
 # perf (docs/pkb-interop.md, "Timing"): the judge measures, the workers only compute. Per rank a second
 # worker, the reference's (its pid in the hello event), runs the reference's timed calls as the
