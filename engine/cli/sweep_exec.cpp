@@ -229,7 +229,10 @@ std::vector<std::string> pair_command(const SweepRecord& sweep, const SweepPair&
                                      context.store_path.string(),
                                      "--cache-dir",
                                      context.cache_dir.string(),
-                                     "--json"};
+                                     "--json",
+                                     // The sweep's plan placed this file (by its name rules or --place):
+                                     // the child run must not refuse it for naming another problem.
+                                     "--ignore-name"};
     if (sweep.backend == "cuda" || sweep.backend == "host") {
         argv.push_back("--backend");
         argv.push_back(sweep.backend);
