@@ -5,7 +5,9 @@
 // and leaves the sum to a thread of its own that runs while the judge checks for untouched slots, meets
 // the other judges, reads its clock and freezes the tree. If the thread is done before the freeze, the
 // output is complete when the pair is checked and the block's time lacks the last call's work.
-// What pkbw should say: invalid_timing (an output changed after its block answered), or nothing is gained.
+// What pkbw should say: invalid_timing (an output changed after its block answered; on a loaded machine,
+// where the thread may not finish before the pair is checked, a call that failed its check), or nothing
+// is gained.
 #include "pkbw/solution.h"
 
 #include <atomic>
