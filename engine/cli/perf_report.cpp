@@ -248,7 +248,9 @@ json to_json(const PerfFigures& f) {
             entry["algbw_gbps"] = side.bandwidth.algbw_gbps;
             if (side.bandwidth.busbw_gbps > 0) {
                 entry["busbw_gbps"] = side.bandwidth.busbw_gbps;
-                entry["busbw_fraction_of_nvlink"] = side.bandwidth.busbw_gbps / kNvlinkLineRateGbps;
+                if (!f.on_host) {
+                    entry["busbw_fraction_of_nvlink"] = side.bandwidth.busbw_gbps / kNvlinkLineRateGbps;
+                }
                 if (f.calibrated_busbw_gbps > 0) {
                     entry["busbw_fraction_of_calibrated"] =
                         side.bandwidth.busbw_gbps / f.calibrated_busbw_gbps;
@@ -263,6 +265,7 @@ json to_json(const PerfFigures& f) {
         sides[name] = entry;
     }
     json j = {{"sides", sides},
+              {"on_host", f.on_host},
               {"collective", collective_kind_name(f.collective)},
               {"collective_bytes", f.collective_bytes},
               {"world_size", f.world_size},
@@ -341,12 +344,17 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
     if (!f.plan.is_null()) {
         std::snprintf(line, sizeof(line),
                       "  perf (pkbw: %d launch%s of %d ABBA blocks a side of %d calls, each call on fresh inputs%s; "
-                      "time per call: the side's own device time of the block, never below the judge's clock "
-                      "less its largest round trip (%.3f ms); slowest rank per block)\n",
+                      "time per call: the side's own time of the block, the candidate's never below the judge's "
+                      "clock less the reference's largest block overhead (round trip up to %.3f ms); slowest rank "
+                      "per block)\n",
                       f.launches, f.launches == 1 ? "" : "es", f.plan.value("pairs", 0),
                       f.plan.value("calls_per_block", 0), f.plan.value("checked", false) ? " and checked" : ", not checked",
                       f.plan.value("round_trip_max_ms", f.plan.value("round_trip_ms", 0.0)));
         out << line;
+        if (f.on_host) {
+            out << "    host backend: CPU loops timed against a CPU reference; these figures compare the two "
+                   "here and say nothing of a GPU\n";
+        }
         const std::string info = f.plan.value("inputs_info", std::string());
         if (!info.empty()) {
             out << "    inputs: " << info << "\n";
@@ -366,7 +374,10 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
                           side.bandwidth.algbw_gbps, f.world_size);
             out << line;
         }
-        if (f.collective != CollectiveKind::None && side.bandwidth.busbw_gbps > 0) {
+        if (f.collective != CollectiveKind::None && side.bandwidth.busbw_gbps > 0 && f.on_host) {
+            std::snprintf(line, sizeof(line), "  busbw %7.1f GB/s", side.bandwidth.busbw_gbps);
+            out << line;
+        } else if (f.collective != CollectiveKind::None && side.bandwidth.busbw_gbps > 0) {
             std::snprintf(line, sizeof(line), "  busbw %7.1f GB/s (%4.1f%% of NVLink)",
                           side.bandwidth.busbw_gbps, 100.0 * side.bandwidth.busbw_gbps / kNvlinkLineRateGbps);
             out << line;

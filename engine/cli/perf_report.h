@@ -48,6 +48,9 @@ struct PerfFigures {
     // (the reference's largest overhead over the calls; the median over launches and ranks): a process
     // that under-reports its own time gains at most this (docs/perf.md "The time").
     double judge_margin_call_ms = 0;
+    // The host backend: CPU loops against a CPU oracle, with no line rate to compare with (the report
+    // says so and leaves out the NVLink fractions).
+    bool on_host = false;
     // When PKB's protocol and pkbw's disagree in direction: what each saw and why ("" otherwise).
     std::string pkb_disagreement;
     std::map<std::string, SideFigures> sides;

@@ -165,6 +165,7 @@ void Run::report_perf() {
     // A PKB problem pkbw has no descriptor for has no work model: no bandwidth, the timings stand.
     perf_.set_rule(verdict_rule());
     PerfFigures figures = perf_.compute(problem_ ? problem_->work(config) : WorkModel{}, options_.nproc);
+    figures.on_host = backend_ != "cuda";
     // The machine's measured peak for this collective, when `pkbw calibrate` ran at this world size.
     // It also sets the plausibility floor's communication term, so a malformed row is named, not used.
     const fs::path calibration_path =

@@ -130,3 +130,77 @@ TEST(PerfReport, PlausibleCandidateAndHostBackendAreNotFlagged) {
     EXPECT_EQ(to_json(fast)["plausibility"]["note"],
               "no floor: no peak rates known for the host backend (no device rates)");
 }
+
+namespace {
+// One block of one call-count with the judge's time of it (what the ranks send since the launches).
+json judged_block(const std::string& side, int index, double device_call_ms, double judge_ms, int calls) {
+    return {{"event", "perf_result"}, {"protocol", "pkbw"}, {"side", side},     {"block", index},
+            {"samples_ms", {device_call_ms}}, {"judge_ms", judge_ms}, {"calls", calls}};
+}
+} // namespace
+
+TEST(PerfReport, HostBackendSaysWhatItsFiguresMeanAndOmitsTheLineRate) {
+    PerfFigures figures = collector(2, 2.0, 1.0).compute(allreduce_of(1e9), 2);
+    figures.on_host = true;
+    const json j = to_json(figures);
+    EXPECT_TRUE(j["sides"]["candidate"].contains("busbw_gbps"));
+    EXPECT_FALSE(j["sides"]["candidate"].contains("busbw_fraction_of_nvlink")) << j.dump();
+    figures.plan = {{"calls_per_block", 10}, {"pairs", 1}};
+    const std::string text = printed(figures);
+    EXPECT_EQ(text.find("of NVLink"), std::string::npos) << text;
+    EXPECT_NE(text.find("host backend: CPU loops timed against a CPU reference"), std::string::npos) << text;
+}
+
+TEST(PerfReport, TheCandidatesOwnTimeIsHeldToTheJudgesClock) {
+    // Reference: 1 ms a call by its own events, 0.5 ms of overhead on the judge's clock. Candidate: says
+    // 0.1 ms a call, but the judge saw its blocks take 10.6 ms: it is held to (10.6 - 0.5) / 10 ms.
+    PerfCollector perf;
+    perf.add(0, judged_block("reference", 0, 1.0, 10.5, 10));
+    perf.add(0, judged_block("candidate", 1, 0.1, 10.6, 10));
+    perf.add(0, judged_block("candidate", 2, 0.1, 10.6, 10));
+    perf.add(0, judged_block("reference", 3, 1.0, 10.4, 10));
+    const PerfFigures f = perf.compute(allreduce_of(1e6), 1);
+    ASSERT_TRUE(f.has_pkbw);
+    EXPECT_NEAR(f.sides.at("candidate").summary.median, 1.01, 1e-9);
+    EXPECT_NEAR(f.pkbw.speedup, 1.0 / 1.01, 1e-6);
+    EXPECT_EQ(f.floored_blocks, 2);
+    EXPECT_EQ(f.candidate_blocks, 2);
+    EXPECT_NEAR(f.judge_margin_call_ms, 0.05, 1e-9); // the overhead a call could hide: 0.5 ms / 10
+    // An honest candidate whose own time fits the judge's clock keeps its own time.
+    PerfCollector honest;
+    honest.add(0, judged_block("reference", 0, 1.0, 10.5, 10));
+    honest.add(0, judged_block("candidate", 1, 0.5, 5.4, 10));
+    honest.add(0, judged_block("candidate", 2, 0.5, 5.5, 10));
+    honest.add(0, judged_block("reference", 3, 1.0, 10.5, 10));
+    const PerfFigures h = honest.compute(allreduce_of(1e6), 1);
+    EXPECT_NEAR(h.pkbw.speedup, 2.0, 1e-9);
+    EXPECT_EQ(h.floored_blocks, 0);
+}
+
+TEST(PerfReport, LaunchesArePooledAndADisagreementWithPkbIsExplained) {
+    PerfCollector perf;
+    for (int launch = 0; launch < 3; ++launch) {
+        perf.set_launch(launch);
+        const double shift = 1.0 + 0.01 * launch;
+        perf.add(0, block("reference", 0, 2.0 * shift));
+        perf.add(0, block("candidate", 1, 1.0));
+        perf.add(0, block("candidate", 2, 1.0));
+        perf.add(0, block("reference", 3, 2.0 * shift));
+    }
+    // PKB's protocol, first launch: the candidate slower there.
+    perf.set_launch(0);
+    perf.add(0, {{"event", "perf_result"}, {"protocol", "pkb"}, {"side", "reference"}, {"samples_ms", {1.0, 1.0}}});
+    perf.add(0, {{"event", "perf_result"}, {"protocol", "pkb"}, {"side", "candidate"}, {"samples_ms", {2.5, 2.5}}});
+    const PerfFigures f = perf.compute(allreduce_of(1e6), 1);
+    EXPECT_EQ(f.launches, 3);
+    EXPECT_TRUE(f.replicated.replicated);
+    ASSERT_EQ(f.replicated.launches.size(), 3u);
+    EXPECT_NEAR(f.replicated.launches[2].speedup, 2.04, 1e-9);
+    EXPECT_GT(f.pkbw.speedup, 2.0);
+    EXPECT_EQ(f.pkbw.verdict, Verdict::Faster);
+    ASSERT_TRUE(f.pkb);
+    EXPECT_NE(f.pkb_disagreement.find("PKB's protocol says 0.400x"), std::string::npos) << f.pkb_disagreement;
+    EXPECT_NE(f.pkb_disagreement.find("the candidate pays more under PKB's method"), std::string::npos)
+        << f.pkb_disagreement;
+    EXPECT_NE(to_json(f)["pkbw"]["pkb_disagreement"].get<std::string>().find("0.400x"), std::string::npos);
+}
