@@ -213,6 +213,46 @@ std::vector<std::string> CompileCache::command(const CompileRequest& request, co
     return argv;
 }
 
+std::vector<std::string> CompileCache::object_command(const CompileRequest& request,
+                                                     const fs::path& output) const {
+    std::vector<std::string> argv;
+    for (const auto& arg : command(request, output)) {
+        if (arg == "-shared" || arg == "-lnccl" || arg == "-lcublas" || arg == "-lcublasLt")
+            continue;
+        if (arg == "-Bsymbolic" && !argv.empty() && argv.back() == "-Xlinker") {
+            argv.pop_back();
+            continue;
+        }
+        argv.push_back(arg);
+    }
+    argv.push_back("-c");
+    return argv;
+}
+
+fs::path CompileCache::object(const CompileRequest& request, const CompileResult& compiled, std::string& error) {
+    std::error_code ec;
+    const fs::path dir = compiled.library.parent_path();
+    const fs::path object = dir / "object.o";
+    if (fs::is_regular_file(object, ec))
+        return object;
+    const fs::path temporary = dir / (".object-" + unique_suffix() + ".o");
+    ProcessResult run = run_process(object_command(request, temporary), compiler_environment(), request.timeout_s);
+    if (!run.ok() || !fs::is_regular_file(temporary, ec)) {
+        fs::remove(temporary, ec);
+        error = "compiling the candidate's object failed: " + run.output.substr(0, 300);
+        return {};
+    }
+    fs::rename(temporary, object, ec);
+    if (ec) {
+        fs::remove(temporary, ec);
+        if (!fs::is_regular_file(object, ec)) {
+            error = "cannot move the candidate's object into " + object.string();
+            return {};
+        }
+    }
+    return object;
+}
+
 std::string CompileCache::cache_key(const CompileRequest& request) {
     Sha256 hash;
     hash.update(std::string_view("pkbw-compile-v1\n"));

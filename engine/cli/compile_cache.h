@@ -80,6 +80,13 @@ public:
     // The full command line, with `output` as the library path.
     std::vector<std::string> command(const CompileRequest& request,
                                      const std::filesystem::path& output) const;
+    // The candidate's own code as a relocatable object (`-c`, the library's flags less the link), kept
+    // beside its library as <entry>/object.o and compiled once: what its flags are read from
+    // (elf_symbols.h). `compiled`: the successful compile() of `request`. Empty with `error` set when
+    // the object cannot be built.
+    std::filesystem::path object(const CompileRequest& request, const CompileResult& compiled, std::string& error);
+    std::vector<std::string> object_command(const CompileRequest& request,
+                                            const std::filesystem::path& output) const;
     std::filesystem::path build_dir() const { return cache_dir_ / "build"; }
 
 private:

@@ -25,7 +25,12 @@ T read_at(const std::string& bytes, std::uint64_t offset, const std::string& wha
 
 } // namespace
 
-std::vector<std::string> undefined_dynamic_symbols(const std::filesystem::path& library) {
+namespace {
+
+// The undefined symbols of the sections of type `type` (SHT_DYNSYM: a library's imports; SHT_SYMTAB:
+// a relocatable object's references to code outside it).
+std::vector<std::string> undefined_symbols(const std::filesystem::path& library, std::uint32_t type,
+                                           const char* table_name, const char* strings_name) {
     const std::string file = library.string();
     std::ifstream in(library, std::ios::binary);
     if (!in)
@@ -51,31 +56,41 @@ std::vector<std::string> undefined_dynamic_symbols(const std::filesystem::path& 
 
     std::vector<std::string> names;
     for (const auto& section : sections) {
-        if (section.sh_type != SHT_DYNSYM)
+        if (section.sh_type != type)
             continue;
         if (section.sh_link >= sections.size())
-            throw FormatError(file + ": .dynsym sh_link " + std::to_string(section.sh_link) +
+            throw FormatError(file + ": " + std::string(table_name) + " sh_link " + std::to_string(section.sh_link) +
                               " names no section");
         const Elf64_Shdr& strings = sections[section.sh_link];
         if (strings.sh_offset > bytes.size() || bytes.size() - strings.sh_offset < strings.sh_size)
-            throw FormatError(file + ": .dynstr lies outside the file");
+            throw FormatError(file + ": " + std::string(strings_name) + " lies outside the file");
         const std::string_view table(bytes.data() + strings.sh_offset, strings.sh_size);
         if (section.sh_entsize != sizeof(Elf64_Sym))
-            throw FormatError(file + ": .dynsym sh_entsize " + std::to_string(section.sh_entsize));
+            throw FormatError(file + ": " + std::string(table_name) + " sh_entsize " + std::to_string(section.sh_entsize));
         const std::uint64_t count = section.sh_size / sizeof(Elf64_Sym);
         for (std::uint64_t i = 1; i < count; ++i) { // entry 0 is the null symbol
             const auto symbol = read_at<Elf64_Sym>(bytes, section.sh_offset + i * sizeof(Elf64_Sym),
-                                                   ".dynsym entry " + std::to_string(i), file);
+                                                   std::string(table_name) + " entry " + std::to_string(i), file);
             if (symbol.st_shndx != SHN_UNDEF || symbol.st_name == 0)
                 continue;
             if (symbol.st_name >= table.size())
-                throw FormatError(file + ": .dynsym entry " + std::to_string(i) + " st_name " +
-                                  std::to_string(symbol.st_name) + " is outside .dynstr");
+                throw FormatError(file + ": " + std::string(table_name) + " entry " + std::to_string(i) + " st_name " +
+                                  std::to_string(symbol.st_name) + " is outside " + strings_name);
             const std::string_view rest = table.substr(symbol.st_name);
             names.emplace_back(rest.substr(0, rest.find('\0')));
         }
     }
     return names;
+}
+
+} // namespace
+
+std::vector<std::string> undefined_dynamic_symbols(const std::filesystem::path& library) {
+    return undefined_symbols(library, SHT_DYNSYM, ".dynsym", ".dynstr");
+}
+
+std::vector<std::string> undefined_object_symbols(const std::filesystem::path& object) {
+    return undefined_symbols(object, SHT_SYMTAB, ".symtab", ".strtab");
 }
 
 std::vector<std::string> nccl_collectives(const std::vector<std::string>& symbols) {
@@ -144,6 +159,29 @@ std::vector<std::string> proc_path_flags(const std::filesystem::path& library) {
             flags.push_back(std::string("reads ") + path);
         }
     }
+    return flags;
+}
+
+std::vector<Flag> candidate_flags(const std::vector<std::string>& symbols, const std::filesystem::path& code,
+                                  const std::string& problem_collective) {
+    std::vector<Flag> flags;
+    for (const auto& name : nccl_collectives(symbols)) {
+        if (!problem_collective.empty() && name == problem_collective)
+            flags.push_back({"suspect", "calls NCCL collective " + name,
+                             "the problem's own collective: the library may do the work the candidate is judged on"});
+        else
+            flags.push_back({"info", "calls NCCL collective " + name,
+                             "not the problem's own collective: a building block, not the answer"});
+    }
+    for (const auto& line : imported_capability_flags(symbols)) {
+        if (line.rfind("calls cuBLAS", 0) == 0)
+            // pkbw has no reliable marker of a GEMM-type problem, so cuBLAS is never suspect on its own.
+            flags.push_back({"info", line, "cuBLAS in the candidate's own code; no GEMM marker makes it suspect"});
+        else
+            flags.push_back({"suspect", line, "called from the candidate's own code, not a library it links"});
+    }
+    for (const auto& line : proc_path_flags(code))
+        flags.push_back({"suspect", line, "the path is in the candidate's own code"});
     return flags;
 }
 

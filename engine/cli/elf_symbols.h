@@ -13,6 +13,10 @@ namespace pkbw::cli {
 // naming the file and the bad field when it is not a 64-bit little-endian ELF or a table lies outside
 // the file.
 std::vector<std::string> undefined_dynamic_symbols(const std::filesystem::path& library);
+// The names of the undefined symbols in a relocatable object's .symtab (what `nm --undefined-only
+// file.o` lists): what the candidate's own code calls, without what the libraries it links bring
+// (the static CUDA runtime's dlopen, pthread_create, /proc/self/maps). Same errors as above.
+std::vector<std::string> undefined_object_symbols(const std::filesystem::path& object);
 
 // The NCCL collectives (ncclAllReduce, ncclAllGather, ncclReduceScatter, ncclBroadcast, ncclBcast,
 // ncclReduce, ncclAlltoAll, ncclGather, ncclScatter, ncclSend, ncclRecv) among `symbols`, in order.
@@ -25,5 +29,21 @@ std::vector<std::string> imported_capability_flags(const std::vector<std::string
 // Flags from the library's bytes: the /proc paths a candidate reads to search its own memory or a
 // peer's ("/proc/self/maps", "/proc/self/mem", "/proc/%d/mem").
 std::vector<std::string> proc_path_flags(const std::filesystem::path& library);
+
+// One flag beside the verdict (docs/engine.md, "Flags"): "info" (worth knowing, no suspicion: an NCCL
+// call that is not the problem's own collective, cuBLAS), "suspect" (a shortcut or an escape the
+// candidate's own code takes: the problem's own collective, dlopen, threads, processes, /proc reads)
+// or "invalidating" (the result cannot stand). `text` is the line the warnings list carries.
+struct Flag {
+    std::string severity;
+    std::string text;
+    std::string reason; // one line: why this severity
+};
+
+// The flags of a candidate from `symbols` (its own object's undefined symbols) and `code` (that
+// object, for the /proc paths). `problem_collective`: the NCCL function name of the problem's own
+// collective ("ncclAllReduce"), empty when the problem has none.
+std::vector<Flag> candidate_flags(const std::vector<std::string>& symbols, const std::filesystem::path& code,
+                                  const std::string& problem_collective);
 
 } // namespace pkbw::cli

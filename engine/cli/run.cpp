@@ -113,6 +113,21 @@ void Run::begin(int problem_id, const std::string& stem, const std::string& solu
           {"run_dir", run_dir_.string()}});
 }
 
+json Run::flags_json() const {
+    json flags = json::array();
+    for (const auto& flag : candidate_flags_)
+        flags.push_back({{"severity", flag.severity}, {"text", flag.text}, {"reason", flag.reason}});
+    return flags;
+}
+
+json Run::info_json() const {
+    json info = json::array();
+    for (const auto& flag : candidate_flags_)
+        if (flag.severity == "info")
+            info.push_back(flag.text);
+    return info;
+}
+
 int Run::finish(const std::string& status, int exit_code, const std::string& summary,
                 const Verdict* verdict) {
     if (begun_)
@@ -125,6 +140,8 @@ int Run::finish(const std::string& status, int exit_code, const std::string& sum
               {"message", summary},
               {"trials", verdict ? trials_json(*verdict) : json::array()},
               {"warnings", verdict ? json(verdict->warnings) : json::array()},
+              {"flags", flags_json()},
+              {"info", info_json()},
               {"perf", perf_json_}});
     } else {
         if (verdict) {
@@ -133,6 +150,9 @@ int Run::finish(const std::string& status, int exit_code, const std::string& sum
                 out_ << (status == "pass" ? "all trials match" : status) << "\n";
             for (const auto& warning : verdict->warnings)
                 out_ << "warning: " << warning << "\n";
+            for (const auto& flag : candidate_flags_)
+                if (flag.severity == "info")
+                    out_ << "info: " << flag.text << " (" << flag.reason << ")\n";
         }
         out_ << (begun_ ? "run " + std::to_string(run_id_) + ": " : std::string()) << status << " (exit "
              << exit_code << ")" << (summary.empty() ? "" : " | " + summary) << "\n";
@@ -402,15 +422,40 @@ int Run::execute() {
         if (!result.ok)
             return finish("compile_error", kExitFailed, result.message);
         candidate_lib = result.library;
+        // The flags come from the candidate's own object, not the linked library, whose imports
+        // include what the static CUDA runtime and cuBLAS bring (docs/engine.md "Flags").
         try {
-            const auto imported = undefined_dynamic_symbols(candidate_lib);
-            for (const auto& name : nccl_collectives(imported))
-                candidate_warnings_.push_back("calls NCCL collective " + name);
-            for (const auto& flag : imported_capability_flags(imported))
-                candidate_warnings_.push_back(flag);
-            for (const auto& flag : proc_path_flags(candidate_lib))
-                candidate_warnings_.push_back(flag);
-        } catch (const FormatError& error) {
+            std::string object_error;
+            const fs::path object = cache_->object(compile_request(solution_path), result, object_error);
+            if (object.empty()) {
+                err_ << "pkbw: no flags from the candidate's code: " << object_error << "\n";
+            } else {
+                std::string own;
+                if (problem_) {
+                    ProblemConfig config{options_.nproc, options_.m, options_.n, dtype_, 0, options_.seed,
+                                         InputMode::Pkb};
+                    static const std::map<CollectiveKind, std::string> names = {
+                        {CollectiveKind::AllReduce, "ncclAllReduce"},
+                        {CollectiveKind::AllGather, "ncclAllGather"},
+                        {CollectiveKind::ReduceScatter, "ncclReduceScatter"},
+                        {CollectiveKind::Broadcast, "ncclBroadcast"},
+                        {CollectiveKind::Reduce, "ncclReduce"},
+                        {CollectiveKind::AllToAll, "ncclAlltoAll"},
+                        {CollectiveKind::Gather, "ncclGather"},
+                        {CollectiveKind::Scatter, "ncclScatter"}};
+                    try {
+                        const auto found = names.find(problem_->work(config).collective);
+                        if (found != names.end())
+                            own = found->second;
+                    } catch (const std::exception&) {
+                    }
+                }
+                candidate_flags_ = candidate_flags(undefined_object_symbols(object), object, own);
+                for (const auto& flag : candidate_flags_)
+                    if (flag.severity != "info")
+                        candidate_warnings_.push_back(flag.text);
+            }
+        } catch (const Error& error) {
             err_ << "pkbw: cannot read the candidate's symbols: " << error.what() << "\n";
         }
     }

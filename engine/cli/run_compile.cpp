@@ -12,7 +12,7 @@
 
 namespace pkbw::cli::detail {
 
-CompileResult Run::compile(const std::string& side, const fs::path& source) {
+CompileRequest Run::compile_request(const fs::path& source) const {
     CompileRequest request;
     request.source = source;
     request.backend = backend_ == "cuda" ? Backend::Cuda : Backend::Host;
@@ -20,6 +20,11 @@ CompileResult Run::compile(const std::string& side, const fs::path& source) {
     request.include_dirs = layout_->include_dirs;
     request.abi_headers = layout_->abi_headers;
     request.timeout_s = options_.timeouts.for_phase("compile");
+    return request;
+}
+
+CompileResult Run::compile(const std::string& side, const fs::path& source) {
+    const CompileRequest request = compile_request(source);
     CompileResult result = cache_->compile(request);
     fs::path log = run_dir_ / ("compile_" + side + ".log");
     std::ofstream(log) << result.log;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "compile_cache.h"
+#include "elf_symbols.h"
 #include "fd.h"
 #include "launcher.h"
 #include "locate.h"
@@ -121,6 +122,10 @@ private:
     // the run's warnings.
     std::vector<std::string> perf_warnings_;
     const Problem* problem_ = nullptr;
+    std::vector<Flag> candidate_flags_; // from the candidate's own object (elf_symbols.h)
+    CompileRequest compile_request(const fs::path& source) const;
+    nlohmann::json flags_json() const;
+    nlohmann::json info_json() const;
     std::vector<std::string> candidate_warnings_; // NCCL collectives imported (before launch) or traced
     std::vector<json> trust_events_; // candidate, timing_plan, timed_check, pkbw perf_result (trust_report.h)
 };

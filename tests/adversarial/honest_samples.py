@@ -2,7 +2,7 @@
 """No false alarm on an honest candidate: every host sample in samples/ goes through `pkbw perf` (short
 blocks, PKB's protocol on, so its warm-up is inside the judge's clock) with the candidate in its own
 sandboxed process, and must pass with no finding of the trust checks (invalid_timing, a sandbox or
-leftover warning). The CUDA samples do the same on a GPU (tools/gpu/checks.sh perf, the adversarial
+leftover warning) and no suspect or invalidating flag (run_finished "flags"). The CUDA samples do the same on a GPU (tools/gpu/checks.sh perf, the adversarial
 table's legacy_stream row).
 
 Usage: honest_samples.py --pkbw BIN [--samples DIR] [--cache DIR] [--shard K/N]
@@ -60,6 +60,9 @@ def main():
                     final = event
             status, message = final.get("status"), final.get("message", "")
             found = [w for w in final.get("warnings", []) if any(f in w for f in FINDINGS)]
+            # Flags come from the candidate's own object: an honest sample has no suspect one.
+            found += [f"{f['severity']}: {f['text']}" for f in final.get("flags", [])
+                      if f.get("severity") != "info"]
             ok = status == "pass" and run.returncode == 0 and not found
             failures += not ok
             print(f"{'PASS' if ok else 'FAIL'} {stem}: {status} in {time.monotonic() - start:.1f} s"

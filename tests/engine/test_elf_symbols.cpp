@@ -125,3 +125,58 @@ TEST(ElfSymbols, ProcPathsInTheLibraryAreFlagged) {
     EXPECT_TRUE(proc_path_flags(path).empty());
     std::filesystem::remove(path);
 }
+
+// The flags come from the candidate's own object (`-c`): a candidate that calls dlopen itself is
+// suspect; an honest sample has no suspect flag; the problem's own collective is suspect, another info.
+TEST(ElfSymbols, RelocatableObjectUndefinedSymbolsAreTheCandidatesOwn) {
+    pkbw::test::TempDir dir;
+    const fs::path source = dir.path() / "dl.cpp";
+    std::ofstream(source) << "#include <dlfcn.h>\n#include \"pkbw/solution.h\"\n"
+                             "extern \"C\" int pkbw_solution(const pkbw::Context&) {\n"
+                             "    return dlopen(\"libm.so.6\", RTLD_NOW) ? 0 : 1;\n}\n";
+    const fs::path object =
+        build("c++", source, dir.path() / "dl.o", "-std=c++20 -O2 -fPIC -DPKBW_BACKEND_HOST -c");
+    ASSERT_FALSE(object.empty()) << "c++ -c failed";
+    const auto undefined = undefined_object_symbols(object);
+    EXPECT_TRUE(contains(undefined, "dlopen"));
+    EXPECT_FALSE(contains(undefined, "pkbw_solution"));
+    const auto flags = candidate_flags(undefined, object, "ncclAllReduce");
+    ASSERT_EQ(flags.size(), 1u);
+    EXPECT_EQ(flags[0].severity, "suspect");
+    EXPECT_EQ(flags[0].text, "loads code at run time (dlopen)");
+    EXPECT_FALSE(flags[0].reason.empty());
+
+    const fs::path honest = build("c++",
+                                  fs::path(PKBW_TEST_SOURCE_ROOT) /
+                                      "samples/solutions_host_f32_none_samples_baseline/1_allreduce_host.cpp",
+                                  dir.path() / "honest.o", "-std=c++20 -O2 -fPIC -DPKBW_BACKEND_HOST -c");
+    ASSERT_FALSE(honest.empty()) << "c++ -c failed";
+    EXPECT_TRUE(candidate_flags(undefined_object_symbols(honest), honest, "ncclAllReduce").empty());
+
+    const std::vector<std::string> nccl = {"ncclAllReduce", "ncclAllGather", "cublasGemmEx"};
+    const auto mixed = candidate_flags(nccl, honest, "ncclAllReduce");
+    ASSERT_EQ(mixed.size(), 3u);
+    EXPECT_EQ(mixed[0].severity, "suspect");
+    EXPECT_EQ(mixed[1].severity, "info");
+    EXPECT_EQ(mixed[2].severity, "info"); // no GEMM marker: cuBLAS is never suspect on its own
+}
+
+// A tuned CUDA sample's object holds none of what the static CUDA runtime brings (dlopen, threads,
+// /proc reads): those were the false alarms of the linked library.
+TEST(ElfSymbols, CudaSampleObjectHasNoRuntimeFalseAlarms) {
+    const fs::path nvcc = "/usr/local/cuda/bin/nvcc";
+    if (!fs::exists(nvcc))
+        GTEST_SKIP() << "no " << nvcc << ": the CUDA sample's object cannot be built here";
+    pkbw::test::TempDir dir;
+    const fs::path object =
+        build(nvcc.string(),
+              fs::path(PKBW_TEST_SOURCE_ROOT) / "samples/solutions_cuda_bf16_h200_2_samples_tuned/1_allreduce_cuda.cu",
+              dir.path() / "sample.o", "-std=c++17 -O3 -arch=sm_90 -Xcompiler -fPIC -DPKBW_BACKEND_CUDA -c");
+    if (object.empty())
+        GTEST_SKIP() << "nvcc -c failed (see " << dir.path() << "/sample.o.log)";
+    for (const auto& flag : candidate_flags(undefined_object_symbols(object), object, "ncclAllReduce")) {
+        EXPECT_EQ(flag.text.find("loads code"), std::string::npos) << flag.text;
+        EXPECT_EQ(flag.text.find("host threads"), std::string::npos) << flag.text;
+        EXPECT_EQ(flag.text.find("/proc"), std::string::npos) << flag.text;
+    }
+}
