@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <random>
 
 namespace pkbw::cli::detail {
 
@@ -38,10 +37,6 @@ MachinePeaks Run::machine_peaks(const PerfFigures& figures) const {
 }
 
 std::uint64_t Run::launch_seed(int index) const {
-    if (launch_seed_base_ == 0) {
-        std::random_device device;
-        const_cast<Run*>(this)->launch_seed_base_ = (static_cast<std::uint64_t>(device()) << 32 | device()) | 1;
-    }
     return launch_seed_base_ * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(index) * 0xBF58476D1CE4E5B9ull + 1;
 }
 

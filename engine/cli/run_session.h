@@ -20,6 +20,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 #include <ostream>
 #include <string>
 
@@ -91,7 +92,11 @@ private:
     // Launch `index`'s seed (buffer offsets, which side first): random per run, never 0.
     std::uint64_t launch_seed(int index) const;
     bool reference_first(int index) const;
-    std::uint64_t launch_seed_base_ = 0;
+    // Drawn once per run, odd so that no launch's seed is 0 ("no placement").
+    const std::uint64_t launch_seed_base_ = [] {
+        std::random_device device;
+        return (static_cast<std::uint64_t>(device()) << 32 | device()) | 1;
+    }();
     // The verdict's band for this run: --min-effect and the A/A floor recorded for this problem and size.
     VerdictRule verdict_rule() const;
     std::string noise_floor_key() const;

@@ -60,13 +60,12 @@ line "== replication ${LABEL:-run}: $runs runs each of: $pairs, W=$W ${PERF_ARGS
 for p in $floors; do
     perf "floor$p-0" --problem "$p" --solution reference
     line "floor of $p: $(python3 -c "
-import json, sys
-for l in open(sys.argv[1]):
-    try: e = json.loads(l)
-    except ValueError: continue
-    if e.get('event') == 'run_finished':
-        p = (e.get('perf') or {}).get('pkbw') or {}
-        print(e.get('status'), round(p.get('speedup', 0), 3), [round(p.get('ci_low', 0), 3), round(p.get('ci_high', 0), 3)], [round(x['speedup'], 3) for x in p.get('launches', [])])
+import sys
+sys.path.insert(0, 'tools/gpu')
+from replicate_table import final_event
+e = final_event(sys.argv[1])
+p = (e.get('perf') or {}).get('pkbw') or {}
+print(e.get('status'), round(p.get('speedup', 0), 3), [round(p.get('ci_low', 0), 3), round(p.get('ci_high', 0), 3)], [round(x['speedup'], 3) for x in p.get('launches', [])])
 " "$work/floor$p-0.jsonl") ($(( $(date +%s) - started )) s)"
 done
 # Compile once (the first run of each pair is also its compile; not counted apart).
