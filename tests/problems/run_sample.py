@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One problem's baseline host sample against its host oracle, through the real `pkbw eval`.
 
-Usage: run_sample.py --pkbw BIN --stem STEM [--samples DIR] [--cache DIR] [--worlds 2,4,8]
+Usage: run_sample.py --pkbw BIN --stem STEM [--samples DIR] [--cache DIR] [--worlds 2,4,8] [--shape MxN]
 
 Runs `pkbw eval --backend host --dtype f32` of samples/solutions_host_f32_none_samples_baseline/
 <STEM>_host.cpp at every world size of --worlds (small shapes, two trials, a store of its own). W = 2
@@ -77,6 +77,8 @@ def main():
     parser.add_argument("--samples", default=SAMPLES)
     parser.add_argument("--cache")
     parser.add_argument("--worlds", default="2,4,8")
+    parser.add_argument("--shape", metavar="MxN", help="run at this --m/--n instead of the problem's test shape "
+                        "(a second shape, to catch a candidate that hard-codes the first)")
     parser.add_argument("--check-registry", metavar="STEMS", help="comma-separated stems that have a test")
     options = parser.parse_args()
     if options.check_registry is not None:
@@ -90,6 +92,8 @@ def main():
               f"as an LLM would write it; docs/problems.md, 'Adding a problem')")
         return 1
     m, n = SHAPES.get(stem, DEFAULT_SHAPE)
+    if options.shape:
+        m, n = (int(x) for x in options.shape.lower().split("x"))
     failures = 0
     with tempfile.TemporaryDirectory(prefix="pkbw-sample-") as work:
         cache = options.cache or os.path.join(work, "cache")
