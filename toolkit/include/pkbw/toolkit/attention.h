@@ -46,6 +46,19 @@ struct AttentionLayerDims {
     long long width() const { return heads * head_dim; } // one of q, k, v per token
 };
 
+// The layer of a rank whose inputs are PKB 55/56's (hidden_states [B, S, hidden], w_qkv
+// [3·heads·D, hidden], w_o), with `heads` local heads and the problem's `causal` param.
+inline AttentionLayerDims attention_layer_dims(const Context& ctx, long long heads) {
+    AttentionLayerDims dims;
+    dims.batch = ctx.input(0).shape[0];
+    dims.seq = ctx.input(0).shape[1];
+    dims.hidden = ctx.input(0).shape[2];
+    dims.heads = heads;
+    dims.head_dim = ctx.input(1).shape[0] / 3 / heads;
+    dims.causal = ctx.param("causal", 1) != 0;
+    return dims;
+}
+
 // A contiguous [B, S, H, D] tensor (plus `offset` elements), seen as z0 = b, z1 = h, row = s.
 inline AttnView bshd_view(long long s, long long h, long long d, long long offset = 0) {
     AttnView v;
