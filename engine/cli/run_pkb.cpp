@@ -373,6 +373,10 @@ int Run::execute_pkb() {
                      {"torch_dtype", torch_dtype},
                      {"device", backend_ == "cuda" ? "cuda" : "cpu"},
                      {"extensions_dir", extensions_dir.string()}};
+    // The candidate's process and the reference's timing worker start through it (docs/pkb-interop.md,
+    // "The sandbox"); PKBW_SANDBOX=off or a wrapper of the user's own replaces it.
+    if (const fs::path sandbox = executable_dir() / "pkbw-sandbox"; fs::exists(sandbox))
+        config["pkb"]["sandbox_program"] = sandbox.string();
     fs::path config_path = run_dir_ / "config.json";
     std::ofstream(config_path) << config.dump(2) << "\n";
     recorder_.add_artifact(run_id_, {std::nullopt, std::nullopt, "config", config_path.string()});

@@ -45,6 +45,7 @@ import time
 import traceback
 
 import pkbw_containment as containment
+import pkbw_sandbox
 import pkbw_pkb_candidate as channel
 from pkbw_pkb_candidate import ChannelClosed, ProtocolError
 
@@ -215,9 +216,10 @@ class ConfigError(Exception):
 
 
 def candidate_wrapper(pkb, config_path):
-    """The argv prefix the candidate's process is started through (a sandbox such as pkbw-sandbox):
+    """The argv prefix of the user's own that the workers are started through instead of pkbw-sandbox:
     the config's pkb.candidate_wrapper (a list of strings), else $PKBW_PKB_CANDIDATE_WRAPPER (shell
-    words), else none. The wrapper must exec the rest of its argv keeping the --channel-fd descriptor."""
+    words), else None (pkbw's sandbox, pkbw_sandbox.py). The wrapper must exec the rest of its argv
+    keeping the --channel-fd descriptor."""
     if "candidate_wrapper" in pkb:
         prefix = pkb["candidate_wrapper"]
         if not isinstance(prefix, list) or not all(isinstance(x, str) and x for x in prefix):
@@ -226,17 +228,33 @@ def candidate_wrapper(pkb, config_path):
         return list(prefix)
     text = os.environ.get("PKBW_PKB_CANDIDATE_WRAPPER", "")
     try:
-        return shlex.split(text)
+        return shlex.split(text) or None
     except ValueError as error:
         raise ConfigError(f"$PKBW_PKB_CANDIDATE_WRAPPER ({text[:200]!r}): {error}") from None
 
 
-def candidate_environment(extensions_folder):
+def worker_sandbox(pkb, wrapper, extensions_folder):
+    """How a worker is started: the user's wrapper as given, else pkbw's sandbox for it (its own
+    directory and extensions folder; pkbw_sandbox.py)."""
+    if wrapper is not None:
+        return pkbw_sandbox.WorkerSandbox(
+            wrapper, {}, f"wrapper {json.dumps(wrapper)[:200]}: pkbw does not know what it enforces", 0)
+    if extensions_folder:
+        os.makedirs(extensions_folder, exist_ok=True)
+    return pkbw_sandbox.worker_sandbox(pkb, extensions_folder, pkb.get("solution_file"))
+
+
+def candidate_environment(extensions_folder, sandbox):
     """pkbw's own variables (the control pipe's number, the rendezvous token and port, the launcher's
-    pid) and the judges' MASTER_PORT stay with the judge; the candidates' port comes with "init"."""
+    pid) and the judges' MASTER_PORT stay with the judge; the candidates' port comes with "init". The
+    sandbox's own directory is its HOME and TMPDIR (Python's user site stays where it was)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PKBW_") and k != "MASTER_PORT"}
     if extensions_folder:
         env["TORCH_EXTENSIONS_DIR"] = extensions_folder
+    if sandbox.environment:
+        import site
+        env["PYTHONUSERBASE"] = os.environ.get("PYTHONUSERBASE") or site.getuserbase()
+        env.update(sandbox.environment)
     return env
 
 
@@ -329,6 +347,7 @@ class Candidate:
     def __init__(self, wrapper, argv, env, label="cand", subtree=False):
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.wrapper = wrapper
+        self.sandbox = None  # pkbw_sandbox.WorkerSandbox, set by the judge
         # Its whole process tree, frozen, measured and killed as one (pkbw_containment.py).
         self.container = containment.ProcessContainer(label, subtree)
         try:
@@ -1303,10 +1322,25 @@ class Resources:
     candidate = None
     reference = None  # the reference's timing worker
 
+    def __init__(self):
+        self.sandboxes = []  # the workers' sandboxes: their directories go once their processes are gone
+
+    def sandbox(self, sandbox):
+        self.sandboxes.append(sandbox)
+        return sandbox
+
     def release(self):
         """Kills the reference's timing worker with its container's tree (trusted: nothing it leaves is
         reported), then the candidate's process, its container's tree, then (a second sweep) anything
-        below the judge; removes the containers. Leftovers, the candidate's own process not counted."""
+        below the judge; removes the containers and the sandboxes' directories. Leftovers, the
+        candidate's own process not counted."""
+        try:
+            return self.release_processes()
+        finally:
+            for sandbox in self.sandboxes:
+                sandbox.close()
+
+    def release_processes(self):
         if self.reference is not None:
             reference, self.reference = self.reference, None
             reference.container.close()  # while its tree still hangs below it (the fallback's scan)
@@ -1374,28 +1408,37 @@ def run(args, resources):
     candidate = timing_worker = None
     if run_candidate or timing_reference:
         try:
-            prefix = candidate_wrapper(pkb, args.config)
+            wrapper = candidate_wrapper(pkb, args.config)
         except ConfigError as error:
             events.error("start", "environment", str(error))
             return EXIT_ENVIRONMENT
         # --cuda-device: its CUDA context is made while the judge starts too.
         argv = [sys.executable, CANDIDATE_SCRIPT] + (["--cuda-device", str(local_rank)] if cuda else [])
-        whose = "the candidate's process"
+        whose, prefix = "the candidate's process", wrapper or []
         try:
             if run_candidate:
-                candidate = resources.candidate = Candidate(prefix, argv, candidate_environment(candidate_folder),
-                                                            f"cand-r{rank}")
+                sandbox = resources.sandbox(worker_sandbox(pkb, wrapper, candidate_folder))
+                prefix = sandbox.prefix
+                candidate = resources.candidate = Candidate(
+                    prefix, argv, candidate_environment(candidate_folder, sandbox), f"cand-r{rank}")
+                candidate.sandbox = sandbox
             if timing_reference:
                 whose = "the reference's timing worker"
+                sandbox = resources.sandbox(worker_sandbox(pkb, wrapper, reference_folder))
+                prefix = sandbox.prefix
                 timing_worker = resources.reference = Candidate(
-                    prefix, argv, candidate_environment(reference_folder), f"ref-r{rank}", subtree=True)
+                    prefix, argv, candidate_environment(reference_folder, sandbox), f"ref-r{rank}", subtree=True)
+                timing_worker.sandbox = sandbox
                 if candidate is not None:
                     candidate.container.exclude(timing_worker.pid)
+        except pkbw_sandbox.SandboxError as error:
+            events.error("start", "environment", f"{whose}'s sandbox: {error}")
+            return EXIT_ENVIRONMENT
         except OSError as error:
             events.error("start", "environment",
                          f"cannot start {whose} {json.dumps(prefix + argv)}: {error}"
                          + (" (the wrapper prefix comes from pkb.candidate_wrapper or $PKBW_PKB_CANDIDATE_WRAPPER)"
-                            if prefix else ""))
+                            if wrapper else ""))
             return EXIT_ENVIRONMENT
 
     try:
@@ -1432,13 +1475,10 @@ def run(args, resources):
                 candidate_pid=candidate.pid if candidate else None,
                 timing_worker_pid=timing_worker.pid if timing_worker else None)
     if candidate is not None:
-        # What the run's sandbox warning reads (docs/engine.md, "The sandbox"): this program applies no
-        # sandbox of its own; a wrapper may, but pkbw cannot tell what it enforces.
-        sandbox = (f"wrapper {json.dumps(candidate.wrapper)[:200]}: pkbw does not know what it enforces"
-                   if candidate.wrapper else "no sandbox (PKB's Python candidates run as this user, with "
-                   "this user's files; pkb.candidate_wrapper or $PKBW_PKB_CANDIDATE_WRAPPER can add one)")
-        events.send("candidate", stage="started", pid=candidate.pid, sandbox=sandbox, landlock_abi=0,
-                    containment=candidate.container.describe())
+        # What the run's sandbox line reads (docs/engine.md, "The sandbox"): pkbw-sandbox's own account of
+        # what it enforces; a wrapper of the user's may enforce anything, which pkbw cannot tell.
+        events.send("candidate", stage="started", pid=candidate.pid, sandbox=candidate.sandbox.description,
+                    landlock_abi=candidate.sandbox.landlock_abi, containment=candidate.container.describe())
 
     events.phase("rendezvous")
     # Each kind of worker has a group of its own (its own store, on a port judge rank 0 picks).
@@ -1523,8 +1563,8 @@ def run(args, resources):
     for worker, key, who in workers:
         # The workers' own groups, on the ports judge rank 0 picked: their answer to "init".
         worker.torch, worker.device = torch, device
-        wrapped = f" (started as {json.dumps(worker.wrapper)} + the " \
-            f"{'candidate' if worker is candidate else 'worker'})" if worker.wrapper else ""
+        wrapped = f" (started through {os.path.basename(worker.wrapper[0])}; {worker.sandbox.description[:300]})" \
+            if worker.wrapper else ""
         try:
             if cuda and state.ipc is None:
                 torch.zeros(1, device=device)  # the primary context, current on this thread

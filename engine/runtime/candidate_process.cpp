@@ -82,49 +82,15 @@ std::vector<std::string> candidate_environment(const CandidateLaunch& launch, co
 // What the candidate may read: the system's libraries and configuration, the devices, its own
 // program; never the user's home (store, compile cache), the run directories or pkbw's sources.
 SandboxSpec candidate_sandbox(const CandidateLaunch& launch, const std::string& directory) {
-    SandboxSpec spec;
-    spec.read_paths = {"/usr/lib",
-                       "/usr/lib64",
-                       "/usr/lib32",
-                       "/usr/libexec",
-                       "/usr/bin",
-                       "/usr/sbin",
-                       "/usr/local/lib",
-                       "/usr/local/cuda",
-                       "/usr/local/nvidia",
-                       "/usr/share/nvidia",
-                       "/lib",
-                       "/lib64",
-                       "/lib32",
-                       "/bin",
-                       "/sbin",
-                       "/etc",
-                       "/proc",
-                       "/sys",
-                       "/opt/nvidia",
-                       "/run/nvidia-persistenced"};
+    SandboxSpec spec = base_sandbox_spec();
     spec.read_paths.push_back(fs::path(launch.program).parent_path().string());
-    if (const char* paths = std::getenv("LD_LIBRARY_PATH")) {
-        std::string list = paths;
-        for (std::size_t start = 0; start <= list.size();) {
-            const std::size_t end = std::min(list.find(':', start), list.size());
-            if (end > start) {
-                spec.read_paths.push_back(list.substr(start, end - start));
-            }
-            start = end + 1;
-        }
-    }
     if (const char* tracer = std::getenv("CUDA_INJECTION64_PATH"); tracer && !launch.trace_dir.empty()) {
         spec.read_paths.push_back(fs::path(tracer).parent_path().string());
     }
     if (const char* nvtx = std::getenv("NVTX_INJECTION64_PATH"); nvtx && !launch.trace_dir.empty()) {
         spec.read_paths.push_back(fs::path(nvtx).parent_path().string());
     }
-    spec.device_paths = {"/dev"};
-    spec.write_paths = {directory, "/dev/shm"};
-    // The CUDA driver writes into its own /proc/<pid> when it initialises (without it: "OS call
-    // failed", measured on the H200 with tools/gpu/sandbox_probe.cpp); no other /proc entry.
-    spec.own_proc_writable = true;
+    spec.write_paths.insert(spec.write_paths.begin(), directory);
     if (!launch.trace_dir.empty()) {
         spec.write_paths.push_back(launch.trace_dir);
     }

@@ -3,7 +3,9 @@
 #include "pkbw/core/error.h"
 #include "process_scan.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <csignal>
 #include <cstddef>
 #include <cstring>
@@ -98,6 +100,31 @@ int landlock_abi_version(std::string* why) {
         return 0;
     }
     return static_cast<int>(abi);
+}
+
+SandboxSpec base_sandbox_spec() {
+    SandboxSpec spec;
+    spec.read_paths = {"/usr/lib",   "/usr/lib64",        "/usr/lib32",       "/usr/libexec", "/usr/bin",
+                       "/usr/sbin",  "/usr/local/lib",    "/usr/local/cuda",  "/usr/local/nvidia",
+                       "/usr/share/nvidia", "/lib",       "/lib64",           "/lib32",       "/bin",
+                       "/sbin",      "/etc",              "/proc",            "/sys",         "/opt/nvidia",
+                       "/run/nvidia-persistenced"};
+    if (const char* paths = std::getenv("LD_LIBRARY_PATH")) {
+        const std::string list = paths;
+        for (std::size_t start = 0; start <= list.size();) {
+            const std::size_t end = std::min(list.find(':', start), list.size());
+            if (end > start) {
+                spec.read_paths.push_back(list.substr(start, end - start));
+            }
+            start = end + 1;
+        }
+    }
+    spec.device_paths = {"/dev"};
+    spec.write_paths = {"/dev/shm"};
+    // Without it the CUDA driver fails with "OS call failed" (measured on the H200 with
+    // tools/gpu/sandbox_probe.cpp); no other /proc entry is writable.
+    spec.own_proc_writable = true;
+    return spec;
 }
 
 Sandbox Sandbox::limits_only(const SandboxSpec& spec, std::string why) {

@@ -21,6 +21,13 @@ struct SandboxSpec {
     bool own_proc_writable = false;
 };
 
+// What every sandboxed process of pkbw's may use: read the system's libraries and configuration
+// (/usr/lib, /usr/bin, /usr/local/cuda, /lib*, /etc, /proc, /sys, the NVIDIA driver's folders and the
+// directories of LD_LIBRARY_PATH), the device nodes under /dev, write /dev/shm (host symmetric memory,
+// NCCL) and its own /proc/<pid> (the CUDA driver writes there when it starts). Never the user's home,
+// the store, the compile cache, the run directories or pkbw's sources: each caller adds its own paths.
+SandboxSpec base_sandbox_spec();
+
 // Prepared in the parent (allocates, opens paths); applied in the forked child before exec with
 // async-signal-safe system calls only.
 class Sandbox {

@@ -101,7 +101,7 @@ no_leftovers "crashing candidate"
 # reference's module.
 probe=$work/probe
 mkdir -p "$probe"
-PKB_TEST_PROBE_DIR=$probe run 0 "the candidate runs in a process of its own" -- eval --problem 1 --solution "$checkout/probes/1_allreduce_reports_pid.py" --nproc 2 --dtype f32 --trials 1 --json
+PKB_TEST_PROBE_DIR=$probe PKBW_SANDBOX_WRITABLE=$probe run 0 "the candidate runs in a process of its own" -- eval --problem 1 --solution "$checkout/probes/1_allreduce_reports_pid.py" --nproc 2 --dtype f32 --trials 1 --json
 got=$(hellos | while read -r rank pid cpid; do "$python" -c "
 import json, sys
 rank, judge, candidate = sys.argv[2], int(sys.argv[3]), sys.argv[4]
@@ -118,7 +118,7 @@ no_leftovers "probe"
 
 # The judge is a child subreaper: a daemon the candidate leaves (double fork, setsid: out of the
 # process group, past the death signal) comes back to it, is killed at the end and is reported.
-PKB_TEST_PROBE_DIR=$probe run 0 "a candidate that leaves a daemon behind" -- eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_leaves_daemon.py" --nproc 2 --dtype f32 --trials 2
+PKB_TEST_PROBE_DIR=$probe PKBW_SANDBOX_WRITABLE=$probe run 0 "a candidate that leaves a daemon behind" -- eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_leaves_daemon.py" --nproc 2 --dtype f32 --trials 2
 contains "left 2 process(es) running after the run, killed: pid"
 for f in "$probe"/daemon_rank_*.pid; do
     [ -f "$f" ] || { fail "the daemon did not start"; break; }
@@ -130,7 +130,7 @@ done
 # answer: the control pipe is not among its descriptors, so the run is the real mismatch of trial 0
 # and nothing forged is recorded (with the candidate in the rank process, the forged trials 1..9
 # were reported as matches).
-PKB_TEST_PROBE_DIR=$probe run 1 "a candidate forging events cannot change the verdict" -- eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_forges_events.py" --nproc 2 --dtype f32 --trials 3 --json
+PKB_TEST_PROBE_DIR=$probe PKBW_SANDBOX_WRITABLE=$probe run 1 "a candidate forging events cannot change the verdict" -- eval --problem 1 --solution "$checkout/misbehaving/1_allreduce_forges_events.py" --nproc 2 --dtype f32 --trials 3 --json
 contains "tensors not allclose"
 if grep -q "forged" "$work/out"; then fail "a forged line reached the launcher"; fi
 [ -f "$probe/forged_rank_0.json" ] && [ -f "$probe/forged_rank_1.json" ] || fail "the forging candidate did not run"
@@ -139,6 +139,35 @@ got=$(sql "SELECT trial, rank, outcome FROM rank_results WHERE run_id = (SELECT 
 [ "$got" = $'0|0|mismatch\n0|1|mismatch' ] || fail "rank results of the forging candidate '$got'"
 got=$(sql "SELECT status FROM runs ORDER BY id DESC LIMIT 1")
 [ "$got" = "mismatch" ] || fail "the forging candidate's run is '$got'"
+
+# The workers run in pkbw-sandbox (docs/pkb-interop.md, "The sandbox"): a candidate that tries to write
+# outside its own directory, read the store, plant a file among other solutions' torch extensions or
+# write into the checkout is refused each time (it raises, naming what got through, otherwise), while
+# its own HOME, TMPDIR and extensions folder stay writable; the candidate event names Landlock.
+abi=$("$(dirname "$pkbw")/pkbw-sandbox" --describe -- | "$python" -c "import json,sys; print(json.load(sys.stdin)['landlock_abi'])")
+if [ "${abi:-0}" -gt 0 ]; then
+    mkdir -p "$work/outside" "$work/escape"
+    cp "$checkout/misbehaving/1_allreduce_escapes_sandbox.py" "$work/escape/"
+    PKB_TEST_OUTSIDE=$work/outside PKB_TEST_STORE=$PKBW_STORE run 0 "a candidate that tries to leave the sandbox" -- eval --problem 1 --solution "$work/escape/1_allreduce_escapes_sandbox.py" --nproc 2 --dtype f32 --trials 1 --json
+    contains '"status":"pass"'
+    [ -z "$(ls -A "$work/outside")" ] || fail "the candidate wrote outside its sandbox: $(ls "$work/outside")"
+    ls "$work/escape"/escaped_rank_* >/dev/null 2>&1 && fail "the candidate wrote into its solution's folder"
+    ls "$PKBW_CACHE_DIR"/torch_extensions/planted_rank_* >/dev/null 2>&1 && fail "the candidate planted a file among the extensions"
+    got=$("$python" -c "
+import json, sys
+for line in open(sys.argv[1]):
+    if line.startswith('{') and '\"candidate\"' in line:
+        e = json.loads(line)
+        if e.get('event') == 'candidate' and e.get('stage') == 'started':
+            print(e['rank'], e['landlock_abi'] > 0, e['sandbox'].startswith('Landlock ABI'))" "$work/out" | sort | tr '\n' ' ')
+    [ "$got" = "0 True True 1 True True " ] || fail "the candidate events do not name Landlock: '$got'"
+    # Without the sandbox (PKBW_SANDBOX=off) the same candidate gets out: the check above can fail.
+    PKBW_SANDBOX=off PKB_TEST_OUTSIDE=$work/outside PKB_TEST_STORE=$PKBW_STORE run 1 "the same candidate with PKBW_SANDBOX=off" -- eval --problem 1 --solution "$work/escape/1_allreduce_escapes_sandbox.py" --nproc 2 --dtype f32 --trials 1
+    contains "escaped the sandbox: opened the launcher's descriptors, wrote $work/outside, read the store, planted an extension, wrote its own folder"
+    contains "sandbox: no sandbox (PKBW_SANDBOX=off)"
+else
+    echo "skipped: the sandbox's refusals (this kernel has no Landlock)"
+fi
 
 # An output the candidate's process cannot describe to the judge (an arbitrary object) is that
 # trial's invalid_output on every rank, named as PKB names outputs; the run stops there as at a mismatch.
@@ -165,7 +194,7 @@ PKBW_PKB_CANDIDATE_WRAPPER="$work/no-such-wrapper --flag" run 3 "a wrapper that 
 contains "cannot start the candidate's process"
 contains "no-such-wrapper"
 PKBW_PKB_CANDIDATE_WRAPPER=false run 3 "a wrapper that exits instead of starting the candidate" -- eval --problem 1 --solutions-dir "$solutions" --nproc 2 --trials 1
-contains "exited with code 1 before it joined its process group (started as \[\"false\"\] + the candidate)"
+contains "exited with code 1 before it joined its process group (started through false; wrapper \[\"false\"\]: pkbw does not know what it enforces)"
 PKBW_PKB_CANDIDATE_WRAPPER="'unbalanced" run 3 "a wrapper variable that is not shell words" -- eval --problem 1 --solutions-dir "$solutions" --nproc 2 --trials 1
 contains 'PKBW_PKB_CANDIDATE_WRAPPER'
 # pkb.candidate_wrapper in the config (the rank program run by hand: one rank, events to a file).
@@ -257,7 +286,10 @@ for line in open(sys.argv[1]):
 print(' '.join(f\"{r}:{','.join(str(b) for b, _, _, _ in v)}/{v[-1][1]}:{v[0][2]}-{v[-1][2]}\" for r, v in sorted(seen.items())))
 " "$work/out")
 [ "$got" = "0:1,2,3,4,5,6/6:pkb-pkbw 1:1,2,3,4,5,6/6:pkb-pkbw" ] || fail "perf_progress per rank: '$got'"
-contains "sandbox: no sandbox (PKB's Python candidates run as this user"
+if grep -q "sandbox:" "$work/out"; then
+    # Where the kernel has Landlock the workers run in pkbw-sandbox and the run carries no sandbox warning.
+    grep -q "no filesystem sandbox" "$work/out" || fail "a sandbox warning where Landlock exists: $(grep -o 'sandbox: [^;]*' "$work/out" | head -1)"
+fi
 no_leftovers "honest perf"
 perf_args=(--nproc 2 --m 64 --n 64 --trials 1 --warmup 2 --pairs 2 --iters 5 --no-pkb --json)
 # Its process's timer rewritten (1 us samples for 2 ms calls): the speedup is the judge's clock anyway.

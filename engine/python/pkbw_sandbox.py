@@ -1,0 +1,103 @@
+"""The sandbox of PKB's Python workers (the candidate's process and the reference's timing worker): the one
+pkbw's native candidates run in (docs/engine.md, "The sandbox"), applied by pkbw-sandbox
+(engine/sandbox/main.cpp), through which the judge starts each worker.
+
+What a worker may read, besides what every sandboxed process of pkbw's may (the system's libraries and
+configuration, /proc, /sys, device nodes): this Python's installation and the folders on its module path
+(the checkout, pkbw's Python programs, site-packages), the solution's folder, and the headers and tools
+its torch extensions compile with. What it may write: its own directory (its HOME and TMPDIR), its torch
+extensions folder (one per solution file and rank, so a candidate can spoil no other's build) and
+/dev/shm; with $PKBW_SANDBOX_WRITABLE (a colon-separated list, for tests and debugging) those folders
+too, which the run's sandbox line then names. The user's other files (the store, the compile cache, the
+run directories, other solutions) are neither readable nor writable.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+# Read and execute, for compiling torch extensions (headers, nvcc's and the compilers' own files) and
+# for what Python's packages look up in shared data (zoneinfo, locales).
+BUILD_READS = ("/usr/include", "/usr/local/include", "/usr/share", "/usr/local/bin", "/usr/local/share")
+
+
+class SandboxError(Exception):
+    """pkbw-sandbox could not be asked what it enforces (an environment error of the judge's)."""
+
+
+class WorkerSandbox:
+    """One worker's sandbox: `prefix` (the argv it is started through, empty when none), `environment`
+    (what its environment gains: HOME, TMPDIR, cache folders), `description` and `landlock_abi` (the run's
+    candidate event), and its own directory, removed by close()."""
+
+    def __init__(self, prefix, environment, description, landlock_abi, directory=None):
+        self.prefix = prefix
+        self.environment = environment
+        self.description = description
+        self.landlock_abi = landlock_abi
+        self.directory = directory
+
+    def close(self):
+        if self.directory:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
+
+
+def module_reads(solution_file):
+    """The folders a worker reads its Python, its modules and the solution from."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))}
+    paths.update(os.path.abspath(p) for p in sys.path if p and os.path.isdir(p))
+    if solution_file:
+        paths.add(os.path.dirname(os.path.abspath(solution_file)))
+    return sorted(p for p in paths if os.path.isdir(p)) + [p for p in BUILD_READS if os.path.isdir(p)]
+
+
+def extra_writable():
+    """$PKBW_SANDBOX_WRITABLE's folders (absolute, existing)."""
+    text = os.environ.get("PKBW_SANDBOX_WRITABLE", "")
+    return [p for p in text.split(":") if p and os.path.isabs(p) and os.path.isdir(p)]
+
+
+def describe(program, arguments):
+    """(landlock_abi, description) of the sandbox these arguments make, from pkbw-sandbox itself."""
+    try:
+        done = subprocess.run([program, "--describe"] + arguments + ["--"], capture_output=True, text=True,
+                              timeout=30, stdin=subprocess.DEVNULL)
+        reply = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError) as error:
+        raise SandboxError(f"cannot run {program} --describe: {error}") from None
+    if not isinstance(reply, dict):
+        raise SandboxError(f"{program} --describe exited with code {done.returncode}: {done.stderr.strip()[:500]}")
+    return int(reply.get("landlock_abi", 0)), str(reply.get("sandbox", ""))
+
+
+def worker_sandbox(pkb, extensions_folder, solution_file):
+    """The sandbox a worker of this judge starts in: pkbw-sandbox with this worker's paths; none where
+    PKBW_SANDBOX=off or the launcher found no pkbw-sandbox (the run then says so). `extensions_folder`
+    (may be None) must exist: Landlock's rules name existing folders."""
+    program = pkb.get("sandbox_program")
+    if os.environ.get("PKBW_SANDBOX") == "off":
+        return WorkerSandbox([], {}, "no sandbox (PKBW_SANDBOX=off): the candidate can read and write "
+                             "whatever this user can", 0)
+    if not program or not os.access(program, os.X_OK):
+        return WorkerSandbox([], {}, "no sandbox (pkbw-sandbox was not found beside pkbw): the candidate "
+                             "can read and write whatever this user can", 0)
+    directory = tempfile.mkdtemp(prefix=f"pkbw-candidate-{os.getpid()}-")
+    writes = [directory] + ([extensions_folder] if extensions_folder else []) + extra_writable()
+    arguments = []
+    for path in module_reads(solution_file):
+        arguments += ["--read", path]
+    for path in writes:
+        arguments += ["--write", path]
+    try:
+        abi, description = describe(program, arguments)
+    except SandboxError:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    environment = {"HOME": directory, "TMPDIR": directory}
+    if extensions_folder:
+        # Triton's compiled kernels beside torch's extensions: kept across runs of this solution only.
+        environment["TRITON_CACHE_DIR"] = os.path.join(extensions_folder, "triton")
+    return WorkerSandbox([program] + arguments + ["--"], environment, description, abi, directory)
