@@ -107,6 +107,11 @@ private:
             params = setup["params"].get<std::map<std::string, double>>();
         }
         session_ = std::make_unique<SolutionSession>(side_, *device_, *rendezvous_, params);
+        // Ready only once every peer of this group has joined and set up: a judge may freeze its worker
+        // as soon as it answers (perf's later launches run no trial first), and a frozen rank 0 no longer
+        // serves a peer still joining (its rendezvous threads freeze with it); that peer's judge then
+        // waits for a "ready" that never comes.
+        rendezvous_->barrier();
         if (setup.contains("trace_dir")) {
             const std::filesystem::path dir = setup["trace_dir"].get<std::string>();
             recorder_ = std::make_unique<TraceRecorder>(
