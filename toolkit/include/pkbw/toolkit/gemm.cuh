@@ -5,11 +5,16 @@
 //     g.a = x.data; g.b = w.data; g.trans_b = true; g.bias = b.data; g.c = y.data;   // F.linear
 //     PKBW_TRY(pkbw::tk::gemm(ctx, g));
 //
-// Numerics are PyTorch's defaults on an H200: bf16/f16/f32 operands accumulate in fp32
-// (CUBLAS_COMPUTE_32F; TF32 is never used, so f32 GEMMs are true fp32 like torch with
-// allow_tf32 = False), f64 operands in f64; C is rounded once to its dtype. A bias is added to the
-// fp32 accumulator before that rounding (C is pre-filled with the bias rows and beta = 1), as torch's
-// addmm epilogue does.
+// Numerics: bf16/f16/f32 operands accumulate in fp32 (CUBLAS_COMPUTE_32F; TF32 is never used, so
+// f32 GEMMs are true fp32 like torch with allow_tf32 = False), f64 operands in f64; C is rounded once
+// to its dtype. A bias is added to the fp32 accumulator before that rounding (C is pre-filled with the
+// bias rows and beta = 1), as torch's addmm epilogue does. Split-K reductions stay in fp32: the handle
+// sets CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION. cuBLAS's default math mode allows a split-K
+// algorithm to add its partial sums in the output type (bf16/f16), which rounds every partial sum and
+// moves C by an ulp or more wherever the heuristic splits K (small C, long K: the LoRA factors' x·Aᵀ
+// of 32, the weight gradients dᵀ·x of 40-47), while the host oracles and the samples' own dot
+// products round once. The cross-check's PKBXC_CUBLAS_REDUCED_PRECISION=off runs PyTorch the same way
+// (docs/problems.md).
 #pragma once
 
 #include "pkbw/solution.h"
@@ -20,14 +25,17 @@
 
 namespace pkbw::tk {
 
-// The library's cuBLAS handle, created on first use with the default math mode (no TF32) and set to
-// the caller's stream on every call. One per loaded library (each rank is its own process); never
-// destroyed, since a static destructor may run after the CUDA context is gone.
+// The library's cuBLAS handle, created on first use with the default math mode (no TF32) and no
+// reduced-precision (output-type) split-K reductions, and set to the caller's stream on every call. One per
+// loaded library (each rank is its own process); never destroyed, since a static destructor may run after the
+// CUDA context is gone.
 inline cublasHandle_t cublas_handle() {
     static cublasHandle_t handle = [] {
         cublasHandle_t created = nullptr;
         if (cublasCreate(&created) == CUBLAS_STATUS_SUCCESS)
-            cublasSetMathMode(created, CUBLAS_DEFAULT_MATH);
+            cublasSetMathMode(created,
+                              static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
+                                                        CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
         return created;
     }();
     return handle;

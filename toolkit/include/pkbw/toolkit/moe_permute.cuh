@@ -228,10 +228,13 @@ __global__ void moe_combine_kernel(const T* rows, const T* weights, const long l
         float acc = 0.f;
         for (long long j = offsets[t]; j < offsets[t + 1]; ++j) {
             const long long i = slots[j];
+            // Two operations, each rounded (torch stores `tokens * weight`, then scatter_add_ adds it):
+            // the intrinsics keep nvcc from contracting them into one FMA, which in f32 (where
+            // round_as is the identity) would round once instead of twice.
             float v = to_float(rows[i * n + c]);
             if (weights)
-                v = round_as<T>(v * to_float(weights[i]));
-            acc = round_as<T>(acc + v);
+                v = round_as<T>(__fmul_rn(v, to_float(weights[i])));
+            acc = round_as<T>(__fadd_rn(acc, v));
         }
         out[idx] = from_float<T>(acc);
     }
