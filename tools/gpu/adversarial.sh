@@ -6,6 +6,8 @@
 # (no case starts after 190 s: those print SKIP). Exit status 1 when a row FAILs.
 # Usage: tools/gpu/adversarial.sh OUT_DIR [PKBW (default build-dev/bin/pkbw)] [--only case,case]
 set -uo pipefail
+source "$(dirname "$0")/budget.sh"
+gpu_budget "$@" # runs under tools/gpu/budget.sh's budget (450 s)
 cd "$(dirname "$0")/../.."
 out=${1:?usage: tools/gpu/adversarial.sh OUT_DIR [PKBW] [--only case,case]}
 pkbw=${2:-build-dev/bin/pkbw}

@@ -10,6 +10,8 @@
 # 2 with two GPUs or more, else 1), JUDGE_ARGS (extra judge flags, each passed with --judge-arg; CI
 # gives "--trials 1 --m 64 --n 64").
 set -uo pipefail
+source "$(dirname "$0")/budget.sh"
+gpu_budget "$@" # runs under tools/gpu/budget.sh's budget (450 s)
 out=$(realpath -m "${1:?usage: tools/gpu/agent_pkb.sh OUT_DIR}")
 pkb=$(realpath -m "${PKB:-.pkb}")
 cd "$(dirname "$0")/../.." || exit 1

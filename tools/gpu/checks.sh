@@ -13,7 +13,12 @@
 # Environment for pkbsol/runlocal: PKB_MODELS, PKB_PROBLEMS (what to run), PKBSOL_WARM_S (deadline of
 # one warm-up eval, default 150), PKBSOL_JOBS (warm-ups at once, default 6), PKBSOL_FLAGS (extra perf
 # flags), RUNLOCAL_MODEL, RUNLOCAL_PROBLEMS.
+# Runs under tools/gpu/budget.sh's budget (PKBW_GPU_BUDGET_S, 450 s): sections run in the order given
+# and the one the budget cuts says so; summary.txt gets each section's wall time as it ends. A device
+# call carries `build` and one or two sections; give the others to the next call.
 set -uo pipefail
+source "$(dirname "$0")/budget.sh"
+gpu_budget "$@"
 all_sections="build eval suite oracle calibrate perf trace overhead crosscheck adversarial pkbsol runlocal"
 if [ $# -lt 1 ]; then
     echo "usage: tools/gpu/checks.sh OUT_DIR [sections...]  (sections: $all_sections)" >&2
@@ -91,12 +96,14 @@ elif [ "$W" -gt "$gpus" ]; then
 fi
 
 if want build; then
+    gpu_section build "$out"
     deps=$PWD/.deps
     extra=()
     [ -d "$deps" ] && extra=(-DCMAKE_PREFIX_PATH="$deps" -DSQLite3_INCLUDE_DIR="$deps/include" -DSQLite3_LIBRARY="$deps/lib/libsqlite3.a")
     t0=$(date +%s)
     { cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DPKBW_BUILD_GUI=OFF -DPKBW_BUILD_TESTS=OFF \
-        -DPKBW_BUILD_BENCH=OFF -DPKBW_BUILD_GENERATE=OFF ${extra[@]+"${extra[@]}"} && cmake --build build-dev -j "$(nproc)"; } > "$out/build.log" 2>&1 \
+        -DPKBW_BUILD_BENCH=OFF -DPKBW_BUILD_GENERATE=OFF ${extra[@]+"${extra[@]}"} &&
+        timeout "$(gpu_limit 600)" cmake --build build-dev -j "$(nproc)"; } > "$out/build.log" 2>&1 \
         || { tail -40 "$out/build.log"; exit 1; }
     line "build: $(( $(date +%s) - t0 )) s; $("$p" --version | tr '\n' ' ')"
 fi
@@ -113,7 +120,7 @@ run_json() {
     shift 2
     local log
     log=$(log_of "$label")
-    "$p" "$command" "$@" --backend cuda --json > "$log" 2> "$log.err"
+    timeout --foreground "$(gpu_limit 600)" "$p" "$command" "$@" --backend cuda --json > "$log" 2> "$log.err"
     local rc=$?
     python3 - "$log" "$rc" "$label" <<'PY' | tee -a "$out/summary.txt"
 import json, sys
@@ -162,7 +169,7 @@ PY
 }
 
 if want eval; then
-    line "== eval (W=$W)"
+    gpu_section "eval (W=$W)" "$out"
     for prob in 1 2; do
         for dir in $base $tuned; do
             run_json "eval $prob $(basename "$dir")" eval --problem "$prob" --solution cuda --solutions-dir "$dir" --nproc "$W"
@@ -183,7 +190,7 @@ if want eval; then
 fi
 
 if want suite; then
-    line "== problem suite: every sample against its reference (W=$W, 5 trials)"
+    gpu_section "suite: every sample against its reference (W=$W, 5 trials)" "$out"
     # Warm the compile cache in parallel: dryruns of each side (W-only problems just fail fast).
     for f in problems/*/reference.cu "$base"/*.cu "$tuned"/*.cu; do
         stem=$(basename "$(dirname "$f")"); [[ $f == samples/* ]] && stem=$(basename "$f" _cuda.cu)
@@ -206,11 +213,11 @@ if want suite; then
 fi
 
 if want oracle; then
-    line "== CUDA references against their host oracles (gpu_smoke, W=$W, 512x512, pkb inputs)"
+    gpu_section "oracle: CUDA references against their host oracles (gpu_smoke, W=$W, 512x512, pkb inputs)" "$out"
     stems=$(for n in $xc_problems; do basename problems/"${n}"_*; done)
     for dt in bf16 f32; do
         # shellcheck disable=SC2086
-        OUT_DIR=$scratch/gpu_smoke bash tests/problems/gpu_smoke/run_all.sh "$W" 512 512 $dt pkb $stems \
+        OUT_DIR=$scratch/gpu_smoke timeout "$(gpu_limit 600)" bash tests/problems/gpu_smoke/run_all.sh "$W" 512 512 $dt pkb $stems \
             > "$out/oracle_$dt.log" 2>&1
         grep -E "^RESULT|COMPILE FAIL|ref vs host  mismatches [1-9]" "$out/oracle_$dt.log" | sed "s/^/oracle $dt: /" \
             | tee -a "$out/summary.txt"
@@ -218,14 +225,14 @@ if want oracle; then
 fi
 
 if want calibrate || want perf; then
-    line "== calibrate (W=$W)"
+    gpu_section "calibrate (W=$W)" "$out"
     [ "$W" -ge 2 ] || line "calibrate: at W=1 the collectives cross no link (busbw factor 0) and the peer copy is not measured"
     "$p" calibrate --nproc "$W" > "$out/calibrate.txt" 2>&1
     tee -a "$out/summary.txt" < "$out/calibrate.txt"
 fi
 
 if want perf; then
-    line "== perf (W=$W)"
+    gpu_section "perf (W=$W)" "$out"
     for i in 1 2 3 4 5; do
         run_json "perf 2 tuned repeat $i" perf --problem 2 --solution cuda --solutions-dir $tuned --nproc "$W"
     done
@@ -236,7 +243,7 @@ if want perf; then
 fi
 
 if want trace; then
-    line "== trace (W=$W)"
+    gpu_section "trace (W=$W)" "$out"
     run_json "perf 1 nvtx candidate, no tracer" perf --problem 1 --solution tests/gpu/1_allreduce_nvtx_cuda.cu --nproc "$W"
     label="perf 1 nvtx candidate, tracer loaded"
     run_json "$label" perf --problem 1 --solution tests/gpu/1_allreduce_nvtx_cuda.cu --nproc "$W" --trace
@@ -274,7 +281,7 @@ PY
 fi
 
 if want overhead; then
-    line "== tracer overhead: the same perf without and with the tracer loaded (kernel-only candidate, W=$W)"
+    gpu_section "overhead: the same perf without and with the tracer loaded (kernel-only candidate, W=$W)" "$out"
     for i in 1 2; do
         run_json "perf 1 tuned, no tracer ($i)" perf --problem 1 --solution cuda --solutions-dir $tuned --nproc "$W"
         run_json "perf 1 tuned, tracer loaded ($i)" perf --problem 1 --solution cuda --solutions-dir $tuned --nproc "$W" --trace
@@ -285,10 +292,10 @@ pkb_missing="needs .pkb (a PKB checkout with the cfbf870^ solution folders) in $
 if want crosscheck && [ ! -d "$xc_checkout" ]; then
     skip "crosscheck" "$pkb_missing"
 elif want crosscheck; then
-    line "== PKB cross-check (torch reference vs pkbw's CUDA reference, same inputs, W=$W, 1024x1024)"
+    gpu_section "crosscheck: torch reference vs pkbw's CUDA reference, same inputs, W=$W, 1024x1024" "$out"
     # tools/pkb_crosscheck.py table: pkbw dryrun of the reference with --keep-inputs/--keep-outputs,
     # then PKB's reference on NCCL per rank; torch start-up dominates, so four combinations at a time.
-    PKBW_PYTHON=python3 timeout 1500 python3 tools/pkb_crosscheck.py table --backend cuda --pkbw "$p" \
+    PKBW_PYTHON=python3 timeout "$(gpu_limit 1500)" python3 tools/pkb_crosscheck.py table --backend cuda --pkbw "$p" \
         --pkb-checkout "$xc_checkout" --problems "$(echo $xc_problems | tr ' ' ',')" --worlds "$W" --dtypes "$xc_dtypes" \
         --m 1024 --n 1024 --jobs 4 --timeout 300 --json "$out/crosscheck.json" > "$out/crosscheck.md" 2>&1
     echo "crosscheck exit $?" >> "$out/crosscheck.md"
@@ -302,7 +309,7 @@ fi
 if want pkbsol && [ ! -d .pkb ]; then
     skip "pkbsol" "$pkb_missing"
 elif want pkbsol; then
-    line "== PKB cuda solutions (W=$W)"
+    gpu_section "pkbsol: PKB cuda solutions (W=$W)" "$out"
     t0=$(date +%s)
     if want runlocal; then # run_local.py's own extension cache fills meanwhile (CPU-bound nvcc)
         for n in $runlocal_problems; do
@@ -344,7 +351,7 @@ if want runlocal && [ ! -d .pkb ]; then
     skip "runlocal" "$pkb_missing"
 elif want runlocal; then
     dir=$PWD/.pkb/solutions_cuda_bf16_h100_8_$runlocal_model
-    line "== run_local.py vs pkbw, $runlocal_model, problems $runlocal_problems (W=$W, 5 trials, perf)"
+    gpu_section "runlocal: run_local.py vs pkbw, $runlocal_model, problems $runlocal_problems (W=$W, 5 trials, perf)" "$out"
     export TORCH_EXTENSIONS_DIR=$scratch/pkb_ext
     if ! want pkbsol; then
         for n in $runlocal_problems; do
@@ -370,6 +377,7 @@ fi
 if want adversarial; then
     # Cases that need two ranks (a crash on rank 1, ranks that disagree) say so and are skipped at W=1
     # (needs_ranks in tests/adversarial/cuda/cases.json).
-    line "== adversarial candidates (tests/adversarial/cuda, W=$W): expected vs observed diagnosis"
+    gpu_section "adversarial candidates (tests/adversarial/cuda, W=$W): expected vs observed diagnosis" "$out"
     W=$W tools/gpu/adversarial.sh "$out/adversarial" "$p" 2>&1 | tail -30 | tee -a "$out/summary.txt"
 fi
+gpu_section_end

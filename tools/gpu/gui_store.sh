@@ -6,7 +6,12 @@
 # into OUT_DIR/gui_store.tar.gz (the device returns few files), to open with pkbw-gui elsewhere.
 # Usage: tools/gpu/gui_store.sh OUT_DIR   (needs a built tree: tools/gpu/checks.sh OUT_DIR build; .pkb:
 # a PKB checkout with the cfbf870^ solution folders). QUICK=1: one run of each kind (about 2 minutes).
+# Runs under tools/gpu/budget.sh's budget (450 s): each section packs the store so far into
+# OUT_DIR/gui_store.tar.gz as it ends, and summary.txt gets its wall time, so a call the budget cuts
+# still returns the runs recorded before; every step is bounded by what is left of the budget.
 set -uo pipefail
+source "$(dirname "$0")/budget.sh"
+gpu_budget "$@"
 out=$(realpath -m "${1:?usage: tools/gpu/gui_store.sh OUT_DIR}")
 cd "$(dirname "$0")/../.." || exit 1
 export PATH=/usr/local/cuda/bin:$PATH NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
@@ -29,38 +34,48 @@ step() { # label, pkbw args...: one line per run (its final status) in the log a
     shift
     local t0 rc
     t0=$(date +%s)
-    "$p" "$@" > "$root/step.log" 2>&1
+    if [ "$(gpu_left)" -le 20 ]; then
+        printf '%-44s skipped: the budget is spent\n' "$label" | tee -a "$log"
+        return 0
+    fi
+    timeout --foreground "$(gpu_limit 240)" "$p" "$@" > "$root/step.log" 2>&1
     rc=$?
     printf '%-44s rc=%d %3ds  %s\n' "$label" "$rc" $(($(date +%s) - t0)) \
         "$(grep -E '^run [0-9]+|speedup|MISMATCH|FAIL|error' "$root/step.log" | head -2 | tr '\n' ' ' | cut -c1-150)" | tee -a "$log"
+}
+
+# The store so far, packed (written beside and renamed, so a cut never leaves half an archive).
+pack() {
+    "$p" runs --store "$PKBW_STORE" > "$out/runs.txt" 2>&1
+    tar czf "$out/gui_store.tar.gz.tmp" -C "$root" --exclude='warm_*' --exclude=step.log . &&
+        mv "$out/gui_store.tar.gz.tmp" "$out/gui_store.tar.gz"
 }
 
 # PKB's solutions compile a torch extension on their first call: start those compiles now, in the
 # background, one untimed eval each, while the native runs take the GPU.
 for model in $models; do
     for n in $pkb_problems; do
-        (PKBW_STORE=$root/warm_${model}_$n.db timeout 240 "$p" eval --pkb-checkout .pkb \
+        (PKBW_STORE=$root/warm_${model}_$n.db timeout --foreground "$(gpu_limit 240)" "$p" eval --pkb-checkout .pkb \
             --solutions-dir ".pkb/solutions_cuda_bf16_h100_8_$model" --problem "$n" --nproc 1 --trials 1 \
             --timeout-compile 200 > /dev/null 2>&1) &
     done
 done
 
+gpu_section "native samples: calibrate, traced perf" "$out"
 step calibrate calibrate --nproc 1
 for n in $native; do
     step "perf --trace $n baseline" perf --problem "$n" --solution cuda --solutions-dir "$base" --nproc 1 --trace
 done
 step "perf --trace 12 tuned" perf --problem 12 --solution cuda --solutions-dir "$tuned" --nproc 1 --trace
+pack
+gpu_section "a wrong candidate" "$out"
 # A wrong candidate: zeros instead of the sum (mismatch on every trial, outputs kept).
 step "eval wrong 1 (1024^2)" eval --problem 1_allreduce --solution tests/adversarial/cuda/all_zero.cu --nproc 1 \
     --all-trials --keep-outputs
 [ "${QUICK:-0}" = 1 ] || step "eval wrong 1 (4096^2)" eval --problem 1_allreduce --solution tests/adversarial/cuda/all_zero.cu --nproc 1 \
     --m 4096 --n 4096 --all-trials
-for dir in $generations; do
-    for f in "$dir"/*_cuda.cu; do
-        stem=$(basename "$f" _cuda.cu)
-        step "eval $(basename "$dir") $stem" eval --problem "$stem" --solution cuda --solutions-dir "$dir" --nproc 1
-    done
-done
+pack
+gpu_section "PKB's LLM solutions, traced" "$out"
 wait # the PKB warm-ups
 for model in $models; do
     for n in $pkb_problems; do
@@ -68,12 +83,23 @@ for model in $models; do
             --problem "$n" --nproc 1 --trace
     done
 done
+pack
+gpu_section "PKB's run_local.py with --download --profile" "$out"
 # PKB's own harness, with its outputs and torch-profiler traces, for import-pkb.
-(cd .pkb && timeout 240 python3 run_local.py --mode eval --problem 2 --solution cuda \
+(cd .pkb && timeout "$(gpu_limit 240)" python3 run_local.py --mode eval --problem 2 --solution cuda \
     --solutions-dir "$PWD/solutions_cuda_bf16_h100_8_anthropic_claude-opus-4-7" --nproc-per-node 1 \
     --measure-perf --trials 2 --download --profile --logs-dir "$root/pkb_logs" > "$root/run_local.log" 2>&1)
 echo "run_local.py --download --profile rc=$? ($(find "$root/pkb_logs" -type f 2>/dev/null | wc -l) files)" | tee -a "$log"
 cp "$root/run_local.log" "$out/"
-"$p" runs --store "$PKBW_STORE" > "$out/runs.txt" 2>&1
-rm -f "$root"/warm_* "$root/step.log"
-tar czf "$out/gui_store.tar.gz" -C "$root" . && ls -la "$out/gui_store.tar.gz" | tee -a "$log"
+pack
+# Last, as the longest part (one eval per sample): what the budget leaves of it is recorded.
+gpu_section "evals of both sample generations" "$out"
+for dir in $generations; do
+    for f in "$dir"/*_cuda.cu; do
+        stem=$(basename "$f" _cuda.cu)
+        step "eval $(basename "$dir") $stem" eval --problem "$stem" --solution cuda --solutions-dir "$dir" --nproc 1
+    done
+done
+pack
+gpu_section_end
+ls -la "$out/gui_store.tar.gz" | tee -a "$log"

@@ -14,6 +14,8 @@
 #        PROBLEMS (trust.sh's, default "1 2 12 46"), ADVERSARIAL_BUDGET (seconds, default 170),
 #        SECTIONS (default "build adversarial trust").
 set -uo pipefail
+source "$(dirname "$0")/budget.sh"
+gpu_budget "$@" # runs under tools/gpu/budget.sh's budget (450 s)
 out=$(realpath -m "${1:?usage: tools/gpu/judge.sh OUT_DIR [OLD_SRC]}")
 cd "$(dirname "$0")/../.." || exit 1
 old_src=$(realpath -m "${2:-.old}")
@@ -53,7 +55,7 @@ old=/tmp/pkbw-old-build/bin/pkbw
 
 if want adversarial; then
     line "== CUDA adversarial cases, W=$W ($(elapsed) s in)"
-    W=$W timeout $(( ${ADVERSARIAL_BUDGET:-170} + 60 )) python3 tests/adversarial/run_gpu_cases.py --pkbw "$new" \
+    W=$W timeout "$(gpu_limit $(( ${ADVERSARIAL_BUDGET:-170} + 60 )))" python3 tests/adversarial/run_gpu_cases.py --pkbw "$new" \
         --out "$work/adversarial" --nproc "$W" --budget "${ADVERSARIAL_BUDGET:-170}" 2>&1 | tee -a "$out/summary.txt"
 fi
 
@@ -61,7 +63,7 @@ if want trust; then
     line "== tuned samples before/after, W=$W ($(elapsed) s in)"
     if [ -x "$old" ]; then
         # trust.sh writes its table line by line into the summary as it goes.
-        timeout 300 bash tools/gpu/trust.sh "$work/trust" "$old" "$new" > "$work/trust.log" 2>&1 &
+        timeout "$(gpu_limit 300)" bash tools/gpu/trust.sh "$work/trust" "$old" "$new" > "$work/trust.log" 2>&1 &
         trust=$!
         tail -n +1 -F "$work/trust/trust.txt" 2>/dev/null >> "$out/summary.txt" &
         follower=$!

@@ -10,6 +10,8 @@
 #        FLOORS (problems whose A/A noise floor is measured first, `perf --solution reference`; default
 #        PROBLEMS, and 1 for the aa pair).
 set -uo pipefail
+source "$(dirname "$0")/budget.sh"
+gpu_budget "$@" # runs under tools/gpu/budget.sh's budget (450 s)
 out=$(realpath -m "${1:?usage: tools/gpu/replicate.sh OUT_DIR PKBW}")
 pkbw=$(realpath -m "${2:?pkbw binary}")
 cd "$(dirname "$0")/../.." || exit 1

@@ -9,6 +9,8 @@
 # the one-by-one loop's separately, so each pays its own compiles once); COLD=1 wipes them first.
 # Environment: PKBW, PROBLEMS (default 1-20), COLD
 set -uo pipefail
+source "$(dirname "$0")/budget.sh"
+gpu_budget "$@" # runs under tools/gpu/budget.sh's budget (450 s)
 [ $# -ge 1 ] || { echo "usage: tools/gpu/sweep.sh OUT_DIR" >&2; exit 2; }
 out=$(realpath -m "$1")
 shift
@@ -69,7 +71,7 @@ if [[ $sections == *" perf "* ]]; then
     export PKBW_CACHE_DIR=$scratch/cache
     rm -rf "$scratch/perf"
     t0=$(date +%s.%N)
-    timeout 300 "$p" sweep --solutions-dir "$base" --solutions-dir "$tuned" --problems "$problems" --mode perf \
+    timeout "$(gpu_limit 300)" "$p" sweep --solutions-dir "$base" --solutions-dir "$tuned" --problems "$problems" --mode perf \
         --nproc 1 --backend cuda --store "$scratch/perf/runs.db" --name perf --json -- --no-pkb --pairs 3 \
         > "$out/sweep_perf.jsonl" 2> "$out/sweep_perf.err"
     rc=$?

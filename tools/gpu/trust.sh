@@ -5,6 +5,8 @@
 # ranks.
 # Usage: tools/gpu/trust.sh OUT_DIR OLD_PKBW NEW_PKBW   (W default 1; PROBLEMS default "1 2 8 12")
 set -uo pipefail
+source "$(dirname "$0")/budget.sh"
+gpu_budget "$@" # runs under tools/gpu/budget.sh's budget (450 s)
 out=$(realpath -m "${1:?usage: tools/gpu/trust.sh OUT_DIR OLD_PKBW NEW_PKBW}")
 old=${2:?old pkbw}
 new=${3:?new pkbw}
