@@ -82,8 +82,11 @@ if [ "$smoke" = 1 ]; then
             for s in 27_moe_all2all_primitive 28_moe_pre_all2all 29_moe_post_all2all; do
                 timeout "$(gpu_limit 60)" "$out/gs/gpu_smoke" "$s" 1 3000 64 "$dt" pkb "$out/gs/$s.ref.so" \
                     "$out/gs/$s.host.so" - 5 > "$out/gpu_smoke_${dt}_$s.log" 2>&1
-                echo "gpu_smoke $dt $s rc=$?: $(grep -E 'RESULT|mismatches [1-9]' "$out/gpu_smoke_${dt}_$s.log" |
-                    head -3 | tr '\n' ' ')" | tee -a "$out/summary.txt"
+                smoke_rc=$?
+                shown=$(grep -E 'RESULT|mismatches [1-9]' "$out/gpu_smoke_${dt}_$s.log" | head -3 | tr '\n' ' ')
+                echo "gpu_smoke $dt $s rc=$smoke_rc: ${shown:-$(tail -1 "$out/gpu_smoke_${dt}_$s.log")}" |
+                    tee -a "$out/summary.txt"
+                [ "$smoke_rc" -eq 0 ] || rc=1
             done
         done
     fi
