@@ -14,7 +14,8 @@
 # of tools/gpu/budget.sh (450 s); the compile cache is kept in WORK, so a second call is faster.
 # Usage: bash tools/gpu/fidelity.sh OUT_DIR BUILD_DIR [PKB_CHECKOUT]
 #   BUILD_DIR: where `cmake --build` put bin/pkbw (e.g. build-dev); PKB_CHECKOUT: a checkout of PKB
-#   HEAD (reference/, utils/; default .pkb-head, else .pkb).
+#   HEAD (reference/, utils/; default .pkb-head, else .pkb; an exported tree may name its commit in a
+#   REVISION file).
 # Environment: PROBLEMS (ids, default every folder under problems/), DTYPES (bf16), M, N (1024),
 #   JOBS (cross-check rows at once, default 12), WORK (/tmp/pkbw-fidelity), SECTIONS (default
 #   "moe crosscheck rp_off samples").
@@ -35,10 +36,15 @@ export PATH=/usr/local/cuda/bin:$PATH NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_
 export PKBW_CACHE_DIR=$work/cache PKBW_PYTHON=${PKBW_PYTHON:-python3}
 want() { [[ " $sections " == *" $1 "* ]]; }
 line() { printf '%s\n' "$*" | tee -a "$out/summary.txt"; }
+# The checkout's commit: its own .git, else a REVISION file (an exported tree), never the enclosing
+# repository's (a checkout inside pkbw's tree would otherwise report pkbw's commit).
+pkb_revision() {
+    if [ -e "$pkb/.git" ]; then git -C "$pkb" rev-parse --short HEAD; else cat "$pkb/REVISION" 2>/dev/null || echo "(revision unknown)"; fi
+}
 
 [ -x "$p" ] || { line "fidelity.sh: no pkbw at $p (build first: cmake --build $build)"; exit 2; }
 [ -f "$pkb/utils/input_output_tensors.py" ] || { line "fidelity.sh: $pkb is not a PKB checkout (reference/, utils/)"; exit 2; }
-line "fidelity.sh: $("$p" --version | tr '\n' ' '); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); torch $(python3 -c 'import torch; print(torch.__version__, torch.version.cuda)' 2>&1 | tail -1); PKB $(git -C "$pkb" rev-parse --short HEAD 2>/dev/null || echo '(no git)')"
+line "fidelity.sh: $("$p" --version | tr '\n' ' '); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); torch $(python3 -c 'import torch; print(torch.__version__, torch.version.cuda)' 2>&1 | tail -1); PKB $(pkb_revision)"
 
 # The problems: every folder, the five that mismatched on the H200 (issue 29) first.
 first="32 40 41 42 47"
