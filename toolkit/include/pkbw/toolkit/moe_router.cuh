@@ -4,9 +4,10 @@
 //     routing_weights, selected = torch.topk(torch.softmax(logits, -1), k)
 //     counts[e] = one_hot(selected, E).sum over tokens and k   (expert_mask.sum(dim=(1, 2)))
 //
-// The softmax is computed in fp32 per token (max, Σ exp(l − max), exp(l − max) / Σ) and rounded to T,
-// as torch's softmax on a T tensor; the top-k runs on those rounded values with moe_router.h's rule
-// (ties: lower expert index). moe_router_host.h is the float64 oracle of the same steps.
+// The softmax is computed in fp32 per token (max, Σ exp(l − max) in the order of torch's kernel,
+// exp(l − max) / Σ) and rounded to T, as torch's softmax on a T tensor; the top-k runs on those rounded
+// values with moe_router.h's rule (ties: lower expert index). moe_router_host.h is the float64 oracle of the
+// same steps.
 //
 //     pkbw::tk::RouterShape shape{tokens, hidden, experts, top_k};
 //     PKBW_TRY(pkbw::tk::moe_router(ctx, dtype, shape, x, gate_w, gate_b, weights, selected, counts));
@@ -31,7 +32,37 @@ struct RouterShape {
 
 namespace moe_router_detail {
 
-// One thread per token: softmax of its `experts` logits in fp32, rounded to T, then the top-k.
+// Σ_e exp(row[e] − top) in fp32, added in the order of PyTorch's softmax kernel for rows of at most
+// 1024 elements (softmax_warp_forward): the row is padded to the next power of two p, a warp of
+// w = min(p, 32) lanes holds elements l, l + w, l + 2w, ... in lane l, each lane adds its own in turn
+// (padding adds exp(−inf) = 0), then the lanes combine by a butterfly over xor offsets w/2, ..., 1, after
+// which every lane holds the same sum. For 8 experts: ((e0 + e4) + (e2 + e6)) + ((e1 + e5) + (e3 + e7)).
+// The order moves the sum by an fp32 ulp at most, but a probability that then rounds to another bf16
+// value changes a routing weight, which 32's large outputs show.
+template <class T>
+__device__ float torch_order_exp_sum(const T* row, int experts, float top) {
+    int padded = 1;
+    while (padded < experts)
+        padded <<= 1;
+    const int lanes = padded < 32 ? padded : 32;
+    float lane_sum[32];
+    for (int l = 0; l < lanes; ++l) {
+        float sum = 0.f;
+        for (int e = l; e < experts; e += lanes)
+            sum = __fadd_rn(sum, expf(to_float(row[e]) - top));
+        lane_sum[l] = sum;
+    }
+    for (int offset = lanes / 2; offset > 0; offset /= 2)
+        for (int l = 0; l < lanes; ++l)
+            if ((l & offset) == 0) {
+                lane_sum[l] = __fadd_rn(lane_sum[l], lane_sum[l | offset]);
+                lane_sum[l | offset] = lane_sum[l];
+            }
+    return lane_sum[0];
+}
+
+// One thread per token: softmax of its `experts` logits in fp32 (the sum in PyTorch's order), rounded
+// to T, then the top-k.
 template <class T>
 __global__ void softmax_top_k(const T* logits, long long tokens, int experts, int k, T* weights,
                               long long* selected) {
@@ -42,9 +73,7 @@ __global__ void softmax_top_k(const T* logits, long long tokens, int experts, in
         float top = -INFINITY;
         for (int e = 0; e < experts; ++e)
             top = fmaxf(top, to_float(row[e]));
-        float sum = 0.f;
-        for (int e = 0; e < experts; ++e)
-            sum += expf(to_float(row[e]) - top);
+        const float sum = torch_order_exp_sum(row, experts, top);
         for (int e = 0; e < experts; ++e)
             probs[e] = round_as<T>(expf(to_float(row[e]) - top) / sum);
         router_top_k(probs, experts, k, chosen);
