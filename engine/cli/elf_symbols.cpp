@@ -171,7 +171,7 @@ std::vector<Flag> candidate_flags(const std::vector<std::string>& symbols, const
                              "the problem's own collective: the library may do the work the candidate is judged on"});
         else
             flags.push_back({"info", "calls NCCL collective " + name,
-                             "not the problem's own collective: a building block, not the answer"});
+                             "a building block: not the whole problem's answer"});
     }
     for (const auto& line : imported_capability_flags(symbols)) {
         if (line.rfind("calls cuBLAS", 0) == 0)

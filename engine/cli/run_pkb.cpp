@@ -8,6 +8,7 @@
 #include "pkbw/core/generation.h"
 #include "pkbw/core/safetensors.h"
 #include "pkbw/problems/registry.h"
+#include "python_flags.h"
 #include "run_session.h"
 #include "safety.h"
 #include "subprocess.h"
@@ -348,6 +349,15 @@ int Run::execute_pkb() {
         const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         if (std::string refusal = source_refusal(solution_path, source, environment); !refusal.empty())
             return fail("error", kExitFailed, refusal);
+        // Flags from the solution's own code, as a native candidate's come from its own object.
+        const std::string own =
+            problem_ ? own_collective_symbol(*problem_, ProblemConfig{options_.nproc, options_.m, options_.n, dtype_,
+                                                                      0, options_.seed, InputMode::Pkb})
+                     : std::string();
+        candidate_flags_ = python_candidate_flags(source, own);
+        for (const auto& flag : candidate_flags_)
+            if (flag.severity != "info")
+                candidate_warnings_.push_back(flag.text);
     }
     if (!options_.json) {
         out_ << "pkbw " << options_.mode << " (PKB solution)\n  Problem:  " << stem_ << "  ("
