@@ -233,7 +233,7 @@ def candidate_wrapper(pkb, config_path):
         raise ConfigError(f"$PKBW_PKB_CANDIDATE_WRAPPER ({text[:200]!r}): {error}") from None
 
 
-def worker_sandbox(pkb, wrapper, extensions_folder):
+def worker_sandbox(pkb, wrapper, extensions_folder, run_folder):
     """How a worker is started: the user's wrapper as given, else pkbw's sandbox for it (its own
     directory and extensions folder; pkbw_sandbox.py)."""
     if wrapper is not None:
@@ -241,7 +241,7 @@ def worker_sandbox(pkb, wrapper, extensions_folder):
             wrapper, {}, f"wrapper {json.dumps(wrapper)[:200]}: pkbw does not know what it enforces", 0)
     if extensions_folder:
         os.makedirs(extensions_folder, exist_ok=True)
-    return pkbw_sandbox.worker_sandbox(pkb, extensions_folder, pkb.get("solution_file"))
+    return pkbw_sandbox.worker_sandbox(pkb, extensions_folder, pkb.get("solution_file"), run_folder)
 
 
 def candidate_environment(extensions_folder, sandbox):
@@ -1417,14 +1417,14 @@ def run(args, resources):
         whose, prefix = "the candidate's process", wrapper or []
         try:
             if run_candidate:
-                sandbox = resources.sandbox(worker_sandbox(pkb, wrapper, candidate_folder))
+                sandbox = resources.sandbox(worker_sandbox(pkb, wrapper, candidate_folder, out_dir))
                 prefix = sandbox.prefix
                 candidate = resources.candidate = Candidate(
                     prefix, argv, candidate_environment(candidate_folder, sandbox), f"cand-r{rank}")
                 candidate.sandbox = sandbox
             if timing_reference:
                 whose = "the reference's timing worker"
-                sandbox = resources.sandbox(worker_sandbox(pkb, wrapper, reference_folder))
+                sandbox = resources.sandbox(worker_sandbox(pkb, wrapper, reference_folder, out_dir))
                 prefix = sandbox.prefix
                 timing_worker = resources.reference = Candidate(
                     prefix, argv, candidate_environment(reference_folder, sandbox), f"ref-r{rank}", subtree=True)

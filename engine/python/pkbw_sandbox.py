@@ -45,13 +45,22 @@ class WorkerSandbox:
             self.directory = None
 
 
-def module_reads(solution_file):
-    """The folders a worker reads its Python, its modules and the solution from."""
+def inside(path, folder):
+    return os.path.commonpath([os.path.abspath(path), os.path.abspath(folder)]) == os.path.abspath(folder)
+
+
+def module_reads(solution_file, private=()):
+    """The folders a worker reads its Python, its modules and the solution from; none that holds one of
+    `private` (the run's folder, pkbw's cache: a module path such as $HOME in PYTHONPATH would open
+    them all)."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))}
     paths.update(os.path.abspath(p) for p in sys.path if p and os.path.isdir(p))
     if solution_file:
         paths.add(os.path.dirname(os.path.abspath(solution_file)))
-    return sorted(p for p in paths if os.path.isdir(p)) + [p for p in BUILD_READS if os.path.isdir(p)]
+    paths = {p for p in paths if os.path.isdir(p) and not any(inside(q, p) for q in private if q)}
+    # The file itself in any case (a folder such as $HOME that holds pkbw's cache is not opened for it).
+    files = [os.path.abspath(solution_file)] if solution_file and os.path.isfile(solution_file) else []
+    return sorted(paths) + files + [p for p in BUILD_READS if os.path.isdir(p)]
 
 
 def extra_writable():
@@ -73,10 +82,11 @@ def describe(program, arguments):
     return int(reply.get("landlock_abi", 0)), str(reply.get("sandbox", ""))
 
 
-def worker_sandbox(pkb, extensions_folder, solution_file):
+def worker_sandbox(pkb, extensions_folder, solution_file, run_folder=None):
     """The sandbox a worker of this judge starts in: pkbw-sandbox with this worker's paths; none where
     PKBW_SANDBOX=off or the launcher found no pkbw-sandbox (the run then says so). `extensions_folder`
-    (may be None) must exist: Landlock's rules name existing folders."""
+    (may be None) must exist: Landlock's rules name existing folders. `run_folder`: the run's output
+    folder, which no readable folder may hold."""
     program = pkb.get("sandbox_program")
     if os.environ.get("PKBW_SANDBOX") == "off":
         return WorkerSandbox([], {}, "no sandbox (PKBW_SANDBOX=off): the candidate can read and write "
@@ -87,7 +97,8 @@ def worker_sandbox(pkb, extensions_folder, solution_file):
     directory = tempfile.mkdtemp(prefix=f"pkbw-candidate-{os.getpid()}-")
     writes = [directory] + ([extensions_folder] if extensions_folder else []) + extra_writable()
     arguments = []
-    for path in module_reads(solution_file):
+    private = [run_folder, pkb.get("extensions_dir") and os.path.dirname(os.path.dirname(pkb["extensions_dir"]))]
+    for path in module_reads(solution_file, private):
         arguments += ["--read", path]
     for path in writes:
         arguments += ["--write", path]
