@@ -12,7 +12,7 @@
 # call brings back few files. Ends within about 8 minutes.
 # Usage: tools/gpu/judge.sh OUT_DIR [OLD_SRC (default .old)]   Environment: W (default 1),
 #        PROBLEMS (trust.sh's, default "1 2 12 46"), ADVERSARIAL_BUDGET (seconds, default 170),
-#        SECTIONS (default "build adversarial trust").
+#        ADVERSARIAL_ONLY (comma-separated case names, default all), SECTIONS (default "build adversarial trust").
 set -uo pipefail
 source "$(dirname "$0")/budget.sh"
 gpu_budget "$@" # runs under tools/gpu/budget.sh's budget (450 s)
@@ -56,7 +56,8 @@ old=/tmp/pkbw-old-build/bin/pkbw
 if want adversarial; then
     line "== CUDA adversarial cases, W=$W ($(elapsed) s in)"
     W=$W timeout "$(gpu_limit $(( ${ADVERSARIAL_BUDGET:-170} + 60 )))" python3 tests/adversarial/run_gpu_cases.py --pkbw "$new" \
-        --out "$work/adversarial" --nproc "$W" --budget "${ADVERSARIAL_BUDGET:-170}" 2>&1 | tee -a "$out/summary.txt"
+        --out "$work/adversarial" --nproc "$W" --budget "${ADVERSARIAL_BUDGET:-170}" --only "${ADVERSARIAL_ONLY:-}" \
+        2>&1 | tee -a "$out/summary.txt"
 fi
 
 if want trust; then
