@@ -410,8 +410,9 @@ def table_main(argv):
     options = parser.parse_args(argv)
     options.pkb_checkout = os.path.abspath(options.pkb_checkout)
     python = torch_python(options.python)
-    listed = json.loads(subprocess.run([options.pkbw, "problems", "--json"], capture_output=True, text=True,
-                                       check=True).stdout)
+    # JSON lines: one {"event": "problem", ...} per problem.
+    listed = [json.loads(line) for line in subprocess.run([options.pkbw, "problems", "--json"], capture_output=True,
+                                                          text=True, check=True).stdout.splitlines() if line]
     stems = {p["id"]: p["stem"] for p in listed}
     pkb_stems = {int(f.split("_")[0]): f[:-3] for f in os.listdir(os.path.join(options.pkb_checkout, "reference"))
                  if re.match(r"^\d+_.*\.py$", f)}

@@ -332,10 +332,21 @@ Imported import_run(Store& store, const PkbRun& run, const fs::path& dir, const 
 
 int run_import_pkb(const std::string& store_path, const std::string& dir, bool json,
                    const std::string& generation) {
+    PkbLogs logs;
     try {
-        const PkbLogs logs = scan_pkb_logs(dir);
+        logs = scan_pkb_logs(dir);
+    } catch (const std::exception& e) { // a folder that is not PKB's logs: usage (exit 2), as elsewhere
+        std::cerr << "pkbw import-pkb: " << e.what() << "\n";
+        return 2;
+    }
+    // JSON lines: run_imported and run_skipped per run, then import_finished.
+    auto line = [](nlohmann::json entry, const char* event) {
+        entry["event"] = event;
+        std::cout << entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    };
+    try {
         Store store = Store::open(store_path);
-        nlohmann::json imported = nlohmann::json::array(), skipped = nlohmann::json::array();
+        std::size_t imported = 0, skipped = 0;
         for (const auto& run : logs.runs) {
             const std::string run_dir =
                 fs::absolute(run.trials.size() == 1 && !run.eval && run.trials[0].candidate
@@ -357,30 +368,30 @@ int run_import_pkb(const std::string& store_path, const std::string& dir, bool j
                                     {"trials", run.trials.size()},
                                     {"dir", run_dir}};
             if (seen) {
-                skipped.push_back(entry);
-                if (!json) {
+                ++skipped;
+                if (json)
+                    line(entry, "run_skipped");
+                else
                     std::cout << "skipped (already imported): " << run.problem_stem << " pkb-" << run.backend
-                              << " " << run_dir << "\n";
-                }
+                              << " " << (run.eval ? "eval" : "dryrun") << " " << run_dir << "\n";
                 continue;
             }
             const Imported r = import_run(store, run, dir, run_dir, generation);
             entry["run_id"] = r.run_id;
             entry["status"] = std::string(to_string(r.status));
             entry["summary"] = r.summary;
-            imported.push_back(entry);
-            if (!json) {
+            ++imported;
+            if (json)
+                line(entry, "run_imported");
+            else {
                 std::cout << "run " << r.run_id << ": " << run.problem_stem << " pkb-" << run.backend << " "
                           << (run.eval ? "eval" : "dryrun") << " " << to_string(r.status) << " - "
                           << r.summary << "\n";
             }
         }
         if (json) {
-            std::cout << nlohmann::json{{"imported", imported},
-                                        {"skipped", skipped},
-                                        {"warnings", logs.warnings}}
-                             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                      << "\n";
+            line({{"imported", imported}, {"skipped", skipped}, {"warnings", logs.warnings}},
+                 "import_finished");
         } else {
             for (const auto& w : logs.warnings) {
                 std::cerr << "warning: " << w << "\n";

@@ -4,6 +4,7 @@
 #include "commands.h" // engine/generate: prompt, generate, agent
 #endif
 #include "bundle_command.h"
+#include "cli_errors.h"
 #include "export_command.h"
 #include "import_pkb_command.h"
 #include "json_maps_filter.h"
@@ -23,6 +24,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <unistd.h>
 
 using namespace pkbw;
 using namespace pkbw::cli;
@@ -144,8 +146,12 @@ int run_command(RunOptions options, const std::optional<std::string>& store_flag
         recorder = open_store_recorder(store_path);
     } catch (const Error& error) {
         std::cerr << "pkbw: " << error.what() << "\n";
+        if (options.json)
+            std::cout << error_json_line(options.mode, kExitEnvironment, error.what()) << std::flush;
         return kExitEnvironment;
     }
+    options.progress = true;
+    options.progress_terminal = ::isatty(STDERR_FILENO) != 0;
     SignalScope signals;
     // --json leaves out the per-element error maps unless --json-maps (json_maps_filter.h).
     std::optional<ErrorMapFilter> compact;
@@ -164,7 +170,10 @@ int run_command(RunOptions options, const std::optional<std::string>& store_flag
 
 int list_problems(bool as_json) {
     if (as_json) {
-        std::cout << problems_json().dump() << "\n";
+        for (auto problem : problems_json()) {
+            problem["event"] = "problem";
+            std::cout << problem.dump() << "\n";
+        }
         return 0;
     }
     for (const Problem* p : all_problems()) {
@@ -186,7 +195,8 @@ int main(int argc, char** argv) {
 
     auto* problems = app.add_subcommand("problems", "list the problems");
     bool problems_json = false;
-    problems->add_flag("--json", problems_json);
+    problems->add_flag("--json", problems_json,
+                       "JSON lines on stdout: one {\"event\": \"problem\", id, stem, ...} per problem");
 
     // eval, perf, dryrun and calibrate share the run options; index 0..3.
     RunOptions run_options[4];
@@ -208,7 +218,7 @@ int main(int argc, char** argv) {
         if (i == 3) {
             command->add_option("--nproc,--nproc-per-node,--num-gpus", o.nproc, "world size W")->required();
             command->add_option("--store", store[i], "SQLite store");
-            command->add_flag("--json", o.json, "JSON lines on stdout");
+            command->add_flag("--json", o.json, "JSON lines on stdout (docs/cli.md)");
             continue;
         }
         add_run_options(*command, o, store[i], solutions_dir[i], cache_dir[i], phase_timeouts[i], timeout[i],
@@ -272,7 +282,9 @@ int main(int argc, char** argv) {
     runs->add_option("--sweep", query.sweep, "the runs of sweep ID");
     runs->add_option("--limit", query.limit, "at most this many (default 20)");
     runs->add_option("--store", runs_store, "SQLite store");
-    runs->add_flag("--json", query.json, "a JSON array, each run with its stored perf figures (or null)");
+    runs->add_flag(
+        "--json", query.json,
+        "JSON lines: one {\"event\": \"run\", ...} per run, with its stored perf figures (or null)");
 
     auto* show = app.add_subcommand("show", "print a run with its per-trial, per-rank results");
     std::int64_t run_id = 0;
@@ -281,7 +293,9 @@ int main(int argc, char** argv) {
     show->add_option("RUN", run_id, "run id");
     show->add_option("--sweep", show_sweep, "show sweep ID's table instead of a run (docs/sweeps.md)");
     show->add_option("--store", show_store, "SQLite store");
-    show->add_flag("--json", show_json, "one JSON object (with the stored perf figures under perf)");
+    show->add_flag("--json", show_json,
+                   "one JSON line {\"event\": \"run\", ...} (the stored perf figures under perf); with "
+                   "--sweep {\"event\": \"sweep_table\", ...}");
 
     SweepCommands sweep_commands(app); // sweep, sweeps, store merge
     StoreCommands store_commands(app); // store check, store remove, store migrate
@@ -290,85 +304,109 @@ int main(int argc, char** argv) {
     generation->set_command_line(command_line);
 #endif
 
+    const bool json_output = wants_json(command_line);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
-        int code = app.exit(error);
-        return code == 0 ? 0 : kExitUsage;
-    }
-    try {
-        if (show_version) {
-            std::cout << version_text();
-            return 0;
-        }
-        if (problems->parsed())
-            return list_problems(problems_json);
-#ifdef PKBW_HAVE_GENERATE
-        if (auto code = generation->run_parsed())
-            return *code;
-#endif
-        for (int i = 0; i < 4; ++i) {
-            if (!run_commands[i]->parsed())
-                continue;
-            RunOptions options = run_options[i];
-            options.perf = i == 1 || perf_flags[i].perf;
-            options.perf_options = perf_json(perf_flags[i]);
-            options.launches = perf_flags[i].launches;
-            options.min_effect = perf_flags[i].min_effect;
-            return run_command(options, store[i], solutions_dir[i], cache_dir[i], phase_timeouts[i],
-                               timeout[i], timeout_scale[i], command_line, json_maps[i]);
-        }
-        if (import_command->parsed())
-            return run_import_pkb(resolve_store_path(import_store).string(), import_dir, import_json,
-                                  import_generation);
-        if (export_command->parsed())
-            return run_export_command(resolve_store_path(export_store).string(), export_run, export_format,
-                                      export_output);
-        if (bundle_command->parsed()) {
-            std::vector<std::int64_t> ids;
-            for (std::size_t i = 0; i + 1 < bundle_args.size(); ++i) {
-                std::size_t used = 0;
-                long long id = -1;
-                try {
-                    id = std::stoll(bundle_args[i], &used);
-                } catch (const std::exception&) {
-                }
-                if (id < 0 || used != bundle_args[i].size()) {
-                    std::cerr << "pkbw export-bundle: '" << bundle_args[i] << "' is not a run id\n";
-                    return kExitUsage;
-                }
-                ids.push_back(id);
-            }
-            return run_export_bundle(resolve_store_path(bundle_store), ids, bundle_sweep, bundle_args.back(),
-                                     std::cout, std::cerr);
-        }
-        if (runs->parsed())
-            return list_runs(resolve_store_path(runs_store), query, std::cout, std::cerr);
-        if (auto code = store_commands.dispatch())
-            return *code;
-        if (auto code = sweep_commands.dispatch())
-            return *code;
-        if (show->parsed() && show_sweep)
-            return show_sweep_command(resolve_store_path(show_store), *show_sweep, show_json, std::cout, std::cerr);
-        if (show->parsed() && run_id == 0) {
-            std::cerr << "pkbw: show needs a RUN id or --sweep ID\n";
-            return kExitUsage;
-        }
-        if (show->parsed()) {
-            int code = show_run(resolve_store_path(show_store), run_id, show_json, std::cout, std::cerr);
-#ifdef PKBW_HAVE_GENERATE
-            if (code == 0 && !show_json)
-                generation->after_show(resolve_store_path(show_store).string(), run_id);
-#endif
-            return code;
-        }
-        std::cout << app.help();
+        if (error.get_exit_code() == 0)
+            return app.exit(error); // --help
+        const std::string message = parse_error_message(app, error, command_line);
+        std::cerr << (message.rfind("pkbw", 0) == 0 ? "" : "pkbw: ") << message << "\n";
+        if (json_output)
+            std::cout << error_json_line(command_path(app, command_line), kExitUsage, message) << std::flush;
         return kExitUsage;
-    } catch (const StoreError& error) {
-        std::cerr << "pkbw: " << error.what() << "\n";
-        return kExitEnvironment;
-    } catch (const std::exception& error) {
-        std::cerr << "pkbw: " << error.what() << "\n";
-        return kExitFailed;
     }
+    // Under --json an error the command printed on stderr also goes out as one JSON line (cli_errors.h).
+    std::optional<StreamTail> stderr_tail;
+    if (json_output)
+        stderr_tail.emplace(std::cerr);
+    const std::string command = command_path(app, command_line);
+    const bool run_command_parsed =
+        command == "eval" || command == "perf" || command == "dryrun" || command == "calibrate";
+    auto report = [&](int code) {
+        if (json_output && !run_command_parsed && code != 0 && code != kExitFailed)
+            std::cout << error_json_line(command, code, stderr_tail->message()) << std::flush;
+        return code;
+    };
+    auto dispatch = [&]() -> int {
+        try {
+            if (show_version) {
+                std::cout << version_text();
+                return 0;
+            }
+            if (problems->parsed())
+                return list_problems(problems_json);
+#ifdef PKBW_HAVE_GENERATE
+            if (auto code = generation->run_parsed())
+                return *code;
+#endif
+            for (int i = 0; i < 4; ++i) {
+                if (!run_commands[i]->parsed())
+                    continue;
+                RunOptions options = run_options[i];
+                options.perf = i == 1 || perf_flags[i].perf;
+                options.perf_options = perf_json(perf_flags[i]);
+                options.launches = perf_flags[i].launches;
+                options.min_effect = perf_flags[i].min_effect;
+                return run_command(options, store[i], solutions_dir[i], cache_dir[i], phase_timeouts[i],
+                                   timeout[i], timeout_scale[i], command_line, json_maps[i]);
+            }
+            if (import_command->parsed())
+                return run_import_pkb(resolve_store_path(import_store).string(), import_dir, import_json,
+                                      import_generation);
+            if (export_command->parsed())
+                return run_export_command(resolve_store_path(export_store).string(), export_run,
+                                          export_format, export_output);
+            if (bundle_command->parsed()) {
+                std::vector<std::int64_t> ids;
+                for (std::size_t i = 0; i + 1 < bundle_args.size(); ++i) {
+                    std::size_t used = 0;
+                    long long id = -1;
+                    try {
+                        id = std::stoll(bundle_args[i], &used);
+                    } catch (const std::exception&) {
+                    }
+                    if (id < 0 || used != bundle_args[i].size()) {
+                        std::cerr << "pkbw export-bundle: '" << bundle_args[i] << "' is not a run id\n";
+                        return kExitUsage;
+                    }
+                    ids.push_back(id);
+                }
+                return run_export_bundle(resolve_store_path(bundle_store), ids, bundle_sweep,
+                                         bundle_args.back(), std::cout, std::cerr);
+            }
+            if (runs->parsed())
+                return list_runs(resolve_store_path(runs_store), query, std::cout, std::cerr);
+            if (auto code = store_commands.dispatch())
+                return *code;
+            if (auto code = sweep_commands.dispatch())
+                return *code;
+            if (show->parsed() && show_sweep)
+                return show_sweep_command(resolve_store_path(show_store), *show_sweep, show_json, std::cout,
+                                          std::cerr);
+            if (show->parsed() && run_id == 0) {
+                std::cerr << "pkbw: show needs a RUN id or --sweep ID\n";
+                return kExitUsage;
+            }
+            if (show->parsed()) {
+                int code = show_run(resolve_store_path(show_store), run_id, show_json, std::cout, std::cerr);
+#ifdef PKBW_HAVE_GENERATE
+                if (code == 0 && !show_json)
+                    generation->after_show(resolve_store_path(show_store).string(), run_id);
+#endif
+                return code;
+            }
+            std::cout << app.help();
+            return kExitUsage;
+        } catch (const StoreError& error) {
+            std::cerr << "pkbw: " << error.what() << "\n";
+            return kExitEnvironment;
+        } catch (const std::exception& error) {
+            std::cerr << "pkbw: " << error.what() << "\n";
+            if (json_output && !run_command_parsed)
+                std::cout << error_json_line(command, kExitFailed, error.what()) << std::flush;
+            return kExitFailed;
+        }
+    };
+    return report(dispatch());
 }

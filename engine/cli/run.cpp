@@ -21,6 +21,7 @@
 #include "run_session.h"
 #include "safety.h"
 #include "signals.h"
+#include "suggest.h"
 #include "sweep_plan.h"
 #include "trust_report.h"
 #include "version.h"
@@ -145,7 +146,7 @@ int Run::finish(const std::string& status, int exit_code, const std::string& sum
               {"perf", perf_json_}});
     } else {
         if (verdict) {
-            print_trials(*verdict, out_);
+            print_trials(*verdict, out_, compares());
             if (compares())
                 out_ << (status == "pass" ? "all trials match" : status) << "\n";
             for (const auto& warning : verdict->warnings)
@@ -154,8 +155,9 @@ int Run::finish(const std::string& status, int exit_code, const std::string& sum
                 if (flag.severity == "info")
                     out_ << "info: " << flag.text << " (" << flag.reason << ")\n";
         }
+        // Before the run exists fail() has printed the message on stderr: not twice.
         out_ << (begun_ ? "run " + std::to_string(run_id_) + ": " : std::string()) << status << " (exit "
-             << exit_code << ")" << (summary.empty() ? "" : " | " + summary) << "\n";
+             << exit_code << ")" << (summary.empty() || !begun_ ? "" : " | " + summary) << "\n";
         if (begun_)
             out_ << "  run directory: " << run_dir_.string() << "\n";
     }
@@ -295,12 +297,8 @@ int Run::execute() {
         return fail("error", kExitUsage,
                     "--solution is required: a backend name (with --solutions-dir) or a file");
     const Problem* problem = find_problem(options_.problem);
-    if (!problem) {
-        std::string known;
-        for (const Problem* p : all_problems())
-            known += " " + p->info().stem;
-        return fail("error", kExitUsage, "unknown problem '" + options_.problem + "'; known:" + known);
-    }
+    if (!problem)
+        return fail("error", kExitUsage, unknown_problem_message(options_.problem));
     stem_ = problem->info().stem;
     problem_ = problem;
     atol_ = options_.atol.value_or(problem->info().atol);
@@ -487,7 +485,7 @@ int Run::execute() {
             err_ << "pkbw: " << tracer.string() << " not found: tracing records engine ranges only\n";
         }
     }
-    Observer observer(options_.json, out_, results_, hellos_, perf_, &trust_events_);
+    Observer observer(options_.json, out_, results_, hellos_, perf_, &trust_events_, start_progress());
     perf_.set_launch(0);
     LaunchOutcome outcome = launch_ranks(spec, observer);
     if (options_.perf || options_.mode == "perf")
@@ -515,7 +513,19 @@ void Run::warn_about_nccl_in_trace(const std::vector<RankTrace>& traces) {
                                   ranks);
 }
 
+RunProgress* Run::start_progress() {
+    if (!options_.progress)
+        return nullptr;
+    const bool timed = options_.perf || options_.mode == "perf";
+    progress_.emplace(out_, err_, options_.json, options_.progress_terminal, options_.nproc,
+                      options_.mode == "dryrun" ? 1 : options_.trials, timed ? options_.launches : 1,
+                      compares());
+    return &*progress_;
+}
+
 int Run::conclude(const LaunchOutcome& launch, bool is_reference) {
+    if (progress_)
+        progress_->close();
     if (options_.pkb_checkout)
         complete_pkb_results();
     const auto trace_warnings = store_traces();

@@ -48,6 +48,10 @@ struct RunOptions {
     std::string arch = "sm_90";
     PhaseTimeouts timeouts = PhaseTimeouts::defaults();
     bool json = false;
+    // Progress while the ranks run (run_progress.h): the CLI turns it on; `progress_terminal` says
+    // that stderr is a terminal (one redrawn line).
+    bool progress = false;
+    bool progress_terminal = false;
     std::vector<std::string> command_line;
     std::filesystem::path cache_dir;    // compile cache root
     std::filesystem::path runs_dir;     // run directories are created under it

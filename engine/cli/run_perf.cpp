@@ -72,7 +72,9 @@ LaunchOutcome Run::launch_more(const LaunchSpec& first, const fs::path& referenc
         std::ofstream(path) << config.dump(2) << "\n";
         LaunchSpec spec = first;
         spec.args = {"--config", path.string()};
-        if (!options_.json)
+        if (progress_)
+            progress_->set_launch(index);
+        else if (!options_.json)
             err_ << "pkbw: launch " << index + 1 << " of " << launches << "\n";
         perf_.set_launch(index);
         outcome = launch_ranks(spec, observer);

@@ -411,7 +411,7 @@ int Run::execute_pkb() {
     for (const auto& [name, value] : environment)
         spec.extra_env[name] = value;
     spec.extra_env["PYTHONUNBUFFERED"] = "1";
-    Observer observer(options_.json, out_, results_, hellos_, perf_, &trust_events_);
+    Observer observer(options_.json, out_, results_, hellos_, perf_, &trust_events_, start_progress());
     return conclude(launch_ranks(spec, observer), is_reference);
 }
 

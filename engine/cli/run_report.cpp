@@ -266,10 +266,10 @@ std::vector<std::string> output_statistics_warnings(const Verdict& verdict) {
     return warnings;
 }
 
-void print_trials(const Verdict& verdict, std::ostream& out) {
+void print_trials(const Verdict& verdict, std::ostream& out, bool compared) {
     for (const auto& [trial, ranks] : verdict.trials) {
         std::string status = trial_status(ranks);
-        out << "  trial " << trial << ": " << (status == "pass" ? "match" : status);
+        out << "  trial " << trial << ": " << (status != "pass" ? status : compared ? "match" : "ran");
         if (status != "pass") {
             for (const auto& [rank, result] : ranks) {
                 if (json_text(result, "status") != "pass") {

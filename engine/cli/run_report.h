@@ -44,7 +44,8 @@ void add_warning(Verdict& verdict, const std::string& warning);
 std::vector<std::string> output_statistics_warnings(const Verdict& verdict);
 
 // `trial k: match | ...` lines, per-rank statistics on a failing trial.
-void print_trials(const Verdict& verdict, std::ostream& out);
+// `compared`: false for a dryrun, whose passing trial ran and compared nothing ("ran", not "match").
+void print_trials(const Verdict& verdict, std::ostream& out, bool compared = true);
 // The `trials` array of run_finished.
 nlohmann::json trials_json(const Verdict& verdict);
 

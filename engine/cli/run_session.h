@@ -13,6 +13,7 @@
 #include "pkbw/core/protocol.h"
 #include "recorder.h"
 #include "run.h"
+#include "run_progress.h"
 #include "run_report.h"
 #include "signals.h"
 
@@ -20,8 +21,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <random>
 #include <ostream>
+#include <random>
 #include <string>
 
 namespace pkbw::cli::detail {
@@ -133,21 +134,28 @@ private:
     nlohmann::json info_json() const;
     std::vector<std::string> candidate_warnings_; // NCCL collectives imported (before launch) or traced
     std::vector<json> trust_events_; // candidate, timing_plan, timed_check, pkbw perf_result (trust_report.h)
+    // Progress lines and events while the ranks run (RunOptions::progress); null when off.
+    std::optional<RunProgress> progress_;
+    RunProgress* start_progress();
 };
 
 class Observer : public LaunchObserver {
 public:
     Observer(bool json_mode, std::ostream& out, std::map<std::pair<int, int>, json>& results,
-             std::map<int, json>& hellos, PerfCollector& perf, std::vector<json>* trust_events = nullptr)
+             std::map<int, json>& hellos, PerfCollector& perf, std::vector<json>* trust_events = nullptr,
+             RunProgress* progress = nullptr)
         : json_(json_mode)
         , out_(out)
         , results_(results)
         , hellos_(hellos)
         , perf_(perf)
-        , trust_events_(trust_events) {}
+        , trust_events_(trust_events)
+        , progress_(progress) {}
     void on_event(int rank, const protocol::Message& message) override {
         if (json_)
             out_ << protocol::to_line(message.body) << std::flush;
+        if (progress_)
+            progress_->on_event(rank, message);
         if (message.event == protocol::kRankResult)
             results_[{message.body.value("trial", 0), rank}] = message.body;
         else if (message.event == protocol::kHello)
@@ -183,6 +191,7 @@ private:
     std::map<int, json>& hellos_;
     PerfCollector& perf_;
     std::vector<json>* trust_events_;
+    RunProgress* progress_;
 };
 
 } // namespace pkbw::cli::detail

@@ -37,7 +37,8 @@ int store_check_command(const fs::path& path, bool as_json, std::ostream& out, s
         json missing = json::array();
         for (const auto& m : r.missing)
             missing.push_back({{"run_id", m.run_id}, {"kind", m.kind}, {"path", m.path}});
-        out << json{{"store", path.string()},
+        out << json{{"event", "store_check"},
+                    {"store", path.string()},
                     {"ok", r.ok()},
                     {"open_error", r.open_error.empty() ? json(nullptr) : json(r.open_error)},
                     {"integrity", r.integrity},
@@ -161,7 +162,7 @@ StoreCommands::StoreCommands(CLI::App& app) {
                                    "reference that are missing (exit 1 when something is wrong)");
     check_->add_option("STORE", check_file_, "the store file (default --store, $PKBW_STORE, the default store)");
     check_->add_option("--store", check_store_, "SQLite store");
-    check_->add_flag("--json", check_json_, "one JSON object on stdout");
+    check_->add_flag("--json", check_json_, "one JSON line {\"event\": \"store_check\", ok, ...} on stdout");
     remove_ = store->add_subcommand("remove",
                                     "remove runs with their rows, archived files only they use and their run folders");
     remove_->add_option("RUN", remove_runs_, "run ids")->required();

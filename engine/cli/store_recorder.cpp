@@ -245,14 +245,13 @@ int list_runs(const fs::path& path, const RunsQuery& query, std::ostream& out, s
         return 2;
     }
     auto runs = store.list_runs(filter, {}, query.limit);
-    if (query.json) {
-        json list = json::array();
+    if (query.json) { // JSON lines: one run per line, newest first
         for (const auto& run : runs) {
             json row = run_json(run);
+            row["event"] = "run";
             row["perf"] = stored_perf_json(stored_perf(store.perf_summaries(run.id)));
-            list.push_back(std::move(row));
+            out << row.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
         }
-        out << list.dump() << "\n";
         return 0;
     }
     char line[640];
@@ -341,7 +340,8 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
         body["artifacts"] = json::array();
         for (const auto& a : artifacts)
             body["artifacts"].push_back({{"kind", a.kind}, {"path", a.path}});
-        out << body.dump(2) << "\n";
+        body["event"] = "run";
+        out << body.dump(-1, ' ', false, json::error_handler_t::replace) << "\n"; // one JSON line
         return 0;
     }
     out << "run " << run->id << ": " << to_string(run->status);

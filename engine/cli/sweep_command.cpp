@@ -113,14 +113,14 @@ SweepCommands::SweepCommands(CLI::App& app) {
 
     sweeps_ = app.add_subcommand("sweeps", "list the sweeps of the store");
     sweeps_->add_option("--store", sweeps_store_, "SQLite store");
-    sweeps_->add_flag("--json", sweeps_json_);
+    sweeps_->add_flag("--json", sweeps_json_, "JSON lines: one {\"event\": \"sweep\", ...} per sweep");
 
     store_ = app.add_subcommand("store", "store maintenance");
     merge_ =
         store_->add_subcommand("merge", "merge run stores into one (run ids remapped, run folders copied)");
     merge_->add_option("INPUTS", merge_inputs_, "input stores")->required();
     merge_->add_option("--into", merge_into_, "the target store (created when missing)")->required();
-    merge_->add_flag("--json", merge_json_);
+    merge_->add_flag("--json", merge_json_, "one JSON line {\"event\": \"store_merged\", runs, ...}");
     store_->require_subcommand(1);
 }
 
@@ -134,11 +134,9 @@ std::optional<int> SweepCommands::dispatch() {
             for (const auto& w : report.warnings)
                 std::cerr << "pkbw: warning: " << w << "\n";
             if (merge_json_)
-                std::cout << json{{"runs", report.runs},
-                                  {"sweeps", report.sweeps},
-                                  {"pairs", report.pairs},
-                                  {"folders", report.folders},
-                                  {"warnings", report.warnings}}
+                std::cout << json{{"event", "store_merged"},   {"runs", report.runs},
+                                  {"sweeps", report.sweeps},   {"pairs", report.pairs},
+                                  {"folders", report.folders}, {"warnings", report.warnings}}
                                  .dump()
                           << "\n";
             else

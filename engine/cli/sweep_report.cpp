@@ -203,7 +203,8 @@ int list_sweeps_command(const std::filesystem::path& store_path, bool as_json, s
     for (const auto& s : list_sweeps(store)) {
         const auto table = sweep_table(store, s.id);
         if (as_json) {
-            list.push_back({{"sweep_id", s.id},
+            list.push_back({{"event", "sweep"},
+                            {"sweep_id", s.id},
                             {"name", s.name},
                             {"mode", s.mode},
                             {"world_size", s.world_size},
@@ -222,8 +223,8 @@ int list_sweeps_command(const std::filesystem::path& store_path, bool as_json, s
                       table.generations.size(), s.created_at.c_str());
         out << line;
     }
-    if (as_json)
-        out << list.dump() << "\n";
+    for (const auto& line : list) // JSON lines: one sweep per line
+        out << line.dump() << "\n";
     (void)err;
     return 0;
 }
@@ -236,10 +237,13 @@ int show_sweep_command(const std::filesystem::path& store_path, std::int64_t swe
         return 2;
     }
     const auto table = sweep_table(store, sweep_id);
-    if (as_json)
-        out << sweep_json(table, default_fast_p()).dump() << "\n";
-    else
+    if (as_json) {
+        json body = sweep_json(table, default_fast_p());
+        body["event"] = "sweep_table";
+        out << body.dump() << "\n";
+    } else {
         print_sweep(out, table, default_fast_p());
+    }
     return 0;
 }
 

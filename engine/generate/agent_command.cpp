@@ -1,5 +1,6 @@
 #include "agent_command.h"
 
+#include "command_output.h"
 #include "judge_reader.h"
 #include "locate.h"
 #include "model_client.h"
@@ -27,6 +28,30 @@ std::string number(double v) {
     std::ostringstream s;
     s << std::setprecision(4) << v;
     return s.str();
+}
+
+// The judge's own progress (`pkbw eval --json`'s progress events), passed on for attempt `attempt`.
+void forward_judge_progress(CommandOutput& output, int attempt, const json& event) {
+    const std::string stage = event.value("stage", "");
+    std::string text = "attempt " + std::to_string(attempt) + ": ";
+    if (stage == "trial")
+        text += "trial " + std::to_string(event.value("trial", 0) + 1) + "/" +
+                std::to_string(event.value("trials", 0)) + " " + event.value("status", "");
+    else if (stage == "perf_block")
+        text += "perf launch " + std::to_string(event.value("launch", 0)) + "/" +
+                std::to_string(event.value("launches", 0)) + ", block " +
+                std::to_string(event.value("block", 0)) + "/" + std::to_string(event.value("blocks", 0)) +
+                " timed";
+    else if (stage == "perf_launch")
+        text += "perf launch " + std::to_string(event.value("launch", 0)) + "/" +
+                std::to_string(event.value("launches", 0)) + " started";
+    else
+        return;
+    json body = event;
+    body.erase("event");
+    body.erase("stage");
+    body["attempt"] = attempt;
+    output.progress("judge_" + stage, std::move(body), text);
 }
 
 } // namespace
@@ -135,11 +160,19 @@ int run_agent_command(const AgentOptions& input) {
                            .dump();
         row.command_line = json(options.generate.command_line).dump();
         const std::int64_t generation_id = add_generation(store, row);
-        std::cerr << "agent generation " << generation_id << ": " << prompt.stem << " with "
-                  << prompt_options.model << ", at most " << options.attempts << " attempts and $"
-                  << options.budget_usd << "\n";
+        CommandOutput output(options.generate.json, std::cout, std::cerr);
+        output.event("agent_started", {{"generation_id", generation_id},
+                                       {"problem", prompt.stem},
+                                       {"model", prompt_options.model},
+                                       {"attempts", options.attempts},
+                                       {"budget_usd", options.budget_usd}});
+        if (!output.json())
+            std::cerr << "agent generation " << generation_id << ": " << prompt.stem << " with "
+                      << prompt_options.model << ", at most " << options.attempts << " attempts and $"
+                      << options.budget_usd << "\n";
 
         ModelClient client(model, provider, options.generate.http, &store, generation_id);
+        report_retries(client, output, options.generate.http.max_retries);
         std::vector<ChatTurn> turns{{"user", prompt.user}};
         double spent = 0;
         bool done = false;
@@ -149,6 +182,9 @@ int run_agent_command(const AgentOptions& input) {
                 stop_reason = "budget reached";
                 break;
             }
+            output.progress("attempt", {{"attempt", attempt}, {"attempts", options.attempts}},
+                            "attempt " + std::to_string(attempt) + "/" + std::to_string(options.attempts) +
+                                ": asking " + prompt_options.model);
             AskResult reply =
                 client.ask({prompt.stem, 0, attempt, prompt.system, turns, prompt.language, file});
             spent += reply.cost_usd.value_or(0);
@@ -166,7 +202,9 @@ int run_agent_command(const AgentOptions& input) {
                 a.verdict = "http_error";
                 a.feedback = reply.message;
                 add_agent_attempt(store, a);
-                std::cout << "attempt " << attempt << ": http_error (" << reply.message << ")\n";
+                output.event("attempt",
+                             {{"attempt", attempt}, {"verdict", "http_error"}, {"message", reply.message}});
+                output.result("attempt " + std::to_string(attempt) + ": http_error (" + reply.message + ")");
                 stop_reason = "provider error";
                 break;
             }
@@ -200,6 +238,12 @@ int run_agent_command(const AgentOptions& input) {
                 argv.insert(argv.end(), options.judge_arguments.begin(), options.judge_arguments.end());
                 // Read as it comes, whatever its size: the output is never cut (judge_reader.h).
                 JudgeOutputReader reader;
+                reader.on_progress = [&output, attempt](const json& event) {
+                    forward_judge_progress(output, attempt, event);
+                };
+                output.progress("judge", {{"attempt", attempt}, {"command", options.perf ? "perf" : "eval"}},
+                                "attempt " + std::to_string(attempt) + ": judging with pkbw " +
+                                    (options.perf ? "perf" : "eval"));
                 const cli::ProcessResult judged = cli::run_process(
                     argv, cli::current_environment(), 1800, 0, [&reader](std::string_view bytes) { reader.feed(bytes); });
                 if (!judged.started)
@@ -222,18 +266,28 @@ int run_agent_command(const AgentOptions& input) {
                 turns.push_back({"user", a.feedback});
             }
             add_agent_attempt(store, a);
-            std::cout << "attempt " << attempt << ": " << verdict.status;
-            if (a.run_id)
-                std::cout << " (run " << *a.run_id << ")";
-            if (verdict.speedup)
-                std::cout << " speedup " << number(*verdict.speedup) << "x";
-            std::cout << std::endl;
+            output.event("attempt", {{"attempt", attempt},
+                                     {"verdict", verdict.status},
+                                     {"run_id", a.run_id ? json(*a.run_id) : json(nullptr)},
+                                     {"speedup", verdict.speedup ? json(*verdict.speedup) : json(nullptr)},
+                                     {"fast", a.fast},
+                                     {"feedback", a.feedback}});
+            output.result("attempt " + std::to_string(attempt) + ": " + verdict.status +
+                          (a.run_id ? " (run " + std::to_string(*a.run_id) + ")" : "") +
+                          (verdict.speedup ? " speedup " + number(*verdict.speedup) + "x" : ""));
             if (done)
                 stop_reason = options.perf ? "passes and is faster" : "passes";
         }
         finish_generation(store, generation_id, done ? "done" : "failed");
-        std::cout << "stopped: " << stop_reason << "; estimated cost $" << spent << "\n";
-        show_generation(store_path.string(), generation_id, std::cout, std::cerr);
+        output.event("agent_finished", {{"generation_id", generation_id},
+                                        {"status", done ? "done" : "failed"},
+                                        {"stop_reason", stop_reason},
+                                        {"cost_usd", spent},
+                                        {"exit_code", done ? 0 : 1}});
+        if (!output.json()) {
+            std::cout << "stopped: " << stop_reason << "; estimated cost $" << spent << "\n";
+            show_generation(store_path.string(), generation_id, std::cout, std::cerr);
+        }
         return done ? 0 : 1;
     } catch (const Error& error) {
         std::cerr << "pkbw agent: " << error.what() << "\n";

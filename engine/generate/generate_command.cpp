@@ -1,5 +1,6 @@
 #include "generate_command.h"
 
+#include "command_output.h"
 #include "model_client.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/generation_store.h"
@@ -70,6 +71,9 @@ void add_provider_options(CLI::App& command, GenerateOptions& o) {
                        "PKB hardware profile (h100_8, b200_72) or free text (native)");
     command.add_option("--output-root", o.output_root,
                        "where the solutions_* folder is written (default: the PKB checkout, else .)");
+    command.add_flag("--json", o.json,
+                     "JSON lines on stdout, one {\"event\": ...} object per line: progress, results, the end "
+                     "(docs/generate.md)");
 }
 
 void add_generate_options(CLI::App& command, GenerateOptions& o) {
@@ -140,11 +144,19 @@ int run_generate_command(const GenerateOptions& options) {
         row.settings = settings.dump();
         row.command_line = nlohmann::json(options.command_line).dump();
         const std::int64_t generation_id = add_generation(store, row);
-        std::cerr << "generation " << generation_id << ": " << prompts.size() << " problem(s) x "
-                  << options.samples << " sample(s) from " << prompt_options.model << " into "
-                  << (root / folder).string() << "\n";
+        CommandOutput output(options.json, std::cout, std::cerr);
+        output.event("generation_started", {{"generation_id", generation_id},
+                                            {"problems", prompts.size()},
+                                            {"samples", options.samples},
+                                            {"model", prompt_options.model},
+                                            {"folder", (root / folder).string()}});
+        if (!options.json)
+            std::cerr << "generation " << generation_id << ": " << prompts.size() << " problem(s) x "
+                      << options.samples << " sample(s) from " << prompt_options.model << " into "
+                      << (root / folder).string() << "\n";
 
         ModelClient client(model, provider, options.http, &store, generation_id);
+        report_retries(client, output, options.http.max_retries);
         std::vector<Job> jobs;
         for (const auto& p : prompts)
             for (int s = 0; s < options.samples; ++s)
@@ -176,14 +188,19 @@ int run_generate_command(const GenerateOptions& options) {
                 if (r.outcome == "saved")
                     ++saved;
                 total_cost += r.cost_usd.value_or(0);
-                std::cout << job.prompt->stem
-                          << (options.samples > 1 ? " sample " + std::to_string(job.sample) : "") << ": "
-                          << r.outcome;
-                if (r.outcome == "saved")
-                    std::cout << " " << file.string();
-                if (!r.message.empty())
-                    std::cout << " (" << r.message << ")";
-                std::cout << std::endl;
+                output.event(
+                    "answer",
+                    {{"problem", job.prompt->stem},
+                     {"sample", job.sample},
+                     {"outcome", r.outcome},
+                     {"path", r.outcome == "saved" ? nlohmann::json(file.string()) : nlohmann::json(nullptr)},
+                     {"message", r.message},
+                     {"tries", r.tries},
+                     {"cost_usd", r.cost_usd ? nlohmann::json(*r.cost_usd) : nlohmann::json(nullptr)}});
+                output.result(job.prompt->stem +
+                              (options.samples > 1 ? " sample " + std::to_string(job.sample) : "") + ": " +
+                              r.outcome + (r.outcome == "saved" ? " " + file.string() : "") +
+                              (r.message.empty() ? "" : " (" + r.message + ")"));
             }
         };
         std::vector<std::thread> threads;
@@ -193,14 +210,39 @@ int run_generate_command(const GenerateOptions& options) {
         for (auto& t : threads)
             t.join();
         finish_generation(store, generation_id, saved == static_cast<int>(jobs.size()) ? "done" : "failed");
-        std::cerr << "generation " << generation_id << ": " << saved << "/" << jobs.size()
-                  << " saved; estimated cost $" << total_cost << " (pkbw generation " << generation_id
-                  << ")\n";
-        return saved == static_cast<int>(jobs.size()) ? 0 : 1;
+        const int code = saved == static_cast<int>(jobs.size()) ? 0 : 1;
+        output.event("generation_finished", {{"generation_id", generation_id},
+                                             {"saved", saved.load()},
+                                             {"total", jobs.size()},
+                                             {"cost_usd", total_cost},
+                                             {"exit_code", code}});
+        if (!options.json)
+            std::cerr << "generation " << generation_id << ": " << saved << "/" << jobs.size()
+                      << " saved; estimated cost $" << total_cost << " (pkbw generation " << generation_id
+                      << ")\n";
+        return code;
     } catch (const Error& error) {
         std::cerr << "pkbw generate: " << error.what() << "\n";
         return 2;
     }
+}
+
+void report_retries(ModelClient& client, CommandOutput& output, int max_retries) {
+    client.on_retry([&output, max_retries](const AskRequest& request, int try_number,
+                                           const std::string& why) {
+        const std::string who = request.stem +
+                                (request.sample > 0 ? " sample " + std::to_string(request.sample) : "") +
+                                (request.attempt > 0 ? " attempt " + std::to_string(request.attempt) : "");
+        output.progress("retry",
+                        {{"problem", request.stem},
+                         {"sample", request.sample},
+                         {"attempt", request.attempt},
+                         {"try", try_number + 1},
+                         {"tries", max_retries + 1},
+                         {"message", why}},
+                        who + ": try " + std::to_string(try_number + 1) + " of " +
+                            std::to_string(max_retries + 1) + " failed (" + why + "); retrying");
+    });
 }
 
 } // namespace pkbw::generate

@@ -22,6 +22,7 @@ struct GenerateOptions {
     int concurrency = 4;
     HttpSettings http;
     std::vector<std::string> command_line;
+    bool json = false; // --json: JSON lines on stdout (docs/generate.md "Output")
 };
 
 // "1-20", "1,3,7-9", "all", "2_allgather": the --problem text assemble_prompts() accepts.
@@ -31,5 +32,10 @@ void add_generate_options(CLI::App& command, GenerateOptions& options);
 // Options shared with `pkbw agent`: provider, HTTP and retry settings.
 void add_provider_options(CLI::App& command, GenerateOptions& options);
 int run_generate_command(const GenerateOptions& options);
+
+class ModelClient;
+class CommandOutput;
+// A progress line (or --json event) for every retried try of `client`'s requests.
+void report_retries(ModelClient& client, CommandOutput& output, int max_retries);
 
 } // namespace pkbw::generate

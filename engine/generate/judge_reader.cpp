@@ -68,6 +68,8 @@ void JudgeOutputReader::line(std::string_view text) {
         compile_errors_.push_back(std::move(j));
     else if (event == "run_finished")
         finished_ = std::move(j);
+    else if (event == "progress" && on_progress)
+        on_progress(j);
 }
 
 Verdict JudgeOutputReader::verdict(const std::string& source) const {

@@ -8,6 +8,7 @@
 #include "agent_command.h"
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -23,6 +24,8 @@ public:
     // The verdict; `source` is the candidate, whose lines compile errors are quoted from.
     Verdict verdict(const std::string& source) const;
     std::uint64_t bytes_read() const { return bytes_; }
+    // Called with each `progress` event of the judge (a trial or timed block done), as it comes.
+    std::function<void(const nlohmann::json&)> on_progress;
 
 private:
     void line(std::string_view text);

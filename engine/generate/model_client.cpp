@@ -103,6 +103,8 @@ AskResult ModelClient::ask(const AskRequest& request) {
                     why = "HTTP 200 with an unreadable body: " +
                           parse_reply(model_, http.body, built.streamed).error;
                 record(try_number, http, nullptr, "retry", why + "; retrying", "", "");
+                if (on_retry_)
+                    on_retry_(request, try_number, redact(why));
             }
         },
         unreadable);

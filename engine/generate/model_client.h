@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -52,6 +53,10 @@ public:
                 std::int64_t generation_id);
     AskResult ask(const AskRequest& request);
     const ModelSpec& model() const { return model_; }
+    // Called (from the asking thread) for every try that failed and is retried: the request, the
+    // failed try's number (0 first) and why; for a progress line.
+    using RetryObserver = std::function<void(const AskRequest&, int, const std::string&)>;
+    void on_retry(RetryObserver observer) { on_retry_ = std::move(observer); }
 
 private:
     std::string redact(std::string text) const;
@@ -62,6 +67,7 @@ private:
     Store* store_;
     std::int64_t generation_id_;
     std::mutex store_mutex_;
+    RetryObserver on_retry_;
 };
 
 } // namespace pkbw::generate

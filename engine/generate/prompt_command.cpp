@@ -8,6 +8,7 @@
 #include "pkbw/core/store.h"
 #include "pkbw/problems/registry.h"
 #include "store_recorder.h"
+#include "suggest.h"
 
 #include <cstdlib>
 #include <iostream>
@@ -56,7 +57,7 @@ std::vector<const Problem*> resolve_native_problems(const std::string& argument)
             continue;
         const Problem* p = find_problem(part);
         if (p == nullptr)
-            throw Error("--problem '" + part + "': unknown problem (pkbw problems lists them)");
+            throw Error("--problem: " + cli::unknown_problem_message(part));
         problems.push_back(p);
     }
     return problems;

@@ -111,7 +111,7 @@ TEST_F(ImportPkbTest, UnpairedDryrunAndBadFolders) {
     ASSERT_EQ(ranks.size(), 1u);
     EXPECT_EQ(ranks[0].outcome, RankOutcome::Skipped);
 
-    EXPECT_EQ(run_import_pkb(store_path, (root_ / "nothing_here").string(), false), 1);
+    EXPECT_EQ(run_import_pkb(store_path, (root_ / "nothing_here").string(), false), 2); // usage, as elsewhere
 }
 
 // What PKB's run_local.py --download --profile --measure-perf leaves for an eval of two trials

@@ -29,8 +29,11 @@ no_companions() { # no -wal, -shm or -journal beside FILE
 same_bytes() { # FILE SUM
     [ "$(sha256sum <"$1")" = "$2" ] || { echo "FAIL: $1 changed"; failures=$((failures + 1)); }
 }
-json_field() { # python expression over `j` (the JSON on stdout of the last command)
-    python3 -c "import json,sys; j=json.load(open('$work/out')); print($1)"
+json_field() { # python expression over `j`: the one JSON line the last command printed
+    python3 -c "import json,sys; j=[json.loads(l) for l in open('$work/out') if l.startswith('{')]; assert len(j) == 1, j; j=j[0]; print($1)"
+}
+json_lines() { # python expression over `j`: the list of the JSON lines the last command printed
+    python3 -c "import json,sys; j=[json.loads(l) for l in open('$work/out') if l.startswith('{')]; print($1)"
 }
 samples=$root/samples/solutions_host_f32_none_samples_baseline
 gen=solutions_host_f32_none_samples_baseline
@@ -73,19 +76,19 @@ expect 0 "runs: a speedup column" -- "$pkbw" runs
 contains "speedup"
 contains "${speedup}x $verdict"
 expect 0 "runs --json: perf per run" -- "$pkbw" runs --json
-[ "$(json_field "[r['perf'] and r['perf']['verdict'] for r in j]")" = "[None, '$verdict']" ] || fail "runs --json perf"
+[ "$(json_lines "[r['perf'] and r['perf']['verdict'] for r in j]")" = "[None, '$verdict']" ] || fail "runs --json perf"
 
 # Filters.
 expect 0 "runs --problem 1 (a number)" -- "$pkbw" runs --problem 1 --json
-[ "$(json_field "[r['id'] for r in j]")" = "[1]" ] || fail "runs --problem 1"
+[ "$(json_lines "[r['id'] for r in j]")" = "[1]" ] || fail "runs --problem 1"
 expect 0 "runs --problem 2_allgather" -- "$pkbw" runs --problem 2_allgather --json
-[ "$(json_field "[r['id'] for r in j]")" = "[2]" ] || fail "runs --problem 2_allgather"
+[ "$(json_lines "[r['id'] for r in j]")" = "[2]" ] || fail "runs --problem 2_allgather"
 expect 0 "runs --generation" -- "$pkbw" runs --generation "$gen" --json
-[ "$(json_field "[r['id'] for r in j]")" = "[2, 1]" ] || fail "runs --generation"
+[ "$(json_lines "[r['id'] for r in j]")" = "[2, 1]" ] || fail "runs --generation"
 expect 0 "runs --generation of another" -- "$pkbw" runs --generation solutions_other --json
-[ "$(json_field "j")" = "[]" ] || fail "runs --generation solutions_other"
+[ "$(json_lines "j")" = "[]" ] || fail "runs --generation solutions_other"
 expect 0 "runs --status mismatch" -- "$pkbw" runs --status mismatch --json
-[ "$(json_field "j")" = "[]" ] || fail "runs --status mismatch"
+[ "$(json_lines "j")" = "[]" ] || fail "runs --status mismatch"
 expect 2 "runs --status bogus lists the statuses" -- "$pkbw" runs --status bogus
 contains "pass, mismatch"
 expect 2 "runs --sweep of a missing sweep" -- "$pkbw" runs --sweep 7
@@ -182,7 +185,7 @@ chmod 0755 "$work/ro"
 expect 0 "store check" -- "$pkbw" store check
 contains "integrity: ok"
 contains "schema:    version"
-run2_dir=$("$pkbw" show 2 --json | python3 -c "import json,sys; print(json.load(sys.stdin)['run_dir'])")
+run2_dir=$("$pkbw" show 2 --json | python3 -c "import json,sys; print(json.loads(sys.stdin.readline())['run_dir'])")
 rm "$run2_dir/rank_1.log"
 expect 1 "store check names a missing file" -- "$pkbw" store check --json
 [ "$(json_field "[(m['run_id'], m['kind']) for m in j['missing_files']]")" = "[(2, 'log')]" ] || fail "missing files"

@@ -2,8 +2,9 @@
 // (`judge_failed`, no run_finished line) once the judge's --json passed 4 MiB: every rank_result and
 // run_finished carried a 256x256 error map, 5.26 MB at W=2 with 5 trials. Here a scripted model (its
 // replies written for this test) answers with a wrong host candidate, then the right one; the judge
-// runs 5 trials of problem 1 at its default size (1024x1024) at W=2 and W=8, with the compact --json
-// and with the error maps asked for (--json-maps: over 20 MB at W=8), and attempt 2 must pass.
+// runs problem 1 at its default size (1024x1024) with the default trials (5) at W=2 and W=8, with the
+// compact --json and with the error maps asked for (--json-maps: over 20 MB at W=8), and attempt 2 must
+// pass. The judge's progress (a line per trial) reaches the agent's stderr as it comes.
 #include "agent_command.h"
 #include "fake_provider.h"
 #include "judge_reader.h"
@@ -86,12 +87,13 @@ TEST_P(AgentJudgeOutput, PassesOnTheSecondAttemptWithFiveTrials) {
     options.attempts = 3;
     options.budget_usd = 1;
     options.pkbw_program = PKBW_PROGRAM;
-    options.judge_arguments = {"--trials", "5"};
     if (c.maps)
-        options.judge_arguments.push_back("--json-maps");
+        options.judge_arguments.push_back("--json-maps"); // and no --trials: the judge's default, 5
     testing::internal::CaptureStdout();
+    testing::internal::CaptureStderr();
     const int code = run_agent_command(options);
     const std::string printed = testing::internal::GetCapturedStdout();
+    const std::string progress = testing::internal::GetCapturedStderr();
     EXPECT_EQ(code, 0) << printed;
 
     const Store store = Store::open_read_only(dir / "runs.db");
@@ -119,6 +121,10 @@ TEST_P(AgentJudgeOutput, PassesOnTheSecondAttemptWithFiveTrials) {
     }
     EXPECT_NE(printed.find("k=2: correct 1"), std::string::npos) << printed;
     EXPECT_NE(printed.find("attempt 2: pass"), std::string::npos) << printed;
+    for (const char* line :
+         {"attempt 1/3: asking local/scripted-test-model", "attempt 1: judging with pkbw eval",
+          "attempt 1: trial 1/5 mismatch", "attempt 2: trial 1/5 match", "attempt 2: trial 5/5 match"})
+        EXPECT_NE(progress.find(line), std::string::npos) << line << "\n" << progress;
     fs::remove_all(dir);
 }
 
@@ -159,4 +165,55 @@ TEST(JudgeOutputReader, ReadsLinesCutAnywhereAndOfAnySize) {
     const Verdict failed = cut.verdict("");
     EXPECT_EQ(failed.status, "judge_failed");
     EXPECT_LE(failed.feedback.size(), 2200u);
+}
+
+// `pkbw agent --json`: JSON lines only on stdout, one object per line with an "event": the start, each
+// attempt's progress (asking, judging, the judge's trials as they finish), each attempt's verdict, the end.
+TEST(AgentJson, EveryLineIsAnEventInOrder) {
+    const fs::path dir = fs::temp_directory_path() / ("pkbw_agent_json_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string right =
+        read_file(fs::path(PKBW_TEST_SOURCE_ROOT) /
+                  "samples/solutions_host_f32_none_samples_baseline/1_allreduce_host.cpp");
+    FakeProvider server;
+    server.push({200, chat_reply("```cpp\n" + kWrong + "```\n")});
+    server.push({200, chat_reply("```cpp\n" + right + "```\n")});
+    AgentOptions options;
+    options.generate.prompt.problem = "1";
+    options.generate.prompt.backend = "host";
+    options.generate.prompt.precision = "fp32";
+    options.generate.prompt.nproc = 2;
+    options.generate.prompt.model = "local/scripted-test-model";
+    options.generate.prompt.store = (dir / "runs.db").string();
+    options.generate.base_url = server.base_url();
+    options.generate.output_root = dir.string();
+    options.generate.http.max_retries = 0;
+    options.generate.json = true;
+    options.attempts = 3;
+    options.pkbw_program = PKBW_PROGRAM;
+    options.judge_arguments = {"--trials", "2", "--m", "64", "--n", "64"};
+    testing::internal::CaptureStdout();
+    const int code = run_agent_command(options);
+    const std::string printed = testing::internal::GetCapturedStdout();
+    EXPECT_EQ(code, 0) << printed;
+    std::vector<std::string> events;
+    std::istringstream lines(printed);
+    for (std::string line; std::getline(lines, line);) {
+        const json event = json::parse(line); // throws on anything that is not JSON
+        ASSERT_TRUE(event.is_object() && event.contains("event")) << line;
+        std::string name = event["event"];
+        if (name == "progress")
+            name += ":" + event.value("stage", "") +
+                    (event.contains("trial") ? std::to_string(event["trial"].get<int>()) : std::string());
+        else if (name == "attempt")
+            name += ":" + event.value("verdict", "");
+        events.push_back(name);
+    }
+    const std::vector<std::string> expected = {
+        "agent_started",         "progress:attempt", "progress:judge", "progress:judge_trial0",
+        "attempt:mismatch",      "progress:attempt", "progress:judge", "progress:judge_trial0",
+        "progress:judge_trial1", "attempt:pass",     "agent_finished"};
+    EXPECT_EQ(events, expected) << printed;
+    fs::remove_all(dir);
 }

@@ -54,8 +54,9 @@ def run_eval(pkbw, stem, source, world, store, cache, m, n):
 
 
 def check_registry(pkbw, tested):
-    listed = json.loads(subprocess.run([pkbw, "problems", "--json"], capture_output=True, text=True,
-                                       check=True).stdout)
+    # JSON lines: one {"event": "problem", ...} per problem.
+    listed = [json.loads(line) for line in subprocess.run([pkbw, "problems", "--json"], capture_output=True,
+                                                          text=True, check=True).stdout.splitlines() if line]
     stems = sorted(p["stem"] for p in listed)
     missing = [s for s in stems if s not in tested]
     extra = [s for s in tested if s not in stems]

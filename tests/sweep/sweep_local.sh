@@ -37,7 +37,7 @@ fin=[e for e in d if e["event"]=="pair_finished"]; assert len(fin) == 8, len(fin
 assert all(e["run_id"] for e in fin), fin
 assert fin[-1]["eta_s"] == 0, fin[-1]' "$work/full.jsonl" || fail "full sweep table"
 "$pkbw" runs --limit 100 --json > "$work/runs.json"
-python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert len(r)==8, len(r)" "$work/runs.json" ||
+python3 -c "import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert len(r)==8, len(r)" "$work/runs.json" ||
     fail "8 runs expected in the store"
 "$pkbw" show --sweep 1 > "$work/show.txt" || fail "show --sweep"
 grep -q "solutions_host_f32_none_samples_broken *4 *2" "$work/show.txt" || { fail "show --sweep table"; cat "$work/show.txt"; }
@@ -74,11 +74,11 @@ g={x['generation']:x['correct'] for x in f['generations']}; assert sorted(g.valu
     { fail "remote sweep exit $?"; cat "$work/remote.txt"; }
 grep -q "collected 2 task stores" "$work/remote.txt" || { fail "remote: 2 task stores"; cat "$work/remote.txt"; }
 grep -q "solutions_host_f32_none_samples_broken *2 *1 .*mismatch 1" "$work/remote.txt" || { fail "remote table"; cat "$work/remote.txt"; }
-id=$("$pkbw" sweeps --json | python3 -c "import json,sys; print([s['sweep_id'] for s in json.load(sys.stdin) if s['name']=='remote'][0])")
+id=$("$pkbw" sweeps --json | python3 -c "import json,sys; print([s['sweep_id'] for s in map(json.loads, sys.stdin) if s['name']=='remote'][0])")
 "$pkbw" show --sweep "$id" --json > "$work/remote.json"
 python3 - "$work/remote.json" "$pkbw" <<'PY' || fail "remote runs and their folders in the main store"
 import json, os, subprocess, sys
-sweep = json.load(open(sys.argv[1]))
+sweep = json.loads(open(sys.argv[1]).readline())
 for pair in sweep["pairs"]:
     run = json.loads(subprocess.check_output([sys.argv[2], "show", str(pair["run_id"]), "--json"]))
     folder = run["run"]["run_dir"] if "run" in run else run["run_dir"]

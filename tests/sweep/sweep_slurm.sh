@@ -68,14 +68,14 @@ if [ -n "$victim" ]; then
 else
     fail "no task was seen halfway"
 fi
-status() { "$pkbw" sweeps --store "$main" --json | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['status'])"; }
+status() { "$pkbw" sweeps --store "$main" --json | python3 -c "import json,sys; print(json.loads(sys.stdin.readline())['status'])"; }
 for _ in $(seq 1 900); do
     s=$(status); [ "$s" = done ] || [ "$s" = incomplete ] && break
     sleep 0.1
 done
 echo "after the first collect: $(status), at $(( $(date +%s) - t0 )) s"
 [ "$(status)" = incomplete ] || fail "the sweep should be incomplete after a killed task, is $(status)"
-id=$("$pkbw" sweeps --store "$main" --json | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['sweep_id'])")
+id=$("$pkbw" sweeps --store "$main" --json | python3 -c "import json,sys; print(json.loads(sys.stdin.readline())['sweep_id'])")
 "$pkbw" show --sweep "$id" --store "$main" --json > "$work/partial.json"
 
 # Resume: only the pairs left are submitted; --wait blocks until the collecting job ends.
@@ -106,7 +106,7 @@ PY
 # Every run's folder came along into the main store's runs/.
 "$pkbw" runs --store "$main" --limit 100 --json | python3 -c "
 import json, sys
-runs = json.load(sys.stdin)
+runs = [json.loads(line) for line in sys.stdin]
 print(len(runs), 'runs in the main store')
 assert len(runs) >= 16, len(runs)" || fail "runs in the main store"
 "$pkbw" show --sweep "$id" --store "$main"

@@ -62,7 +62,7 @@ t1=$(date +%s.%N)
 line "one by one (eval W=1): $n pairs, $pass passed, wall $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s"
 "$p" runs --store "$scratch/serial/runs.db" --limit 200 --json | python3 -c "
 import json, sys, collections
-c = collections.Counter((r['generation'] if isinstance(r.get('generation'), str) else r.get('generation', {}).get('label', '?'), r['status']) for r in json.load(sys.stdin))
+c = collections.Counter((r['generation'] if isinstance(r.get('generation'), str) else r.get('generation', {}).get('label', '?'), r['status']) for r in map(json.loads, sys.stdin))
 for (g, s), k in sorted(c.items()): print(f'  {g}: {s} {k}')" | tee -a "$out/summary.txt"
 fi
 

@@ -1,0 +1,139 @@
+#include "run_progress.h"
+
+#include "sweep_progress.h" // format_duration
+
+#include <cstdio>
+#include <ostream>
+
+namespace pkbw::cli {
+
+using nlohmann::json;
+
+RunProgress::RunProgress(std::ostream& out, std::ostream& err, bool json, bool terminal, int world_size,
+                         int trials, int launches, bool compares)
+    : out_(out)
+    , err_(err)
+    , json_(json)
+    , terminal_(terminal && !json)
+    , compares_(compares)
+    , world_size_(world_size < 1 ? 1 : world_size)
+    , trials_(trials)
+    , launches_(launches < 1 ? 1 : launches) {}
+
+double RunProgress::seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void RunProgress::set_launch(int index) {
+    launch_ = index;
+    status_.clear();
+    if (json_) {
+        event({{"stage", "perf_launch"}, {"launch", index + 1}, {"launches", launches_}});
+        return;
+    }
+    line("[perf launch " + std::to_string(index + 1) + "/" + std::to_string(launches_) +
+         "] started: fresh rank processes, timing only (" + format_duration(seconds()) + ")");
+}
+
+void RunProgress::on_event(int rank, const protocol::Message& message) {
+    if (message.event == protocol::kRankResult) {
+        const int trial = message.body.value("trial", 0);
+        if (trial < 0)
+            return; // a rank's failure outside the trials (perf, teardown): the summary reports it
+        auto& ranks = trial_ranks_[trial];
+        ranks[rank] = message.body.value("status", "?");
+        if (static_cast<int>(ranks.size()) == world_size_)
+            trial_done(trial);
+    } else if (message.event == protocol::kPerfProgress && rank == 0) {
+        block_done(message.body);
+    } else if (message.event == protocol::kPhase && rank == 0 && terminal_) {
+        phase_ = message.body.value("phase", "");
+        redraw();
+    }
+}
+
+void RunProgress::trial_done(int trial) {
+    ++trials_done_;
+    std::string status = compares_ ? "match" : "ran";
+    int culprit = -1;
+    for (const auto& [rank, rank_status] : trial_ranks_[trial]) {
+        if (rank_status != "pass") {
+            status = rank_status;
+            culprit = rank;
+            break;
+        }
+    }
+    if (json_) {
+        event({{"stage", "trial"},
+               {"trial", trial},
+               {"trials", trials_},
+               {"done", trials_done_},
+               {"status", status},
+               {"rank", culprit < 0 ? json(nullptr) : json(culprit)}});
+        return;
+    }
+    char text[160];
+    std::snprintf(text, sizeof text, "[trial %d/%d] %s%s (%s)", trial + 1, trials_, status.c_str(),
+                  culprit < 0 ? "" : (" on rank " + std::to_string(culprit)).c_str(),
+                  format_duration(seconds()).c_str());
+    line(text);
+}
+
+void RunProgress::block_done(const json& body) {
+    const int block = body.value("block", 0), blocks = body.value("blocks", 0);
+    const std::string protocol_name = body.value("protocol", ""), side = body.value("side", "");
+    if (json_) {
+        event({{"stage", "perf_block"},
+               {"launch", launch_ + 1},
+               {"launches", launches_},
+               {"block", block},
+               {"blocks", blocks},
+               {"protocol", protocol_name},
+               {"side", side}});
+        return;
+    }
+    char text[200];
+    std::snprintf(text, sizeof text, "[perf launch %d/%d] block %d/%d timed: %s protocol, %s (%s)",
+                  launch_ + 1, launches_, block, blocks, protocol_name.c_str(), side.c_str(),
+                  format_duration(seconds()).c_str());
+    if (terminal_) { // the blocks redraw one line; the trials leave theirs
+        status_ = text;
+        redraw();
+        return;
+    }
+    line(text);
+}
+
+void RunProgress::line(const std::string& text) {
+    if (terminal_)
+        err_ << "\r\033[K";
+    err_ << "pkbw: " << text << "\n";
+    if (terminal_)
+        redraw();
+    err_ << std::flush;
+}
+
+void RunProgress::redraw() {
+    if (!terminal_)
+        return;
+    err_ << "\r\033[K";
+    if (!status_.empty())
+        err_ << status_;
+    else
+        err_ << "[trials " << trials_done_ << "/" << trials_ << " done"
+             << (phase_.empty() ? "" : ", " + phase_) << "] " << format_duration(seconds());
+    err_ << std::flush;
+}
+
+void RunProgress::event(json body) {
+    body["event"] = "progress";
+    body["seconds"] = seconds();
+    out_ << protocol::to_line(body) << std::flush;
+}
+
+void RunProgress::close() {
+    if (terminal_)
+        err_ << "\r\033[K" << std::flush;
+}
+
+} // namespace pkbw::cli
