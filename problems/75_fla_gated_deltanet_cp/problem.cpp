@@ -1,6 +1,6 @@
 // PKB problem 75: Gated DeltaNet under context parallelism: all-to-all from sequence to head shards,
 // the scalar-decay gated delta-rule recurrence over the whole sequence, all-to-all back.
-#include "problem_util.h"
+#include "attention_inputs.h"
 #include "shared_inputs.h"
 
 #include <algorithm>
@@ -17,13 +17,6 @@ std::int64_t heads(const ProblemConfig& c) {
 }
 std::int64_t local_seq(const ProblemConfig& c) {
     return std::max<std::int64_t>(1, c.n / 16);
-}
-
-// torch.linspace(start, end, steps)[i] as its kernel computes it (the first half from start, the
-// second from end).
-double torch_linspace(double start, double end, std::int64_t steps, std::int64_t i) {
-    const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
-    return i < steps / 2 ? start + step * static_cast<double>(i) : end - step * static_cast<double>(steps - 1 - i);
 }
 
 class GatedDeltaNetCp final : public BasicProblem {

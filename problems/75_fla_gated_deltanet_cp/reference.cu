@@ -1,6 +1,6 @@
 // Reference for PKB problem 75: each of q, k, v, gate, beta packed per destination head chunk
 // (tk::permute) and exchanged with the toolkit all-to-all, which leaves [W·L, H/W, d] (batch 1);
-// q and k L2-normalised in fp32 (tk::normalize_rows), v, the decay and beta made fp32 by one kernel;
+// q and k L2-normalised in fp32 (tk::normalize_rows), v widened, the decay and beta made fp32 by a kernel;
 // the toolkit's delta-rule recurrence (tk::delta_rule: one thread block per 32 value columns of a
 // head, the state in registers) rounds o to D; o goes back by all-to-all and is unpacked (tk::permute).
 #include "pkbw/solution.h"
@@ -11,7 +11,7 @@
 namespace {
 
 // decay[t, h, :] = exp(−exp(a_log[h]) · softplus(gate + dt_bias[h])) (fp32, torch's softplus threshold
-// 20), beta as fp32, v as fp32.
+// 20), and beta as fp32.
 template <class T>
 __global__ void gates(const T* gate, const T* beta, const __nv_bfloat16* a_log, const __nv_bfloat16* dt_bias,
                       long long tokens, long long heads, long long key_dim, float* decay, float* beta_f) {
@@ -25,13 +25,6 @@ __global__ void gates(const T* gate, const T* beta, const __nv_bfloat16* a_log, 
             decay[i * key_dim + e] = d;
         beta_f[i] = to_float(beta[i]);
     }
-}
-
-template <class T>
-__global__ void widen(const T* x, long long count, float* out) {
-    using namespace pkbw::tk;
-    for (long long i = PKBW_GRID_STRIDE_BEGIN; i < count; i += PKBW_GRID_STRIDE_STEP)
-        out[i] = to_float(x[i]);
 }
 
 } // namespace
@@ -73,8 +66,7 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         PKBW_TRY(tk::normalize_rows<T>(ctx, reinterpret_cast<const T*>(recv[0]), tokens * lh, dk,
                                        static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk))), 1e-6f, qf));
         PKBW_TRY(tk::normalize_rows<T>(ctx, reinterpret_cast<const T*>(recv[1]), tokens * lh, dk, 1.f, 1e-6f, kf));
-        widen<T><<<tk::grid_for(tokens * lh * dv), 256, 0, ctx.stream()>>>(reinterpret_cast<const T*>(recv[2]),
-                                                                          tokens * lh * dv, vf);
+        PKBW_TRY(tk::widen_to_f32<T>(ctx, reinterpret_cast<const T*>(recv[2]), tokens * lh * dv, vf));
         gates<T><<<tk::grid_for(tokens * lh), 256, 0, ctx.stream()>>>(
             reinterpret_cast<const T*>(recv[3]), reinterpret_cast<const T*>(recv[4]), ctx.input(5).as<__nv_bfloat16>(),
             ctx.input(6).as<__nv_bfloat16>(), tokens, lh, dk, decay, beta);

@@ -1,4 +1,4 @@
-// Shapes, grids and inputs shared by the attention descriptors (PKB 39, 54-57): PKB's
+// Shapes, grids and inputs shared by the attention descriptors (PKB 39, 54-57, 74, 75): PKB's
 // _common_attn_dims, the min(2, W) second axis of 55-57's grids and its world-size rule, and a
 // per-(grid position) normal draw for inputs PKB seeds by cp/tp/pp/dp rank instead of the rank.
 #pragma once
@@ -46,6 +46,13 @@ inline void fill_attn_input(const ProblemConfig& c, int problem_id, int position
     } else {
         fill_normal(t, rng, scale);
     }
+}
+
+// torch.linspace(start, end, steps)[i] as its kernel computes it (the first half from start, the second
+// from end); 74 and 75 build theirs in bf16 (the caller's tensor rounds).
+inline double torch_linspace(double start, double end, std::int64_t steps, std::int64_t i) {
+    const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
+    return i < steps / 2 ? start + step * static_cast<double>(i) : end - step * static_cast<double>(steps - 1 - i);
 }
 
 } // namespace pkbw::problems

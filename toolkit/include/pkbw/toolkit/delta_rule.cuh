@@ -5,7 +5,7 @@
 // q, k (already normalised and scaled), decay [T, heads, dk] (a scalar decay repeated), beta
 // [T, heads] and v [T, heads, dv] are fp32; o [T, heads, dv] is rounded to T. Value columns are
 // independent, so one thread block owns 32 columns of one head (S in registers: a warp per 4 columns,
-// a lane per dk/32 rows); dk must be a multiple of 32 and at most 256. normalize_rows prepares q and k.
+// a lane per dk/32 rows); dk must be a multiple of 32 and at most 256. normalize_rows prepares q and k, widen_to_f32 v.
 #pragma once
 
 #include "pkbw/solution.h"
@@ -86,7 +86,21 @@ __global__ void normalize_rows_kernel(const T* x, long long rows, long long n, f
         out[row * n + i] = to_float(x[row * n + i]) / norm * scale;
 }
 
+template <class T>
+__global__ void widen_kernel(const T* x, long long count, float* out) {
+    for (long long i = PKBW_GRID_STRIDE_BEGIN; i < count; i += PKBW_GRID_STRIDE_STEP)
+        out[i] = to_float(x[i]);
+}
+
 } // namespace delta_detail
+
+// out = x.float()
+template <class T>
+int widen_to_f32(const Context& ctx, const T* x, long long count, float* out) {
+    delta_detail::widen_kernel<T><<<grid_for(count), 256, 0, ctx.stream()>>>(x, count, out);
+    PKBW_CHECK(ctx, cudaGetLastError());
+    return 0;
+}
 
 template <class T>
 int normalize_rows(const Context& ctx, const T* x, long long rows, long long n, float scale, float eps, float* out) {
