@@ -32,7 +32,8 @@ int run_export_bundle(const std::filesystem::path& store_path, const std::vector
         }
         const BundleReport report = export_bundle(store, ids, file);
         out << "bundle " << file.string() << ": " << report.runs.size() << " run(s), " << report.files
-            << " artifact file(s), " << report.file_bytes << " bytes\n";
+            << " artifact file(s) of " << report.file_bytes << " bytes; the bundle is "
+            << std::filesystem::file_size(file) << " bytes\n";
         for (const auto& missing : report.missing)
             err << "pkbw export-bundle: not bundled: " << missing << "\n";
         return 0;

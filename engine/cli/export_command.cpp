@@ -23,7 +23,8 @@ int run_export_command(const std::string& store_path, long long run_id, const st
         }
         const auto traces = load_run_traces(store, run_id);
         if (traces.empty()) {
-            std::cerr << "pkbw export: run " << run_id << " has no traces (run it with tracing on)\n";
+            std::cerr << "pkbw export: run " << run_id
+                      << " has no traces (record them with --trace on eval, perf or dryrun)\n";
             return 1;
         }
         for (const auto& trace : traces) {
@@ -36,6 +37,9 @@ int run_export_command(const std::string& store_path, long long run_id, const st
                           << "'s trace is incomplete (the rank ended before writing it all)\n";
             }
         }
+        if (format == "csv" && kernel_summary(traces).empty())
+            std::cerr << "pkbw export: run " << run_id
+                      << " traced no kernels (the host backend runs none): the CSV has its header only\n";
         if (output == "-") {
             std::cout << (format == "csv" ? kernel_summary_csv(kernel_summary(traces))
                                           : chrome_trace_json(traces).dump() + "\n");

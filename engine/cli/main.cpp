@@ -21,6 +21,7 @@
 #include "version.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -176,9 +177,12 @@ int list_problems(bool as_json) {
         }
         return 0;
     }
+    int width = 0; // the longest stem: the category column stays in line
+    for (const Problem* p : all_problems())
+        width = std::max(width, static_cast<int>(p->info().stem.size()));
     for (const Problem* p : all_problems()) {
         const auto& info = p->info();
-        std::printf("%4d  %-24s %-4s %s\n", info.id, info.stem.c_str(), info.category.c_str(),
+        std::printf("%4d  %-*s %-4s %s\n", info.id, width, info.stem.c_str(), info.category.c_str(),
                     info.title.c_str());
     }
     return 0;

@@ -374,7 +374,7 @@ int Run::execute() {
                          options_.seed,
                          options_.inputs == "exact" ? InputMode::Exact : InputMode::Pkb};
     if (auto why = problem->check_config(config))
-        return fail("error", kExitUsage, stem_ + ": " + *why);
+        return fail("error", kExitUsage, why->starts_with(stem_ + ":") ? *why : stem_ + ": " + *why);
     if (backend_ == "cuda" && !gpu_present())
         return fail("error", kExitEnvironment,
                     "the cuda backend needs a GPU and /dev/nvidia0 is absent (--backend host)");
@@ -539,8 +539,14 @@ int Run::conclude(const LaunchOutcome& launch, bool is_reference) {
     if (!launch.leftovers.empty()) {
         std::string text = "killed " + std::to_string(launch.leftovers.size()) +
                            " process(es) the ranks left after the run:";
-        for (std::size_t i = 0; i < launch.leftovers.size() && i < 8; ++i)
+        bool own_helper = false;
+        for (std::size_t i = 0; i < launch.leftovers.size() && i < 8; ++i) {
             text += (i ? ", " : " ") + launch.leftovers[i];
+            own_helper = own_helper || launch.leftovers[i].find("(pkbw-candidate)") != std::string::npos;
+        }
+        if (own_helper) // not the candidate's doing: pkbw's own process, orphaned when its rank was killed
+            text +=
+                " (pkbw-candidate is the process pkbw runs the candidate in; it outlived its killed rank)";
         add_warning(verdict, text);
     }
     record_results(launch, verdict);

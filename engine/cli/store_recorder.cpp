@@ -255,14 +255,14 @@ int list_runs(const fs::path& path, const RunsQuery& query, std::ostream& out, s
         return 0;
     }
     char line[640];
-    std::snprintf(line, sizeof line, "%6s  %-24s %-16s %-6s %-5s %2s  %-14s %-18s %s\n", "id", "started",
+    std::snprintf(line, sizeof line, "%6s  %-24s %-28s %-6s %-5s %2s  %-14s %-18s %s\n", "id", "started",
                   "problem", "mode", "back", "W", "status", "speedup", "summary");
     out << line;
     for (const auto& run : runs) {
         const std::string speedup = speedup_cell(stored_perf(store.perf_summaries(run.id)));
-        std::snprintf(line, sizeof line, "%6lld  %-24s %-16s %-6s %-5s %2d  %-14s %-18s %s\n",
+        std::snprintf(line, sizeof line, "%6lld  %-24s %-28s %-6s %-5s %2d  %-14s %-18s %s\n",
                       static_cast<long long>(run.id), run.started_at.c_str(),
-                      shorten(run.problem_stem, 16).c_str(), std::string(to_string(run.mode)).c_str(),
+                      shorten(run.problem_stem, 28).c_str(), std::string(to_string(run.mode)).c_str(),
                       run.backend.c_str(), run.world_size, std::string(to_string(run.status)).c_str(),
                       speedup.c_str(), shorten(run.summary, 60).c_str());
         out << line;

@@ -179,8 +179,12 @@ std::string unknown_problem_message(const std::string& typed) {
             continue;
         if (std::find(native.begin(), native.end(), stem) != native.end())
             break; // a native problem after all (find_problem missed it: a different spelling)
+        const auto ported =
+            std::count_if(pkb_problem_stems().begin(), pkb_problem_stems().end(), [&](const auto& s) {
+                return std::find(native.begin(), native.end(), s) != native.end();
+            });
         return head + ": PKB's problem " + stem + ", a PKB problem pkbw does not implement natively (" +
-               std::to_string(native.size()) + " of PKB's " + std::to_string(pkb_problem_stems().size()) +
+               std::to_string(ported) + " of PKB's " + std::to_string(pkb_problem_stems().size()) +
                " are; pkbw problems lists them); run PKB's solutions with --pkb-checkout DIR";
     }
     if (!all_digits(typed)) {

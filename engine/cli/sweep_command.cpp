@@ -306,8 +306,8 @@ int SweepCommands::sweep() {
         print_sweep_table(std::cout, table, default_fast_p());
         if (!complete)
             std::cout << "\n"
-                      << (table.total - table.done) << " pairs not judged; resume: pkbw sweep --resume "
-                      << sweep->id << "\n";
+                      << (table.total - table.done) << (table.total - table.done == 1 ? " pair" : " pairs")
+                      << " not judged; resume: pkbw sweep --resume " << sweep->id << "\n";
     }
     return result.interrupted ? kExitInterrupted : 0;
 }

@@ -216,7 +216,9 @@ FolderPlacement place_files(const std::vector<fs::path>& files, const ProblemNam
         const std::string name = file.filename().string();
         const auto hand = by_hand.find(name);
         if (ext != extension) {
-            result.unplaced.push_back({name, "a " + ext + " file; this sweep's backend runs " + extension});
+            result.unplaced.push_back(
+                {name, "a " + ext + " file; this sweep's backend runs " + extension +
+                           (ext == ".py" ? " (PKB's Python solutions need --pkb-checkout DIR)" : "")});
             continue;
         }
         const auto problem_name = problem_name_of(stem, backend);

@@ -93,7 +93,8 @@ std::string version_text() {
         if (auto driver = cudart.symbol<int (*)(int*)>("cudaDriverGetVersion")) {
             int d = 0;
             driver(&d);
-            text += ", driver supports CUDA " + (d > 0 ? cuda_version(d) : std::string("none (no driver)"));
+            text += ", driver supports CUDA " +
+                    (d > 0 ? cuda_version(d) : std::string("none: no NVIDIA driver is loaded"));
         }
         text += "\n";
     } else {

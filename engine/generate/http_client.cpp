@@ -88,6 +88,8 @@ size_t write_header(char* data, size_t size, size_t count, void* user) {
 } // namespace
 
 bool is_retryable(const HttpResult& result) {
+    if (result.unresolved)
+        return false; // a host name that does not resolve (a typo in --base-url) will not on a retry
     if (!result.transport_error.empty())
         return true; // timeouts, refused or dropped connections, bodies cut short
     return result.status == 429 || result.status == 408 || (result.status >= 500 && result.status <= 599);
@@ -163,6 +165,7 @@ HttpResult HttpClient::post(const HttpRequest& request,
         result.transport_error =
             std::string(curl_easy_strerror(code)) + (error_buffer[0] ? std::string(": ") + error_buffer : "");
         result.timed_out = code == CURLE_OPERATION_TIMEDOUT || transfer.stalled;
+        result.unresolved = code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_URL_MALFORMAT;
         if (transfer.stalled)
             result.transport_error = "timeout: no data received for " +
                                      std::to_string(settings_.stall_seconds) + " s (stalled connection)";

@@ -34,6 +34,7 @@ struct HttpResult {
     std::string body;
     std::string transport_error; // curl's message ("" when the transfer completed)
     bool timed_out = false;
+    bool unresolved = false; // the host name did not resolve (or the URL is malformed): never retried
     double latency_ms = 0;
 };
 

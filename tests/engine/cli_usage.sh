@@ -154,6 +154,10 @@ json_lines "generate --json"
 [ "$(python3 -c "import json; print(' '.join(json.loads(l)['event'] + (':' + json.loads(l).get('stage', '') if json.loads(l)['event'] == 'progress' else '') for l in open('$work/out')))")" \
     = "generation_started progress:retry answer generation_finished" ] || fail "generate --json events"
 
+expect 1 "generate: a host name that does not resolve is not retried" -- "$pkbw" generate --model local/scripted --base-url http://pkbw-no-such-host.invalid/v1 --problems 1 --backend host --retries 3 --backoff 0.05 --output-root "$work/gen"
+count_is err "retrying" 0
+says out "(after 1 tries)"
+
 # One shape for every command's --json: JSON lines, each with an event.
 expect 0 "problems --json" -- "$pkbw" problems --json
 json_lines "problems"
@@ -176,4 +180,24 @@ for command in problems runs show eval perf dryrun calibrate sweep sweeps "store
     "$pkbw" $command --help >"$work/out" 2>"$work/err"
     grep -qE -- "--json +[A-Za-z]" "$work/out" || fail "$command --help: --json has no help text"
 done
+
+# Smaller points of the walk-through (docs/cli.md).
+expect 0 "problems: the category column in line" -- "$pkbw" problems
+[ "$(awk '{ print index($0, " " $3 " ") }' "$work/out" | sort -u | wc -l)" = 1 ] || fail "problems: columns out of line"
+says out "15_combined_sharded_gemms "
+expect 0 "dryrun's trial ran, not matched" -- "$pkbw" dryrun --problem 2 --solution reference --nproc 2 --backend host --m 64 --n 64
+says out "trial 0: ran"
+expect 2 "a world size out of range names the problem once" -- "$pkbw" eval --problem 1 --solution host --solutions-dir "$samples" --backend host --nproc 65
+says err "1_allreduce: world size 65"
+count_is err "1_allreduce: 1_allreduce" 0
+expect 1 "export of a run without traces names --trace" -- "$pkbw" export 1 --format chrome-trace -o "$work/t.json"
+says err "--trace"
+expect 0 "export-bundle says the bundle's own size" -- "$pkbw" export-bundle 1 "$work/b.pkbw"
+says out "the bundle is $(stat -c %s "$work/b.pkbw") bytes"
+expect 0 "a sweep of one pair" -- "$pkbw" sweep --solutions-dir "$samples" --problems 1 --nproc 2 --backend host -- --m 64 --n 64 --trials 1
+expect 0 "sweeps: 1 generation" -- "$pkbw" sweeps
+says out " 1 generation "
+mkdir -p "$work/py" && printf 'x = 1\n' > "$work/py/1_allreduce_cuda.py"
+expect 0 "sweep --plan: PKB's Python files need --pkb-checkout" -- "$pkbw" sweep --plan --solutions-dir "$work/py" --nproc 2 --backend host
+says out "PKB's Python solutions need --pkb-checkout"
 exit $((failures > 0))
