@@ -70,12 +70,7 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     PKBW_TRY(tk::all_to_all(ctx, ctx.nccl(), kv_send, kv_recv, 2 * rows * piece * es));
 
     // Token (source p, b, s) is problem (z0 = p * B + b, z1 = s); its local heads are the rows.
-    tk::AttnShape sh;
-    sh.z0 = world * hidden.shape[0];
-    sh.z1 = seq;
-    sh.q_rows = sh.k_rows = local_heads;
-    sh.dim = head_dim;
-    sh.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+    const tk::AttnShape sh = tk::head_axis_shape(world * hidden.shape[0], seq, local_heads, head_dim);
     const tk::AttnView q_view = tk::head_axis_view(seq, local_heads, head_dim);
     const tk::AttnView k_view = tk::head_axis_view(seq, local_heads, 2 * head_dim);
     const tk::AttnView v_view = tk::head_axis_view(seq, local_heads, 2 * head_dim, head_dim);

@@ -33,12 +33,7 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
                 kv[((chunk * local_heads + h) * 2 + 0) * head_dim + e] = token[width];
                 kv[((chunk * local_heads + h) * 2 + 1) * head_dim + e] = token[2 * width];
             }
-    tk::AttnShape sh;
-    sh.z0 = world * hidden.shape[0];
-    sh.z1 = seq;
-    sh.q_rows = sh.k_rows = local_heads;
-    sh.dim = head_dim;
-    sh.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+    const tk::AttnShape sh = tk::head_axis_shape(world * hidden.shape[0], seq, local_heads, head_dim);
     const tk::AttnView q_view = tk::head_axis_view(seq, local_heads, head_dim);
     std::vector<double> attn(q.size());
     tk::attention_f64(sh,

@@ -10,9 +10,7 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     namespace tk = pkbw::tk;
     const pkbw::TensorView& q = ctx.input(0);
     const pkbw::SubComm world = ctx.sub_comm_blocks(ctx.world_size);
-    const tk::AttnShape sh = tk::bshd_shape(q.shape[0], q.shape[1], q.shape[2], q.shape[3],
-                                            static_cast<float>(1.0 / std::sqrt(static_cast<double>(q.shape[3]))),
-                                            ctx.param("causal", 1) != 0);
+    const tk::AttnShape sh = tk::bshd_shape_of(q, ctx.param("causal", 1) != 0);
     PKBW_TRY(tk::dispatch_float(ctx, q.dtype, "54 reference", [&](auto tag) {
         using T = typename decltype(tag)::type;
         return tk::ring_attention_forward<T>(ctx, world, sh, q.as<T>(), ctx.input(1).as<T>(),

@@ -9,9 +9,7 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     namespace tk = pkbw::tk;
     const pkbw::TensorView& q = ctx.input(0);
     const pkbw::SubComm world = ctx.sub_comm_blocks(ctx.world_size);
-    const tk::AttnShape sh = tk::bshd_shape(q.shape[0], q.shape[1], q.shape[2], q.shape[3],
-                                            static_cast<float>(1.0 / std::sqrt(static_cast<double>(q.shape[3]))),
-                                            ctx.param("causal", 1) != 0);
+    const tk::AttnShape sh = tk::bshd_shape_of(q, ctx.param("causal", 1) != 0);
     tk::store_all(ctx.output(0), tk::ring_attention_forward_f64(ctx, world, sh, tk::to_f64(q), tk::to_f64(ctx.input(1)),
                                                                 tk::to_f64(ctx.input(2))));
     return 0;

@@ -37,10 +37,7 @@ public:
                             "divide 8. B and S vary with --m and --n."}) {}
 
     std::optional<std::string> check_config(const ProblemConfig& c) const override {
-        if (auto why = check_common(c, info())) {
-            return why;
-        }
-        return require_divides(info(), c.world_size, "W", kAttnHeads, "the head count");
+        return check_attn_heads(c, info());
     }
     std::vector<TensorSpec> input_specs(const ProblemConfig& c, int) const override {
         const CpDpGrid g(c);

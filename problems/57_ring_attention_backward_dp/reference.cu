@@ -17,9 +17,7 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     }
     const tk::CpGroups groups = tk::cp_major_groups(ctx, dp);
     const pkbw::TensorView& q = ctx.input(1);
-    const tk::AttnShape sh = tk::bshd_shape(q.shape[0], q.shape[1], q.shape[2], q.shape[3],
-                                            static_cast<float>(1.0 / std::sqrt(static_cast<double>(q.shape[3]))),
-                                            ctx.param("causal", 0) != 0);
+    const tk::AttnShape sh = tk::bshd_shape_of(q, ctx.param("causal", 0) != 0);
     PKBW_TRY(tk::dispatch_float(ctx, q.dtype, "57 reference", [&](auto tag) {
         using T = typename decltype(tag)::type;
         return tk::ring_attention_backward<T>(ctx, groups.cp, sh, ctx.input(0).as<T>(), q.as<T>(), ctx.input(2).as<T>(),

@@ -17,9 +17,7 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const tk::CpGroups groups = tk::cp_major_groups(ctx, dp);
     const pkbw::TensorView& q = ctx.input(1);
     const pkbw::DType dt = q.dtype;
-    const tk::AttnShape sh = tk::bshd_shape(q.shape[0], q.shape[1], q.shape[2], q.shape[3],
-                                            static_cast<float>(1.0 / std::sqrt(static_cast<double>(q.shape[3]))),
-                                            ctx.param("causal", 0) != 0);
+    const tk::AttnShape sh = tk::bshd_shape_of(q, ctx.param("causal", 0) != 0);
     tk::AttnGradsF64 g = tk::ring_attention_backward_f64(
         ctx, groups.cp, sh, tk::to_f64(ctx.input(0)), tk::to_f64(q), tk::to_f64(ctx.input(2)), tk::to_f64(ctx.input(3)),
         tk::to_f64(ctx.input(4)), tk::to_f64(ctx.input(5)));

@@ -1,6 +1,6 @@
 // Reference for PKB problem 74: PKB's TP x CP grid when W >= 4 and even (tk::tp_cp_groups(2)), else
 // the world as CP; ncclAllGather of q, k, v, g, beta over CP (batch 1: the gathered [cp, L, ...] is
-// the sequence); q and k L2-normalised (tk::normalize_rows), v widened, the per-key-dim decay and
+// the sequence); q and k L2-normalised and v widened (tk::delta_rule_prepare), the per-key-dim decay and
 // sigmoid(beta) by one kernel; the toolkit's delta rule over all 16 heads rounds o to D;
 // ncclAllReduce over TP; the rank's CP slice copied out.
 #include "pkbw/solution.h"
@@ -48,27 +48,21 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
                                       ctx.stream()));
     }
     PKBW_CHECK(ctx, ncclGroupEnd());
-    float* qf = static_cast<float*>(ctx.scratch("kda74_qf", tokens * heads * dk * sizeof(float)));
-    float* kf = static_cast<float*>(ctx.scratch("kda74_kf", tokens * heads * dk * sizeof(float)));
-    float* vf = static_cast<float*>(ctx.scratch("kda74_vf", tokens * heads * dv * sizeof(float)));
-    float* decay = static_cast<float*>(ctx.scratch("kda74_decay", tokens * heads * dk * sizeof(float)));
-    float* beta = static_cast<float*>(ctx.scratch("kda74_beta_f", tokens * heads * sizeof(float)));
     char* out = static_cast<char*>(ctx.scratch("kda74_out", tokens * heads * dv * es));
     tk::DeltaRuleShape sh;
     sh.steps = tokens;
     sh.heads = heads;
     sh.key_dim = dk;
     sh.value_dim = dv;
+    const tk::DeltaRuleBuffers buf = tk::delta_rule_buffers(ctx, sh);
     PKBW_TRY(tk::dispatch_float(ctx, q.dtype, "74 reference", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk)));
-        PKBW_TRY(tk::normalize_rows<T>(ctx, reinterpret_cast<const T*>(full[0]), tokens * heads, dk, scale, 1e-12f, qf));
-        PKBW_TRY(tk::normalize_rows<T>(ctx, reinterpret_cast<const T*>(full[1]), tokens * heads, dk, 1.f, 1e-12f, kf));
-        PKBW_TRY(tk::widen_to_f32<T>(ctx, reinterpret_cast<const T*>(full[2]), tokens * heads * dv, vf));
+        PKBW_TRY(tk::delta_rule_prepare<T>(ctx, sh, reinterpret_cast<const T*>(full[0]), reinterpret_cast<const T*>(full[1]),
+                                           reinterpret_cast<const T*>(full[2]), 1e-12f, buf));
         kda_gates<T><<<tk::grid_for(tokens * heads * dk), 256, 0, ctx.stream()>>>(
             reinterpret_cast<const T*>(full[3]), reinterpret_cast<const T*>(full[4]), ctx.input(5).as<__nv_bfloat16>(),
-            ctx.input(6).as<__nv_bfloat16>(), tokens, heads, dk, decay, beta);
-        return tk::delta_rule<T>(ctx, sh, qf, kf, vf, decay, beta, reinterpret_cast<T*>(out));
+            ctx.input(6).as<__nv_bfloat16>(), tokens, heads, dk, buf.decay, buf.beta);
+        return tk::delta_rule<T>(ctx, sh, buf, reinterpret_cast<T*>(out));
     }));
     const long long count = tokens * heads * dv;
     if (tp > 1) {

@@ -31,16 +31,10 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         std::vector<double> qs(tokens * dk), ks(tokens * dk), vs(tokens * dv), decay(tokens * dk), beta(tokens);
         for (long long t = 0; t < tokens; ++t) {
             const long long at = t * heads + h;
-            double qn = 0, kn = 0;
+            const double q_scale = 1.0 / std::sqrt(static_cast<double>(dk));
+            tk::normalized_f64(&full[0][at * dk], dk, q_scale, 1e-12, &qs[t * dk]);
+            tk::normalized_f64(&full[1][at * dk], dk, 1.0, 1e-12, &ks[t * dk]);
             for (long long e = 0; e < dk; ++e) {
-                qn += full[0][at * dk + e] * full[0][at * dk + e];
-                kn += full[1][at * dk + e] * full[1][at * dk + e];
-            }
-            qn = std::max(std::sqrt(qn), 1e-12);
-            kn = std::max(std::sqrt(kn), 1e-12);
-            for (long long e = 0; e < dk; ++e) {
-                qs[t * dk + e] = full[0][at * dk + e] / qn / std::sqrt(static_cast<double>(dk));
-                ks[t * dk + e] = full[1][at * dk + e] / kn;
                 const double x = std::exp(a_log[h]) * (full[3][at * dk + e] + dt_bias[h * dk + e]);
                 decay[t * dk + e] = std::exp(-5.0 / (1.0 + std::exp(-x)));
             }

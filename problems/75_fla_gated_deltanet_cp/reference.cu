@@ -1,6 +1,6 @@
 // Reference for PKB problem 75: each of q, k, v, gate, beta packed per destination head chunk
 // (tk::permute) and exchanged with the toolkit all-to-all, which leaves [W·L, H/W, d] (batch 1);
-// q and k L2-normalised in fp32 (tk::normalize_rows), v widened, the decay and beta made fp32 by a kernel;
+// q and k L2-normalised and v widened in fp32 (tk::delta_rule_prepare), the decay and beta by a kernel;
 // the toolkit's delta-rule recurrence (tk::delta_rule: one thread block per 32 value columns of a
 // head, the state in registers) rounds o to D; o goes back by all-to-all and is unpacked (tk::permute).
 #include "pkbw/solution.h"
@@ -49,11 +49,6 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         PKBW_TRY(tk::permute(ctx, ctx.input(i).data, send, es, 3, shape, swap));
         PKBW_TRY(tk::all_to_all(ctx, ctx.nccl(), send, recv[i], bytes / world));
     }
-    float* qf = static_cast<float*>(ctx.scratch("gdn75_qf", tokens * lh * dk * sizeof(float)));
-    float* kf = static_cast<float*>(ctx.scratch("gdn75_kf", tokens * lh * dk * sizeof(float)));
-    float* vf = static_cast<float*>(ctx.scratch("gdn75_vf", tokens * lh * dv * sizeof(float)));
-    float* decay = static_cast<float*>(ctx.scratch("gdn75_decay", tokens * lh * dk * sizeof(float)));
-    float* beta = static_cast<float*>(ctx.scratch("gdn75_beta_f", tokens * lh * sizeof(float)));
     char* heads_out = static_cast<char*>(ctx.scratch("gdn75_out", tokens * lh * dv * es));
     char* back = static_cast<char*>(ctx.scratch("gdn75_back", tokens * lh * dv * es));
     tk::DeltaRuleShape sh;
@@ -61,16 +56,15 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     sh.heads = lh;
     sh.key_dim = dk;
     sh.value_dim = dv;
+    const tk::DeltaRuleBuffers buf = tk::delta_rule_buffers(ctx, sh);
     PKBW_TRY(tk::dispatch_float(ctx, q.dtype, "75 reference", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        PKBW_TRY(tk::normalize_rows<T>(ctx, reinterpret_cast<const T*>(recv[0]), tokens * lh, dk,
-                                       static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk))), 1e-6f, qf));
-        PKBW_TRY(tk::normalize_rows<T>(ctx, reinterpret_cast<const T*>(recv[1]), tokens * lh, dk, 1.f, 1e-6f, kf));
-        PKBW_TRY(tk::widen_to_f32<T>(ctx, reinterpret_cast<const T*>(recv[2]), tokens * lh * dv, vf));
+        PKBW_TRY(tk::delta_rule_prepare<T>(ctx, sh, reinterpret_cast<const T*>(recv[0]), reinterpret_cast<const T*>(recv[1]),
+                                           reinterpret_cast<const T*>(recv[2]), 1e-6f, buf));
         gates<T><<<tk::grid_for(tokens * lh), 256, 0, ctx.stream()>>>(
             reinterpret_cast<const T*>(recv[3]), reinterpret_cast<const T*>(recv[4]), ctx.input(5).as<__nv_bfloat16>(),
-            ctx.input(6).as<__nv_bfloat16>(), tokens, lh, dk, decay, beta);
-        return tk::delta_rule<T>(ctx, sh, qf, kf, vf, decay, beta, reinterpret_cast<T*>(heads_out));
+            ctx.input(6).as<__nv_bfloat16>(), tokens, lh, dk, buf.decay, buf.beta);
+        return tk::delta_rule<T>(ctx, sh, buf, reinterpret_cast<T*>(heads_out));
     }));
     // Heads -> sequence: token chunk p goes back to rank p, then [W, L, lh·dv] -> [L, W, lh·dv].
     PKBW_TRY(tk::all_to_all(ctx, ctx.nccl(), heads_out, back, seq * lh * dv * es));

@@ -27,17 +27,9 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         std::vector<double> qs(tokens * dk), ks(tokens * dk), vs(tokens * dv), decay(tokens * dk), beta(tokens);
         for (long long t = 0; t < tokens; ++t) {
             const long long p = t / seq, s = t % seq, at = p * seq * heads + s * heads + g;
-            double qn = 0, kn = 0;
-            for (long long e = 0; e < dk; ++e) {
-                qn += all[0][at * dk + e] * all[0][at * dk + e];
-                kn += all[1][at * dk + e] * all[1][at * dk + e];
-            }
-            qn = std::max(std::sqrt(qn), 1e-6);
-            kn = std::max(std::sqrt(kn), 1e-6);
-            for (long long e = 0; e < dk; ++e) {
-                qs[t * dk + e] = all[0][at * dk + e] / qn / std::sqrt(static_cast<double>(dk));
-                ks[t * dk + e] = all[1][at * dk + e] / kn;
-            }
+            const double q_scale = 1.0 / std::sqrt(static_cast<double>(dk));
+            tk::normalized_f64(&all[0][at * dk], dk, q_scale, 1e-6, &qs[t * dk]);
+            tk::normalized_f64(&all[1][at * dk], dk, 1.0, 1e-6, &ks[t * dk]);
             for (long long e = 0; e < dv; ++e)
                 vs[t * dv + e] = all[2][at * dv + e];
             const double x = all[3][at] + dt_bias[h];

@@ -24,6 +24,14 @@ inline std::int64_t attn_local_seq(const ProblemConfig& c, std::int64_t parts) {
     return std::max<std::int64_t>(1, std::max<std::int64_t>(1, c.n / 64) / parts);
 }
 
+// check_common plus PKB's _common_attn_dims assertion: W divides the 8 heads (39, 54, 57).
+inline std::optional<std::string> check_attn_heads(const ProblemConfig& c, const ProblemInfo& info) {
+    if (auto why = check_common(c, info)) {
+        return why;
+    }
+    return require_divides(info, c.world_size, "W", kAttnHeads, "the head count");
+}
+
 // 55-57's second grid axis (TP, PP or DP): PKB's min(2, W); W = 1 or even.
 inline int attn_pair_size(int world) {
     return world < 2 ? world : 2;

@@ -96,14 +96,21 @@ __device__ float weighted_v(const AttnShape& sh, const AttnInputs<T>& in, const 
     return o;
 }
 
+// This block's query row: its id, with q's row loaded into qrow (shared memory).
+template <class T>
+__device__ RowId begin_query_row(const AttnShape& sh, const AttnInputs<T>& in, float* qrow) {
+    const RowId r = row_id(sh.q_rows, sh.z1);
+    load_row(qrow, in.q + in.qv.at(r.z0, r.z1, r.row), sh.dim);
+    __syncthreads();
+    return r;
+}
+
 template <class T>
 __global__ void merge_kernel(AttnShape sh, AttnInputs<T> in, float* out, AttnView ov, float* lse, int first) {
     extern __shared__ float smem[];
     float* qrow = smem;
     float* p = smem + sh.dim;
-    const RowId r = row_id(sh.q_rows, sh.z1);
-    load_row(qrow, in.q + in.qv.at(r.z0, r.z1, r.row), sh.dim);
-    __syncthreads();
+    const RowId r = begin_query_row(sh, in, qrow);
     const float block_lse = softmax_row<T, false>(sh, in, qrow, r.z0, r.z1, r.row, p);
     const long long li = sh.lse_index(r.z0, r.z1, r.row);
     const float old_lse = first ? 0.f : lse[li];
@@ -126,9 +133,7 @@ __global__ void rounded_kernel(AttnShape sh, AttnInputs<T> in, T* out, AttnView 
     extern __shared__ float smem[];
     float* qrow = smem;
     float* p = smem + sh.dim;
-    const RowId r = row_id(sh.q_rows, sh.z1);
-    load_row(qrow, in.q + in.qv.at(r.z0, r.z1, r.row), sh.dim);
-    __syncthreads();
+    const RowId r = begin_query_row(sh, in, qrow);
     softmax_row<T, true>(sh, in, qrow, r.z0, r.z1, r.row, p);
     T* orow = out + ov.at(r.z0, r.z1, r.row);
     for (long long d = threadIdx.x; d < sh.dim; d += blockDim.x)

@@ -11,6 +11,8 @@
 
 #include "pkbw/toolkit/layout.h"
 
+#include <cmath>
+
 namespace pkbw::tk {
 
 struct AttnView {
@@ -90,6 +92,24 @@ inline AttnShape bshd_shape(long long b, long long s, long long h, long long d, 
     shape.dim = d;
     shape.scale = scale;
     shape.causal = causal;
+    return shape;
+}
+
+// bshd_shape of a [B, S, H, D] tensor with PKB's default softmax_scale D^-1/2 (54, 57).
+inline AttnShape bshd_shape_of(const TensorView& q, bool causal) {
+    return bshd_shape(q.shape[0], q.shape[1], q.shape[2], q.shape[3],
+                      static_cast<float>(1.0 / std::sqrt(static_cast<double>(q.shape[3]))), causal);
+}
+
+// 39's head-axis attention over `chunks` x `seq` tokens (z0 = chunk, z1 = token), each with `heads`
+// local heads of head_dim (non-causal, scale head_dim^-1/2).
+inline AttnShape head_axis_shape(long long chunks, long long seq, long long heads, long long head_dim) {
+    AttnShape shape;
+    shape.z0 = chunks;
+    shape.z1 = seq;
+    shape.q_rows = shape.k_rows = heads;
+    shape.dim = head_dim;
+    shape.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
     return shape;
 }
 

@@ -111,6 +111,32 @@ int normalize_rows(const Context& ctx, const T* x, long long rows, long long n, 
     return 0;
 }
 
+// The fp32 operands of one delta-rule call ([steps, heads, dk] for q, k and decay; [steps, heads, dv]
+// for v; [steps, heads] for beta), in scratch buffers of the calling rank.
+struct DeltaRuleBuffers {
+    float *q, *k, *v, *decay, *beta;
+};
+inline DeltaRuleBuffers delta_rule_buffers(const Context& ctx, const DeltaRuleShape& sh) {
+    const std::size_t rows = static_cast<std::size_t>(sh.steps * sh.heads), f = sizeof(float);
+    return {static_cast<float*>(ctx.scratch("delta_rule_q", rows * sh.key_dim * f)),
+            static_cast<float*>(ctx.scratch("delta_rule_k", rows * sh.key_dim * f)),
+            static_cast<float*>(ctx.scratch("delta_rule_v", rows * sh.value_dim * f)),
+            static_cast<float*>(ctx.scratch("delta_rule_decay", rows * sh.key_dim * f)),
+            static_cast<float*>(ctx.scratch("delta_rule_beta", rows * f))};
+}
+
+// q·dk^-1/2 and k L2-normalised (F.normalize with `eps`), v widened to fp32; decay and beta are the
+// caller's (they differ between 74 and 75).
+template <class T>
+int delta_rule_prepare(const Context& ctx, const DeltaRuleShape& sh, const T* q, const T* k, const T* v, float eps,
+                       const DeltaRuleBuffers& b) {
+    const long long rows = sh.steps * sh.heads;
+    const float scale = static_cast<float>(1.0 / sqrt(static_cast<double>(sh.key_dim)));
+    PKBW_TRY(normalize_rows<T>(ctx, q, rows, sh.key_dim, scale, eps, b.q));
+    PKBW_TRY(normalize_rows<T>(ctx, k, rows, sh.key_dim, 1.f, eps, b.k));
+    return widen_to_f32<T>(ctx, v, rows * sh.value_dim, b.v);
+}
+
 template <class T>
 int delta_rule(const Context& ctx, const DeltaRuleShape& sh, const float* q, const float* k, const float* v,
                const float* decay, const float* beta, T* out) {
@@ -121,6 +147,11 @@ int delta_rule(const Context& ctx, const DeltaRuleShape& sh, const float* q, con
     delta_detail::delta_rule_kernel<T><<<grid, 32 * delta_detail::kWarps, 0, ctx.stream()>>>(sh, q, k, v, decay, beta, out);
     PKBW_CHECK(ctx, cudaGetLastError());
     return 0;
+}
+
+template <class T>
+int delta_rule(const Context& ctx, const DeltaRuleShape& sh, const DeltaRuleBuffers& b, T* out) {
+    return delta_rule<T>(ctx, sh, b.q, b.k, b.v, b.decay, b.beta, out);
 }
 
 } // namespace pkbw::tk

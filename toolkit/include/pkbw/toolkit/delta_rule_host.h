@@ -2,9 +2,21 @@
 // one head's sequences (q, k normalised and scaled by the caller). Returns o [T, dv], unrounded.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace pkbw::tk {
+
+// out[0..n) = x / max(‖x‖₂, eps) · scale (F.normalize, then the q scale).
+inline void normalized_f64(const double* x, long long n, double scale, double eps, double* out) {
+    double ss = 0;
+    for (long long e = 0; e < n; ++e)
+        ss += x[e] * x[e];
+    const double norm = std::max(std::sqrt(ss), eps);
+    for (long long e = 0; e < n; ++e)
+        out[e] = x[e] / norm * scale;
+}
 
 // q, k, decay: [T, dk]; v: [T, dv]; beta: [T].
 inline std::vector<double> delta_rule_f64(long long steps, long long dk, long long dv, const std::vector<double>& q,
