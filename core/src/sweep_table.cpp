@@ -62,42 +62,149 @@ StoredSpeedup stored_speedup(const std::vector<PerfSummaryRow>& summaries) {
     return out;
 }
 
+bool speedup_is_result(RunStatus status) {
+    return status == RunStatus::Pass;
+}
+
+std::string speedup_withheld_reason(RunStatus status) {
+    switch (status) {
+    case RunStatus::Pass:
+        return "";
+    case RunStatus::InvalidTiming:
+        return "timing not trusted (invalid_timing)";
+    case RunStatus::Mismatch:
+    case RunStatus::InvalidOutput:
+        return "outputs wrong (" + std::string(to_string(status)) + ")";
+    case RunStatus::Running:
+        return "still running";
+    default:
+        return "no clean result (" + std::string(to_string(status)) + ")";
+    }
+}
+
+namespace {
+
+// The default band of "a difference" (VerdictRule's 5%): a direction is only read beyond it.
+double default_band() {
+    return 1.0 + VerdictRule{}.band();
+}
+
+// The verdict a pair is judged by: its stored one, else the one its interval gives under the default
+// rule; none without an interval.
+std::optional<Verdict> judged_verdict(const PairOutcome& pair) {
+    if (pair.verdict)
+        return pair.verdict;
+    if (pair.speedup && pair.ci_low && pair.ci_high)
+        return classify_speedup(*pair.speedup, *pair.ci_low, *pair.ci_high, VerdictRule{});
+    if (pair.ci_low) // the low end alone: faster when it clears 1
+        return *pair.ci_low > 1.0 ? Verdict::Faster : Verdict::Ambiguous;
+    return std::nullopt;
+}
+
+} // namespace
+
+bool pkb_disagrees(const PairOutcome& pair) {
+    if (!pair.speedup || !pair.pkb_speedup || !(*pair.pkb_speedup > 0))
+        return false;
+    const double band = default_band();
+    const double a = *pair.speedup, b = *pair.pkb_speedup;
+    return (a > band && b < 1.0 / band) || (a < 1.0 / band && b > band);
+}
+
+double fast_bound(const PairOutcome& pair) {
+    if (!pair.correct || !pair.speedup)
+        return 0;
+    double bound = 0;
+    if (!pair.ci_low) {
+        bound = *pair.speedup; // legacy: no interval stored (see the header)
+    } else if (!std::isfinite(*pair.ci_low)) {
+        return 0; // a non-finite bound clears no p
+    } else {
+        bound = *pair.ci_low;
+        // Below 1 the interval decides; from 1 on only a verdict of faster counts.
+        if (judged_verdict(pair) != Verdict::Faster)
+            bound = std::min(bound, 1.0);
+    }
+    if (pkb_disagrees(pair))
+        bound = std::min(bound, 1.0);
+    return std::isfinite(bound) && bound > 0 ? bound : 0;
+}
+
+bool counts_toward_fast_p(const PairOutcome& pair, double p) {
+    if (!pair.correct)
+        return false;
+    if (p <= 0)
+        return true;
+    return fast_bound(pair) > p; // clears(ci_low, p) with the verdict's and PKB's limits
+}
+
+bool counts_toward_fast_p(bool correct, std::optional<double> speedup, std::optional<double> ci_low,
+                          double p) {
+    PairOutcome pair;
+    pair.correct = correct;
+    pair.speedup = speedup;
+    pair.ci_low = ci_low;
+    if (speedup && ci_low) // no upper end in this form: faster when the interval clears 1
+        pair.verdict = *ci_low > 1.0 ? Verdict::Faster : Verdict::Ambiguous;
+    return counts_toward_fast_p(pair, p);
+}
+
 double fast_bound(double speedup, std::optional<double> ci_low) {
     // Legacy (no interval stored): the point estimate, the only figure there is (see the header).
     return ci_low ? *ci_low : speedup;
 }
 
-bool counts_toward_fast_p(bool correct, std::optional<double> speedup, std::optional<double> ci_low,
-                          double p) {
-    if (!correct)
-        return false;
-    if (p <= 0)
-        return true;
-    if (!speedup)
-        return false;
-    if (ci_low)
-        return clears(*ci_low, p);
-    return *speedup > p; // legacy: no interval stored (see the header)
+void PaperFigures::add(const PairOutcome& pair) {
+    ++attempted;
+    if (!pair.correct)
+        return;
+    ++correct;
+    if (!pair.speedup || !std::isfinite(*pair.speedup) || !(*pair.speedup > 0))
+        return;
+    ++timed;
+    speedups.push_back(*pair.speedup);
+    const bool disputed_pair = pkb_disagrees(pair);
+    disputed += disputed_pair ? 1 : 0;
+    faster += pair.verdict == Verdict::Faster && !disputed_pair ? 1 : 0;
+    const double bound = fast_bound(pair);
+    if (bound > 0)
+        fast_bounds.push_back(bound);
 }
 
-double SweepGenerationRow::fast_p(double p) const {
+double PaperFigures::fast_p(double p) const {
     if (attempted == 0)
         return 0;
     if (p <= 0)
         return static_cast<double>(correct) / attempted;
     int count = 0;
     for (double bound : fast_bounds)
-        count += bound > p ? 1 : 0; // counts_toward_fast_p: clears(ci_low, p), or legacy speedup > p
+        count += bound > p ? 1 : 0; // counts_toward_fast_p
     return static_cast<double>(count) / attempted;
 }
 
-std::optional<double> SweepGenerationRow::geomean() const {
+std::optional<double> PaperFigures::geomean() const {
     if (speedups.empty())
         return std::nullopt;
     double log_sum = 0;
     for (double s : speedups)
         log_sum += std::log(s);
     return std::exp(log_sum / static_cast<double>(speedups.size()));
+}
+
+std::vector<std::pair<double, double>> PaperFigures::fast_p_steps(double p_end) const {
+    std::vector<std::pair<double, double>> steps;
+    if (attempted == 0)
+        return steps;
+    // fast_p(0) holds at p = 0 alone: just above it only the pairs with a bound count.
+    steps.emplace_back(0.0, fast_p(0));
+    steps.emplace_back(0.0, static_cast<double>(fast_bounds.size()) / attempted);
+    std::vector<double> bounds = fast_bounds;
+    std::sort(bounds.begin(), bounds.end());
+    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+    for (double b : bounds)
+        steps.emplace_back(b, fast_p(b)); // strictly above b from here on
+    steps.emplace_back(std::max(p_end, steps.back().first), 0.0);
+    return steps;
 }
 
 std::vector<double> default_fast_p() {
@@ -120,8 +227,8 @@ SweepTable sweep_table(const Store& store, std::int64_t sweep_id) {
             table.generations.back().label = pair.generation_label;
         }
         SweepGenerationRow& row = table.generations[index[pair.generation_label]];
-        ++row.attempted;
         ++table.total;
+        PairOutcome outcome;
         std::optional<RunRecord> run;
         if (pair.run_id)
             run = store.get_run(*pair.run_id);
@@ -133,31 +240,26 @@ SweepTable sweep_table(const Store& store, std::int64_t sweep_id) {
             view.status = std::string(to_string(run->status));
             ++row.judged;
             ++table.done;
-            if (run->status == RunStatus::Pass || run->status == RunStatus::InvalidTiming)
-                ++row.correct;
-            if (run->status == RunStatus::Pass) {
+            outcome.correct = speedup_is_result(run->status);
+            if (outcome.correct) {
                 const StoredSpeedup stored = stored_speedup(store.perf_summaries(run->id));
                 view.speedup = stored.speedup;
+                view.pkb_speedup = stored.pkb_speedup;
                 if (view.speedup) {
                     view.ci_low = stored.ci_low;
                     view.ci_high = stored.ci_high;
                     view.verdict = stored.verdict;
-                    view.faster = stored.verdict == Verdict::Faster;
-                    ++row.timed;
-                    row.speedups.push_back(*view.speedup);
-                    const double bound = fast_bound(*view.speedup, view.ci_low);
-                    if (std::isfinite(bound))
-                        row.fast_bounds.push_back(bound);
-                    row.faster += view.faster ? 1 : 0;
+                    outcome = {true, view.speedup, view.ci_low, view.ci_high, view.verdict, view.pkb_speedup};
+                    view.disputed = pkb_disagrees(outcome);
+                    view.faster = stored.verdict == Verdict::Faster && !view.disputed;
                     if (view.verdict)
                         ++row.verdicts[verdict_name(*view.verdict)];
                 }
             }
         }
-        if (view.status != "pass" && view.status != "invalid_timing")
-            ++row.failures[view.status];
-        if (view.status == "invalid_timing")
-            ++row.failures[view.status]; // correct, but counted among the failures of timing
+        row.add(outcome);
+        if (view.status != "pass")
+            ++row.failures[view.status]; // invalid_timing among them: neither correct nor timed
         table.pairs.push_back(std::move(view));
     }
     return table;

@@ -157,6 +157,7 @@ json sweep_json(const SweepTable& table, const std::vector<double>& ps) {
                                {"correct", g.correct},
                                {"timed", g.timed},
                                {"faster", g.faster},
+                               {"disputed", g.disputed}, // pkbw and PKB disagree in direction
                                {"fast_p", fast},
                                {"geomean_speedup", geo ? json(*geo) : json(nullptr)},
                                {"speedups", g.speedups},

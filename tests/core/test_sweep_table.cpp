@@ -177,5 +177,50 @@ TEST_F(SweepTableTest, LowEndOfTheIntervalDecidesNotTheSpeedup) {
     EXPECT_DOUBLE_EQ(clears.generations.at(0).fast_p(1), 1.0);
 }
 
+// The paper figures every surface reads (PaperFigures): invalid_timing is neither correct nor timed,
+// fast_p >= 1 goes by the verdict (an interval above 1 inside the 5% band is "same", not faster), a
+// pkbw/PKB disagreement in direction counts toward no fast_p >= 1, and the curve reads the table.
+TEST_F(SweepTableTest, PaperFiguresCountByTrustAndVerdict) {
+    Store store = Store::open(db_path());
+    const std::vector<std::int64_t> runs = {
+        perf_run(store, "1_allreduce", RunStatus::InvalidTiming, {3.385, 3.338, 3.552, 1}),
+        perf_run(store, "2_allgather", RunStatus::Pass, {1.03, 1.01, 1.045, 0}), // same, though > 1
+        perf_run(store, "3_broadcast", RunStatus::Pass, {1.4, 1.2, 1.6, 1}),
+        perf_run(store, "4_reduce_scatter", RunStatus::Pass, {2.5, 2.1, 2.9, 1}),
+    };
+    store.add_perf_summary({runs[2], Side::Candidate, -1, "pkb_speedup", 0.7}); // PKB: slower
+    const SweepTable table = table_of(store, runs);
+    const SweepGenerationRow& row = table.generations.at(0);
+    EXPECT_EQ(row.attempted, 4);
+    EXPECT_EQ(row.correct, 3);
+    EXPECT_EQ(row.timed, 3);
+    EXPECT_EQ(row.faster, 1); // 4_reduce_scatter; 3_broadcast is disputed
+    EXPECT_EQ(row.disputed, 1);
+    EXPECT_EQ(row.failures.at("invalid_timing"), 1);
+    EXPECT_FALSE(table.pairs[0].speedup.has_value()); // withheld
+    EXPECT_TRUE(table.pairs[2].disputed);
+    EXPECT_FALSE(table.pairs[2].faster);
+    EXPECT_DOUBLE_EQ(row.fast_p(1), 1.0 / 4);
+    EXPECT_DOUBLE_EQ(row.fast_p(0.99), 3.0 / 4); // below 1 the interval decides
+    EXPECT_DOUBLE_EQ(row.fast_p(0), 3.0 / 4);
+    // The curve drawn left-continuous reads the table at every p.
+    const auto steps = row.fast_p_steps(3);
+    for (double p : {0.5, 1.0, 1.5, 2.0, 2.2}) {
+        double value = 0;
+        for (const auto& [x, y] : steps)
+            value = x <= p ? y : value;
+        EXPECT_DOUBLE_EQ(value, row.fast_p(p)) << "p = " << p;
+    }
+    PairOutcome eval_like;
+    eval_like.correct = true;
+    PaperFigures figures;
+    figures.add(eval_like);
+    EXPECT_DOUBLE_EQ(figures.fast_p(0), 1.0);
+    EXPECT_DOUBLE_EQ(figures.fast_p_steps(2).at(1).second, 0.0); // just above 0: no speedup, none
+    EXPECT_TRUE(speedup_is_result(RunStatus::Pass));
+    EXPECT_FALSE(speedup_is_result(RunStatus::InvalidTiming));
+    EXPECT_EQ(speedup_withheld_reason(RunStatus::InvalidTiming), "timing not trusted (invalid_timing)");
+}
+
 } // namespace
 } // namespace pkbw
