@@ -33,15 +33,22 @@ bool is_infrastructure_error(RunStatus status) {
            status == RunStatus::Running;
 }
 
+PairOutcome MatrixCell::outcome() const {
+    PairOutcome o;
+    o.correct = result && correct;
+    o.speedup = speedup;
+    o.ci_low = ci_low;
+    o.ci_high = ci_high;
+    o.verdict = verdict;
+    o.pkb_speedup = pkb_speedup;
+    return o;
+}
+
 std::vector<ScoredResult> GenerationMatrix::results_of(int generation) const {
     std::vector<ScoredResult> out;
     for (int p = 0; p < static_cast<int>(problems.size()); ++p) {
         auto it = cells.find({generation, p});
-        if (it == cells.end() || !it->second.result) {
-            out.push_back({});
-        } else {
-            out.push_back({it->second.correct, it->second.speedup, it->second.ci_low});
-        }
+        out.push_back(it == cells.end() || !it->second.result ? PairOutcome{} : it->second.outcome());
     }
     return out;
 }
@@ -59,11 +66,12 @@ GenerationStats GenerationMatrix::stats_of(int generation) const {
             continue;
         }
         ++st.attempted;
-        st.correct += c.correct ? 1 : 0;
-        st.fast_1 += counts_toward_fast_p(c.correct, c.speedup, c.ci_low, 1.0) ? 1 : 0;
-        st.geomean_n += c.correct && c.speedup && *c.speedup > 0 && std::isfinite(*c.speedup) ? 1 : 0;
     }
-    st.geomean = geomean_speedup(results_of(generation));
+    st.figures = paper_figures(results_of(generation));
+    st.correct = st.figures.correct;
+    st.fast_1 = static_cast<int>(std::lround(st.figures.fast_p(1.0) * st.figures.attempted));
+    st.geomean = st.figures.geomean();
+    st.geomean_n = st.figures.geomean_n();
     return st;
 }
 
@@ -95,6 +103,7 @@ struct RunResult {
     bool measured = false;                 // a perf run or an imported PKB run with PKB's speedup
     std::optional<double> ci_low, ci_high; // pkbw's stored interval and verdict (perf runs)
     std::optional<Verdict> verdict;
+    std::optional<double> pkb_speedup; // PKB's figure beside pkbw's
 };
 
 } // namespace
@@ -167,7 +176,7 @@ GenerationMatrix load_generation_matrix(const Store& store, CellPick pick) {
             }
             continue;
         }
-        RunResult res{r, std::nullopt, "", false, std::nullopt, std::nullopt, std::nullopt};
+        RunResult res{r, std::nullopt, "", false, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
         const bool imported = r->backend.rfind("pkb-", 0) == 0 && r->command_line.size() > 1 &&
                               r->command_line[1] == "import-pkb";
         if (r->mode == RunMode::Perf || imported) {
@@ -179,6 +188,7 @@ GenerationMatrix load_generation_matrix(const Store& store, CellPick pick) {
                 res.ci_low = stored.ci_low;
                 res.ci_high = stored.ci_high;
                 res.verdict = stored.verdict;
+                res.pkb_speedup = stored.pkb_speedup;
             } else if (imported && stored.pkb_speedup) {
                 res.speedup = stored.pkb_speedup;
                 res.source = "PKB";
@@ -218,6 +228,7 @@ GenerationMatrix load_generation_matrix(const Store& store, CellPick pick) {
             c.ci_low = chosen->ci_low;
             c.ci_high = chosen->ci_high;
             c.verdict = chosen->verdict;
+            c.pkb_speedup = chosen->pkb_speedup;
         }
         c.result = true;
     }
@@ -265,7 +276,7 @@ QVariant GenerationMatrixModel::data(const QModelIndex& index, int role) const {
             return tr("no result (%1)").arg(status_text(c->status));
         }
         return c->speedup ? QStringLiteral("%1 %2%3").arg(
-                                status_text(c->status), speedup_text(*c->speedup, c->verdict),
+                                status_text(c->status), result_speedup_text(c->outcome(), 2),
                                 c->speedup_source == "PKB" ? QStringLiteral(" PKB") : QString())
                           : status_text(c->status);
     case Qt::BackgroundRole:
@@ -285,18 +296,9 @@ QVariant GenerationMatrixModel::data(const QModelIndex& index, int role) const {
                           .arg(c->results)
                           .arg(status_text(c->status));
         if (c->speedup) {
-            tip += tr(", speedup %1× (%2's, from this run)")
-                       .arg(*c->speedup, 0, 'f', 3)
-                       .arg(to_qstring(c->speedup_source));
-            if (c->ci_low && c->ci_high) {
-                tip += tr(", 95% interval %1–%2").arg(*c->ci_low, 0, 'f', 3).arg(*c->ci_high, 0, 'f', 3);
-            }
-            if (c->verdict) {
-                tip += tr(", %1").arg(verdict_text(*c->verdict));
-            }
-            tip += counts_toward_fast_p(c->correct, c->speedup, c->ci_low, 1.0)
-                       ? tr("; counts toward fast_1")
-                       : tr("; does not count toward fast_1 (its interval does not clear 1)");
+            tip += tr(", %1's ").arg(to_qstring(c->speedup_source)) + result_speedup_tooltip(c->outcome());
+        } else if (c->result && !speedup_is_result(c->status)) {
+            tip += tr("; no speedup: %1").arg(to_qstring(speedup_withheld_reason(c->status)));
         }
         if (c->infra_errors > 0) {
             tip +=

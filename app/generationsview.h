@@ -34,16 +34,20 @@ struct MatrixCell {
     std::optional<double> speedup;         // that run's own speedup (pkbw's, or PKB's for imported runs)
     std::optional<double> ci_low, ci_high; // pkbw's stored 95% interval (absent in older runs, PKB's)
     std::optional<Verdict> verdict;        // pkbw's stored verdict
+    std::optional<double> pkb_speedup;     // PKB's figure stored beside pkbw's (a disagreement shows)
     std::string speedup_source;            // "pkbw", "PKB" or ""
     bool correct = false;
     bool result = false;  // false: only infrastructure errors (no result), shown apart
     int results = 0;      // result runs of the pair
     int infra_errors = 0; // runs of the pair that ended in an infrastructure error
+    // What the paper figures read of the cell (core's PairOutcome).
+    PairOutcome outcome() const;
 };
 
 struct GenerationStats {
-    // fast_1: correct and counting toward fast_p at p = 1 by core's rule (counts_toward_fast_p: the
-    // interval clears 1), the rule of the Sweeps tab and `pkbw show --sweep`.
+    // Core's PaperFigures over the fixed denominator (every problem of the matrix): the figures and
+    // rules of the Sweeps tab and `pkbw show --sweep`. fast_1: correct and, by its verdict, faster.
+    PaperFigures figures;
     int attempted = 0, correct = 0, fast_1 = 0, infra_only = 0;
     std::optional<double> geomean; // over correct, measured results
     int geomean_n = 0;

@@ -31,6 +31,7 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTextDocument>
 #include <QTimer>
 #include <filesystem>
 
@@ -286,6 +287,21 @@ QStringList MainWindow::shown_summary() const {
         }
         return QString();
     };
+    // What a user reads first on the tab, as plain text.
+    auto plain = [](const QString& html) {
+        QTextDocument doc;
+        doc.setHtml(html);
+        return doc.toPlainText().replace(QLatin1Char('\n'), QLatin1Char(' ')).simplified();
+    };
+    if (tabs_->currentWidget() == perf_view_) {
+        lines << QStringLiteral("headline: ") + plain(perf_view_->headline());
+    } else if (tabs_->currentWidget() == run_view_) {
+        lines << QStringLiteral("headline: ") + plain(run_view_->header_text());
+    } else if (tabs_->currentWidget() == generations_) {
+        lines << QStringLiteral("headline: ") + first_line(generations_->status_text());
+    } else if (tabs_->currentWidget() == sweeps_) {
+        lines << QStringLiteral("headline: ") + sweeps_->header_text();
+    }
     if (tabs_->currentWidget() == source_view_) {
         // What each side shows, as the file it came from would hash (sha256sum of the file).
         auto side = [&first_line](const QString& text) {

@@ -127,8 +127,8 @@ PerfView::PerfView(QWidget* parent)
     plot_ = new QCustomPlot(split);
     plot_->setObjectName(QStringLiteral("perfPlot"));
     plot_->plotLayout()->insertRow(0);
-    plot_->plotLayout()->addElement(
-        0, 0, new QCPTextElement(plot_, tr("Per-rank iteration time (box: quartiles, whiskers: p5–p95)")));
+    title_ = new QCPTextElement(plot_, QString());
+    plot_->plotLayout()->addElement(0, 0, title_);
     plot_->xAxis->setLabel(tr("rank"));
     plot_->yAxis->setLabel(tr("ms per iteration"));
     plot_->legend->setVisible(true);
@@ -164,6 +164,7 @@ void PerfView::set_data(std::shared_ptr<const RunData> data) {
     table_->setRowCount(0);
     if (!data_) {
         summary_->setText(tr("No run open."));
+        title_->setText(QString());
         plot_->replot();
         return;
     }
@@ -239,6 +240,15 @@ void PerfView::set_data(std::shared_ptr<const RunData> data) {
         }
     }
     plot_->legend->setVisible(plot_->plottableCount() > 0); // an empty legend is a stray box
+    // Nothing to plot (an eval run, a run without samples): no empty 0–1 ms frame.
+    plot_->setVisible(plot_->plottableCount() > 0);
+    const bool pkb_trials = plot_->plottableCount() > 0 && g.per_rank[0].empty();
+    QString title = pkb_trials ? tr("PKB's speedup per trial (imported run)")
+                               : tr("Per-rank iteration time (box: quartiles, whiskers: p5–p95)");
+    if (!speedup_is_result(data_->run.status)) {
+        title += tr(" — for inspection only: %1").arg(to_qstring(speedup_withheld_reason(data_->run.status)));
+    }
+    title_->setText(title);
     theme_plot(plot_);
     plot_->replot();
     draw_series(scale, unit_label);
@@ -314,19 +324,74 @@ void PerfView::draw_series(double scale, const QString& unit_label) {
     series_->replot();
 }
 
+namespace {
+
+// The run summary's own words on why its timing is not trusted ("timing not trusted: candidate: its
+// timed calls took ..."), up to the next "; " part; "" when it has none.
+QString distrust_words(const RunRecord& run) {
+    const QString summary = to_qstring(run.summary);
+    const int at = summary.indexOf(QStringLiteral("timing not trusted"));
+    if (at < 0) {
+        return {};
+    }
+    const int end = summary.indexOf(QStringLiteral("; warning:"), at);
+    return summary.mid(at, end < 0 ? -1 : end - at).toHtmlEscaped();
+}
+
+QString figures_text(const PerfFigures& f) {
+    QString text =
+        QObject::tr("%1×</b> (95% interval %2–%3%4): <b>%5")
+            .arg(QString::number(f.speedup, 'f', 3))
+            .arg(QString::number(f.ci_low, 'f', 3))
+            .arg(QString::number(f.ci_high, 'f', 3))
+            .arg(f.launches > 1 ? QObject::tr(", pooled over %1 launches").arg(f.launches) : QString())
+            .arg(f.verdict);
+    return text;
+}
+
+} // namespace
+
+QString PerfView::plot_title() const {
+    return title_->text();
+}
+
+QString PerfView::headline() const {
+    if (!data_) {
+        return {};
+    }
+    if (data_->run.mode != RunMode::Perf && !data_->summary("pkb_speedup") && !data_->summary("speedup")) {
+        return tr("No timing: run %1 is an %2 run (perf mode times the candidate against the reference).")
+            .arg(data_->run.id)
+            .arg(mode_text(data_->run.mode));
+    }
+    if (data_->run.status == RunStatus::Running) {
+        return tr("Run %1 is still running: no speedup yet.").arg(data_->run.id);
+    }
+    if (!speedup_is_result(data_->run.status)) {
+        const QString words = distrust_words(data_->run);
+        return tr("<b>No speedup: %1.</b>%2")
+            .arg(to_qstring(speedup_withheld_reason(data_->run.status)))
+            .arg(words.isEmpty() ? QString() : QStringLiteral(" ") + words + QLatin1Char('.'));
+    }
+    const PerfFigures f = compute_perf(*data_);
+    if (!f.has_figures) {
+        return {};
+    }
+    return tr("<b>Speedup %1</b>.").arg(figures_text(f));
+}
+
 QString PerfView::summary_text() const {
     if (!data_) {
         return {};
     }
     const PerfFigures f = compute_perf(*data_);
-    QString text;
-    if (f.has_figures) {
-        text = tr("<b>Speedup %1×</b> (95% interval %2–%3%4): <b>%5</b>.")
-                   .arg(QString::number(f.speedup, 'f', 3))
-                   .arg(QString::number(f.ci_low, 'f', 3))
-                   .arg(QString::number(f.ci_high, 'f', 3))
-                   .arg(f.launches > 1 ? tr(", pooled over %1 launches").arg(f.launches) : QString())
-                   .arg(f.verdict);
+    const bool trusted = speedup_is_result(data_->run.status);
+    QString text = headline();
+    if (f.has_figures && !trusted) {
+        // Withheld: the figures stay, for inspection, never as a result.
+        text += tr(" Stored figures, for inspection only (not a result): <b>%1</b>.").arg(figures_text(f));
+    } else if (f.has_figures) {
+        QString pooled;
         if (!f.per_launch.empty()) {
             QStringList launches;
             for (const StoredLaunch& l : f.per_launch) {
@@ -351,10 +416,21 @@ QString PerfView::summary_text() const {
         }
     } else if (f.has_figures) {
         text += tr(" (No samples in the store.)");
-    } else if (auto s = data_->summary("speedup")) {
-        text = tr("<b>Speedup %1×</b> (stored; no samples in the store).").arg(QString::number(*s, 'f', 3));
-    } else {
+    } else if (auto s = data_->summary("speedup"); s && trusted) {
+        text = tr("<b>Speedup %1×</b> (stored without an interval; no samples in the store).")
+                   .arg(QString::number(*s, 'f', 3));
+    } else if (data_->run.mode == RunMode::Perf && !data_->summary("pkb_speedup") && trusted) {
         text = tr("No perf samples for run %1 (perf mode stores them).").arg(data_->run.id);
+    }
+    if (f.has_figures && trusted && data_->summary("pkb_speedup")) {
+        PairOutcome pair;
+        pair.speedup = f.speedup;
+        pair.pkb_speedup = data_->summary("pkb_speedup");
+        if (pkb_disagrees(pair)) {
+            text += tr(" <b>pkbw and PKB disagree in direction</b> (%1× against PKB's %2×): this run counts "
+                       "toward no fast_p with p ≥ 1.")
+                        .arg(QString::number(f.speedup, 'f', 3), QString::number(*pair.pkb_speedup, 'f', 3));
+        }
     }
     // PKB's own figure beside pkbw's, and for imported PKB runs its per-trial speedups: two identical
     // trials of PKB's protocol can differ by 2x, and a mean alone hides it.

@@ -13,6 +13,7 @@
 #include <memory>
 
 class QCustomPlot;
+class QCPTextElement;
 class QLabel;
 class QTableWidget;
 
@@ -37,8 +38,14 @@ class PerfView : public QWidget {
 public:
     explicit PerfView(QWidget* parent = nullptr);
     void set_data(std::shared_ptr<const RunData> data);
+    // The whole line above the plots: headline() then the details.
     QString summary_text() const;
+    // What the tab says first: "Speedup 1.131× (95% interval …): ambiguous" for a clean perf run, or
+    // why no speedup is shown ("No speedup: timing not trusted (invalid_timing). timing not trusted:
+    // candidate: …") for any other status; the figures of such a run appear only "for inspection".
+    QString headline() const;
     QCustomPlot* plot() const { return plot_; }
+    QString plot_title() const;
     // Every pkbw sample of every rank in the order it was timed: one graph per (side, rank).
     QCustomPlot* series_plot() const { return series_; }
 
@@ -46,6 +53,7 @@ private:
     std::shared_ptr<const RunData> data_;
     QLabel* summary_ = nullptr;
     QCustomPlot* plot_ = nullptr;
+    QCPTextElement* title_ = nullptr; // the box plot's title (says "for inspection only" when withheld)
     QCustomPlot* series_ = nullptr;
     QTableWidget* table_ = nullptr;
 

@@ -87,6 +87,72 @@ QString speedup_text(double speedup, std::optional<Verdict> verdict, int decimal
     return text;
 }
 
+QString result_speedup_text(const PairOutcome& pair, int decimals) {
+    if (!pair.speedup) {
+        return {};
+    }
+    QString text = QString::number(*pair.speedup, 'f', decimals) + QStringLiteral("×");
+    if (pair.verdict) {
+        text += QLatin1Char(' ') + verdict_text(*pair.verdict);
+    }
+    if (pair.ci_low && pair.ci_high) {
+        text += QStringLiteral(" [%1–%2]")
+                    .arg(QString::number(*pair.ci_low, 'f', decimals),
+                         QString::number(*pair.ci_high, 'f', decimals));
+    } else if (!pair.verdict) {
+        text += QStringLiteral(" (no interval)");
+    }
+    if (pkb_disagrees(pair)) {
+        text += QStringLiteral(" ≠ PKB %1×").arg(QString::number(*pair.pkb_speedup, 'f', decimals));
+    }
+    return text;
+}
+
+QString result_speedup_tooltip(const PairOutcome& pair) {
+    if (!pair.speedup) {
+        return {};
+    }
+    QString tip = QStringLiteral("speedup %1×").arg(*pair.speedup, 0, 'f', 3);
+    if (pair.ci_low && pair.ci_high) {
+        tip +=
+            QStringLiteral(", 95% interval %1–%2").arg(*pair.ci_low, 0, 'f', 3).arg(*pair.ci_high, 0, 'f', 3);
+    } else {
+        tip += QStringLiteral(" (no interval stored: counted by its point estimate)");
+    }
+    if (pair.verdict) {
+        tip += QStringLiteral(", verdict %1").arg(verdict_text(*pair.verdict));
+    }
+    if (pair.pkb_speedup) {
+        tip += QStringLiteral("; PKB's speedup %1×").arg(*pair.pkb_speedup, 0, 'f', 3);
+    }
+    if (pkb_disagrees(pair)) {
+        tip +=
+            QStringLiteral(": pkbw and PKB disagree in direction, so it counts toward no fast_p with p ≥ 1");
+    } else if (counts_toward_fast_p(pair, 1.0)) {
+        tip += QStringLiteral("; counts toward fast_1");
+    } else {
+        tip += QStringLiteral("; does not count toward fast_1 (its verdict is not faster)");
+    }
+    return tip;
+}
+
+QString withheld_speedup_text(RunStatus status) {
+    return status == RunStatus::InvalidTiming ? QStringLiteral("untrusted") : QStringLiteral("—");
+}
+
+QString withheld_speedup_tooltip(RunStatus status, std::optional<double> speedup,
+                                 std::optional<double> ci_low, std::optional<double> ci_high) {
+    QString tip = QStringLiteral("No speedup: %1.").arg(to_qstring(speedup_withheld_reason(status)));
+    if (speedup) {
+        tip += QStringLiteral(" Stored figures, for inspection only: %1×").arg(*speedup, 0, 'f', 3);
+        if (ci_low && ci_high) {
+            tip += QStringLiteral(" (%1–%2)").arg(*ci_low, 0, 'f', 3).arg(*ci_high, 0, 'f', 3);
+        }
+        tip += QLatin1Char('.');
+    }
+    return tip;
+}
+
 QString format_ratio(double ratio) {
     if (std::isinf(ratio)) {
         return QStringLiteral("inf");

@@ -39,6 +39,18 @@ QString format_shape(const Shape& shape);
 // verdict's word when there is one: "1.31× faster", "1.12× ambiguous"; "2.00×" without a verdict.
 QString speedup_text(double speedup, std::optional<Verdict> verdict, int decimals = 2);
 QString verdict_text(Verdict verdict); // "faster", "slower", "same", "ambiguous"
+// A speedup as a result in a table cell, always with its verdict and interval, compactly:
+// "1.131× ambiguous [0.850–1.415]"; a PKB disagreement in direction appended as " ≠ PKB 0.692×".
+QString result_speedup_text(const PairOutcome& pair, int decimals = 3);
+// The same figures said in a sentence for tooltips: interval, verdict, PKB's figure and whether the
+// pair counts toward fast_1 (and why not).
+QString result_speedup_tooltip(const PairOutcome& pair);
+// The cell of a run whose speedup is withheld (speedup_is_result false): "untrusted" for
+// invalid_timing, "—" otherwise.
+QString withheld_speedup_text(RunStatus status);
+// Its tooltip: why, and the stored figures "for inspection" when there are any.
+QString withheld_speedup_tooltip(RunStatus status, std::optional<double> speedup,
+                                 std::optional<double> ci_low, std::optional<double> ci_high);
 
 // Colour of a correctness cell: pass shades from green (exact) to yellow (at the tolerance), fail from
 // orange to deep red as log10(ratio) grows, grey when not run.

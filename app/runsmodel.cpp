@@ -2,6 +2,7 @@
 
 #include "background.h"
 #include "qtconvert.h"
+#include "runwarnings.h"
 
 namespace pkbw::app {
 
@@ -23,8 +24,6 @@ void RunsModel::reload() {
     beginResetModel();
     rows_.clear();
     speedups_.clear();
-    pkb_speedup_.clear();
-    verdicts_.clear();
     total_ = 0;
     loading_ = false;
     endResetModel();
@@ -45,9 +44,7 @@ void RunsModel::request_page(bool first) {
     const quint64 generation = generation_;
     struct Page {
         std::vector<RunRecord> rows;
-        std::vector<std::optional<double>> speedups;
-        std::vector<bool> pkb;
-        std::vector<std::optional<Verdict>> verdicts;
+        std::vector<RowSpeedup> speedups;
         qint64 total = -1;
     };
     run_in_background(
@@ -65,11 +62,17 @@ void RunsModel::request_page(bool first) {
                 if (r.mode == RunMode::Perf || r.backend.rfind("pkb-", 0) == 0) {
                     stored = stored_speedup(store.perf_summaries(r.id));
                 }
-                const bool pkb = !stored.speedup && stored.pkb_speedup;
-                const std::optional<double> speedup = stored.speedup ? stored.speedup : stored.pkb_speedup;
-                page.speedups.push_back(speedup);
-                page.pkb.push_back(pkb);
-                page.verdicts.push_back(pkb ? std::nullopt : stored.verdict);
+                RowSpeedup row;
+                row.pkb_only = !stored.speedup && stored.pkb_speedup;
+                row.figures.correct = speedup_is_result(r.status);
+                row.figures.speedup = stored.speedup ? stored.speedup : stored.pkb_speedup;
+                if (!row.pkb_only) {
+                    row.figures.ci_low = stored.ci_low;
+                    row.figures.ci_high = stored.ci_high;
+                    row.figures.verdict = stored.verdict;
+                    row.figures.pkb_speedup = stored.pkb_speedup;
+                }
+                page.speedups.push_back(row);
             }
             return page;
         },
@@ -93,8 +96,6 @@ void RunsModel::request_page(bool first) {
                     rows_.push_back(std::move(r));
                 }
                 speedups_.insert(speedups_.end(), result.value.speedups.begin(), result.value.speedups.end());
-                pkb_speedup_.insert(pkb_speedup_.end(), result.value.pkb.begin(), result.value.pkb.end());
-                verdicts_.insert(verdicts_.end(), result.value.verdicts.begin(), result.value.verdicts.end());
                 endInsertRows();
             }
             // A short page means the store holds fewer rows than counted (runs deleted meanwhile).
@@ -143,15 +144,32 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
     }
     if (role == Qt::ToolTipRole && index.column() == Summary) {
-        return to_qstring(r.summary);
+        return flags_tooltip(split_summary(r.summary));
     }
     if (role == Qt::ToolTipRole && index.column() == Generation) {
+        if (!r.generation.parsed && r.generation.label.rfind("solutions_", 0) != 0 &&
+            !r.generation.label.empty()) {
+            return tr("an ad-hoc candidate (its folder: %1), not a generation folder")
+                .arg(to_qstring(r.generation.label));
+        }
         return to_qstring(r.generation.label);
     }
-    if (role == Qt::ToolTipRole && index.column() == Speedup &&
-        speedups_[static_cast<std::size_t>(index.row())]) {
-        return pkb_speedup_[static_cast<std::size_t>(index.row())] ? tr("PKB's speedup (imported run)")
-                                                                   : tr("pkbw's speedup (perf run)");
+    const RowSpeedup& speedup = speedups_[static_cast<std::size_t>(index.row())];
+    if (index.column() == Speedup && speedup.figures.speedup) {
+        const PairOutcome& f = speedup.figures;
+        if (role == Qt::ToolTipRole) {
+            if (!speedup_is_result(r.status)) {
+                return withheld_speedup_tooltip(r.status, f.speedup, f.ci_low, f.ci_high);
+            }
+            return (speedup.pkb_only ? tr("PKB's speedup (imported run): ")
+                                     : tr("pkbw's speedup (perf run): ")) +
+                   result_speedup_tooltip(f);
+        }
+        if (role == Qt::ForegroundRole &&
+            (!speedup_is_result(r.status) || pkb_disagrees(f) ||
+             (f.verdict && *f.verdict != Verdict::Faster && *f.verdict != Verdict::Slower))) {
+            return QColor(Qt::gray); // withheld, disputed, or not told apart from the reference
+        }
     }
     if (role != Qt::DisplayRole) {
         return {};
@@ -165,6 +183,10 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
         return to_qstring(r.problem_stem);
     case Generation:
         // provider/model when the label is parsed: the distinguishing tail, never elided away.
+        if (!r.generation.parsed && r.generation.label.rfind("solutions_", 0) != 0) {
+            // A candidate given by its own path: its parent folder ("cuda") is no generation.
+            return r.generation.label.empty() ? QString() : tr("ad hoc");
+        }
         return to_qstring(r.generation.parsed && !r.generation.model.empty()
                               ? r.generation.provider + "/" + r.generation.model
                               : r.generation.label);
@@ -184,15 +206,17 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
         return QString::number(a.msecsTo(b) / 1000.0, 'f', 1) + QStringLiteral(" s");
     }
     case Speedup: {
-        const auto& s = speedups_[static_cast<std::size_t>(index.row())];
-        if (!s) {
+        if (!speedup.figures.speedup) {
             return {};
         }
-        return speedup_text(*s, verdicts_[static_cast<std::size_t>(index.row())], 3) +
-               (pkb_speedup_[static_cast<std::size_t>(index.row())] ? QStringLiteral(" PKB") : QString());
+        if (!speedup_is_result(r.status)) {
+            return withheld_speedup_text(r.status);
+        }
+        return result_speedup_text(speedup.figures, 3) +
+               (speedup.pkb_only ? QStringLiteral(" PKB") : QString());
     }
     case Summary:
-        return to_qstring(r.summary);
+        return summary_cell_text(split_summary(r.summary)); // flags by severity, suspicious first
     }
     return {};
 }

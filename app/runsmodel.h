@@ -5,6 +5,7 @@
 
 #include "pkbw/core/perf_stats.h"
 #include "pkbw/core/store.h"
+#include "pkbw/core/sweep_table.h"
 
 #include <QAbstractTableModel>
 #include <QString>
@@ -25,7 +26,8 @@ public:
         Ranks,
         Status,
         Duration,
-        Speedup, // pkbw's for perf runs, PKB's for imported PKB runs (not sortable: not a runs column)
+        Speedup, // pkbw's for perf runs, PKB's for imported PKB runs, with verdict and interval; withheld
+                 // ("untrusted", "—") unless the run passed cleanly (not sortable: not a runs column)
         Summary,
         ColumnCount
     };
@@ -66,9 +68,13 @@ private:
     RunFilter filter_;
     RunSort sort_;
     std::vector<RunRecord> rows_;
-    std::vector<std::optional<double>> speedups_;  // per row
-    std::vector<bool> pkb_speedup_;                // the speedup is PKB's
-    std::vector<std::optional<Verdict>> verdicts_; // pkbw's stored verdict, beside its speedup
+    // Per row: the run's speedup figures (pkbw's with its interval, verdict and PKB's beside it; for
+    // imported PKB runs PKB's alone, pkb_only set). Shown as a result only when speedup_is_result.
+    struct RowSpeedup {
+        PairOutcome figures;
+        bool pkb_only = false;
+    };
+    std::vector<RowSpeedup> speedups_;
     qint64 total_ = 0;
     bool loading_ = false;
     quint64 generation_ = 0; // results of an older query are dropped

@@ -5,6 +5,7 @@
 #include "heatmapview.h"
 #include "pkbw/core/run_archive.h"
 #include "qtconvert.h"
+#include "runwarnings.h"
 #include "tolerancemodel.h"
 
 #include <QDoubleSpinBox>
@@ -222,6 +223,7 @@ void RunView::set_data(std::shared_ptr<const RunData> data) {
     heatmaps_->clear(tr("Select a rank and trial in the grid, then an output."));
     grid_model_->set_run(data_);
     header_->setText(header_text());
+    header_->setToolTip(data_ ? flags_tooltip(split_summary(data_->run.summary)) : QString());
     {
         const QSignalBlocker a(atol_), b(rtol_);
         atol_->setValue(data_->run.atol);
@@ -265,7 +267,10 @@ QString RunView::header_text() const {
     fields.removeAll(QString());
     QString text = fields.join(QStringLiteral(" · "));
     if (!r.generation.label.empty()) {
-        text += tr("<br>generation %1").arg(to_qstring(r.generation.label).toHtmlEscaped());
+        const bool generation = r.generation.parsed || r.generation.label.rfind("solutions_", 0) == 0;
+        text += generation ? tr("<br>generation %1").arg(to_qstring(r.generation.label).toHtmlEscaped())
+                           : tr("<br>ad-hoc candidate (its folder %1 is no generation folder)")
+                                 .arg(to_qstring(r.generation.label).toHtmlEscaped());
     }
     const int trials = data_->trial_count();
     text += (trials == 1 ? tr("<br>atol %1, rtol %2 · %3 trial") : tr("<br>atol %1, rtol %2 · %3 trials"))
@@ -277,7 +282,12 @@ QString RunView::header_text() const {
         const QString summary = to_qstring(r.summary);
         const qsizetype nl = summary.indexOf(QLatin1Char('\n'));
         if (nl < 0) {
-            text += QStringLiteral(" · ") + summary.toHtmlEscaped();
+            // The verdict, then its flags grouped by severity, suspicious first (reasons on hover).
+            const SplitSummary split = split_summary(r.summary);
+            text += QStringLiteral(" · ") + split.verdict.toHtmlEscaped();
+            if (!split.flags.empty()) {
+                text += QStringLiteral("<br>") + flags_html(split);
+            }
         } else {
             text +=
                 QStringLiteral(" · ") + summary.left(nl).toHtmlEscaped() +

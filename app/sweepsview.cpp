@@ -28,29 +28,20 @@ QTableWidgetItem* cell(const QString& text) {
     return item;
 }
 
+// A generation's colour: its rank among the table's labels in name order (the Generations tab's order).
+int generation_colour_index(const SweepTable& table, const std::string& label) {
+    int rank = 0;
+    for (const auto& g : table.generations) {
+        rank += g.label < label ? 1 : 0;
+    }
+    return rank;
+}
+
 } // namespace
 
 std::vector<std::pair<double, double>> sweep_fast_p_steps(const SweepGenerationRow& row, double p_end) {
-    std::vector<std::pair<double, double>> steps;
-    if (row.attempted == 0) {
-        return steps;
-    }
-    steps.emplace_back(0.0, row.fast_p(0));
-    // fast_p falls at each pair's fast_bound (its interval's low end; the speedup of a pair stored
-    // without an interval), not at its speedup: core's rule, that of the table's fast_p columns.
-    std::vector<double> bounds;
-    for (double b : row.fast_bounds) {
-        if (b > 0) {
-            bounds.push_back(b);
-        }
-    }
-    std::sort(bounds.begin(), bounds.end());
-    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
-    for (double b : bounds) {
-        steps.emplace_back(b, row.fast_p(b)); // strictly above b from here on
-    }
-    steps.emplace_back(std::max(p_end, steps.back().first), 0.0);
-    return steps;
+    // Core's curve of the row's own figures: the value it draws at p is the table's fast_p(p).
+    return row.fast_p_steps(p_end);
 }
 
 SweepsView::SweepsView(QWidget* parent)
@@ -92,7 +83,11 @@ SweepsView::SweepsView(QWidget* parent)
     plot_->xAxis->setLabel(tr("p (speedup threshold)"));
     plot_->yAxis->setLabel(tr("fast_p"));
     plot_->yAxis->setRange(0, 1.05);
-    plot_->legend->setVisible(true);
+    // The legend beside the plot, not over the curves.
+    plot_->axisRect()->insetLayout()->take(plot_->legend);
+    plot_->plotLayout()->addElement(1, 1, plot_->legend);
+    plot_->plotLayout()->setColumnStretchFactor(1, 0.001);
+    plot_->legend->setVisible(false); // until there is a curve: an empty legend is a stray box
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     failing_ = new QTableWidget(lower);
     failing_->setObjectName(QStringLiteral("sweepFailing"));
@@ -274,6 +269,7 @@ void SweepsView::show_table(const SweepTable& table) {
 
     progress_->setRange(0, std::max(1, table.total));
     progress_->setValue(table.done);
+    progress_->setFormat(table.total > 0 ? tr("%v / %m pairs judged") : tr("no sweep"));
     const bool running = table.sweep.status == "running" || table.sweep.status == "submitted";
     if (table.sweep.id > 0) {
         const auto& s = table.sweep;
@@ -313,7 +309,10 @@ void SweepsView::show_table(const SweepTable& table) {
         QCPGraph* graph = plot_->addGraph();
         graph->setName(to_qstring(row.label));
         graph->setLineStyle(QCPGraph::lsStepLeft);
-        graph->setPen(QPen(QColor::fromRgb(palette[g % 10]), 2, g < 10 ? Qt::SolidLine : Qt::DashLine));
+        // The colour of the generation's rank among the labels in name order, as on the Generations
+        // tab, so that one generation keeps its colour on both.
+        const int hue = generation_colour_index(table, row.label);
+        graph->setPen(QPen(QColor::fromRgb(palette[hue % 10]), 2, hue < 10 ? Qt::SolidLine : Qt::DashLine));
         graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
         // An eval sweep measures no speedup: its curve is the correct share at p = 0 alone.
         const auto steps = sweep_fast_p_steps(row, p_end);
@@ -321,8 +320,14 @@ void SweepsView::show_table(const SweepTable& table) {
             graph->addData(steps[i].first, steps[i].second);
         }
     }
-    plot_->xAxis->setRange(perf ? 0 : -0.1, perf ? p_end : 1);
+    plot_->legend->setVisible(plot_->graphCount() > 0);
+    // An eval sweep has the correct share at p = 0 alone: no p axis to speak of.
+    plot_->xAxis->setRange(perf ? 0 : -0.5, perf ? p_end : 0.5);
     plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString SweepsView::header_text() const {
+    return header_->text();
 }
 
 void SweepsView::activate_failing(int row) {

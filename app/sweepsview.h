@@ -43,6 +43,7 @@ public:
     QTableWidget* failing_table() const { return failing_; }
     QCustomPlot* fast_p_plot() const { return plot_; }
     QProgressBar* progress() const { return progress_; }
+    QString header_text() const; // the line above the table (sweep, mode, progress)
     // Opens the run of row `row` of the failing pairs (what a double click does).
     void activate_failing(int row);
 

@@ -372,10 +372,13 @@ private slots:
         QCOMPARE(fast_p(r, 1.0), 0.25); // only the 2x one
         QCOMPARE(fast_p(r, 2.0), 0.0);
         QVERIFY(std::fabs(*geomean_speedup(r) - 1.0) < 1e-12); // sqrt(2 * 0.5)
+        // fast_0 at p = 0 alone; just above 0 the correct result without a speedup drops out.
         const auto curve = fast_p_curve(r);
-        QCOMPARE(curve.size(), std::size_t(3));
-        QCOMPARE(curve[1].first, 0.5);
-        QCOMPARE(curve[1].second, 0.25);
+        QCOMPARE(curve.size(), std::size_t(4));
+        QCOMPARE(curve[0], std::make_pair(0.0, 0.75));
+        QCOMPARE(curve[1], std::make_pair(0.0, 0.5));
+        QCOMPARE(curve[2], std::make_pair(0.5, 0.25));
+        QCOMPARE(curve[3], std::make_pair(2.0, 0.0));
         QVERIFY(!geomean_speedup({{false, 2.0, std::nullopt}}).has_value());
     }
     // fast_p's rule is core's (counts_toward_fast_p): with a stored interval a result counts as faster
@@ -390,10 +393,11 @@ private slots:
         QCOMPARE(fast_p({{true, 1.3, 1.02}}, 1.0), 1.0);
         // The curve steps at each interval's low end, not at the speedups.
         const auto curve = fast_p_curve(r);
-        QCOMPARE(curve.size(), std::size_t(3));
+        QCOMPARE(curve.size(), std::size_t(4));
         QCOMPARE(curve[0], std::make_pair(0.0, 1.0));
-        QCOMPARE(curve[1], std::make_pair(0.98, 0.5));
-        QCOMPARE(curve[2], std::make_pair(1.02, 0.0));
+        QCOMPARE(curve[1], std::make_pair(0.0, 1.0));
+        QCOMPARE(curve[2], std::make_pair(0.98, 0.5));
+        QCOMPARE(curve[3], std::make_pair(1.02, 0.0));
         // The geometric mean is still over the speedups.
         QVERIFY(std::fabs(*geomean_speedup(r) - 1.3) < 1e-12);
     }

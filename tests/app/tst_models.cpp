@@ -167,7 +167,7 @@ private slots:
         model.set_matrix(m);
         QCOMPARE(model.rowCount(), 2);
         QCOMPARE(model.columnCount(), 2);
-        QCOMPARE(model.index(0, 0).data().toString(), QStringLiteral("pass 2.00×"));
+        QCOMPARE(model.index(0, 0).data().toString(), QStringLiteral("pass 2.00× (no interval)"));
         QCOMPARE(model.index(1, 1).data().toString(), QStringLiteral("–"));
         const auto r1 = m.results_of(0);
         QVERIFY(std::fabs(*geomean_speedup(r1) - 1.0) < 1e-9); // sqrt(2 * 0.5)
@@ -228,8 +228,8 @@ private slots:
         GenerationMatrixModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.set_matrix(m);
-        QCOMPARE(model.index(0, 0).data().toString(), QStringLiteral("pass 1.30× ambiguous"));
-        QCOMPARE(model.index(0, 1).data().toString(), QStringLiteral("pass 1.30× faster"));
+        QCOMPARE(model.index(0, 0).data().toString(), QStringLiteral("pass 1.30× ambiguous [0.98–1.70]"));
+        QCOMPARE(model.index(0, 1).data().toString(), QStringLiteral("pass 1.30× faster [1.02–1.60]"));
         QVERIFY(model.index(0, 0)
                     .data(Qt::ToolTipRole)
                     .toString()
@@ -244,8 +244,8 @@ private slots:
             speedups << runs.index(r, RunsModel::Speedup).data().toString();
         }
         speedups.sort();
-        QCOMPARE(speedups,
-                 (QStringList{QStringLiteral("1.300× ambiguous"), QStringLiteral("1.300× faster")}));
+        QCOMPARE(speedups, (QStringList{QStringLiteral("1.300× ambiguous [0.980–1.700]"),
+                                        QStringLiteral("1.300× faster [1.020–1.600]")}));
     }
 };
 

@@ -270,12 +270,13 @@ private slots:
         row.speedups = {0.5, 2.0, 1.25};
         row.fast_bounds = {0.5, 2.0, 1.25}; // stored without intervals: the speedups themselves
         const auto steps = sweep_fast_p_steps(row, 3);
-        QCOMPARE(static_cast<int>(steps.size()), 5);
+        QCOMPARE(static_cast<int>(steps.size()), 6);
         QCOMPARE(steps[0], std::make_pair(0.0, 0.75));
-        QCOMPARE(steps[1], std::make_pair(0.5, 0.5));   // 1.25 and 2.0 are above 0.5
-        QCOMPARE(steps[2], std::make_pair(1.25, 0.25)); // 2.0 alone
-        QCOMPARE(steps[3], std::make_pair(2.0, 0.0));
-        QCOMPARE(steps[4], std::make_pair(3.0, 0.0));
+        QCOMPARE(steps[1], std::make_pair(0.0, 0.75));  // just above 0: the three with a bound
+        QCOMPARE(steps[2], std::make_pair(0.5, 0.5));   // 1.25 and 2.0 are above 0.5
+        QCOMPARE(steps[3], std::make_pair(1.25, 0.25)); // 2.0 alone
+        QCOMPARE(steps[4], std::make_pair(2.0, 0.0));
+        QCOMPARE(steps[5], std::make_pair(3.0, 0.0));
         QVERIFY(sweep_fast_p_steps(SweepGenerationRow{}, 3).empty());
     }
 
@@ -290,11 +291,12 @@ private slots:
         row.fast_bounds = {0.98, 1.02};
         QCOMPARE(row.fast_p(1), 0.5);
         const auto steps = sweep_fast_p_steps(row, 2);
-        QCOMPARE(static_cast<int>(steps.size()), 4);
+        QCOMPARE(static_cast<int>(steps.size()), 5);
         QCOMPARE(steps[0], std::make_pair(0.0, 1.0));
-        QCOMPARE(steps[1], std::make_pair(0.98, 0.5));
-        QCOMPARE(steps[2], std::make_pair(1.02, 0.0));
-        QCOMPARE(steps[3], std::make_pair(2.0, 0.0));
+        QCOMPARE(steps[1], std::make_pair(0.0, 1.0));
+        QCOMPARE(steps[2], std::make_pair(0.98, 0.5));
+        QCOMPARE(steps[3], std::make_pair(1.02, 0.0));
+        QCOMPARE(steps[4], std::make_pair(2.0, 0.0));
         const QStringList cells = sweep_row_cells(row, true, default_fast_p());
         QCOMPARE(cells[4], QStringLiteral("1.00")); // fast_0
         QCOMPARE(cells[5], QStringLiteral("0.50")); // fast_1

@@ -1,0 +1,158 @@
+#include "runwarnings.h"
+
+#include <algorithm>
+
+namespace pkbw::app {
+namespace {
+
+// The three flags the static CUDA runtime (and cuBLAS) bring into every CUDA candidate's library.
+const QStringList kRuntimeNoise = {QStringLiteral("loads code at run time"),
+                                   QStringLiteral("starts host threads"),
+                                   QStringLiteral("reads /proc/self/maps")};
+
+struct Rule {
+    const char* words;
+    FlagSeverity severity;
+    const char* reason;
+};
+
+const Rule kRules[] = {
+    {"timing not trusted", FlagSeverity::Invalidating,
+     "pkbw's timing checks caught it: its speedup is not a result"},
+    {"calls NCCL collective", FlagSeverity::Suspect,
+     "a candidate for a collective problem that calls NCCL's collective lets the library do the work"},
+    {"runs NCCL kernels", FlagSeverity::Suspect, "NCCL kernels ran inside the candidate's traced iterations"},
+    {"NaN", FlagSeverity::Suspect, "the candidate's output holds more NaN than the reference's"},
+    {"all zero", FlagSeverity::Suspect, "an all-zero output passes loose tolerances without computing"},
+    {"constant", FlagSeverity::Suspect, "a constant output passes loose tolerances without computing"},
+    {"starts processes", FlagSeverity::Suspect, "its own code forks or executes processes"},
+    {"inspects processes", FlagSeverity::Suspect, "its own code uses ptrace or reads other processes"},
+    {"processes left behind", FlagSeverity::Suspect, "processes outlived the run"},
+    {"Landlock", FlagSeverity::Suspect, "the sandbox could not restrict its file access"},
+    {"calls cuBLAS", FlagSeverity::Info, "cuBLAS is a library a reference-grade solution may use"},
+    {"creates CUDA streams", FlagSeverity::Suspect,
+     "work on a stream of its own can run outside the timed stream (the timing checks look for it)"},
+};
+
+RunFlag classify(const QString& text, bool runtime_noise) {
+    RunFlag flag{
+        FlagSeverity::Suspect, text,
+        QStringLiteral("pkbw flagged it beside the verdict (docs/engine.md, \"Flags beside the verdict\")")};
+    if (runtime_noise) {
+        for (const QString& noise : kRuntimeNoise) {
+            if (text.startsWith(noise)) {
+                flag.severity = FlagSeverity::Info;
+                flag.reason =
+                    QStringLiteral("expected for CUDA code: with its two companions this is what the "
+                                   "static CUDA runtime and cuBLAS bring into every CUDA library");
+                return flag;
+            }
+        }
+    }
+    for (const Rule& rule : kRules) {
+        if (text.contains(QLatin1String(rule.words))) {
+            flag.severity = rule.severity;
+            flag.reason = QString::fromUtf8(rule.reason);
+            return flag;
+        }
+    }
+    return flag;
+}
+
+} // namespace
+
+int SplitSummary::count(FlagSeverity severity) const {
+    return static_cast<int>(
+        std::count_if(flags.begin(), flags.end(), [&](const RunFlag& f) { return f.severity == severity; }));
+}
+
+SplitSummary split_summary(const std::string& summary) {
+    SplitSummary out;
+    const QString text = QString::fromStdString(summary);
+    const QString marker = QStringLiteral("; warning: ");
+    QStringList parts = text.split(marker);
+    out.verdict = parts.takeFirst();
+    if (out.verdict.startsWith(QStringLiteral("warning: "))) { // a summary of flags alone
+        parts.prepend(out.verdict.mid(9));
+        out.verdict.clear();
+    }
+    bool noise = true;
+    for (const QString& n : kRuntimeNoise) {
+        noise = noise &&
+                std::any_of(parts.begin(), parts.end(), [&](const QString& p) { return p.startsWith(n); });
+    }
+    for (const QString& part : parts) {
+        out.flags.push_back(classify(part.trimmed(), noise));
+    }
+    const int distrust = out.verdict.indexOf(QStringLiteral("timing not trusted"));
+    if (distrust >= 0) {
+        out.flags.push_back(classify(out.verdict.mid(distrust), false));
+    }
+    std::stable_sort(out.flags.begin(), out.flags.end(),
+                     [](const RunFlag& a, const RunFlag& b) { return a.severity < b.severity; });
+    return out;
+}
+
+QString severity_name(FlagSeverity severity) {
+    switch (severity) {
+    case FlagSeverity::Invalidating:
+        return QStringLiteral("invalidating");
+    case FlagSeverity::Suspect:
+        return QStringLiteral("suspect");
+    case FlagSeverity::Info:
+        return QStringLiteral("info");
+    }
+    return {};
+}
+
+QString summary_cell_text(const SplitSummary& split) {
+    QStringList counts;
+    for (FlagSeverity s : {FlagSeverity::Invalidating, FlagSeverity::Suspect, FlagSeverity::Info}) {
+        if (const int n = split.count(s)) {
+            counts << QStringLiteral("%1 %2").arg(n).arg(severity_name(s));
+        }
+    }
+    if (counts.isEmpty()) {
+        return split.verdict;
+    }
+    // The first suspicious flag's words, so that the one that matters reads in the list itself.
+    QString first;
+    if (!split.flags.empty() && split.flags.front().severity != FlagSeverity::Info) {
+        first = QStringLiteral(": ") + split.flags.front().text;
+    }
+    return split.verdict + QStringLiteral(" ⚠ ") + counts.join(QStringLiteral(" · ")) + first;
+}
+
+QString flags_tooltip(const SplitSummary& split) {
+    QStringList lines;
+    if (!split.verdict.isEmpty()) {
+        lines << split.verdict;
+    }
+    for (const RunFlag& f : split.flags) {
+        lines << QStringLiteral("[%1] %2 — %3").arg(severity_name(f.severity), f.text, f.reason);
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
+QString flags_html(const SplitSummary& split) {
+    QStringList groups;
+    for (FlagSeverity s : {FlagSeverity::Invalidating, FlagSeverity::Suspect, FlagSeverity::Info}) {
+        QStringList texts;
+        for (const RunFlag& f : split.flags) {
+            if (f.severity == s) {
+                texts << f.text.toHtmlEscaped();
+            }
+        }
+        if (texts.isEmpty()) {
+            continue;
+        }
+        const char* colour = s == FlagSeverity::Info      ? "#808080"
+                             : s == FlagSeverity::Suspect ? "#c07a10"
+                                                          : "#c03030";
+        groups << QStringLiteral("<span style='color:%1'><b>%2</b>: %3</span>")
+                      .arg(QLatin1String(colour), severity_name(s), texts.join(QStringLiteral("; ")));
+    }
+    return groups.join(QStringLiteral("<br>"));
+}
+
+} // namespace pkbw::app
