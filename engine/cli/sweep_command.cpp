@@ -65,6 +65,11 @@ void print_plan(std::ostream& out, const SweepPlan& plan, bool as_json) {
             << p.problem_stem << (p.placed_by == "name" ? "" : " (" + p.placed_by + ")") << "\n";
     for (const auto& u : plan.unplaced)
         out << "  not placed: " << u.generation_label << "/" << u.file << ": " << u.reason << "\n";
+    out << plan.pairs.size() << (plan.pairs.size() == 1 ? " pair" : " pairs") << " planned";
+    if (!plan.unplaced.empty())
+        out << "; " << plan.unplaced.size() << (plan.unplaced.size() == 1 ? " file" : " files")
+            << " not placed (--place FILE=PROBLEM places one by hand)";
+    out << "\n";
 }
 
 } // namespace

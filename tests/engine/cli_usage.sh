@@ -200,4 +200,5 @@ says out " 1 generation "
 mkdir -p "$work/py" && printf 'x = 1\n' > "$work/py/1_allreduce_cuda.py"
 expect 0 "sweep --plan: PKB's Python files need --pkb-checkout" -- "$pkbw" sweep --plan --solutions-dir "$work/py" --nproc 2 --backend host
 says out "PKB's Python solutions need --pkb-checkout"
+says out "0 pairs planned; 1 file not placed (--place FILE=PROBLEM places one by hand)"
 exit $((failures > 0))
