@@ -8,19 +8,19 @@ namespace {
 class UlyssesAttention final : public BasicProblem {
 public:
     UlyssesAttention()
-        : BasicProblem({.id = 39,
-                        .stem = "39_ulysses_attention_e2e",
-                        .category = "SCP",
-                        .title = "Ulysses attention: QKV projection, all-to-all, head-axis attention, all-to-all",
-                        .description =
-                            "Every rank holds hidden [B, S, 512] (B = max(1, M/64), S = max(1, T/W), T = "
-                            "max(1, N/64)) and its own w_qkv [1536, 512] and w_o [512, 512] (standard "
-                            "normal). qkv = hidden w_qkv^T as 8 heads of 64; q and the stacked (k, v) go "
-                            "from sequence to head shards by all-to-all ([B, W*S, 8/W, 64]); PKB's "
-                            "attention then runs over the HEAD axis (softmax of q k^T / 8 between the 8/W "
-                            "local heads of one token, in D), the result goes back to sequence shards and "
-                            "through w_o. At W = 8 one local head makes the softmax 1 (the output is v "
-                            "projected). W must divide 8. B and S vary with --m and --n."}) {}
+        : BasicProblem(
+              {.id = 39,
+               .stem = "39_ulysses_attention_e2e",
+               .category = "SCP",
+               .title = "Ulysses attention: QKV projection, all-to-all, head-axis attention, all-to-all",
+               .description = "Every rank holds hidden [B, S, 512] (B = max(1, M/64), S = max(1, T/W), T = "
+                              "max(1, N/64)) and its own w_qkv [1536, 512] and w_o [512, 512] (standard "
+                              "normal). qkv = hidden w_qkv^T as 8 heads of 64; q and the stacked (k, v) go "
+                              "from sequence to head shards by all-to-all ([B, W*S, 8/W, 64]); PKB's "
+                              "attention then runs over the HEAD axis (softmax of q k^T / 8 between the 8/W "
+                              "local heads of one token, in D), the result goes back to sequence shards and "
+                              "through w_o. At W = 8 one local head makes the softmax 1 (the output is v "
+                              "projected). W must divide 8. B and S vary with --m and --n."}) {}
 
     std::optional<std::string> check_config(const ProblemConfig& c) const override {
         return check_attn_heads(c, info());
@@ -45,7 +45,8 @@ public:
         // q, k, v out and the context back; the two projections dominate the FLOPs.
         return {.collective = CollectiveKind::AllToAll,
                 .collective_bytes = 4 * rows * kAttnHidden * e,
-                .flops = 2 * rows * kAttnHidden * 4 * kAttnHidden + 4 * rows * c.world_size * heads * heads * 64,
+                .flops =
+                    2 * rows * kAttnHidden * 4 * kAttnHidden + 4 * rows * c.world_size * heads * heads * 64,
                 .memory_bytes = (2 * rows * kAttnHidden + 4 * kAttnHidden * kAttnHidden) * e};
     }
 };

@@ -65,7 +65,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
 
     PKBW_TRY(tk::linear(ctx, dt, rows, width, 3 * width, hidden.data, ctx.input(1).data, nullptr, qkv));
     PKBW_TRY(tk::strided_copy(ctx, qkv, q_send, head_chunks(es, world, rows, local_heads, head_dim, false)));
-    PKBW_TRY(tk::strided_copy(ctx, qkv + width * es, kv_send, head_chunks(es, world, rows, local_heads, head_dim, true)));
+    PKBW_TRY(tk::strided_copy(ctx, qkv + width * es, kv_send,
+                              head_chunks(es, world, rows, local_heads, head_dim, true)));
     PKBW_TRY(tk::all_to_all(ctx, ctx.nccl(), q_send, q_recv, rows * piece * es));
     PKBW_TRY(tk::all_to_all(ctx, ctx.nccl(), kv_send, kv_recv, 2 * rows * piece * es));
 
@@ -76,8 +77,12 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const tk::AttnView v_view = tk::head_axis_view(seq, local_heads, 2 * head_dim, head_dim);
     PKBW_TRY(tk::dispatch_float(ctx, dt, "39 reference", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        const tk::AttnInputs<T> in{reinterpret_cast<const T*>(q_recv), reinterpret_cast<const T*>(kv_recv),
-                                   reinterpret_cast<const T*>(kv_recv), q_view, k_view, v_view};
+        const tk::AttnInputs<T> in{reinterpret_cast<const T*>(q_recv),
+                                   reinterpret_cast<const T*>(kv_recv),
+                                   reinterpret_cast<const T*>(kv_recv),
+                                   q_view,
+                                   k_view,
+                                   v_view};
         return tk::attention_rounded<T>(ctx, sh, in, reinterpret_cast<T*>(attn), q_view);
     }));
     // Sequence chunk p of the result is the tokens rank p sent: back to p, then cat along the heads.
@@ -85,6 +90,7 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const long long received[] = {world, rows, piece};
     const int to_tokens[] = {1, 0, 2};
     PKBW_TRY(tk::permute(ctx, back, context, es, 3, received, to_tokens));
-    PKBW_TRY(tk::linear(ctx, dt, rows, width, width, context, ctx.input(2).data, nullptr, ctx.output(0).data));
+    PKBW_TRY(
+        tk::linear(ctx, dt, rows, width, width, context, ctx.input(2).data, nullptr, ctx.output(0).data));
     return tk::finish(ctx);
 }

@@ -19,8 +19,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         return ctx.fail("39 oracle: W must divide num_heads");
     }
     const long long local_heads = heads / world, piece = local_heads * head_dim;
-    const std::vector<double> qkv =
-        tk::gemm_rounded(tk::to_f64(hidden), tk::to_f64(ctx.input(1)), rows, 3 * width, width, dt, false, true);
+    const std::vector<double> qkv = tk::gemm_rounded(tk::to_f64(hidden), tk::to_f64(ctx.input(1)), rows,
+                                                     3 * width, width, dt, false, true);
     const std::vector<double> all = tk::all_gather_f64(ctx, qkv);
 
     std::vector<double> q(static_cast<std::size_t>(world * rows * piece)), kv(2 * q.size());
@@ -47,6 +47,7 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         for (long long r = 0; r < rows; ++r)
             for (long long x = 0; x < piece; ++x)
                 context[r * width + p * piece + x] = results[(p * world * rows + me * rows + r) * piece + x];
-    tk::store_all(ctx.output(0), tk::gemm_f64(context, tk::to_f64(ctx.input(2)), rows, width, width, false, true));
+    tk::store_all(ctx.output(0),
+                  tk::gemm_f64(context, tk::to_f64(ctx.input(2)), rows, width, width, false, true));
     return 0;
 }

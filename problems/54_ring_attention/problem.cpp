@@ -28,14 +28,13 @@ public:
         return {{"q", c.dtype, s}, {"k", c.dtype, s}, {"v", c.dtype, s}};
     }
     std::vector<TensorSpec> output_specs(const ProblemConfig& c, int) const override {
-        return {{"output", c.dtype, {attn_batch(c), attn_local_seq(c, c.world_size), kAttnHeads, kAttnHeadDim}}};
+        return {
+            {"output", c.dtype, {attn_batch(c), attn_local_seq(c, c.world_size), kAttnHeads, kAttnHeadDim}}};
     }
     void make_inputs(const ProblemConfig& c, int rank, std::vector<Tensor>& inputs) const override {
         fill_random_inputs(c, info().id, rank, inputs, 2);
     }
-    std::map<std::string, double> params(const ProblemConfig&) const override {
-        return {{"causal", 1}};
-    }
+    std::map<std::string, double> params(const ProblemConfig&) const override { return {{"causal", 1}}; }
     WorkModel work(const ProblemConfig& c) const override {
         const double s = static_cast<double>(attn_local_seq(c, c.world_size));
         const double block = static_cast<double>(attn_batch(c)) * s * kAttnHidden;

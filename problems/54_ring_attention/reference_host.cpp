@@ -10,7 +10,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const pkbw::TensorView& q = ctx.input(0);
     const pkbw::SubComm world = ctx.sub_comm_blocks(ctx.world_size);
     const tk::AttnShape sh = tk::bshd_shape_of(q, ctx.param("causal", 1) != 0);
-    tk::store_all(ctx.output(0), tk::ring_attention_forward_f64(ctx, world, sh, tk::to_f64(q), tk::to_f64(ctx.input(1)),
-                                                                tk::to_f64(ctx.input(2))));
+    tk::store_all(ctx.output(0),
+                  tk::ring_attention_forward_f64(ctx, world, sh, tk::to_f64(q), tk::to_f64(ctx.input(1)),
+                                                 tk::to_f64(ctx.input(2))));
     return 0;
 }

@@ -9,7 +9,8 @@ namespace {
 struct TpCpGrid {
     int tp, cp;
     explicit TpCpGrid(const ProblemConfig& c)
-        : tp(attn_pair_size(c.world_size)), cp(c.world_size / attn_pair_size(c.world_size)) {}
+        : tp(attn_pair_size(c.world_size))
+        , cp(c.world_size / attn_pair_size(c.world_size)) {}
     int tp_rank(int rank) const { return rank % tp; }
     int cp_rank(int rank) const { return rank / tp; }
     std::int64_t local_heads() const { return kAttnHeads / tp; }

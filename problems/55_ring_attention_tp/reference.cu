@@ -18,12 +18,12 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const tk::AttentionLayerDims dims = tk::attention_layer_dims(ctx, heads / tp);
     PKBW_TRY(tk::dispatch_float(ctx, hidden.dtype, "55 reference", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        return tk::ring_attention_layer<T>(ctx, groups.cp, hidden.dtype, dims, hidden.as<T>(), ctx.input(1).as<T>(),
-                                           ctx.input(2).as<T>(), y.as<T>());
+        return tk::ring_attention_layer<T>(ctx, groups.cp, hidden.dtype, dims, hidden.as<T>(),
+                                           ctx.input(1).as<T>(), ctx.input(2).as<T>(), y.as<T>());
     }));
     if (tp > 1) {
-        PKBW_CHECK(ctx, ncclAllReduce(y.data, y.data, static_cast<size_t>(y.numel()), pkbw::nccl_dtype(y.dtype),
-                                      ncclSum, groups.other.nccl(), ctx.stream()));
+        PKBW_CHECK(ctx, ncclAllReduce(y.data, y.data, static_cast<size_t>(y.numel()),
+                                      pkbw::nccl_dtype(y.dtype), ncclSum, groups.other.nccl(), ctx.stream()));
     }
     return tk::finish(ctx);
 }

@@ -15,8 +15,9 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const tk::CpGroups groups = tk::tp_cp_groups(ctx, tp);
     const pkbw::TensorView& hidden = ctx.input(0);
     const tk::AttentionLayerDims dims = tk::attention_layer_dims(ctx, heads / tp);
-    std::vector<double> y = tk::ring_attention_layer_f64(ctx, groups.cp, dims, hidden.dtype, tk::to_f64(hidden),
-                                                         tk::to_f64(ctx.input(1)), tk::to_f64(ctx.input(2)));
+    std::vector<double> y =
+        tk::ring_attention_layer_f64(ctx, groups.cp, dims, hidden.dtype, tk::to_f64(hidden),
+                                     tk::to_f64(ctx.input(1)), tk::to_f64(ctx.input(2)));
     tk::round_all(hidden.dtype, y);
     tk::store_all(ctx.output(0), tp > 1 ? tk::all_reduce_sum_f64(ctx, groups.other, y) : y);
     return 0;

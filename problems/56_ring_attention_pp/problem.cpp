@@ -10,7 +10,8 @@ namespace {
 struct CpPpGrid {
     int pp, cp;
     explicit CpPpGrid(const ProblemConfig& c)
-        : pp(attn_pair_size(c.world_size)), cp(c.world_size / attn_pair_size(c.world_size)) {}
+        : pp(attn_pair_size(c.world_size))
+        , cp(c.world_size / attn_pair_size(c.world_size)) {}
     int cp_rank(int rank) const { return rank % cp; }
     int pp_rank(int rank) const { return rank / cp; }
 };
@@ -30,7 +31,8 @@ public:
                             "attention block (QKV projection, causal ring attention over its CP group on 8 "
                             "heads of 64, output projection) on hidden and sends it to stage 1, which "
                             "applies its block to what it received (its own hidden is unused). Each rank "
-                            "returns its stage's output. W must be 1 or even. B and S vary with --m, --n."}) {}
+                            "returns its stage's output. W must be 1 or even. B and S vary with --m, --n."}) {
+    }
 
     std::optional<std::string> check_config(const ProblemConfig& c) const override {
         if (auto why = check_common(c, info())) {
@@ -68,7 +70,8 @@ public:
         const double s = static_cast<double>(attn_local_seq(c, g.cp));
         return {.collective = CollectiveKind::None,
                 .collective_bytes = rows * kAttnHidden * e,
-                .flops = 2 * rows * kAttnHidden * 4 * kAttnHidden + 4 * rows * s * kAttnHidden * (g.cp + 1) / 2,
+                .flops =
+                    2 * rows * kAttnHidden * 4 * kAttnHidden + 4 * rows * s * kAttnHidden * (g.cp + 1) / 2,
                 .memory_bytes = (2 * rows * kAttnHidden + 4 * kAttnHidden * kAttnHidden) * e};
     }
 };

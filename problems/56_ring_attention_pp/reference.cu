@@ -15,7 +15,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const bool first = groups.other.rank == 0, last = groups.other.rank == groups.other.size - 1;
     const pkbw::TensorView& hidden = ctx.input(0);
     const pkbw::TensorView& y = ctx.output(0);
-    const tk::AttentionLayerDims dims = tk::attention_layer_dims(ctx, static_cast<long long>(ctx.param("num_heads", 8)));
+    const tk::AttentionLayerDims dims =
+        tk::attention_layer_dims(ctx, static_cast<long long>(ctx.param("num_heads", 8)));
     const void* stage_input = hidden.data;
     if (!first) {
         void* received = ctx.scratch("pp56_stage_input", hidden.nbytes());
@@ -25,8 +26,9 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     }
     PKBW_TRY(tk::dispatch_float(ctx, hidden.dtype, "56 reference", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        return tk::ring_attention_layer<T>(ctx, groups.cp, hidden.dtype, dims, static_cast<const T*>(stage_input),
-                                           ctx.input(1).as<T>(), ctx.input(2).as<T>(), y.as<T>());
+        return tk::ring_attention_layer<T>(ctx, groups.cp, hidden.dtype, dims,
+                                           static_cast<const T*>(stage_input), ctx.input(1).as<T>(),
+                                           ctx.input(2).as<T>(), y.as<T>());
     }));
     if (!last) {
         const tk::RingBuffer to_next{y.data, nullptr, y.nbytes()};

@@ -14,13 +14,15 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     }
     const tk::CpGroups groups = tk::cp_major_groups(ctx, pp);
     const pkbw::DType dt = ctx.input(0).dtype;
-    const tk::AttentionLayerDims dims = tk::attention_layer_dims(ctx, static_cast<long long>(ctx.param("num_heads", 8)));
+    const tk::AttentionLayerDims dims =
+        tk::attention_layer_dims(ctx, static_cast<long long>(ctx.param("num_heads", 8)));
     const std::vector<double> w_qkv = tk::to_f64(ctx.input(1)), w_o = tk::to_f64(ctx.input(2));
     // ctx.all_gather_host is one rendezvous of the whole world even for a group, so every rank replays
     // every stage (a stage's CP gathers are matched by all ranks) and keeps its own stage's result.
     std::vector<double> stage_input = tk::to_f64(ctx.input(0)), y;
     for (int stage = 0; stage < groups.other.size; ++stage) {
-        std::vector<double> out = tk::ring_attention_layer_f64(ctx, groups.cp, dims, dt, stage_input, w_qkv, w_o);
+        std::vector<double> out =
+            tk::ring_attention_layer_f64(ctx, groups.cp, dims, dt, stage_input, w_qkv, w_o);
         tk::round_all(dt, out);
         if (stage == groups.other.rank) {
             y = out;

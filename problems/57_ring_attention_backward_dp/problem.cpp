@@ -1,7 +1,6 @@
 // PKB problem 57: ring-attention backward on a CP x DP grid: dQ accumulated locally, dK/dV travelling
 // a second ring, then averaged over the DP pair.
 #include "attention_inputs.h"
-
 #include "pkbw/toolkit/attention_host.h"
 
 #include <cmath>
@@ -13,7 +12,8 @@ namespace {
 struct CpDpGrid {
     int dp, cp;
     explicit CpDpGrid(const ProblemConfig& c)
-        : dp(attn_pair_size(c.world_size)), cp(c.world_size / attn_pair_size(c.world_size)) {}
+        : dp(attn_pair_size(c.world_size))
+        , cp(c.world_size / attn_pair_size(c.world_size)) {}
     int cp_rank(int rank) const { return rank % cp; }
     int dp_rank(int rank) const { return rank / cp; }
 };
@@ -76,7 +76,8 @@ public:
     }
     std::map<std::string, double> params(const ProblemConfig& c) const override {
         const CpDpGrid g(c);
-        return {{"causal", 0}, {"dp_size", static_cast<double>(g.dp)}, {"cp_size", static_cast<double>(g.cp)}};
+        return {
+            {"causal", 0}, {"dp_size", static_cast<double>(g.dp)}, {"cp_size", static_cast<double>(g.cp)}};
     }
     WorkModel work(const ProblemConfig& c) const override {
         const CpDpGrid g(c);

@@ -20,15 +20,17 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const tk::AttnShape sh = tk::bshd_shape_of(q, ctx.param("causal", 0) != 0);
     PKBW_TRY(tk::dispatch_float(ctx, q.dtype, "57 reference", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        return tk::ring_attention_backward<T>(ctx, groups.cp, sh, ctx.input(0).as<T>(), q.as<T>(), ctx.input(2).as<T>(),
-                                              ctx.input(3).as<T>(), ctx.input(4).as<T>(), ctx.input(5).as<float>(),
-                                              ctx.output(0).as<T>(), ctx.output(1).as<T>(), ctx.output(2).as<T>());
+        return tk::ring_attention_backward<T>(
+            ctx, groups.cp, sh, ctx.input(0).as<T>(), q.as<T>(), ctx.input(2).as<T>(), ctx.input(3).as<T>(),
+            ctx.input(4).as<T>(), ctx.input(5).as<float>(), ctx.output(0).as<T>(), ctx.output(1).as<T>(),
+            ctx.output(2).as<T>());
     }));
     if (dp > 1) {
         for (int i = 0; i < 3; ++i) {
             const pkbw::TensorView& g = ctx.output(i);
-            PKBW_CHECK(ctx, ncclAllReduce(g.data, g.data, static_cast<size_t>(g.numel()), pkbw::nccl_dtype(g.dtype),
-                                          ncclSum, groups.other.nccl(), ctx.stream()));
+            PKBW_CHECK(ctx,
+                       ncclAllReduce(g.data, g.data, static_cast<size_t>(g.numel()),
+                                     pkbw::nccl_dtype(g.dtype), ncclSum, groups.other.nccl(), ctx.stream()));
             PKBW_TRY(tk::divide_in_place(ctx, g.dtype, g.data, g.numel(), dp));
         }
     }

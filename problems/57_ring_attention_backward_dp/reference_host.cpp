@@ -19,8 +19,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const pkbw::DType dt = q.dtype;
     const tk::AttnShape sh = tk::bshd_shape_of(q, ctx.param("causal", 0) != 0);
     tk::AttnGradsF64 g = tk::ring_attention_backward_f64(
-        ctx, groups.cp, sh, tk::to_f64(ctx.input(0)), tk::to_f64(q), tk::to_f64(ctx.input(2)), tk::to_f64(ctx.input(3)),
-        tk::to_f64(ctx.input(4)), tk::to_f64(ctx.input(5)));
+        ctx, groups.cp, sh, tk::to_f64(ctx.input(0)), tk::to_f64(q), tk::to_f64(ctx.input(2)),
+        tk::to_f64(ctx.input(3)), tk::to_f64(ctx.input(4)), tk::to_f64(ctx.input(5)));
     std::vector<double>* grads[] = {&g.dq, &g.dk, &g.dv};
     for (int i = 0; i < 3; ++i) {
         std::vector<double>& x = *grads[i];

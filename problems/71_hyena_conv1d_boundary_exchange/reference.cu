@@ -11,7 +11,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const pkbw::TensorView& w = ctx.input(1);
     const int rank = ctx.rank, world = ctx.world_size;
     const long long rows = x.shape[0] * x.shape[1], len = x.shape[2] / 2, taps = w.shape[2], pad = taps - 1;
-    const std::size_t es = pkbw::element_size(x.dtype), tail_bytes = static_cast<std::size_t>(rows * pad) * es;
+    const std::size_t es = pkbw::element_size(x.dtype),
+                      tail_bytes = static_cast<std::size_t>(rows * pad) * es;
     char* tails = static_cast<char*>(ctx.scratch("conv71_tails", 2 * tail_bytes)); // a-tail, b-tail
     char* prev_a = static_cast<char*>(ctx.scratch("conv71_prev_a", tail_bytes));
     char* next_b = static_cast<char*>(ctx.scratch("conv71_next_b", tail_bytes));
@@ -57,7 +58,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         const T* xs = x.as<T>();
         T* y = ctx.output(0).as<T>();
         PKBW_TRY(tk::depthwise_causal_conv<T>(ctx, cv, xs, reinterpret_cast<const T*>(prev_a), w.as<T>(), y));
-        return tk::depthwise_causal_conv<T>(ctx, cv, xs + len, reinterpret_cast<const T*>(next_b), w.as<T>(), y + len);
+        return tk::depthwise_causal_conv<T>(ctx, cv, xs + len, reinterpret_cast<const T*>(next_b), w.as<T>(),
+                                            y + len);
     }));
     return tk::finish(ctx);
 }

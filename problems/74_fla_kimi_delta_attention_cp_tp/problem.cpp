@@ -21,28 +21,26 @@ std::int64_t local_seq(const ProblemConfig& c) {
 class KimiDeltaAttention final : public BasicProblem {
 public:
     KimiDeltaAttention()
-        : BasicProblem({.id = 74,
-                        .stem = "74_fla_kimi_delta_attention_cp_tp",
-                        .category = "SCP",
-                        .title = "Kimi delta attention: CP all-gather, per-key-dim decay recurrence, TP all-reduce",
-                        .description =
-                            "W >= 4 and even: TP pairs of consecutive ranks and CP groups of ranks 2 apart; "
-                            "otherwise CP is the world and there is no TP. Every rank holds q, k, v, g [1, L, "
-                            "16, 128] and beta [1, L, 16] (standard normal; L = max(1, N/16), PKB: 64), "
-                            "a_log [16] and dt_bias [2048] (bf16 linspace(-0.1, 0.1)). The sequence is "
-                            "all-gathered over CP; per head the fp32 state S [128, 128] follows S = diag(d) S, "
-                            "u = (v - k^T S) sigmoid(beta), S += k u^T, o = q^T S with q, k L2-normalised (q "
-                            "/ sqrt(128)) and d = exp(-5 sigmoid(exp(a_log) (g + dt_bias))); o in D is summed "
-                            "over the TP pair and the rank's CP slice returned."}) {}
+        : BasicProblem(
+              {.id = 74,
+               .stem = "74_fla_kimi_delta_attention_cp_tp",
+               .category = "SCP",
+               .title = "Kimi delta attention: CP all-gather, per-key-dim decay recurrence, TP all-reduce",
+               .description =
+                   "W >= 4 and even: TP pairs of consecutive ranks and CP groups of ranks 2 apart; "
+                   "otherwise CP is the world and there is no TP. Every rank holds q, k, v, g [1, L, "
+                   "16, 128] and beta [1, L, 16] (standard normal; L = max(1, N/16), PKB: 64), "
+                   "a_log [16] and dt_bias [2048] (bf16 linspace(-0.1, 0.1)). The sequence is "
+                   "all-gathered over CP; per head the fp32 state S [128, 128] follows S = diag(d) S, "
+                   "u = (v - k^T S) sigmoid(beta), S += k u^T, o = q^T S with q, k L2-normalised (q "
+                   "/ sqrt(128)) and d = exp(-5 sigmoid(exp(a_log) (g + dt_bias))); o in D is summed "
+                   "over the TP pair and the rank's CP slice returned."}) {}
 
     std::vector<TensorSpec> input_specs(const ProblemConfig& c, int) const override {
         const std::int64_t l = local_seq(c);
-        return {{"q", c.dtype, {1, l, kHeads, kKeyDim}},
-                {"k", c.dtype, {1, l, kHeads, kKeyDim}},
-                {"v", c.dtype, {1, l, kHeads, kValueDim}},
-                {"g", c.dtype, {1, l, kHeads, kKeyDim}},
-                {"beta", c.dtype, {1, l, kHeads}},
-                {"a_log", DType::BF16, {kHeads}},
+        return {{"q", c.dtype, {1, l, kHeads, kKeyDim}},     {"k", c.dtype, {1, l, kHeads, kKeyDim}},
+                {"v", c.dtype, {1, l, kHeads, kValueDim}},   {"g", c.dtype, {1, l, kHeads, kKeyDim}},
+                {"beta", c.dtype, {1, l, kHeads}},           {"a_log", DType::BF16, {kHeads}},
                 {"dt_bias", DType::BF16, {kHeads * kKeyDim}}};
     }
     std::vector<TensorSpec> output_specs(const ProblemConfig& c, int) const override {

@@ -15,8 +15,9 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     if (tp < 1 || ctx.world_size % tp != 0) {
         return ctx.fail("74 oracle: tp_size must divide W");
     }
-    const tk::CpGroups groups = tp > 1 ? tk::tp_cp_groups(ctx, tp) : tk::CpGroups{ctx.sub_comm_blocks(ctx.world_size),
-                                                                                  ctx.sub_comm_blocks(1)};
+    const tk::CpGroups groups =
+        tp > 1 ? tk::tp_cp_groups(ctx, tp)
+               : tk::CpGroups{ctx.sub_comm_blocks(ctx.world_size), ctx.sub_comm_blocks(1)};
     const pkbw::TensorView& q = ctx.input(0);
     const pkbw::DType dt = q.dtype;
     const long long seq = q.shape[1], heads = q.shape[2], dk = q.shape[3], dv = ctx.input(2).shape[3];
@@ -28,7 +29,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
 
     std::vector<double> out(static_cast<std::size_t>(tokens * heads * dv));
     for (long long h = 0; h < heads; ++h) {
-        std::vector<double> qs(tokens * dk), ks(tokens * dk), vs(tokens * dv), decay(tokens * dk), beta(tokens);
+        std::vector<double> qs(tokens * dk), ks(tokens * dk), vs(tokens * dv), decay(tokens * dk),
+            beta(tokens);
         for (long long t = 0; t < tokens; ++t) {
             const long long at = t * heads + h;
             const double q_scale = 1.0 / std::sqrt(static_cast<double>(dk));

@@ -22,28 +22,26 @@ std::int64_t local_seq(const ProblemConfig& c) {
 class GatedDeltaNetCp final : public BasicProblem {
 public:
     GatedDeltaNetCp()
-        : BasicProblem({.id = 75,
-                        .stem = "75_fla_gated_deltanet_cp",
-                        .category = "SCP",
-                        .title = "Gated DeltaNet: all-to-all to head shards, delta-rule recurrence, all-to-all back",
-                        .description =
-                            "H = roundup(6, W) heads. Every rank holds q, k [1, L, H, 256], v [1, L, H, 512], "
-                            "gate [1, L, H] (standard normal), beta [1, L, H] (sigmoid of a bf16 normal) and "
-                            "a_log, dt_bias [H/W] bf16 (its slices of linspace(0, 0.2, H) and linspace(-0.1, "
-                            "0.1, H)); L = max(1, N/16) (PKB: 64, the default). Heads go to ranks by "
-                            "all-to-all (rank r: heads r*H/W.., all W*L tokens); per head the fp32 state "
-                            "S [256, 512] follows S = decay S, u = (v - k^T S) beta, S += k u^T, o = q^T S "
-                            "with q, k L2-normalised (q / 16) and decay = exp(-exp(a_log) softplus(gate + "
-                            "dt_bias)); o is rounded to D and sent back to sequence shards."}) {}
+        : BasicProblem(
+              {.id = 75,
+               .stem = "75_fla_gated_deltanet_cp",
+               .category = "SCP",
+               .title = "Gated DeltaNet: all-to-all to head shards, delta-rule recurrence, all-to-all back",
+               .description =
+                   "H = roundup(6, W) heads. Every rank holds q, k [1, L, H, 256], v [1, L, H, 512], "
+                   "gate [1, L, H] (standard normal), beta [1, L, H] (sigmoid of a bf16 normal) and "
+                   "a_log, dt_bias [H/W] bf16 (its slices of linspace(0, 0.2, H) and linspace(-0.1, "
+                   "0.1, H)); L = max(1, N/16) (PKB: 64, the default). Heads go to ranks by "
+                   "all-to-all (rank r: heads r*H/W.., all W*L tokens); per head the fp32 state "
+                   "S [256, 512] follows S = decay S, u = (v - k^T S) beta, S += k u^T, o = q^T S "
+                   "with q, k L2-normalised (q / 16) and decay = exp(-exp(a_log) softplus(gate + "
+                   "dt_bias)); o is rounded to D and sent back to sequence shards."}) {}
 
     std::vector<TensorSpec> input_specs(const ProblemConfig& c, int) const override {
         const std::int64_t l = local_seq(c), h = heads(c), lh = h / c.world_size;
-        return {{"q", c.dtype, {1, l, h, kKeyDim}},
-                {"k", c.dtype, {1, l, h, kKeyDim}},
-                {"v", c.dtype, {1, l, h, kValueDim}},
-                {"gate", c.dtype, {1, l, h}},
-                {"beta", c.dtype, {1, l, h}},
-                {"a_log", DType::BF16, {lh}},
+        return {{"q", c.dtype, {1, l, h, kKeyDim}},   {"k", c.dtype, {1, l, h, kKeyDim}},
+                {"v", c.dtype, {1, l, h, kValueDim}}, {"gate", c.dtype, {1, l, h}},
+                {"beta", c.dtype, {1, l, h}},         {"a_log", DType::BF16, {lh}},
                 {"dt_bias", DType::BF16, {lh}}};
     }
     std::vector<TensorSpec> output_specs(const ProblemConfig& c, int) const override {

@@ -59,11 +59,13 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const tk::DeltaRuleBuffers buf = tk::delta_rule_buffers(ctx, sh);
     PKBW_TRY(tk::dispatch_float(ctx, q.dtype, "75 reference", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        PKBW_TRY(tk::delta_rule_prepare<T>(ctx, sh, reinterpret_cast<const T*>(recv[0]), reinterpret_cast<const T*>(recv[1]),
+        PKBW_TRY(tk::delta_rule_prepare<T>(ctx, sh, reinterpret_cast<const T*>(recv[0]),
+                                           reinterpret_cast<const T*>(recv[1]),
                                            reinterpret_cast<const T*>(recv[2]), 1e-6f, buf));
         gates<T><<<tk::grid_for(tokens * lh), 256, 0, ctx.stream()>>>(
-            reinterpret_cast<const T*>(recv[3]), reinterpret_cast<const T*>(recv[4]), ctx.input(5).as<__nv_bfloat16>(),
-            ctx.input(6).as<__nv_bfloat16>(), tokens, lh, dk, buf.decay, buf.beta);
+            reinterpret_cast<const T*>(recv[3]), reinterpret_cast<const T*>(recv[4]),
+            ctx.input(5).as<__nv_bfloat16>(), ctx.input(6).as<__nv_bfloat16>(), tokens, lh, dk, buf.decay,
+            buf.beta);
         return tk::delta_rule<T>(ctx, sh, buf, reinterpret_cast<T*>(heads_out));
     }));
     // Heads -> sequence: token chunk p goes back to rank p, then [W, L, lh·dv] -> [L, W, lh·dv].

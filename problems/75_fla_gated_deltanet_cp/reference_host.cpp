@@ -24,7 +24,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     std::vector<double> results(static_cast<std::size_t>(tokens * lh * dv));
     for (long long h = 0; h < lh; ++h) {
         const long long g = me * lh + h; // global head
-        std::vector<double> qs(tokens * dk), ks(tokens * dk), vs(tokens * dv), decay(tokens * dk), beta(tokens);
+        std::vector<double> qs(tokens * dk), ks(tokens * dk), vs(tokens * dv), decay(tokens * dk),
+            beta(tokens);
         for (long long t = 0; t < tokens; ++t) {
             const long long p = t / seq, s = t % seq, at = p * seq * heads + s * heads + g;
             const double q_scale = 1.0 / std::sqrt(static_cast<double>(dk));
@@ -34,7 +35,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
                 vs[t * dv + e] = all[2][at * dv + e];
             const double x = all[3][at] + dt_bias[h];
             const double softplus = x > 20 ? x : std::log1p(std::exp(x));
-            std::fill(decay.begin() + t * dk, decay.begin() + (t + 1) * dk, std::exp(-std::exp(a_log[h]) * softplus));
+            std::fill(decay.begin() + t * dk, decay.begin() + (t + 1) * dk,
+                      std::exp(-std::exp(a_log[h]) * softplus));
             beta[t] = all[4][at];
         }
         const std::vector<double> o = tk::delta_rule_f64(tokens, dk, dv, qs, ks, vs, decay, beta);

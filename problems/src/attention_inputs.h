@@ -60,7 +60,8 @@ inline void fill_attn_input(const ProblemConfig& c, int problem_id, int position
 // from end); 74 and 75 build theirs in bf16 (the caller's tensor rounds).
 inline double torch_linspace(double start, double end, std::int64_t steps, std::int64_t i) {
     const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
-    return i < steps / 2 ? start + step * static_cast<double>(i) : end - step * static_cast<double>(steps - 1 - i);
+    return i < steps / 2 ? start + step * static_cast<double>(i)
+                         : end - step * static_cast<double>(steps - 1 - i);
 }
 
 } // namespace pkbw::problems

@@ -33,8 +33,8 @@ cublasHandle_t handle() {
 cublasStatus_t linear(cudaStream_t s, const bf16* x, const bf16* w, bf16* y, int m, int n, int k) {
     const float one = 1.f, zero = 0.f;
     cublasSetStream(handle(), s);
-    return cublasGemmEx(handle(), CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, w, CUDA_R_16BF, k, x, CUDA_R_16BF, k,
-                        &zero, y, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    return cublasGemmEx(handle(), CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, w, CUDA_R_16BF, k, x, CUDA_R_16BF,
+                        k, &zero, y, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
 }
 
 __device__ float r16(float v) {
@@ -73,7 +73,8 @@ __global__ void head_attention(Peers qkv, bf16* attn, int rows, int width, int l
 // context[r][src * piece + x] = peer src's result for this rank's token r.
 __global__ void gather_tokens(Peers results, bf16* context, int rows, int piece, int world, int me) {
     const long long total = static_cast<long long>(rows) * world * piece;
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+         e += (long long)gridDim.x * blockDim.x) {
         const int x = static_cast<int>(e % piece), src = static_cast<int>((e / piece) % world);
         const long long r = e / (static_cast<long long>(piece) * world);
         context[e] = results.p[src][(static_cast<long long>(me) * rows + r) * piece + x];
@@ -85,14 +86,17 @@ __global__ void gather_tokens(Peers results, bf16* context, int rows, int piece,
 extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const pkbw::TensorView& hidden = ctx.input(0);
     const int world = ctx.world_size;
-    const int rows = static_cast<int>(hidden.shape[0] * hidden.shape[1]), width = static_cast<int>(hidden.shape[2]);
+    const int rows = static_cast<int>(hidden.shape[0] * hidden.shape[1]),
+              width = static_cast<int>(hidden.shape[2]);
     const int lh = 8 / world, piece = lh * 64;
     if (hidden.dtype != pkbw::DType::BF16 || width != 512 || ctx.param("num_heads", 8) != 8)
         return ctx.fail("this sample handles bf16 with 8 heads of 64");
-    const pkbw::SymmetricMemory qkv = ctx.symmetric("ulysses39_qkv", static_cast<size_t>(rows) * 3 * width * sizeof(bf16));
+    const pkbw::SymmetricMemory qkv =
+        ctx.symmetric("ulysses39_qkv", static_cast<size_t>(rows) * 3 * width * sizeof(bf16));
     const pkbw::SymmetricMemory res =
         ctx.symmetric("ulysses39_attn", static_cast<size_t>(world) * rows * piece * sizeof(bf16));
-    bf16* context = static_cast<bf16*>(ctx.scratch("ulysses39_context", static_cast<size_t>(rows) * width * sizeof(bf16)));
+    bf16* context = static_cast<bf16*>(
+        ctx.scratch("ulysses39_context", static_cast<size_t>(rows) * width * sizeof(bf16)));
     if (linear(ctx.stream(), hidden.as<bf16>(), ctx.input(1).as<bf16>(), static_cast<bf16*>(qkv.local), rows,
                3 * width, width) != CUBLAS_STATUS_SUCCESS)
         return ctx.fail("cublasGemmEx (qkv) failed");
@@ -102,12 +106,12 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         sources.p[r] = static_cast<const bf16*>(qkv.peers[r]);
         results.p[r] = static_cast<const bf16*>(res.peers[r]);
     }
-    head_attention<<<world * rows, lh * 64, 0, ctx.stream()>>>(sources, static_cast<bf16*>(res.local), rows, width, lh,
-                                                              ctx.rank);
+    head_attention<<<world * rows, lh * 64, 0, ctx.stream()>>>(sources, static_cast<bf16*>(res.local), rows,
+                                                               width, lh, ctx.rank);
     ctx.barrier();
     gather_tokens<<<256, 256, 0, ctx.stream()>>>(results, context, rows, piece, world, ctx.rank);
-    if (linear(ctx.stream(), context, ctx.input(2).as<bf16>(), ctx.output(0).as<bf16>(), rows, width, width) !=
-        CUBLAS_STATUS_SUCCESS)
+    if (linear(ctx.stream(), context, ctx.input(2).as<bf16>(), ctx.output(0).as<bf16>(), rows, width,
+               width) != CUBLAS_STATUS_SUCCESS)
         return ctx.fail("cublasGemmEx (w_o) failed");
     ctx.barrier(); // peers may still read this rank's buffers
     const cudaError_t err = cudaGetLastError();

@@ -91,7 +91,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const pkbw::TensorView& q = ctx.input(0);
     if (q.dtype != pkbw::DType::BF16)
         return ctx.fail("this sample handles bf16");
-    const int s_n = static_cast<int>(q.shape[1]), h_n = static_cast<int>(q.shape[2]), d_n = static_cast<int>(q.shape[3]);
+    const int s_n = static_cast<int>(q.shape[1]), h_n = static_cast<int>(q.shape[2]),
+              d_n = static_cast<int>(q.shape[3]);
     const long long block = q.numel();
     const bool causal = ctx.param("causal", 1) != 0;
     const int last = causal ? ctx.rank : ctx.world_size - 1;

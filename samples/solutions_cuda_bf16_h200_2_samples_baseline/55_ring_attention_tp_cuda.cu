@@ -32,8 +32,8 @@ cublasHandle_t handle() {
 cublasStatus_t linear(cudaStream_t s, const bf16* x, const bf16* w, bf16* y, int m, int n, int k) {
     const float one = 1.f, zero = 0.f;
     cublasSetStream(handle(), s);
-    return cublasGemmEx(handle(), CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, w, CUDA_R_16BF, k, x, CUDA_R_16BF, k,
-                        &zero, y, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    return cublasGemmEx(handle(), CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, w, CUDA_R_16BF, k, x, CUDA_R_16BF,
+                        k, &zero, y, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
 }
 
 __device__ float reduce(float v, float* red, bool is_max) {
@@ -41,7 +41,8 @@ __device__ float reduce(float v, float* red, bool is_max) {
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s >>= 1) {
         if (threadIdx.x < s)
-            red[threadIdx.x] = is_max ? fmaxf(red[threadIdx.x], red[threadIdx.x + s]) : red[threadIdx.x] + red[threadIdx.x + s];
+            red[threadIdx.x] = is_max ? fmaxf(red[threadIdx.x], red[threadIdx.x + s])
+                                      : red[threadIdx.x] + red[threadIdx.x + s];
         __syncthreads();
     }
     const float r = red[0];
@@ -50,8 +51,8 @@ __device__ float reduce(float v, float* red, bool is_max) {
 }
 
 // Block = (token row, head h). qkv rows are [q | k | v] of `width` each; peers[c] = CP peer c's qkv.
-__global__ void attend(Peers peers, const bf16* qkv, bf16* context, int s_n, int h_n, int width, int last, int me,
-                       int causal) {
+__global__ void attend(Peers peers, const bf16* qkv, bf16* context, int s_n, int h_n, int width, int last,
+                       int me, int causal) {
     extern __shared__ float smem[];
     __shared__ float red[128];
     float* qrow = smem;
@@ -93,7 +94,8 @@ __global__ void attend(Peers peers, const bf16* qkv, bf16* context, int s_n, int
 }
 
 __global__ void sum_peers(Peers parts, int count, bf16* y, long long n) {
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x) {
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < n;
+         e += (long long)gridDim.x * blockDim.x) {
         float s = 0.f;
         for (int t = 0; t < count; ++t)
             s += __bfloat162float(parts.p[t][e]);
@@ -114,9 +116,12 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const bool causal = ctx.param("causal", 1) != 0;
     const int last = causal ? cp_rank : cp - 1;
 
-    const pkbw::SymmetricMemory qkv = ctx.symmetric("ring55_qkv", static_cast<size_t>(rows) * 3 * width * sizeof(bf16));
-    const pkbw::SymmetricMemory part = ctx.symmetric("ring55_part", static_cast<size_t>(rows) * hid * sizeof(bf16));
-    bf16* context = static_cast<bf16*>(ctx.scratch("ring55_context", static_cast<size_t>(rows) * width * sizeof(bf16)));
+    const pkbw::SymmetricMemory qkv =
+        ctx.symmetric("ring55_qkv", static_cast<size_t>(rows) * 3 * width * sizeof(bf16));
+    const pkbw::SymmetricMemory part =
+        ctx.symmetric("ring55_part", static_cast<size_t>(rows) * hid * sizeof(bf16));
+    bf16* context =
+        static_cast<bf16*>(ctx.scratch("ring55_context", static_cast<size_t>(rows) * width * sizeof(bf16)));
     if (linear(ctx.stream(), hidden.as<bf16>(), ctx.input(1).as<bf16>(), static_cast<bf16*>(qkv.local), rows,
                3 * width, hid) != CUBLAS_STATUS_SUCCESS)
         return ctx.fail("cublasGemmEx (qkv) failed");
@@ -126,16 +131,17 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         peers.p[c] = static_cast<const bf16*>(qkv.peers[c * tp + tp_rank]);
     const int h_n = width / 64;
     const size_t smem = (64 + static_cast<size_t>(last + 1) * s_n) * sizeof(float);
-    attend<<<rows * h_n, 128, smem, ctx.stream()>>>(peers, static_cast<const bf16*>(qkv.local), context, s_n, h_n,
-                                                   width, last, cp_rank, causal ? 1 : 0);
-    if (linear(ctx.stream(), context, ctx.input(2).as<bf16>(), static_cast<bf16*>(part.local), rows, hid, width) !=
-        CUBLAS_STATUS_SUCCESS)
+    attend<<<rows * h_n, 128, smem, ctx.stream()>>>(peers, static_cast<const bf16*>(qkv.local), context, s_n,
+                                                    h_n, width, last, cp_rank, causal ? 1 : 0);
+    if (linear(ctx.stream(), context, ctx.input(2).as<bf16>(), static_cast<bf16*>(part.local), rows, hid,
+               width) != CUBLAS_STATUS_SUCCESS)
         return ctx.fail("cublasGemmEx (w_o) failed");
     ctx.barrier();
     Peers parts{};
     for (int t = 0; t < tp; ++t)
         parts.p[t] = static_cast<const bf16*>(part.peers[cp_rank * tp + t]);
-    sum_peers<<<256, 256, 0, ctx.stream()>>>(parts, tp, ctx.output(0).as<bf16>(), static_cast<long long>(rows) * hid);
+    sum_peers<<<256, 256, 0, ctx.stream()>>>(parts, tp, ctx.output(0).as<bf16>(),
+                                             static_cast<long long>(rows) * hid);
     ctx.barrier(); // peers may still read this rank's buffers
     const cudaError_t err = cudaGetLastError();
     return err == cudaSuccess ? 0 : ctx.fail(cudaGetErrorString(err));

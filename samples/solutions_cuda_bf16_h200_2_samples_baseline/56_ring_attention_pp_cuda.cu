@@ -32,8 +32,8 @@ cublasHandle_t handle() {
 cublasStatus_t linear(cudaStream_t s, const bf16* x, const bf16* w, bf16* y, int m, int n, int k) {
     const float one = 1.f, zero = 0.f;
     cublasSetStream(handle(), s);
-    return cublasGemmEx(handle(), CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, w, CUDA_R_16BF, k, x, CUDA_R_16BF, k,
-                        &zero, y, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    return cublasGemmEx(handle(), CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, w, CUDA_R_16BF, k, x, CUDA_R_16BF,
+                        k, &zero, y, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
 }
 
 __device__ float reduce(float v, float* red, bool is_max) {
@@ -41,7 +41,8 @@ __device__ float reduce(float v, float* red, bool is_max) {
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s >>= 1) {
         if (threadIdx.x < s)
-            red[threadIdx.x] = is_max ? fmaxf(red[threadIdx.x], red[threadIdx.x + s]) : red[threadIdx.x] + red[threadIdx.x + s];
+            red[threadIdx.x] = is_max ? fmaxf(red[threadIdx.x], red[threadIdx.x + s])
+                                      : red[threadIdx.x] + red[threadIdx.x + s];
         __syncthreads();
     }
     const float r = red[0];
@@ -50,8 +51,8 @@ __device__ float reduce(float v, float* red, bool is_max) {
 }
 
 // Block = (token row, head h). qkv rows are [q | k | v] of `width` each; peers[c] = CP peer c's qkv.
-__global__ void attend(Peers peers, const bf16* qkv, bf16* context, int s_n, int h_n, int width, int last, int me,
-                       int causal) {
+__global__ void attend(Peers peers, const bf16* qkv, bf16* context, int s_n, int h_n, int width, int last,
+                       int me, int causal) {
     extern __shared__ float smem[];
     __shared__ float red[128];
     float* qrow = smem;
@@ -115,17 +116,20 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         peers.p[c] = static_cast<const bf16*>(qkv.peers[stage * cp + c]);
     for (int s = 0; s < pp; ++s) {
         if (stage == s) {
-            const bf16* x = s == 0 ? hidden.as<bf16>() : static_cast<const bf16*>(handoff.peers[ctx.rank - cp]);
-            if (linear(ctx.stream(), x, ctx.input(1).as<bf16>(), static_cast<bf16*>(qkv.local), rows, 3 * hid, hid) !=
-                CUBLAS_STATUS_SUCCESS)
+            const bf16* x =
+                s == 0 ? hidden.as<bf16>() : static_cast<const bf16*>(handoff.peers[ctx.rank - cp]);
+            if (linear(ctx.stream(), x, ctx.input(1).as<bf16>(), static_cast<bf16*>(qkv.local), rows, 3 * hid,
+                       hid) != CUBLAS_STATUS_SUCCESS)
                 return ctx.fail("cublasGemmEx (qkv) failed");
         }
         ctx.barrier(); // the stage's qkv is published; the previous stage's output was read
         if (stage == s) {
             const size_t smem = (64 + static_cast<size_t>(last + 1) * s_n) * sizeof(float);
-            attend<<<rows * (hid / 64), 128, smem, ctx.stream()>>>(peers, static_cast<const bf16*>(qkv.local), context,
-                                                                  s_n, hid / 64, hid, last, cp_rank, causal ? 1 : 0);
-            if (linear(ctx.stream(), context, ctx.input(2).as<bf16>(), y, rows, hid, hid) != CUBLAS_STATUS_SUCCESS)
+            attend<<<rows*(hid / 64), 128, smem, ctx.stream()>>>(peers, static_cast<const bf16*>(qkv.local),
+                                                                 context, s_n, hid / 64, hid, last, cp_rank,
+                                                                 causal ? 1 : 0);
+            if (linear(ctx.stream(), context, ctx.input(2).as<bf16>(), y, rows, hid, hid) !=
+                CUBLAS_STATUS_SUCCESS)
                 return ctx.fail("cublasGemmEx (w_o) failed");
             cudaMemcpyAsync(handoff.local, y, act, cudaMemcpyDeviceToDevice, ctx.stream());
         }

@@ -49,18 +49,19 @@ __global__ void grads(Blocks blocks, Dims dm, bf16* dq, bf16* dk, bf16* dv) {
     for (int peer = 0; peer < dm.cp; ++peer) {
         for (int j = 0; j < dm.s_n; ++j) {
             const long long other = ((b * dm.s_n + j) * dm.h_n + h) * 64;
-            {   // my query row against peer's key row j
+            { // my query row against peer's key row j
                 const bf16 *dout = part(blocks, dm.me, 0, dm.n) + at, *q = part(blocks, dm.me, 1, dm.n) + at;
-                const bf16 *o = part(blocks, dm.me, 4, dm.n) + at;
+                const bf16* o = part(blocks, dm.me, 4, dm.n) + at;
                 const bf16 *k = part(blocks, peer, 2, dm.n) + other, *v = part(blocks, peer, 3, dm.n) + other;
                 const long long i = (row / dm.h_n) % dm.s_n;
                 const float l = lse_of(blocks, dm.me, dm.n)[(b * dm.h_n + h) * dm.s_n + i];
                 const float p = __expf(dot(q, k) * dm.scale - l);
                 acc_q += p * (dot(dout, v) - dot(dout, o)) * __bfloat162float(k[d]);
             }
-            {   // peer's query row j against my key row
-                const bf16 *dout = part(blocks, peer, 0, dm.n) + other, *q = part(blocks, peer, 1, dm.n) + other;
-                const bf16 *o = part(blocks, peer, 4, dm.n) + other;
+            { // peer's query row j against my key row
+                const bf16 *dout = part(blocks, peer, 0, dm.n) + other,
+                           *q = part(blocks, peer, 1, dm.n) + other;
+                const bf16* o = part(blocks, peer, 4, dm.n) + other;
                 const bf16 *k = part(blocks, dm.me, 2, dm.n) + at, *v = part(blocks, dm.me, 3, dm.n) + at;
                 const float l = lse_of(blocks, peer, dm.n)[(b * dm.h_n + h) * dm.s_n + j];
                 const float p = __expf(dot(q, k) * dm.scale - l);

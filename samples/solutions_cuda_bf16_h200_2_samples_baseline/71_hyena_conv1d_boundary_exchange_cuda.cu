@@ -12,10 +12,11 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
-__global__ void conv(const bf16* x, const bf16* prev, const bf16* next, int next_chunk, const bf16* w, bf16* y,
-                     long long c_n, long long len, int taps) {
+__global__ void conv(const bf16* x, const bf16* prev, const bf16* next, int next_chunk, const bf16* w,
+                     bf16* y, long long c_n, long long len, int taps) {
     const long long total = c_n * 2 * len;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
         const long long c = i / (2 * len), which = (i / len) % 2, t = i % len;
         const bf16* row = x + c * 2 * len + which * len;
         const bf16* src = which == 0 ? prev : next;
@@ -47,8 +48,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     ctx.barrier();
     const bf16* prev = ctx.rank > 0 ? static_cast<const bf16*>(xs.peers[ctx.rank - 1]) : nullptr;
     const bf16* next = static_cast<const bf16*>(xs.peers[ctx.rank == last ? ctx.rank : ctx.rank + 1]);
-    conv<<<1024, 256, 0, ctx.stream()>>>(x.as<bf16>(), prev, next, ctx.rank == last ? 0 : 1, ctx.input(1).as<bf16>(),
-                                         ctx.output(0).as<bf16>(), c_n, len, taps);
+    conv<<<1024, 256, 0, ctx.stream()>>>(x.as<bf16>(), prev, next, ctx.rank == last ? 0 : 1,
+                                         ctx.input(1).as<bf16>(), ctx.output(0).as<bf16>(), c_n, len, taps);
     ctx.barrier();
     const cudaError_t err = cudaGetLastError();
     return err == cudaSuccess ? 0 : ctx.fail(cudaGetErrorString(err));

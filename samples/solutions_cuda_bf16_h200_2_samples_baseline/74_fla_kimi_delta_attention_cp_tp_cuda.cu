@@ -73,7 +73,8 @@ __global__ void recurrence(Peers cp_inputs, Layout L, const bf16* a_log, const b
 }
 
 __global__ void sum_slice(Peers outs, int tp, long long offset, long long count, bf16* y) {
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < count; e += (long long)gridDim.x * blockDim.x) {
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < count;
+         e += (long long)gridDim.x * blockDim.x) {
         float s = 0.f;
         for (int t = 0; t < tp; ++t)
             s += __bfloat162float(outs.p[t][offset + e]);
@@ -109,7 +110,7 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         outs.p[t] = static_cast<const bf16*>(res.peers[cp_rank * tp + t]);
     const dim3 grid(static_cast<unsigned>(L.heads), static_cast<unsigned>(L.dv / kCols));
     recurrence<<<grid, kDk, 0, ctx.stream()>>>(inputs, L, ctx.input(5).as<bf16>(), ctx.input(6).as<bf16>(),
-                                                static_cast<bf16*>(res.local));
+                                               static_cast<bf16*>(res.local));
     ctx.barrier();
     const long long slice = L.seq * L.heads * L.dv;
     sum_slice<<<256, 256, 0, ctx.stream()>>>(outs, tp, cp_rank * slice, slice, ctx.output(0).as<bf16>());

@@ -37,7 +37,8 @@ __device__ float block_sum(float v, float* red) {
 }
 
 // Block (head h, column block); 256 threads: thread i owns key row i of the state slice.
-__global__ void recurrence(Peers in, Layout L, const bf16* a_log, const bf16* dt_bias, int me, bf16* results) {
+__global__ void recurrence(Peers in, Layout L, const bf16* a_log, const bf16* dt_bias, int me,
+                           bf16* results) {
     __shared__ float red[kDk];
     __shared__ float u[kCols];
     extern __shared__ float state[]; // [kDk][kCols]
@@ -74,7 +75,8 @@ __global__ void recurrence(Peers in, Layout L, const bf16* a_log, const bf16* dt
 
 __global__ void collect(Peers res, Layout L, int world, int me, bf16* out) {
     const long long total = L.seq * L.heads * L.dv;
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+         e += (long long)gridDim.x * blockDim.x) {
         const long long d = e % L.dv, head = (e / L.dv) % L.heads, s = e / (L.dv * L.heads);
         const int p = static_cast<int>(head / L.lh);
         out[e] = res.p[p][((me * L.seq + s) * L.lh + head % L.lh) * L.dv + d];
@@ -88,7 +90,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     if (q.dtype != pkbw::DType::BF16 || q.shape[3] != kDk || ctx.input(2).shape[3] % kCols != 0)
         return ctx.fail("this sample handles bf16 with key dim 256");
     const int world = ctx.world_size;
-    Layout L{q.shape[1], q.shape[2], ctx.input(2).shape[3], q.shape[2] / world, world * q.shape[1], 0, 0, 0, 0};
+    Layout L{q.shape[1], q.shape[2], ctx.input(2).shape[3], q.shape[2] / world, world * q.shape[1], 0, 0,
+             0,          0};
     L.off_k = q.numel();
     L.off_v = 2 * q.numel();
     L.off_gate = L.off_v + ctx.input(2).numel();

@@ -18,7 +18,8 @@ constexpr int kTaps = 7, kPad = kTaps - 1, kTile = 256;
 // tails[which][c][k] = x[c, which·L + L − 6 + k]
 __global__ void pack_tails(const bf16* x, long long c_n, long long len, bf16* tails) {
     const long long total = 2 * c_n * kPad;
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+         e += (long long)gridDim.x * blockDim.x) {
         const long long which = e / (c_n * kPad), c = (e / kPad) % c_n, k = e % kPad;
         tails[e] = x[c * 2 * len + which * len + len - kPad + k];
     }
@@ -26,8 +27,8 @@ __global__ void pack_tails(const bf16* x, long long c_n, long long len, bf16* ta
 
 // Block = (tile, chunk, channel). prev_tails / next_tails: the neighbours' tail buffers (null: zeros);
 // next_which: which tail of next_tails chunk b uses (1, or 0 on the last rank: its own a-tail).
-__global__ void conv_tiles(const bf16* x, const bf16* w, const bf16* prev_tails, const bf16* next_tails, int next_which,
-                           long long c_n, long long len, bf16* y) {
+__global__ void conv_tiles(const bf16* x, const bf16* w, const bf16* prev_tails, const bf16* next_tails,
+                           int next_which, long long c_n, long long len, bf16* y) {
     __shared__ float buf[kTile + kPad];
     const long long c = blockIdx.z, which = blockIdx.y, t0 = static_cast<long long>(blockIdx.x) * kTile;
     const bf16* row = x + c * 2 * len + which * len;
@@ -72,7 +73,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const bf16* next = static_cast<const bf16*>(tails.peers[ctx.rank == last ? ctx.rank : ctx.rank + 1]);
     const dim3 grid(static_cast<unsigned>((len + kTile - 1) / kTile), 2, static_cast<unsigned>(c_n));
     conv_tiles<<<grid, kTile, 0, ctx.stream()>>>(x.as<bf16>(), ctx.input(1).as<bf16>(), prev, next,
-                                                 ctx.rank == last ? 0 : 1, c_n, len, ctx.output(0).as<bf16>());
+                                                 ctx.rank == last ? 0 : 1, c_n, len,
+                                                 ctx.output(0).as<bf16>());
     ctx.barrier(); // neighbours may still read this rank's tails
     const cudaError_t err = cudaGetLastError();
     return err == cudaSuccess ? 0 : ctx.fail(cudaGetErrorString(err));

@@ -23,7 +23,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const float* w_o = ctx.input(2).as<float>();
 
     const pkbw::SymmetricMemory qkv_mem = ctx.symmetric("ulysses39_qkv", rows * 3 * width * sizeof(float));
-    const pkbw::SymmetricMemory attn_mem = ctx.symmetric("ulysses39_attn", world * rows * piece * sizeof(float));
+    const pkbw::SymmetricMemory attn_mem =
+        ctx.symmetric("ulysses39_attn", world * rows * piece * sizeof(float));
     float* qkv = static_cast<float*>(qkv_mem.local);
     for (long long r = 0; r < rows; ++r) {
         for (long long o = 0; o < 3 * width; ++o) {

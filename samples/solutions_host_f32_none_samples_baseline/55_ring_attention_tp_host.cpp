@@ -70,7 +70,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
                 for (long long d = 0; d < d_n; ++d) {
                     float acc = 0.f;
                     for (int c = 0; c <= last; ++c) {
-                        const float* values = static_cast<const float*>(kv.peers[c * tp + tp_rank]) + rows * width;
+                        const float* values =
+                            static_cast<const float*>(kv.peers[c * tp + tp_rank]) + rows * width;
                         for (long long j = 0; j < s_n; ++j) {
                             acc += p[c * s_n + j] * values[(b * s_n + j) * width + h * d_n + d];
                         }

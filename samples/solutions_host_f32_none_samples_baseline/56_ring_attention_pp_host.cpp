@@ -59,7 +59,8 @@ void attend(const Dims& d, const float* qkv, const pkbw::SymmetricMemory& kv, in
                 for (long long e = 0; e < d.d_n; ++e) {
                     float acc = 0.f;
                     for (int c = 0; c <= last; ++c) {
-                        const float* values = static_cast<const float*>(kv.peers[first_rank + c]) + d.rows * d.hid;
+                        const float* values =
+                            static_cast<const float*>(kv.peers[first_rank + c]) + d.rows * d.hid;
                         for (long long j = 0; j < d.s_n; ++j) {
                             acc += p[c * d.s_n + j] * values[(b * d.s_n + j) * d.hid + h * d.d_n + e];
                         }
@@ -89,13 +90,14 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     float* y = ctx.output(0).as<float>();
     for (int s = 0; s < pp; ++s) {
         if (stage == s) {
-            const float* x = s == 0 ? ctx.input(0).as<float>()
-                                    : static_cast<const float*>(handoff.peers[ctx.rank - cp]);
+            const float* x =
+                s == 0 ? ctx.input(0).as<float>() : static_cast<const float*>(handoff.peers[ctx.rank - cp]);
             linear(x, ctx.input(1).as<float>(), qkv.data(), d.rows, d.hid, 3 * d.hid);
             float* mine = static_cast<float*>(kv.local);
             for (long long r = 0; r < d.rows; ++r) {
                 std::memcpy(mine + r * d.hid, &qkv[r * 3 * d.hid + d.hid], d.hid * sizeof(float));
-                std::memcpy(mine + (d.rows + r) * d.hid, &qkv[r * 3 * d.hid + 2 * d.hid], d.hid * sizeof(float));
+                std::memcpy(mine + (d.rows + r) * d.hid, &qkv[r * 3 * d.hid + 2 * d.hid],
+                            d.hid * sizeof(float));
             }
         }
         ctx.barrier(); // this stage's k/v are published (and the previous stage's output was read)

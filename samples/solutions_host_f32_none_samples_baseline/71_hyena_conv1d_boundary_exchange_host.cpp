@@ -11,7 +11,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     if (ctx.input(0).dtype != pkbw::DType::F32) {
         return ctx.fail("this sample handles fp32");
     }
-    const long long c_n = ctx.input(0).shape[1], len = ctx.input(0).shape[2] / 2, taps = ctx.input(1).shape[2];
+    const long long c_n = ctx.input(0).shape[1], len = ctx.input(0).shape[2] / 2,
+                    taps = ctx.input(1).shape[2];
     const pkbw::SymmetricMemory xs = ctx.symmetric("conv71_x", ctx.input(0).nbytes());
     std::memcpy(xs.local, ctx.input(0).data, ctx.input(0).nbytes());
     ctx.barrier();

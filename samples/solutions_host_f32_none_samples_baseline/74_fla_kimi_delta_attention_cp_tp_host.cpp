@@ -41,7 +41,9 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         std::memcpy(static_cast<float*>(in.local) + offsets[i], ctx.input(i).data, ctx.input(i).nbytes());
     }
     ctx.barrier();
-    auto peer = [&](int c, int i) { return static_cast<const float*>(in.peers[c * tp + tp_rank]) + offsets[i]; };
+    auto peer = [&](int c, int i) {
+        return static_cast<const float*>(in.peers[c * tp + tp_rank]) + offsets[i];
+    };
     float* out = static_cast<float*>(res.local);
     std::vector<float> state(dk * dv), qn(dk), kn(dk), d(dk), u(dv);
     for (long long h = 0; h < heads; ++h) {

@@ -93,7 +93,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     for (int p = 0; p < world; ++p) {
         const float* theirs = static_cast<const float*>(res.peers[p]);
         for (long long s = 0; s < seq; ++s) {
-            std::memcpy(out + (s * heads + p * lh) * dv, theirs + (me * seq + s) * lh * dv, lh * dv * sizeof(float));
+            std::memcpy(out + (s * heads + p * lh) * dv, theirs + (me * seq + s) * lh * dv,
+                        lh * dv * sizeof(float));
         }
     }
     ctx.barrier(); // peers may still read this rank's buffers

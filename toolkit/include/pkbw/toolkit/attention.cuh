@@ -11,7 +11,8 @@
 //                       dq_acc (+)= scale·dS·k; dk_out = scale·dSᵀ·q (+ dk_in); dv_out = pᵀ·dout (+ dv_in).
 //   store_rounded:      an fp32 accumulator rounded into the dtype (`.to(q.dtype)`).
 //
-// The kernels hold one row of scores in shared memory: q_rows and k_rows up to 4096 (under 48 KiB of shared memory).
+// The kernels hold one row of scores in shared memory: q_rows and k_rows up to 4096 (under 48 KiB of shared
+// memory).
 #pragma once
 
 #include "pkbw/solution.h"
@@ -249,8 +250,9 @@ int attention_merge(const Context& ctx, const AttnShape& sh, const AttnInputs<T>
                     const AttnView& ov, float* lse, bool first) {
     PKBW_TRY(attn_detail::check_rows(ctx, sh));
     const std::size_t smem = static_cast<std::size_t>(sh.dim + sh.k_rows) * sizeof(float);
-    attn_detail::merge_kernel<T><<<static_cast<unsigned>(sh.problems() * sh.q_rows), kAttnThreads, smem,
-                                   ctx.stream()>>>(sh, in, out, ov, lse, first ? 1 : 0);
+    attn_detail::merge_kernel<T>
+        <<<static_cast<unsigned>(sh.problems() * sh.q_rows), kAttnThreads, smem, ctx.stream()>>>(
+            sh, in, out, ov, lse, first ? 1 : 0);
     PKBW_CHECK(ctx, cudaGetLastError());
     return 0;
 }
@@ -261,7 +263,8 @@ int attention_rounded(const Context& ctx, const AttnShape& sh, const AttnInputs<
     PKBW_TRY(attn_detail::check_rows(ctx, sh));
     const std::size_t smem = static_cast<std::size_t>(sh.dim + sh.k_rows) * sizeof(float);
     attn_detail::rounded_kernel<T>
-        <<<static_cast<unsigned>(sh.problems() * sh.q_rows), kAttnThreads, smem, ctx.stream()>>>(sh, in, out, ov);
+        <<<static_cast<unsigned>(sh.problems() * sh.q_rows), kAttnThreads, smem, ctx.stream()>>>(sh, in, out,
+                                                                                                 ov);
     PKBW_CHECK(ctx, cudaGetLastError());
     return 0;
 }
@@ -275,7 +278,8 @@ int attention_backward(const Context& ctx, const AttnShape& sh, const AttnInputs
     attn_detail::grad_q_kernel<T>
         <<<static_cast<unsigned>(sh.problems() * sh.q_rows), kAttnThreads, q_smem, ctx.stream()>>>(sh, in, g);
     attn_detail::grad_kv_kernel<T>
-        <<<static_cast<unsigned>(sh.problems() * sh.k_rows), kAttnThreads, kv_smem, ctx.stream()>>>(sh, in, g);
+        <<<static_cast<unsigned>(sh.problems() * sh.k_rows), kAttnThreads, kv_smem, ctx.stream()>>>(sh, in,
+                                                                                                    g);
     PKBW_CHECK(ctx, cudaGetLastError());
     return 0;
 }

@@ -29,8 +29,8 @@ inline double dot(const double* a, const double* b, long long n) {
 }
 
 // Softmax of query row i's scores into p; returns the log-sum-exp.
-inline double softmax_row(const AttnShape& sh, const AttnInputsF64& in, long long z0, long long z1, long long i,
-                          std::optional<DType> round, std::vector<double>& p) {
+inline double softmax_row(const AttnShape& sh, const AttnInputsF64& in, long long z0, long long z1,
+                          long long i, std::optional<DType> round, std::vector<double>& p) {
     p.assign(static_cast<std::size_t>(sh.k_rows), -INFINITY);
     double m = -INFINITY;
     for (long long j = 0; j < sh.k_rows; ++j) {
@@ -84,7 +84,8 @@ inline void merge_out_lse_f64(const AttnShape& sh, const AttnView& ov, std::vect
                 for (long long d = 0; d < sh.dim; ++d)
                     out[at + d] -= w * (out[at + d] - block_out[at + d]);
                 const double x = lse[li] - block_lse[li];
-                lse[li] = first ? block_lse[li] : lse[li] - (std::min(x, 0.0) - std::log1p(std::exp(-std::fabs(x))));
+                lse[li] = first ? block_lse[li]
+                                : lse[li] - (std::min(x, 0.0) - std::log1p(std::exp(-std::fabs(x))));
             }
 }
 

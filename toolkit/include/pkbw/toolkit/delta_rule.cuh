@@ -5,7 +5,8 @@
 // q, k (already normalised and scaled), decay [T, heads, dk] (a scalar decay repeated), beta
 // [T, heads] and v [T, heads, dv] are fp32; o [T, heads, dv] is rounded to T. Value columns are
 // independent, so one thread block owns 32 columns of one head (S in registers: a warp per 4 columns,
-// a lane per dk/32 rows); dk must be a multiple of 32 and at most 256. normalize_rows prepares q and k, widen_to_f32 v.
+// a lane per dk/32 rows); dk must be a multiple of 32 and at most 256. normalize_rows prepares q and k,
+// widen_to_f32 v.
 #pragma once
 
 #include "pkbw/solution.h"
@@ -71,7 +72,8 @@ __global__ void delta_rule_kernel(DeltaRuleShape sh, const float* q, const float
 
 // One warp per row: out = x / max(‖x‖₂, eps) · scale in fp32 (F.normalize(x.float()) then · scale).
 template <class T>
-__global__ void normalize_rows_kernel(const T* x, long long rows, long long n, float scale, float eps, float* out) {
+__global__ void normalize_rows_kernel(const T* x, long long rows, long long n, float scale, float eps,
+                                      float* out) {
     const long long row = (blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x) / 32;
     const int lane = threadIdx.x % 32;
     if (row >= rows)
@@ -103,7 +105,8 @@ int widen_to_f32(const Context& ctx, const T* x, long long count, float* out) {
 }
 
 template <class T>
-int normalize_rows(const Context& ctx, const T* x, long long rows, long long n, float scale, float eps, float* out) {
+int normalize_rows(const Context& ctx, const T* x, long long rows, long long n, float scale, float eps,
+                   float* out) {
     const long long threads = rows * 32;
     delta_detail::normalize_rows_kernel<T>
         <<<static_cast<unsigned>((threads + 255) / 256), 256, 0, ctx.stream()>>>(x, rows, n, scale, eps, out);
@@ -128,8 +131,8 @@ inline DeltaRuleBuffers delta_rule_buffers(const Context& ctx, const DeltaRuleSh
 // q·dk^-1/2 and k L2-normalised (F.normalize with `eps`), v widened to fp32; decay and beta are the
 // caller's (they differ between 74 and 75).
 template <class T>
-int delta_rule_prepare(const Context& ctx, const DeltaRuleShape& sh, const T* q, const T* k, const T* v, float eps,
-                       const DeltaRuleBuffers& b) {
+int delta_rule_prepare(const Context& ctx, const DeltaRuleShape& sh, const T* q, const T* k, const T* v,
+                       float eps, const DeltaRuleBuffers& b) {
     const long long rows = sh.steps * sh.heads;
     const float scale = static_cast<float>(1.0 / sqrt(static_cast<double>(sh.key_dim)));
     PKBW_TRY(normalize_rows<T>(ctx, q, rows, sh.key_dim, scale, eps, b.q));
@@ -142,9 +145,11 @@ int delta_rule(const Context& ctx, const DeltaRuleShape& sh, const float* q, con
                const float* decay, const float* beta, T* out) {
     if (sh.key_dim % 32 != 0 || sh.key_dim > 32 * delta_detail::kMaxRowsPerLane)
         return ctx.fail("pkbw::tk::delta_rule: the key dim must be a multiple of 32, at most 256");
-    const dim3 grid(static_cast<unsigned>(sh.heads),
-                    static_cast<unsigned>((sh.value_dim + delta_detail::kColumns - 1) / delta_detail::kColumns));
-    delta_detail::delta_rule_kernel<T><<<grid, 32 * delta_detail::kWarps, 0, ctx.stream()>>>(sh, q, k, v, decay, beta, out);
+    const dim3 grid(
+        static_cast<unsigned>(sh.heads),
+        static_cast<unsigned>((sh.value_dim + delta_detail::kColumns - 1) / delta_detail::kColumns));
+    delta_detail::delta_rule_kernel<T>
+        <<<grid, 32 * delta_detail::kWarps, 0, ctx.stream()>>>(sh, q, k, v, decay, beta, out);
     PKBW_CHECK(ctx, cudaGetLastError());
     return 0;
 }

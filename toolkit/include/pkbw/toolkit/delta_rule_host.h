@@ -19,9 +19,10 @@ inline void normalized_f64(const double* x, long long n, double scale, double ep
 }
 
 // q, k, decay: [T, dk]; v: [T, dv]; beta: [T].
-inline std::vector<double> delta_rule_f64(long long steps, long long dk, long long dv, const std::vector<double>& q,
-                                          const std::vector<double>& k, const std::vector<double>& v,
-                                          const std::vector<double>& decay, const std::vector<double>& beta) {
+inline std::vector<double> delta_rule_f64(long long steps, long long dk, long long dv,
+                                          const std::vector<double>& q, const std::vector<double>& k,
+                                          const std::vector<double>& v, const std::vector<double>& decay,
+                                          const std::vector<double>& beta) {
     std::vector<double> s(static_cast<std::size_t>(dk * dv), 0.0), out(static_cast<std::size_t>(steps * dv));
     std::vector<double> u(static_cast<std::size_t>(dv));
     for (long long t = 0; t < steps; ++t) {

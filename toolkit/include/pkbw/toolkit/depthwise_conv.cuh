@@ -38,7 +38,8 @@ __global__ void depthwise_causal_kernel(DepthwiseConv cv, const T* x, const T* h
 } // namespace conv_detail
 
 template <class T>
-int depthwise_causal_conv(const Context& ctx, const DepthwiseConv& cv, const T* x, const T* halo, const T* w, T* y) {
+int depthwise_causal_conv(const Context& ctx, const DepthwiseConv& cv, const T* x, const T* halo, const T* w,
+                          T* y) {
     conv_detail::depthwise_causal_kernel<T>
         <<<grid_for(cv.rows * cv.length), 256, 0, ctx.stream()>>>(cv, x, halo, w, y);
     PKBW_CHECK(ctx, cudaGetLastError());

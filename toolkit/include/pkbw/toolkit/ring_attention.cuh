@@ -24,8 +24,10 @@ int ring_attention_forward(const Context& ctx, const SubComm& cp, const AttnShap
                            const T* v, T* out) {
     const long long count = sh.problems() * sh.q_rows * sh.dim;
     const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(T);
-    T* k_buf[2] = {typed_scratch<T>(ctx, "ring_attn_k0", count), typed_scratch<T>(ctx, "ring_attn_k1", count)};
-    T* v_buf[2] = {typed_scratch<T>(ctx, "ring_attn_v0", count), typed_scratch<T>(ctx, "ring_attn_v1", count)};
+    T* k_buf[2] = {typed_scratch<T>(ctx, "ring_attn_k0", count),
+                   typed_scratch<T>(ctx, "ring_attn_k1", count)};
+    T* v_buf[2] = {typed_scratch<T>(ctx, "ring_attn_v0", count),
+                   typed_scratch<T>(ctx, "ring_attn_v1", count)};
     float* acc = typed_scratch<float>(ctx, "ring_attn_out", count);
     float* lse = typed_scratch<float>(ctx, "ring_attn_lse", sh.problems() * sh.q_rows);
     const AttnView view = bshd_view(sh.q_rows, sh.z1, sh.dim);
@@ -49,20 +51,24 @@ int ring_attention_forward(const Context& ctx, const SubComm& cp, const AttnShap
 // Backward with the given out and lse ([B, H, S] fp32): dQ accumulated locally, dK/dV accumulated while
 // they travel a second ring (block + received, in fp32), each rounded once into dq, dk, dv.
 template <class T>
-int ring_attention_backward(const Context& ctx, const SubComm& cp, const AttnShape& sh, const T* dout, const T* q,
-                            const T* k, const T* v, const T* out, const float* lse, T* dq, T* dk, T* dv) {
+int ring_attention_backward(const Context& ctx, const SubComm& cp, const AttnShape& sh, const T* dout,
+                            const T* q, const T* k, const T* v, const T* out, const float* lse, T* dq, T* dk,
+                            T* dv) {
     const long long count = sh.problems() * sh.q_rows * sh.dim;
     const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(T);
-    T* k_buf[2] = {typed_scratch<T>(ctx, "ring_attn_k0", count), typed_scratch<T>(ctx, "ring_attn_k1", count)};
-    T* v_buf[2] = {typed_scratch<T>(ctx, "ring_attn_v0", count), typed_scratch<T>(ctx, "ring_attn_v1", count)};
+    T* k_buf[2] = {typed_scratch<T>(ctx, "ring_attn_k0", count),
+                   typed_scratch<T>(ctx, "ring_attn_k1", count)};
+    T* v_buf[2] = {typed_scratch<T>(ctx, "ring_attn_v0", count),
+                   typed_scratch<T>(ctx, "ring_attn_v1", count)};
     float* dk_cur = typed_scratch<float>(ctx, "ring_attn_dk0", count);
     float* dk_recv = typed_scratch<float>(ctx, "ring_attn_dk1", count);
     float* dv_cur = typed_scratch<float>(ctx, "ring_attn_dv0", count);
     float* dv_recv = typed_scratch<float>(ctx, "ring_attn_dv1", count);
     const AttnView view = bshd_view(sh.q_rows, sh.z1, sh.dim);
     AttnInputs<T> in{q, k, v, view, view, view};
-    AttnGrads<T> g{dout, out, lse, typed_scratch<float>(ctx, "ring_attn_dq", count), nullptr, nullptr,
-                   dk_cur, dv_cur, view, 1};
+    AttnGrads<T> g{dout,    out,     lse,    typed_scratch<float>(ctx, "ring_attn_dq", count),
+                   nullptr, nullptr, dk_cur, dv_cur,
+                   view,    1};
     for (int step = 0; step < cp.size; ++step) {
         const RingBuffer kv[] = {{in.k, k_buf[step % 2], bytes}, {in.v, v_buf[step % 2], bytes}};
         if (step + 1 != cp.size)
@@ -82,7 +88,8 @@ int ring_attention_backward(const Context& ctx, const SubComm& cp, const AttnSha
         }
         in.k = k_buf[step % 2];
         in.v = v_buf[step % 2];
-        const RingBuffer dkv[] = {{dk_cur, dk_recv, count * sizeof(float)}, {dv_cur, dv_recv, count * sizeof(float)}};
+        const RingBuffer dkv[] = {{dk_cur, dk_recv, count * sizeof(float)},
+                                  {dv_cur, dv_recv, count * sizeof(float)}};
         PKBW_TRY(ring_shift(ctx, cp, dkv, 2));
     }
     // After the last shift each rank holds the finished gradients of its own K/V block.

@@ -22,8 +22,9 @@ inline bool ring_block_used(bool causal, int i, int j, int n) {
 }
 
 // This rank's output of the ring forward: blocks merged in the ring's order (PKB's sigmoid form).
-inline std::vector<double> ring_attention_forward_f64(const Context& ctx, const SubComm& cp, const AttnShape& sh,
-                                                      const std::vector<double>& q, const std::vector<double>& k,
+inline std::vector<double> ring_attention_forward_f64(const Context& ctx, const SubComm& cp,
+                                                      const AttnShape& sh, const std::vector<double>& q,
+                                                      const std::vector<double>& k,
                                                       const std::vector<double>& v) {
     const std::vector<double> ks = all_gather_f64(ctx, cp, k), vs = all_gather_f64(ctx, cp, v);
     const AttnView view = bshd_view(sh.q_rows, sh.z1, sh.dim);
@@ -47,7 +48,8 @@ inline std::vector<double> ring_attention_forward_f64(const Context& ctx, const 
 inline AttnGradsF64 ring_attention_backward_f64(const Context& ctx, const SubComm& cp, const AttnShape& sh,
                                                 const std::vector<double>& dout, const std::vector<double>& q,
                                                 const std::vector<double>& k, const std::vector<double>& v,
-                                                const std::vector<double>& out, const std::vector<double>& lse) {
+                                                const std::vector<double>& out,
+                                                const std::vector<double>& lse) {
     const std::size_t n = q.size(), nl = lse.size();
     const std::vector<double> qs = all_gather_f64(ctx, cp, q), ks = all_gather_f64(ctx, cp, k);
     const std::vector<double> vs = all_gather_f64(ctx, cp, v), ds = all_gather_f64(ctx, cp, dout);
@@ -64,9 +66,9 @@ inline AttnGradsF64 ring_attention_backward_f64(const Context& ctx, const SubCom
             block.causal = sh.causal && i == j;
             const std::vector<double> qi = stack_block(qs, i, n), kj = stack_block(ks, j, n);
             const std::vector<double> vj = stack_block(vs, j, n);
-            const AttnGradsF64 g = attention_backward_f64(block, {qi, kj, vj, view, view, view},
-                                                          stack_block(ds, i, n), stack_block(os, i, n),
-                                                          stack_block(ls, i, nl));
+            const AttnGradsF64 g =
+                attention_backward_f64(block, {qi, kj, vj, view, view, view}, stack_block(ds, i, n),
+                                       stack_block(os, i, n), stack_block(ls, i, nl));
             for (std::size_t e = 0; e < n; ++e) {
                 if (role == 0)
                     total.dq[e] += g.dq[e];

@@ -13,7 +13,8 @@
 
 namespace pkbw::tk {
 
-// T is dt's element type. hidden [B, S, hidden], w_qkv [3·heads·D, hidden], w_o [hidden, heads·D] -> out [B, S, hidden].
+// T is dt's element type. hidden [B, S, hidden], w_qkv [3·heads·D, hidden], w_o [hidden, heads·D] -> out [B,
+// S, hidden].
 template <class T>
 int ring_attention_layer(const Context& ctx, const SubComm& cp, DType dt, const AttentionLayerDims& dims,
                          const T* hidden, const T* w_qkv, const T* w_o, T* out) {
@@ -25,9 +26,9 @@ int ring_attention_layer(const Context& ctx, const SubComm& cp, DType dt, const 
     const long long shape[] = {rows, 3, width};
     const int to_split[] = {1, 0, 2}; // [rows, 3, width] -> q, k, v each [rows, width]
     PKBW_TRY(permute(ctx, qkv, split, sizeof(T), 3, shape, to_split));
-    const AttnShape sh = bshd_shape(dims.batch, dims.seq, dims.heads, dims.head_dim,
-                                    static_cast<float>(1.0 / std::sqrt(static_cast<double>(dims.head_dim))),
-                                    dims.causal);
+    const AttnShape sh =
+        bshd_shape(dims.batch, dims.seq, dims.heads, dims.head_dim,
+                   static_cast<float>(1.0 / std::sqrt(static_cast<double>(dims.head_dim))), dims.causal);
     const long long n = rows * width;
     PKBW_TRY(ring_attention_forward<T>(ctx, cp, sh, split, split + n, split + 2 * n, context));
     return linear(ctx, dt, rows, width, dims.hidden, context, w_o, nullptr, out);

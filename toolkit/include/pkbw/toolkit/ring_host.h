@@ -20,7 +20,8 @@ inline std::vector<std::byte> ring_shift_host(const Context& ctx, const SubComm&
 }
 
 // The same for doubles: the previous rank's values.
-inline std::vector<double> ring_shift_f64(const Context& ctx, const SubComm& group, const std::vector<double>& send) {
+inline std::vector<double> ring_shift_f64(const Context& ctx, const SubComm& group,
+                                          const std::vector<double>& send) {
     const std::vector<std::byte> got = ring_shift_host(ctx, group, send.data(), send.size() * sizeof(double));
     std::vector<double> values(send.size());
     std::memcpy(values.data(), got.data(), got.size());
