@@ -6,6 +6,7 @@
 #include <QGridLayout>
 #include <QLabel>
 #include <QMouseEvent>
+#include <QShortcut>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -168,10 +169,14 @@ HeatmapView::HeatmapView(QWidget* parent)
     summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     summary_->setWordWrap(true);
     layout->addWidget(summary_);
-    readout_ = new QLabel(tr("Hover a map for the element under the cursor."), this);
+    readout_ = new QLabel(tr("Hover a map for the element under the cursor; the wheel zooms, a drag pans, a "
+                             "double click or Home shows the whole tensor again."),
+                          this);
     readout_->setObjectName(QStringLiteral("heatmapReadout"));
     readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(readout_);
+    auto* home = new QShortcut(QKeySequence(Qt::Key_Home), this, this, &HeatmapView::reset_view);
+    home->setContext(Qt::WidgetWithChildrenShortcut);
     auto* grid = new QGridLayout;
     const QString titles[kMaps] = {tr("Reference"), tr("Candidate"), tr("Difference (candidate − reference)"),
                                    tr("Error ratio")};
@@ -179,13 +184,23 @@ HeatmapView::HeatmapView(QWidget* parent)
         plots_[i] = make_map_plot(titles[i], &maps_[i], &first_marks_[i], &worst_marks_[i]);
         grid->addWidget(plots_[i], i / 2, i % 2);
         QCustomPlot* plot = plots_[i];
-        connect(plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
-                [this, plot] { link_ranges(plot); });
-        connect(plot->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
-                [this, plot] { link_ranges(plot); });
+        // A range change that is not the fit (fit_aspect blocks these signals) is a zoom or pan: the
+        // view is the user's from then on, kept across resizes until reset.
+        connect(plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this, plot] {
+            zoomed_ = zoomed_ || !filling_;
+            link_ranges(plot);
+        });
+        connect(plot->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this, plot] {
+            zoomed_ = zoomed_ || !filling_;
+            link_ranges(plot);
+        });
         connect(plot, &QCustomPlot::mouseMove, this, [this, plot](QMouseEvent* e) { hover(plot, e); });
+        connect(plot, &QCustomPlot::mouseDoubleClick, this, [this] { reset_view(); });
         connect(plot, &QCustomPlot::afterLayout, this, [this, i, plot] {
-            if (fit_pending_[i]) {
+            if (fit_pending_[i] || (!zoomed_ && maps_[i]->visible())) {
+                // Not zoomed: the whole tensor stays in view at any size (the smaller scale wins),
+                // so that a short, wide window crops no rows.
+                fit_pending_[i] = true;
                 fit_aspect(plot);
             } else if (maps_[i]->visible()) {
                 // Keep square cells when the widget is resized: y follows x's scale.
@@ -288,6 +303,17 @@ void HeatmapView::fit_aspect(QCustomPlot* plot) {
     const QSignalBlocker bx(plot->xAxis), by(plot->yAxis);
     plot->xAxis->setRange(cols / 2, per_px * r.width(), Qt::AlignCenter);
     plot->yAxis->setRange(rows / 2, per_px * r.height(), Qt::AlignCenter);
+}
+
+void HeatmapView::reset_view() {
+    zoomed_ = false;
+    for (int i = 0; i < kMaps; ++i) {
+        if (maps_[i]->visible()) {
+            fit_pending_[i] = true;
+            fit_aspect(plots_[i]);
+            plots_[i]->replot(QCustomPlot::rpQueuedReplot);
+        }
+    }
 }
 
 void HeatmapView::link_ranges(QCustomPlot* from) {
@@ -444,6 +470,12 @@ void HeatmapView::place_tie_bands() {
 
 void HeatmapView::show_set(const HeatmapSet& set) {
     set_ = set;
+    zoomed_ = false; // a new set opens whole
+    filling_ = true; // its own ranges are no zoom
+    struct Filled {
+        bool& flag;
+        ~Filled() { flag = false; }
+    } filled{filling_};
     const ErrorAnalysis& e = set_.error;
     // Value maps only where there are values (the outputs files); the stored error map alone gives
     // the ratio, and empty value maps with made-up axes would suggest otherwise.
@@ -511,12 +543,17 @@ QString HeatmapView::summary_text() const {
                 .arg(QString::number(pct, 'g', 3))
                 .arg(format_ratio(e.worst_ratio));
     if (e.worst_mismatch >= 0) {
-        text += tr(", worst at %1, first at %2").arg(where(e.worst_mismatch), where(e.first_mismatch));
-        if (set_.ref_tensor.defined() && e.worst_mismatch < set_.ref_tensor.numel()) {
-            const float ref = set_.ref_tensor.get_f32(e.worst_mismatch);
-            const float cand = set_.cand_tensor.get_f32(e.worst_mismatch);
-            text += tr(" (reference %1, candidate %2)").arg(number(ref), number(cand));
-        }
+        // Each index with its own values, so that the worst's values never read as the first's.
+        auto values_at = [this](std::int64_t index) {
+            if (!set_.ref_tensor.defined() || index < 0 || index >= set_.ref_tensor.numel()) {
+                return QString();
+            }
+            return tr(" (reference %1, candidate %2)")
+                .arg(number(set_.ref_tensor.get_f32(index)), number(set_.cand_tensor.get_f32(index)));
+        };
+        text += tr(", worst at %1%2, first at %3%4")
+                    .arg(where(e.worst_mismatch), values_at(e.worst_mismatch), where(e.first_mismatch),
+                         values_at(e.first_mismatch));
     }
     if (set_.has_values && e.max_diff_index >= 0) {
         text += tr("; max |diff| %1 at %2").arg(number(e.max_abs_diff), where(e.max_diff_index));
@@ -562,6 +599,7 @@ void HeatmapView::clear(const QString& message) {
     // Nothing of the run shown before survives: data, axes, colour ranges and marks are reset, and
     // the value maps are hidden until a set with values arrives.
     set_ = {};
+    zoomed_ = false;
     for (int i = 0; i < kMaps; ++i) {
         maps_[i]->data()->clear();
         maps_[i]->setVisible(false);

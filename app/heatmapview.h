@@ -80,6 +80,10 @@ public:
     bool ratio_shown() const;
     const HeatmapSet& current() const { return set_; }
     QList<QCustomPlot*> plots() const;
+    // Back to the whole tensor in every map (Home, or a double click on a map); until then a wheel
+    // or drag keeps the user's view across resizes.
+    void reset_view();
+    bool zoomed() const { return zoomed_; }
     // The tie-row bands drawn on each map (tests).
     int tie_band_count() const { return static_cast<int>(bands_.size()); }
 
@@ -104,6 +108,8 @@ private:
     bool bands_truncated_ = false;
     QList<QCPAbstractItem*> band_items_[kMaps];
     bool linking_ = false;
+    bool zoomed_ = false;  // the user zoomed or panned: resizes keep the view
+    bool filling_ = false; // show_set is setting the maps' own ranges
     bool fit_pending_[kMaps]{};
     QCustomPlot* histogram_ = nullptr;
     QCPBars* bars_ = nullptr;

@@ -316,6 +316,15 @@ QString LauncherView::validate() const {
     return {};
 }
 
+QString LauncherView::solution_name_for_folder() const {
+    const QString folder = QDir::cleanPath(solutions_dir_->text().trimmed());
+    const GenerationLabel label = parse_generation_label(QFileInfo(folder).fileName().toStdString());
+    if (!label.backend.empty()) {
+        return to_qstring(label.backend);
+    }
+    return backend_->currentText();
+}
+
 QStringList LauncherView::arguments() const {
     const QStringList list = problems();
     return arguments_for(list.isEmpty() ? QString() : list.first());
@@ -331,6 +340,12 @@ QStringList LauncherView::arguments_for(const QString& problem) const {
         args << QStringLiteral("--solution") << solution_->text().trimmed();
     }
     if (!solutions_dir_->text().trimmed().isEmpty()) {
+        // A folder alone names no file: pkbw needs --solution NAME with it, the NAME of the folder's
+        // files (<n>_<problem>_<NAME>.cu): the backend its name gives (solutions_<backend>_…), else
+        // the form's backend.
+        if (solution_->text().trimmed().isEmpty()) {
+            args << QStringLiteral("--solution") << solution_name_for_folder();
+        }
         args << QStringLiteral("--solutions-dir") << solutions_dir_->text().trimmed();
     }
     args << QStringLiteral("--nproc") << QString::number(ranks_->value()) << QStringLiteral("--dtype")

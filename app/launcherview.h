@@ -56,6 +56,9 @@ public:
     // The arguments of the first problem's run (arguments_for for each of a comma list).
     QStringList arguments() const;
     QStringList arguments_for(const QString& problem) const;
+    // The --solution NAME given with a generation folder alone: the backend its name gives
+    // (solutions_<backend>_…), else the form's backend.
+    QString solution_name_for_folder() const;
     // The problems of the form's list, in order; empty when the field is empty.
     QStringList problems() const;
     // Why the form cannot start ("" when it can): checked before pkbw is started.

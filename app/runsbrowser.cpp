@@ -197,6 +197,17 @@ void RunsBrowser::update_count() {
         return;
     }
     const qint64 total = model_->total(), loaded = model_->rowCount();
+    const RunFilter& f = model_->filter();
+    const bool unfiltered = !f.problem_stem && !f.problem_id && !f.sweep_id && !f.generation_label &&
+                            !f.backend && !f.status && !f.started_from && !f.started_to && !f.text;
+    if (total == 0 && unfiltered && !model_->loading()) {
+        // A first start: say how runs get here.
+        count_->setText(tr("No runs in this store yet. Start one from the Launch tab (Ctrl+L), or run "
+                           "`pkbw eval --problem 1_allreduce --solution host --solutions-dir "
+                           "samples/solutions_host_f32_none_samples_baseline --backend host --store %1`.")
+                            .arg(model_->store_path()));
+        return;
+    }
     count_->setText(loaded < total ? tr("%1 runs match; %2 loaded (scroll for more)").arg(total).arg(loaded)
                                    : tr("%1 runs match").arg(total));
 }

@@ -15,13 +15,15 @@ QColor color_of(std::uint32_t name) {
 }
 
 QString format_us(double us) {
+    // Three decimals in every unit, as the trace summary prints its times: one selection never reads
+    // "44.9995 µs" in one place and "45.000 µs" in another.
     if (std::fabs(us) >= 1e6) {
-        return QString::number(us / 1e6, 'g', 6) + QStringLiteral(" s");
+        return QString::number(us / 1e6, 'f', 3) + QStringLiteral(" s");
     }
     if (std::fabs(us) >= 1e3) {
-        return QString::number(us / 1e3, 'g', 6) + QStringLiteral(" ms");
+        return QString::number(us / 1e3, 'f', 3) + QStringLiteral(" ms");
     }
-    return QString::number(us, 'g', 6) + QStringLiteral(" µs");
+    return QString::number(us, 'f', 3) + QStringLiteral(" µs");
 }
 
 // A ruler label: `us` in the unit the tick step calls for, with as many decimals as the step needs,
@@ -58,6 +60,8 @@ void TimelineWidget::set_trace(std::shared_ptr<const TimelineData> trace) {
     trace_ = std::move(trace);
     selected_lane_ = selected_event_ = SIZE_MAX;
     area_t0_ = area_t1_ = 0;
+    highlight_.clear();
+    match_.clear();
     lane_tops_.clear();
     if (trace_) {
         // Lane tops once per trace: a rank header above each rank's first lane, nested rows stacked.
@@ -230,8 +234,17 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
             }
             flush_row(e.depth);
             const QRectF r(x0, y + e.depth * kLaneHeight + 2, x1 - x0, kLaneHeight - 4);
-            p.fillRect(r, color_of(e.name));
+            QColor fill = color_of(e.name);
+            if (!highlight_.isEmpty() && !highlighted(e.name)) {
+                fill.setAlpha(60); // dimmed: the search or the summary row picks others
+            }
+            p.fillRect(r, fill);
             ++drawn_;
+            if (!highlight_.isEmpty() && highlighted(e.name)) {
+                p.setPen(QPen(pal.color(QPalette::Highlight), 1.5));
+                p.drawRect(r);
+                p.setPen(Qt::NoPen);
+            }
             if (r.width() > 40) {
                 p.setPen(Qt::black);
                 p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter,
@@ -302,14 +315,29 @@ void TimelineWidget::select_at(QPointF pos) {
     selected_event_ = event;
     const TimelineLane& l = trace_->lanes[lane];
     const TimelineEvent& e = l.events[event];
-    emit selection_changed(tr("<b>%1</b> · rank %2, %3 · start %4 (from the first traced iteration) · "
-                              "duration %5 · double-click or F: zoom to it")
-                               .arg(QString::fromStdString(trace_->names[e.name]).toHtmlEscaped())
-                               .arg(l.rank)
-                               .arg(QString::fromStdString(l.name))
-                               .arg(format_us(e.start_us - origin_us()))
-                               .arg(format_us(e.duration_us)));
+    const std::string& detail = e.detail < trace_->details.size() ? trace_->details[e.detail] : std::string();
+    emit selection_changed(
+        tr("<b>%1</b> · rank %2, %3 · start %4 (from the first traced iteration) · "
+           "duration %5%6 · double-click or F: zoom to it")
+            .arg(QString::fromStdString(trace_->names[e.name]).toHtmlEscaped())
+            .arg(l.rank)
+            .arg(QString::fromStdString(l.name))
+            .arg(format_us(e.start_us - origin_us()))
+            .arg(format_us(e.duration_us))
+            .arg(detail.empty() ? QString()
+                                : QStringLiteral(" · ") + QString::fromStdString(detail).toHtmlEscaped()));
     update();
+}
+
+std::size_t TimelineWidget::set_highlight(const QString& text) {
+    highlight_ = text.trimmed();
+    match_.assign(trace_ ? trace_->names.size() : 0, false);
+    const QString needle = highlight_.toLower();
+    for (std::size_t i = 0; i < match_.size() && !needle.isEmpty(); ++i) {
+        match_[i] = QString::fromStdString(trace_->names[i]).toLower().contains(needle);
+    }
+    update();
+    return trace_ && !needle.isEmpty() ? trace_->count_matching(highlight_.toStdString()) : 0;
 }
 
 void TimelineWidget::wheelEvent(QWheelEvent* event) {

@@ -32,6 +32,11 @@ public:
     // Zooms to the selected area, else to the selected event (with a margin); false when neither.
     bool zoom_to_selection();
     void select_area(double t0_us, double t1_us); // t1 <= t0 clears
+    // Events whose name contains `text` (case-insensitive) are outlined and the others dimmed; ""
+    // clears. Returns how many events match.
+    std::size_t set_highlight(const QString& text);
+    QString highlight() const { return highlight_; }
+    bool highlighted(std::uint32_t name) const { return name < match_.size() && match_[name]; }
     std::pair<double, double> area() const { return {area_t0_, area_t1_}; }
     // The ruler's tick labels for the current window (tests): relative to origin_us().
     QStringList tick_labels() const;
@@ -77,6 +82,8 @@ private:
     std::vector<int> lane_tops_;
     std::size_t selected_lane_ = SIZE_MAX, selected_event_ = SIZE_MAX;
     std::size_t drawn_ = 0;
+    QString highlight_;
+    std::vector<bool> match_; // per name index: matches highlight_
 };
 
 } // namespace pkbw::app

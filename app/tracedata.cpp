@@ -3,6 +3,7 @@
 #include "pkbw/core/error.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -169,6 +170,72 @@ std::string iteration_side(const pkbw::TraceEvent& e) {
     return slash == std::string::npos ? std::string("?") : e.name.substr(0, slash);
 }
 
+std::string event_detail(const pkbw::TraceEvent& e) {
+    std::string out;
+    auto dims = [](const std::array<int, 3>& v) {
+        return "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + "]";
+    };
+    if (e.kind == TraceEventKind::Kernel && e.grid[0] > 0) {
+        out = "grid " + dims(e.grid) + ", block " + dims(e.block) + ", " + std::to_string(e.registers) +
+              " registers, " + std::to_string(e.shared_memory) + " B shared memory";
+    } else if ((e.kind == TraceEventKind::Memcpy || e.kind == TraceEventKind::Memset) && e.bytes > 0) {
+        out = (e.copy_kind.empty() ? std::string() : e.copy_kind + ", ") + std::to_string(e.bytes) + " B";
+    }
+    if (e.correlation_id != 0) {
+        out += (out.empty() ? "" : ", ") + std::string("launch correlation id ") +
+               std::to_string(e.correlation_id);
+    }
+    if (e.device >= 0 && is_gpu_activity(e.kind)) {
+        out += (out.empty() ? "" : ", ") + std::string("device ") + std::to_string(e.device);
+    }
+    return out;
+}
+
+namespace {
+
+std::string lowered(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    return text;
+}
+
+} // namespace
+
+std::pair<double, double> TimelineData::span_of(const std::string& text, int rank, double t0,
+                                                double t1) const {
+    const std::string needle = lowered(text);
+    std::vector<bool> match(names.size());
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        match[i] = !needle.empty() && lowered(names[i]).find(needle) != std::string::npos;
+    }
+    double first = 0, last = 0;
+    bool any = false;
+    for (const TimelineLane& lane : lanes) {
+        if (rank >= 0 && lane.rank != rank) {
+            continue;
+        }
+        for (const TimelineEvent& e : lane.events) {
+            if (!match[e.name] || (t1 > t0 && (e.start_us < t0 || e.start_us >= t1))) {
+                continue;
+            }
+            first = any ? std::min(first, e.start_us) : e.start_us;
+            last = any ? std::max(last, e.start_us + e.duration_us) : e.start_us + e.duration_us;
+            any = true;
+        }
+    }
+    return any ? std::pair{first, last} : std::pair{0.0, 0.0};
+}
+
+std::size_t TimelineData::count_matching(const std::string& text) const {
+    const std::string needle = lowered(text);
+    std::size_t n = 0;
+    for (const TimelineLane& lane : lanes) {
+        for (const TimelineEvent& e : lane.events) {
+            n += !needle.empty() && lowered(names[e.name]).find(needle) != std::string::npos ? 1 : 0;
+        }
+    }
+    return n;
+}
+
 TimelineData timeline_from_traces(const std::vector<RankTrace>& traces) {
     TimelineData d;
     std::map<std::string, std::uint32_t> name_index;
@@ -198,8 +265,14 @@ TimelineData timeline_from_traces(const std::vector<RankTrace>& traces) {
             if (fresh) {
                 d.names.push_back(e.display_name());
             }
+            std::uint32_t detail = 0;
+            if (std::string text = event_detail(e); !text.empty()) {
+                detail = static_cast<std::uint32_t>(d.details.size());
+                d.details.push_back(std::move(text));
+            }
             d.lanes[it->second].events.push_back({static_cast<double>(e.start_ns) / 1e3,
-                                                  static_cast<double>(e.duration_ns()) / 1e3, nit->second});
+                                                  static_cast<double>(e.duration_ns()) / 1e3, nit->second, 0,
+                                                  detail});
             if (e.kind == TraceEventKind::EngineRange && e.category == "iteration") {
                 d.iterations.push_back({trace.rank, iteration_side(e), static_cast<double>(e.start_ns) / 1e3,
                                         static_cast<double>(e.end_ns) / 1e3});

@@ -14,8 +14,9 @@ namespace pkbw::app {
 
 struct TimelineEvent {
     double start_us = 0, duration_us = 0;
-    std::uint32_t name = 0;  // index into TimelineData::names
-    std::uint16_t depth = 0; // nesting level in its lane (finish()): ranges inside ranges stack below
+    std::uint32_t name = 0;   // index into TimelineData::names
+    std::uint16_t depth = 0;  // nesting level in its lane (finish()): ranges inside ranges stack below
+    std::uint32_t detail = 0; // index into TimelineData::details (0: none): a kernel's launch configuration
 };
 
 struct TimelineLane {
@@ -35,6 +36,10 @@ struct IterationSpan {
 
 struct TimelineData {
     std::vector<std::string> names;
+    // Per event kind what a click shows beyond name and times: a kernel's launch configuration
+    // (grid, block, registers, shared memory), a copy's kind and size, the correlation id that ties
+    // it to its launch. details[0] is "" (none).
+    std::vector<std::string> details{std::string()};
     std::vector<TimelineLane> lanes; // by rank, then lane name
     double begin_us = 0, end_us = 0;
     std::vector<IterationSpan> iterations; // by start
@@ -46,7 +51,16 @@ struct TimelineData {
     // Indices [first, last) of the lane's events that overlap [t0, t1).
     std::pair<std::size_t, std::size_t> visible(const TimelineLane& lane, double t0, double t1) const;
     void finish(); // sorts lanes and events, computes bounds and nesting depths
+    // The span [first start, last end] of the events whose name contains `text` (case-insensitive), on
+    // `rank` (all ranks when < 0) and within [t0, t1) when t1 > t0; nothing (0, 0) when none match.
+    std::pair<double, double> span_of(const std::string& text, int rank = -1, double t0 = 0,
+                                      double t1 = 0) const;
+    // How many events' names contain `text` (case-insensitive).
+    std::size_t count_matching(const std::string& text) const;
 };
+
+// A kernel's launch configuration and a copy's size, as a click shows them ("" when nothing is known).
+std::string event_detail(const pkbw::TraceEvent& event);
 
 // "X" (complete) and "B"/"E" events of a Chrome trace (an array or {"traceEvents": [...]});
 // lanes are named from "tid" (streams in Kineto) and the file's events all belong to `rank`.

@@ -30,21 +30,126 @@ bool summarised(const TraceEvent& e) {
     return e.kind == TraceEventKind::NvtxRange && e.domain != "pkbw";
 }
 
+using Interval = std::pair<std::int64_t, std::int64_t>;
+
+// The union of `spans` clipped to `w`, as sorted disjoint intervals.
+std::vector<Interval> union_in(std::vector<Interval> spans, TimeWindow w) {
+    std::vector<Interval> out;
+    std::sort(spans.begin(), spans.end());
+    for (auto [a, b] : spans) {
+        a = std::max(a, w.start_ns);
+        b = std::min(b, w.end_ns);
+        if (b <= a) {
+            continue;
+        }
+        if (!out.empty() && a <= out.back().second) {
+            out.back().second = std::max(out.back().second, b);
+        } else {
+            out.emplace_back(a, b);
+        }
+    }
+    return out;
+}
+
+std::int64_t length_of(const std::vector<Interval>& u) {
+    std::int64_t n = 0;
+    for (const auto& [a, b] : u) {
+        n += b - a;
+    }
+    return n;
+}
+
+std::int64_t overlap_of(const std::vector<Interval>& x, const std::vector<Interval>& y) {
+    std::int64_t n = 0;
+    std::size_t i = 0, j = 0;
+    while (i < x.size() && j < y.size()) {
+        n += std::max<std::int64_t>(0, std::min(x[i].second, y[j].second) - std::max(x[i].first, y[j].first));
+        (x[i].second < y[j].second ? i : j) += 1;
+    }
+    return n;
+}
+
+struct Breakdown {
+    std::int64_t compute = 0, communication = 0, overlap = 0, idle = 0;
+};
+
+// HTA's breakdown of one window with pkbw's notion of communication (is_communication).
+Breakdown breakdown(const RankTrace& trace, TimeWindow w, const std::set<std::string>& marked) {
+    std::vector<Interval> compute, comm, all;
+    for (const TraceEvent& e : trace.events) {
+        if (!is_gpu_activity(e.kind) || e.end_ns <= w.start_ns || e.start_ns >= w.end_ns) {
+            continue;
+        }
+        all.emplace_back(e.start_ns, e.end_ns);
+        if (is_communication(e, marked)) {
+            comm.emplace_back(e.start_ns, e.end_ns);
+        } else if (e.kind == TraceEventKind::Kernel) {
+            compute.emplace_back(e.start_ns, e.end_ns);
+        }
+    }
+    const auto u_compute = union_in(std::move(compute), w), u_comm = union_in(std::move(comm), w);
+    Breakdown b;
+    b.compute = length_of(u_compute);
+    b.communication = length_of(u_comm);
+    b.overlap = overlap_of(u_compute, u_comm);
+    b.idle = std::max<std::int64_t>(0, w.length() - length_of(union_in(std::move(all), w)));
+    return b;
+}
+
+bool contains_lower(const std::string& text, std::initializer_list<const char*> words) {
+    std::string lower = text;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    return std::any_of(words.begin(), words.end(),
+                       [&](const char* w) { return lower.find(w) != std::string::npos; });
+}
+
 } // namespace
 
+std::string communication_reason(const TraceEvent& e, const std::set<std::string>& marked) {
+    if (e.kind == TraceEventKind::Memcpy && e.copy_kind == "PtoP") {
+        return "peer copy";
+    }
+    if (e.kind != TraceEventKind::Kernel) {
+        return "";
+    }
+    if (marked.count(e.display_name())) {
+        return "marked by you";
+    }
+    if (is_nccl_kernel(e)) {
+        return "NCCL";
+    }
+    if (contains_lower(e.display_name(),
+                       {"peer", "p2p", "ipc", "symmetric", "symm_mem", "multimem", "nvshmem", "allreduce",
+                        "all_reduce", "allgather", "all_gather", "reduce_scatter", "reducescatter",
+                        "alltoall", "all_to_all", "broadcast"})) {
+        return "name";
+    }
+    return "";
+}
+
+bool is_communication(const TraceEvent& event, const std::set<std::string>& marked) {
+    return !communication_reason(event, marked).empty();
+}
+
 TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
-                             std::optional<std::pair<std::int64_t, std::int64_t>> window_ns) {
+                             std::optional<std::pair<std::int64_t, std::int64_t>> window_ns,
+                             const std::set<std::string>& communication_marks) {
     struct Acc {
         std::int64_t count = 0, total_ns = 0;
+        std::string communication;
     };
     std::map<std::tuple<std::string, int, std::string, std::string>, Acc> acc;
     std::map<std::pair<std::string, int>, SideOverlap> overlaps;
+    // (side, iteration name) -> rank -> when the rank ended it: the waiting for peers.
+    std::map<std::pair<std::string, std::string>, std::map<int, std::int64_t>> iteration_ends;
     for (const RankTrace& trace : traces) {
         // `w`: the iteration clipped to the selection (its time, and the overlap's); `starts`: the
         // whole iteration, since its events are those that start in it.
         struct Window {
             std::string side;
             TimeWindow w, starts;
+            std::string iteration; // the iteration range's name ("" for phases and spans)
         };
         std::vector<Window> windows;
         for (const TraceEvent& e : trace.events) {
@@ -59,7 +164,7 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
                     continue;
                 }
             }
-            windows.push_back({iteration_side(e), w, {e.start_ns, e.end_ns}});
+            windows.push_back({iteration_side(e), w, {e.start_ns, e.end_ns}, e.name});
         }
         if (windows.empty()) {
             bool any_iteration =
@@ -109,10 +214,14 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
             o.rank = trace.rank;
             o.iterations += 1;
             o.iteration_us += static_cast<double>(win.w.length()) / 1e3;
-            const TimeBreakdown b = time_breakdown(trace, win.w);
-            o.compute_us += static_cast<double>(b.compute_ns) / 1e3;
-            o.communication_us += static_cast<double>(b.communication_ns) / 1e3;
-            o.overlap_us += static_cast<double>(b.overlap_ns) / 1e3;
+            const Breakdown b = breakdown(trace, win.w, communication_marks);
+            o.compute_us += static_cast<double>(b.compute) / 1e3;
+            o.communication_us += static_cast<double>(b.communication) / 1e3;
+            o.overlap_us += static_cast<double>(b.overlap) / 1e3;
+            o.idle_us += static_cast<double>(b.idle) / 1e3;
+            if (!win.iteration.empty()) {
+                iteration_ends[{win.side, win.iteration}][trace.rank] = win.starts.end_ns;
+            }
             // Events are sorted by start: the first one at or after the iteration's start. Without a
             // selection an event counts at its full length (a kernel may outlast its host-side
             // step); within a selection only its part inside the selection counts, whether it began
@@ -135,7 +244,19 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
                 Acc& a = acc[{win.side, trace.rank, kind_name(it->kind), it->display_name()}];
                 a.count += 1;
                 a.total_ns += counted;
+                if (a.communication.empty()) {
+                    a.communication = communication_reason(*it, communication_marks);
+                }
             }
+        }
+    }
+    for (const auto& [key, ends] : iteration_ends) {
+        std::int64_t last = 0;
+        for (const auto& [rank, end] : ends) {
+            last = std::max(last, end);
+        }
+        for (const auto& [rank, end] : ends) {
+            overlaps[{key.first, rank}].waiting_for_peers_us += static_cast<double>(last - end) / 1e3;
         }
     }
     TraceSummary s;
@@ -147,6 +268,7 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
         TraceSummaryRow row;
         std::tie(row.side, row.rank, row.kind, row.name) = key;
         row.count = a.count;
+        row.communication = a.communication;
         row.total_us = static_cast<double>(a.total_ns) / 1e3;
         row.mean_us = row.total_us / static_cast<double>(a.count);
         const double it_us = overlaps[{row.side, row.rank}].iteration_us;

@@ -1,17 +1,28 @@
 // "Where did the time go": per side and rank, the kernels, copies and NVTX ranges that ran inside
 // the traced iterations (engine "iteration" ranges), each with count, total, mean and share of the
 // iterations' time, and the side's communication / computation overlap as HTA computes it (the share
-// of NCCL kernel time during which non-NCCL kernels also ran: core's time_breakdown). Qt-free.
+// of communication time during which computation also ran), with its idle time. Communication is not
+// only NCCL: a candidate that replaces NCCL with its own peer-memory kernel (the usual LLM candidate)
+// communicates too (is_communication). Qt-free.
 #pragma once
 
 #include "pkbw/core/trace.h"
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace pkbw::app {
+
+// Whether an event counts as communication in the overlap: an NCCL kernel, a peer-to-peer copy
+// (copy kind PtoP), a kernel whose name says it works across GPUs (peer, p2p, ipc, symmetric memory,
+// multimem, nvshmem, or a collective's name: allreduce, all_gather, reduce_scatter, alltoall,
+// broadcast), or a kernel the user marked (its display name in `marked`).
+bool is_communication(const TraceEvent& event, const std::set<std::string>& marked = {});
+// Why: "NCCL", "peer copy", "name", "marked by you", or "" when it is not communication.
+std::string communication_reason(const TraceEvent& event, const std::set<std::string>& marked = {});
 
 struct TraceSummaryRow {
     std::string side; // "reference", "candidate", or "trace" when no iteration ranges exist
@@ -21,6 +32,7 @@ struct TraceSummaryRow {
     std::int64_t count = 0;
     double total_us = 0, mean_us = 0;
     double percent_of_iteration = 0; // total / the side's iteration time on that rank
+    std::string communication;       // communication_reason of its events ("" when computation)
 };
 
 struct SideOverlap {
@@ -30,6 +42,11 @@ struct SideOverlap {
     double iteration_us = 0; // summed iteration (window) time
     double compute_us = 0, communication_us = 0, overlap_us = 0;
     double overlap_percent = 0; // overlap / communication, 0 without communication
+    // Idle accounting (HTA's idle time): the GPU busy with nothing (no kernel, copy or memset) within
+    // the iterations, and how long after this rank ended each iteration the last rank ended it
+    // (waiting for peers: what the slowest rank costs this one).
+    double idle_us = 0;
+    double waiting_for_peers_us = 0;
 };
 
 struct TraceSummary {
@@ -46,6 +63,7 @@ struct TraceSummary {
 // window, is clipped to it). pkbw's own NVTX ranges (domain "pkbw") are the engine's ranges seen again
 // by CUPTI and are left out.
 TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
-                             std::optional<std::pair<std::int64_t, std::int64_t>> window_ns = std::nullopt);
+                             std::optional<std::pair<std::int64_t, std::int64_t>> window_ns = std::nullopt,
+                             const std::set<std::string>& communication_marks = {});
 
 } // namespace pkbw::app

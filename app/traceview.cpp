@@ -10,6 +10,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSplitter>
@@ -41,6 +42,28 @@ public:
         return QTableWidgetItem::operator<(other);
     }
 };
+
+// A kernel's name without its return type and parameter list ("void ns::k<float>(float*, int)" ->
+// "ns::k<float>"): the identifying part, which eliding in the middle removed.
+QString short_kernel_name(const QString& name) {
+    QString text = name.trimmed();
+    if (text.endsWith(QLatin1Char(')'))) {
+        int depth = 0;
+        for (int i = static_cast<int>(text.size()) - 1; i >= 0; --i) {
+            depth += text[i] == QLatin1Char(')') ? 1 : text[i] == QLatin1Char('(') ? -1 : 0;
+            if (depth == 0) {
+                if (i > 0) {
+                    text = text.left(i);
+                }
+                break;
+            }
+        }
+    }
+    if (text.startsWith(QStringLiteral("void "))) {
+        text = text.mid(5);
+    }
+    return text;
+}
 
 QTableWidgetItem* sortable(double v, int decimals) {
     auto* item = new NumberItem;
@@ -157,6 +180,11 @@ TraceView::TraceView(QWidget* parent)
     auto* zoom = new QPushButton(tr("Zoom to selection (F)"), this);
     auto* iterations = new QPushButton(tr("Traced iterations (I)"), this);
     auto* open = new QPushButton(tr("Open trace files…"), this);
+    search_ = new QLineEdit(this);
+    search_->setObjectName(QStringLiteral("traceSearch"));
+    search_->setPlaceholderText(tr("Search events by name (Enter)"));
+    search_->setClearButtonEnabled(true);
+    top->addWidget(search_);
     top->addWidget(zoom);
     top->addWidget(iterations);
     top->addWidget(open);
@@ -179,16 +207,21 @@ TraceView::TraceView(QWidget* parent)
     bottom_layout->addWidget(details_);
     summary_title_ = new QLabel(bottom);
     summary_title_->setObjectName(QStringLiteral("traceSummaryTitle"));
+    summary_title_->setWordWrap(true); // a long caption must not widen the window past the screen
     bottom_layout->addWidget(summary_title_);
     auto* tables = new QSplitter(Qt::Horizontal, bottom);
-    summary_ = new QTableWidget(0, 8, tables);
+    summary_ = new QTableWidget(0, 9, tables);
     summary_->setObjectName(QStringLiteral("traceSummary"));
     summary_->setHorizontalHeaderLabels({tr("Side"), tr("Rank"), tr("Kind"), tr("Name"), tr("Count"),
-                                         tr("Total µs"), tr("Mean µs"), tr("% of iteration")});
-    overlap_ = new QTableWidget(0, 7, tables);
+                                         tr("Total µs"), tr("Mean µs"), tr("% of iteration"), tr("Comm")});
+    summary_->horizontalHeaderItem(8)->setToolTip(
+        tr("Counted as communication in the overlap: NCCL, a peer copy, a name that says so, or ticked "
+           "by you (tick a kernel your candidate uses to reach other GPUs)"));
+    overlap_ = new QTableWidget(0, 9, tables);
     overlap_->setObjectName(QStringLiteral("traceOverlap"));
     overlap_->setHorizontalHeaderLabels({tr("Side"), tr("Rank"), tr("Iterations"), tr("Compute µs"),
-                                         tr("Comm µs"), tr("Overlap µs"), tr("Comm overlapped %")});
+                                         tr("Comm µs"), tr("Overlap µs"), tr("Comm overlapped %"),
+                                         tr("GPU idle µs"), tr("Waiting for peers µs")});
     for (QTableWidget* t : {summary_, overlap_}) {
         t->verticalHeader()->hide();
         t->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -197,13 +230,14 @@ TraceView::TraceView(QWidget* parent)
         t->setWordWrap(false);
         t->verticalHeader()->setDefaultSectionSize(22);
     }
-    // Names are the long column: elided in the middle (the template arguments), whole in the tooltip.
-    summary_->setTextElideMode(Qt::ElideMiddle);
-    for (int c : {0, 1, 2, 4, 5, 6, 7}) {
-        summary_->setColumnWidth(c, c == 0 ? 80 : c == 1 || c == 2 ? 56 : 80);
+    // Names are the long column: shown without return type and parameters (short_kernel_name), the
+    // identifying part kept; whole in the tooltip.
+    summary_->setTextElideMode(Qt::ElideRight);
+    for (int c : {0, 1, 2, 4, 5, 6, 7, 8}) {
+        summary_->setColumnWidth(c, c == 0 ? 80 : c == 1 ? 44 : c == 2 ? 72 : 80);
     }
     summary_->setColumnWidth(3, 300);
-    for (int c = 0; c < 7; ++c) {
+    for (int c = 0; c < 9; ++c) {
         overlap_->setColumnWidth(c, c < 3 ? 70 : 90);
     }
     tables->addWidget(summary_);
@@ -216,6 +250,19 @@ TraceView::TraceView(QWidget* parent)
     split->setStretchFactor(1, 1);
     layout->addWidget(split, 1);
     connect(timeline_, &TimelineWidget::selection_changed, details_, &QLabel::setText);
+    connect(search_, &QLineEdit::returnPressed, this, [this] { search(search_->text()); });
+    connect(search_, &QLineEdit::textChanged, this, [this](const QString& text) {
+        if (text.isEmpty()) {
+            search(QString());
+        }
+    });
+    connect(summary_, &QTableWidget::cellDoubleClicked, this,
+            [this](int row, int) { activate_summary_row(row); });
+    connect(summary_, &QTableWidget::itemChanged, this, [this](QTableWidgetItem* item) {
+        if (item->column() == 8 && (item->flags() & Qt::ItemIsUserCheckable)) {
+            set_communication_mark(item->data(Qt::UserRole).toString(), item->checkState() == Qt::Checked);
+        }
+    });
     connect(timeline_, &TimelineWidget::area_changed, this, &TraceView::update_summary);
     connect(zoom, &QPushButton::clicked, timeline_, &TimelineWidget::zoom_to_selection);
     connect(iterations, &QPushButton::clicked, this, [this] {
@@ -357,7 +404,71 @@ void TraceView::show_timeline(const Loaded<LoadedTrace>& r) {
     emit loaded();
 }
 
+QString TraceView::summary_title() const {
+    return summary_title_->text();
+}
+
+int TraceView::search(const QString& text) {
+    const std::size_t n = timeline_->set_highlight(text);
+    const auto trace = timeline_->trace();
+    if (n > 0 && trace) {
+        const auto [t0, t1] = trace->span_of(text.trimmed().toStdString());
+        const double margin = std::max(1.0, (t1 - t0) * 0.05);
+        timeline_->set_window(t0 - margin, t1 + margin);
+    }
+    details_->setText(
+        text.trimmed().isEmpty() ? QString()
+        : n > 0 ? tr("%n event(s) match \"%1\" (outlined; the others dimmed)", "", static_cast<int>(n))
+                      .arg(text.trimmed().toHtmlEscaped())
+                : tr("No event matches \"%1\".").arg(text.trimmed().toHtmlEscaped()));
+    return static_cast<int>(n);
+}
+
+void TraceView::activate_summary_row(int row) {
+    const auto trace = timeline_->trace();
+    if (!trace || row < 0 || row >= summary_->rowCount() || !summary_->item(row, 3)) {
+        return;
+    }
+    const QString name = summary_->item(row, 3)->data(Qt::UserRole).toString();
+    const int rank = summary_->item(row, 1)->data(Qt::DisplayRole).toInt();
+    const QString side = summary_->item(row, 0)->text();
+    timeline_->set_highlight(name);
+    // The row's events: on its rank, within its side's traced iterations (or the summarised window).
+    double t0 = summary_t0_, t1 = summary_t1_;
+    if (!(t1 > t0)) {
+        bool any = false;
+        for (const IterationSpan& it : trace->iterations) {
+            if (it.rank == rank && QString::fromStdString(it.side) == side) {
+                t0 = any ? std::min(t0, it.start_us) : it.start_us;
+                t1 = any ? std::max(t1, it.end_us) : it.end_us;
+                any = true;
+            }
+        }
+    }
+    const auto [a, b] = trace->span_of(name.toStdString(), rank, t0, t1);
+    if (b > a) {
+        const double margin = std::max(0.5, (b - a) * 0.05);
+        timeline_->set_window(a - margin, b + margin);
+    }
+}
+
+void TraceView::set_communication_mark(const QString& name, bool communication) {
+    const std::string key = name.toStdString();
+    if (communication == (marks_.count(key) > 0)) {
+        return;
+    }
+    if (communication) {
+        marks_.insert(key);
+    } else {
+        marks_.erase(key);
+    }
+    update_summary(summary_t0_, summary_t1_);
+}
+
 void TraceView::update_summary(double t0_us, double t1_us) {
+    summary_t0_ = t0_us;
+    summary_t1_ = t1_us;
+    const QSignalBlocker block(summary_); // filling must not read as the user's ticks
     summary_->setSortingEnabled(false);
     summary_->setRowCount(0);
     overlap_->setRowCount(0);
@@ -374,10 +485,13 @@ void TraceView::update_summary(double t0_us, double t1_us) {
     } else {
         summary_title_->setText(
             tr("Summary of the traced iterations, by side and rank (Ctrl+drag to select an "
-               "area); overlap: the share of NCCL time during which other kernels ran, as "
-               "HTA computes it"));
+               "area; double-click a row to see and zoom to its events). Overlap: the share of "
+               "communication time during which computation ran, as HTA computes it; communication is "
+               "NCCL kernels, peer copies, kernels whose names say peer, P2P, IPC or a collective, and "
+               "the kernels you tick in the Comm column (a candidate's own peer-memory kernel otherwise "
+               "reads as computation)"));
     }
-    const TraceSummary s = summarize_trace(*trace_.traces, window);
+    const TraceSummary s = summarize_trace(*trace_.traces, window, marks_);
     if (s.rows.empty()) {
         summary_title_->setText(summary_title_->text() +
                                 tr(" — no kernels, copies or NVTX ranges in these iterations (a host-backend "
@@ -389,13 +503,21 @@ void TraceView::update_summary(double t0_us, double t1_us) {
         summary_->setItem(i, 0, new QTableWidgetItem(to_qstring(row.side)));
         summary_->setItem(i, 1, sortable(row.rank, 0));
         summary_->setItem(i, 2, new QTableWidgetItem(to_qstring(row.kind)));
-        auto* name = new QTableWidgetItem(to_qstring(row.name));
-        name->setToolTip(name->text());
+        auto* name = new QTableWidgetItem(short_kernel_name(to_qstring(row.name)));
+        name->setToolTip(to_qstring(row.name));
+        name->setData(Qt::UserRole, to_qstring(row.name));
         summary_->setItem(i, 3, name);
         summary_->setItem(i, 4, sortable(static_cast<double>(row.count), 0));
         summary_->setItem(i, 5, sortable(row.total_us, 3));
         summary_->setItem(i, 6, sortable(row.mean_us, 3));
         summary_->setItem(i, 7, sortable(row.percent_of_iteration, 1));
+        auto* comm = new QTableWidgetItem(to_qstring(row.communication));
+        comm->setData(Qt::UserRole, to_qstring(row.name));
+        if (row.kind == "kernel") {
+            comm->setFlags((comm->flags() | Qt::ItemIsUserCheckable) & ~Qt::ItemIsEditable);
+            comm->setCheckState(row.communication.empty() ? Qt::Unchecked : Qt::Checked);
+        }
+        summary_->setItem(i, 8, comm);
     }
     summary_->setSortingEnabled(true);
     overlap_->setRowCount(static_cast<int>(s.overlaps.size()));
@@ -410,6 +532,8 @@ void TraceView::update_summary(double t0_us, double t1_us) {
         overlap_->setItem(i, 6,
                           o.communication_us > 0 ? number_item(o.overlap_percent, 1)
                                                  : new QTableWidgetItem(tr("no communication")));
+        overlap_->setItem(i, 7, number_item(o.idle_us, 3));
+        overlap_->setItem(i, 8, number_item(o.waiting_for_peers_us, 3));
     }
 }
 

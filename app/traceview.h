@@ -13,6 +13,7 @@
 #include <memory>
 
 class QLabel;
+class QLineEdit;
 class QTableWidget;
 
 namespace pkbw::app {
@@ -54,6 +55,16 @@ public:
     QTableWidget* summary_table() const { return summary_; }
     QTableWidget* overlap_table() const { return overlap_; }
     QString info_text() const;
+    QString summary_title() const;
+    // Search: events whose name contains `text` are outlined, the others dimmed, and the view zooms
+    // to their span; returns how many match ("" clears).
+    int search(const QString& text);
+    // A summary row: highlights its events (its name) and zooms to them on its side and rank within
+    // the traced iterations (what a double click or Enter on the row does).
+    void activate_summary_row(int row);
+    // Kernels the user counts as communication in the overlap (by name; right-click a summary row).
+    void set_communication_mark(const QString& name, bool communication);
+    const std::set<std::string>& communication_marks() const { return marks_; }
 
 signals:
     void loaded();
@@ -71,6 +82,9 @@ private:
     QLabel* summary_title_ = nullptr;
     QTableWidget* summary_ = nullptr;
     QTableWidget* overlap_ = nullptr;
+    QLineEdit* search_ = nullptr;
+    std::set<std::string> marks_;
+    double summary_t0_ = 0, summary_t1_ = 0; // the window of the summary shown
 };
 
 } // namespace pkbw::app

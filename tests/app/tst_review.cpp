@@ -1,0 +1,303 @@
+// Defects of the second GUI review (2026-12-02) beyond the trust of the figures (tst_trust): the
+// launcher's generation folder starts native runs, heatmaps keep the whole tensor in a short window
+// and reset their view, the trace's overlap counts a peer-memory kernel as communication, its events
+// show their launch configuration, its summary rows select and zoom, a search outlines matches, idle
+// time and the waiting for peers are accounted per rank.
+#include "fixtures.h"
+#include "heatmapview.h"
+#include "launcherview.h"
+#include "pkbw/core/trace_store.h"
+#include "runsbrowser.h"
+#include "runsmodel.h"
+#include "sweepsview.h"
+#include "timelinewidget.h"
+#include "tracedata.h"
+#include "tracesummary.h"
+#include "traceview.h"
+
+#include <QLabel>
+#include <QProgressBar>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QtTest>
+#include <qcustomplot.h>
+
+using namespace pkbw;
+using namespace pkbw::app;
+
+namespace {
+
+// A 2-rank trace of one candidate iteration each (0-100 µs): a compute kernel and a peer-push kernel
+// with an anonymous name (the usual LLM candidate's own communication), rank 1 ending 20 µs later.
+std::vector<RankTrace> peer_kernel_traces() {
+    std::vector<RankTrace> traces;
+    for (int rank = 0; rank < 2; ++rank) {
+        RankTrace t;
+        t.rank = rank;
+        const std::int64_t end = rank == 0 ? 100'000 : 120'000;
+        TraceEvent gemm = test::trace_event(TraceEventKind::Kernel, "", "void gemm_tile<float>(float*, int)",
+                                            10'000, 50'000, 7);
+        gemm.grid = {2, 64, 1};
+        gemm.block = {384, 1, 1};
+        gemm.registers = 168;
+        gemm.shared_memory = 213268;
+        gemm.correlation_id = 42;
+        t.events = {test::trace_event(TraceEventKind::EngineRange, "iteration", "candidate/0", 0, end), gemm,
+                    test::trace_event(TraceEventKind::Kernel, "",
+                                      "(anonymous namespace)::push_shards(float*)", 40'000, 80'000, 8)};
+        sort_events(t.events);
+        traces.push_back(std::move(t));
+    }
+    return traces;
+}
+
+const SideOverlap* overlap_of(const TraceSummary& s, int rank) {
+    for (const auto& o : s.overlaps) {
+        if (o.rank == rank) {
+            return &o;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
+
+class TestReview : public QObject {
+    Q_OBJECT
+    QString trace_store_;
+    std::int64_t trace_run_ = 0;
+
+private slots:
+    void initTestCase() {
+        QSettings().remove(QStringLiteral("launcher"));
+        trace_store_ = test::temp_path(QStringLiteral("review-trace.db"));
+        QFile::remove(trace_store_);
+        Store store = Store::open(trace_store_.toStdString());
+        trace_run_ = test::add_perf_run(store, "1_allreduce", "solutions_cuda_bf16_h200_x_y", 2.0, 1.0);
+        store_run_traces(store, trace_run_, peer_kernel_traces());
+    }
+
+    // #2: a generation folder alone gives pkbw the --solution NAME its files carry.
+    void launcher_generation_folder_passes_a_solution_name() {
+        LauncherView v;
+        v.set_problem(QStringLiteral("1_allreduce"));
+        v.set_solutions_dir(QStringLiteral("/x/solutions_host_f32_none_samples_baseline"));
+        const QString args = v.arguments_for(QStringLiteral("1_allreduce")).join(QLatin1Char(' '));
+        QVERIFY2(args.contains(QStringLiteral(
+                     "--solution host --solutions-dir /x/solutions_host_f32_none_samples_baseline")),
+                 qPrintable(args));
+        v.set_solutions_dir(QStringLiteral("/x/my_folder")); // no backend in the name: the form's
+        v.set_backend(QStringLiteral("cuda"));
+        QVERIFY(v.arguments_for(QStringLiteral("1_allreduce"))
+                    .join(QLatin1Char(' '))
+                    .contains(QStringLiteral("--solution cuda --solutions-dir")));
+        v.set_solution(QStringLiteral("/x/my_folder/1_allreduce_host.cpp")); // an explicit file wins
+        QVERIFY(!v.arguments_for(QStringLiteral("1_allreduce"))
+                     .join(QLatin1Char(' '))
+                     .contains(QStringLiteral("--solution cuda")));
+    }
+
+    // #2, for real: a comma list over the sample folder runs every problem natively with pkbw.
+    void launcher_generation_folder_runs_a_comma_list() {
+        LauncherView v;
+        v.set_executable(QStringLiteral(PKBW_BINARY_DIR "/bin/pkbw"));
+        v.set_store(test::temp_path(QStringLiteral("review-launch.db")));
+        // The problems the form accepts (pkbw's own list arrives asynchronously; not what is tested).
+        v.set_problem_list({QStringLiteral("1_allreduce"), QStringLiteral("2_allgather"), QStringLiteral("3_broadcast")});
+        v.set_problem(QStringLiteral("1,3"));
+        v.set_solutions_dir(
+            QStringLiteral(PKBW_SOURCE_ROOT "/samples/solutions_host_f32_none_samples_baseline"));
+        v.set_backend(QStringLiteral("host"));
+        v.set_mode(QStringLiteral("eval"));
+        v.set_ranks(2);
+        v.set_trials(1);
+        QSignalSpy finished(&v, &LauncherView::run_finished);
+        v.start();
+        QTRY_VERIFY2_WITH_TIMEOUT(finished.count() == 2 || !v.running(), qPrintable(v.log_text()), 150000);
+        QCOMPARE(finished.count(), 2);
+        QTRY_VERIFY_WITH_TIMEOUT(!v.running(), 10000);
+        QVERIFY2(!v.log_text().contains(QStringLiteral("--solution is required")), qPrintable(v.log_text()));
+    }
+
+    // #5 and #14: the whole tensor stays in view when the map area is shorter than wide, a zoom is
+    // kept across resizes, and reset_view (Home, double click) shows the whole tensor again.
+    void heatmaps_keep_every_row_and_reset() {
+        HeatmapView view;
+        view.resize(700, 900);
+        view.show();
+        view.show_set(compute_heatmaps(test::iota_4x4(), test::perturbed_4x4(), 0.01, 0.0));
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QCoreApplication::processEvents();
+        auto whole_in_view = [&view] {
+            for (QCustomPlot* plot : view.plots().mid(0, 4)) {
+                if (!plot->isVisible()) {
+                    continue;
+                }
+                const QCPRange y = plot->yAxis->range(), x = plot->xAxis->range();
+                if (y.lower > 1e-9 || y.upper < 4 - 1e-9 || x.lower > 1e-9 || x.upper < 4 - 1e-9) {
+                    return false;
+                }
+            }
+            return true;
+        };
+        for (QCustomPlot* plot : view.plots()) {
+            plot->replot();
+        }
+        QVERIFY(whole_in_view());
+        view.resize(1600, 420); // a laptop: the map area much wider than tall
+        QCoreApplication::processEvents();
+        for (QCustomPlot* plot : view.plots()) {
+            plot->replot();
+        }
+        QVERIFY2(whole_in_view(), "rows cropped after the window got shorter than wide");
+        // A zoom (the wheel) is the user's view; Home shows the whole tensor again.
+        QCustomPlot* first = view.plots().at(0);
+        QWheelEvent wheel(QPointF(first->width() / 2.0, first->height() / 2.0),
+                          first->mapToGlobal(QPointF(first->width() / 2.0, first->height() / 2.0)), QPoint(),
+                          QPoint(0, 480), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+        QCoreApplication::sendEvent(first, &wheel);
+        QVERIFY(view.zoomed());
+        QVERIFY(!whole_in_view());
+        // A double click on a map (as Home) shows the whole tensor again.
+        QTest::mouseDClick(first, Qt::LeftButton, Qt::NoModifier, first->rect().center());
+        QCoreApplication::processEvents();
+        QVERIFY(!view.zoomed());
+        QVERIFY(whole_in_view());
+    }
+
+    // #8: a candidate's own peer-memory kernel is communication; idle and waiting are accounted.
+    void overlap_counts_peer_kernels_and_idle_time() {
+        const auto traces = peer_kernel_traces();
+        const TraceSummary s = summarize_trace(traces);
+        const SideOverlap* r0 = overlap_of(s, 0);
+        QVERIFY(r0);
+        QCOMPARE(r0->communication_us, 0.0); // "push_shards" says nothing: computation until marked
+        const TraceSummary marked =
+            summarize_trace(traces, std::nullopt, {"(anonymous namespace)::push_shards(float*)"});
+        const SideOverlap* m0 = overlap_of(marked, 0);
+        QCOMPARE(m0->communication_us, 40.0);
+        QCOMPARE(m0->compute_us, 40.0);
+        QCOMPARE(m0->overlap_us, 10.0);           // 40-50 µs
+        QCOMPARE(m0->idle_us, 30.0);              // 0-10 and 80-100 µs
+        QCOMPARE(m0->waiting_for_peers_us, 20.0); // rank 1 ended its iteration 20 µs later
+        QCOMPARE(overlap_of(marked, 1)->waiting_for_peers_us, 0.0);
+        // Names that say so, peer copies and NCCL count without a mark.
+        TraceEvent p2p = test::trace_event(TraceEventKind::Kernel, "", "allgather_p2p_kernel", 0, 1, 7);
+        QCOMPARE(communication_reason(p2p), std::string("name"));
+        TraceEvent copy = test::trace_event(TraceEventKind::Memcpy, "", "memcpy", 0, 1, 7);
+        copy.copy_kind = "PtoP";
+        QVERIFY(is_communication(copy));
+        QVERIFY(!is_communication(test::trace_event(TraceEventKind::Kernel, "", "gemm", 0, 1, 7)));
+    }
+
+    // #10, #11, #8 in the Trace tab: launch configuration on click, rows that zoom to their events,
+    // the Comm column's tick, search, and names that keep their identifying part.
+    void trace_tab_details_rows_search_and_marks() {
+        TraceView view;
+        view.resize(1400, 900);
+        view.set_store(trace_store_);
+        QSignalSpy loaded(&view, &TraceView::loaded);
+        view.set_data(std::make_shared<const RunData>(load_run(trace_store_.toStdString(), trace_run_)));
+        QVERIFY(loaded.wait(10000));
+        const auto tl = view.timeline()->trace();
+        QVERIFY(tl);
+        // The gemm's launch configuration is kept for a click.
+        bool found = false;
+        for (const auto& lane : tl->lanes) {
+            for (const auto& e : lane.events) {
+                if (tl->names[e.name].find("gemm_tile") != std::string::npos) {
+                    const std::string& d = tl->details.at(e.detail);
+                    QVERIFY2(
+                        d.find("grid [2, 64, 1], block [384, 1, 1], 168 registers, 213268 B shared memory") !=
+                            std::string::npos,
+                        d.c_str());
+                    QVERIFY(d.find("correlation id 42") != std::string::npos);
+                    found = true;
+                }
+            }
+        }
+        QVERIFY(found);
+        // Names without return type and parameters.
+        QTableWidget* s = view.summary_table();
+        int gemm = -1, push = -1;
+        for (int r = 0; r < s->rowCount(); ++r) {
+            if (s->item(r, 1)->text() == QStringLiteral("0") &&
+                s->item(r, 3)->text() == QStringLiteral("gemm_tile<float>")) {
+                gemm = r;
+            }
+            if (s->item(r, 1)->text() == QStringLiteral("0") &&
+                s->item(r, 3)->text() == QStringLiteral("(anonymous namespace)::push_shards")) {
+                push = r;
+            }
+        }
+        QVERIFY(gemm >= 0 && push >= 0);
+        // A row zooms to its events and outlines them.
+        view.timeline()->set_window(-1000, 1000);
+        view.activate_summary_row(gemm);
+        QVERIFY(view.timeline()->window_begin() <= 10.0 && view.timeline()->window_end() >= 50.0);
+        QVERIFY(view.timeline()->window_end() - view.timeline()->window_begin() < 60.0);
+        QCOMPARE(view.timeline()->highlight(), s->item(gemm, 3)->data(Qt::UserRole).toString());
+        // Ticking the peer kernel counts it as communication in the overlap table.
+        QCOMPARE(view.overlap_table()->item(0, 6)->text(), QStringLiteral("no communication"));
+        s->item(push, 8)->setCheckState(Qt::Checked);
+        QCOMPARE(view.communication_marks().size(), std::size_t(1));
+        QCOMPARE(view.overlap_table()->item(0, 4)->text(), QStringLiteral("40.000"));
+        QCOMPARE(view.overlap_table()->item(0, 7)->text(), QStringLiteral("30.000"));
+        // Search: both ranks' peer kernels, outlined.
+        QCOMPARE(view.search(QStringLiteral("PUSH_shards")), 2);
+        QCOMPARE(view.search(QStringLiteral("no such kernel")), 0);
+        QCOMPARE(view.search(QString()), 0);
+        QVERIFY(view.timeline()->highlight().isEmpty());
+    }
+
+    // #22: a store without sweeps says so; no stray legend box.
+    void sweeps_empty_state() {
+        SweepsView view;
+        QSignalSpy loaded(&view, &SweepsView::loaded);
+        view.set_store(trace_store_);
+        QVERIFY(loaded.wait(10000));
+        QCOMPARE(view.progress()->text(), QStringLiteral("no sweep"));
+        QVERIFY(!view.fast_p_plot()->legend->visible());
+    }
+
+    // #20: a candidate given by its own path is not listed under its parent folder as a generation.
+    void ad_hoc_runs_are_not_a_generation() {
+        const QString path = test::temp_path(QStringLiteral("review-adhoc.db"));
+        QFile::remove(path);
+        {
+            Store store = Store::open(path.toStdString());
+            test::add_run(store, "1_allreduce", "cuda", RunMode::Eval, RunStatus::Pass, std::nullopt, 1);
+            test::add_run(store, "1_allreduce", "solutions_cuda_bf16_h200_anthropic_claude", RunMode::Eval,
+                          RunStatus::Pass, std::nullopt, 2);
+        }
+        RunsModel model;
+        QSignalSpy loaded(&model, &RunsModel::page_loaded);
+        model.set_store(path);
+        QVERIFY(loaded.wait(5000));
+        QStringList labels;
+        for (int r = 0; r < model.rowCount(); ++r) {
+            labels << model.index(r, RunsModel::Generation).data().toString();
+        }
+        labels.sort();
+        QCOMPARE(labels, (QStringList{QStringLiteral("ad hoc"), QStringLiteral("anthropic/claude")}));
+    }
+
+    // #24: an empty store says how runs get there.
+    void first_start_guides_to_a_run() {
+        const QString path = test::temp_path(QStringLiteral("review-empty.db"));
+        QFile::remove(path);
+        Store::open(path.toStdString());
+        RunsBrowser browser;
+        QSignalSpy loaded(browser.model(), &RunsModel::page_loaded);
+        browser.set_store(path);
+        QVERIFY(loaded.wait(5000));
+        auto* count = browser.findChild<QLabel*>(QStringLiteral("runCount"));
+        QVERIFY(count);
+        QTRY_VERIFY_WITH_TIMEOUT(count->text().contains(QStringLiteral("Launch tab (Ctrl+L)")), 3000);
+        QVERIFY(count->text().contains(QStringLiteral("pkbw eval")));
+    }
+};
+
+QTEST_MAIN(TestReview)
+#include "tst_review.moc"
