@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
@@ -75,6 +76,27 @@ pid_t spawn(const std::vector<std::string>& argv, const fs::path& out, const fs:
     if (rc != 0)
         throw Error("cannot start " + argv[0] + ": " + std::strerror(rc));
     return pid;
+}
+
+// A perf run's pkbw speedup with its interval and verdict ("1.234x [1.1, 1.4] faster"), from its
+// run_finished; "" for a run that was not timed.
+std::string speedup_text(const json& finished) {
+    const auto perf = finished.find("perf");
+    if (perf == finished.end() || !perf->is_object() || !perf->contains("pkbw") ||
+        !(*perf)["pkbw"].is_object())
+        return {};
+    const json& pkbw = (*perf)["pkbw"];
+    if (!pkbw.contains("speedup") || !pkbw["speedup"].is_number())
+        return {};
+    auto number = [&pkbw](const char* key) {
+        return pkbw.contains(key) && pkbw[key].is_number() ? pkbw[key].get<double>() : 0.0;
+    };
+    const std::string verdict =
+        pkbw.contains("verdict") && pkbw["verdict"].is_string() ? pkbw["verdict"].get<std::string>() : "";
+    char text[160];
+    std::snprintf(text, sizeof text, "%.3fx [%.3g, %.3g] %s", number("speedup"), number("ci_low"),
+                  number("ci_high"), verdict.c_str());
+    return text;
 }
 
 // The child's verdict: its last `run_finished` line.
@@ -334,7 +356,7 @@ ExecuteResult execute_sweep(Store& store, const SweepRecord& sweep, const SweepC
             const double seconds = std::chrono::duration<double>(Clock::now() - it->started).count();
             SweepPair pair = it->pair;
             pair.seconds = seconds;
-            std::string verdict = "failed";
+            std::string verdict = "failed", speedup;
             auto finished = run_finished(it->stdout_file);
             const std::int64_t run_id = finished ? finished->value("run_id", std::int64_t{0}) : 0;
             if (run_id > 0) {
@@ -342,6 +364,7 @@ ExecuteResult execute_sweep(Store& store, const SweepRecord& sweep, const SweepC
                 verdict = finished->value("status", std::string("error"));
                 pair.message = finished->value("message", std::string());
                 pair.state = verdict == "interrupted" || verdict == "aborted" ? "pending" : "done";
+                speedup = speedup_text(*finished);
             } else {
                 pair.state = "failed";
                 std::string how = WIFSIGNALED(status)
@@ -354,7 +377,7 @@ ExecuteResult execute_sweep(Store& store, const SweepRecord& sweep, const SweepC
                     pair.message += ": " + tail;
             }
             record_sweep_pair(store, sweep.id, pair);
-            progress.finished(pair, verdict, seconds);
+            progress.finished(pair, verdict, seconds, speedup);
             ++result.finished;
             busy[it->slot] = false;
             it = running.erase(it);

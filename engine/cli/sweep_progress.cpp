@@ -63,7 +63,8 @@ void SweepProgress::started(const SweepPair& pair) {
         redraw();
 }
 
-void SweepProgress::finished(const SweepPair& pair, const std::string& verdict, double seconds) {
+void SweepProgress::finished(const SweepPair& pair, const std::string& verdict, double seconds,
+                             const std::string& speedup) {
     if (running_ > 0)
         --running_;
     ++done_;
@@ -80,6 +81,7 @@ void SweepProgress::finished(const SweepPair& pair, const std::string& verdict, 
             {"state", pair.state},
             {"message", pair.message},
             {"seconds", seconds},
+            {"speedup", speedup.empty() ? nlohmann::json(nullptr) : nlohmann::json(speedup)},
             {"done", done_},
             {"total", total_},
             {"eta_s", eta_seconds()}};
@@ -93,6 +95,8 @@ void SweepProgress::finished(const SweepPair& pair, const std::string& verdict, 
     std::snprintf(line, sizeof line, "[%zu/%zu] ", done_, total_);
     out_ << line << pair.generation_label << " " << pair.problem_stem << ": " << verdict << " ("
          << format_duration(seconds) << ")";
+    if (!speedup.empty())
+        out_ << " speedup " << speedup;
     if (verdict != "pass" && !pair.message.empty())
         out_ << " " << pair.message.substr(0, 160);
     out_ << "\n";

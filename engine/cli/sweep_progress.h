@@ -16,7 +16,9 @@ public:
     SweepProgress(std::ostream& out, bool json, bool terminal, std::size_t total, std::size_t already_done,
                   std::size_t slots);
     void started(const SweepPair& pair);
-    void finished(const SweepPair& pair, const std::string& verdict, double seconds);
+    // `speedup`: a perf pair's pkbw speedup, interval and verdict as text ("" when not timed).
+    void finished(const SweepPair& pair, const std::string& verdict, double seconds,
+                  const std::string& speedup = "");
     void close(); // ends the redrawn line
 
     // Seconds left, from the mean wall time of the pairs finished here and the slots in use; -1 before

@@ -195,8 +195,11 @@ says err "--trace"
 expect 0 "export-bundle says the bundle's own size" -- "$pkbw" export-bundle 1 "$work/b.pkbw"
 says out "the bundle is $(stat -c %s "$work/b.pkbw") bytes"
 expect 0 "a sweep of one pair" -- "$pkbw" sweep --solutions-dir "$samples" --problems 1 --nproc 2 --backend host -- --m 64 --n 64 --trials 1
+expect 0 "a perf sweep's pair line has its speedup" -- "$pkbw" sweep --mode perf --solutions-dir "$samples" --problems 1 --nproc 2 --backend host -- --m 64 --n 64 --trials 1 --no-pkb --pairs 2 --iters 5 --warmup 2 --launches 2
+grep -qE "1_allreduce: pass \([0-9]+s\) speedup [0-9.]+x \[" "$work/out" || fail "perf sweep line without its speedup"
 expect 0 "sweeps: 1 generation" -- "$pkbw" sweeps
 says out " 1 generation "
+count_is out " 2 generations " 0
 mkdir -p "$work/py" && printf 'x = 1\n' > "$work/py/1_allreduce_cuda.py"
 expect 0 "sweep --plan: PKB's Python files need --pkb-checkout" -- "$pkbw" sweep --plan --solutions-dir "$work/py" --nproc 2 --backend host
 says out "PKB's Python solutions need --pkb-checkout"
