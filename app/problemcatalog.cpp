@@ -40,15 +40,36 @@ QString ProblemCatalog::problems_root() const {
 
 ProblemCatalog parse_problem_catalog(const QByteArray& json) {
     ProblemCatalog catalog;
+    // pkbw prints one JSON object per line ({"event":"problem", ...}, docs/cli.md); older pkbw printed
+    // one JSON array. Both are read.
     QJsonParseError parse{};
+    QJsonArray list;
     const QJsonDocument document = QJsonDocument::fromJson(json, &parse);
-    if (parse.error != QJsonParseError::NoError || !document.isArray()) {
-        catalog.error = QObject::tr("the problem list is not a JSON array (%1 at byte %2)")
-                            .arg(parse.errorString())
-                            .arg(parse.offset);
-        return catalog;
+    if (parse.error == QJsonParseError::NoError && document.isArray()) {
+        list = document.array();
+    } else {
+        int line_number = 0;
+        for (const QByteArray& line : json.split('\n')) {
+            ++line_number;
+            if (line.trimmed().isEmpty()) {
+                continue;
+            }
+            QJsonParseError line_parse{};
+            const QJsonDocument one = QJsonDocument::fromJson(line, &line_parse);
+            if (line_parse.error != QJsonParseError::NoError || !one.isObject()) {
+                catalog.error =
+                    QObject::tr("the problem list is neither a JSON array nor JSON lines (line %1: %2)")
+                        .arg(line_number)
+                        .arg(line_parse.errorString());
+                return catalog;
+            }
+            const QJsonObject o = one.object();
+            if (o.value(QStringLiteral("event")).toString(QStringLiteral("problem")) ==
+                QLatin1String("problem")) {
+                list.append(o);
+            }
+        }
     }
-    const QJsonArray list = document.array();
     for (qsizetype i = 0; i < list.size(); ++i) {
         const QJsonObject o = list.at(i).toObject();
         ProblemEntry entry;

@@ -101,7 +101,8 @@ private slots:
         QCOMPARE(set.error.worst_mismatch, qint64(11));
         QCOMPARE(set.ref.at(3, 3), 15.0f);
         QVERIFY(view.heatmaps()->summary_text().contains(QStringLiteral("3 of 16 elements mismatch")));
-        QVERIFY(view.heatmaps()->summary_text().contains(QStringLiteral("worst at [2, 3], first at [0, 1]")));
+        QVERIFY(view.heatmaps()->summary_text().contains(QStringLiteral(
+            "worst at [2, 3] (reference 11, candidate nan), first at [0, 1] (reference 1, candidate 1.5)")));
         QTRY_VERIFY_WITH_TIMEOUT(rescored.count() > 0, 5000);
         QCOMPARE(view.tolerance_model()->rowCount(), 4);
         QCOMPARE(view.tolerance_model()->pass_count(), 3);
@@ -235,6 +236,12 @@ private slots:
         QCOMPARE(broken.stems(), QStringList{QStringLiteral("3_broadcast")});
         QVERIFY2(broken.error.contains(QStringLiteral("entry 1")), qPrintable(broken.error));
         QVERIFY(!parse_problem_catalog("not json").error.isEmpty());
+        // pkbw's JSON lines: one {"event":"problem", ...} object per line.
+        const ProblemCatalog lines = parse_problem_catalog(
+            "{\"event\":\"problem\",\"id\":2,\"stem\":\"2_allgather\",\"files\":{}}\n"
+            "{\"event\":\"problem\",\"id\":1,\"stem\":\"1_allreduce\",\"files\":{}}\n");
+        QCOMPARE(lines.error, QString());
+        QCOMPARE(lines.stems(), (QStringList{QStringLiteral("1_allreduce"), QStringLiteral("2_allgather")}));
         const ProblemCatalog missing = load_problem_catalog(QStringLiteral("/nonexistent/pkbw"), 2000);
         QVERIFY(missing.problems.isEmpty());
         QVERIFY2(missing.error.contains(QStringLiteral("/nonexistent/pkbw")), qPrintable(missing.error));
