@@ -580,6 +580,7 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
                 wait_ms = static_cast<int>(std::clamp<std::int64_t>(left + 1, 0, wait_ms));
             }
         }
+        observer.on_wait();
         int n = ::poll(fds.data(), fds.size(), wait_ms);
         if (n < 0 && errno != EINTR)
             throw Error(std::string("poll failed in the launcher: ") + std::strerror(errno));

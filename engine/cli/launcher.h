@@ -91,6 +91,8 @@ public:
     // A line a rank printed (stdout or stderr), up to max_forwarded_log_lines per rank.
     virtual void on_log(int /*rank*/, std::string_view /*stream*/, std::string_view /*line*/) {}
     virtual void on_rank_exit(const RankReport& /*report*/) {}
+    // Each turn of the launcher's wait loop (at least every 250 ms while ranks run).
+    virtual void on_wait() {}
 };
 
 // Runs the ranks to their end. Never leaves a process behind: on any exit path (exceptions

@@ -10,12 +10,13 @@ namespace pkbw::cli {
 using nlohmann::json;
 
 RunProgress::RunProgress(std::ostream& out, std::ostream& err, bool json, bool terminal, int world_size,
-                         int trials, int launches, bool compares)
+                         int trials, int launches, bool compares, double quiet_seconds)
     : out_(out)
     , err_(err)
     , json_(json)
     , terminal_(terminal && !json)
     , compares_(compares)
+    , quiet_seconds_(quiet_seconds)
     , world_size_(world_size < 1 ? 1 : world_size)
     , trials_(trials)
     , launches_(launches < 1 ? 1 : launches) {}
@@ -26,6 +27,7 @@ double RunProgress::seconds() const {
 
 void RunProgress::set_launch(int index) {
     launch_ = index;
+    last_news_ = seconds();
     status_.clear();
     if (json_) {
         event({{"stage", "perf_launch"}, {"launch", index + 1}, {"launches", launches_}});
@@ -46,14 +48,37 @@ void RunProgress::on_event(int rank, const protocol::Message& message) {
             trial_done(trial);
     } else if (message.event == protocol::kPerfProgress && rank == 0) {
         block_done(message.body);
-    } else if (message.event == protocol::kPhase && rank == 0 && terminal_) {
-        phase_ = message.body.value("phase", "");
-        redraw();
+    } else if (message.event == protocol::kPhase && rank == 0) {
+        last_phase_ = message.body.value("phase", "");
+        if (terminal_) {
+            phase_ = last_phase_;
+            redraw();
+        }
     }
+}
+
+void RunProgress::on_wait() {
+    const double now = seconds();
+    if (terminal_) {
+        if (now - last_redraw_ >= 1.0)
+            redraw(); // the seconds tick
+        return;
+    }
+    if (now - last_news_ < quiet_seconds_)
+        return;
+    const double quiet = now - last_news_;
+    last_news_ = now;
+    if (json_) {
+        event({{"stage", "waiting"}, {"phase", last_phase_}, {"quiet_seconds", quiet}});
+        return;
+    }
+    line("[still running] rank 0 in phase " + (last_phase_.empty() ? std::string("start") : last_phase_) +
+         ", nothing new for " + format_duration(quiet) + " (" + format_duration(now) + ")");
 }
 
 void RunProgress::trial_done(int trial) {
     ++trials_done_;
+    last_news_ = seconds();
     std::string status = compares_ ? "match" : "ran";
     int culprit = -1;
     for (const auto& [rank, rank_status] : trial_ranks_[trial]) {
@@ -80,6 +105,7 @@ void RunProgress::trial_done(int trial) {
 }
 
 void RunProgress::block_done(const json& body) {
+    last_news_ = seconds();
     const int block = body.value("block", 0), blocks = body.value("blocks", 0);
     const std::string protocol_name = body.value("protocol", ""), side = body.value("side", "");
     if (json_) {
@@ -116,6 +142,7 @@ void RunProgress::line(const std::string& text) {
 void RunProgress::redraw() {
     if (!terminal_)
         return;
+    last_redraw_ = seconds();
     err_ << "\r\033[K";
     if (!status_.empty())
         err_ << status_;

@@ -17,13 +17,20 @@ namespace pkbw::cli {
 
 class RunProgress {
 public:
+    static constexpr double kQuietSeconds = 30;
     // `out` gets the JSON events, `err` the text lines; `terminal`: err is a terminal.
     // `compares`: eval and perf compare a trial's outputs ("match"); a dryrun's trial only runs ("ran").
     RunProgress(std::ostream& out, std::ostream& err, bool json, bool terminal, int world_size, int trials,
-                int launches, bool compares);
+                int launches, bool compares, double quiet_seconds = kQuietSeconds);
     void set_launch(int index); // perf: launch `index` (0-based) of `launches` starts
     void on_event(int rank, const protocol::Message& message);
+    // The launcher's wait loop (at least every 250 ms): a run that reports nothing still shows that it
+    // runs and where: on a terminal the redrawn line's seconds tick; otherwise, after each
+    // kQuietSeconds without a trial or block, a line (or a `progress` event, stage "waiting") naming
+    // rank 0's phase and how long it has been quiet. The watchdog's deadlines are the launcher's.
+    void on_wait();
     void close(); // ends the redrawn line before the run's summary
+
 
 private:
     void trial_done(int trial);
@@ -36,11 +43,15 @@ private:
     std::ostream& out_;
     std::ostream& err_;
     bool json_, terminal_, compares_;
+    double quiet_seconds_;
     int world_size_, trials_, launches_, launch_ = 0;
     std::map<int, std::map<int, std::string>> trial_ranks_; // trial -> rank -> status
     int trials_done_ = 0;
     std::string phase_;  // rank 0's last phase
     std::string status_; // the redrawn line's text after the counts
+    std::string last_phase_; // rank 0's last phase, also off a terminal (the waiting line names it)
+    double last_news_ = 0;   // seconds() of the last trial, block or waiting line
+    double last_redraw_ = 0; // seconds() of the last redraw
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 

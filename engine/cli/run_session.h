@@ -170,6 +170,10 @@ public:
              (message.event == protocol::kPerfResult && message.body.value("protocol", "") == "pkbw")))
             trust_events_->push_back(message.body);
     }
+    void on_wait() override {
+        if (progress_)
+            progress_->on_wait();
+    }
     void on_log(int rank, std::string_view stream, std::string_view line) override {
         if (json_)
             out_ << protocol::to_line(

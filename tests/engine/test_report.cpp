@@ -1,4 +1,9 @@
 #include "run_report.h"
+#include "run_progress.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <sstream>
@@ -129,4 +134,32 @@ TEST(Verdict, PerRankLinesMarkTieReports) {
     ASSERT_NE(rank1, std::string::npos) << text;
     EXPECT_NE(text.substr(0, rank1).find("[tie-explained]"), std::string::npos) << text;
     EXPECT_NE(text.substr(rank1).find("[not tie-explained]"), std::string::npos) << text;
+}
+
+// A run that reports nothing still says it runs (engine/cli/run_progress.h): off a terminal a line
+// naming rank 0's phase once per quiet interval, under --json a `progress` event of stage "waiting".
+TEST(RunProgressTest, AQuietRunSaysWhereItWaits) {
+    std::ostringstream out, err;
+    pkbw::cli::RunProgress text(out, err, false, false, 2, 3, 1, true, 0.05);
+    text.on_event(0, pkbw::protocol::Message{std::string(pkbw::protocol::kPhase),
+                                             json{{"event", "phase"}, {"phase", "candidate"}, {"trial", 0}}});
+    text.on_wait();
+    EXPECT_EQ(err.str(), ""); // not quiet long enough yet
+    std::this_thread::sleep_for(std::chrono::milliseconds(80));
+    text.on_wait();
+    EXPECT_NE(err.str().find("[still running] rank 0 in phase candidate, nothing new for"), std::string::npos)
+        << err.str();
+    text.on_wait(); // just said: not again at once
+    const std::string said = err.str();
+    EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1);
+
+    std::ostringstream json_out, json_err;
+    pkbw::cli::RunProgress lines(json_out, json_err, true, false, 2, 3, 1, true, 0.05);
+    std::this_thread::sleep_for(std::chrono::milliseconds(80));
+    lines.on_wait();
+    const auto event = json::parse(json_out.str());
+    EXPECT_EQ(event["event"], "progress");
+    EXPECT_EQ(event["stage"], "waiting");
+    EXPECT_GE(event["quiet_seconds"].get<double>(), 0.05);
+    EXPECT_EQ(json_err.str(), "");
 }
