@@ -17,6 +17,7 @@
 #include "pkbw/core/trace_analysis.h"
 #include "pkbw/problems/registry.h"
 #include "pkbw/tracer_control.h"
+#include "python_flags.h"
 #include "run_report.h"
 #include "run_session.h"
 #include "safety.h"
@@ -428,26 +429,10 @@ int Run::execute() {
             if (object.empty()) {
                 err_ << "pkbw: no flags from the candidate's code: " << object_error << "\n";
             } else {
-                std::string own;
-                if (problem_) {
-                    ProblemConfig config{options_.nproc, options_.m, options_.n, dtype_, 0, options_.seed,
-                                         InputMode::Pkb};
-                    static const std::map<CollectiveKind, std::string> names = {
-                        {CollectiveKind::AllReduce, "ncclAllReduce"},
-                        {CollectiveKind::AllGather, "ncclAllGather"},
-                        {CollectiveKind::ReduceScatter, "ncclReduceScatter"},
-                        {CollectiveKind::Broadcast, "ncclBroadcast"},
-                        {CollectiveKind::Reduce, "ncclReduce"},
-                        {CollectiveKind::AllToAll, "ncclAlltoAll"},
-                        {CollectiveKind::Gather, "ncclGather"},
-                        {CollectiveKind::Scatter, "ncclScatter"}};
-                    try {
-                        const auto found = names.find(problem_->work(config).collective);
-                        if (found != names.end())
-                            own = found->second;
-                    } catch (const std::exception&) {
-                    }
-                }
+                const std::string own =
+                    problem_ ? own_collective_symbol(*problem_, ProblemConfig{options_.nproc, options_.m, options_.n,
+                                                                              dtype_, 0, options_.seed, InputMode::Pkb})
+                             : std::string();
                 candidate_flags_ = candidate_flags(undefined_object_symbols(object), object, own);
                 for (const auto& flag : candidate_flags_)
                     if (flag.severity != "info")
