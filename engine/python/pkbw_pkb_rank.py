@@ -244,14 +244,14 @@ def worker_sandbox(pkb, wrapper, extensions_folder, run_folder):
     return pkbw_sandbox.worker_sandbox(pkb, extensions_folder, pkb.get("solution_file"), run_folder)
 
 
-def candidate_environment(extensions_folder, sandbox):
+def candidate_environment(extensions_folder, sandbox=None):
     """pkbw's own variables (the control pipe's number, the rendezvous token and port, the launcher's
     pid) and the judges' MASTER_PORT stay with the judge; the candidates' port comes with "init". The
     sandbox's own directory is its HOME and TMPDIR (Python's user site stays where it was)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PKBW_") and k != "MASTER_PORT"}
     if extensions_folder:
         env["TORCH_EXTENSIONS_DIR"] = extensions_folder
-    if sandbox.environment:
+    if sandbox is not None and sandbox.environment:
         import site
         env["PYTHONUSERBASE"] = os.environ.get("PYTHONUSERBASE") or site.getuserbase()
         env.update(sandbox.environment)
