@@ -45,7 +45,7 @@ struct PerfFigures {
     int candidate_blocks = 0;      // the candidate's blocks timed, over every launch
     int floored_blocks = 0;        // of them, where the judge's floor was above the worker's own time
     // The most the judge's clock lets the candidate's time be below its block's judge time, per call
-    // (the reference's largest overhead over the calls; the median over launches and ranks): a process
+    // (the reference blocks' median overhead over the calls; the median over launches and ranks): a process
     // that under-reports its own time gains at most this (docs/perf.md "The time").
     double judge_margin_call_ms = 0;
     // The host backend: CPU loops against a CPU oracle, with no line rate to compare with (the report

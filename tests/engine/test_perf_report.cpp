@@ -158,7 +158,7 @@ TEST(PerfReport, TheCandidatesOwnTimeIsHeldToTheJudgesClock) {
     perf.add(0, judged_block("reference", 0, 1.0, 10.5, 10));
     perf.add(0, judged_block("candidate", 1, 0.1, 10.6, 10));
     perf.add(0, judged_block("candidate", 2, 0.1, 10.6, 10));
-    perf.add(0, judged_block("reference", 3, 1.0, 10.4, 10));
+    perf.add(0, judged_block("reference", 3, 1.0, 10.5, 10));
     const PerfFigures f = perf.compute(allreduce_of(1e6), 1);
     ASSERT_TRUE(f.has_pkbw);
     EXPECT_NEAR(f.sides.at("candidate").summary.median, 1.01, 1e-9);
@@ -175,6 +175,28 @@ TEST(PerfReport, TheCandidatesOwnTimeIsHeldToTheJudgesClock) {
     const PerfFigures h = honest.compute(allreduce_of(1e6), 1);
     EXPECT_NEAR(h.pkbw.speedup, 2.0, 1e-9);
     EXPECT_EQ(h.floored_blocks, 0);
+}
+
+// One scheduling spike in one reference block (8 ms on a loaded host) is not credited to every candidate
+// block: the floor takes the reference blocks' median overhead. With the largest, the under-reporting
+// candidate above was held only to (10.6 - 8) / 10 ms and its forged clock passed at about 4x.
+TEST(PerfReport, AReferenceSpikeIsNotCreditedToTheCandidate) {
+    PerfCollector perf;
+    perf.add(0, judged_block("reference", 0, 1.0, 10.5, 10));
+    perf.add(0, judged_block("candidate", 1, 0.1, 10.6, 10));
+    perf.add(0, judged_block("candidate", 2, 0.1, 10.6, 10));
+    perf.add(0, judged_block("reference", 3, 1.0, 18.0, 10)); // the spike
+    perf.add(0, judged_block("reference", 4, 1.0, 10.5, 10));
+    perf.add(0, judged_block("candidate", 5, 0.1, 10.6, 10));
+    perf.add(0, judged_block("candidate", 6, 0.1, 10.6, 10));
+    perf.add(0, judged_block("reference", 7, 1.0, 10.5, 10));
+    const PerfFigures f = perf.compute(allreduce_of(1e6), 1);
+    ASSERT_TRUE(f.has_pkbw);
+    EXPECT_NEAR(f.sides.at("candidate").summary.median, 1.01, 1e-9);
+    // The spiked reference block is held to its own judge time alike: (18 - 0.5) / 10 ms.
+    EXPECT_NEAR(f.sides.at("reference").summary.max, 1.75, 1e-9);
+    EXPECT_LT(f.pkbw.speedup, 1.2);
+    EXPECT_NEAR(f.judge_margin_call_ms, 0.05, 1e-9);
 }
 
 TEST(PerfReport, LaunchesArePooledAndADisagreementWithPkbIsExplained) {
