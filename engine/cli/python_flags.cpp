@@ -87,7 +87,7 @@ const std::vector<Pattern>& patterns() {
         std::vector<Pattern> p;
         const char* own = "in the solution's own code";
         p.push_back({"suspect", "replaces a timer", own,
-                     std::regex(R"((?:\btime\.(?:perf_counter(?:_ns)?|time|monotonic(?:_ns)?)|\btorch\.cuda\.(?:Event|synchronize)|\.elapsed_time|\brecord)\s*=[^=])")});
+                     std::regex(R"((?:\btime\.(?:perf_counter(?:_ns)?|time|monotonic(?:_ns)?)|\btorch\.cuda\.(?:Event|synchronize)|\.(?:elapsed_time|record))\s*=[^=])")});
         p.push_back({"suspect", "reads /proc/self/maps or /proc/self/mem", own,
                      std::regex(R"(/proc/(?:self|%d|\{[^}]*\})/(?:maps|mem)\b)")});
         p.push_back({"suspect", "imports PKB's reference", own,

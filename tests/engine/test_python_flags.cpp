@@ -89,6 +89,9 @@ TEST(PythonFlags, EscapesAndTimerTricksAreSuspect) {
     EXPECT_EQ(lines(python_candidate_flags("import time\ntime.perf_counter = lambda: 0.0\n", "")),
               std::vector<std::string>{"suspect: replaces a timer"});
     EXPECT_TRUE(python_candidate_flags("import time\nif time.perf_counter == 0:\n    pass\n", "").empty());
+    EXPECT_EQ(lines(python_candidate_flags("torch.cuda.Event.record = lambda self, s=None: None\n", "")),
+              std::vector<std::string>{"suspect: replaces a timer"});
+    EXPECT_TRUE(python_candidate_flags("record = []\nrecord.append(1)\n", "").empty()); // a name, not a timer
     EXPECT_EQ(lines(python_candidate_flags("open('/proc/self/maps').read()\n", "")),
               std::vector<std::string>{"suspect: reads /proc/self/maps or /proc/self/mem"});
     EXPECT_EQ(lines(python_candidate_flags("from reference import solution as ref\n", "")),
