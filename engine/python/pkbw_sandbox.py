@@ -5,9 +5,10 @@ pkbw's native candidates run in (docs/engine.md, "The sandbox"), applied by pkbw
 What a worker may read, besides what every sandboxed process of pkbw's may (the system's libraries and
 configuration, /proc, /sys, device nodes): this Python's installation and the folders on its module path
 (the checkout, pkbw's Python programs, site-packages), the solution's folder, and the headers and tools
-its torch extensions compile with. What it may write: its own directory (its HOME and TMPDIR), its torch
-extensions folder (one per solution file and rank, so a candidate can spoil no other's build) and
-/dev/shm; with $PKBW_SANDBOX_WRITABLE (a colon-separated list, for tests and debugging) those folders
+its torch extensions compile with (the compilers' and CUDA's installations too where they live outside
+the system's folders, such as a compiler under /opt). What it may write: its own directory (its HOME
+and TMPDIR), its torch extensions folder (one per solution file and rank, so a candidate can spoil no
+other's build) and /dev/shm; with $PKBW_SANDBOX_WRITABLE (a colon-separated list, for tests and debugging) those folders
 too, which the run's sandbox line then names. The user's other files (the store, the compile cache, the
 run directories, other solutions) are neither readable nor writable.
 """
@@ -63,6 +64,34 @@ def module_reads(solution_file, private=()):
     return sorted(paths) + files + [p for p in BUILD_READS if os.path.isdir(p)]
 
 
+# The compilers a torch extension's build runs (torch reads CXX, nvcc's host compiler comes from CC or
+# CUDAHOSTCXX) and the CUDA toolkit it finds through CUDA_HOME: where these live outside the system's
+# folders (a compiler installed under /opt, say), their installation is readable too.
+TOOLCHAIN_VARIABLES = ("CXX", "CC", "CUDAHOSTCXX", "NVCC_CCBIN")
+TOOLCHAIN_PROGRAMS = ("c++", "g++", "gcc", "cc", "nvcc", "ninja")
+# Prefixes whose compilers the base sandbox already lets run (/usr/bin, /usr/lib, /usr/libexec, ...):
+# opening them whole would open more than the compiler.
+SYSTEM_PREFIXES = ("", "/", "/usr", "/usr/local")
+
+
+def toolchain_reads(private=()):
+    """The installation folders of the compilers and CUDA toolkit a torch extension builds with: for a
+    program, the folder above its bin/ (its libexec/, lib/ and include/ are where the compiler runs
+    from); none that holds one of `private`, and never the root."""
+    programs = [os.environ.get(name, "").split(" ")[0] for name in TOOLCHAIN_VARIABLES]
+    paths = set()
+    for program in [p for p in programs if p] + list(TOOLCHAIN_PROGRAMS):
+        found = shutil.which(program)
+        for path in {found, found and os.path.realpath(found)} - {None}:
+            folder = os.path.dirname(path)
+            paths.add(os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder)
+    for name in ("CUDA_HOME", "CUDA_PATH"):
+        if os.path.isdir(os.environ.get(name, "")):
+            paths.add(os.path.realpath(os.environ[name]))
+    return sorted(p for p in paths if p not in SYSTEM_PREFIXES and os.path.isdir(p)
+                  and not any(inside(q, p) for q in private if q))
+
+
 def extra_writable():
     """$PKBW_SANDBOX_WRITABLE's folders (absolute, existing)."""
     text = os.environ.get("PKBW_SANDBOX_WRITABLE", "")
@@ -98,7 +127,7 @@ def worker_sandbox(pkb, extensions_folder, solution_file, run_folder=None):
     writes = [directory] + ([extensions_folder] if extensions_folder else []) + extra_writable()
     arguments = []
     private = [run_folder, pkb.get("extensions_dir") and os.path.dirname(os.path.dirname(pkb["extensions_dir"]))]
-    for path in module_reads(solution_file, private):
+    for path in module_reads(solution_file, private) + toolchain_reads(private):
         arguments += ["--read", path]
     for path in writes:
         arguments += ["--write", path]
