@@ -46,6 +46,8 @@ import traceback
 import types
 import warnings
 
+import pkbw_cuda_errors
+
 # Replies larger than this are refused by the judge (a flood, not an output description: tensor
 # bytes travel in memfds or CUDA memory, not in messages).
 MAX_MESSAGE_BYTES = 64 << 20
@@ -1032,6 +1034,7 @@ class CandidateProcess:
         self.timing = None
         self.regions = []  # the judge's slot memory mapped here: ("host", mmap) or ("cuda", base)
         self.ipc = None
+        self.launch_errors = None  # pkbw_cuda_errors.LaunchErrors, made on the first CUDA call
         self.store = None
         self.groups = {}  # sorted global ranks -> this process's group: the judges' new_group calls, replayed
 
@@ -1204,6 +1207,9 @@ class CandidateProcess:
         result = self.solution(*args)
         if self.cuda:
             self.torch.cuda.synchronize()
+            if self.launch_errors is None:
+                self.launch_errors = pkbw_cuda_errors.LaunchErrors()
+            pkbw_cuda_errors.raise_pending(self.launch_errors)
         return self.export(result)
 
     def export(self, result):
