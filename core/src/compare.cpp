@@ -515,8 +515,9 @@ OutputComparison compare_outputs(const OutputSet& ref, const OutputSet& cand, co
     for (const auto& entry : ref.tensors) {
         if (const Tensor* other = cand.find(entry.name)) {
             const auto tie = ties.find(entry.name);
-            out.tensors.push_back(compare_tensors(entry.tensor, *other, options, entry.name,
-                                                  tie == ties.end() ? nullptr : &tie->second));
+            out.tensors.push_back(compare_leaf(entry.name, entry.tensor, ref.find_length(entry.name), *other,
+                                               cand.find_length(entry.name), options,
+                                               tie == ties.end() ? nullptr : &tie->second));
             if (!out.tensors.back().pass) {
                 failures.push_back(out.tensors.back().message);
             }

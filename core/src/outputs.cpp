@@ -11,4 +11,9 @@ const Tensor* OutputSet::find(const std::string& name) const {
     return nullptr;
 }
 
+const OutputLength* OutputSet::find_length(const std::string& name) const {
+    const auto it = lengths.find(name);
+    return it == lengths.end() ? nullptr : &it->second;
+}
+
 } // namespace pkbw

@@ -298,6 +298,11 @@ nlohmann::json to_json(const TensorComparison& c, bool include_error_map) {
     if (c.ties) {
         j["ties"] = to_json(*c.ties);
     }
+    if (c.length_bound) { // a variable-length output (docs/formats.md "Variable-length outputs")
+        j["length_bound"] = *c.length_bound;
+        j["ref_length"] = c.ref_length ? json(*c.ref_length) : json(nullptr);
+        j["cand_length"] = c.cand_length ? json(*c.cand_length) : json(nullptr);
+    }
     if (include_error_map && !c.error_map.ratio.empty()) {
         json ratio = json::array();
         for (float v : c.error_map.ratio) {
@@ -348,6 +353,14 @@ TensorComparison tensor_comparison_from_json(const nlohmann::json& j, const std:
     c.message = r.string("message");
     if (j.contains("ties") && !j.at("ties").is_null()) {
         c.ties = tie_report_from_json(j.at("ties"), source + " ties");
+    }
+    if (j.contains("length_bound") && !j.at("length_bound").is_null()) {
+        c.length_bound = r.integer("length_bound");
+        for (auto [field, target] : {std::pair{"ref_length", &c.ref_length}, {"cand_length", &c.cand_length}}) {
+            if (j.contains(field) && !j.at(field).is_null()) {
+                *target = r.integer(field);
+            }
+        }
     }
     if (j.contains("error_map")) {
         const json& map = j.at("error_map");

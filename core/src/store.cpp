@@ -112,6 +112,9 @@ TensorResultRow from_comparison(const TensorComparison& c) {
     row.error_map = c.error_map;
     row.message = c.message;
     row.ties = c.ties;
+    row.length_bound = c.length_bound;
+    row.ref_length = c.ref_length;
+    row.cand_length = c.cand_length;
     return row;
 }
 
@@ -193,10 +196,10 @@ constexpr const char* kInsertTensorResult = R"sql(INSERT INTO tensor_results (ru
     max_ulp, min_passing_atol, ref_nan_count, ref_inf_count, ref_zero_count, ref_min, ref_max, ref_mean,
     ref_all_zero, ref_constant, cand_nan_count, cand_inf_count, cand_zero_count, cand_min, cand_max,
     cand_mean, cand_all_zero, cand_constant, message, error_map_src_rows, error_map_src_cols,
-    error_map_rows, error_map_cols, error_map, ties)
+    error_map_rows, error_map_cols, error_map, ties, length_bound, ref_length, cand_length)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
     ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40,
-    ?41, ?42, ?43, ?44))sql";
+    ?41, ?42, ?43, ?44, ?45, ?46, ?47))sql";
 
 constexpr const char* kInsertPerfSample =
     "INSERT INTO perf_samples (run_id, side, rank, block, iteration, ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
@@ -360,6 +363,7 @@ void Store::add_tensor_result(const TensorResultRow& r) {
         s.bind(44, protocol::to_json(*r.ties).dump());
     else
         s.bind_null(44);
+    s.bind(45, r.length_bound).bind(46, r.ref_length).bind(47, r.cand_length); // NULL: fixed shape
     s.run();
     scope.commit();
 }

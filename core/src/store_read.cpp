@@ -241,7 +241,8 @@ std::vector<TensorResultRow> Store::tensor_results(std::int64_t run_id, bool wit
         worst_ratio, first_mismatch, worst_mismatch, max_ulp, min_passing_atol, ref_nan_count, ref_inf_count,
         ref_zero_count, ref_min, ref_max, ref_mean, ref_all_zero, ref_constant, cand_nan_count, cand_inf_count,
         cand_zero_count, cand_min, cand_max, cand_mean, cand_all_zero, cand_constant, message,
-        error_map_src_rows, error_map_src_cols, error_map_rows, error_map_cols, ties, )sql";
+        error_map_src_rows, error_map_src_cols, error_map_rows, error_map_cols, ties, length_bound,
+        ref_length, cand_length, )sql";
     sql += with_error_maps ? "error_map" : "NULL";
     sql += " FROM tensor_results WHERE run_id = ?1 ORDER BY trial, rank, name";
     detail::Stmt s(impl_->db, sql, impl_->path);
@@ -301,6 +302,9 @@ std::vector<TensorResultRow> Store::tensor_results(std::int64_t run_id, bool wit
             }
         }
         ++c;
+        r.length_bound = s.opt_i64(c++);
+        r.ref_length = s.opt_i64(c++);
+        r.cand_length = s.opt_i64(c++);
         // A negative size made rows x cols wrap around in size_t: INT_MIN x INT_MIN "matched" a
         // NULL map and then asked for 2^62 cells.
         if (map.rows < 0 || map.cols < 0 || map.rows > kMaxErrorMapSide || map.cols > kMaxErrorMapSide)

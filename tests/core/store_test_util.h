@@ -11,6 +11,11 @@
 
 namespace pkbw::test {
 
+// SQL that undoes schema 7 (the variable-length columns), for tests that build an older store.
+inline constexpr const char* kDropOutputLengths =
+    "ALTER TABLE tensor_results DROP COLUMN length_bound; ALTER TABLE tensor_results DROP COLUMN ref_length; "
+    "ALTER TABLE tensor_results DROP COLUMN cand_length; ";
+
 class StoreTest : public ::testing::Test {
 protected:
     void SetUp() override {

@@ -44,13 +44,13 @@ TEST_F(StoreTest, MigratesFromEmptyAndCreatesDirectories) {
     ASSERT_FALSE(std::filesystem::exists(db_path().parent_path()));
     {
         auto store = Store::open(db_path());
-        EXPECT_EQ(Store::latest_schema_version(), 6);
+        EXPECT_EQ(Store::latest_schema_version(), 7);
         EXPECT_EQ(store.schema_version(), Store::latest_schema_version());
         EXPECT_EQ(store.integrity_check(), "ok");
         EXPECT_FALSE(store.read_only());
     }
     EXPECT_EQ(raw_sql(db_path(), "PRAGMA journal_mode"), "wal");
-    EXPECT_EQ(raw_sql(db_path(), "PRAGMA user_version"), "6");
+    EXPECT_EQ(raw_sql(db_path(), "PRAGMA user_version"), "7");
     EXPECT_EQ(raw_sql(db_path(), "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_schema WHERE "
                                  "type = 'table' ORDER BY name)"),
               "agent_attempts,artifacts,blobs,generation_exchanges,generations,perf_samples,perf_summaries,"
@@ -72,7 +72,7 @@ TEST_F(StoreTest, ReopenIsIdempotent) {
 
 TEST_F(StoreTest, RefusesNewerSchemaNamingFileAndVersions) {
     Store::open(db_path());
-    raw_sql(db_path(), "PRAGMA user_version = 7");
+    raw_sql(db_path(), "PRAGMA user_version = 8");
     for (bool read_only : {false, true}) {
         std::string message = error_of([&] {
             if (read_only)
@@ -81,11 +81,11 @@ TEST_F(StoreTest, RefusesNewerSchemaNamingFileAndVersions) {
                 Store::open(db_path());
         });
         EXPECT_NE(message.find(db_path().string()), std::string::npos) << message;
-        EXPECT_NE(message.find("schema version 7 is newer than this build of pkbw knows (6)"),
+        EXPECT_NE(message.find("schema version 8 is newer than this build of pkbw knows (7)"),
                   std::string::npos)
             << message;
     }
-    EXPECT_EQ(raw_sql(db_path(), "PRAGMA user_version"), "7"); // untouched
+    EXPECT_EQ(raw_sql(db_path(), "PRAGMA user_version"), "8"); // untouched
 }
 
 TEST_F(StoreTest, RefusesAFileThatIsNotAStore) {

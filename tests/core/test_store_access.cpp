@@ -98,6 +98,9 @@ void make_schema_1_store(const fs::path& path) {
                    "DROP TABLE sweep_pairs; DROP TABLE sweeps; DROP TABLE agent_attempts; "
                    "DROP TABLE generation_exchanges; DROP TABLE generations; DROP TABLE run_files; "
                    "DROP TABLE blobs; ALTER TABLE tensor_results DROP COLUMN ties; "
+                   "ALTER TABLE tensor_results DROP COLUMN length_bound; "
+                   "ALTER TABLE tensor_results DROP COLUMN ref_length; "
+                   "ALTER TABLE tensor_results DROP COLUMN cand_length; "
                    "PRAGMA user_version = 1; VACUUM;");
 }
 

@@ -59,6 +59,9 @@ void make_schema_1_store(const std::filesystem::path& path) {
                    "DROP TABLE agent_attempts; DROP TABLE generation_exchanges; DROP TABLE generations; " // 4
                    "DROP TABLE run_files; DROP TABLE blobs; "                                      // 5
                    "ALTER TABLE tensor_results DROP COLUMN ties; "                                 // 6
+                   "ALTER TABLE tensor_results DROP COLUMN length_bound; "                         // 7
+                   "ALTER TABLE tensor_results DROP COLUMN ref_length; "
+                   "ALTER TABLE tensor_results DROP COLUMN cand_length; "
                    "PRAGMA user_version = 1; VACUUM;");
 }
 

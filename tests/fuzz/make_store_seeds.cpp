@@ -176,6 +176,8 @@ int main(int argc, char** argv) {
                 "DROP TABLE sweep_pairs; DROP TABLE sweeps; DROP TABLE agent_attempts; "
                 "DROP TABLE generation_exchanges; DROP TABLE generations; DROP TABLE run_files; DROP TABLE blobs; "
                 "ALTER TABLE tensor_results DROP COLUMN ties; "
+                "ALTER TABLE tensor_results DROP COLUMN length_bound; ALTER TABLE tensor_results DROP COLUMN ref_length; "
+                "ALTER TABLE tensor_results DROP COLUMN cand_length; "
                 "PRAGMA user_version = 1; VACUUM;");
 
         // Refused: newer schema, another program's database, a foreign file claiming schema 1.

@@ -66,6 +66,9 @@ struct TensorComparison {
     // Set when the problem named tie rows for this output (Problem::tie_rows): whether its mismatches lie
     // in them. A tie-explained output still fails; its message ends with tie_report_text.
     std::optional<TieReport> ties;
+    // Set for a variable-length output (OutputLength): the bound and each side's reported length. Lengths
+    // that differ fail with "<name>: length C, the reference's R"; equal lengths compare the valid prefix.
+    std::optional<std::int64_t> length_bound, ref_length, cand_length;
 };
 
 struct OutputComparison {
@@ -79,6 +82,13 @@ struct OutputComparison {
 // output's tie rows, as Problem::checked_tie_rows gives them) the result carries a TieReport.
 TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const CompareOptions& options,
                                  const std::string& name = "output", const TieRows* ties = nullptr);
+// Compares one output leaf: compare_tensors, with the length rule first when either side is a
+// variable-length output (a reported length out of range or differing from the reference's fails
+// naming both; equal lengths compare the valid prefixes).
+// A null length is a fixed-shape side.
+TensorComparison compare_leaf(const std::string& name, const Tensor& ref, const OutputLength* ref_length,
+                              const Tensor& cand, const OutputLength* cand_length, const CompareOptions& options,
+                              const TieRows* ties = nullptr);
 // Compares leaf by leaf: same tensor names (order-insensitive), same non-tensor values, every tensor
 // compared. pass = no structure error and every tensor passes. `ties` maps output names to their tie rows.
 OutputComparison compare_outputs(const OutputSet& ref, const OutputSet& cand, const CompareOptions& options,

@@ -39,6 +39,9 @@ struct TensorSpec {
     std::string name;
     DType dtype = DType::F32;
     Shape shape;
+    // An output whose leading dimension is variable (docs/solution-abi.md "Variable-length outputs"):
+    // shape[0] is the upper bound allocated; the solution reports the rows it filled.
+    bool variable_length = false;
 };
 
 // The collective a problem's traffic resembles, for nccl-tests' algbw/busbw formulas.

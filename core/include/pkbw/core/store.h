@@ -133,6 +133,8 @@ struct TensorResultRow {
     ErrorMap error_map; // stored as a float32 little-endian BLOB, rows x cols
     std::string message;
     std::optional<TieReport> ties; // schema 6: the protocol's "ties" JSON, NULL when absent
+    // Schema 7: a variable-length output's bound and each side's reported length; NULL for fixed shapes.
+    std::optional<std::int64_t> length_bound, ref_length, cand_length;
 };
 
 // The one mapping from a comparison to a row; run_id, trial and rank are left for the caller.
