@@ -5,37 +5,46 @@
 //     g.a = x.data; g.b = w.data; g.trans_b = true; g.bias = b.data; g.c = y.data;   // F.linear
 //     PKBW_TRY(pkbw::tk::gemm(ctx, g));
 //
-// Numerics: bf16/f16/f32 operands accumulate in fp32 (CUBLAS_COMPUTE_32F; TF32 is never used, so
-// f32 GEMMs are true fp32 like torch with allow_tf32 = False), f64 operands in f64; C is rounded once
-// to its dtype. A bias is added to the fp32 accumulator before that rounding (C is pre-filled with the
-// bias rows and beta = 1), as torch's addmm epilogue does. Split-K reductions stay in fp32: the handle
-// sets CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION. cuBLAS's default math mode allows a split-K
-// algorithm to add its partial sums in the output type (bf16/f16), which rounds every partial sum and
-// moves C by an ulp or more wherever the heuristic splits K (small C, long K: the LoRA factors' x·Aᵀ
-// of 32, the weight gradients dᵀ·x of 40-47), while the host oracles and the samples' own dot
-// products round once. The cross-check's PKBXC_CUBLAS_REDUCED_PRECISION=off runs PyTorch the same way
-// (docs/problems.md).
+// Numerics: bf16/f16/f32 operands accumulate in fp32 (TF32 is never used, so f32 GEMMs are true fp32
+// like torch with allow_tf32 = False), f64 operands in f64; C is rounded once to its dtype, a bias added
+// to the fp32 accumulator before that rounding, as torch's addmm epilogue does.
+//
+// Fidelity (issue 29): the fp32 sums depend on the kernel cuBLAS picks, and its heuristic picks from how
+// it is called, so every GEMM here calls cuBLAS the way PyTorch 2.11 does for the same op:
+//   - with a bias (F.linear = addmm with beta 1): cuBLASLt with the bias epilogue (gemm_lt.cuh) when
+//     torch would (batch 1, packed C, m, n, k > 1); otherwise torch's fallback, the bias copied into C
+//     and the plain GEMM with beta = 1;
+//   - without (mm, bmm): bf16/f16 cublasGemmEx / cublasGemmStridedBatchedEx with the legacy compute type
+//     CUDA_R_32F and CUBLAS_GEMM_DEFAULT_TENSOR_OP under CUBLAS_DEFAULT_MATH; f32
+//     cublasSgemm(StridedBatched); f64 cublasDgemm(StridedBatched) (CUDABlas.cpp gemm_internal_cublas*,
+//     bgemm_internal_cublas*);
+//   - the handle gets torch's workspace (32 MiB on an H100/H200) after every cublasSetStream, which
+//     resets it to cuBLAS's own pool.
+// torch's default allow_bf16/fp16_reduced_precision_reduction = True leaves the reduced-precision
+// split-K reductions allowed (no CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, no Lt reduction mask),
+// and so does the toolkit: that flag narrows the set the heuristic chooses from. The 2026-12 H200 run
+// showed torch's kernels for these shapes do not use such reductions (the cross-check with
+// PKBXC_CUBLAS_REDUCED_PRECISION=off changed nothing).
 #pragma once
 
 #include "pkbw/solution.h"
 #include "pkbw/toolkit/check.cuh"
+#include "pkbw/toolkit/gemm_lt.cuh"
 #include "pkbw/toolkit/types.cuh"
 
 #include <cublas_v2.h>
 
 namespace pkbw::tk {
 
-// The library's cuBLAS handle, created on first use with the default math mode (no TF32) and no
-// reduced-precision (output-type) split-K reductions, and set to the caller's stream on every call. One per
-// loaded library (each rank is its own process); never destroyed, since a static destructor may run after the
-// CUDA context is gone.
+// The library's cuBLAS handle, created on first use in torch's math mode for these dtypes
+// (CUBLAS_DEFAULT_MATH: no TF32, reduced-precision reductions allowed), set to the caller's stream and
+// torch's workspace on every call. One per loaded library (each rank is its own process); never
+// destroyed, since a static destructor may run after the CUDA context is gone.
 inline cublasHandle_t cublas_handle() {
     static cublasHandle_t handle = [] {
         cublasHandle_t created = nullptr;
         if (cublasCreate(&created) == CUBLAS_STATUS_SUCCESS)
-            cublasSetMathMode(created,
-                              static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
-                                                        CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
+            cublasSetMathMode(created, CUBLAS_DEFAULT_MATH);
         return created;
     }();
     return handle;
@@ -118,6 +127,94 @@ inline int fill_bias(const Context& ctx, const Gemm& g, long long ldc) {
 
 } // namespace detail
 
+namespace detail {
+
+// The column-major call cuBLAS sees for row-major C = op(A)·op(B): Cᵀ = op(B)ᵀ·op(A)ᵀ, so B enters first,
+// and a row-major operand stored untransposed is, read column-major, already the transpose cuBLAS needs.
+struct ColumnMajor {
+    cublasOperation_t op_first, op_second;
+    int m, n, k;
+    long long ld_first, ld_second, ldc;
+};
+inline ColumnMajor column_major(const Gemm& g) {
+    const long long lda = g.lda ? g.lda : (g.trans_a ? g.m : g.k);
+    const long long ldb = g.ldb ? g.ldb : (g.trans_b ? g.k : g.n);
+    const long long ldc = g.ldc ? g.ldc : g.n;
+    return {g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+            g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+            static_cast<int>(g.n),
+            static_cast<int>(g.m),
+            static_cast<int>(g.k),
+            ldb,
+            lda,
+            ldc};
+}
+
+// torch's addmm Lt path for F.linear with a bias (Blas.cpp isInputCompliesAddmmCudaLt): true when it ran.
+inline bool linear_with_bias_lt(const Context& ctx, cublasHandle_t handle, const Gemm& g,
+                                cudaDataType_t type) {
+    const ColumnMajor c = column_major(g);
+    const bool packed_c = c.ldc == g.n;
+    if (!g.bias || g.batch != 1 || !packed_c || g.m < 2 || g.n < 2 || g.k < 2)
+        return false;
+    gemm_lt::LtProblem p;
+    p.type = type;
+    p.f64 = g.dtype == DType::F64;
+    p.trans_a = c.op_first == CUBLAS_OP_T;
+    p.trans_b = c.op_second == CUBLAS_OP_T;
+    p.m = c.m;
+    p.n = c.n;
+    p.k = c.k;
+    p.lda = c.ld_first;
+    p.ldb = c.ld_second;
+    p.ldd = c.ldc;
+    p.a = g.b;
+    p.b = g.a;
+    p.bias = g.bias;
+    p.d = g.c;
+    p.alpha = g.alpha;
+    return gemm_lt::linear_with_bias(handle, ctx.stream(), p);
+}
+
+// The plain GEMM, one call per dtype as CUDABlas.cpp's gemm/bgemm_internal_cublas* make it.
+inline cublasStatus_t plain_gemm(cublasHandle_t h, const Gemm& g, cudaDataType_t type, double beta) {
+    const ColumnMajor c = column_major(g);
+    const int lda = static_cast<int>(c.ld_first), ldb = static_cast<int>(c.ld_second),
+              ldc = static_cast<int>(c.ldc), batch = static_cast<int>(g.batch);
+    if (g.dtype == DType::F64) {
+        const auto* a = static_cast<const double*>(g.b);
+        const auto* b = static_cast<const double*>(g.a);
+        auto* out = static_cast<double*>(g.c);
+        return g.batch == 1 ? cublasDgemm(h, c.op_first, c.op_second, c.m, c.n, c.k, &g.alpha, a, lda, b, ldb,
+                                          &beta, out, ldc)
+                            : cublasDgemmStridedBatched(h, c.op_first, c.op_second, c.m, c.n, c.k, &g.alpha,
+                                                        a, lda, g.stride_b, b, ldb, g.stride_a, &beta, out,
+                                                        ldc, g.stride_c, batch);
+    }
+    const float alpha32 = static_cast<float>(g.alpha), beta32 = static_cast<float>(beta);
+    if (g.dtype == DType::F32) {
+        const auto* a = static_cast<const float*>(g.b);
+        const auto* b = static_cast<const float*>(g.a);
+        auto* out = static_cast<float*>(g.c);
+        return g.batch == 1 ? cublasSgemm(h, c.op_first, c.op_second, c.m, c.n, c.k, &alpha32, a, lda, b, ldb,
+                                          &beta32, out, ldc)
+                            : cublasSgemmStridedBatched(h, c.op_first, c.op_second, c.m, c.n, c.k, &alpha32,
+                                                        a, lda, g.stride_b, b, ldb, g.stride_a, &beta32, out,
+                                                        ldc, g.stride_c, batch);
+    }
+    // bf16/f16: the legacy compute type CUDA_R_32F (cuBLAS migrates it to CUBLAS_COMPUTE_32F), as torch
+    // passes.
+    const cudaDataType compute = CUDA_R_32F;
+    if (g.batch == 1)
+        return cublasGemmEx(h, c.op_first, c.op_second, c.m, c.n, c.k, &alpha32, g.b, type, lda, g.a, type,
+                            ldb, &beta32, g.c, type, ldc, compute, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
+    return cublasGemmStridedBatchedEx(h, c.op_first, c.op_second, c.m, c.n, c.k, &alpha32, g.b, type, lda,
+                                      g.stride_b, g.a, type, ldb, g.stride_a, &beta32, g.c, type, ldc,
+                                      g.stride_c, batch, compute, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
+}
+
+} // namespace detail
+
 // Runs g on ctx.stream(). Returns 0, or ctx.fail naming the bad argument or cuBLAS's error.
 inline int gemm(const Context& ctx, const Gemm& g) {
     cudaDataType_t type;
@@ -129,39 +226,23 @@ inline int gemm(const Context& ctx, const Gemm& g) {
         return ctx.fail("pkbw::tk::gemm: a bias needs beta == 0");
     if (g.m == 0 || g.n == 0)
         return 0;
-    // Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ: B enters first, and a row-major
-    // operand stored untransposed is, read column-major, already the transpose cuBLAS needs.
-    const long long lda = g.lda ? g.lda : (g.trans_a ? g.m : g.k);
-    const long long ldb = g.ldb ? g.ldb : (g.trans_b ? g.k : g.n);
-    const long long ldc = g.ldc ? g.ldc : g.n;
-    const cublasOperation_t op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cublasOperation_t op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-    double beta = g.beta;
-    if (g.bias) {
-        PKBW_TRY(detail::fill_bias(ctx, g, ldc));
-        beta = 1.0;
-    }
     const cublasHandle_t handle = cublas_handle();
     if (!handle)
         return ctx.fail("pkbw::tk::gemm: cublasCreate failed");
     PKBW_CHECK(ctx, cublasSetStream(handle, ctx.stream()));
-    const bool f64 = g.dtype == DType::F64;
-    const float alpha32 = static_cast<float>(g.alpha), beta32 = static_cast<float>(beta);
-    const void* alpha = f64 ? static_cast<const void*>(&g.alpha) : &alpha32;
-    const void* beta_ptr = f64 ? static_cast<const void*>(&beta) : &beta32;
-    const cublasComputeType_t compute = f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
-    const int n = static_cast<int>(g.n), m = static_cast<int>(g.m), k = static_cast<int>(g.k);
-    if (g.batch == 1) {
-        PKBW_CHECK(ctx, cublasGemmEx(handle, op_b, op_a, n, m, k, alpha, g.b, type, static_cast<int>(ldb),
-                                     g.a, type, static_cast<int>(lda), beta_ptr, g.c, type,
-                                     static_cast<int>(ldc), compute, CUBLAS_GEMM_DEFAULT));
-    } else {
-        PKBW_CHECK(ctx, cublasGemmStridedBatchedEx(handle, op_b, op_a, n, m, k, alpha, g.b, type,
-                                                   static_cast<int>(ldb), g.stride_b, g.a, type,
-                                                   static_cast<int>(lda), g.stride_a, beta_ptr, g.c, type,
-                                                   static_cast<int>(ldc), g.stride_c,
-                                                   static_cast<int>(g.batch), compute, CUBLAS_GEMM_DEFAULT));
+    const gemm_lt::Workspace& ws = gemm_lt::workspace();
+    if (ws.bytes == 0)
+        return ctx.fail("pkbw::tk::gemm: could not allocate the cuBLAS workspace");
+    PKBW_CHECK(ctx, cublasSetWorkspace(handle, ws.ptr, ws.bytes));
+    PKBW_CHECK(ctx, cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
+    if (detail::linear_with_bias_lt(ctx, handle, g, type))
+        return 0;
+    double beta = g.beta;
+    if (g.bias) { // torch's fallback: the bias copied into C, then the GEMM with beta = 1
+        PKBW_TRY(detail::fill_bias(ctx, g, detail::column_major(g).ldc));
+        beta = 1.0;
     }
+    PKBW_CHECK(ctx, detail::plain_gemm(handle, g, type, beta));
     return 0;
 }
 
