@@ -8,6 +8,10 @@
 #                         (PKBXC_CUBLAS_REDUCED_PRECISION=off): which side a mismatch comes from;
 #   samples.md            `pkbw eval` of every CUDA sample (baseline and tuned) against its reference;
 #   moe/summary.txt       the MoE kernel check, bit for bit (tools/gpu/moe_permute.sh, SMOKE=0);
+#   stages/check.txt      the GEMM and elementwise stages of 32 and 40-47 run by PyTorch
+#                         (tools/gpu/torch_stages.py) and by the toolkit on PyTorch's own inputs
+#                         (tools/gpu/torch_stage_check.cu), bit for bit, stage by stage: which stage
+#                         differs, and for the GEMMs feeding a ReLU how many pre-activations change sign;
 #   summary.txt           each section's wall time and its table's last lines.
 # It builds nothing of pkbw; pkbw compiles the references and samples it runs (its compile cache, in
 # parallel), and the MoE kernel check is one nvcc compile in the background. Ends within the budget
@@ -18,7 +22,7 @@
 #   REVISION file).
 # Environment: PROBLEMS (ids, default every folder under problems/), DTYPES (bf16), M, N (1024),
 #   JOBS (cross-check rows at once, default 12), WORK (/tmp/pkbw-fidelity), SECTIONS (default
-#   "moe crosscheck rp_off samples").
+#   "moe crosscheck stages rp_off samples").
 set -uo pipefail
 source "$(dirname "$0")/budget.sh"
 gpu_budget "$@"
@@ -30,7 +34,7 @@ pkb=$(realpath -m "$pkb")
 p=$build/bin/pkbw
 work=${WORK:-/tmp/pkbw-fidelity}
 dtypes=${DTYPES:-bf16} m=${M:-1024} n=${N:-1024} jobs=${JOBS:-12}
-sections=${SECTIONS:-moe crosscheck rp_off samples}
+sections=${SECTIONS:-moe crosscheck stages rp_off samples}
 mkdir -p "$out" "$work"
 export PATH=/usr/local/cuda/bin:$PATH NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 export PKBW_CACHE_DIR=$work/cache PKBW_PYTHON=${PKBW_PYTHON:-python3}
@@ -57,6 +61,15 @@ if want moe; then
     mkdir -p "$out/moe"
     SMOKE=0 bash tools/gpu/moe_permute.sh "$out/moe" > "$out/moe/stdout.log" 2>&1 &
     moe_pid=$!
+fi
+
+# 1b. The stage check's one nvcc compile, in the background.
+if want stages; then
+    mkdir -p "$out/stages"
+    rm -f "$work/torch_stage_check"
+    nvcc -std=c++17 -O3 -arch=sm_90 -DPKBW_BACKEND_CUDA -I abi/include -I toolkit/include \
+        tools/gpu/torch_stage_check.cu -o "$work/torch_stage_check" -lcublas -lcublasLt > "$out/stages/build.log" 2>&1 &
+    stages_pid=$!
 fi
 
 # 2. Warm the compile cache with the samples in the background (4 at a time) while the cross-check
@@ -93,6 +106,16 @@ PY
 
 if want crosscheck; then
     crosscheck "cross-check W=1 ($dtypes, ${m}x$n), every problem" 300 "$id_list" "$out/crosscheck.md"
+fi
+if want stages; then
+    gpu_section "stages of 32 and 40-47: PyTorch against the toolkit, bit for bit" "$out"
+    wait "$stages_pid"
+    echo "build exit $?" >> "$out/stages/build.log"
+    timeout "$(gpu_limit 60)" python3 tools/gpu/torch_stages.py "$work/stages" > "$out/stages/check.txt" 2>&1
+    [ -x "$work/torch_stage_check" ] && timeout "$(gpu_limit 30)" "$work/torch_stage_check" "$work/stages" \
+        >> "$out/stages/check.txt" 2>&1
+    echo "torch_stage_check exit $?" >> "$out/stages/check.txt"
+    grep -vE "^$" "$out/stages/check.txt" | tail -40 | tee -a "$out/summary.txt"
 fi
 if want samples; then
     gpu_section "samples: pkbw eval of every CUDA sample against its reference (W=1, 5 trials)" "$out"
