@@ -206,7 +206,7 @@ std::vector<std::string> CompileCache::command(const CompileRequest& request, co
     argv.push_back("-o");
     argv.push_back(output.string());
     if (request.backend == Backend::Cuda) {
-        argv.insert(argv.end(), {"-lnccl", "-lcublas", "-lcublasLt"});
+        argv.insert(argv.end(), {"-lnccl", "-lcublas", "-lcublasLt", "-lcufft"}); // cuFFT: 72's long convolution
     } else {
         argv.push_back("-pthread");
     }
@@ -217,7 +217,7 @@ std::vector<std::string> CompileCache::object_command(const CompileRequest& requ
                                                      const fs::path& output) const {
     std::vector<std::string> argv;
     for (const auto& arg : command(request, output)) {
-        if (arg == "-shared" || arg == "-lnccl" || arg == "-lcublas" || arg == "-lcublasLt")
+        if (arg == "-shared" || arg == "-lnccl" || arg == "-lcublas" || arg == "-lcublasLt" || arg == "-lcufft")
             continue;
         if (arg == "-Bsymbolic" && !argv.empty() && argv.back() == "-Xlinker") {
             argv.pop_back();

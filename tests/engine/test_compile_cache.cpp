@@ -240,7 +240,7 @@ TEST(CompileCache, CudaCommandHasTheIssueFlags) {
     EXPECT_EQ(joined,
               "/usr/local/cuda/bin/nvcc -std=c++17 -O3 -arch=sm_90a -shared -Xcompiler -fPIC -Xlinker "
               "-Bsymbolic -DPKBW_BACKEND_CUDA -I/r/abi/include -I/r/core/include cand.cu -o out.so "
-              "-lnccl -lcublas -lcublasLt ");
+              "-lnccl -lcublas -lcublasLt -lcufft ");
 }
 
 TEST(CompileCache, TruncatedLibraryIsRebuiltAndReported) {

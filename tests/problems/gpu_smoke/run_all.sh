@@ -9,13 +9,13 @@ stems=("$@")
 compile() {
     stem=$1; out=$2
     nvcc -std=c++17 -O3 -arch=sm_90 -shared -Xcompiler -fPIC -DPKBW_BACKEND_CUDA -I abi/include -I core/include -I toolkit/include \
-        problems/$stem/reference.cu -o $out/$stem.ref.so -lnccl -lcublas -lcublasLt || echo "COMPILE FAIL $stem ref"
+        problems/$stem/reference.cu -o $out/$stem.ref.so -lnccl -lcublas -lcublasLt -lcufft || echo "COMPILE FAIL $stem ref"
     g++ -std=c++20 -O2 -shared -fPIC -DPKBW_BACKEND_HOST -I abi/include -I core/include -I toolkit/include \
         problems/$stem/reference_host.cpp -o $out/$stem.host.so || echo "COMPILE FAIL $stem host"
     for v in baseline tuned; do
         f=samples/solutions_cuda_bf16_h200_2_samples_$v/${stem}_cuda.cu
         [ -f $f ] && { nvcc -std=c++17 -O3 -arch=sm_90 -shared -Xcompiler -fPIC -DPKBW_BACKEND_CUDA -I abi/include \
-            -I core/include -I toolkit/include $f -o $out/$stem.$v.so -lnccl -lcublas -lcublasLt || echo "COMPILE FAIL $stem $v"; }
+            -I core/include -I toolkit/include $f -o $out/$stem.$v.so -lnccl -lcublas -lcublasLt -lcufft || echo "COMPILE FAIL $stem $v"; }
     done
 }
 export -f compile
