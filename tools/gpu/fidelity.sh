@@ -112,7 +112,7 @@ if want stages; then
     wait "$stages_pid"
     echo "build exit $?" >> "$out/stages/build.log"
     timeout "$(gpu_limit 60)" python3 tools/gpu/torch_stages.py "$work/stages" > "$out/stages/check.txt" 2>&1
-    [ -x "$work/torch_stage_check" ] && timeout "$(gpu_limit 30)" "$work/torch_stage_check" "$work/stages" \
+    [ -x "$work/torch_stage_check" ] && timeout "$(gpu_limit 90)" "$work/torch_stage_check" "$work/stages" \
         >> "$out/stages/check.txt" 2>&1
     echo "torch_stage_check exit $?" >> "$out/stages/check.txt"
     grep -vE "^$" "$out/stages/check.txt" | tail -40 | tee -a "$out/summary.txt"

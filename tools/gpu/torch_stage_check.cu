@@ -67,6 +67,46 @@ struct DeviceBits {
     }
 };
 
+// float -> bf16 bits, round to nearest even (finite values).
+unsigned short to_bits(float f) {
+    unsigned int u;
+    std::memcpy(&u, &f, 4);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return static_cast<unsigned short>(u >> 16);
+}
+
+// The GEMM computed exactly on the host (double; bf16 products and sums of up to 2^20 terms are exact
+// to far below a bf16 ulp) and rounded once, to see how far PyTorch's and the toolkit's fp32 sums are
+// from the correctly rounded result: an IEEE fp32 summation in any order changes it in about 1 of 10^4
+// elements at these sizes (CPU model, docs/problems.md); many more mean a lower-precision accumulation.
+Bits exact_gemm(const Bits& a, const Bits& b, const Bits& bias, long long m, long long n, long long k,
+                bool ta, bool tb) {
+    Bits c(static_cast<std::size_t>(m * n));
+    std::vector<double> row(static_cast<std::size_t>(k)), cols(static_cast<std::size_t>(n * k)); // op(B)ᵀ
+    for (long long j = 0; j < n; ++j)
+        for (long long p = 0; p < k; ++p)
+            cols[j * k + p] = value(tb ? b[j * k + p] : b[p * n + j]);
+    for (long long i = 0; i < m; ++i) {
+        for (long long p = 0; p < k; ++p)
+            row[p] = value(ta ? a[p * m + i] : a[i * k + p]);
+        for (long long j = 0; j < n; ++j) {
+            double sum = bias.empty() ? 0.0 : value(bias[j]);
+            const double* col = &cols[j * k];
+            for (long long p = 0; p < k; ++p)
+                sum += row[p] * col[p];
+            c[i * n + j] = to_bits(static_cast<float>(sum));
+        }
+    }
+    return c;
+}
+
+long long count_differ(const Bits& x, const Bits& y) {
+    long long d = 0;
+    for (std::size_t i = 0; i < x.size(); ++i)
+        d += x[i] != y[i] ? 1 : 0;
+    return d;
+}
+
 // Prints the comparison of `got` with `want` ([rows, cols]); returns true when they differ.
 bool report(const std::string& name, const Bits& got, const Bits& want, long long cols, bool signs) {
     long long differ = 0, first = -1, flips = 0;
@@ -107,7 +147,12 @@ int run_gemm(const pkbw::Context& ctx, const std::string& dir, std::istringstrea
     if (tk::gemm(ctx, g) != 0)
         return -1;
     const bool feeds_relu = name.size() > 4 && name.compare(name.size() - 4, 4, "_fc1") == 0;
-    return report(name + (bias ? " (gemm+bias)" : " (gemm)"), dc.fetch(want.size()), want, n, feeds_relu);
+    const Bits got = dc.fetch(want.size());
+    const bool differ = report(name + (bias ? " (gemm+bias)" : " (gemm)"), got, want, n, feeds_relu);
+    const Bits exact = exact_gemm(a, b, bias_bits, m, n, k, ta != 0, tb != 0);
+    std::printf("%-22s   against the exact sum rounded once: PyTorch %lld, toolkit %lld differ\n", "",
+                count_differ(want, exact), count_differ(got, exact));
+    return differ;
 }
 
 int run_elementwise(const pkbw::Context& ctx, const std::string& kind, const std::string& dir,
