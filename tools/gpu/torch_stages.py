@@ -83,11 +83,12 @@ def problem_32(w, gen, m=1024, n=1024, inter=128, rank=8, experts=8):
 
 
 def problem_40(w, gen, tag, rows=1024, d_in=256, hidden=512, d_out=256):
-    """PKB 40's MLP step (41/42/47: d_in 1024 at N = 1024): forward, mse_loss, backward's GEMMs. The
+    """PKB 40's MLP step at N = 1024 (41, 42 and 47 have the same sizes there: P = 262,912 divides every
+    W), parameters standard normal as PKB draws them: forward, mse_loss, the GEMMs autograd runs. The
     checker reports, for fc1, how many pre-activations change sign (> 0 or not): ReLU-mask flips."""
     x, y = normal(gen, rows, d_in), normal(gen, rows, d_out)
-    w1, b1 = uniform(gen, (hidden, d_in), d_in).requires_grad_(), uniform(gen, (hidden,), d_in).requires_grad_()
-    w2, b2 = uniform(gen, (d_out, hidden), hidden).requires_grad_(), uniform(gen, (d_out,), hidden).requires_grad_()
+    w1, b1 = normal(gen, hidden, d_in).requires_grad_(), normal(gen, hidden).requires_grad_()
+    w2, b2 = normal(gen, d_out, hidden).requires_grad_(), normal(gen, d_out).requires_grad_()
     pre = F.linear(x, w1, b1)
     pre.retain_grad()
     h = F.relu(pre)
@@ -110,8 +111,8 @@ def main():
     gen = torch.Generator(device="cuda").manual_seed(29)
     w = Writer(out)
     problem_32(w, gen)
-    problem_40(w, gen, "p40")
-    problem_40(w, gen, "p41", d_in=1024)
+    for draw in range(3):  # three draws of 40-47's step: more pre-activations near 0
+        problem_40(w, gen, f"p40_{draw}")
     torch.cuda.synchronize()
     with open(os.path.join(out, "cases.txt"), "w") as f:
         f.write("\n".join(w.lines) + "\n")
