@@ -1,9 +1,12 @@
 // PKB problem 39: Ulysses attention end to end: QKV projection, all-to-all from sequence to head
 // shards, PKB's "attention" (over the head axis), all-to-all back, output projection.
 #include "attention_inputs.h"
+#include "head_margin.h"
 
 namespace pkbw::problems {
 namespace {
+
+constexpr std::uint64_t kRedrawStream = 16; // hidden's redraws: streams 16, 17, ... (0-2 are the inputs)
 
 class UlyssesAttention final : public BasicProblem {
 public:
@@ -35,6 +38,11 @@ public:
     }
     void make_inputs(const ProblemConfig& c, int rank, std::vector<Tensor>& inputs) const override {
         fill_random_inputs(c, info().id, rank, inputs, 2);
+        if (c.input_mode == InputMode::Pkb) {
+            // Tokens whose head-axis softmax rows have a near tie are drawn again (head_margin.h says why).
+            redraw_near_ties(inputs[0], inputs[1], kAttnHeads, c.world_size, head_score_margin(c.dtype),
+                             pkb_seed(c.seed, info().id, rank, c.trial), kRedrawStream);
+        }
     }
     std::map<std::string, double> params(const ProblemConfig&) const override {
         return {{"num_heads", static_cast<double>(kAttnHeads)}, {"causal", 0}};
