@@ -6,7 +6,9 @@
 // the one MLP, so out = r(r(w₁·y) + r(w₂·y)) with y = MLP(x).
 // Orders: seq = one fp32 FMA chain (the baseline CUDA sample's dot products), lanes32 = 32 strided
 // partial sums and a tree (a warp reduction), chunks16 = exact-ish 16-term chunks added in turn (an MMA
-// tile's K step). Build and run (about 2 minutes on one core):
+// tile's K step). bias2x is no order but the bias added after the product is rounded to bf16 (r(r(x·Wᵀ) + b)
+// instead of r(x·Wᵀ + b)), on the GEMMs with a bias: on the base projections it fails ~10^4 elements in ~200
+// rows, the H200's signature (issue 29). Build and run (about 2 minutes on one core):
 //   g++ -O2 -ffp-contract=off -o /tmp/moe32_order_model tools/gpu/moe32_order_model.cpp &&
 //   /tmp/moe32_order_model [SEED]
 #include <algorithm>
@@ -31,17 +33,27 @@ float bf(double v) {
     return f;
 }
 
-enum class Order { Exact, Seq, Lanes32, Chunks16 };
+// BiasTwice is not an order: the exact product rounded to bf16, then the bias added and rounded again.
+enum class Order { Exact, Seq, Lanes32, Chunks16, BiasTwice };
 const char* order_name(Order o) {
-    return o == Order::Exact     ? "exact"
-           : o == Order::Seq     ? "seq"
-           : o == Order::Lanes32 ? "lanes32"
-                                 : "chunks16";
+    switch (o) {
+    case Order::Exact:
+        return "exact";
+    case Order::Seq:
+        return "seq";
+    case Order::Lanes32:
+        return "lanes32";
+    case Order::Chunks16:
+        return "chunks16";
+    default:
+        return "bias2x";
+    }
 }
 
 double dot(const float* a, const float* b, int k, Order o) {
     switch (o) {
-    case Order::Exact: {
+    case Order::Exact:
+    case Order::BiasTwice: {
         double s = 0;
         for (int i = 0; i < k; ++i)
             s += static_cast<double>(a[i]) * b[i];
@@ -87,7 +99,9 @@ std::vector<float> linear(const std::vector<float>& x, int rows, const Linear& l
         for (int c = 0; c < l.out; ++c) {
             double s = dot(&x[static_cast<std::size_t>(r) * l.in], &l.w[static_cast<std::size_t>(c) * l.in],
                            l.in, o);
-            if (!l.b.empty())
+            if (!l.b.empty() && o == Order::BiasTwice)
+                s = static_cast<double>(bf(s)) + l.b[c];
+            else if (!l.b.empty())
                 s = o == Order::Exact ? s + l.b[c] : static_cast<double>(static_cast<float>(s) + l.b[c]);
             y[static_cast<std::size_t>(r) * l.out + c] = bf(s);
         }
@@ -208,8 +222,11 @@ int main(int argc, char** argv) {
     } runs[] = {{127, "every GEMM"},           {kRouter, "router"},        {kBase, "gate/up base"},
                 {kLoraIn, "x·A (K=1024)"},     {kLoraInterB, "·Bᵀ (K=8)"}, {kDown, "down base"},
                 {kLoraDownA, "h·A_d (K=128)"}, {kLoraDownB, "·B_dᵀ (K=8)"}};
-    for (Order o : {Order::Seq, Order::Lanes32, Order::Chunks16})
+    for (Order o : {Order::Seq, Order::Lanes32, Order::Chunks16, Order::BiasTwice})
         for (const auto& run : runs) {
+            if (o == Order::BiasTwice && run.mask != 127 && run.mask != kRouter && run.mask != kBase &&
+                run.mask != kDown)
+                continue; // only the GEMMs with a bias
             const std::vector<float> out = forward(layer, o, run.mask);
             long bad = 0;
             double max_err = 0;

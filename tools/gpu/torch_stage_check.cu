@@ -3,7 +3,10 @@
 // outputs of the stage before, and PyTorch's output), runs the toolkit's code for that stage on the same
 // inputs and counts the output elements whose bits differ:
 //   gemm      tk::gemm (gemm.cuh: cuBLASLt bias epilogue or cuBLAS as PyTorch calls them); for a GEMM
-//             feeding a ReLU also how many outputs change sign (ReLU-mask flips)
+//             feeding a ReLU also how many outputs change sign (ReLU-mask flips); each result also against
+//             the exact sum rounded once, and with a bias also the bias-in-C beta-1 GEMM (the toolkit's
+//             path before, and torch's fallback), which the CPU models of issue 29 suspect of rounding
+//             twice
 //   add       moe_mlp.cuh's add_in_place (torch's + of two bf16 tensors)
 //   silu_mul  moe_mlp.cuh's silu_times (F.silu stored in bf16, times up, stored)
 //   router    moe_router.cuh's softmax_top_k (softmax in PyTorch's order, rounded, top-k): the weights
@@ -152,6 +155,21 @@ int run_gemm(const pkbw::Context& ctx, const std::string& dir, std::istringstrea
     const Bits exact = exact_gemm(a, b, bias_bits, m, n, k, ta != 0, tb != 0);
     std::printf("%-22s   against the exact sum rounded once: PyTorch %lld, toolkit %lld differ\n", "",
                 count_differ(want, exact), count_differ(got, exact));
+    if (bias) { // the toolkit's path before the Lt epilogue: the bias copied into C, a beta-1 GEMM
+        Bits filled(static_cast<std::size_t>(m * n));
+        for (long long i = 0; i < m * n; ++i)
+            filled[i] = bias_bits[i % n];
+        DeviceBits dfilled(filled);
+        g.bias = nullptr;
+        g.beta = 1.0;
+        g.c = dfilled.ptr;
+        if (tk::gemm(ctx, g) == 0) {
+            const Bits old_path = dfilled.fetch(want.size());
+            std::printf(
+                "%-22s   bias in C, beta 1 (torch's fallback): %lld differ from PyTorch, %lld from exact\n",
+                "", count_differ(old_path, want), count_differ(old_path, exact));
+        }
+    }
     return differ;
 }
 
