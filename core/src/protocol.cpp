@@ -356,7 +356,8 @@ TensorComparison tensor_comparison_from_json(const nlohmann::json& j, const std:
     }
     if (j.contains("length_bound") && !j.at("length_bound").is_null()) {
         c.length_bound = r.integer("length_bound");
-        for (auto [field, target] : {std::pair{"ref_length", &c.ref_length}, {"cand_length", &c.cand_length}}) {
+        for (auto [field, target] :
+             {std::pair{"ref_length", &c.ref_length}, {"cand_length", &c.cand_length}}) {
             if (j.contains(field) && !j.at(field).is_null()) {
                 *target = r.integer(field);
             }

@@ -30,6 +30,8 @@ using Json = nlohmann::ordered_json;
 constexpr std::size_t kLengthBytes = 8;
 constexpr std::string_view kMetadataKey = "__metadata__";
 constexpr std::string_view kValuesKey = "pkbw.values";
+// Variable-length outputs: {name: {"bound": B, "length": L}}; the tensor is the valid prefix.
+constexpr std::string_view kLengthsKey = "pkbw.output_lengths";
 // Output values are None, sizes, numbers and short lists; deeper nesting is refused so that a
 // hostile file cannot make the (recursive) serializer overflow the stack.
 constexpr int kMaxValueDepth = 64;
@@ -113,6 +115,7 @@ struct Layout {
     std::vector<Entry> entries; // header order
     std::map<std::string, std::string> metadata;
     std::map<std::string, std::string> values;
+    std::map<std::string, OutputLength> lengths;
     std::size_t data_start = 0;
 };
 
@@ -196,6 +199,28 @@ Entry parse_entry(const std::string& name, const Json& value, const std::string&
     return entry;
 }
 
+std::int64_t length_field(const Json& entry, const char* field, const std::string& where) {
+    if (!entry.contains(field) || !entry.at(field).is_number_integer())
+        throw FormatError(where + ": field '" + field + "' is missing or not an integer");
+    return entry.at(field).get<std::int64_t>();
+}
+
+void parse_lengths(const std::string& text, const std::string& where, Layout& layout) {
+    const Json lengths = parse_strict_json(text, where, kMaxValueDepth);
+    if (!lengths.is_object())
+        throw FormatError(where + " is " + an(lengths) + ", not an object");
+    for (const auto& [name, entry] : lengths.items()) {
+        const std::string entry_where = where + ": " + json_quote(name);
+        if (!entry.is_object())
+            throw FormatError(entry_where + " is " + an(entry) + ", not an object");
+        const OutputLength length{length_field(entry, "bound", entry_where),
+                                  length_field(entry, "length", entry_where)};
+        if (length.bound < 0)
+            throw FormatError(entry_where + ": negative bound " + std::to_string(length.bound));
+        layout.lengths.emplace(name, length);
+    }
+}
+
 void parse_metadata(const Json& value, const std::string& src, Layout& layout) {
     const std::string where = src + ": __metadata__";
     if (!value.is_object())
@@ -203,6 +228,11 @@ void parse_metadata(const Json& value, const std::string& src, Layout& layout) {
     for (const auto& [key, item] : value.items()) {
         if (!item.is_string())
             throw FormatError(where + ": value of " + json_quote(key) + " is " + an(item) + ", not a string");
+        if (key == kLengthsKey) {
+            parse_lengths(item.get_ref<const std::string&>(), where + ": " + std::string(kLengthsKey),
+                          layout);
+            continue;
+        }
         if (key != kValuesKey) {
             layout.metadata.emplace(key, item.get<std::string>());
             continue;
@@ -284,6 +314,19 @@ Layout parse_layout(std::span<const std::byte> bytes, const std::string& src) {
             throw FormatError(src + ": __metadata__: " + std::string(kValuesKey) + ": value " +
                               json_quote(name) + " has the name of a tensor");
     }
+    // A length names a tensor whose leading dimension is its valid prefix (0 rows for a length out of range).
+    for (const auto& [name, length] : layout.lengths) {
+        const auto entry = std::find_if(layout.entries.begin(), layout.entries.end(),
+                                        [&](const Entry& e) { return e.name == name; });
+        const std::string where =
+            src + ": __metadata__: " + std::string(kLengthsKey) + ": " + json_quote(name);
+        if (entry == layout.entries.end())
+            throw FormatError(where + " names no tensor");
+        const std::int64_t rows = entry->shape.empty() ? -1 : entry->shape[0];
+        if (rows != (length.valid() ? length.reported : 0))
+            throw FormatError(where + ": the tensor has " + std::to_string(rows) + " rows for length " +
+                              std::to_string(length.reported) + " of " + std::to_string(length.bound));
+    }
     return layout;
 }
 
@@ -359,6 +402,17 @@ void write_safetensors(const std::string& path, const OutputSet& outputs,
     if (metadata.contains(std::string(kValuesKey)))
         throw Error(path + ": __metadata__: key " + json_quote(kValuesKey) +
                     " is reserved for output values");
+    if (metadata.contains(std::string(kLengthsKey)))
+        throw Error(path + ": __metadata__: key " + json_quote(kLengthsKey) +
+                    " is reserved for output lengths");
+    for (const auto& [name, length] : outputs.lengths) {
+        const Tensor* tensor = outputs.find(name);
+        const std::int64_t rows = tensor == nullptr || tensor->shape().empty() ? -1 : tensor->shape()[0];
+        if (rows != (length.valid() ? length.reported : 0))
+            throw Error(path + ": output length of " + json_quote(name) + " (" +
+                        std::to_string(length.reported) + " of " + std::to_string(length.bound) +
+                        ") does not match its tensor's rows");
+    }
     std::unordered_set<std::string> names;
     std::vector<Tensor> tensors;
     tensors.reserve(outputs.tensors.size());
@@ -396,12 +450,18 @@ void write_safetensors(const std::string& path, const OutputSet& outputs,
     }
 
     Json header = Json::object();
-    if (!metadata.empty() || !values.empty()) {
+    if (!metadata.empty() || !values.empty() || !outputs.lengths.empty()) {
         Json meta = Json::object();
         for (const auto& [key, value] : metadata)
             meta[key] = value;
         if (!values.empty())
             meta[std::string(kValuesKey)] = values.dump();
+        if (!outputs.lengths.empty()) {
+            Json lengths = Json::object();
+            for (const auto& [name, length] : outputs.lengths)
+                lengths[name] = {{"bound", length.bound}, {"length", length.reported}};
+            meta[std::string(kLengthsKey)] = lengths.dump();
+        }
         header[std::string(kMetadataKey)] = std::move(meta);
     }
     for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -448,6 +508,7 @@ SafetensorsFile read_safetensors(const std::string& path) {
     SafetensorsFile file;
     file.metadata = std::move(layout.metadata);
     file.outputs.values = std::move(layout.values);
+    file.outputs.lengths = std::move(layout.lengths);
     for (Entry& e : layout.entries) {
         const std::size_t offset = layout.data_start + e.begin;
         const std::size_t nbytes = e.end - e.begin;
@@ -468,6 +529,7 @@ SafetensorsFile parse_safetensors(std::span<const std::byte> bytes, const std::s
     SafetensorsFile file;
     file.metadata = std::move(layout.metadata);
     file.outputs.values = std::move(layout.values);
+    file.outputs.lengths = std::move(layout.lengths);
     for (Entry& e : layout.entries) {
         const auto data = bytes.subspan(layout.data_start + e.begin, e.end - e.begin);
         file.outputs.add(std::move(e.name), Tensor::from_bytes(e.dtype, e.shape, data));

@@ -20,6 +20,11 @@ std::string format_number(double value) {
 std::string tensor_line(const nlohmann::json& tensor) {
     std::string name = json_text(tensor, "name", "output");
     std::string line = name + ": ";
+    // A variable-length output whose lengths disagree (or one out of range): core's message names both.
+    if (tensor.contains("length_bound") &&
+        tensor.value("ref_length", nlohmann::json()) != tensor.value("cand_length", nlohmann::json())) {
+        return json_text(tensor, "message", line + "lengths differ");
+    }
     if (!tensor.value("shape_match", true)) {
         return line + "shape mismatch " + tensor.value("ref_shape", nlohmann::json::array()).dump() + " vs " +
                tensor.value("cand_shape", nlohmann::json::array()).dump();

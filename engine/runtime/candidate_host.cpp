@@ -32,6 +32,7 @@ using nlohmann::json;
 struct ViewSet {
     std::vector<std::string> names;
     std::vector<TensorView> inputs, outputs;
+    std::int64_t* output_lengths = nullptr; // the length slots, when an output is variable-length
 };
 
 std::string demangled(const char* name) {
@@ -255,6 +256,15 @@ private:
         return view;
     }
 
+    std::int64_t* length_slots(const json& lengths, std::size_t outputs) {
+        const auto it = mapped_.find(lengths.at("buffer").get<int>());
+        const std::size_t offset = lengths.at("offset").get<std::size_t>();
+        if (it == mapped_.end() || offset + outputs * sizeof(std::int64_t) > it->second.second) {
+            throw Error("views: the output length slots lie outside a mapped buffer");
+        }
+        return reinterpret_cast<std::int64_t*>(static_cast<char*>(it->second.first) + offset);
+    }
+
     ViewSet build_views(const json& request) {
         ViewSet set;
         const json& inputs = request.at("inputs");
@@ -270,6 +280,9 @@ private:
         }
         for (const auto& tensor : outputs) {
             set.outputs.push_back(view_of(tensor, set, index++));
+        }
+        if (request.contains("lengths")) {
+            set.output_lengths = length_slots(request.at("lengths"), set.outputs.size());
         }
         return set;
     }
@@ -303,7 +316,8 @@ private:
     void call(const json& request) {
         set_params(request);
         const ViewSet set = build_views(request);
-        const Context context = session_->make_context(local_rank_, set.inputs, set.outputs);
+        const Context context =
+            session_->make_context(local_rank_, set.inputs, set.outputs, set.output_lengths);
         invoke(context);
         device_->synchronize();
     }
@@ -312,7 +326,8 @@ private:
         std::vector<Context> contexts;
         for (int id : request.at("views")) {
             const ViewSet& set = view_set(id);
-            contexts.push_back(session_->make_context(local_rank_, set.inputs, set.outputs));
+            contexts.push_back(
+                session_->make_context(local_rank_, set.inputs, set.outputs, set.output_lengths));
         }
         return contexts;
     }
@@ -351,7 +366,8 @@ private:
     // The traced pass (--trace): ranges named as the judge names its own, so the trace reads the same.
     void traced(const json& request) {
         const ViewSet& set = view_set(request.at("views").get<int>());
-        const Context context = session_->make_context(local_rank_, set.inputs, set.outputs);
+        const Context context =
+            session_->make_context(local_rank_, set.inputs, set.outputs, set.output_lengths);
         tracer::set_tracing_enabled(true);
         const int iterations = request.at("iterations").get<int>();
         {

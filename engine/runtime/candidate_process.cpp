@@ -329,9 +329,14 @@ json CandidateProcess::exchange(const json& message, const std::vector<int>& fds
 }
 
 SharedBuffers::Location CandidateProcess::ensure_mapped(const TensorView& view) {
-    const auto location = buffers_->locate(view.data, view.nbytes());
+    return ensure_mapped(view.data, view.nbytes(), std::string("tensor '") + view.name + "'");
+}
+
+SharedBuffers::Location CandidateProcess::ensure_mapped(const void* data, std::size_t bytes,
+                                                        const std::string& name) {
+    const auto location = buffers_->locate(data, bytes);
     if (!location) {
-        throw Error(std::string("tensor '") + view.name + "' is not in memory shared with the candidate");
+        throw Error(name + " is not in memory shared with the candidate");
     }
     if (mapped_.count(location->id)) {
         return *location;
@@ -360,8 +365,8 @@ void CandidateProcess::unmap(int id) {
     }
 }
 
-json CandidateProcess::describe(const std::vector<TensorView>& inputs,
-                                const std::vector<TensorView>& outputs) {
+json CandidateProcess::describe(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                                const std::int64_t* output_lengths) {
     auto list = [&](const std::vector<TensorView>& views) {
         json out = json::array();
         for (const auto& view : views) {
@@ -374,20 +379,27 @@ json CandidateProcess::describe(const std::vector<TensorView>& inputs,
         }
         return out;
     };
-    return {{"inputs", list(inputs)}, {"outputs", list(outputs)}};
+    json views = {{"inputs", list(inputs)}, {"outputs", list(outputs)}};
+    if (output_lengths != nullptr) {
+        const auto location =
+            ensure_mapped(output_lengths, outputs.size() * sizeof(std::int64_t), "the output length slots");
+        views["lengths"] = {{"buffer", location.id}, {"offset", location.offset}};
+    }
+    return views;
 }
 
 void CandidateProcess::call(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
-                            const std::map<std::string, double>& params) {
-    json message = describe(inputs, outputs);
+                            const std::map<std::string, double>& params, const std::int64_t* output_lengths) {
+    json message = describe(inputs, outputs, output_lengths);
     message["msg"] = cp::kCall;
     message["params"] = params;
     request(message);
 }
 
 int CandidateProcess::define_views(const std::vector<TensorView>& inputs,
-                                   const std::vector<TensorView>& outputs) {
-    json message = describe(inputs, outputs);
+                                   const std::vector<TensorView>& outputs,
+                                   const std::int64_t* output_lengths) {
+    json message = describe(inputs, outputs, output_lengths);
     const int id = next_views_++;
     message["msg"] = cp::kViews;
     message["id"] = id;

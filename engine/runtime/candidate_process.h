@@ -88,10 +88,12 @@ public:
 
     // One call on these views (every pointer must lie in a SharedBuffers allocation). The candidate
     // synchronises its device before answering.
+    // `output_lengths`: the views' length slots (variable-length outputs), null when none is variable.
     void call(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
-              const std::map<std::string, double>& params);
+              const std::map<std::string, double>& params, const std::int64_t* output_lengths = nullptr);
     // A view set the timed requests refer to by id.
-    int define_views(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs);
+    int define_views(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                     const std::int64_t* output_lengths = nullptr);
     BlockTiming pkb_series(const std::vector<int>& views, int warmup, int iterations);
     // One checked block: call k on view set views[k] (core/candidate_protocol.h kTimedCalls). The
     // caller times the request on its own clock; the reply's samples are the process's own account.
@@ -123,9 +125,11 @@ private:
     // One request and its reply; a failure carries this worker's side.
     nlohmann::json request(const nlohmann::json& message, const std::vector<int>& fds = {});
     nlohmann::json exchange(const nlohmann::json& message, const std::vector<int>& fds);
-    nlohmann::json describe(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs);
+    nlohmann::json describe(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                            const std::int64_t* output_lengths);
     // Maps the view's buffer into the candidate if it is not yet; returns where the view lies in it.
     SharedBuffers::Location ensure_mapped(const TensorView& view);
+    SharedBuffers::Location ensure_mapped(const void* data, std::size_t bytes, const std::string& name);
     [[noreturn]] void died(const std::string& during);
     void unmap(int id);
 

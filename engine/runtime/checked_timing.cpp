@@ -8,6 +8,7 @@
 #include "pkbw/core/random.h"
 #include "pkbw/core/timing_checks.h"
 #include "rendezvous.h"
+#include "timed_lengths.h"
 #include "timing_inputs.h"
 #include "trial_buffers.h"
 
@@ -55,6 +56,8 @@ private:
     struct Side {
         TimedWorker* worker = nullptr;
         std::unique_ptr<SharedSlots> outputs;
+        // One set of length slots per call; null when no output is variable-length.
+        std::unique_ptr<TimedLengths> lengths;
         std::vector<int> views; // one view set per call
         // Frozen from the round trip's calibration to the end of the blocks. Last: destroyed (thawed)
         // before the slots' release asks the worker to unmap them.
@@ -147,9 +150,11 @@ void CheckedTiming::prepare_side(Side& side) {
     side.outputs = std::make_unique<SharedSlots>(
         c_.shared, outputs_layout_.set_bytes * static_cast<std::size_t>(plan_.calls_per_block),
         launch_pad(placement_seed(), p_.rank, &side == &reference_ ? 1 : 2));
+    side.lengths = TimedLengths::make(c_.shared, outputs_layout_.specs, plan_.calls_per_block);
     for (int k = 0; k < plan_.calls_per_block; ++k) {
         side.views.push_back(side.worker->process->define_views(
-            inputs_layout_.views(input_slots_->data(), k), outputs_layout_.views(side.outputs->data(), k)));
+            inputs_layout_.views(input_slots_->data(), k), outputs_layout_.views(side.outputs->data(), k),
+            side.lengths ? side.lengths->slot(k) : nullptr));
     }
 }
 
@@ -177,6 +182,9 @@ void CheckedTiming::load_group(int group, Side& side) {
     inputs_->load(group * plan_.calls_per_block, plan_.calls_per_block, input_slots_->data());
     p_.device.fill(side.outputs->data(), kPoisonByte,
                    outputs_layout_.set_bytes * static_cast<std::size_t>(plan_.calls_per_block));
+    if (side.lengths) {
+        side.lengths->reset(p_.device);
+    }
     if (cold_) {
         p_.device.flush_cache(); // what was just written must not be in L2 when the calls read it
     }
@@ -339,12 +347,19 @@ CheckedTiming::CallFailure CheckedTiming::explain(int group, int call) {
 
 void CheckedTiming::check_pair(int group, int candidate_block) {
     std::vector<MismatchQuery> queries;
+    // Variable-length outputs: lengths first; only the valid prefix of agreeing ones is compared.
+    const TimedLengthCheck lengths =
+        TimedLengths::check(reference_.lengths.get(), candidate_.lengths.get(), p_.device,
+                            outputs_layout_.specs, plan_.calls_per_block);
     for (int k = 0; k < plan_.calls_per_block; ++k) {
         const auto ref = outputs_layout_.views(reference_.outputs->data(), k);
         const auto cand = outputs_layout_.views(candidate_.outputs->data(), k);
         for (std::size_t t = 0; t < ref.size(); ++t) {
+            const Shape& shape = outputs_layout_.specs[t].shape;
+            const std::int64_t row = shape.empty() || shape[0] == 0 ? 1 : shape_numel(shape) / shape[0];
+            const std::int64_t rows = lengths.rows[static_cast<std::size_t>(k)][t];
             queries.push_back({ref[t].data, cand[t].data, outputs_layout_.specs[t].dtype,
-                               static_cast<std::size_t>(shape_numel(outputs_layout_.specs[t].shape))});
+                               static_cast<std::size_t>(shape.empty() ? 1 : rows * row)});
         }
     }
     const auto counts = p_.device.count_mismatches(queries, c_.atol, c_.rtol);
@@ -363,6 +378,15 @@ void CheckedTiming::check_pair(int group, int candidate_block) {
         for (std::size_t t = 0; t < per_call; ++t) {
             count.mismatches += counts[static_cast<std::size_t>(k) * per_call + t].mismatches;
             count.gross += counts[static_cast<std::size_t>(k) * per_call + t].gross;
+        }
+        if (const std::string& length = lengths.messages[static_cast<std::size_t>(k)]; !length.empty()) {
+            if (message.empty()) {
+                message = "call " + std::to_string(k) + " of " + std::to_string(plan_.calls_per_block) +
+                          ": " + length;
+                kind = "length";
+            }
+            ++failed;
+            continue;
         }
         if (count.mismatches == 0) {
             continue;

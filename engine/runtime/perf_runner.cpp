@@ -47,6 +47,9 @@ TimingBuffers::TimingBuffers(SharedBuffers& shared, const std::vector<TensorSpec
     for (const auto& spec : output_specs_) {
         outputs_.push_back(shared_.allocate(spec_bytes(spec)));
         output_views_.push_back(view_of(spec, outputs_.back()));
+        if (spec.variable_length && lengths_ == nullptr) {
+            lengths_ = shared_.allocate(output_specs_.size() * sizeof(std::int64_t));
+        }
     }
     input_views_.resize(static_cast<std::size_t>(copies));
     for (int copy = 0; copy < copies; ++copy) {
@@ -73,6 +76,9 @@ TimingBuffers::~TimingBuffers() {
     }
     for (void* p : outputs_) {
         shared_.release(p);
+    }
+    if (lengths_ != nullptr) {
+        shared_.release(lengths_);
     }
 }
 
@@ -231,7 +237,8 @@ void time_pkb_series(const PerfContext& c, const PerfOptions& options, const std
     TimedWorker* candidate = nullptr;
     for (std::size_t w = 0; w < present.size(); ++w) {
         for (int copy = 0; copy < buffers.copies(); ++copy) {
-            views[w].push_back(present[w]->process->define_views(buffers.inputs(copy), buffers.outputs()));
+            views[w].push_back(present[w]->process->define_views(buffers.inputs(copy), buffers.outputs(),
+                                                                 buffers.output_lengths()));
         }
         candidate = present[w]->untrusted ? present[w] : candidate;
     }

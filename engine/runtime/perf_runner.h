@@ -68,6 +68,9 @@ public:
     }
     const std::vector<TensorView>& outputs() const { return output_views_; }
     const std::vector<TensorSpec>& output_specs() const { return output_specs_; }
+    // Length slots for variable-length outputs (written by every call, never read: PKB's series checks
+    // nothing); null when no output is variable.
+    std::int64_t* output_lengths() const { return static_cast<std::int64_t*>(lengths_); }
 
 private:
     SharedBuffers& shared_;
@@ -75,6 +78,7 @@ private:
     std::vector<void*> owned_, outputs_;
     std::vector<std::vector<TensorView>> input_views_;
     std::vector<TensorView> output_views_;
+    void* lengths_ = nullptr;
 };
 
 struct TimedWorker;  // checked_timing.h

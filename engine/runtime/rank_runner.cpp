@@ -302,8 +302,8 @@ void RankRun::run_traced_pass(int iterations) {
     buffers.prepare();
     tracer::set_tracing_enabled(true);
     if (reference_) {
-        const Context context =
-            reference_session_->make_context(local_rank_, buffers.input_views(), buffers.output_views());
+        const Context context = reference_session_->make_context(
+            local_rank_, buffers.input_views(), buffers.output_views(), buffers.output_lengths());
         // One call before the iterations keeps one-time costs out of iteration 0: on the H200 the
         // first traced iteration of 12_allgather_gemm took 5.3 ms against 50 us for the rest, after
         // the same kernels had run in every trial (so, the tracer's own set-up, most likely).
@@ -329,7 +329,8 @@ void RankRun::run_traced_pass(int iterations) {
     // The candidate's iterations run in its own process, which traces itself into trace/candidate/.
     if (candidate_) {
         try {
-            candidate_->trace(candidate_->define_views(buffers.input_views(), buffers.output_views()),
+            candidate_->trace(candidate_->define_views(buffers.input_views(), buffers.output_views(),
+                                                       buffers.output_lengths()),
                               iterations);
         } catch (const CandidateFailure& failure) {
             if (failure.kind == candidate_protocol::kFailSolution) {

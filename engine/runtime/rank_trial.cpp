@@ -56,8 +56,8 @@ SideResult RankRun::run_reference(TrialBuffers& buffers, int trial) {
     buffers.prepare();
     phase("reference", trial);
     SideResult result;
-    const Context context =
-        reference_session_->make_context(local_rank_, buffers.input_views(), buffers.output_views());
+    const Context context = reference_session_->make_context(
+        local_rank_, buffers.input_views(), buffers.output_views(), buffers.output_lengths());
     int status = 0;
     try {
         status = reference_->call(context);
@@ -87,7 +87,7 @@ SideResult RankRun::run_candidate(TrialBuffers& buffers, int trial,
     phase("candidate", trial);
     SideResult result;
     try {
-        candidate_->call(buffers.input_views(), buffers.output_views(), params);
+        candidate_->call(buffers.input_views(), buffers.output_views(), params, buffers.output_lengths());
     } catch (const CandidateFailure& failure) {
         if (failure.kind != candidate_protocol::kFailSolution) {
             candidate_broke(failure, "candidate", trial);
@@ -221,6 +221,7 @@ bool RankRun::run_trial(int trial) {
             }
             const std::string name = side == &reference ? "reference" : "candidate";
             const auto path = dir / ("rank_" + std::to_string(rank_) + "_" + name + ".safetensors");
+            // A variable-length output is written as its valid prefix, its length beside it (core).
             write_safetensors(path.string(), (*side)->outputs,
                               {{"pkbw.problem", config_.problem},
                                {"pkbw.side", name},

@@ -191,6 +191,24 @@ struct SessionServices {
         session_of(ctx).failure_ = message && *message ? message : "solution reported failure";
         return 1;
     }
+
+    // Written in stream order on cuda (the slot is device memory a kernel may also write); the value
+    // travels from the stack, which copy_async stages before it returns.
+    static int set_output_length(const Context* ctx, int output, std::int64_t length) {
+        SolutionSession& session = session_of(ctx);
+        const std::string where = session.side_ + ": ctx.set_output_length(" + std::to_string(output) + ", " +
+                                  std::to_string(length) + "): ";
+        if (ctx->output_lengths == nullptr)
+            return fail(ctx, (where + "no output of this problem has a variable length").c_str());
+        if (output < 0 || output >= ctx->num_outputs)
+            return fail(ctx, (where + "there are " + std::to_string(ctx->num_outputs) + " outputs").c_str());
+        const std::int64_t bound = ctx->outputs[output].ndim > 0 ? ctx->outputs[output].shape[0] : 1;
+        if (length < 0 || length > bound)
+            return fail(ctx,
+                        (where + "outside 0.." + std::to_string(bound) + " (the output's bound)").c_str());
+        session.device_.copy_async(ctx->output_lengths + output, &length, sizeof length);
+        return 0;
+    }
 };
 
 SolutionSession::SolutionSession(std::string side, Device& device, Rendezvous& rendezvous,
@@ -207,16 +225,16 @@ SolutionSession::~SolutionSession() {
 }
 
 const Services& SolutionSession::services() {
-    static const Services table{&SessionServices::symmetric, &SessionServices::scratch,
-                                &SessionServices::barrier,   &SessionServices::all_gather_host,
-                                &SessionServices::param,     &SessionServices::fail,
-                                &SessionServices::sub_comm,  &SessionServices::all_gather_group_host,
-                                &SessionServices::param_list};
+    static const Services table{&SessionServices::symmetric,  &SessionServices::scratch,
+                                &SessionServices::barrier,    &SessionServices::all_gather_host,
+                                &SessionServices::param,      &SessionServices::fail,
+                                &SessionServices::sub_comm,   &SessionServices::all_gather_group_host,
+                                &SessionServices::param_list, &SessionServices::set_output_length};
     return table;
 }
 
 Context SolutionSession::make_context(int local_rank, const std::vector<TensorView>& inputs,
-                                      const std::vector<TensorView>& outputs) {
+                                      const std::vector<TensorView>& outputs, std::int64_t* output_lengths) {
     Context context{};
     context.abi_version = kAbiVersion;
     context.rank = rendezvous_.rank();
@@ -231,6 +249,7 @@ Context SolutionSession::make_context(int local_rank, const std::vector<TensorVi
     context.outputs = outputs.data();
     context.services = &services();
     context.engine = this;
+    context.output_lengths = output_lengths;
     return context;
 }
 

@@ -49,8 +49,9 @@ public:
     SolutionSession& operator=(const SolutionSession&) = delete;
 
     // Builds the context for one call; the views must outlive the call.
+    // output_lengths: the view set's length slots (variable-length outputs), null when none is variable.
     Context make_context(int local_rank, const std::vector<TensorView>& inputs,
-                         const std::vector<TensorView>& outputs);
+                         const std::vector<TensorView>& outputs, std::int64_t* output_lengths = nullptr);
     void set_params(std::map<std::string, double> params) { params_ = std::move(params); }
     // The message the solution passed to ctx.fail() in its last call ("" if none), then cleared.
     std::string take_failure();

@@ -3,6 +3,7 @@
 #include "pkbw/core/error.h"
 
 #include <cstring>
+#include <optional>
 
 namespace pkbw::engine {
 namespace {
@@ -23,6 +24,10 @@ TensorView make_view(const std::string& name, DType dtype, const Shape& shape, v
     }
     view.data = data;
     return view;
+}
+
+std::int64_t leading_dimension(const Shape& shape) {
+    return shape.empty() ? 1 : shape[0];
 }
 
 std::size_t spec_bytes(const TensorSpec& spec) {
@@ -62,6 +67,11 @@ TrialBuffers::TrialBuffers(SharedBuffers& shared, const std::vector<TensorSpec>&
         output_views_.push_back(make_view(names_[input_specs.size() + i], output_specs[i].dtype,
                                           output_specs[i].shape, memory + kGuardBytes));
     }
+    for (const auto& spec : output_specs) {
+        if (spec.variable_length && lengths_memory_ == nullptr) {
+            lengths_memory_ = shared_.allocate(output_specs.size() * sizeof(std::int64_t));
+        }
+    }
 }
 
 TrialBuffers::~TrialBuffers() {
@@ -70,6 +80,9 @@ TrialBuffers::~TrialBuffers() {
     }
     for (void* p : output_memory_) {
         shared_.release(p);
+    }
+    if (lengths_memory_ != nullptr) {
+        shared_.release(lengths_memory_);
     }
 }
 
@@ -86,17 +99,46 @@ void TrialBuffers::prepare() {
         device_.fill(memory + kGuardBytes, kPoisonByte, bytes);
         device_.fill(memory + kGuardBytes + bytes, kGuardByte, kGuardBytes);
     }
+    if (lengths_memory_ != nullptr) {
+        // A variable output starts as "not reported"; a fixed one's slot holds its full length.
+        std::vector<std::int64_t> lengths;
+        for (const auto& spec : output_specs_) {
+            lengths.push_back(spec.variable_length ? kLengthNotReported : leading_dimension(spec.shape));
+        }
+        device_.upload(lengths_memory_, lengths.data(), lengths.size() * sizeof(std::int64_t));
+    }
     device_.synchronize();
+}
+
+std::vector<std::int64_t> TrialBuffers::reported_lengths() {
+    std::vector<std::int64_t> lengths(output_specs_.size(), 0);
+    if (lengths_memory_ != nullptr) {
+        device_.download(lengths.data(), lengths_memory_, lengths.size() * sizeof(std::int64_t));
+    }
+    return lengths;
 }
 
 OutputSet TrialBuffers::download_outputs() {
     OutputSet outputs;
+    const std::vector<std::int64_t> lengths = reported_lengths();
     for (std::size_t i = 0; i < output_specs_.size(); ++i) {
-        Tensor tensor = Tensor::zeros(output_specs_[i].dtype, output_specs_[i].shape);
+        const TensorSpec& spec = output_specs_[i];
+        // Only a variable output's valid prefix is read: rows past its reported length are never looked at.
+        std::optional<OutputLength> length;
+        Shape shape = spec.shape;
+        if (spec.variable_length) {
+            length = OutputLength{leading_dimension(spec.shape), lengths[i]};
+            shape[0] = length->valid() ? length->reported : 0;
+        }
+        Tensor tensor = Tensor::zeros(spec.dtype, shape);
         if (tensor.nbytes() > 0) {
             device_.download(tensor.mutable_data(), output_views_[i].data, tensor.nbytes());
         }
-        outputs.add(output_specs_[i].name, std::move(tensor));
+        if (length) {
+            outputs.add(spec.name, std::move(tensor), *length);
+        } else {
+            outputs.add(spec.name, std::move(tensor));
+        }
     }
     return outputs;
 }

@@ -39,11 +39,17 @@ public:
     void prepare();
     const std::vector<TensorView>& input_views() const { return input_views_; }
     const std::vector<TensorView>& output_views() const { return output_views_; }
+    // The output length slots (ABI Context::output_lengths), or null when no output is variable-length.
+    std::int64_t* output_lengths() const { return static_cast<std::int64_t*>(lengths_memory_); }
 
+    // Each output as compared: a variable-length one is only its reported prefix (the tail is not read),
+    // with the bound and the length as reported (OutputLength).
     OutputSet download_outputs();
     std::vector<GuardViolation> check_guards();
     // Names of the inputs whose bytes differ from the pristine copy, with the count of bytes changed.
     std::vector<std::string> changed_inputs();
+    // What each output's length slot holds now (0 for every output when none is variable-length).
+    std::vector<std::int64_t> reported_lengths();
 
 private:
     SharedBuffers& shared_;
@@ -52,6 +58,7 @@ private:
     std::vector<TensorSpec> output_specs_;
     std::vector<void*> input_memory_;
     std::vector<void*> output_memory_; // guard + data + guard
+    void* lengths_memory_ = nullptr;   // one int64 per output, when any output is variable-length
     std::vector<TensorView> input_views_;
     std::vector<TensorView> output_views_;
     std::vector<std::string> names_; // storage for TensorView::name

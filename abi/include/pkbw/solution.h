@@ -24,7 +24,9 @@ namespace pkbw {
 
 // 2: Services gained sub_comm, all_gather_group_host and param_list (appended: a solution built
 // against version 1 runs unchanged).
-inline constexpr int kAbiVersion = 2;
+// 3: variable-length outputs: Context gained output_lengths and Services set_output_length (appended:
+// a solution built against version 1 or 2 runs unchanged).
+inline constexpr int kAbiVersion = 3;
 inline constexpr int kMaxDims = 8;
 inline constexpr int kMaxRanks = 64;
 // Every symmetric allocation comes with one signal pad per rank of this many 32-bit words, zeroed
@@ -128,6 +130,8 @@ struct Services {
     void (*all_gather_group_host)(const Context* ctx, const SubComm* group, const void* send,
                                   std::size_t bytes, void* recv);
     int (*param_list)(const Context* ctx, const char* name, double* values, int capacity);
+    // Version 3:
+    int (*set_output_length)(const Context* ctx, int output, std::int64_t length);
 };
 
 struct Context {
@@ -144,6 +148,14 @@ struct Context {
     const TensorView* outputs;
     const Services* services;
     void* engine; // the engine's per-rank state; opaque to solutions
+    // Version 3. Variable-length outputs (docs/solution-abi.md): an output whose problem declares its
+    // leading dimension variable is allocated at its bound (shape[0]); the solution reports how many
+    // leading rows it filled in output_lengths[i], and only that prefix is compared. The array has
+    // num_outputs slots in the backend's memory (device memory on cuda: a kernel may write its slot;
+    // host memory on the host backend), or is null when no output of the problem is variable. Before
+    // each call the engine sets a variable output's slot to -1 (not reported) and a fixed one's to
+    // shape[0]; a fixed output's slot is never read.
+    std::int64_t* output_lengths;
 
     const TensorView& input(int i) const { return inputs[i]; }
     const TensorView& output(int i) const { return outputs[i]; }
@@ -174,6 +186,18 @@ struct Context {
     // `values` and returns the list's length (which may exceed capacity), or -1 when the problem has none.
     int param_list(const char* name, double* values, int capacity) const {
         return services->param_list(this, name, values, capacity);
+    }
+
+    // Variable-length outputs: reports that output `output` holds `length` valid leading rows (0 <= length
+    // <= its shape[0]). From host code on either backend (on cuda it is ordered on ctx.stream()); a kernel
+    // may instead write output_length_slot(output). Returns non-zero (with ctx.fail's message recorded)
+    // when the output is not variable-length or the length is out of range.
+    int set_output_length(int output, std::int64_t length) const {
+        return services->set_output_length(this, output, length);
+    }
+    // The slot a kernel writes the length into (device memory on cuda), or null when the output is fixed.
+    std::int64_t* output_length_slot(int output) const {
+        return output_lengths == nullptr ? nullptr : output_lengths + output;
     }
 
     // Collective over all ranks: this rank's group of `layout`, with an NCCL communicator over the group
