@@ -1,0 +1,58 @@
+// Variable-count exchanges (pkbw reference toolkit), host-side and backend-neutral: the counts step of
+// an all-to-allv or all-gatherv, through ctx.all_gather_host (so it runs the same on cuda and host).
+//
+//     const auto recv_counts = pkbw::tk::exchange_counts(ctx, send_counts); // all_to_all_single's splits
+//     const auto counts = pkbw::tk::gather_counts(ctx, my_rows);            // an uneven all_gather's sizes
+//
+// Offsets of packed chunks are sort_host.h's exclusive_scan.
+// The data step follows with the grouped send/recv of tk::all_to_all_v (cuda) or tk::all_to_all_v_host;
+// "all_to_all_single used as an all-gatherv" (69, 78) is exchange_counts with send_counts[p] = my_rows
+// for every p. Collective: every rank calls each at the same point.
+#pragma once
+
+#include "pkbw/solution.h"
+
+#include <vector>
+
+namespace pkbw::tk {
+
+// What every peer sends this rank: recv_counts[p] = peer p's send_counts[rank]. send_counts has one
+// entry per rank.
+inline std::vector<long long> exchange_counts(const Context& ctx, const std::vector<long long>& send_counts) {
+    const int world = ctx.world_size;
+    std::vector<long long> all(static_cast<std::size_t>(world) * world);
+    ctx.all_gather_host(send_counts.data(), sizeof(long long) * static_cast<std::size_t>(world), all.data());
+    std::vector<long long> recv(static_cast<std::size_t>(world));
+    for (int p = 0; p < world; ++p) {
+        recv[static_cast<std::size_t>(p)] = all[static_cast<std::size_t>(p) * world + ctx.rank];
+    }
+    return recv;
+}
+
+// Every rank's count of an all-gatherv, in rank order.
+inline std::vector<long long> gather_counts(const Context& ctx, long long mine) {
+    std::vector<long long> counts(static_cast<std::size_t>(ctx.world_size));
+    ctx.all_gather_host(&mine, sizeof mine, counts.data());
+    return counts;
+}
+
+inline long long total_of(const std::vector<long long>& counts) {
+    long long total = 0;
+    for (long long c : counts) {
+        total += c;
+    }
+    return total;
+}
+
+// Reports `rows` as the length of every output (docs/solution-abi.md "Variable-length outputs"): 67's
+// ids and rows, which arrive together. Returns the first failure's code.
+inline int set_output_lengths(const Context& ctx, long long rows) {
+    for (int i = 0; i < ctx.num_outputs; ++i) {
+        if (const int rc = ctx.set_output_length(i, rows)) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+} // namespace pkbw::tk
