@@ -13,7 +13,10 @@
 // it is called, so every GEMM here calls cuBLAS the way PyTorch 2.11 does for the same op:
 //   - with a bias (F.linear = addmm with beta 1): cuBLASLt with the bias epilogue (gemm_lt.cuh) when
 //     torch would (batch 1, packed C, m, n, k > 1); otherwise torch's fallback, the bias copied into C
-//     and the plain GEMM with beta = 1;
+//     and the plain GEMM with beta = 1. That fallback was the toolkit's only path before, and on an H200
+//     it behaved as r(r(x·Wᵀ) + b), the bias added after the product's rounding: CPU models reproduce
+//     the mismatches of 32 and 40-47 from that alone (issue 29, docs/problems.md), so it is kept only
+//     where torch takes it too;
 //   - without (mm, bmm): bf16/f16 cublasGemmEx / cublasGemmStridedBatchedEx with the legacy compute type
 //     CUDA_R_32F and CUBLAS_GEMM_DEFAULT_TENSOR_OP under CUBLAS_DEFAULT_MATH; f32
 //     cublasSgemm(StridedBatched); f64 cublasDgemm(StridedBatched) (CUDABlas.cpp gemm_internal_cublas*,
