@@ -128,10 +128,6 @@ inline int fill_bias(const Context& ctx, const Gemm& g, long long ldc) {
     return 0;
 }
 
-} // namespace detail
-
-namespace detail {
-
 // The column-major call cuBLAS sees for row-major C = op(A)·op(B): Cᵀ = op(B)ᵀ·op(A)ᵀ, so B enters first,
 // and a row-major operand stored untransposed is, read column-major, already the transpose cuBLAS needs.
 struct ColumnMajor {
