@@ -48,6 +48,10 @@ void PerfCollector::add(int rank, const json& event) {
             target.push_back(value.get<double>());
         }
     }
+    const double span = event.value("span_ms", 0.0), enqueue = event.value("enqueue_ms", 0.0);
+    if (protocol == "pkbw" && span > 0 && enqueue > 0) {
+        enqueue_shares_[side].push_back(enqueue / span);
+    }
     if (const auto calls = event.find("call_samples_ms"); protocol == "pkbw" && calls != event.end() &&
                                                           calls->is_array()) {
         for (const auto& value : *calls) {
@@ -73,6 +77,9 @@ PerfFigures PerfCollector::compute(const WorkModel& work, int world_size) const 
     f.plan = plan_;
     for (const auto& [side, samples] : call_samples_) {
         f.call_samples[side] = summarize(samples);
+    }
+    for (const auto& [side, shares] : enqueue_shares_) {
+        f.enqueue_share[side] = percentile(shares, 50);
     }
 
     // The judge's floor under each side, per launch and rank: a trusted block's overhead is its judge
@@ -306,6 +313,9 @@ json to_json(const PerfFigures& f) {
         }
         j["call_samples"] = calls;
     }
+    if (!f.enqueue_share.empty()) {
+        j["enqueue_share"] = f.enqueue_share;
+    }
     if (f.has_pkbw) {
         json launches = json::array();
         for (const auto& e : f.replicated.launches) {
@@ -340,6 +350,27 @@ json to_json(const PerfFigures& f) {
         j["pkb"] = f.pkb_side_ms;
     }
     return j;
+}
+
+std::vector<std::string> launch_bound_notes(const PerfFigures& f) {
+    std::vector<std::string> notes;
+    if (f.on_host) {
+        return notes; // a CPU loop has no launch queue: its calls run as they are "queued"
+    }
+    for (const auto& [side, share] : f.enqueue_share) {
+        if ((side != "reference" && side != "candidate") || share < kLaunchBoundShare) {
+            continue;
+        }
+        char text[400];
+        std::snprintf(text, sizeof text,
+                      "the %s is launch-bound: its process was still queueing calls for %.0f%% of its blocks' "
+                      "device time%s, so its time per call is the host's launch rate and moves with the host's CPU "
+                      "(its kernels alone take less)",
+                      side.c_str(), 100.0 * std::min(share, 1.0),
+                      side == "candidate" ? " (by its own account)" : "");
+        notes.emplace_back(text);
+    }
+    return notes;
 }
 
 void print_perf(std::ostream& out, const PerfFigures& f) {
@@ -403,6 +434,9 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
                       "    %-10s each call as its process timed it: median %9.4f ms  p5 %9.4f  p95 %9.4f  (n=%zu)\n",
                       name.c_str(), summary.median, summary.p5, summary.p95, summary.count);
         out << line;
+    }
+    for (const std::string& note : launch_bound_notes(f)) {
+        out << "    note: " << note << "\n";
     }
     if (f.has_pkbw) {
         std::snprintf(line, sizeof(line), "    speedup %.3fx  95%% CI [%.3f, %.3f]  %s  (%d launch%s; no difference "

@@ -69,6 +69,11 @@ struct PerfFigures {
     // Per side, the per-call samples its worker process reported (device events around each call):
     // the distribution, never the headline (docs/perf.md).
     std::map<std::string, SampleSummary> call_samples;
+    // Per side, the median over its blocks (and ranks) of the share of the block's device span during
+    // which its process was still queueing calls (its own account): near 1, the host's launches set the
+    // pace and the time per call moves with the host's CPU; well below 1, the device does (the calls
+    // were queued ahead of it). The reference's is trusted; the candidate's is what its process says.
+    std::map<std::string, double> enqueue_share;
     // Rank 0's timing_plan event (calls per block, pairs, inputs, round trip, containment), or null.
     nlohmann::json plan;
 };
@@ -81,6 +86,12 @@ void check_plausibility(PerfFigures& figures, const WorkModel& work, const Machi
 // the other side of 1): both figures, how the methods differ, and which side the difference in method
 // costs more. "" when they agree.
 std::string explain_pkb_disagreement(const PerfFigures& figures);
+
+// The share of a block's device span (enqueue_ms / span_ms) from which a side reads as launch-bound.
+constexpr double kLaunchBoundShare = 0.8;
+// One line per side whose blocks were launch-bound (PerfFigures::enqueue_share at or above
+// kLaunchBoundShare; never on the host backend); empty when none.
+std::vector<std::string> launch_bound_notes(const PerfFigures& figures);
 
 class PerfCollector {
 public:
@@ -101,6 +112,7 @@ public:
 private:
     std::vector<PerfSeries> series_;
     std::map<std::string, std::vector<double>> call_samples_; // side -> every rank's per-call samples
+    std::map<std::string, std::vector<double>> enqueue_shares_; // side -> enqueue_ms / span_ms per block
     nlohmann::json plan_;
     nlohmann::json clocks_ = nlohmann::json::object();
     int malformed_ = 0;

@@ -360,6 +360,7 @@ private:
             timed.checked_block(call, static_cast<int>(contexts.size()), request.value("barrier", true));
         reply["samples_ms"] = timing.samples_ms;
         reply["span_ms"] = timing.span_ms;
+        reply["enqueue_ms"] = timing.enqueue_ms;
         reply["calls"] = timing.calls;
     }
 

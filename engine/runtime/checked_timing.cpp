@@ -288,6 +288,7 @@ void CheckedTiming::time_block(int block, BlockSide which) {
                   {"judge_call_ms", judge_call_ms(judge_ms, round_trip_ms_, timing.calls)},
                   {"call_samples_ms", timing.samples_ms},
                   {"span_ms", timing.span_ms},
+                  {"enqueue_ms", timing.enqueue_ms},
                   {"calls", timing.calls},
                   {"judge_ms", judge_ms},
                   {"round_trip_ms", round_trip_ms_},

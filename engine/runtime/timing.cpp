@@ -85,6 +85,7 @@ BlockTiming TimedCalls::checked_block(const CallFunction& call, int calls, bool 
         call(k);
         timer->mark(2 * k + 1);
     }
+    timing.enqueue_ms = ms_since(start);
     device_.synchronize();
     timing.host_ms = ms_since(start);
     const auto consecutive = timer->elapsed_ms();

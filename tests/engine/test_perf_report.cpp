@@ -226,3 +226,38 @@ TEST(PerfReport, LaunchesArePooledAndADisagreementWithPkbIsExplained) {
         << f.pkb_disagreement;
     EXPECT_NE(to_json(f)["pkbw"]["pkb_disagreement"].get<std::string>().find("0.400x"), std::string::npos);
 }
+
+namespace {
+json queued_block(const std::string& side, int index, double span_ms, double enqueue_ms) {
+    json block = judged_block(side, index, span_ms / 50, span_ms + 0.4, 50);
+    block["span_ms"] = span_ms;
+    block["enqueue_ms"] = enqueue_ms;
+    return block;
+}
+} // namespace
+
+// Problem 12's reference on the H200 (W=1): three launches a call (NCCL, a permute, cuBLAS), queued no
+// faster than the device ran them (21 us a call against 12.5 us of kernels), while the candidate's one
+// kernel was queued ahead of the device. The report names the launch-bound side, never on the host.
+TEST(PerfReport, ALaunchBoundSideIsNamedAndADeviceBoundOneIsNot) {
+    PerfCollector perf;
+    perf.add(0, queued_block("reference", 0, 1.05, 1.04));
+    perf.add(0, queued_block("candidate", 1, 0.80, 0.15));
+    perf.add(0, queued_block("candidate", 2, 0.80, 0.16));
+    perf.add(0, queued_block("reference", 3, 1.10, 1.08));
+    PerfFigures f = perf.compute(allreduce_of(1e6), 1);
+    ASSERT_EQ(f.enqueue_share.count("reference"), 1u);
+    EXPECT_GT(f.enqueue_share.at("reference"), 0.95);
+    EXPECT_LT(f.enqueue_share.at("candidate"), 0.25);
+    const auto notes = launch_bound_notes(f);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("the reference is launch-bound"), std::string::npos) << notes[0];
+    EXPECT_NE(printed(f).find("note: the reference is launch-bound"), std::string::npos) << printed(f);
+    EXPECT_GT(to_json(f)["enqueue_share"]["reference"].get<double>(), 0.95);
+    f.on_host = true; // a CPU loop's calls run as they are queued: no launch queue to speak of
+    EXPECT_TRUE(launch_bound_notes(f).empty());
+    // Without enqueue times (older workers, PKB's Python path) nothing is said.
+    const PerfFigures plain = collector(1, 2.0, 1.0).compute(allreduce_of(1e6), 1);
+    EXPECT_TRUE(plain.enqueue_share.empty());
+    EXPECT_TRUE(launch_bound_notes(plain).empty());
+}
