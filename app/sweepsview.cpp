@@ -1,6 +1,7 @@
 #include "sweepsview.h"
 
 #include "background.h"
+#include "generationsview.h"
 #include "qtconvert.h"
 
 #include <QComboBox>
@@ -254,7 +255,11 @@ void SweepsView::show_table(const SweepTable& table) {
         }
         const int row = failing_->rowCount();
         failing_->insertRow(row);
-        failing_->setItem(row, 0, cell(to_qstring(v.pair.generation_label)));
+        // The model's short name (a folder name such as solutions_cuda_bf16_h100_8_<provider>_<model> is
+        // wide enough to push the other columns out of view), the folder in the tooltip.
+        auto* generation = cell(to_qstring(short_generation_label(parse_generation_label(v.pair.generation_label))));
+        generation->setToolTip(to_qstring(v.pair.generation_label));
+        failing_->setItem(row, 0, generation);
         failing_->setItem(row, 1, cell(to_qstring(v.pair.problem_stem)));
         auto* status = cell(to_qstring(v.status));
         if (auto s = parse_run_status(v.status)) {

@@ -3,6 +3,7 @@
 // `pkbw show --sweep ID --json`, the failing pairs open their runs, a perf sweep draws its fast_p
 // curves, and a sweep still running is re-read until it ends.
 #include "fixtures.h"
+#include "generationsview.h"
 #include "heatmapview.h"
 #include "mainwindow.h"
 #include "pkbw/core/sweep_table.h"
@@ -185,8 +186,17 @@ private slots:
         const QTableWidget* failing = view->failing_table();
         QCOMPARE(failing->rowCount(), 2);
         int mismatch_row = -1;
+        // The generation's short name in the cell (a PKB folder such as
+        // solutions_cuda_bf16_h100_8_anthropic_claude-opus-4-7 reads anthropic/claude-opus-4-7), the folder in
+        // its tooltip.
+        const QString short_broken =
+            to_qstring(short_generation_label(parse_generation_label(kBroken.toStdString())));
+        QCOMPARE(to_qstring(short_generation_label(
+                     parse_generation_label("solutions_cuda_bf16_h100_8_anthropic_claude-opus-4-7"))),
+                 QStringLiteral("anthropic/claude-opus-4-7"));
         for (int row = 0; row < failing->rowCount(); ++row) {
-            QCOMPARE(cell(failing, row, 0), kBroken);
+            QCOMPARE(cell(failing, row, 0), short_broken);
+            QCOMPARE(failing->item(row, 0)->toolTip(), kBroken);
             if (cell(failing, row, 2) == QLatin1String("mismatch")) {
                 mismatch_row = row;
                 QCOMPARE(cell(failing, row, 1), QStringLiteral("1_allreduce"));
