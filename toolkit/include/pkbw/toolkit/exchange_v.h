@@ -36,6 +36,15 @@ inline std::vector<long long> gather_counts(const Context& ctx, long long mine) 
     return counts;
 }
 
+// A list param with one entry per rank (split sizes, key splits), or empty when it has another length.
+inline std::vector<long long> rank_list(const Context& ctx, const char* name) {
+    double values[kMaxRanks];
+    if (ctx.param_list(name, values, kMaxRanks) != ctx.world_size) {
+        return {};
+    }
+    return std::vector<long long>(values, values + ctx.world_size);
+}
+
 inline long long total_of(const std::vector<long long>& counts) {
     long long total = 0;
     for (long long c : counts) {
