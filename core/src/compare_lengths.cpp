@@ -31,8 +31,8 @@ TensorComparison length_failure(const std::string& name, const Tensor& ref, cons
 } // namespace
 
 TensorComparison compare_leaf(const std::string& name, const Tensor& ref, const OutputLength* ref_length,
-                              const Tensor& cand, const OutputLength* cand_length, const CompareOptions& options,
-                              const TieRows* ties) {
+                              const Tensor& cand, const OutputLength* cand_length,
+                              const CompareOptions& options, const TieRows* ties) {
     if (ref_length == nullptr && cand_length == nullptr) {
         return compare_tensors(ref, cand, options, name, ties);
     }
