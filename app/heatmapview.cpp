@@ -140,6 +140,9 @@ HeatmapSet heatmaps_from_row(const TensorResultRow& row, double atol, double rto
     s.title = row.name;
     s.ties = row.ties;
     s.shape = row.ref_shape;
+    s.length_bound = row.length_bound;
+    s.ref_length = row.ref_length;
+    s.cand_length = row.cand_length;
     s.atol = atol;
     s.rtol = rtol;
     s.error.numel = row.numel;
@@ -524,6 +527,11 @@ void HeatmapView::show_set(const HeatmapSet& set) {
 
 QString HeatmapView::summary_text() const {
     const ErrorAnalysis& e = set_.error;
+    const QString lengths = format_lengths(set_.length_bound, set_.ref_length, set_.cand_length);
+    if (set_.length_bound && set_.ref_length != set_.cand_length) {
+        // Nothing was compared: the lengths alone are the verdict.
+        return tr("<b>%1</b>: %2").arg(to_qstring(set_.title).toHtmlEscaped(), lengths.toHtmlEscaped());
+    }
     if (e.ratio.source_cols == 0 && e.numel == 0) {
         return {};
     }
@@ -531,8 +539,9 @@ QString HeatmapView::summary_text() const {
         const CellPos p = locate(e.ratio, index);
         return QStringLiteral("[%1, %2]").arg(p.row).arg(p.col);
     };
-    QString text = tr("<b>%1</b> at atol %2, rtol %3: ")
-                       .arg(to_qstring(set_.title).toHtmlEscaped())
+    QString text = tr("<b>%1</b>%2 at atol %3, rtol %4: ")
+                       .arg(to_qstring(set_.title).toHtmlEscaped(),
+                            lengths.isEmpty() ? QString() : tr(" (valid prefix: %1)").arg(lengths))
                        .arg(set_.atol)
                        .arg(set_.rtol);
     const double pct =

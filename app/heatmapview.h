@@ -37,6 +37,8 @@ struct HeatmapSet {
     // `shape` (the tensor's) maps its dim-0 rows onto the 2-D view.
     std::optional<TieReport> ties;
     Shape shape;
+    // A variable-length output: the maps cover the valid prefix only; the bound and both sides' lengths.
+    std::optional<std::int64_t> length_bound, ref_length, cand_length;
 };
 
 // A rectangle of the 2-D view (source rows and columns, end exclusive) covering tie rows.

@@ -174,6 +174,22 @@ QString format_shape(const Shape& shape) {
     return QLatin1Char('[') + dims.join(QStringLiteral(", ")) + QLatin1Char(']');
 }
 
+QString format_lengths(std::optional<std::int64_t> bound, std::optional<std::int64_t> ref_length,
+                       std::optional<std::int64_t> cand_length) {
+    if (!bound) {
+        return {};
+    }
+    auto text = [](std::optional<std::int64_t> length) {
+        return length ? QString::number(*length) : QStringLiteral("?");
+    };
+    if (ref_length == cand_length) {
+        return QStringLiteral("%1 of %2 rows").arg(text(ref_length)).arg(*bound);
+    }
+    return QStringLiteral("length %1, the reference's %2 (bound %3)")
+        .arg(text(cand_length), text(ref_length))
+        .arg(*bound);
+}
+
 QColor ratio_color(bool pass, double worst_ratio) {
     if (pass) {
         const double t = std::clamp(std::isfinite(worst_ratio) ? worst_ratio : 1.0, 0.0, 1.0);

@@ -35,6 +35,10 @@ QString format_time(std::string_view iso8601); // "2026-07-01 14:34:56" (local)
 // A ratio as the views print it: "0.031", "2.4e+03", "inf".
 QString format_ratio(double ratio);
 QString format_shape(const Shape& shape);
+// A variable-length output's lengths (docs/solution-abi.md): "" for a fixed-shape output (no bound),
+// "1039 of 4096 rows" when both sides agree, "length 1056, the reference's 1039 (bound 4096)" when not.
+QString format_lengths(std::optional<std::int64_t> bound, std::optional<std::int64_t> ref_length,
+                       std::optional<std::int64_t> cand_length);
 // A speedup as lists and matrices show it: the number (`decimals` places) and "×", then the stored
 // verdict's word when there is one: "1.31× faster", "1.12× ambiguous"; "2.00×" without a verdict.
 QString speedup_text(double speedup, std::optional<Verdict> verdict, int decimals = 2);

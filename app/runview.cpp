@@ -334,9 +334,11 @@ void RunView::select_cell(int rank, int trial) {
                                 : tie_explained
                                     ? tr("FAIL (tie-explained), ratio %1").arg(format_ratio(t->worst_ratio))
                                     : tr("FAIL, ratio %1").arg(format_ratio(t->worst_ratio));
+        const QString lengths = format_lengths(t->length_bound, t->ref_length, t->cand_length);
         auto* item = new QListWidgetItem(
             tr("%1  %2 %3  %4")
-                .arg(to_qstring(t->name), to_qstring(t->cand_dtype), format_shape(t->cand_shape), verdict),
+                .arg(to_qstring(t->name), to_qstring(t->cand_dtype), format_shape(t->cand_shape), verdict) +
+                (lengths.isEmpty() ? QString() : QStringLiteral("  (") + lengths + QLatin1Char(')')),
             tensors_);
         item->setData(Qt::UserRole, to_qstring(t->name));
         item->setForeground(tie_explained ? tie_explained_color()
@@ -395,6 +397,11 @@ void RunView::load_heatmaps() {
                     set.title = name;
                     // The tie rows the run's comparison recorded, classified again at these tolerances.
                     for (const TensorResultRow* t : data->tensors_of(trial, rank)) {
+                        if (t->name == name) { // the files hold a variable output's valid prefix only
+                            set.length_bound = t->length_bound;
+                            set.ref_length = t->ref_length;
+                            set.cand_length = t->cand_length;
+                        }
                         if (t->name == name && t->ties) {
                             set.ties =
                                 compare_tensors(*r, *c, CompareOptions{atol, rtol, 1}, name, &t->ties->named)
