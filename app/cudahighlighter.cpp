@@ -13,10 +13,27 @@ QTextCharFormat make_format(const QColor& color, bool bold = false, bool italic 
     return f;
 }
 
+QRegularExpression word_list(std::initializer_list<const char*> list) {
+    QStringList w;
+    for (const char* s : list) {
+        w << QString::fromLatin1(s);
+    }
+    return QRegularExpression(QStringLiteral("\\b(") + w.join(QLatin1Char('|')) + QStringLiteral(")\\b"));
+}
+
+// Block states: 1 inside a /* */ comment (C++), 2 inside a """ string and 3 inside a ''' one (Python).
+constexpr int kInComment = 1, kInDoubleTriple = 2, kInSingleTriple = 3;
+
 } // namespace
 
-CudaHighlighter::CudaHighlighter(QTextDocument* document, bool dark)
-    : QSyntaxHighlighter(document) {
+SourceLanguage source_language(const QString& title_or_path) {
+    static const QRegularExpression python(QStringLiteral("\\.py(?![A-Za-z0-9_])"));
+    return python.match(title_or_path).hasMatch() ? SourceLanguage::Python : SourceLanguage::Cpp;
+}
+
+CudaHighlighter::CudaHighlighter(QTextDocument* document, bool dark, SourceLanguage language)
+    : QSyntaxHighlighter(document)
+    , language_(language) {
     const QColor keyword = dark ? QColor(0xc6, 0x78, 0xdd) : QColor(0x7a, 0x1f, 0xa2);
     const QColor cuda = dark ? QColor(0x56, 0xb6, 0xc2) : QColor(0x00, 0x6d, 0x77);
     const QColor type = dark ? QColor(0xe5, 0xc0, 0x7b) : QColor(0x8a, 0x5a, 0x00);
@@ -24,14 +41,12 @@ CudaHighlighter::CudaHighlighter(QTextDocument* document, bool dark)
     const QColor string = dark ? QColor(0x98, 0xc3, 0x79) : QColor(0x2e, 0x7d, 0x32);
     const QColor preproc = dark ? QColor(0x61, 0xaf, 0xef) : QColor(0x1f, 0x5f, 0xbf);
     comment_ = make_format(dark ? QColor(0x7f, 0x84, 0x8e) : QColor(0x70, 0x70, 0x70), false, true);
-    auto words = [](std::initializer_list<const char*> list) {
-        QStringList w;
-        for (const char* s : list) {
-            w << QString::fromLatin1(s);
-        }
-        return QRegularExpression(QStringLiteral("\\b(") + w.join(QLatin1Char('|')) + QStringLiteral(")\\b"));
-    };
-    rules_.push_back({words({"if",
+    string_ = make_format(string);
+    if (language_ == SourceLanguage::Python) {
+        add_python_rules(make_format(keyword, true), make_format(cuda), make_format(number), string_);
+        return;
+    }
+    rules_.push_back({word_list({"if",
                              "else",
                              "for",
                              "while",
@@ -81,7 +96,7 @@ CudaHighlighter::CudaHighlighter(QTextDocument* document, bool dark)
                              "catch"}),
                       make_format(keyword, true)});
     rules_.push_back(
-        {words({"__global__",   "__device__",    "__host__",    "__shared__",       "__constant__",
+        {word_list({"__global__",   "__device__",    "__host__",    "__shared__",       "__constant__",
                 "__restrict__", "__syncthreads", "__syncwarp",  "__forceinline__",  "__launch_bounds__",
                 "threadIdx",    "blockIdx",      "blockDim",    "gridDim",          "warpSize",
                 "atomicAdd",    "atomicCAS",     "__shfl_sync", "__shfl_down_sync", "__shfl_xor_sync",
@@ -89,7 +104,7 @@ CudaHighlighter::CudaHighlighter(QTextDocument* document, bool dark)
                 "dim3"}),
          make_format(cuda, true)});
     rules_.push_back(
-        {words({"void",     "bool",     "char",     "short",  "int",     "long",    "float",   "double",
+        {word_list({"void",     "bool",     "char",     "short",  "int",     "long",    "float",   "double",
                 "unsigned", "signed",   "size_t",   "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
                 "uint16_t", "uint32_t", "uint64_t", "float4", "float2",  "int4",    "uint4"}),
          make_format(type)});
@@ -102,6 +117,60 @@ CudaHighlighter::CudaHighlighter(QTextDocument* document, bool dark)
     rules_.push_back({QRegularExpression(QStringLiteral("//[^\\n]*")), comment_});
 }
 
+void CudaHighlighter::add_python_rules(const QTextCharFormat& keyword, const QTextCharFormat& builtin,
+                                       const QTextCharFormat& number, const QTextCharFormat& string) {
+    rules_.push_back({word_list({"def", "class", "return", "if", "elif", "else", "for", "while", "in",
+                                 "not", "and", "or", "is", "None", "True", "False", "import", "from",
+                                 "as", "with", "try", "except", "finally", "raise", "global", "nonlocal",
+                                 "lambda", "yield", "pass", "break", "continue", "assert", "del", "async",
+                                 "await"}),
+                      keyword});
+    rules_.push_back({word_list({"self", "print", "len", "range", "int", "float", "str", "list", "dict",
+                                 "tuple", "set", "isinstance", "super", "torch", "dist"}),
+                      builtin});
+    rules_.push_back(
+        {QRegularExpression(QStringLiteral("\\b(0[xX][0-9a-fA-F]+|[0-9]+\\.?[0-9]*([eE][-+]?[0-9]+)?)\\b")),
+         number});
+    rules_.push_back({QRegularExpression(QStringLiteral("\"(\\\\.|[^\"\\\\])*\"|'(\\\\.|[^'\\\\])*'")), string});
+    rules_.push_back({QRegularExpression(QStringLiteral("#[^\\n]*")), comment_});
+}
+
+// Python's triple-quoted strings (docstrings, PKB's inline CUDA sources) over as many lines as they take.
+void CudaHighlighter::highlight_triple_quotes(const QString& text) {
+    int state = previousBlockState();
+    qsizetype pos = 0;
+    while (pos <= text.length()) {
+        if (state == kInDoubleTriple || state == kInSingleTriple) {
+            const QString quote = state == kInDoubleTriple ? QStringLiteral("\"\"\"") : QStringLiteral("'''");
+            const qsizetype end = text.indexOf(quote, pos);
+            if (end < 0) {
+                setFormat(static_cast<int>(pos), static_cast<int>(text.length() - pos), string_);
+                setCurrentBlockState(state);
+                return;
+            }
+            setFormat(static_cast<int>(pos), static_cast<int>(end + 3 - pos), string_);
+            pos = end + 3;
+            state = 0;
+            continue;
+        }
+        const qsizetype d = text.indexOf(QStringLiteral("\"\"\""), pos), s = text.indexOf(QStringLiteral("'''"), pos);
+        if (d < 0 && s < 0) {
+            break;
+        }
+        const bool double_first = s < 0 || (d >= 0 && d < s);
+        const qsizetype start = double_first ? d : s;
+        // A quote inside a # comment opens nothing.
+        const qsizetype hash = text.indexOf(QLatin1Char('#'), pos);
+        if (hash >= 0 && hash < start && format(static_cast<int>(hash)) == comment_) {
+            break;
+        }
+        setFormat(static_cast<int>(start), 3, string_);
+        pos = start + 3;
+        state = double_first ? kInDoubleTriple : kInSingleTriple;
+    }
+    setCurrentBlockState(0);
+}
+
 void CudaHighlighter::highlightBlock(const QString& text) {
     for (const Rule& rule : rules_) {
         auto it = rule.pattern.globalMatch(text);
@@ -110,13 +179,17 @@ void CudaHighlighter::highlightBlock(const QString& text) {
             setFormat(static_cast<int>(m.capturedStart()), static_cast<int>(m.capturedLength()), rule.format);
         }
     }
+    if (language_ == SourceLanguage::Python) {
+        highlight_triple_quotes(text);
+        return;
+    }
     setCurrentBlockState(0);
-    qsizetype start = previousBlockState() == 1 ? 0 : text.indexOf(comment_start_);
+    qsizetype start = previousBlockState() == kInComment ? 0 : text.indexOf(comment_start_);
     while (start >= 0) {
         const auto end = comment_end_.match(text, start);
         qsizetype length;
         if (!end.hasMatch()) {
-            setCurrentBlockState(1);
+            setCurrentBlockState(kInComment);
             length = text.length() - start;
         } else {
             length = end.capturedEnd() - start;

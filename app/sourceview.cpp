@@ -375,8 +375,9 @@ void SourceView::set_sources(const QString& left_title, const QString& left, con
     right_->setPlainText(right_rows.join(QLatin1Char('\n')));
     delete left_highlighter_;
     delete right_highlighter_;
-    left_highlighter_ = new CudaHighlighter(left_->document(), dark);
-    right_highlighter_ = new CudaHighlighter(right_->document(), dark);
+    // PKB's solutions and references are Python (their inline CUDA sources show as strings).
+    left_highlighter_ = new CudaHighlighter(left_->document(), dark, source_language(left_title));
+    right_highlighter_ = new CudaHighlighter(right_->document(), dark, source_language(right_title));
     const QColor del = dark ? QColor(0x5a, 0x22, 0x22) : QColor(0xff, 0xe0, 0xe0);
     const QColor ins = dark ? QColor(0x1f, 0x4a, 0x2a) : QColor(0xdc, 0xf5, 0xdc);
     const QColor filler = dark ? QColor(0x30, 0x30, 0x34) : QColor(0xee, 0xee, 0xee);

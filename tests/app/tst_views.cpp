@@ -1,6 +1,7 @@
 // Each view opens a fixture run and shows the expected numbers; the main window starts on a missing
 // store; exports write files.
 #include "correctnessmodel.h"
+#include "cudahighlighter.h"
 #include "exporting.h"
 #include "fixtures.h"
 #include "generationsview.h"
@@ -20,6 +21,8 @@
 #include <QSvgRenderer>
 #include <QTableView>
 #include <QTableWidget>
+#include <QTextDocument>
+#include <QTextLayout>
 #include <QtTest>
 #include <algorithm>
 #include <qcustomplot.h>
@@ -34,6 +37,46 @@ class TestViews : public QObject {
     std::int64_t perf_id_ = 0;
 
 private slots:
+    // PKB's Python sources get Python's highlighting (the review found def, None and in plain and
+    // "using" in a docstring bold); C++ and CUDA keep theirs.
+    void python_sources_are_highlighted_as_python() {
+        QCOMPARE(source_language(QStringLiteral("/x/2_allgather_cuda.py (sha256 ab12)")), SourceLanguage::Python);
+        QCOMPARE(source_language(QStringLiteral("/x/reference/1_allreduce.py")), SourceLanguage::Python);
+        QCOMPARE(source_language(QStringLiteral("/x/1_allreduce_cuda.cu")), SourceLanguage::Cpp);
+        QCOMPARE(source_language(QStringLiteral("/x/a.pyx.cpp")), SourceLanguage::Cpp);
+        QTextDocument doc;
+        doc.setPlainText(QStringLiteral("def solution(x):\n    \"\"\"Docstring using\n    return None\n    \"\"\"\n"
+                                        "    return x  # using\n"));
+        CudaHighlighter highlighter(&doc, false, SourceLanguage::Python);
+        highlighter.rehighlight();
+        // The format covering column `column` of line `line`.
+        auto format_at = [&](int line, int column) {
+            for (const auto& range : doc.findBlockByNumber(line).layout()->formats()) {
+                if (column >= range.start && column < range.start + range.length) {
+                    return range.format;
+                }
+            }
+            return QTextCharFormat();
+        };
+        QCOMPARE(format_at(0, 0).fontWeight(), static_cast<int>(QFont::Bold)); // def
+        const QColor string = format_at(1, 4).foreground().color();             // the docstring's quotes
+        QVERIFY(string.isValid());
+        QCOMPARE(format_at(1, 15).foreground().color(), string);               // "using" inside it
+        QVERIFY(format_at(1, 15).fontWeight() != static_cast<int>(QFont::Bold));
+        QCOMPARE(format_at(2, 4).foreground().color(), string);                // "return None" inside it
+        QCOMPARE(format_at(4, 4).fontWeight(), static_cast<int>(QFont::Bold)); // return, after it closed
+        QVERIFY(format_at(4, 17).fontItalic());                                // # using: a comment
+        // The same text as C++: no Python keyword is bold ("def" is no C++ word).
+        QTextDocument cpp;
+        cpp.setPlainText(QStringLiteral("def solution(x):\n"));
+        CudaHighlighter cpp_highlighter(&cpp, false, SourceLanguage::Cpp);
+        cpp_highlighter.rehighlight();
+        bool bold = false;
+        for (const auto& range : cpp.firstBlock().layout()->formats()) {
+            bold = bold || (range.start == 0 && range.format.fontWeight() == QFont::Bold);
+        }
+        QVERIFY(!bold);
+    }
     void initTestCase() {
         QCoreApplication::setOrganizationName(QStringLiteral("pkbw-test"));
         store_ = test::temp_path(QStringLiteral("views.db"));
