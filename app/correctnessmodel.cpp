@@ -111,7 +111,7 @@ QVariant CorrectnessModel::data(const QModelIndex& index, int role) const {
         if (c.tensor_count == 0) {
             return c.state == CellState::Pass ? QStringLiteral("ok") : c.outcome;
         }
-        return format_ratio(c.worst_ratio);
+        return format_ratio_compact(c.worst_ratio);
     case Qt::BackgroundRole:
         return cell_color(c);
     case Qt::ForegroundRole:

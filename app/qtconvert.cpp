@@ -166,6 +166,20 @@ QString format_ratio(double ratio) {
     return QString::number(ratio, 'g', 3);
 }
 
+QString format_ratio_compact(double ratio) {
+    if (!std::isfinite(ratio) || (ratio != 0 && std::fabs(ratio) < 1e-3) || std::fabs(ratio) < 1e3) {
+        return format_ratio(ratio);
+    }
+    // 8.32e+04 -> 8.3e4: five characters, where a grid cell of the rank x trial grid holds about six.
+    auto shortened = [ratio](int decimals) {
+        QString text = QString::number(ratio, 'e', decimals);
+        return text.replace(QStringLiteral("e+0"), QStringLiteral("e")).replace(QStringLiteral("e+"), QStringLiteral("e"));
+    };
+    const QString text = shortened(1);
+    return text.size() <= 6 ? text : shortened(0); // 1.0e100 -> 1e100
+
+}
+
 QString format_shape(const Shape& shape) {
     QStringList dims;
     for (auto d : shape) {

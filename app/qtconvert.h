@@ -34,6 +34,9 @@ QString format_time(std::string_view iso8601); // "2026-07-01 14:34:56" (local)
 
 // A ratio as the views print it: "0.031", "2.4e+03", "inf".
 QString format_ratio(double ratio);
+// format_ratio in at most about six characters for a grid cell: 1000 and above as "8.3e4" (the full
+// figure belongs in the tooltip).
+QString format_ratio_compact(double ratio);
 QString format_shape(const Shape& shape);
 // A variable-length output's lengths (docs/solution-abi.md): "" for a fixed-shape output (no bound),
 // "1039 of 4096 rows" when both sides agree, "length 1056, the reference's 1039 (bound 4096)" when not.

@@ -345,6 +345,17 @@ private slots:
         QCOMPARE(text_color_on(ratio_color(true, 1.0)), QColor(Qt::black));
         QCOMPARE(text_color_on(not_run_color()), QColor(Qt::black));
     }
+    void grid_ratios_fit_their_cells() {
+        // The review saw "8...." for a worst ratio of 8.32e+04 in a 52-px cell.
+        QCOMPARE(format_ratio_compact(8.32e4), QStringLiteral("8.3e4"));
+        QCOMPARE(format_ratio_compact(1.5e12), QStringLiteral("1.5e12"));
+        QCOMPARE(format_ratio_compact(0.75), format_ratio(0.75));
+        QCOMPARE(format_ratio_compact(999.0), format_ratio(999.0));
+        QCOMPARE(format_ratio_compact(std::numeric_limits<double>::infinity()), QStringLiteral("inf"));
+        for (double r : {1e3, 2.5e4, 8.32e4, 9.99e5, 3e8, 1e100}) {
+            QVERIFY2(format_ratio_compact(r).size() <= 6, qPrintable(format_ratio_compact(r)));
+        }
+    }
     void line_diff_is_minimal() {
         const auto a = split_lines("a\nb\nc\nd\n"), b = split_lines("a\nc\nd\ne\n");
         const auto d = diff_lines(a, b);
