@@ -36,6 +36,35 @@ inline std::vector<long long> gather_counts(const Context& ctx, long long mine) 
     return counts;
 }
 
+// Per-peer counts and offsets (items) for tk::all_to_all_v when PKB rotates its chunk lists by the rank
+// (65's and 66's _shift): to peer p goes chunk (p - rank) mod W of the send split, and what p sends lands
+// in chunk (p - rank) mod W of the receive split; nothing is packed.
+struct PeerSplits {
+    std::vector<long long> send_counts, send_offsets, recv_counts, recv_offsets;
+};
+
+inline PeerSplits rotated_splits(int rank, const std::vector<long long>& send_split,
+                                 const std::vector<long long>& recv_split) {
+    const int world = static_cast<int>(send_split.size());
+    PeerSplits out;
+    long long send_at = 0, recv_at = 0;
+    std::vector<long long> send_starts, recv_starts;
+    for (int k = 0; k < world; ++k) {
+        send_starts.push_back(send_at);
+        recv_starts.push_back(recv_at);
+        send_at += send_split[k];
+        recv_at += recv_split[k];
+    }
+    for (int p = 0; p < world; ++p) {
+        const int chunk = ((p - rank) % world + world) % world;
+        out.send_counts.push_back(send_split[chunk]);
+        out.send_offsets.push_back(send_starts[chunk]);
+        out.recv_counts.push_back(recv_split[chunk]);
+        out.recv_offsets.push_back(recv_starts[chunk]);
+    }
+    return out;
+}
+
 // A list param with one entry per rank (split sizes, key splits), or empty when it has another length.
 inline std::vector<long long> rank_list(const Context& ctx, const char* name) {
     double values[kMaxRanks];
