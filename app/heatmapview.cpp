@@ -487,7 +487,6 @@ void HeatmapView::show_set(const HeatmapSet& set) {
         plots_[i]->setVisible(values);
     }
     plots_[3]->setVisible(true);
-    histogram_->setVisible(true);
     fill(plots_[3], maps_[3], e.ratio, true);
     if (values) {
         fill(plots_[0], maps_[0], set_.ref, false);
@@ -517,10 +516,20 @@ void HeatmapView::show_set(const HeatmapSet& set) {
     histogram_->yAxis->setRange(0, std::max(1.0, top * 1.05)); // counts are never negative
     // Elements outside the bins are counted apart, and said so: a NaN-only cell otherwise shows
     // an empty plot.
-    histogram_title_->setText(tr("Error ratio histogram (elements): %1 exact (ratio 0) and %2 non-finite "
-                                 "(NaN/Inf, ratio +inf) not binned")
-                                  .arg(e.exact_count)
-                                  .arg(e.nonfinite_mismatches));
+    // The histogram counts elements, which only the outputs files hold: from the stored error map alone
+    // it would read "0 exact and 0 non-finite" beside a summary of a million exact elements. Its title
+    // then says why it is empty.
+    histogram_->setVisible(true);
+    if (!values) {
+        bars_->data()->clear();
+    }
+    histogram_title_->setText(
+        values ? tr("Error ratio histogram (elements): %1 exact (ratio 0) and %2 non-finite "
+                    "(NaN/Inf, ratio +inf) not binned")
+                     .arg(e.exact_count)
+                     .arg(e.nonfinite_mismatches)
+               : tr("No error histogram: this run kept its error map, not its outputs (pkbw eval --keep-outputs "
+                    "keeps them)"));
     histogram_->replot(QCustomPlot::rpQueuedReplot);
     summary_->setText(summary_text());
 }

@@ -327,6 +327,14 @@ private slots:
         QVERIFY(!view.values_shown());
         QVERIFY(view.ratio_shown());
         QVERIFY(view.readout_at(1, 1).contains(QStringLiteral("cell ratio 0.5")));
+        // No element counts without the outputs (review point 18: "0 exact and 0 non-finite" beside a
+        // summary of exact elements): the histogram says why it is empty.
+        bool said = false;
+        for (auto* e : view.findChildren<QCPTextElement*>()) {
+            said = said || e->text().startsWith(QStringLiteral("No error histogram: this run kept its error map"));
+            QVERIFY2(!e->text().contains(QStringLiteral("exact (ratio 0)")), qPrintable(e->text()));
+        }
+        QVERIFY(said);
         // A cell with no compared outputs (review defect 15): no map at all, only the message.
         view.clear(QStringLiteral("rank 0, trial 0: no compared outputs"));
         QVERIFY(!view.values_shown());
