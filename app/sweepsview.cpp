@@ -101,7 +101,17 @@ SweepsView::SweepsView(QWidget* parent)
     failing_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     failing_->horizontalHeader()->setStretchLastSection(true);
     failing_->setToolTip(tr("Pairs that did not pass; double-click one to open its run."));
+    eval_note_ = new QLabel(tr("An eval sweep times nothing, so it has no fast_p curve: fast_0, the share of "
+                               "attempted pairs that passed, is in the table above (pkbw sweep --mode perf "
+                               "draws fast_p)."),
+                            lower);
+    eval_note_->setObjectName(QStringLiteral("sweepEvalNote"));
+    eval_note_->setWordWrap(true);
+    eval_note_->setAlignment(Qt::AlignCenter);
+    eval_note_->setMargin(24);
+    eval_note_->hide();
     lower->addWidget(plot_);
+    lower->addWidget(eval_note_);
     lower->addWidget(failing_);
     lower->setStretchFactor(0, 1);
     lower->setStretchFactor(1, 1);
@@ -297,6 +307,9 @@ void SweepsView::show_table(const SweepTable& table) {
         refresh_->stop();
     }
 
+    // An eval sweep measures no speedup: a p axis with a dot at 0 would only repeat fast_0.
+    plot_->setVisible(perf);
+    eval_note_->setVisible(!perf && table.sweep.id > 0);
     plot_->clearGraphs();
     double p_end = 2;
     for (const auto& g : table.generations) {

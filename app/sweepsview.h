@@ -42,6 +42,8 @@ public:
     QTableWidget* generation_table() const { return generations_; }
     QTableWidget* failing_table() const { return failing_; }
     QCustomPlot* fast_p_plot() const { return plot_; }
+    // Shown instead of the fast_p plot for an eval sweep (no speedups to draw).
+    QLabel* eval_note() const { return eval_note_; }
     QProgressBar* progress() const { return progress_; }
     QString header_text() const; // the line above the table (sweep, mode, progress)
     // Opens the run of row `row` of the failing pairs (what a double click does).
@@ -66,6 +68,7 @@ private:
     QTableWidget* generations_ = nullptr;
     QTableWidget* failing_ = nullptr;
     QCustomPlot* plot_ = nullptr;
+    QLabel* eval_note_ = nullptr;
     QTimer* refresh_ = nullptr;
 };
 

@@ -185,6 +185,9 @@ private slots:
         QVERIFY(loaded.wait(10000));
         const QTableWidget* failing = view->failing_table();
         QCOMPARE(failing->rowCount(), 2);
+        // An eval sweep: no fast_p plot (a p axis for one dot at 0), a sentence instead (review point 22).
+        QVERIFY(view->fast_p_plot()->isHidden());
+        QVERIFY(!view->eval_note()->isHidden());
         int mismatch_row = -1;
         // The generation's short name in the cell (a PKB folder such as
         // solutions_cuda_bf16_h100_8_anthropic_claude-opus-4-7 reads anthropic/claude-opus-4-7), the folder in
@@ -226,6 +229,8 @@ private slots:
         const SweepTable& table = view.table();
         QCOMPARE(static_cast<int>(table.generations.size()), 2);
         QCOMPARE(view.fast_p_plot()->graphCount(), 2);
+        QVERIFY(!view.fast_p_plot()->isHidden());
+        QVERIFY(view.eval_note()->isHidden());
         const QJsonObject json = show_json(perf_sweep_);
         for (const QJsonValue& value : json[QStringLiteral("generations")].toArray()) {
             const QJsonObject g = value.toObject();
