@@ -23,7 +23,11 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "problems"))
 from run_sample import DEFAULT_SHAPE, SHAPES  # noqa: E402  the shapes every problem's sample test uses
 FINDINGS = ("timing not trusted", "sandbox:", "left ", "plausibility")
 # Samples this check cannot hold yet, each with why (printed as SKIP, so the gap stays visible).
-NOT_YET = {}
+NOT_YET = {
+    "70_torchrec_kjt_all2all": "its segment lengths are drawn per trial, so its shapes differ between trials and "
+                               "pkbw's checked timing (one shape for every call) refuses it; perf of 70 waits for "
+                               "timed draws of one shape (issue: problem suite, part 5)",
+}
 
 
 def main():
