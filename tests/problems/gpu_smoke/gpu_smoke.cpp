@@ -5,7 +5,10 @@
 //
 //   gpu_smoke PROBLEM W M N DTYPE MODE REF.so HOSTREF.so CAND.so [ITERS]
 //
-// Not part of the test suite (it needs W GPUs); the engine's tests replace it.
+// Not part of the test suite (it needs W GPUs); the engine's tests replace it. Variable-length outputs
+// (ABI version 3) get length slots and set_output_length as the engine gives them (lengths.h); only the
+// reported prefix is compared.
+#include "lengths.h"
 #include "pkbw/core/dtype.h"
 #include "pkbw/core/problem.h"
 #include "pkbw/problems/registry.h"
@@ -200,9 +203,33 @@ int svc_param_list(const pkbw::Context* ctx, const char* name, double* values, i
     return count;
 }
 
-const pkbw::Services kServices{svc_symmetric, svc_scratch, svc_barrier,  svc_all_gather_host,
-                               svc_param,     svc_fail,    svc_sub_comm, svc_all_gather_group_host,
-                               svc_param_list};
+// As the engine's: checked against the output's bound, then written to the slot (in stream order on
+// cuda: a kernel may write the same slot; the value is staged from the stack before the call returns).
+int svc_set_output_length(const pkbw::Context* ctx, int output, std::int64_t length) {
+    const std::string where =
+        "ctx.set_output_length(" + std::to_string(output) + ", " + std::to_string(length) + "): ";
+    if (ctx->output_lengths == nullptr)
+        return svc_fail(ctx, (where + "no output of this problem has a variable length").c_str());
+    if (output < 0 || output >= ctx->num_outputs)
+        return svc_fail(ctx, (where + "there are " + std::to_string(ctx->num_outputs) + " outputs").c_str());
+    const std::int64_t bound = ctx->outputs[output].ndim > 0 ? ctx->outputs[output].shape[0] : 1;
+    if (length < 0 || length > bound)
+        return svc_fail(ctx,
+                        (where + "outside 0.." + std::to_string(bound) + " (the output's bound)").c_str());
+    RankState& st = state(ctx);
+    if (st.host)
+        ctx->output_lengths[output] = length;
+    else
+        CK(cudaMemcpyAsync(ctx->output_lengths + output, &length, sizeof length, cudaMemcpyHostToDevice,
+                           st.stream));
+    return 0;
+}
+
+const pkbw::Services kServices{svc_symmetric,  svc_scratch,
+                               svc_barrier,    svc_all_gather_host,
+                               svc_param,      svc_fail,
+                               svc_sub_comm,   svc_all_gather_group_host,
+                               svc_param_list, svc_set_output_length};
 
 Fn load(const char* path) {
     void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -248,6 +275,23 @@ Compared compare(const std::vector<std::byte>& ref, const std::vector<std::byte>
             ++c.mismatches;
     }
     return c;
+}
+
+// `got` against `ref` on output `spec`'s valid prefix (the whole output when it is fixed): one line, and
+// whether it failed. A variable output whose lengths are invalid or differ fails without comparing values.
+bool report_pair(int rank, const pkbw::TensorSpec& spec, const char* what, const pkbw::ProblemInfo& info,
+                 std::vector<std::byte> ref, std::int64_t ref_rows, std::vector<std::byte> got,
+                 std::int64_t got_rows) {
+    if (auto why =
+            gpu_smoke::trim_to_lengths(ref, ref_rows, got, got_rows, gpu_smoke::leading_dimension(spec))) {
+        std::printf("rank %d %s: %s  %s\n", rank, spec.name.c_str(), what, why->c_str());
+        return true;
+    }
+    const Compared c = compare(ref, got, spec.dtype, info.atol, info.rtol);
+    std::printf("rank %d %s: %s  mismatches %lld/%lld unequal %lld max_abs %g%s\n", rank, spec.name.c_str(),
+                what, (long long)c.mismatches, (long long)c.count, (long long)c.unequal, c.max_abs,
+                spec.variable_length ? (" (length " + std::to_string(ref_rows) + ")").c_str() : "");
+    return c.mismatches != 0;
 }
 
 } // namespace
@@ -332,8 +376,10 @@ int main(int argc, char** argv) {
                 return v;
             };
             auto dref = make_outputs(false), dcand = make_outputs(false), href = make_outputs(true);
+            const gpu_smoke::LengthSlots ref_len(out_specs, false), cand_len(out_specs, false),
+                host_len(out_specs, true);
             auto ctx_for = [&](RankState& st, std::vector<pkbw::TensorView>& in,
-                               std::vector<pkbw::TensorView>& out) {
+                               std::vector<pkbw::TensorView>& out, const gpu_smoke::LengthSlots& len) {
                 pkbw::Context c{};
                 c.abi_version = pkbw::kAbiVersion;
                 c.rank = r;
@@ -348,13 +394,19 @@ int main(int argc, char** argv) {
                 c.outputs = out.data();
                 c.services = &kServices;
                 c.engine = &st;
+                c.output_lengths = len.slots();
                 return c;
             };
-            const pkbw::Context cref = ctx_for(dev_state, din, dref);
-            const pkbw::Context ccand = ctx_for(dev_state, din, dcand);
-            const pkbw::Context chost = ctx_for(host_state, hin, href);
-            auto timed = [&](Fn fn, const pkbw::Context& c, double& ms) {
-                if (fn(c) != 0) {
+            const pkbw::Context cref = ctx_for(dev_state, din, dref, ref_len);
+            const pkbw::Context ccand = ctx_for(dev_state, din, dcand, cand_len);
+            const pkbw::Context chost = ctx_for(host_state, hin, href, host_len);
+            // Every call starts from fresh length slots, as the engine's do.
+            auto call = [&](Fn fn, const pkbw::Context& c, const gpu_smoke::LengthSlots& len) {
+                len.reset(dev_state.stream);
+                return fn(c);
+            };
+            auto timed = [&](Fn fn, const pkbw::Context& c, const gpu_smoke::LengthSlots& len, double& ms) {
+                if (call(fn, c, len) != 0) {
                     bad[r] = 1;
                     return;
                 }
@@ -364,10 +416,10 @@ int main(int argc, char** argv) {
                 CK(cudaEventCreate(&a));
                 CK(cudaEventCreate(&b));
                 for (int i = 0; i < 3; ++i)
-                    fn(c);
+                    call(fn, c, len);
                 CK(cudaEventRecord(a, dev_state.stream));
                 for (int i = 0; i < iters; ++i)
-                    fn(c);
+                    call(fn, c, len);
                 CK(cudaEventRecord(b, dev_state.stream));
                 CK(cudaEventSynchronize(b));
                 float f = 0;
@@ -377,24 +429,24 @@ int main(int argc, char** argv) {
             };
             // A problem that mutates its inputs (21's in-place clipping) was just called 24 times on the
             // same buffers: the outputs compared below come from one more call on fresh inputs.
-            auto fresh_call = [&](Fn fn, const pkbw::Context& c) {
+            auto fresh_call = [&](Fn fn, const pkbw::Context& c, const gpu_smoke::LengthSlots& len) {
                 if (!problem->info().mutates_inputs)
                     return;
                 for (std::size_t i = 0; i < inputs.size(); ++i)
                     CK(cudaMemcpy(din[i].data, inputs[i].data(), inputs[i].nbytes(), cudaMemcpyHostToDevice));
                 shared.sync.arrive_and_wait();
-                if (fn(c) != 0)
+                if (call(fn, c, len) != 0)
                     bad[r] = 1;
                 CK(cudaStreamSynchronize(dev_state.stream));
                 shared.sync.arrive_and_wait();
             };
-            timed(ref, cref, t_ref[r]);
-            fresh_call(ref, cref);
+            timed(ref, cref, ref_len, t_ref[r]);
+            fresh_call(ref, cref, ref_len);
             if (cand) {
-                timed(cand, ccand, t_cand[r]);
-                fresh_call(cand, ccand);
+                timed(cand, ccand, cand_len, t_cand[r]);
+                fresh_call(cand, ccand, cand_len);
             }
-            if (host_ref && host_ref(chost) != 0)
+            if (host_ref && call(host_ref, chost, host_len) != 0)
                 bad[r] = 1;
             CK(cudaDeviceSynchronize());
             for (std::size_t o = 0; o < out_specs.size(); ++o) {
@@ -404,20 +456,12 @@ int main(int argc, char** argv) {
                 CK(cudaMemcpy(b.data(), dcand[o].data, bytes, cudaMemcpyDeviceToHost));
                 std::memcpy(h.data(), href[o].data, bytes);
                 const auto& info = problem->info();
-                if (host_ref) {
-                    const Compared c = compare(h, a, out_specs[o].dtype, info.atol, info.rtol);
-                    std::printf("rank %d %s: ref vs host  mismatches %lld/%lld unequal %lld max_abs %g\n", r,
-                                out_specs[o].name.c_str(), (long long)c.mismatches, (long long)c.count,
-                                (long long)c.unequal, c.max_abs);
-                    bad[r] |= c.mismatches != 0;
-                }
-                if (cand) {
-                    const Compared c = compare(a, b, out_specs[o].dtype, info.atol, info.rtol);
-                    std::printf("rank %d %s: cand vs ref  mismatches %lld/%lld unequal %lld max_abs %g\n", r,
-                                out_specs[o].name.c_str(), (long long)c.mismatches, (long long)c.count,
-                                (long long)c.unequal, c.max_abs);
-                    bad[r] |= c.mismatches != 0;
-                }
+                if (host_ref)
+                    bad[r] |= report_pair(r, out_specs[o], "ref vs host", info, std::move(h),
+                                          host_len.rows(o), a, ref_len.rows(o));
+                if (cand)
+                    bad[r] |= report_pair(r, out_specs[o], "cand vs ref", info, std::move(a), ref_len.rows(o),
+                                          std::move(b), cand_len.rows(o));
             }
         });
     }
