@@ -1,5 +1,6 @@
 #include "perfview.h"
 
+#include "perfstatistics.h"
 #include "pkbw/core/perf_stats.h"
 #include "qtconvert.h"
 #include "theme.h"
@@ -17,104 +18,6 @@
 #include <tuple>
 
 namespace pkbw::app {
-namespace {
-
-// samples[side][rank] -> ms, and per (side, block) the per-rank vectors.
-struct Grouped {
-    std::map<int, std::vector<double>> per_rank[2];
-    std::map<int, std::map<int, std::vector<double>>> per_block[2]; // block -> rank -> samples
-};
-
-// pkbw's own ABBA blocks (block >= 0) of reference and candidate; PKB's protocol series (block
-// kPkbProtocolBlock) and the bare NCCL loop are other measurements and stay out of the speedup.
-Grouped group(const RunData& d) {
-    Grouped g;
-    for (const PerfSample& s : d.samples) {
-        if (s.block < 0 || (s.side != Side::Reference && s.side != Side::Candidate)) {
-            continue;
-        }
-        const int side = s.side == Side::Reference ? 0 : 1;
-        g.per_rank[side][s.rank].push_back(s.ms);
-        g.per_block[side][s.block][s.rank].push_back(s.ms);
-    }
-    return g;
-}
-
-// Stored block indices are launch * 1000 + block for runs of several launches (a single launch: the
-// block alone).
-constexpr int kBlocksPerLaunch = 1000;
-
-} // namespace
-
-PerfFigures compute_perf(const RunData& data) {
-    PerfFigures f;
-    // The run's own pooled figures first: what the CLI printed, the sweep table and fast_p read.
-    const StoredSpeedup stored = stored_speedup(data.summaries);
-    if (stored.speedup && stored.ci_low && stored.ci_high) {
-        f.has_figures = true;
-        f.stored = true;
-        f.speedup = *stored.speedup;
-        f.ci_low = *stored.ci_low;
-        f.ci_high = *stored.ci_high;
-        const Verdict verdict = stored.verdict
-                                    ? *stored.verdict
-                                    : classify_speedup(f.speedup, f.ci_low, f.ci_high, VerdictRule{});
-        f.verdict = verdict_text(verdict);
-        f.launches = stored.launches ? *stored.launches : std::max<int>(1, stored.per_launch.size());
-        f.per_launch = stored.per_launch;
-    }
-    const Grouped g = group(data);
-    if (g.per_rank[0].empty() || g.per_rank[1].empty()) {
-        return f;
-    }
-    f.has_samples = true;
-    if (!f.stored) {
-        // An older run without stored figures: recompute from its blocks, each launch apart.
-        std::map<int, std::vector<TimedBlock>> launches;
-        for (int side = 0; side < 2; ++side) {
-            for (const auto& [block, ranks] : g.per_block[side]) {
-                std::vector<std::vector<double>> per_rank;
-                for (const auto& [rank, ms] : ranks) {
-                    per_rank.push_back(ms);
-                }
-                TimedBlock b;
-                b.side = side == 0 ? BlockSide::Reference : BlockSide::Candidate;
-                b.index = block % kBlocksPerLaunch;
-                b.samples = slowest_rank_per_iteration(per_rank);
-                launches[block / kBlocksPerLaunch].push_back(std::move(b));
-            }
-        }
-        std::vector<std::vector<TimedBlock>> by_launch;
-        for (auto& [launch, blocks] : launches) {
-            by_launch.push_back(std::move(blocks));
-        }
-        const ReplicatedEstimate r = estimate_replicated(by_launch);
-        f.has_figures = true;
-        f.speedup = r.pooled.speedup;
-        f.ci_low = r.pooled.ci_low;
-        f.ci_high = r.pooled.ci_high;
-        f.verdict = verdict_text(r.pooled.verdict);
-        f.launches = static_cast<int>(by_launch.size());
-        if (r.launches.size() > 1) {
-            for (std::size_t i = 0; i < r.launches.size(); ++i) {
-                f.per_launch.push_back({static_cast<int>(i), r.launches[i].speedup, r.launches[i].ci_low,
-                                        r.launches[i].ci_high});
-            }
-        }
-    }
-    for (int side = 0; side < 2; ++side) {
-        double worst = -1;
-        for (const auto& [rank, ms] : g.per_rank[side]) {
-            const double median = percentile(ms, 50);
-            if (median > worst) {
-                worst = median;
-                (side == 0 ? f.slowest_reference_rank : f.slowest_candidate_rank) = rank;
-            }
-        }
-    }
-    return f;
-}
-
 PerfView::PerfView(QWidget* parent)
     : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
@@ -143,7 +46,7 @@ PerfView::PerfView(QWidget* parent)
     table_ = new QTableWidget(split);
     table_->setObjectName(QStringLiteral("perfSummaries"));
     table_->setColumnCount(4);
-    table_->setHorizontalHeaderLabels({tr("Side"), tr("Rank"), tr("Statistic"), tr("Value")});
+    table_->setHorizontalHeaderLabels({tr("Side"), tr("Rank"), tr("Stored figure"), tr("Value")});
     table_->horizontalHeader()->setStretchLastSection(true);
     table_->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
     table_->verticalHeader()->hide();
@@ -168,7 +71,7 @@ void PerfView::set_data(std::shared_ptr<const RunData> data) {
         plot_->replot();
         return;
     }
-    const Grouped g = group(*data_);
+    const GroupedSamples g = group_samples(*data_);
     const QColor colors[2] = {QColor(0x45, 0x7b, 0x9d), QColor(0xe7, 0x6f, 0x51)};
     const QString names[2] = {tr("reference"), tr("candidate")};
     // Samples are stored in ms; iterations under a millisecond (most single kernels) are plotted in
@@ -179,7 +82,9 @@ void PerfView::set_data(std::shared_ptr<const RunData> data) {
             largest_ms = std::max(largest_ms, percentile(ms, 95));
         }
     }
-    const bool micro = largest_ms > 0 && largest_ms < 1.0;
+    // Without samples (an imported PKB run, a damaged table) the stored times decide, so that the
+    // statistics table still reads in the unit a plot of this run would use.
+    const bool micro = largest_ms > 0 ? largest_ms < 1.0 : statistics_in_microseconds(data_->summaries);
     const double scale = micro ? 1e3 : 1.0;
     const QString unit_label = micro ? tr("µs per iteration") : tr("ms per iteration");
     double ymax = 0;
@@ -253,15 +158,24 @@ void PerfView::set_data(std::shared_ptr<const RunData> data) {
     plot_->replot();
     draw_series(scale, unit_label);
 
+    fill_table(micro);
+    summary_->setText(summary_text());
+}
+
+void PerfView::fill_table(bool microseconds) {
+    // Each stored figure in words, times in the plots' unit; the stored key on hover.
     table_->setRowCount(static_cast<int>(data_->summaries.size()));
     for (int i = 0; i < static_cast<int>(data_->summaries.size()); ++i) {
         const PerfSummaryRow& s = data_->summaries[static_cast<std::size_t>(i)];
+        const StatisticText text = describe_statistic(s, microseconds);
         table_->setItem(i, 0, new QTableWidgetItem(to_qstring(to_string(s.side))));
-        table_->setItem(i, 1, new QTableWidgetItem(s.rank < 0 ? tr("all") : QString::number(s.rank)));
-        table_->setItem(i, 2, new QTableWidgetItem(to_qstring(s.statistic)));
-        table_->setItem(i, 3, new QTableWidgetItem(QString::number(s.value, 'g', 6)));
+        table_->setItem(i, 1, new QTableWidgetItem(s.rank < 0 ? tr("all ranks") : QString::number(s.rank)));
+        auto* label = new QTableWidgetItem(text.label);
+        label->setToolTip(tr("stored as %1").arg(text.key));
+        table_->setItem(i, 2, label);
+        table_->setItem(i, 3, new QTableWidgetItem(text.value));
     }
-    summary_->setText(summary_text());
+    table_->setVisible(table_->rowCount() > 0); // an eval run stores none: no empty header
 }
 
 void PerfView::draw_series(double scale, const QString& unit_label) {
@@ -338,6 +252,32 @@ QString distrust_words(const RunRecord& run) {
     return summary.mid(at, end < 0 ? -1 : end - at).toHtmlEscaped();
 }
 
+// An import-pkb run: PKB's own protocol timed it, pkbw recorded its figures and no samples.
+bool imported_pkb_run(const RunRecord& run) {
+    return run.backend.rfind("pkb-", 0) == 0 && run.command_line.size() > 1 &&
+           run.command_line[1] == "import-pkb";
+}
+
+// What the store could not give of this run's timing ("perf samples (cannot read or write table
+// perf_samples: database disk image is malformed)"): each part and the store's reason, without the
+// store's path (the status bar names it); "" when every part was read.
+QString unreadable_timing(const RunData& data) {
+    QStringList parts;
+    for (const std::string& part : data.unreadable) {
+        const QString text = to_qstring(part);
+        const int colon = text.indexOf(QStringLiteral(": "));
+        if (!text.startsWith(QStringLiteral("perf ")) || colon < 0) {
+            continue;
+        }
+        QString reason = text.mid(colon + 2);
+        if (reason.startsWith(QStringLiteral("store "))) { // "store <path>: <reason>"
+            reason = reason.mid(reason.indexOf(QStringLiteral(": ")) + 2);
+        }
+        parts << QStringLiteral("%1 (%2)").arg(text.left(colon), reason).toHtmlEscaped();
+    }
+    return parts.join(QStringLiteral(", "));
+}
+
 QString figures_text(const PerfFigures& f) {
     QString text =
         QObject::tr("%1×</b> (95% interval %2–%3%4): <b>%5")
@@ -359,13 +299,18 @@ QString PerfView::headline() const {
     if (!data_) {
         return {};
     }
-    if (data_->run.mode != RunMode::Perf && !data_->summary("pkb_speedup") && !data_->summary("speedup")) {
+    const bool imported = imported_pkb_run(data_->run);
+    if (!imported && data_->run.mode != RunMode::Perf && !data_->summary("pkb_speedup") &&
+        !data_->summary("speedup")) {
         return tr("No timing: run %1 is an %2 run (perf mode times the candidate against the reference).")
             .arg(data_->run.id)
             .arg(mode_text(data_->run.mode));
     }
     if (data_->run.status == RunStatus::Running) {
         return tr("Run %1 is still running: no speedup yet.").arg(data_->run.id);
+    }
+    if (data_->run.status == RunStatus::Interrupted) {
+        return tr("<b>No speedup: run %1 was interrupted</b> before its timing finished.").arg(data_->run.id);
     }
     if (!speedup_is_result(data_->run.status)) {
         const QString words = distrust_words(data_->run);
@@ -374,6 +319,10 @@ QString PerfView::headline() const {
             .arg(words.isEmpty() ? QString() : QStringLiteral(" ") + words + QLatin1Char('.'));
     }
     const PerfFigures f = compute_perf(*data_);
+    if (imported && !f.has_figures) {
+        return tr("<b>Imported PKB run:</b> PKB's own protocol timed it, not pkbw (no pkbw samples, "
+                  "interval or verdict).");
+    }
     if (!f.has_figures) {
         return {};
     }
@@ -389,7 +338,10 @@ QString PerfView::summary_text() const {
     QString text = headline();
     if (f.has_figures && !trusted) {
         // Withheld: the figures stay, for inspection, never as a result.
-        text += tr(" Stored figures, for inspection only (not a result): <b>%1</b>.").arg(figures_text(f));
+        text += (f.stored ? tr(" Stored figures, for inspection only (not a result): <b>%1</b>.")
+                          : tr(" Figures recomputed from its samples, for inspection only (not a result): "
+                               "<b>%1</b>."))
+                    .arg(figures_text(f));
     } else if (f.has_figures) {
         QString pooled;
         if (!f.per_launch.empty()) {
@@ -408,19 +360,31 @@ QString PerfView::summary_text() const {
             text += tr(" (Recomputed from the samples: this run stored no interval.)");
         }
     }
+    const QString unreadable = unreadable_timing(*data_);
+    const bool interrupted = data_->run.status == RunStatus::Interrupted;
     if (f.has_samples) {
+        if (interrupted) {
+            text += tr(" The samples it recorded before it stopped are plotted, for inspection.");
+        }
         if (data_->world_size() > 1) { // at W=1 the slowest rank is rank 0 by definition
             text += tr(" Slowest rank: reference %1, candidate %2.")
                         .arg(f.slowest_reference_rank)
                         .arg(f.slowest_candidate_rank);
         }
+    } else if (!unreadable.isEmpty()) {
+        // A damaged table: the run has samples, the store cannot give them.
+        text += tr(" <b>The store could not give this run's %1</b>: the plots are empty for that reason, "
+                   "not because the run timed nothing.")
+                    .arg(unreadable);
+    } else if (interrupted) {
+        text += tr(" It recorded no samples before it stopped.");
     } else if (f.has_figures) {
         text += tr(" (No samples in the store.)");
     } else if (auto s = data_->summary("speedup"); s && trusted) {
         text = tr("<b>Speedup %1×</b> (stored without an interval; no samples in the store).")
                    .arg(QString::number(*s, 'f', 3));
     } else if (data_->run.mode == RunMode::Perf && !data_->summary("pkb_speedup") && trusted) {
-        text = tr("No perf samples for run %1 (perf mode stores them).").arg(data_->run.id);
+        text = tr("Run %1 stored neither samples nor a speedup.").arg(data_->run.id);
     }
     if (f.has_figures && trusted && data_->summary("pkb_speedup")) {
         PairOutcome pair;

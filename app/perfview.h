@@ -6,8 +6,7 @@
 // figure. Shows what exists: the perf tables may be sparse.
 #pragma once
 
-#include "pkbw/core/sweep_table.h"
-#include "rundata.h"
+#include "perfstatistics.h"
 
 #include <QWidget>
 #include <memory>
@@ -18,20 +17,6 @@ class QLabel;
 class QTableWidget;
 
 namespace pkbw::app {
-
-struct PerfFigures {
-    bool has_samples = false;
-    // The speedup, its 95% interval and verdict: stored (the run's pooled figures) when the run has
-    // them, else recomputed from the samples (older runs); `has_figures` false when neither.
-    bool has_figures = false;
-    bool stored = false;
-    double speedup = 0, ci_low = 0, ci_high = 0;
-    QString verdict;
-    int launches = 1;                     // launches the speedup is pooled over
-    std::vector<StoredLaunch> per_launch; // each launch's speedup and interval (stored, or recomputed)
-    int slowest_reference_rank = -1, slowest_candidate_rank = -1;
-};
-PerfFigures compute_perf(const RunData& data);
 
 class PerfView : public QWidget {
     Q_OBJECT
@@ -48,6 +33,8 @@ public:
     QString plot_title() const;
     // Every pkbw sample of every rank in the order it was timed: one graph per (side, rank).
     QCustomPlot* series_plot() const { return series_; }
+    // The stored figures: label (in words) and value (with its unit) per row.
+    QTableWidget* statistics_table() const { return table_; }
 
 private:
     std::shared_ptr<const RunData> data_;
@@ -58,6 +45,7 @@ private:
     QTableWidget* table_ = nullptr;
 
     void draw_series(double scale, const QString& unit_label);
+    void fill_table(bool microseconds);
 };
 
 } // namespace pkbw::app
