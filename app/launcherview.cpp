@@ -77,7 +77,9 @@ LauncherView::LauncherView(QWidget* parent, ProblemCatalogLoader* problems)
     ranks_->setValue(2);
     form->addRow(tr("Ranks"), ranks_);
     dtype_ = new QComboBox(form_box);
-    dtype_->addItems({QStringLiteral("bf16"), QStringLiteral("f16"), QStringLiteral("f32")});
+    dtype_->setObjectName(QStringLiteral("launchDtype"));
+    dtype_->addItems(
+        {QStringLiteral("bf16"), QStringLiteral("f16"), QStringLiteral("f32"), QStringLiteral("f64")});
     form->addRow(tr("dtype"), dtype_);
     trials_ = new QSpinBox(form_box);
     trials_->setRange(1, 1000);
@@ -98,6 +100,7 @@ LauncherView::LauncherView(QWidget* parent, ProblemCatalogLoader* problems)
     // cuda only where a GPU is visible; the host backend runs anywhere.
     backend_->setCurrentText(QFileInfo::exists(QStringLiteral("/dev/nvidiactl")) ? QStringLiteral("cuda")
                                                                                  : QStringLiteral("host"));
+    backend_->setObjectName(QStringLiteral("launchBackend"));
     form->addRow(tr("Backend"), backend_);
     m_ = new QSpinBox(form_box);
     n_ = new QSpinBox(form_box);
@@ -121,6 +124,7 @@ LauncherView::LauncherView(QWidget* parent, ProblemCatalogLoader* problems)
     keep_outputs_ = new QCheckBox(tr("keep every trial's outputs (--keep-outputs)"), form_box);
     keep_outputs_->setObjectName(QStringLiteral("launchKeepOutputs"));
     form->addRow(tr("Outputs"), keep_outputs_);
+    add_perf_fields(form, form_box);
     auto* buttons = new QHBoxLayout;
     start_ = new QPushButton(tr("Start"), form_box);
     start_->setObjectName(QStringLiteral("launchStart"));
@@ -134,10 +138,18 @@ LauncherView::LauncherView(QWidget* parent, ProblemCatalogLoader* problems)
     layout->addWidget(form_box, 0);
 
     auto* right = new QVBoxLayout;
+    auto* status_row = new QHBoxLayout;
     status_ = new QLabel(tr("Idle."), this);
     status_->setObjectName(QStringLiteral("launchStatus"));
     status_->setWordWrap(true);
-    right->addWidget(status_);
+    status_row->addWidget(status_, 1);
+    // A finished run stays here with its log; this button opens it (the window no longer jumps away).
+    open_run_ = new QPushButton(this);
+    open_run_->setObjectName(QStringLiteral("launchOpenRun"));
+    open_run_->setVisible(false);
+    connect(open_run_, &QPushButton::clicked, this, [this] { emit open_run_requested(open_run_id_); });
+    status_row->addWidget(open_run_);
+    right->addLayout(status_row);
     auto* progress_box = new QGroupBox(tr("Ranks"), this);
     progress_layout_ = new QGridLayout(progress_box);
     right->addWidget(progress_box);
@@ -165,6 +177,10 @@ LauncherView::LauncherView(QWidget* parent, ProblemCatalogLoader* problems)
         source.start();
     }
     restore_form();
+    // The user's backend brings the dtype its samples are written for (the host samples are f32:
+    // bf16 on the host backend ends every sample in "only f32").
+    connect(backend_, &QComboBox::activated, this, [this] { pick_sample_dtype(); });
+    connect(dtype_, &QComboBox::activated, this, [this] { dtype_chosen_ = true; });
     process_ = new QProcess(this);
     connect(start_, &QPushButton::clicked, this, &LauncherView::start);
     connect(cancel_, &QPushButton::clicked, this, &LauncherView::cancel);
@@ -189,7 +205,10 @@ LauncherView::LauncherView(QWidget* parent, ProblemCatalogLoader* problems)
                                  ? tr("pkbw crashed.")
                                  : tr("pkbw exited with code %1 without a result.").arg(exit_code));
             for (int r = 0; r < static_cast<int>(bars_.size()); ++r) {
-                set_bar(r, cancelled_ ? tr("interrupted") : tr("no result"), QColor(0x90, 0x90, 0x90));
+                if (!cancelled_ && bars_[static_cast<std::size_t>(r)]->maximum() == 0) {
+                    bars_[static_cast<std::size_t>(r)]->setRange(0, 1); // no busy bar after the end
+                }
+                set_bar(r, cancelled_ ? interrupted_text(r) : tr("no result"), QColor(0x90, 0x90, 0x90));
             }
         }
         emit process_ended(exit_status == QProcess::CrashExit ? -1 : exit_code);
@@ -203,37 +222,6 @@ LauncherView::LauncherView(QWidget* parent, ProblemCatalogLoader* problems)
     });
 }
 
-void LauncherView::set_executable(const QString& path) {
-    exe_->setText(path);
-}
-QString LauncherView::executable() const {
-    return exe_->text().trimmed();
-}
-void LauncherView::set_problem(const QString& problem) {
-    problem_->setCurrentText(problem);
-}
-void LauncherView::set_solution(const QString& file) {
-    solution_->setText(file);
-}
-void LauncherView::set_solutions_dir(const QString& dir) {
-    solutions_dir_->setText(dir);
-}
-void LauncherView::set_mode(const QString& mode) {
-    mode_->setCurrentText(mode);
-}
-void LauncherView::set_ranks(int ranks) {
-    ranks_->setValue(ranks);
-}
-void LauncherView::set_trials(int trials) {
-    trials_->setValue(trials);
-}
-void LauncherView::set_backend(const QString& backend) {
-    backend_->setCurrentText(backend);
-}
-
-void LauncherView::set_pkb_checkout(const QString& dir) {
-    pkb_checkout_->setText(dir);
-}
 void LauncherView::set_problem_list(const QStringList& stems, const QString& error) {
     problems_loading_ = false;
     known_problems_ = stems;
@@ -244,6 +232,9 @@ void LauncherView::apply_problem_list(const ProblemCatalog& catalog) {
     problems_loading_ = false;
     known_problems_ = catalog.stems();
     problem_list_error_ = catalog.error;
+    if (const QString root = catalog.problems_root(); !root.isEmpty()) {
+        set_samples_root(QDir(root).filePath(QStringLiteral("../samples"))); // <data>/samples
+    }
     // The choices arrive under whatever was typed or restored meanwhile; an empty field takes the
     // first problem, as a form built with the list would.
     const QString typed = problem_->currentText();
@@ -377,59 +368,11 @@ QStringList LauncherView::arguments_for(const QString& problem) const {
     if (keep_outputs_->isChecked()) {
         args << QStringLiteral("--keep-outputs");
     }
+    if (mode == QLatin1String("perf")) {
+        args << perf_arguments();
+    }
     args << QStringLiteral("--json");
     return args;
-}
-
-void LauncherView::save_form() const {
-    QSettings s;
-    s.beginGroup(QStringLiteral("launcher"));
-    s.setValue(QStringLiteral("pkbw"), exe_->text());
-    s.setValue(QStringLiteral("problem"), problem_->currentText());
-    s.setValue(QStringLiteral("solution"), solution_->text());
-    s.setValue(QStringLiteral("solutions_dir"), solutions_dir_->text());
-    s.setValue(QStringLiteral("mode"), mode_->currentText());
-    s.setValue(QStringLiteral("ranks"), ranks_->value());
-    s.setValue(QStringLiteral("dtype"), dtype_->currentText());
-    s.setValue(QStringLiteral("trials"), trials_->value());
-    s.setValue(QStringLiteral("atol"), atol_->value());
-    s.setValue(QStringLiteral("rtol"), rtol_->value());
-    s.setValue(QStringLiteral("backend"), backend_->currentText());
-    s.setValue(QStringLiteral("m"), m_->value());
-    s.setValue(QStringLiteral("n"), n_->value());
-    s.setValue(QStringLiteral("pkb_checkout"), pkb_checkout_->text());
-    s.setValue(QStringLiteral("trace"), trace_->isChecked());
-    s.setValue(QStringLiteral("all_trials"), all_trials_->isChecked());
-    s.setValue(QStringLiteral("keep_outputs"), keep_outputs_->isChecked());
-    s.endGroup();
-}
-
-void LauncherView::restore_form() {
-    QSettings s;
-    s.beginGroup(QStringLiteral("launcher"));
-    if (!s.contains(QStringLiteral("mode"))) {
-        return;
-    }
-    if (QFileInfo(s.value(QStringLiteral("pkbw")).toString()).isExecutable()) {
-        exe_->setText(s.value(QStringLiteral("pkbw")).toString());
-    }
-    problem_->setCurrentText(s.value(QStringLiteral("problem")).toString());
-    solution_->setText(s.value(QStringLiteral("solution")).toString());
-    solutions_dir_->setText(s.value(QStringLiteral("solutions_dir")).toString());
-    mode_->setCurrentText(s.value(QStringLiteral("mode")).toString());
-    ranks_->setValue(s.value(QStringLiteral("ranks"), 2).toInt());
-    dtype_->setCurrentText(s.value(QStringLiteral("dtype")).toString());
-    trials_->setValue(s.value(QStringLiteral("trials"), 5).toInt());
-    atol_->setValue(s.value(QStringLiteral("atol"), 1e-2).toDouble());
-    rtol_->setValue(s.value(QStringLiteral("rtol"), 1e-2).toDouble());
-    backend_->setCurrentText(s.value(QStringLiteral("backend")).toString());
-    m_->setValue(s.value(QStringLiteral("m"), 0).toInt());
-    n_->setValue(s.value(QStringLiteral("n"), 0).toInt());
-    pkb_checkout_->setText(s.value(QStringLiteral("pkb_checkout")).toString());
-    trace_->setChecked(s.value(QStringLiteral("trace")).toBool());
-    all_trials_->setChecked(s.value(QStringLiteral("all_trials")).toBool());
-    keep_outputs_->setChecked(s.value(QStringLiteral("keep_outputs")).toBool());
-    s.endGroup();
 }
 
 bool LauncherView::running() const {
@@ -458,6 +401,7 @@ void LauncherView::start() {
         queue_ << QString(); // a generation folder alone: pkbw runs its problems
     }
     log_->clear();
+    open_run_->setVisible(false);
     start_next();
 }
 

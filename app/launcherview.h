@@ -20,6 +20,7 @@ class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QFormLayout;
 class QGridLayout;
 
 namespace pkbw::app {
@@ -47,6 +48,14 @@ public:
     void set_trials(int trials);
     void set_backend(const QString& backend);
     void set_pkb_checkout(const QString& dir);
+    // The folder of pkbw's sample generations (<data>/samples, from the problem list's folders):
+    // solutions_<backend>_<dtype>_…, the dtype each backend's samples are written for.
+    void set_samples_root(const QString& dir);
+    // The dtype of the backend's sample generations ("f32" for host, "bf16" for cuda in this tree), ""
+    // when there are none. pick_sample_dtype() sets the form's dtype to it: on the user's choice of
+    // backend, and once the samples are known when no dtype was restored or chosen.
+    QString sample_dtype(const QString& backend) const;
+    QString dtype() const;
     // The known problems (validation, choices), and why there are none when `stems` is empty. Given
     // here, they replace the loader's list (which is then not waited for).
     void set_problem_list(const QStringList& stems, const QString& error = {});
@@ -82,6 +91,7 @@ public:
 signals:
     void run_started(qint64 run_id);
     void run_finished(qint64 run_id);
+    void open_run_requested(qint64 run_id); // "Open run N" after a run finished
     void process_ended(int exit_code);
 
 private:
@@ -95,6 +105,10 @@ private:
     void restore_form();
     void set_bar(int rank, const QString& text, const QColor& color = {});
     void apply_problem_list(const ProblemCatalog& catalog);
+    void add_perf_fields(QFormLayout* form, QWidget* box);
+    QStringList perf_arguments() const; // --no-pkb, --warmup, --pairs, --iters, --launches as set
+    void pick_sample_dtype();
+    QString interrupted_text(int rank); // the bar's text after a cancel (and its busy bar stopped)
 
     QString store_;
     QStringList known_problems_;
@@ -129,6 +143,15 @@ private:
     QSpinBox* n_ = nullptr;
     QCheckBox* all_trials_ = nullptr;
     QCheckBox* keep_outputs_ = nullptr;
+    QCheckBox* no_pkb_ = nullptr;
+    QSpinBox* warmup_ = nullptr;
+    QSpinBox* pairs_ = nullptr;
+    QSpinBox* iters_ = nullptr;
+    QSpinBox* launches_ = nullptr;
+    QString samples_root_;
+    bool dtype_chosen_ = false; // restored from the saved form, or picked by the user
+    QPushButton* open_run_ = nullptr;
+    qint64 open_run_id_ = 0;
     QPushButton* start_ = nullptr;
     QPushButton* cancel_ = nullptr;
     QLabel* status_ = nullptr;

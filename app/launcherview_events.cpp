@@ -39,6 +39,9 @@ void LauncherView::ensure_ranks(int count) {
         bar->setRange(0, 100);
         bar->setValue(0);
         bar->setFormat(tr("waiting"));
+        // Centred: a bar given a colour is drawn by the style sheet, which puts a left-aligned text
+        // at the top edge.
+        bar->setAlignment(Qt::AlignCenter);
         progress_layout_->addWidget(new QLabel(tr("rank %1").arg(rank), this), rank, 0);
         progress_layout_->addWidget(bar, rank, 1);
         bars_.push_back(bar);
@@ -56,6 +59,21 @@ void LauncherView::ensure_ranks(int count) {
     if (verdicts_.size() < bars_.size()) {
         verdicts_.resize(bars_.size());
     }
+}
+
+QString LauncherView::interrupted_text(int rank) {
+    // Where the rank was when it stopped, never a bar that reads "100%" for work not done.
+    QProgressBar* b = bars_[static_cast<std::size_t>(rank)];
+    if (b->maximum() == 0) { // the busy perf bar
+        b->setRange(0, 1);
+        b->setValue(0);
+        return tr("interrupted while timing");
+    }
+    if (b->format().startsWith(QStringLiteral("perf · block"))) {
+        return tr("interrupted in perf at block %1/%2").arg(b->value()).arg(b->maximum());
+    }
+    const int done = trials_done_[static_cast<std::size_t>(rank)];
+    return tr("interrupted after %1 of %2 trials").arg(done).arg(trials_expected_);
 }
 
 int LauncherView::rank_progress(int rank) const {
@@ -222,14 +240,18 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
         for (int r = 0; r < static_cast<int>(bars_.size()); ++r) {
             QProgressBar* b = bars_[static_cast<std::size_t>(r)];
             if (final_status_ == QLatin1String("interrupted")) {
-                b->setRange(0, 100);
-                set_bar(r, tr("interrupted · %p%"), QColor(0x90, 0x90, 0x90));
+                set_bar(r, interrupted_text(r), QColor(0x90, 0x90, 0x90));
             } else if (b->maximum() == 0 || b->format() == tr("waiting")) {
                 b->setRange(0, 100);
                 set_bar(r, run_id_ > 0 ? final_status_ : tr("not started"),
                         final_status_ == QLatin1String("pass") ? QColor(0x2e, 0x8b, 0x57)
                                                                : QColor(0x90, 0x90, 0x90));
             }
+        }
+        if (run_id_ > 0) {
+            open_run_id_ = run_id_;
+            open_run_->setText(tr("Open run %1").arg(run_id_));
+            open_run_->setVisible(true);
         }
         emit run_finished(run_id_);
     } else if (event == protocol::kPerfProgress) {

@@ -96,13 +96,16 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(run_view_, &RunView::load_failed, this,
             [this](const QString& m) { statusBar()->showMessage(m); });
+    // A finished run stays on the Launch tab with its log; "Open run N" there opens it.
     connect(launcher_, &LauncherView::run_finished, this, [this](qint64 run_id) {
         runs_->refresh();
         generations_->reload();
         if (run_id > 0) {
-            open_run(run_id);
+            statusBar()->showMessage(
+                tr("Run %1 finished: Open run %1 on the Launch tab shows it.").arg(run_id), 10000);
         }
     });
+    connect(launcher_, &LauncherView::open_run_requested, this, &MainWindow::open_run);
 
     refresh_ = new QTimer(this);
     refresh_->setInterval(3000);

@@ -3,17 +3,22 @@
 // host-backend run to completion.
 #include "fixtures.h"
 #include "launcherview.h"
+#include "mainwindow.h"
 #include "pkbw/core/store.h"
 #include "problembrowser.h"
 #include "problemcatalog.h"
+#include "runview.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QtTest>
 
 using namespace pkbw;
@@ -390,6 +395,105 @@ private slots:
         QCOMPARE(v.rank_progress(0), 100);
         QCOMPARE(v.rank_progress(1), 100);
         QVERIFY(v.run_id() > 0);
+    }
+    // Review point 21: perf's protocol options and f64 reach pkbw's command line, for perf only, and
+    // are remembered.
+    void perf_options_and_f64_reach_the_command_line() {
+        {
+            LauncherView v;
+            fake_form(v);
+            v.set_mode(QStringLiteral("perf"));
+            v.findChild<QComboBox*>(QStringLiteral("launchDtype"))->setCurrentText(QStringLiteral("f64"));
+            v.findChild<QCheckBox*>(QStringLiteral("launchNoPkb"))->setChecked(true);
+            v.findChild<QSpinBox*>(QStringLiteral("launchWarmup"))->setValue(10);
+            v.findChild<QSpinBox*>(QStringLiteral("launchPairs"))->setValue(3);
+            v.findChild<QSpinBox*>(QStringLiteral("launchIters"))->setValue(7);
+            v.findChild<QSpinBox*>(QStringLiteral("launchLaunches"))->setValue(2);
+            const QString args = v.arguments().join(QLatin1Char(' '));
+            for (const char* want :
+                 {"--dtype f64", "--no-pkb", "--warmup 10", "--pairs 3", "--iters 7", "--launches 2"}) {
+                QVERIFY2(args.contains(QLatin1String(want)), qPrintable(args));
+            }
+            QVERIFY(v.findChild<QSpinBox*>(QStringLiteral("launchPairs"))->isEnabled());
+            v.set_mode(QStringLiteral("eval"));
+            const QString eval = v.arguments().join(QLatin1Char(' '));
+            for (const char* flag : {"--no-pkb", "--warmup", "--pairs", "--iters", "--launches"}) {
+                QVERIFY2(!eval.contains(QLatin1String(flag)), qPrintable(eval));
+            }
+            QVERIFY(!v.findChild<QSpinBox*>(QStringLiteral("launchPairs"))->isEnabled());
+            v.set_mode(QStringLiteral("perf"));
+            QVERIFY(start_and_wait(v)); // the form is saved when a run starts
+        }
+        LauncherView restored;
+        QCOMPARE(restored.dtype(), QStringLiteral("f64"));
+        QCOMPARE(restored.findChild<QSpinBox*>(QStringLiteral("launchIters"))->value(), 7);
+        QVERIFY(restored.findChild<QCheckBox*>(QStringLiteral("launchNoPkb"))->isChecked());
+        // Left at "pkbw default", an option is pkbw's to choose.
+        QSettings().remove(QStringLiteral("launcher"));
+        LauncherView fresh;
+        fake_form(fresh);
+        fresh.set_mode(QStringLiteral("perf"));
+        QVERIFY(!fresh.arguments().contains(QStringLiteral("--pairs")));
+    }
+
+    // Review point 21: the dtype follows the chosen backend's sample generations (samples/
+    // solutions_host_f32_… and solutions_cuda_bf16_…): host with bf16 failed every host sample.
+    void dtype_follows_the_backends_samples() {
+        LauncherView v;
+        auto* backend = v.findChild<QComboBox*>(QStringLiteral("launchBackend"));
+        auto* dtype = v.findChild<QComboBox*>(QStringLiteral("launchDtype"));
+        backend->setCurrentText(QStringLiteral("host"));
+        dtype->setCurrentText(QStringLiteral("bf16"));
+        v.set_samples_root(QStringLiteral(PKBW_SOURCE_ROOT "/samples")); // a first start: no dtype chosen
+        QCOMPARE(v.sample_dtype(QStringLiteral("host")), QStringLiteral("f32"));
+        QCOMPARE(v.sample_dtype(QStringLiteral("cuda")), QStringLiteral("bf16"));
+        QCOMPARE(v.dtype(), QStringLiteral("f32"));
+        backend->setCurrentIndex(backend->findText(QStringLiteral("cuda")));
+        emit backend->activated(backend->currentIndex()); // as the user's choice
+        QCOMPARE(v.dtype(), QStringLiteral("bf16"));
+        backend->setCurrentIndex(backend->findText(QStringLiteral("host")));
+        emit backend->activated(backend->currentIndex());
+        QCOMPARE(v.dtype(), QStringLiteral("f32"));
+        // A dtype the user picked stays when the samples become known later.
+        LauncherView chosen;
+        auto* chosen_dtype = chosen.findChild<QComboBox*>(QStringLiteral("launchDtype"));
+        chosen_dtype->setCurrentText(QStringLiteral("f16"));
+        emit chosen_dtype->activated(chosen_dtype->currentIndex());
+        chosen.set_samples_root(QStringLiteral(PKBW_SOURCE_ROOT "/samples"));
+        QCOMPARE(chosen.dtype(), QStringLiteral("f16"));
+    }
+
+    // Review point 21: after a cancel a bar says where its rank stopped (never "interrupted · 100%"),
+    // with its text centred; the finished run is offered by a button, not opened away from the log.
+    void interrupted_bars_and_the_finished_run_stay_on_the_launcher() {
+        LauncherView v;
+        v.handle_line(R"({"event":"run_started","run_id":3,"world_size":2})");
+        v.handle_line(R"({"event":"phase","rank":0,"phase":"perf","trial":0})");
+        v.handle_line(
+            R"({"event":"rank_result","rank":1,"trial":0,"status":"pass","message":"","tensors":[]})");
+        v.handle_line(
+            R"({"event":"run_finished","run_id":3,"status":"interrupted","exit_code":130,"message":""})");
+        QCOMPARE(v.rank_text(0), QStringLiteral("interrupted while timing"));
+        QVERIFY(v.rank_bar(0)->value() < v.rank_bar(0)->maximum());
+        QCOMPARE(v.rank_text(1), QStringLiteral("interrupted after 1 of 1 trials"));
+        QVERIFY(!v.rank_text(1).contains(QLatin1Char('%')));
+        QCOMPARE(v.rank_bar(1)->alignment(), Qt::AlignCenter);
+        auto* open = v.findChild<QPushButton*>(QStringLiteral("launchOpenRun"));
+        QVERIFY(open && !open->isHidden());
+        QCOMPARE(open->text(), QStringLiteral("Open run 3"));
+        QSignalSpy requested(&v, &LauncherView::open_run_requested);
+        open->click();
+        QCOMPARE(requested.count(), 1);
+        QCOMPARE(requested.first().first().toLongLong(), 3);
+    }
+    void window_stays_on_the_launch_tab_when_a_run_ends() {
+        MainWindow window;
+        window.tabs()->setCurrentWidget(window.launcher());
+        window.launcher()->handle_line(
+            R"({"event":"run_finished","run_id":5,"status":"pass","exit_code":0,"message":""})");
+        QCOMPARE(window.tabs()->currentWidget(), window.launcher());
+        window.launcher()->findChild<QPushButton*>(QStringLiteral("launchOpenRun"))->click();
+        QCOMPARE(window.tabs()->currentWidget(), window.run_view());
     }
 };
 
