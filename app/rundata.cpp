@@ -112,6 +112,9 @@ RunData load_run_folder(const fs::path& folder) {
         if (config.is_discarded() || !config.is_object()) {
             throw FormatError(config_path.string() + ": not a JSON object");
         }
+        // The run's number in the store that recorded it (config.json's run_id), shown as "Run 7";
+        // from_store stays false, so nothing asks the open store for that number.
+        d.run.id = config.value("run_id", std::int64_t{0});
         d.run.problem_stem = config.value("problem", d.run.problem_stem);
         d.run.backend = config.value("backend", "");
         d.run.world_size = config.value("world_size", 1);

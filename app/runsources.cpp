@@ -148,7 +148,7 @@ RunSources load_run_sources(const RunData& data, const fs::path& store_path, con
     // What the store archived when the run was recorded is the code that ran: it replaces what the
     // files on disk say (they may be gone, or edited since), and the disk stays the fallback for runs
     // recorded before the archive existed.
-    if (run.id > 0 && !store_path.empty() && fs::exists(store_path)) {
+    if (data.from_store && run.id > 0 && !store_path.empty() && fs::exists(store_path)) {
         try {
             const Store store = Store::open_read_only(store_path);
             for (const RunFileText& f : run_sources(store, run.id)) {

@@ -133,7 +133,7 @@ void SourceView::set_data(std::shared_ptr<const RunData> data) {
     // have no store to ask).
     const quint64 generation_request = ++generation_request_;
     attempt_source_.clear();
-    if (store_.isEmpty() || data->run.id <= 0) {
+    if (store_.isEmpty() || !data->from_store || data->run.id <= 0) {
         exchanges_->set_generation({});
         trajectory_->set_generation({});
         bottom_->setTabVisible(1, false);

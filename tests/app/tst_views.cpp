@@ -25,6 +25,8 @@
 #include <QTextLayout>
 #include <QtTest>
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <qcustomplot.h>
 
 using namespace pkbw;
@@ -40,13 +42,15 @@ private slots:
     // PKB's Python sources get Python's highlighting (the review found def, None and in plain and
     // "using" in a docstring bold); C++ and CUDA keep theirs.
     void python_sources_are_highlighted_as_python() {
-        QCOMPARE(source_language(QStringLiteral("/x/2_allgather_cuda.py (sha256 ab12)")), SourceLanguage::Python);
+        QCOMPARE(source_language(QStringLiteral("/x/2_allgather_cuda.py (sha256 ab12)")),
+                 SourceLanguage::Python);
         QCOMPARE(source_language(QStringLiteral("/x/reference/1_allreduce.py")), SourceLanguage::Python);
         QCOMPARE(source_language(QStringLiteral("/x/1_allreduce_cuda.cu")), SourceLanguage::Cpp);
         QCOMPARE(source_language(QStringLiteral("/x/a.pyx.cpp")), SourceLanguage::Cpp);
         QTextDocument doc;
-        doc.setPlainText(QStringLiteral("def solution(x):\n    \"\"\"Docstring using\n    return None\n    \"\"\"\n"
-                                        "    return x  # using\n"));
+        doc.setPlainText(
+            QStringLiteral("def solution(x):\n    \"\"\"Docstring using\n    return None\n    \"\"\"\n"
+                           "    return x  # using\n"));
         CudaHighlighter highlighter(&doc, false, SourceLanguage::Python);
         highlighter.rehighlight();
         // The format covering column `column` of line `line`.
@@ -59,9 +63,9 @@ private slots:
             return QTextCharFormat();
         };
         QCOMPARE(format_at(0, 0).fontWeight(), static_cast<int>(QFont::Bold)); // def
-        const QColor string = format_at(1, 4).foreground().color();             // the docstring's quotes
+        const QColor string = format_at(1, 4).foreground().color();            // the docstring's quotes
         QVERIFY(string.isValid());
-        QCOMPARE(format_at(1, 15).foreground().color(), string);               // "using" inside it
+        QCOMPARE(format_at(1, 15).foreground().color(), string); // "using" inside it
         QVERIFY(format_at(1, 15).fontWeight() != static_cast<int>(QFont::Bold));
         QCOMPARE(format_at(2, 4).foreground().color(), string);                // "return None" inside it
         QCOMPARE(format_at(4, 4).fontWeight(), static_cast<int>(QFont::Bold)); // return, after it closed
@@ -175,6 +179,26 @@ private slots:
         QCOMPARE(view.data()->run.status, RunStatus::Mismatch);
     }
 
+    // Review point 20: a run folder opened alone is the run its config.json names ("Run 7", not
+    // "Run 0"), and still not a run of the open store.
+    void run_folder_reads_its_run_number() {
+        const std::filesystem::path folder = test::temp_path(QStringLiteral("numbered-run")).toStdString();
+        std::filesystem::remove_all(folder);
+        std::filesystem::copy(eval_.run_dir, folder, std::filesystem::copy_options::recursive);
+        std::ofstream(folder / "config.json")
+            << R"({"run_id": 7, "problem": "2_allgather", "mode": "eval", "backend": "host",)"
+            << R"( "world_size": 2, "dtype": "f32", "trials": 3, "atol": 0.01, "rtol": 0})";
+        RunView view;
+        QSignalSpy loaded(&view, &RunView::run_loaded);
+        view.open_folder(QString::fromStdString(folder.string()));
+        QVERIFY(loaded.wait(5000));
+        QCOMPARE(view.data()->run.id, qint64(7));
+        QVERIFY(!view.data()->from_store);
+        QVERIFY2(view.header_text().startsWith(QStringLiteral("<b>Run 7</b>")),
+                 qPrintable(view.header_text()));
+        QCOMPARE(view.data()->run.status, RunStatus::Mismatch);
+    }
+
     void perf_view_speedup() {
         auto data = std::make_shared<const RunData>(load_run(store_.toStdString(), perf_id_));
         PerfView view;
@@ -280,9 +304,9 @@ private slots:
         QVERIFY2(broken.error.contains(QStringLiteral("entry 1")), qPrintable(broken.error));
         QVERIFY(!parse_problem_catalog("not json").error.isEmpty());
         // pkbw's JSON lines: one {"event":"problem", ...} object per line.
-        const ProblemCatalog lines = parse_problem_catalog(
-            "{\"event\":\"problem\",\"id\":2,\"stem\":\"2_allgather\",\"files\":{}}\n"
-            "{\"event\":\"problem\",\"id\":1,\"stem\":\"1_allreduce\",\"files\":{}}\n");
+        const ProblemCatalog lines =
+            parse_problem_catalog("{\"event\":\"problem\",\"id\":2,\"stem\":\"2_allgather\",\"files\":{}}\n"
+                                  "{\"event\":\"problem\",\"id\":1,\"stem\":\"1_allreduce\",\"files\":{}}\n");
         QCOMPARE(lines.error, QString());
         QCOMPARE(lines.stems(), (QStringList{QStringLiteral("1_allreduce"), QStringLiteral("2_allgather")}));
         const ProblemCatalog missing = load_problem_catalog(QStringLiteral("/nonexistent/pkbw"), 2000);
