@@ -9,6 +9,8 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QResizeEvent>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTableView>
 #include <QTableWidget>
@@ -317,6 +319,10 @@ QVariant GenerationMatrixModel::headerData(int section, Qt::Orientation orientat
         section < static_cast<int>(matrix_.generations.size())) {
         return to_qstring(matrix_.generations[static_cast<std::size_t>(section)]);
     }
+    if (role == Qt::ToolTipRole && orientation == Qt::Horizontal && section >= 0 &&
+        section < static_cast<int>(matrix_.problems.size())) {
+        return to_qstring(matrix_.problems[static_cast<std::size_t>(section)]);
+    }
     if (role != Qt::DisplayRole) {
         return QAbstractTableModel::headerData(section, orientation, role);
     }
@@ -345,6 +351,7 @@ GenerationsView::GenerationsView(QWidget* parent)
     auto* split = new QSplitter(Qt::Vertical, this);
     model_ = new GenerationMatrixModel(this);
     auto* tables = new QSplitter(Qt::Horizontal, split);
+    tables_ = tables;
     view_ = new QTableView(tables);
     view_->setObjectName(QStringLiteral("generationMatrix"));
     view_->setModel(model_);
@@ -466,8 +473,38 @@ void GenerationsView::reload() {
                 stats_->setItem(g, 5, new QTableWidgetItem(QString::number(st.geomean_n)));
             }
             update_plots();
+            fit_tables();
             emit loaded();
         });
+}
+
+void GenerationsView::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    fit_tables();
+}
+
+void GenerationsView::fit_tables() {
+    // The matrix whole beside the per-generation table when both fit, else the table under the
+    // matrix: no problem column behind a scrollbar while the table beside it is half empty.
+    view_->resizeColumnsToContents();
+    stats_->resizeColumnsToContents();
+    const int frame = 2 * view_->frameWidth(), bar = view_->verticalScrollBar()->sizeHint().width();
+    const int matrix_width =
+        view_->verticalHeader()->sizeHint().width() + view_->horizontalHeader()->length() + frame + bar;
+    const int stats_width = stats_->horizontalHeader()->length() + 2 * stats_->frameWidth() + bar;
+    const int handle = tables_->handleWidth();
+    if (matrix_width + stats_width + handle <= tables_->width()) {
+        tables_->setOrientation(Qt::Horizontal);
+        tables_->setSizes({tables_->width() - stats_width - handle, stats_width});
+        return;
+    }
+    tables_->setOrientation(Qt::Vertical);
+    const int height = tables_->height() - handle;
+    const int stats_height = stats_->horizontalHeader()->sizeHint().height() +
+                             stats_->verticalHeader()->length() + 2 * stats_->frameWidth() +
+                             view_->horizontalScrollBar()->sizeHint().height();
+    const int below = std::min(stats_height, height / 2);
+    tables_->setSizes({height - below, below});
 }
 
 void GenerationsView::update_plots() {

@@ -17,6 +17,7 @@
 
 class QCustomPlot;
 class QLabel;
+class QSplitter;
 class QTableView;
 class QTableWidget;
 class QComboBox;
@@ -103,16 +104,26 @@ public:
     void set_pick(CellPick pick);
     QString status_text() const;
 
+    // The matrix and the per-generation table: side by side when both fit whole, else one above the
+    // other (review point 25).
+    QSplitter* tables_splitter() const { return tables_; }
+    QTableView* matrix_view() const { return view_; }
+
 signals:
     void run_activated(qint64 run_id);
     void loaded();
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     void update_plots();
+    void fit_tables();
 
     QString store_;
     GenerationMatrixModel* model_ = nullptr;
     QTableView* view_ = nullptr;
+    QSplitter* tables_ = nullptr;
     QLabel* status_ = nullptr;
     QTableWidget* stats_ = nullptr;
     QComboBox* pick_ = nullptr;

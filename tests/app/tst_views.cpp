@@ -17,6 +17,7 @@
 #include "tolerancemodel.h"
 
 #include <QMenu>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QSvgRenderer>
 #include <QTableView>
@@ -197,6 +198,48 @@ private slots:
         QVERIFY2(view.header_text().startsWith(QStringLiteral("<b>Run 7</b>")),
                  qPrintable(view.header_text()));
         QCOMPARE(view.data()->run.status, RunStatus::Mismatch);
+    }
+
+    // Review point 25: at 1500 px the review's seven problems (31_fused_moe_fwd and
+    // 32_fused_moe_fwd_lora last) were behind a scrollbar while the table beside them was half empty.
+    // Every problem column now lies inside the matrix's viewport, and the per-generation table whole.
+    void generations_matrix_shows_every_problem() {
+        const QString path = test::temp_path(QStringLiteral("generations-wide.db"));
+        QFile::remove(path);
+        {
+            Store store = Store::open(path.toStdString());
+            const char* problems[] = {
+                "2_allgather",          "12_allgather_gemm",         "13_gemm_allreduce",
+                "18_tp_rms_norm",       "20_blocked_fp8_dequantize", "31_fused_moe_fwd",
+                "32_fused_moe_fwd_lora"};
+            const char* generations[] = {"solutions_cuda_bf16_h200_2_anthropic_claude-opus-4-7",
+                                         "solutions_cuda_bf16_h200_2_samples_baseline",
+                                         "solutions_cuda_bf16_h200_2_samples_tuned"};
+            int second = 0;
+            for (const char* g : generations) {
+                for (const char* p : problems) {
+                    test::add_run(store, p, g, RunMode::Perf, RunStatus::Pass, 1.25, second++ % 60);
+                }
+            }
+        }
+        {
+            GenerationsView view;
+            view.resize(1500, 950);
+            view.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&view));
+            QSignalSpy loaded(&view, &GenerationsView::loaded);
+            view.set_store(path);
+            QVERIFY(loaded.wait(5000));
+            QTableView* matrix = view.matrix_view();
+            QCOMPARE(matrix->model()->columnCount(), 7);
+            QTRY_VERIFY_WITH_TIMEOUT(matrix->columnViewportPosition(6) + matrix->columnWidth(6) <=
+                                         matrix->viewport()->width(),
+                                     5000);
+            QCOMPARE(matrix->horizontalScrollBar()->maximum(), 0);
+            QCOMPARE(view.stats_table()->horizontalScrollBar()->maximum(), 0);
+            QCOMPARE(matrix->model()->headerData(6, Qt::Horizontal, Qt::ToolTipRole).toString(),
+                     QStringLiteral("32_fused_moe_fwd_lora"));
+        }
     }
 
     void perf_view_speedup() {
