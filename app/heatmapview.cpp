@@ -3,10 +3,13 @@
 #include "fittingticker.h"
 #include "qtconvert.h"
 
+#include <QComboBox>
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QShortcut>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -177,7 +180,28 @@ HeatmapView::HeatmapView(QWidget* parent)
                           this);
     readout_->setObjectName(QStringLiteral("heatmapReadout"));
     readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    layout->addWidget(readout_);
+    auto* readout_row = new QHBoxLayout;
+    readout_row->addWidget(readout_, 1);
+    readout_row->addWidget(new QLabel(tr("Colours:"), this));
+    scale_ = new QComboBox(this);
+    scale_->setObjectName(QStringLiteral("heatmapScale"));
+    scale_->addItems({tr("auto"), tr("full range"), tr("robust (1st–99th percentile)")});
+    scale_->setToolTip(
+        tr("Value and difference colours: the full range of the cells, or their 1st–99th "
+           "percentile with the tails saturating; auto takes the robust scale for heavy tails"));
+    connect(scale_, &QComboBox::currentIndexChanged, this, [this] {
+        apply_value_scales();
+        for (int i = 0; i < 3; ++i) {
+            plots_[i]->replot(QCustomPlot::rpQueuedReplot);
+        }
+        summary_->setText(summary_text());
+    });
+    readout_row->addWidget(scale_);
+    layout->addLayout(readout_row);
+    repool_timer_ = new QTimer(this);
+    repool_timer_->setSingleShot(true);
+    repool_timer_->setInterval(120);
+    connect(repool_timer_, &QTimer::timeout, this, &HeatmapView::repool);
     auto* home = new QShortcut(QKeySequence(Qt::Key_Home), this, this, &HeatmapView::reset_view);
     home->setContext(Qt::WidgetWithChildrenShortcut);
     auto* grid = new QGridLayout;
@@ -192,10 +216,12 @@ HeatmapView::HeatmapView(QWidget* parent)
         connect(plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this, plot] {
             zoomed_ = zoomed_ || !filling_;
             link_ranges(plot);
+            schedule_repool();
         });
         connect(plot->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this, plot] {
             zoomed_ = zoomed_ || !filling_;
             link_ranges(plot);
+            schedule_repool();
         });
         connect(plot, &QCustomPlot::mouseMove, this, [this, plot](QMouseEvent* e) { hover(plot, e); });
         connect(plot, &QCustomPlot::mouseDoubleClick, this, [this] { reset_view(); });
@@ -310,6 +336,10 @@ void HeatmapView::fit_aspect(QCustomPlot* plot) {
 
 void HeatmapView::reset_view() {
     zoomed_ = false;
+    repool_timer_->stop();
+    if (region_shown_) {
+        show_whole_maps();
+    }
     for (int i = 0; i < kMaps; ++i) {
         if (maps_[i]->visible()) {
             fit_pending_[i] = true;
@@ -398,21 +428,7 @@ void HeatmapView::fill(QCustomPlot* plot, QCPColorMap* map, const PooledMap& poo
         return;
     }
     map->setVisible(true);
-    data->setSize(pooled.cols, pooled.rows);
-    // Cell centres span the source extent, so axes read in source rows and columns.
-    const double cw = static_cast<double>(pooled.source_cols) / pooled.cols;
-    const double rh = static_cast<double>(pooled.source_rows) / pooled.rows;
-    data->setRange(QCPRange(cw / 2, pooled.source_cols - cw / 2),
-                   QCPRange(rh / 2, pooled.source_rows - rh / 2));
-    for (int r = 0; r < pooled.rows; ++r) {
-        for (int c = 0; c < pooled.cols; ++c) {
-            float v = pooled.at(r, c);
-            if (ratio && !std::isnan(v)) {
-                v = std::clamp(v, static_cast<float>(kRatioFloor), static_cast<float>(kRatioCeil));
-            }
-            data->setCell(c, r, v);
-        }
-    }
+    put_cells(map, pooled, ratio, 0, 0);
     {
         const QSignalBlocker bx(plot->xAxis), by(plot->yAxis);
         plot->xAxis->setRange(0, static_cast<double>(pooled.source_cols));
@@ -425,6 +441,30 @@ void HeatmapView::fill(QCustomPlot* plot, QCPColorMap* map, const PooledMap& poo
     fit_pending_[i] = true; // square cells once the axis rect has its size (afterLayout)
     fit_aspect(plot);
     plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::set_value_gradient(QCPColorMap* map, bool diverging) {
+    map->setGradient(value_gradient(diverging));
+}
+
+void HeatmapView::put_cells(QCPColorMap* map, const PooledMap& pooled, bool ratio, double col0, double row0) {
+    auto* data = map->data();
+    data->setSize(pooled.cols, pooled.rows);
+    // Cell centres span the source extent (from col0, row0 for a region), so axes read in source rows
+    // and columns.
+    const double cw = static_cast<double>(pooled.source_cols) / pooled.cols;
+    const double rh = static_cast<double>(pooled.source_rows) / pooled.rows;
+    data->setRange(QCPRange(col0 + cw / 2, col0 + pooled.source_cols - cw / 2),
+                   QCPRange(row0 + rh / 2, row0 + pooled.source_rows - rh / 2));
+    for (int r = 0; r < pooled.rows; ++r) {
+        for (int c = 0; c < pooled.cols; ++c) {
+            float v = pooled.at(r, c);
+            if (ratio && !std::isnan(v)) {
+                v = std::clamp(v, static_cast<float>(kRatioFloor), static_cast<float>(kRatioCeil));
+            }
+            data->setCell(c, r, v);
+        }
+    }
 }
 
 void HeatmapView::place_marks(QCPGraph* first, QCPGraph* worst, const PooledMap& pooled) {
@@ -474,6 +514,9 @@ void HeatmapView::place_tie_bands() {
 void HeatmapView::show_set(const HeatmapSet& set) {
     set_ = set;
     zoomed_ = false; // a new set opens whole
+    repool_timer_->stop();
+    ++repool_request_;
+    region_shown_ = false;
     filling_ = true; // its own ranges are no zoom
     struct Filled {
         bool& flag;
@@ -492,15 +535,8 @@ void HeatmapView::show_set(const HeatmapSet& set) {
         fill(plots_[0], maps_[0], set_.ref, false);
         fill(plots_[1], maps_[1], set_.cand, false);
         fill(plots_[2], maps_[2], e.diff, false);
-        bool diverging = false;
-        const auto [lo, hi] = shared_value_range(set_.ref, set_.cand, &diverging);
-        for (int i = 0; i < 2; ++i) {
-            maps_[i]->setGradient(value_gradient(diverging));
-            maps_[i]->setDataRange(QCPRange(lo, hi));
-        }
-        const double d = std::max(e.max_abs_diff, 1e-30);
-        maps_[2]->setDataRange(QCPRange(-d, d));
     }
+    apply_value_scales(); // heatmapview_scale.cpp
     for (int i = 0; i < kMaps; ++i) {
         place_marks(first_marks_[i], worst_marks_[i], e.ratio);
     }
@@ -524,12 +560,13 @@ void HeatmapView::show_set(const HeatmapSet& set) {
         bars_->data()->clear();
     }
     histogram_title_->setText(
-        values ? tr("Error ratio histogram (elements): %1 exact (ratio 0) and %2 non-finite "
-                    "(NaN/Inf, ratio +inf) not binned")
-                     .arg(e.exact_count)
-                     .arg(e.nonfinite_mismatches)
-               : tr("No error histogram: this run kept its error map, not its outputs (pkbw eval --keep-outputs "
-                    "keeps them)"));
+        values
+            ? tr("Error ratio histogram (elements): %1 exact (ratio 0) and %2 non-finite "
+                 "(NaN/Inf, ratio +inf) not binned")
+                  .arg(e.exact_count)
+                  .arg(e.nonfinite_mismatches)
+            : tr("No error histogram: this run kept its error map, not its outputs (pkbw eval --keep-outputs "
+                 "keeps them)"));
     histogram_->replot(QCustomPlot::rpQueuedReplot);
     summary_->setText(summary_text());
 }
@@ -586,12 +623,14 @@ QString HeatmapView::summary_text() const {
                     .arg(set_.cand.masked_elements);
     }
     if (e.ratio.rows > 0 && (e.ratio.rows < e.ratio.source_rows || e.ratio.cols < e.ratio.source_cols)) {
-        text += tr("; %1×%2 shown as %3×%4 (max-pooled)")
+        text += tr("; %1×%2 shown as %3×%4 (max-pooled; a zoom pools the region in view again, down to "
+                   "single elements)")
                     .arg(e.ratio.source_rows)
                     .arg(e.ratio.source_cols)
                     .arg(e.ratio.rows)
                     .arg(e.ratio.cols);
     }
+    text += scale_note_;
     if (set_.ties) {
         const TieReport& t = *set_.ties;
         const QString verdict = tie_text(t);

@@ -21,6 +21,8 @@ class QLabel;
 class QMouseEvent;
 class QCPTextElement;
 class QCPAbstractItem;
+class QComboBox;
+class QTimer;
 
 namespace pkbw::app {
 
@@ -62,6 +64,32 @@ HeatmapSet compute_heatmaps(const Tensor& ref, const Tensor& cand, double atol, 
 // From a stored comparison alone: the ratio map only.
 HeatmapSet heatmaps_from_row(const TensorResultRow& row, double atol, double rtol);
 
+// A colour range for the value maps (heatmapview_scale.cpp).
+struct ValueScale {
+    double lo = 0, hi = 0;
+    bool diverging = false;        // both signs: a polar map symmetric about 0
+    bool clipped = false;          // the robust range, narrower than the full one
+    double saturated_fraction = 0; // of the finite cells, beyond the range
+};
+// The 1st-99th percentile of both maps' finite cells (± the 99th percentile of |v| when both signs
+// occur); the full range when the cells are too alike to narrow it.
+ValueScale robust_value_range(const PooledMap& a, const PooledMap& b);
+// Whether the largest finite magnitude is far beyond the 99th percentile's (auto then clips).
+bool heavy_tailed(const PooledMap& a, const PooledMap& b);
+
+// A region of a tensor's 2-D view, rows and columns end exclusive.
+struct ViewRegion {
+    std::int64_t row0 = 0, row1 = 0, col0 = 0, col1 = 0;
+};
+// The four maps of a region, pooled from the tensors by core's pass (max_side cells per side at
+// most): a zoomed view resolves what the whole tensor's maps pool away.
+struct RegionMaps {
+    ViewRegion region;
+    PooledMap ref, cand, diff, ratio;
+};
+RegionMaps pool_region(const Tensor& ref, const Tensor& cand, double atol, double rtol,
+                       const ViewRegion& region, int max_side);
+
 class HeatmapView : public QWidget {
     Q_OBJECT
 public:
@@ -86,12 +114,24 @@ public:
     // or drag keeps the user's view across resizes.
     void reset_view();
     bool zoomed() const { return zoomed_; }
+    // Whether the maps show a zoomed region pooled again from the tensors (heatmapview_zoom.cpp),
+    // and which.
+    bool region_shown() const { return region_shown_; }
+    ViewRegion shown_region() const { return region_; }
     // The tie-row bands drawn on each map (tests).
     int tie_band_count() const { return static_cast<int>(bands_.size()); }
 
 private:
     QCustomPlot* make_map_plot(const QString& title, QCPColorMap** map, QCPGraph** first, QCPGraph** worst);
     void fill(QCustomPlot* plot, QCPColorMap* map, const PooledMap& pooled, bool ratio);
+    static void put_cells(QCPColorMap* map, const PooledMap& pooled, bool ratio, double col0, double row0);
+    void schedule_repool();
+    ViewRegion region_in_view() const;
+    void repool();
+    void show_region(const RegionMaps& maps);
+    void show_whole_maps();
+    void apply_value_scales();
+    static void set_value_gradient(QCPColorMap* map, bool diverging);
     void place_marks(QCPGraph* first, QCPGraph* worst, const PooledMap& pooled);
     void place_tie_bands();
     void fit_aspect(QCustomPlot* plot);
@@ -113,6 +153,12 @@ private:
     bool zoomed_ = false;  // the user zoomed or panned: resizes keep the view
     bool filling_ = false; // show_set is setting the maps' own ranges
     bool fit_pending_[kMaps]{};
+    QComboBox* scale_ = nullptr; // auto, full range, robust
+    QString scale_note_;         // what the summary says of a clipped scale
+    QTimer* repool_timer_ = nullptr;
+    quint64 repool_request_ = 0;
+    bool region_shown_ = false;
+    ViewRegion region_;
     QCustomPlot* histogram_ = nullptr;
     QCPBars* bars_ = nullptr;
     QCPTextElement* histogram_title_ = nullptr;

@@ -1,0 +1,131 @@
+// Heatmaps at element resolution and on readable colour scales. Review point 14: a zoomed map is
+// pooled again from the tensors for the region in view (a 1024² output pooled to 64² resolves single
+// elements when zoomed to 40×40), and Home goes back to the whole tensor's maps. Review point 15: a
+// heavy-tailed output is drawn on its 1st-99th percentile (said in the summary) unless the full range
+// is chosen, and an all-zero finite difference gets a readable ±1 that says so, not ±1e-30.
+#include "heatmapview.h"
+
+#include <QComboBox>
+#include <QtTest>
+#include <cmath>
+#include <qcustomplot.h>
+#include <span>
+
+using namespace pkbw;
+using namespace pkbw::app;
+
+namespace {
+
+Tensor f32(std::int64_t rows, std::int64_t cols, const std::vector<float>& v) {
+    return Tensor::from_bytes(
+        DType::F32, {rows, cols},
+        std::span(reinterpret_cast<const std::byte*>(v.data()), v.size() * sizeof(float)));
+}
+
+// Element (r, c) of a 1024² tensor: distinct per element, so a pooled cell and an element differ.
+float element(std::int64_t r, std::int64_t c) {
+    return static_cast<float>(r * 1024 + c) / 1024.0f;
+}
+
+QCPColorMap* map_of(const HeatmapView& view, int which) {
+    return qobject_cast<QCPColorMap*>(view.plots().at(which)->plottable(0));
+}
+
+} // namespace
+
+class TestHeatmaps : public QObject {
+    Q_OBJECT
+private slots:
+    void zoom_resolves_single_elements_and_home_goes_back() {
+        std::vector<float> ref(1024 * 1024), cand(1024 * 1024);
+        for (std::int64_t r = 0; r < 1024; ++r) {
+            for (std::int64_t c = 0; c < 1024; ++c) {
+                ref[static_cast<std::size_t>(r * 1024 + c)] = element(r, c);
+                cand[static_cast<std::size_t>(r * 1024 + c)] =
+                    element(r, c) + (r == 210 && c == 120 ? 0.5f : 0);
+            }
+        }
+        HeatmapView view;
+        view.resize(900, 900);
+        view.show();
+        view.show_set(compute_heatmaps(f32(1024, 1024, ref), f32(1024, 1024, cand), 0.01, 0.0, 64));
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QCOMPARE(map_of(view, 0)->data()->keySize(), 64); // 16×16 elements per cell
+        QVERIFY(!view.region_shown());
+        // A zoom into [200, 240) × [100, 140), as the wheel leaves it.
+        QCustomPlot* plot = view.plots().at(0);
+        plot->xAxis->setRange(100, 140);
+        plot->yAxis->setRange(200, 240);
+        QVERIFY(view.zoomed());
+        QTRY_VERIFY_WITH_TIMEOUT(view.region_shown(), 5000);
+        // x as zoomed; y about its centre, as square cells on this plot's shape give it.
+        const ViewRegion r = view.shown_region();
+        QCOMPARE(r.col0, std::int64_t(100));
+        QCOMPARE(r.col1, std::int64_t(140));
+        QVERIFY(r.row0 <= 210 && r.row1 > 215 && r.row1 - r.row0 <= 64);
+        for (int which : {0, 1, 2, 3}) {
+            QCOMPARE(map_of(view, which)->data()->keySize(), static_cast<int>(r.col1 - r.col0));
+            QCOMPARE(map_of(view, which)->data()->valueSize(), static_cast<int>(r.row1 - r.row0));
+        }
+        // Cells are elements now: the reference map holds element (215, 107) itself at its centre,
+        // and the difference map the 0.5 at (210, 120) in its own cell.
+        QCOMPARE(map_of(view, 0)->data()->data(107.5, 215.5), static_cast<double>(element(215, 107)));
+        QCOMPARE(map_of(view, 2)->data()->data(120.5, 210.5), 0.5);
+        QCOMPARE(map_of(view, 2)->data()->data(121.5, 210.5), 0.0);
+        // The other maps show the same region (linked), and the readout still names the element.
+        QCOMPARE(view.plots().at(3)->xAxis->range().lower, 100.0);
+        QVERIFY(view.readout_at(210, 120).contains(QStringLiteral("difference 0.5")));
+        // Home: the whole tensor's pooled maps again.
+        view.reset_view();
+        QVERIFY(!view.region_shown());
+        QCOMPARE(map_of(view, 0)->data()->keySize(), 64);
+        QVERIFY(!view.zoomed());
+    }
+
+    void heavy_tails_are_clipped_to_percentiles_unless_asked() {
+        // Typical values about ±1e5, and a few elements at 2e6 (the review's MoE LoRA output).
+        std::vector<float> ref(64 * 64);
+        for (std::size_t i = 0; i < ref.size(); ++i) {
+            ref[i] = static_cast<float>((static_cast<int>(i * 7919 % 2001) - 1000) * 100);
+        }
+        ref[5] = 2e6f;
+        ref[900] = -2e6f;
+        HeatmapView view;
+        view.show_set(compute_heatmaps(f32(64, 64, ref), f32(64, 64, ref), 0.01, 0.01));
+        auto [lo, hi] = view.value_range();
+        QVERIFY2(hi <= 1.0e5 && lo >= -1.0e5, qPrintable(QStringLiteral("%1 %2").arg(lo).arg(hi)));
+        QVERIFY2(hi >= 0.9e5, qPrintable(QString::number(hi)));
+        QVERIFY2(view.summary_text().contains(QStringLiteral("1st–99th percentile")) &&
+                     view.summary_text().contains(QStringLiteral("saturate")),
+                 qPrintable(view.summary_text()));
+        auto* scale = view.findChild<QComboBox*>(QStringLiteral("heatmapScale"));
+        QVERIFY(scale);
+        scale->setCurrentIndex(1); // full range
+        std::tie(lo, hi) = view.value_range();
+        QCOMPARE(hi, 2e6);
+        QCOMPARE(lo, -2e6);
+        QVERIFY(!view.summary_text().contains(QStringLiteral("percentile")));
+        // Without a heavy tail auto keeps the full range.
+        scale->setCurrentIndex(0);
+        ref[5] = 1e5f;
+        ref[900] = -1e5f;
+        view.show_set(compute_heatmaps(f32(64, 64, ref), f32(64, 64, ref), 0.01, 0.01));
+        std::tie(lo, hi) = view.value_range();
+        QCOMPARE(hi, 1e5);
+    }
+
+    void all_zero_difference_reads_plus_minus_one() {
+        std::vector<float> ref(16, 1.0f), cand(16, 1.0f);
+        cand[3] = std::nanf("");
+        HeatmapView view;
+        view.show_set(compute_heatmaps(f32(4, 4, ref), f32(4, 4, cand), 0.01, 0.0));
+        const QCPRange d = map_of(view, 2)->dataRange();
+        QCOMPARE(d.lower, -1.0);
+        QCOMPARE(d.upper, 1.0);
+        QCOMPARE(map_of(view, 2)->colorScale()->axis()->label(),
+                 QStringLiteral("every finite difference is 0"));
+    }
+};
+
+QTEST_MAIN(TestHeatmaps)
+#include "tst_heatmaps.moc"
