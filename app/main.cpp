@@ -3,7 +3,8 @@
 // `--run ID` opens that run of the store; `--screenshots DIR` saves every tab as a PNG once the run is
 // shown and quits (tools/screenshots.sh). `pkbw-gui FILE` opens FILE as --store does; FILE may also be
 // a bundle written by `pkbw export-bundle` (unpacked into a temporary folder for the session: no
-// checkout needed). --help and --version need no display.
+// checkout needed; the folder is removed on exit, a SIGTERM included, and Recent stores list the
+// bundle file, never the folder). --help and --version need no display.
 #include "launcherview.h"
 #include "mainwindow.h"
 #include "pkbw/core/bundle.h"
@@ -17,12 +18,56 @@
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QDir>
+#include <QSocketNotifier>
 #include <QTabWidget>
 #include <QTimer>
+#include <csignal>
 #include <cstring>
+#include <fcntl.h>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <unistd.h>
+
+namespace {
+
+// SIGTERM, SIGINT and SIGHUP end the event loop as closing the window does, so that the window goes
+// the normal way and removes an unpacked bundle's folder. The handler only writes a byte to a pipe;
+// the event loop reads it.
+struct SignalPipe {
+    int fds[2] = {-1, -1};
+    ~SignalPipe() {
+        for (int fd : fds) {
+            if (fd >= 0)
+                ::close(fd);
+        }
+    }
+};
+SignalPipe signal_pipe;
+
+void on_quit_signal(int) {
+    const char byte = 1;
+    [[maybe_unused]] const ssize_t n = ::write(signal_pipe.fds[1], &byte, 1);
+}
+
+void quit_on_signals(QCoreApplication& app) {
+    if (::pipe2(signal_pipe.fds, O_CLOEXEC) != 0)
+        return;
+    auto* notifier = new QSocketNotifier(signal_pipe.fds[0], QSocketNotifier::Read, &app);
+    QObject::connect(notifier, &QSocketNotifier::activated, &app, [] {
+        char byte = 0;
+        [[maybe_unused]] const ssize_t n = ::read(signal_pipe.fds[0], &byte, 1);
+        QCoreApplication::quit();
+    });
+    struct sigaction action {};
+    action.sa_handler = on_quit_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    for (int signal : {SIGTERM, SIGINT, SIGHUP})
+        ::sigaction(signal, &action, nullptr);
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
     // --help / --version answer without a display (over ssh): a core application parses them.
@@ -69,28 +114,26 @@ int main(int argc, char** argv) {
     QString store_file = parser.isSet(store) ? parser.value(store) : QString();
     if (store_file.isEmpty() && !parser.positionalArguments().isEmpty())
         store_file = parser.positionalArguments().first();
-    // A bundle is unpacked for the session; the object keeps its folder until the window closes.
-    std::optional<pkbw::OpenedBundle> bundle;
-    if (!store_file.isEmpty() && pkbw::is_bundle(pkbw::app::to_path(store_file))) {
-        try {
-            bundle.emplace(pkbw::OpenedBundle::open(pkbw::app::to_path(store_file)));
-        } catch (const pkbw::Error& error) {
-            std::cerr << "pkbw-gui: " << error.what() << "\n";
-            return 2;
-        }
-        for (const std::string& problem : bundle->problems())
-            std::cerr << "pkbw-gui: bundle " << store_file.toStdString() << ": " << problem << "\n";
-        store_file = pkbw::app::path_to_qstring(bundle->store_path());
-        std::cerr << "pkbw-gui: bundle "
-                  << parser.positionalArguments().value(0, parser.value(store)).toStdString()
-                  << " opened from " << bundle->store_path().string() << " (removed on exit)\n";
-    }
     Q_INIT_RESOURCE(pkbw_gui);
 
     pkbw::app::apply_theme(parser.isSet(dark) ? pkbw::app::Theme::Dark : pkbw::app::Theme::Light);
+    quit_on_signals(app);
     pkbw::app::MainWindow window;
     window.show();
-    if (!store_file.isEmpty()) {
+    if (!store_file.isEmpty() && pkbw::is_bundle(pkbw::app::to_path(store_file))) {
+        // Unpacked for the session into a folder the window removes when it goes (a SIGTERM too).
+        QStringList problems;
+        const QString error = window.open_bundle(store_file, &problems);
+        for (const QString& problem : problems)
+            std::cerr << "pkbw-gui: bundle " << store_file.toStdString() << ": " << problem.toStdString()
+                      << "\n";
+        if (!error.isEmpty()) {
+            std::cerr << "pkbw-gui: " << error.toStdString() << "\n";
+            return 2;
+        }
+        std::cerr << "pkbw-gui: bundle " << store_file.toStdString() << " opened from "
+                  << window.bundle_folder().toStdString() << "/runs.db (removed on exit)\n";
+    } else if (!store_file.isEmpty()) {
         window.open_store(store_file);
     } else if (!parser.isSet(folder)) {
         bool is_default = false;

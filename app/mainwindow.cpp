@@ -5,6 +5,7 @@
 #include "generationsview.h"
 #include "launcherview.h"
 #include "perfview.h"
+#include "pkbw/core/bundle.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/paths.h"
 #include "pkbw/core/store.h"
@@ -231,8 +232,44 @@ QString MainWindow::startup_store(bool* is_default) {
 }
 
 void MainWindow::open_store(const QString& path, bool create) {
+    if (QFileInfo(path).isFile() && is_bundle(to_path(path))) {
+        if (const QString error = open_bundle(path); !error.isEmpty()) {
+            statusBar()->showMessage(tr("Could not open %1").arg(path));
+            emit store_failed(error);
+        }
+        return;
+    }
+    open_store_file(path, create, nullptr, {});
+}
+
+QString MainWindow::open_bundle(const QString& file, QStringList* problems) {
+    std::shared_ptr<OpenedBundle> bundle;
+    try {
+        bundle = std::make_shared<OpenedBundle>(OpenedBundle::open(to_path(file)));
+    } catch (const std::exception& error) {
+        return to_qstring(error.what());
+    }
+    for (const std::string& problem : bundle->problems()) {
+        if (problems != nullptr) {
+            *problems << to_qstring(problem);
+        }
+    }
+    const QString store = path_to_qstring(bundle->store_path());
+    opening_bundle_ = bundle;
+    open_store_file(store, false, std::move(bundle), QFileInfo(file).absoluteFilePath());
+    return {};
+}
+
+QString MainWindow::bundle_folder() const {
+    const auto& shown = opening_bundle_ ? opening_bundle_ : bundle_;
+    return shown ? path_to_qstring(shown->folder()) : QString();
+}
+
+void MainWindow::open_store_file(const QString& path, bool create, std::shared_ptr<OpenedBundle> bundle,
+                                 const QString& bundle_file) {
     const QString absolute = QFileInfo(path).absoluteFilePath();
-    statusBar()->showMessage(tr("Opening %1…").arg(absolute));
+    const QString shown = bundle_file.isEmpty() ? absolute : bundle_file;
+    statusBar()->showMessage(tr("Opening %1…").arg(shown));
     run_in_background(
         this,
         [p = to_path(absolute), create] {
@@ -248,9 +285,13 @@ void MainWindow::open_store(const QString& path, bool create) {
                 Store::open_read_only(p, create ? Store::Missing::Create : Store::Missing::Fail);
             return std::pair{store.schema_version(), store_signature(store)};
         },
-        [this, absolute](Loaded<std::pair<int, std::pair<std::int64_t, std::int64_t>>> r) {
+        [this, absolute, shown, bundle,
+         bundle_file](Loaded<std::pair<int, std::pair<std::int64_t, std::int64_t>>> r) mutable {
+            if (bundle && bundle == opening_bundle_) {
+                opening_bundle_.reset(); // held by `bundle` alone now: kept below, or removed
+            }
             if (!r.ok()) {
-                statusBar()->showMessage(tr("Could not open %1").arg(absolute));
+                statusBar()->showMessage(tr("Could not open %1").arg(shown));
                 // Not modal: a start with a mistyped --store, or a test, must not block on it.
                 auto* box = new QMessageBox(QMessageBox::Warning, tr("Could not open the store"), r.error,
                                             QMessageBox::Ok, this);
@@ -261,7 +302,7 @@ void MainWindow::open_store(const QString& path, bool create) {
             }
             store_ = absolute;
             signature_ = r.value.second;
-            remember_store(absolute);
+            remember_store(shown);
             runs_->set_store(absolute);
             run_view_->set_store(absolute);
             trace_view_->set_store(absolute);
@@ -269,7 +310,14 @@ void MainWindow::open_store(const QString& path, bool create) {
             generations_->set_store(absolute);
             sweeps_->set_store(absolute);
             launcher_->set_store(absolute);
-            statusBar()->showMessage(tr("Store %1 (schema %2)").arg(absolute).arg(r.value.first));
+            // The views read the new store now: a bundle opened before goes (its folder with it).
+            bundle_ = std::move(bundle);
+            bundle_file_ = bundle_file;
+            statusBar()->showMessage(
+                bundle_ ? tr("Bundle %1 (schema %2; unpacked for this session, removed on exit)")
+                              .arg(bundle_file_)
+                              .arg(r.value.first)
+                        : tr("Store %1 (schema %2)").arg(absolute).arg(r.value.first));
             emit store_opened(absolute);
         });
 }

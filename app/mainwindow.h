@@ -4,11 +4,16 @@
 
 #include <QMainWindow>
 #include <cstdint>
+#include <memory>
 #include <utility>
 
 class QTabWidget;
 class QMenu;
 class QTimer;
+
+namespace pkbw {
+class OpenedBundle;
+}
 
 namespace pkbw::app {
 
@@ -31,7 +36,16 @@ public:
     // Opens the store on a worker; views follow once it is ready. A missing file is refused (a
     // mistyped path must not become an empty store) unless `create` (the CLI's default store, which
     // pkbw itself creates on its first run).
+    // A bundle from pkbw export-bundle (open_store finds one by its header) is open_bundle's.
     void open_store(const QString& path, bool create = false);
+    // Unpacks a bundle into a temporary folder that lives as long as the window (or until another
+    // store opens), and opens its store; Recent stores and the status bar name the bundle file, never
+    // the folder. Returns why not ("" when unpacked); `problems` receives its damaged files.
+    QString open_bundle(const QString& file, QStringList* problems = nullptr);
+    // The open bundle's file and unpacked folder (the folder of one being opened, once unpacked); ""
+    // when the store is no bundle.
+    QString bundle_file() const { return bundle_file_; }
+    QString bundle_folder() const;
     // What a start without --store opens: the most recent store that still exists, else the CLI's
     // default store ($PKBW_STORE, else $XDG_DATA_HOME/pkbw/runs.db, else ~/.local/share/pkbw/runs.db).
     static QString startup_store(bool* is_default);
@@ -72,9 +86,16 @@ private:
     void build_menus();
     void update_recent_menu();
     void remember_store(const QString& path);
+    // Opens the store file at `path`; `bundle` (its unpacked bundle, when it is one) is kept once the
+    // store is open, and named instead of the folder.
+    void open_store_file(const QString& path, bool create, std::shared_ptr<OpenedBundle> bundle,
+                         const QString& bundle_file);
     void poll_store();
 
     QString store_;
+    std::shared_ptr<OpenedBundle> bundle_;         // the open bundle's unpacked folder, removed with it
+    std::shared_ptr<OpenedBundle> opening_bundle_; // a bundle whose store is being opened
+    QString bundle_file_;
     // (runs, running runs) when the list was last loaded; -1 before a store is open.
     std::pair<std::int64_t, std::int64_t> signature_{-1, -1};
     bool polling_ = false;
