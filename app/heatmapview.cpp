@@ -180,6 +180,7 @@ HeatmapView::HeatmapView(QWidget* parent)
                           this);
     readout_->setObjectName(QStringLiteral("heatmapReadout"));
     readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    readout_->setWordWrap(true); // beside the Colours box, a narrow view wraps it rather than widening
     auto* readout_row = new QHBoxLayout;
     readout_row->addWidget(readout_, 1);
     readout_row->addWidget(new QLabel(tr("Colours:"), this));
