@@ -614,6 +614,7 @@ private slots:
         }
         std::ofstream(solution) << "// edited after the run\n";
         RunData data;
+        data.from_store = true; // run `id` of that store (a run folder's number is never looked up)
         data.run.id = id;
         data.run.solution_path = solution.string();
         data.run.run_dir = (dir / "runs" / "run_1").string();
