@@ -59,6 +59,7 @@ TimelineWidget::TimelineWidget(QWidget* parent)
 void TimelineWidget::set_trace(std::shared_ptr<const TimelineData> trace) {
     trace_ = std::move(trace);
     selected_lane_ = selected_event_ = SIZE_MAX;
+    partners_.clear();
     area_t0_ = area_t1_ = 0;
     highlight_.clear();
     match_.clear();
@@ -261,6 +262,7 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
         flush();
         y += kLaneHeight * lane.depths;
     }
+    draw_flows(p);
     if (area_t1_ > area_t0_) {
         const double x0 = std::max(xmin, x_of(area_t0_)), x1 = std::min(xmax, x_of(area_t1_));
         if (x1 > x0) {
@@ -307,26 +309,72 @@ void TimelineWidget::select_at(QPointF pos) {
     std::size_t lane = 0, event = 0;
     if (!hit(pos, &lane, &event)) {
         selected_lane_ = selected_event_ = SIZE_MAX;
+        partners_.clear();
         emit selection_changed({});
         update();
         return;
     }
     selected_lane_ = lane;
     selected_event_ = event;
+    partners_ = trace_->correlated(lane, event);
     const TimelineLane& l = trace_->lanes[lane];
     const TimelineEvent& e = l.events[event];
     const std::string& detail = e.detail < trace_->details.size() ? trace_->details[e.detail] : std::string();
     emit selection_changed(
         tr("<b>%1</b> · rank %2, %3 · start %4 (from the first traced iteration) · "
-           "duration %5%6 · double-click or F: zoom to it")
+           "duration %5%6%7 · double-click or F: zoom to it")
             .arg(QString::fromStdString(trace_->names[e.name]).toHtmlEscaped())
             .arg(l.rank)
             .arg(QString::fromStdString(l.name))
             .arg(format_us(e.start_us - origin_us()))
             .arg(format_us(e.duration_us))
             .arg(detail.empty() ? QString()
-                                : QStringLiteral(" · ") + QString::fromStdString(detail).toHtmlEscaped()));
+                                : QStringLiteral(" · ") + QString::fromStdString(detail).toHtmlEscaped())
+            .arg(flow_text()));
     update();
+}
+
+QString TimelineWidget::flow_text() const {
+    // The launch and its kernel, tied by their correlation id: which one, where, and the launch
+    // latency between the call's start and the kernel's.
+    QStringList parts;
+    const TimelineEvent& e = trace_->lanes[selected_lane_].events[selected_event_];
+    for (const auto& [lane, event] : partners_) {
+        const TimelineEvent& other = trace_->lanes[lane].events[event];
+        const QString name = QString::fromStdString(trace_->names[other.name]).toHtmlEscaped();
+        const QString where = QString::fromStdString(trace_->lanes[lane].name);
+        parts << (other.start_us <= e.start_us
+                      ? tr("launched by %1 (%2), %3 before it starts")
+                            .arg(name, where, format_us(e.start_us - other.start_us))
+                      : tr("launches %1 (%2), which starts %3 later")
+                            .arg(name, where, format_us(other.start_us - e.start_us)));
+    }
+    return parts.isEmpty() ? QString() : QStringLiteral(" · ") + parts.join(QStringLiteral("; "));
+}
+
+void TimelineWidget::draw_flows(QPainter& p) const {
+    // An arrow from the launch to what it launched (Perfetto's flow events), over the lanes.
+    if (selected_lane_ >= trace_->lanes.size() || partners_.empty()) {
+        return;
+    }
+    auto anchor = [this](std::size_t lane, std::size_t event) {
+        const TimelineEvent& e = trace_->lanes[lane].events[event];
+        return QPointF(x_of(e.start_us), lane_top(lane) + e.depth * kLaneHeight + kLaneHeight / 2.0);
+    };
+    const QPointF self = anchor(selected_lane_, selected_event_);
+    p.setPen(QPen(palette().color(QPalette::Highlight), 1.5));
+    p.setBrush(palette().color(QPalette::Highlight));
+    for (const auto& [lane, event] : partners_) {
+        const QPointF other = anchor(lane, event);
+        const bool launch_first = other.x() <= self.x();
+        const QPointF from = launch_first ? other : self, to = launch_first ? self : other;
+        p.drawLine(from, to);
+        const QLineF line(to, from);
+        const QLineF wing1 = QLineF::fromPolar(8, line.angle() + 25).translated(to);
+        const QLineF wing2 = QLineF::fromPolar(8, line.angle() - 25).translated(to);
+        p.drawPolygon(QPolygonF({to, wing1.p2(), wing2.p2()}));
+    }
+    p.setBrush(Qt::NoBrush);
 }
 
 std::size_t TimelineWidget::set_highlight(const QString& text) {

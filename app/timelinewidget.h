@@ -4,6 +4,8 @@
 // O(pixels + visible wide events) however many events the trace holds. It opens on the traced
 // iterations; the ruler reads time from the first traced iteration. Wheel / W S zoom, drag / A D pan,
 // click selects, double-click or F zooms to the event (or the selected area), Ctrl+drag selects an area.
+// A selected CUDA runtime call and the kernel it launched (one correlation id) are joined by an
+// arrow, and the selection line says the launch latency between them.
 #pragma once
 
 #include "tracedata.h"
@@ -11,6 +13,10 @@
 #include <QStringList>
 #include <QWidget>
 #include <memory>
+#include <utility>
+#include <vector>
+
+class QPainter;
 
 namespace pkbw::app {
 
@@ -43,6 +49,8 @@ public:
     double origin_us() const;
     int lane_top(std::size_t lane) const;
     int lane_height(std::size_t lane) const;
+    // The selected event's launch or kernel (its correlation id's other events on the rank).
+    const std::vector<std::pair<std::size_t, std::size_t>>& flow_partners() const { return partners_; }
     // Rectangles drawn by the last paint (merged blocks count as one): for tests and the bench.
     std::size_t last_drawn() const { return drawn_; }
 
@@ -63,6 +71,8 @@ protected:
 
 private:
     double x_of(double t) const;
+    QString flow_text() const;          // the selected event's launch or kernel, in words
+    void draw_flows(QPainter& p) const; // arrows from a launch to its kernel
     double t_of(double x) const;
     struct Tick {
         double x;
@@ -81,6 +91,8 @@ private:
     double area_t0_ = 0, area_t1_ = 0;
     std::vector<int> lane_tops_;
     std::size_t selected_lane_ = SIZE_MAX, selected_event_ = SIZE_MAX;
+    // The selected event's launch or kernel (same correlation id on its rank), as (lane, event).
+    std::vector<std::pair<std::size_t, std::size_t>> partners_;
     std::size_t drawn_ = 0;
     QString highlight_;
     std::vector<bool> match_; // per name index: matches highlight_

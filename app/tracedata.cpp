@@ -236,6 +236,42 @@ std::size_t TimelineData::count_matching(const std::string& text) const {
     return n;
 }
 
+std::string torch_track(const pkbw::TraceEvent& e) {
+    if (e.domain != "torch" || (e.kind != TraceEventKind::NvtxRange && e.kind != TraceEventKind::NvtxMark)) {
+        return {};
+    }
+    if (e.category == "cuda_runtime" || e.category == "cuda_driver") {
+        return "CUDA runtime";
+    }
+    if (e.category == "gpu_user_annotation") {
+        return "GPU annotation";
+    }
+    return "CPU";
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> TimelineData::correlated(std::size_t lane,
+                                                                          std::size_t event) const {
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    if (lane >= lanes.size() || event >= lanes[lane].events.size()) {
+        return out;
+    }
+    const std::int64_t id = lanes[lane].events[event].correlation;
+    if (id == 0) {
+        return out;
+    }
+    for (std::size_t li = 0; li < lanes.size(); ++li) {
+        if (lanes[li].rank != lanes[lane].rank) {
+            continue;
+        }
+        for (std::size_t i = 0; i < lanes[li].events.size(); ++i) {
+            if (lanes[li].events[i].correlation == id && (li != lane || i != event)) {
+                out.emplace_back(li, i);
+            }
+        }
+    }
+    return out;
+}
+
 TimelineData timeline_from_traces(const std::vector<RankTrace>& traces) {
     TimelineData d;
     std::map<std::string, std::uint32_t> name_index;
@@ -246,6 +282,8 @@ TimelineData timeline_from_traces(const std::vector<RankTrace>& traces) {
             if (is_gpu_activity(e.kind)) {
                 auto named = trace.names.find("stream:" + std::to_string(e.stream));
                 lane_name = named != trace.names.end() ? named->second : "stream " + std::to_string(e.stream);
+            } else if (const std::string track = torch_track(e); !track.empty()) {
+                lane_name = "torch " + track; // host and device time apart, not one "NVTX torch" lane
             } else if (e.kind == TraceEventKind::NvtxRange || e.kind == TraceEventKind::NvtxMark) {
                 lane_name = "NVTX " + (e.domain.empty() ? std::string("default") : e.domain);
             } else if (e.kind == TraceEventKind::EngineRange) {
@@ -272,7 +310,7 @@ TimelineData timeline_from_traces(const std::vector<RankTrace>& traces) {
             }
             d.lanes[it->second].events.push_back({static_cast<double>(e.start_ns) / 1e3,
                                                   static_cast<double>(e.duration_ns()) / 1e3, nit->second, 0,
-                                                  detail});
+                                                  detail, e.correlation_id});
             if (e.kind == TraceEventKind::EngineRange && e.category == "iteration") {
                 d.iterations.push_back({trace.rank, iteration_side(e), static_cast<double>(e.start_ns) / 1e3,
                                         static_cast<double>(e.end_ns) / 1e3});

@@ -17,6 +17,7 @@ struct TimelineEvent {
     std::uint32_t name = 0;   // index into TimelineData::names
     std::uint16_t depth = 0;  // nesting level in its lane (finish()): ranges inside ranges stack below
     std::uint32_t detail = 0; // index into TimelineData::details (0: none): a kernel's launch configuration
+    std::int64_t correlation = 0; // ties a launch (a CUDA runtime call) to its kernel; 0: none
 };
 
 struct TimelineLane {
@@ -57,7 +58,16 @@ struct TimelineData {
                                       double t1 = 0) const;
     // How many events' names contain `text` (case-insensitive).
     std::size_t count_matching(const std::string& text) const;
+    // The other events of the same rank with the event's correlation id (a launch and its kernel), as
+    // (lane, event) indices; none for an event without one.
+    std::vector<std::pair<std::size_t, std::size_t>> correlated(std::size_t lane, std::size_t event) const;
 };
+
+// The track a torch-profiler event belongs on, as Perfetto and TensorBoard separate them (pkbw keeps
+// them as NVTX ranges of domain "torch" with Kineto's category): "CPU" (operators, annotations,
+// Python), "CUDA runtime" (runtime and driver calls: host time spent launching and waiting) or "GPU
+// annotation" (the profiler's copies of annotations on the device); "" for any other event.
+std::string torch_track(const pkbw::TraceEvent& event);
 
 // A kernel's launch configuration and a copy's size, as a click shows them ("" when nothing is known).
 std::string event_detail(const pkbw::TraceEvent& event);

@@ -4,14 +4,21 @@
 #include "tracedata.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <tuple>
 
 namespace pkbw::app {
 namespace {
 
-std::string kind_name(TraceEventKind kind) {
-    switch (kind) {
+std::string kind_name(const TraceEvent& e) {
+    // A torch-profiler event by its track: "cpu", "cuda runtime", "gpu annotation", not "nvtx".
+    if (std::string track = torch_track(e); !track.empty()) {
+        std::transform(track.begin(), track.end(), track.begin(),
+                       [](unsigned char c) { return std::tolower(c); });
+        return track;
+    }
+    switch (e.kind) {
     case TraceEventKind::Kernel:
         return "kernel";
     case TraceEventKind::Memcpy:
@@ -241,7 +248,7 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
                     }
                     counted = std::max<std::int64_t>(0, to - from);
                 }
-                Acc& a = acc[{win.side, trace.rank, kind_name(it->kind), it->display_name()}];
+                Acc& a = acc[{win.side, trace.rank, kind_name(*it), it->display_name()}];
                 a.count += 1;
                 a.total_ns += counted;
                 if (a.communication.empty()) {

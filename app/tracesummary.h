@@ -27,7 +27,8 @@ std::string communication_reason(const TraceEvent& event, const std::set<std::st
 struct TraceSummaryRow {
     std::string side; // "reference", "candidate", or "trace" when no iteration ranges exist
     int rank = 0;
-    std::string kind; // "kernel", "memcpy", "memset", "nvtx"
+    std::string kind; // "kernel", "memcpy", "memset", "nvtx"; a torch-profiler event's track in lower
+                      // case: "cpu", "cuda runtime", "gpu annotation"
     std::string name;
     std::int64_t count = 0;
     double total_us = 0, mean_us = 0;

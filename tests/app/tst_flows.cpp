@@ -1,0 +1,113 @@
+// Torch-profiler traces on the tracks a profiler user expects, and launches tied to their kernels.
+// Review point 12: CPU operators, CUDA runtime calls and the profiler's GPU annotations were one
+// "NVTX torch" lane, summarised as "nvtx"; they are three lanes now, host time apart from device time.
+// Review point 10: a selected cudaLaunchKernel and the kernel with its correlation id are joined by an
+// arrow, and the selection says the launch latency between them.
+#include "timelinewidget.h"
+#include "tracedata.h"
+
+#include <QSignalSpy>
+#include <QtTest>
+#include <algorithm>
+
+using namespace pkbw;
+using namespace pkbw::app;
+
+namespace {
+
+TraceEvent torch_event(const std::string& category, const std::string& name, std::int64_t t0_us,
+                       std::int64_t t1_us, std::int64_t correlation = 0) {
+    TraceEvent e;
+    e.kind = TraceEventKind::NvtxRange;
+    e.domain = "torch";
+    e.category = category;
+    e.name = name;
+    e.start_ns = t0_us * 1000;
+    e.end_ns = t1_us * 1000;
+    e.correlation_id = correlation;
+    e.thread = 1;
+    return e;
+}
+
+// One step of a torch-profiled rank: aten::mm on the CPU (0-40 µs) calls cudaLaunchKernel (10-15 µs,
+// correlation 42), whose kernel runs 25-35 µs on stream 7 under the profiler's GPU annotation.
+RankTrace torch_rank() {
+    RankTrace t;
+    t.events.push_back(torch_event("cpu_op", "aten::mm", 0, 40));
+    t.events.push_back(torch_event("cuda_runtime", "cudaLaunchKernel", 10, 15, 42));
+    t.events.push_back(torch_event("gpu_user_annotation", "step", 20, 40));
+    TraceEvent kernel;
+    kernel.kind = TraceEventKind::Kernel;
+    kernel.name = "gemm";
+    kernel.stream = 7;
+    kernel.start_ns = 25'000;
+    kernel.end_ns = 35'000;
+    kernel.correlation_id = 42;
+    t.events.push_back(kernel);
+    std::sort(t.events.begin(), t.events.end(),
+              [](const TraceEvent& a, const TraceEvent& b) { return a.start_ns < b.start_ns; });
+    return t;
+}
+
+std::size_t lane_named(const TimelineData& d, const std::string& name) {
+    for (std::size_t i = 0; i < d.lanes.size(); ++i) {
+        if (d.lanes[i].name == name) {
+            return i;
+        }
+    }
+    return SIZE_MAX;
+}
+
+// Clicks the lane's first event where the widget draws it; the selection line it emits.
+QString click(TimelineWidget& w, std::size_t lane) {
+    QSignalSpy changed(&w, &TimelineWidget::selection_changed);
+    const int y = w.lane_top(lane) + 5;
+    for (int x = 0; x < w.width(); ++x) {
+        std::size_t l = 0, e = 0;
+        if (w.hit(QPointF(x + 0.5, y), &l, &e) && l == lane) {
+            w.select_at(QPointF(x + 0.5, y));
+            return changed.isEmpty() ? QString() : changed.last().first().toString();
+        }
+    }
+    return {};
+}
+
+} // namespace
+
+class TestFlows : public QObject {
+    Q_OBJECT
+private slots:
+    void torch_events_get_their_own_tracks() {
+        const TimelineData d = timeline_from_traces({torch_rank()});
+        for (const char* lane : {"torch CPU", "torch CUDA runtime", "torch GPU annotation", "stream 7"}) {
+            QVERIFY2(lane_named(d, lane) != SIZE_MAX, lane);
+        }
+        QCOMPARE(lane_named(d, "NVTX torch"), SIZE_MAX);
+        QCOMPARE(d.lanes[lane_named(d, "torch CUDA runtime")].events.size(), std::size_t(1));
+        QCOMPARE(torch_track(torch_event("python_function", "forward", 0, 1)), std::string("CPU"));
+    }
+
+    void a_launch_and_its_kernel_are_joined() {
+        auto d = std::make_shared<const TimelineData>(timeline_from_traces({torch_rank()}));
+        const std::size_t runtime = lane_named(*d, "torch CUDA runtime"), stream = lane_named(*d, "stream 7");
+        QCOMPARE(d->correlated(runtime, 0), (std::vector<std::pair<std::size_t, std::size_t>>{{stream, 0}}));
+        QVERIFY(d->correlated(lane_named(*d, "torch CPU"), 0).empty()); // no correlation id, no partner
+        TimelineWidget w;
+        w.resize(1000, 400);
+        w.set_trace(d);
+        w.set_window(0, 50);
+        const QString launch = click(w, runtime);
+        QVERIFY2(launch.contains(QStringLiteral("launches gemm (stream 7), which starts 15.000 µs later")),
+                 qPrintable(launch));
+        QCOMPARE(w.flow_partners().size(), std::size_t(1));
+        const QString kernel = click(w, stream);
+        QVERIFY2(kernel.contains(QStringLiteral(
+                     "launched by cudaLaunchKernel (torch CUDA runtime), 15.000 µs before it starts")),
+                 qPrintable(kernel));
+        QCOMPARE(w.flow_partners().front().first, runtime);
+        w.grab(); // the arrow is painted without complaint
+    }
+};
+
+QTEST_MAIN(TestFlows)
+#include "tst_flows.moc"
