@@ -29,6 +29,9 @@ NOT_YET = {
                                "timed draws of one shape (issue: problem suite, part 5)",
     "81_sam3_allgather_iou_suppression": "its objects per rank are 1 + (rank + trial) % 3, so its shapes differ "
                                          "between trials and pkbw's checked timing refuses it (as 70)",
+    "85_distributed_sample_sort": "its odd ranks hold no elements when trial % 4 == 3, so its shapes differ "
+                                  "between trials (one timed draw in four) and pkbw's checked timing needs one "
+                                  "shape for every call (as 70)",
 }
 
 

@@ -2,6 +2,7 @@
 """One problem's baseline host sample against its host oracle, through the real `pkbw eval`.
 
 Usage: run_sample.py --pkbw BIN --stem STEM [--samples DIR] [--cache DIR] [--worlds 2,4,8] [--shape MxN]
+                     [--trials K]
 
 Runs `pkbw eval --backend host --dtype f32` of samples/solutions_host_f32_none_samples_baseline/
 <STEM>_host.cpp at every world size of --worlds (small shapes, two trials, a store of its own). W = 2
@@ -38,9 +39,9 @@ SHAPES = {
 }
 
 
-def run_eval(pkbw, stem, source, world, store, cache, m, n):
+def run_eval(pkbw, stem, source, world, store, cache, m, n, trials=2):
     argv = [pkbw, "eval", "--problem", stem, "--solution", source, "--backend", "host", "--nproc", str(world),
-            "--dtype", "f32", "--m", str(m), "--n", str(n), "--trials", "2", "--all-trials",
+            "--dtype", "f32", "--m", str(m), "--n", str(n), "--trials", str(trials), "--all-trials",
             "--store", store, "--cache-dir", cache, "--json"]
     start = time.monotonic()
     run = subprocess.run(argv, capture_output=True, text=True, timeout=240)
@@ -83,6 +84,8 @@ def main():
     parser.add_argument("--worlds", default="2,4,8")
     parser.add_argument("--shape", metavar="MxN", help="run at this --m/--n instead of the problem's test shape "
                         "(a second shape, to catch a candidate that hard-codes the first)")
+    parser.add_argument("--trials", type=int, default=2, help="trials per world size (more for problems whose "
+                        "shapes change with the trial: 81's counts, 85's empty ranks)")
     parser.add_argument("--check-registry", metavar="STEMS", help="comma-separated stems that have a test")
     options = parser.parse_args()
     if options.check_registry is not None:
@@ -103,9 +106,9 @@ def main():
         cache = options.cache or os.path.join(work, "cache")
         for world in [int(w) for w in options.worlds.split(",")]:
             code, status, message, seconds = run_eval(options.pkbw, stem, source, world,
-                                                      os.path.join(work, "runs.db"), cache, m, n)
+                                                      os.path.join(work, "runs.db"), cache, m, n, options.trials)
             if code == 0 and status == "pass":
-                print(f"PASS {stem} W={world} ({m}x{n} f32, 2 trials) in {seconds:.1f} s")
+                print(f"PASS {stem} W={world} ({m}x{n} f32, {options.trials} trials) in {seconds:.1f} s")
             elif world > 4 and code == 2:
                 print(f"SKIP {stem} W={world}: the problem refuses it: {message}")
             else:
