@@ -349,6 +349,7 @@ GenerationsView::GenerationsView(QWidget* parent)
     layout->addLayout(top);
     connect(pick_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { reload(); });
     auto* split = new QSplitter(Qt::Vertical, this);
+    split_ = split;
     model_ = new GenerationMatrixModel(this);
     auto* tables = new QSplitter(Qt::Horizontal, split);
     tables_ = tables;
@@ -493,12 +494,19 @@ void GenerationsView::fit_tables() {
         view_->verticalHeader()->sizeHint().width() + view_->horizontalHeader()->length() + frame + bar;
     const int stats_width = stats_->horizontalHeader()->length() + 2 * stats_->frameWidth() + bar;
     const int handle = tables_->handleWidth();
-    if (matrix_width + stats_width + handle <= tables_->width()) {
-        tables_->setOrientation(Qt::Horizontal);
+    const Qt::Orientation fits =
+        matrix_width + stats_width + handle <= tables_->width() ? Qt::Horizontal : Qt::Vertical;
+    if (fits != tables_->orientation()) {
+        // The tables and charts keep their shares (3 : 2) whichever way the tables are laid out: a
+        // vertical spell (while a window is still small) must not leave the charts squeezed.
+        tables_->setOrientation(fits);
+        const int height = split_->height();
+        split_->setSizes({height * 3 / 5, height - height * 3 / 5});
+    }
+    if (fits == Qt::Horizontal) {
         tables_->setSizes({tables_->width() - stats_width - handle, stats_width});
         return;
     }
-    tables_->setOrientation(Qt::Vertical);
     const int height = tables_->height() - handle;
     const int stats_height = stats_->horizontalHeader()->sizeHint().height() +
                              stats_->verticalHeader()->length() + 2 * stats_->frameWidth() +

@@ -124,6 +124,7 @@ private:
     GenerationMatrixModel* model_ = nullptr;
     QTableView* view_ = nullptr;
     QSplitter* tables_ = nullptr;
+    QSplitter* split_ = nullptr; // the tables above, the charts below
     QLabel* status_ = nullptr;
     QTableWidget* stats_ = nullptr;
     QComboBox* pick_ = nullptr;

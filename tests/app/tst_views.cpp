@@ -239,6 +239,13 @@ private slots:
             QCOMPARE(view.stats_table()->horizontalScrollBar()->maximum(), 0);
             QCOMPARE(matrix->model()->headerData(6, Qt::Horizontal, Qt::ToolTipRole).toString(),
                      QStringLiteral("32_fused_moe_fwd_lora"));
+            // The charts below keep their share when the tables are laid out again.
+            QVERIFY2(view.fast_p_plot()->height() > view.height() / 4,
+                     qPrintable(QString::number(view.fast_p_plot()->height())));
+            view.resize(900, 950); // the table under the matrix now, the charts still readable
+            QCoreApplication::processEvents();
+            QVERIFY2(view.fast_p_plot()->height() > view.height() / 4,
+                     qPrintable(QString::number(view.fast_p_plot()->height())));
         }
     }
 
