@@ -9,18 +9,25 @@
 #include "pkbw/toolkit/exchange_v.h"
 #include "pkbw/toolkit/gemm.cuh"
 #include "pkbw/toolkit/mask_suppression.h"
+#include "pkbw/toolkit/sample_sort.cuh" // dispatch_sortable: dispatch_float with f64
 #include "pkbw/toolkit/types.cuh"
 
+#include <type_traits>
 #include <vector>
 
 namespace {
 
 constexpr float kNoObjectLogit = -10.0f;
 
+// PKB's .float(): exact from bf16 and f16, rounded from f64.
 template <class T>
 __global__ void widen(const T* in, long long n, float* out) {
     for (long long i = PKBW_GRID_STRIDE_BEGIN; i < n; i += PKBW_GRID_STRIDE_STEP) {
-        out[i] = pkbw::tk::to_float(in[i]);
+        if constexpr (std::is_same_v<T, double>) {
+            out[i] = static_cast<float>(in[i]);
+        } else {
+            out[i] = pkbw::tk::to_float(in[i]);
+        }
     }
 }
 
@@ -49,7 +56,7 @@ __global__ void blank_suppressed(const bool* suppressed, long long pixels, long 
 int widen_inputs(const pkbw::Context& ctx, float* masks, float* scores) {
     const pkbw::TensorView& m = ctx.input(0);
     const pkbw::TensorView& s = ctx.input(1);
-    return pkbw::tk::dispatch_float(ctx, m.dtype, "81 reference", [&](auto tag) {
+    return pkbw::tk::dispatch_sortable(ctx, m.dtype, "81 reference", [&](auto tag) {
         using T = typename decltype(tag)::type;
         widen<<<pkbw::tk::grid_for(m.numel()), 256, 0, ctx.stream()>>>(m.as<const T>(), m.numel(), masks);
         widen<<<1, 256, 0, ctx.stream()>>>(s.as<const T>(), s.numel(), scores);

@@ -46,6 +46,9 @@ __device__ float as_float(const void* data, pkbw::DType dtype, long long i) {
     if (dtype == pkbw::DType::F16) {
         return __half2float(static_cast<const __half*>(data)[i]);
     }
+    if (dtype == pkbw::DType::F64) {
+        return static_cast<float>(static_cast<const double*>(data)[i]);
+    }
     return static_cast<const float*>(data)[i];
 }
 
