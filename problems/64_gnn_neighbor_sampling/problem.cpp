@@ -33,6 +33,21 @@ std::int64_t edge_bound(const Sizes& s) {
     return s.seeds * per_seed;
 }
 
+// `count` distinct nodes of [0, nodes) in random order: the first `count` steps of a Fisher-Yates shuffle
+// (count <= nodes).
+std::vector<std::int64_t> distinct_nodes(const CounterRng& rng, std::int64_t nodes, std::int64_t count) {
+    std::vector<std::int64_t> all(static_cast<std::size_t>(nodes));
+    for (std::int64_t v = 0; v < nodes; ++v) {
+        all[static_cast<std::size_t>(v)] = v;
+    }
+    for (std::int64_t i = 0; i < count; ++i) {
+        const std::int64_t j = rng.integer(static_cast<std::uint64_t>(i), i, nodes);
+        std::swap(all[static_cast<std::size_t>(i)], all[static_cast<std::size_t>(j)]);
+    }
+    all.resize(static_cast<std::size_t>(count));
+    return all;
+}
+
 constexpr const char* kDescription =
     "Every rank holds seed_nodes [S] = (rank*S + arange(S)) % n, and the whole CSC graph: local_adj_row_ptr "
     "[n + 1] = 16*arange, local_adj_col [16n] (node v's neighbours v+1..v+16 mod n), node_to_rank [n] = "
@@ -41,7 +56,7 @@ constexpr const char* kDescription =
     "neighbours (and edge ids) of each node it receives, the replies are put back in frontier order, and "
     "the new nodes are deduplicated keeping first occurrences. Outputs (all int64, variable-length): node "
     "(the seeds, then each hop's new nodes), row and col (each sampled edge's neighbour and frontier node as "
-    "indices into node), edge ids.";
+    "indices into node), edge ids. Exact mode: S distinct random seeds per rank and trial.";
 
 class GnnNeighborSampling final : public BasicProblem {
 public:
@@ -73,12 +88,18 @@ public:
         params["replace"] = 0; // PKB's replace=False (its sampler takes the first neighbours either way)
         return params;
     }
-    // Deterministic graph and seeds (PKB draws nothing), the same in both input modes.
+    // PKB's graph in both modes. The seeds: PKB's consecutive ones in pkb mode (PKB draws nothing); in exact
+    // mode S distinct nodes drawn per rank and trial (every value is exact either way), whose neighbourhoods
+    // overlap irregularly, so the dedup and the owner grouping see more than runs of consecutive ids.
     void make_inputs(const ProblemConfig& c, int rank, std::vector<Tensor>& inputs) const override {
         const Sizes s = sizes_of(c);
         std::vector<std::int64_t> seeds(static_cast<std::size_t>(s.seeds)), colptr, col, owner;
-        for (std::int64_t i = 0; i < s.seeds; ++i) {
-            seeds[static_cast<std::size_t>(i)] = (rank * s.seeds + i) % s.nodes;
+        if (c.input_mode == InputMode::Exact) {
+            seeds = distinct_nodes(input_rng(c, info().id, rank, 0), s.nodes, s.seeds);
+        } else {
+            for (std::int64_t i = 0; i < s.seeds; ++i) {
+                seeds[static_cast<std::size_t>(i)] = (rank * s.seeds + i) % s.nodes;
+            }
         }
         for (std::int64_t v = 0; v <= s.nodes; ++v) {
             colptr.push_back(v * kDegree);
