@@ -21,15 +21,16 @@ std::string mib(std::size_t bytes) {
 } // namespace
 
 CheckedTimingPlan plan_checked_timing(std::size_t input_bytes, std::size_t output_bytes,
-                                      std::size_t memory_budget, int requested, int pairs) {
+                                      std::size_t memory_budget, int requested, int pairs, int graph_pairs) {
     CheckedTimingPlan plan;
     plan.pairs = std::max(pairs, 1);
+    plan.graph_pairs = std::max(graph_pairs, 0);
     int calls = std::clamp(requested, 1, kMaxCallsPerBlock);
     plan.reason =
         std::to_string(calls) + " calls asked for" +
         (requested > kMaxCallsPerBlock ? " (at most " + std::to_string(kMaxCallsPerBlock) + ")" : "");
     // Per call: its fresh input set for each pair and the warm-up, its input slot, two output slots.
-    const std::size_t per_call = (static_cast<std::size_t>(plan.pairs) + 2) * input_bytes + 2 * output_bytes;
+    const std::size_t per_call = (static_cast<std::size_t>(plan.groups()) + 2) * input_bytes + 2 * output_bytes;
     if (per_call > 0 && memory_budget > 0 && static_cast<std::size_t>(calls) * per_call > memory_budget) {
         const int fit = static_cast<int>(std::max<std::size_t>(memory_budget / per_call, 1));
         plan.reason = "lowered to " + std::to_string(fit) + " so that staging and slots fit " +
@@ -37,7 +38,7 @@ CheckedTimingPlan plan_checked_timing(std::size_t input_bytes, std::size_t outpu
         calls = fit;
     }
     plan.calls_per_block = calls;
-    plan.staging_bytes = (static_cast<std::size_t>(plan.pairs) + 1) * calls * input_bytes;
+    plan.staging_bytes = (static_cast<std::size_t>(plan.groups()) + 1) * calls * input_bytes;
     plan.slot_bytes = static_cast<std::size_t>(calls) * (input_bytes + 2 * output_bytes);
     return plan;
 }

@@ -85,6 +85,7 @@ struct PerfFlags {
     double min_effect = 0.05;
     std::string rotation = "copies";
     bool bare_nccl = false;
+    std::string graph = "on";
 };
 
 void add_perf_options(CLI::App& command, PerfFlags& flags, bool with_switch) {
@@ -110,6 +111,10 @@ void add_perf_options(CLI::App& command, PerfFlags& flags, bool with_switch) {
         ->check(CLI::IsMember({"copies", "none"}));
     command.add_flag("--bare-nccl", flags.bare_nccl,
                      "also time a bare NCCL loop of the problem's collective");
+    command.add_option("--graph", flags.graph,
+                       "on: after the launched blocks, time as many of each side replayed from a CUDA graph of "
+                       "its calls, the graph figure (cuda backend) | off")
+        ->check(CLI::IsMember({"on", "off"}));
 }
 
 nlohmann::json perf_json(const PerfFlags& f) {
@@ -121,7 +126,8 @@ nlohmann::json perf_json(const PerfFlags& f) {
             {"pairs", f.pairs},
             {"iterations", f.iterations},
             {"rotation", f.rotation},
-            {"bare_nccl", f.bare_nccl}};
+            {"bare_nccl", f.bare_nccl},
+            {"graph", f.graph == "on"}};
 }
 
 int run_command(RunOptions options, const std::optional<std::string>& store_flag,

@@ -16,7 +16,14 @@ void PerfCollector::add(int rank, const json& event) {
         return;
     }
     const auto samples = event.find("samples_ms");
-    if ((protocol != "pkbw" && protocol != "pkb" && protocol != "calibrate") || samples == event.end() ||
+    if (protocol == "graph" && event.contains("unavailable")) {
+        if (graph_unavailable_.empty()) {
+            graph_unavailable_ = event.value("unavailable", std::string("no reason given"));
+        }
+        return;
+    }
+    if ((protocol != "pkbw" && protocol != "graph" && protocol != "pkb" && protocol != "calibrate") ||
+        samples == event.end() ||
         !samples->is_array() || !event.contains("side") || !event["side"].is_string()) {
         ++malformed_;
         return;
@@ -38,7 +45,7 @@ void PerfCollector::add(int rank, const json& event) {
     if (event.value("throttled", false)) {
         it->throttled = true;
     }
-    if (protocol == "pkbw" && event.contains("judge_ms") && event["judge_ms"].is_number()) {
+    if ((protocol == "pkbw" || protocol == "graph") && event.contains("judge_ms") && event["judge_ms"].is_number()) {
         it->judge_ms[rank] = event["judge_ms"].get<double>();
         it->calls[rank] = event.value("calls", 0);
     }
@@ -82,83 +89,12 @@ PerfFigures PerfCollector::compute(const WorkModel& work, int world_size) const 
         f.enqueue_share[side] = percentile(shares, 50);
     }
 
-    // The judge's floor under each side, per launch and rank: a trusted block's overhead is its judge
-    // time less the reference's own time of it, and the launch's typical overhead the median of its
-    // reference blocks' (a scheduling spike in one block is not credited to every block: with the
-    // largest, a loaded host handed a candidate that under-reports its clock all of one spike). Both
-    // sides' time of a block is never taken below its judge time less that overhead: the floor treats
-    // them alike, so a spike in either side's block costs that side alone, as the clock saw it.
-    std::map<std::pair<int, int>, std::vector<double>> overheads; // (launch, rank) -> ms per block
-    for (const auto& s : series_) {
-        if (s.protocol == "pkbw" && s.side == "reference") {
-            for (const auto& [rank, samples] : s.per_rank) {
-                const auto j = s.judge_ms.find(rank);
-                const auto k = s.calls.find(rank);
-                if (j != s.judge_ms.end() && k != s.calls.end() && k->second > 0 && !samples.empty())
-                    overheads[{s.launch, rank}].push_back(j->second - samples.front() * k->second);
-            }
-        }
-    }
-    std::map<std::pair<int, int>, double> overhead; // (launch, rank) -> the median overhead, ms
-    for (const auto& [key, values] : overheads)
-        overhead[key] = percentile(values, 50);
-    std::vector<double> margins;
-    // Blocks by launch; a block where a rank's clocks slowed down (power, thermal) is dropped, unless
-    // that would leave a launch's side with fewer than half its blocks (then the launch stands as timed).
-    std::map<int, std::vector<TimedBlock>> by_launch;
-    std::map<int, std::vector<TimedBlock>> throttled_by_launch;
-    std::map<std::string, std::vector<double>> per_side;
-    for (const auto& s : series_) {
-        if (s.protocol != "pkbw") {
-            continue;
-        }
-        std::vector<std::vector<double>> ranks;
-        bool floored = false;
-        for (const auto& [rank, samples] : s.per_rank) {
-            std::vector<double> held = samples;
-            const auto o = overhead.find({s.launch, rank});
-            const auto j = s.judge_ms.find(rank);
-            const auto k = s.calls.find(rank);
-            if ((s.side == "candidate" || s.side == "reference") && o != overhead.end() && j != s.judge_ms.end() &&
-                k != s.calls.end() && k->second > 0 && held.size() == 1) {
-                const double floor = std::max(j->second - o->second, 0.0) / k->second;
-                if (s.side == "candidate") {
-                    // What a process that under-reports could hide per call: the overhead, at most its own time.
-                    margins.push_back(std::min(held.front(), std::max(o->second, 0.0) / k->second));
-                    floored = floored || floor > held.front() * 1.02;
-                }
-                held.front() = std::max(held.front(), floor);
-            }
-            ranks.push_back(std::move(held));
-        }
-        if (s.side == "candidate") {
-            ++f.candidate_blocks;
-            f.floored_blocks += floored ? 1 : 0;
-        }
-        const auto slowest = slowest_rank_per_iteration(ranks);
-        per_side[s.side].insert(per_side[s.side].end(), slowest.begin(), slowest.end());
-        if (s.side == "reference" || s.side == "candidate") {
-            TimedBlock block{s.side == "reference" ? BlockSide::Reference : BlockSide::Candidate, s.block, slowest};
-            (s.throttled ? throttled_by_launch : by_launch)[s.launch].push_back(std::move(block));
-        }
-    }
-    f.judge_margin_call_ms = margins.empty() ? 0 : percentile(margins, 50);
-    for (auto& [launch, dropped] : throttled_by_launch) {
-        auto& kept = by_launch[launch];
-        const auto count = [](const std::vector<TimedBlock>& blocks, BlockSide side) {
-            return std::count_if(blocks.begin(), blocks.end(), [side](const TimedBlock& b) { return b.side == side; });
-        };
-        bool enough = true;
-        for (BlockSide side : {BlockSide::Reference, BlockSide::Candidate}) {
-            enough = enough && count(kept, side) >= count(dropped, side);
-        }
-        if (enough) {
-            f.throttled_blocks += static_cast<int>(dropped.size());
-        } else {
-            kept.insert(kept.end(), dropped.begin(), dropped.end());
-        }
-    }
-    for (const auto& [side, samples] : per_side) {
+    const BlockFigures launched = estimate_blocks(series_, "pkbw", rule_);
+    f.judge_margin_call_ms = launched.judge_margin_call_ms;
+    f.throttled_blocks = launched.throttled_blocks;
+    f.candidate_blocks = launched.candidate_blocks;
+    f.floored_blocks = launched.floored_blocks;
+    for (const auto& [side, samples] : launched.per_side) {
         SideFigures figures;
         figures.summary = summarize(samples);
         figures.bandwidth =
@@ -166,16 +102,14 @@ PerfFigures PerfCollector::compute(const WorkModel& work, int world_size) const 
         f.sides[side] = figures;
     }
     f.rule = rule_;
-    if (per_side.count("reference") && per_side.count("candidate")) {
-        std::vector<std::vector<TimedBlock>> launches;
-        for (auto& [launch, blocks] : by_launch) {
-            launches.push_back(blocks);
-        }
+    if (launched.has_estimate) {
         f.has_pkbw = true;
-        f.replicated = estimate_replicated(launches, rule_);
+        f.replicated = launched.replicated;
         f.pkbw = f.replicated.pooled;
-        f.launches = static_cast<int>(launches.size());
+        f.launches = launched.launches;
     }
+    f.graph = estimate_blocks(series_, "graph", rule_);
+    f.graph_unavailable = graph_unavailable_;
 
     std::map<std::string, std::vector<std::vector<double>>> pkb_ranks;
     for (const auto& s : series_) {
@@ -342,6 +276,27 @@ json to_json(const PerfFigures& f) {
             j["pkbw"]["pkb_disagreement"] = f.pkb_disagreement;
         }
     }
+    if (f.graph.has_estimate) {
+        const SpeedupEstimate& g = f.graph.replicated.pooled;
+        json launches = json::array();
+        for (const auto& e : f.graph.replicated.launches) {
+            launches.push_back({{"speedup", e.speedup}, {"ci_low", e.ci_low}, {"ci_high", e.ci_high}});
+        }
+        j["graph"] = {{"speedup", g.speedup},
+                      {"ci_low", g.ci_low},
+                      {"ci_high", g.ci_high},
+                      {"verdict", verdict_name(g.verdict)},
+                      {"launches", launches},
+                      {"between_dominates", f.graph.replicated.between_dominates},
+                      {"candidate_blocks", f.graph.candidate_blocks},
+                      {"floored_blocks", f.graph.floored_blocks},
+                      {"throttled_blocks", f.graph.throttled_blocks},
+                      {"judge_margin_call_ms", f.graph.judge_margin_call_ms},
+                      {"reference_median_ms", graph_median_ms(f, "reference")},
+                      {"candidate_median_ms", graph_median_ms(f, "candidate")}};
+    } else if (!f.graph_unavailable.empty()) {
+        j["graph"] = {{"unavailable", f.graph_unavailable}};
+    }
     if (f.pkb) {
         j["pkb"] = {{"reference_ms", f.pkb->reference_ms},
                     {"candidate_ms", f.pkb->candidate_ms},
@@ -350,6 +305,39 @@ json to_json(const PerfFigures& f) {
         j["pkb"] = f.pkb_side_ms;
     }
     return j;
+}
+
+double graph_median_ms(const PerfFigures& f, const std::string& side) {
+    const auto it = f.graph.per_side.find(side);
+    return it == f.graph.per_side.end() || it->second.empty() ? 0.0 : percentile(it->second, 50);
+}
+
+std::vector<std::string> graph_lines(const PerfFigures& f) {
+    std::vector<std::string> lines;
+    char text[600];
+    if (!f.graph.has_estimate) {
+        if (!f.graph_unavailable.empty()) {
+            lines.push_back("graph figure: none (" + f.graph_unavailable + ")");
+        }
+        return lines;
+    }
+    const SpeedupEstimate& g = f.graph.replicated.pooled;
+    std::snprintf(text, sizeof text,
+                  "graph figure (each side's block replayed from a CUDA graph: its calls back to back on the "
+                  "device, no host launch between them): speedup %.3fx  95%% CI [%.3f, %.3f]  %s; a call: "
+                  "reference %.4f ms, candidate %.4f ms",
+                  g.speedup, g.ci_low, g.ci_high, verdict_name(g.verdict).c_str(), graph_median_ms(f, "reference"),
+                  graph_median_ms(f, "candidate"));
+    lines.emplace_back(text);
+    if (f.has_pkbw && f.pkbw.verdict != g.verdict) {
+        std::snprintf(text, sizeof text,
+                      "note: the launched blocks say %s (%.3fx) and the graph says %s (%.3fx): what differs is "
+                      "the host's launches of each call, which the graph leaves out",
+                      verdict_name(f.pkbw.verdict).c_str(), f.pkbw.speedup, verdict_name(g.verdict).c_str(),
+                      g.speedup);
+        lines.emplace_back(text);
+    }
+    return lines;
 }
 
 std::vector<std::string> launch_bound_notes(const PerfFigures& f) {
@@ -468,6 +456,9 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
         if (!f.pkb_disagreement.empty()) {
             out << "    note: " << f.pkb_disagreement << "\n";
         }
+    }
+    for (const std::string& text : graph_lines(f)) {
+        out << "    " << text << "\n";
     }
     if (f.pkb) {
         std::snprintf(line, sizeof(line),

@@ -3,6 +3,7 @@
 // per-rank means), adds bandwidth against the problem's work model, and prints or serialises them.
 #pragma once
 
+#include "perf_blocks.h"
 #include "pkbw/core/perf_stats.h"
 #include "pkbw/core/problem.h"
 
@@ -18,17 +19,6 @@ namespace pkbw::cli {
 // NVLink 4 line rate per GPU and direction (18 links x 25 GB/s; docs/perf.md).
 inline constexpr double kNvlinkLineRateGbps = 450.0;
 
-struct PerfSeries {
-    std::string protocol; // "pkbw" or "pkb"
-    std::string side;     // "reference", "candidate", "bare_nccl"
-    int block = 0;
-    std::map<int, std::vector<double>> per_rank; // rank -> samples (ms)
-    int launch = 0;                              // which independent launch of the pair (run.cpp)
-    // pkbw's blocks: per rank, the judge's time of the block and its calls (the floor under the candidate).
-    std::map<int, double> judge_ms;
-    std::map<int, int> calls;
-    bool throttled = false;                      // a rank's device reported a clock slowdown in it
-};
 
 struct SideFigures {
     SampleSummary summary; // slowest-rank iterations over all blocks
@@ -53,6 +43,11 @@ struct PerfFigures {
     bool on_host = false;
     // When PKB's protocol and pkbw's disagree in direction: what each saw and why ("" otherwise).
     std::string pkb_disagreement;
+    // The graph figure (docs/perf.md "The graph figure"): the same check and floor over the blocks each
+    // side replayed from its CUDA graph; has_estimate false when there were none, and then
+    // graph_unavailable says why where the run tried (the host backend and --graph off do not).
+    BlockFigures graph;
+    std::string graph_unavailable;
     std::map<std::string, SideFigures> sides;
     std::optional<PkbSpeedup> pkb;             // PKB-compatible figure
     std::map<std::string, double> pkb_side_ms; // dryrun: the one side's PKB figure
@@ -93,6 +88,12 @@ constexpr double kLaunchBoundShare = 0.8;
 // kLaunchBoundShare; never on the host backend); empty when none.
 std::vector<std::string> launch_bound_notes(const PerfFigures& figures);
 
+// The graph figure's median time per call of `side` (0 when none).
+double graph_median_ms(const PerfFigures& figures, const std::string& side);
+// The report's lines for the graph figure: the figure, or why there is none, and a note when its
+// verdict differs from the launched blocks'.
+std::vector<std::string> graph_lines(const PerfFigures& figures);
+
 class PerfCollector {
 public:
     // Takes one perf_result event body from `rank`; malformed bodies are ignored (counted).
@@ -113,6 +114,7 @@ private:
     std::vector<PerfSeries> series_;
     std::map<std::string, std::vector<double>> call_samples_; // side -> every rank's per-call samples
     std::map<std::string, std::vector<double>> enqueue_shares_; // side -> enqueue_ms / span_ms per block
+    std::string graph_unavailable_; // the first reason a launch gave for no graph figure
     nlohmann::json plan_;
     nlohmann::json clocks_ = nlohmann::json::object();
     int malformed_ = 0;

@@ -190,7 +190,9 @@ void Run::report_perf() {
     perf_warnings_ = figures.warnings;
     // Every sample of every rank goes to the store, PKB's series as block -1.
     for (const auto& series : perf_.series()) {
-        if (series.protocol == "calibrate")
+        // The graph figure's blocks are kept as summaries only (graph_*): the store's blocks are the
+        // launched ones, which every view of the samples reads.
+        if (series.protocol == "calibrate" || series.protocol == "graph")
             continue;
         // A launch's blocks follow the one before's: launch x 1000 + its block (docs/store.md).
         const int block = series.protocol == "pkb" ? -1 : series.launch * 1000 + series.block;
@@ -217,6 +219,16 @@ void Run::report_perf() {
         recorder_.add_perf_summary(run_id_, "candidate", -1, "verdict", verdict_code(figures.pkbw.verdict));
         recorder_.add_perf_summary(run_id_, "candidate", -1, "verdict_band", figures.rule.band());
         recorder_.add_perf_summary(run_id_, "candidate", -1, "launches", figures.launches);
+        if (figures.graph.has_estimate) { // docs/store.md: the graph figure's summaries
+            const SpeedupEstimate& g = figures.graph.replicated.pooled;
+            recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_speedup", g.speedup);
+            recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_ci_low", g.ci_low);
+            recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_ci_high", g.ci_high);
+            recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_verdict", verdict_code(g.verdict));
+            for (const char* side : {"reference", "candidate"}) {
+                recorder_.add_perf_summary(run_id_, side, -1, "graph_median_ms", graph_median_ms(figures, side));
+            }
+        }
         for (std::size_t i = 0; i < figures.replicated.launches.size(); ++i) {
             const std::string n = std::to_string(i);
             recorder_.add_perf_summary(run_id_, "candidate", -1, "launch_speedup_" + n,

@@ -167,7 +167,8 @@ public:
         if (trust_events_ &&
             (message.event == protocol::kCandidate || message.event == protocol::kTimingPlan ||
              message.event == protocol::kTimedCheck ||
-             (message.event == protocol::kPerfResult && message.body.value("protocol", "") == "pkbw")))
+             (message.event == protocol::kPerfResult && (message.body.value("protocol", "") == "pkbw" ||
+                                                          message.body.value("protocol", "") == "graph"))))
             trust_events_->push_back(message.body);
     }
     void on_wait() override {

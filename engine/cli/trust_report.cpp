@@ -90,7 +90,9 @@ void check_block(const json& event, int rank, Findings& invalid, Findings& warni
                                                        event.value("judge_ms", 0.0),
                                                        event.value("round_trip_ms", 0.0)});
         }
-        candidate_blocks[rank].samples.push_back(call_samples(event));
+        if (event.value("protocol", "") == "pkbw") { // a graph block has no per-call samples
+            candidate_blocks[rank].samples.push_back(call_samples(event));
+        }
         if (event.value("changed_after_reply", false)) {
             invalid.note(
                 "late",
@@ -230,7 +232,8 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
             check_calls(event, rank, invalid, warnings);
         } else if (name == protocol::kTimingPlan) {
             check_plan(event, rank, invalid, warnings);
-        } else if (name == protocol::kPerfResult && event.value("protocol", "") == "pkbw") {
+        } else if (name == protocol::kPerfResult &&
+                   (event.value("protocol", "") == "pkbw" || event.value("protocol", "") == "graph")) {
             check_block(event, rank, invalid, warnings, candidate_blocks);
         }
     }

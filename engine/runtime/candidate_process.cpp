@@ -459,6 +459,37 @@ BlockTiming CandidateProcess::timed_calls(const std::vector<int>& views,
     return timing;
 }
 
+bool CandidateProcess::capture_graph(const std::vector<int>& views, const std::map<std::string, double>& params,
+                                     std::string& why) {
+    const json reply = request({{"msg", cp::kGraphCalls}, {"views", views}, {"params", params}, {"capture", true}});
+    if (reply.value("graph", false) == true) {
+        return true;
+    }
+    const json error = reply.value("graph_error", json("no reason given"));
+    why = error.is_string() ? error.get<std::string>().substr(0, 400) : error.dump().substr(0, 400);
+    return false;
+}
+
+std::optional<BlockTiming> CandidateProcess::graph_calls(const std::vector<int>& views,
+                                                        const std::map<std::string, double>& params, bool barrier,
+                                                        std::string& why) {
+    const json reply =
+        request({{"msg", cp::kGraphCalls}, {"views", views}, {"params", params}, {"barrier", barrier}});
+    if (reply.value("graph", false) != true) {
+        const json error = reply.value("graph_error", json("no reason given"));
+        why = error.is_string() ? error.get<std::string>().substr(0, 400) : error.dump().substr(0, 400);
+        return std::nullopt;
+    }
+    BlockTiming timing = timing_from(reply);
+    if (!timing.samples_ms.empty() || timing.calls != static_cast<int>(views.size())) {
+        throw CandidateFailure(std::string(cp::kFailProtocol),
+                               "the process answered a graph block of " + std::to_string(views.size()) +
+                                   " calls with " + std::to_string(timing.calls) + " calls and " +
+                                   std::to_string(timing.samples_ms.size()) + " samples");
+    }
+    return timing;
+}
+
 void CandidateProcess::trace(int views, int iterations) {
     request({{"msg", cp::kTrace}, {"views", views}, {"iterations", iterations}});
 }

@@ -99,6 +99,13 @@ public:
     // caller times the request on its own clock; the reply's samples are the process's own account.
     BlockTiming timed_calls(const std::vector<int>& views, const std::map<std::string, double>& params,
                             bool barrier);
+    // The same block replayed from the process's CUDA graph of it (kGraphCalls): the timing, no samples;
+    // or, where the calls could not be captured, std::nullopt and `why` says so.
+    // Captures the graph of a block of these views and params without running it: false, and `why`,
+    // where the calls cannot be captured.
+    bool capture_graph(const std::vector<int>& views, const std::map<std::string, double>& params, std::string& why);
+    std::optional<BlockTiming> graph_calls(const std::vector<int>& views, const std::map<std::string, double>& params,
+                                           bool barrier, std::string& why);
     void trace(int views, int iterations);
 
     // CPU time of the process (all threads) in ms; < 0 when it is gone.

@@ -1,6 +1,8 @@
 #include "checked_timing.h"
+#include "candidate_process.h"
 #include "timing_slots.h"
 
+#include "pkbw/core/candidate_protocol.h"
 #include "pkbw/core/compare.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/perf_stats.h"
@@ -39,6 +41,8 @@ int checked_timing_blocks(const PerfOptions& options, int sides) {
     return sides == 1 ? options.pairs : sides == 2 ? 2 * options.pairs : 0;
 }
 
+namespace cp = candidate_protocol;
+
 namespace {
 
 class CheckedTiming {
@@ -69,10 +73,20 @@ private:
     double calibrate_round_trip();
     // One request of `side`'s worker on the judge's clock: judges' barrier, clock, thaw, request, judges'
     // barrier (every rank's worker has answered: rank 0's serves its group's barriers), clock, freeze.
+    // `graph`: the block replayed from the worker's CUDA graph of it (captured first: capture_graphs).
     BlockTiming timed_request(Side& side, const std::vector<int>& views,
-                              const std::map<std::string, double>& params, double& judge_ms);
-    void warm_up(Side& side);
-    void time_block(int block, BlockSide which);
+                              const std::map<std::string, double>& params, double& judge_ms, bool graph = false);
+    void warm_up(Side& side, bool graph = false);
+    // Block `block` of the run's order; a graph block reads the graph figure's groups (after the launched
+    // blocks' own) and is numbered after them.
+    void time_block(int block, BlockSide which, bool graph = false);
+    // The graph figure (docs/perf.md "The graph figure"): each side's calls captured once, agreed over
+    // the judges, then warmed and timed in ABBA pairs of their own; each pair checked as the launched ones.
+    void run_graph_series(const std::array<Side*, 2>& warm_order);
+    // Captures both sides' graphs; "" when every rank's both sides could, else why not (every rank
+    // returns the same: a rank whose graph failed must not leave the others at a barrier).
+    std::string capture_graphs();
+    int warm_group() const { return plan_.groups(); }
     void load_group(int group, Side& side);
     // Scans `side`'s output slots (Device::scan_slots).
     SlotScan scan_outputs(const Side& side);
@@ -192,11 +206,22 @@ void CheckedTiming::load_group(int group, Side& side) {
 }
 
 BlockTiming CheckedTiming::timed_request(Side& side, const std::vector<int>& views,
-                                         const std::map<std::string, double>& params, double& judge_ms) {
+                                         const std::map<std::string, double>& params, double& judge_ms, bool graph) {
     p_.rendezvous.barrier();
     const auto start = Clock::now();
     side.still->thaw();
-    BlockTiming timing = side.worker->process->timed_calls(views, params, true);
+    BlockTiming timing;
+    if (graph) {
+        std::string why;
+        auto replayed = side.worker->process->graph_calls(views, params, true, why);
+        if (!replayed) { // captured before; only a process that changed its answer gets here
+            throw CandidateFailure(std::string(cp::kFailProtocol),
+                                   side.worker->side + "'s process could not replay the graph it captured: " + why);
+        }
+        timing = *replayed;
+    } else {
+        timing = side.worker->process->timed_calls(views, params, true);
+    }
     const bool checking = side.worker->untrusted && !views.empty();
     std::uint64_t at_reply = 0;
     if (checking) {
@@ -227,16 +252,16 @@ SlotScan CheckedTiming::scan_outputs(const Side& side) {
                                 kPoisonByte);
 }
 
-void CheckedTiming::warm_up(Side& side) {
+void CheckedTiming::warm_up(Side& side, bool graph) {
     if (options_.warmup <= 0) {
         return;
     }
-    load_group(plan_.pairs, side); // the warm-up's own inputs: never timed, never shown again
-    const auto params = p_.problem->params(inputs_->config(plan_.pairs * plan_.calls_per_block));
+    load_group(warm_group(), side); // the warm-up's own inputs: never timed, never shown again
+    const auto params = p_.problem->params(inputs_->config(warm_group() * plan_.calls_per_block));
     const int blocks = (options_.warmup + plan_.calls_per_block - 1) / plan_.calls_per_block;
     for (int b = 0; b < blocks; ++b) {
         double ignored = 0;
-        timed_request(side, side.views, params, ignored);
+        timed_request(side, side.views, params, ignored, graph);
     }
 }
 
@@ -254,9 +279,9 @@ double CheckedTiming::prepare_block(json& found) {
     return cpu;
 }
 
-void CheckedTiming::time_block(int block, BlockSide which) {
+void CheckedTiming::time_block(int block, BlockSide which, bool graph) {
     Side& side = which == BlockSide::Reference ? reference_ : candidate_;
-    const int group = block / 2;
+    const int group = block / 2; // the graph figure's blocks are numbered after the launched ones
     load_group(group, side);
     json found = json::object();
     const double cpu_before = prepare_block(found);
@@ -266,7 +291,7 @@ void CheckedTiming::time_block(int block, BlockSide which) {
     const auto params = p_.problem->params(inputs_->config(group * plan_.calls_per_block));
 
     double judge_ms = 0;
-    const BlockTiming timing = timed_request(side, side.views, params, judge_ms);
+    const BlockTiming timing = timed_request(side, side.views, params, judge_ms, graph);
     // The candidate is frozen again here: a kernel of its still running now holds the GPU.
     const double probe_after = probing ? p_.device.probe_us(kProbeSpinUs) : 0;
     const Device::Telemetry after = p_.device.telemetry();
@@ -281,7 +306,7 @@ void CheckedTiming::time_block(int block, BlockSide which) {
     const double device_call_ms = timing.calls > 0 ? timing.span_ms / timing.calls : 0;
     json event = {{"event", protocol::kPerfResult},
                   {"rank", p_.rank},
-                  {"protocol", "pkbw"},
+                  {"protocol", graph ? "graph" : "pkbw"},
                   {"side", side.worker->side},
                   {"block", block},
                   {"samples_ms", {device_call_ms}},
@@ -518,6 +543,71 @@ void CheckedTiming::run() {
             const int candidate_block =
                 order[b] == BlockSide::Candidate ? static_cast<int>(b) : static_cast<int>(b - 1);
             check_pair(static_cast<int>(b / 2), candidate_block);
+        }
+    }
+    if (both) {
+        run_graph_series(warm_order);
+    }
+}
+
+std::string CheckedTiming::capture_graphs() {
+    std::string why;
+    if (reference_.lengths || candidate_.lengths) {
+        why = "the problem has variable-length outputs, whose lengths each call sets from the host, which a graph "
+              "does not replay";
+    }
+    const auto params = p_.problem->params(inputs_->config(warm_group() * plan_.calls_per_block));
+    for (int group = plan_.pairs; why.empty() && group < plan_.groups(); ++group) {
+        if (p_.problem->params(inputs_->config(group * plan_.calls_per_block)) != params) {
+            why = "the problem's parameters differ between draws, and a graph replays the ones it was captured with";
+        }
+    }
+    for (Side* side : {&reference_, &candidate_}) {
+        if (!why.empty()) {
+            break;
+        }
+        side->still->thaw();
+        std::string failure;
+        // Capture only (nothing runs, no barrier): the ranks agree below before any replay.
+        const bool captured = side->worker->process->capture_graph(side->views, params, failure);
+        side->still->freeze();
+        if (!captured) {
+            why = side->worker->side + "'s calls cannot be captured in a CUDA graph: " + failure;
+        }
+    }
+    // Every rank must replay, or none: the first rank's reason stands for all.
+    const auto all = p_.rendezvous.all_gather(std::as_bytes(std::span(why.data(), why.size())));
+    for (std::size_t r = 0; r < all.size(); ++r) {
+        if (!all[r].empty()) {
+            return "rank " + std::to_string(r) + ": " +
+                   std::string(reinterpret_cast<const char*>(all[r].data()), all[r].size());
+        }
+    }
+    return "";
+}
+
+void CheckedTiming::run_graph_series(const std::array<Side*, 2>& warm_order) {
+    if (plan_.graph_pairs <= 0 || p_.device.on_host()) {
+        return;
+    }
+    if (const std::string why = capture_graphs(); !why.empty()) {
+        p_.events.send({{"event", protocol::kPerfResult},
+                        {"rank", p_.rank},
+                        {"protocol", "graph"},
+                        {"side", "candidate"},
+                        {"unavailable", why}});
+        return;
+    }
+    for (Side* side : warm_order) {
+        warm_up(*side, true);
+    }
+    const int first = 2 * plan_.pairs; // numbered after the launched blocks
+    const auto order = block_order(plan_.graph_pairs, reference_first());
+    for (std::size_t b = 0; b < order.size(); ++b) {
+        const int block = first + static_cast<int>(b);
+        time_block(block, order[b], true);
+        if (b % 2 == 1) {
+            check_pair(block / 2, order[b] == BlockSide::Candidate ? block : block - 1);
         }
     }
 }

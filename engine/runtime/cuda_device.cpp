@@ -3,6 +3,7 @@
 // rendezvous.
 #define PKBW_BACKEND_CUDA 1
 #include "cuda_checks.h"
+#include "cuda_graph.h"
 #include "device.h"
 #include "rendezvous.h"
 
@@ -283,6 +284,9 @@ public:
     }
     std::unique_ptr<IterationTimer> make_timer(int marks) override {
         return std::make_unique<CudaTimer>(marks, stream_);
+    }
+    std::unique_ptr<CapturedCalls> capture(const std::function<void()>& enqueue) override {
+        return capture_cuda_graph(stream_, enqueue);
     }
     void flush_cache() override {
         if (flush_buffer_ == nullptr) {

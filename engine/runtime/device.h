@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -58,6 +59,15 @@ public:
     virtual void mark(int index) = 0;
     // Milliseconds between mark(i) and mark(i + 1), for i in [0, marks - 1).
     virtual std::vector<double> elapsed_ms() = 0;
+};
+
+// A block's calls recorded once (stream capture) and replayed as one launch: the device runs them back
+// to back without waiting on the host's launches of each (docs/perf.md "The graph figure").
+class CapturedCalls {
+public:
+    virtual ~CapturedCalls() = default;
+    // Queues one replay on the stream the calls were captured from.
+    virtual void launch() = 0;
 };
 
 // Memory the judge owns and maps into its candidate process (docs/engine.md, "Process layout"): a
@@ -126,6 +136,13 @@ public:
 
     // A timer with room for `marks` marks.
     virtual std::unique_ptr<IterationTimer> make_timer(int marks) = 0;
+    // Records what `enqueue` queues on the stream into a CUDA graph, running none of it. Throws
+    // DeviceError("capture", why) when the work cannot be captured (a synchronisation, an allocation or
+    // the legacy stream inside it; an exception of `enqueue`); nullptr where there are no graphs (host).
+    virtual std::unique_ptr<CapturedCalls> capture(const std::function<void()>& enqueue) {
+        (void)enqueue;
+        return nullptr;
+    }
     // Evicts the last-level cache by writing a buffer several times its size on the stream (no-op
     // on the host backend).
     virtual void flush_cache() = 0;

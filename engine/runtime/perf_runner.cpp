@@ -175,6 +175,7 @@ PerfOptions parse_perf_options(const json& perf, const std::string& source) {
     get("launch_index", o.launch_index);
     get("launch_seed", o.launch_seed);
     get("reference_first", o.reference_first);
+    get("graph", o.graph);
     if (o.rotation == "flush" || perf.value("min_time_ms", 0.0) > 0) {
         throw FormatError(source + ": perf.rotation 'flush' and perf.min_time_ms are gone: every timed call "
                                    "reads fresh inputs of its own, spanning 3x L2 (docs/perf.md)");
@@ -195,6 +196,7 @@ json to_json(const PerfOptions& o) {
             {"pkbw", o.pkbw},
             {"warmup", o.warmup},
             {"pairs", o.pairs},
+            {"graph", o.graph},
             {"iterations", o.iterations},
             {"rotation", o.rotation},
             {"bare_nccl", o.bare_nccl},
@@ -361,13 +363,14 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const PerfWorker
 
 std::unique_ptr<TimingInputs> start_timing_inputs(Rendezvous& judges, const Problem& problem,
                                                   const ProblemConfig& config, int rank, const PerfOptions& options,
-                                                  std::size_t memory_bytes) {
+                                                  std::size_t memory_bytes, bool graphs) {
     if (!options.pkbw) {
         return nullptr;
     }
     TimingRequest request;
     request.calls = options.iterations;
     request.pairs = options.pairs;
+    request.graph_pairs = options.graph && graphs ? options.pairs : 0;
     request.cold = options.rotation == "copies";
     request.memory_fraction = options.rotation_memory_fraction;
     request.memory_bytes = memory_bytes;

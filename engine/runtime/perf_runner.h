@@ -35,6 +35,9 @@ struct PerfOptions {
     int launch_index = 0;
     std::uint64_t launch_seed = 0;
     bool reference_first = true; // the side timed (and warmed) first; the launcher alternates it
+    // After the launched blocks, `pairs` more of each side with its block's calls captured once into a
+    // CUDA graph and replayed (docs/perf.md "The graph figure"); the cuda backend only.
+    bool graph = true;
 };
 
 // Reads the "perf" object of the rank configuration (absent fields keep their defaults).
@@ -98,10 +101,12 @@ struct PerfWorkers {
 // Agrees with the other judges on pkbw's timed blocks and starts drawing their inputs in the
 // background (timing_inputs.h): called as soon as the judges have met, before the devices and the
 // workers start, so that the drawing overlaps their start and the eval's trials. Collective over the
-// judges. `memory_bytes`: the device's (0 on the host backend). Null when pkbw's protocol is off.
+// judges. `memory_bytes`: the device's (0 on the host backend); `graphs`: the device can replay CUDA
+// graphs (the cuda backend), so the graph figure gets input sets of its own. Null when pkbw's protocol
+// is off.
 std::unique_ptr<TimingInputs> start_timing_inputs(Rendezvous& judges, const Problem& problem,
                                                   const ProblemConfig& config, int rank, const PerfOptions& options,
-                                                  std::size_t memory_bytes);
+                                                  std::size_t memory_bytes, bool graphs);
 
 // Times the sides that are present and sends their events (perf_result, timing_plan, timed_check,
 // perf_progress).

@@ -117,7 +117,7 @@ int RankRun::run() {
         // start and the trials run.
         const std::size_t memory = config_.backend == "cuda" ? cuda_device_memory_bytes(local_rank_) : 0;
         timing_inputs_ = start_timing_inputs(*rendezvous_, *problem_, config_.problem_config(0), rank_, perf_options,
-                                             memory);
+                                             memory, config_.backend == "cuda");
     }
     // The workers start now and open their devices while this process opens its own. Before them, the
     // scheduling that the reference's worker will be held to (scheduling_guard.h).

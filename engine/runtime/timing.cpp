@@ -97,4 +97,23 @@ BlockTiming TimedCalls::checked_block(const CallFunction& call, int calls, bool 
     return timing;
 }
 
+BlockTiming TimedCalls::graph_block(CapturedCalls& graph, int calls, bool barrier) {
+    device_.synchronize();
+    if (barrier) {
+        rendezvous_.barrier();
+    }
+    auto timer = device_.make_timer(2);
+    const auto start = Clock::now();
+    timer->mark(0);
+    graph.launch();
+    timer->mark(1);
+    BlockTiming timing;
+    timing.enqueue_ms = ms_since(start);
+    device_.synchronize();
+    timing.host_ms = ms_since(start);
+    timing.span_ms = timer->elapsed_ms().at(0);
+    timing.calls = calls;
+    return timing;
+}
+
 } // namespace pkbw::engine

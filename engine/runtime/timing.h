@@ -43,6 +43,9 @@ public:
     // back, one event before and after each; optionally after a barrier of the worker's group. With no
     // calls it is the round trip the judge calibrates (barrier and synchronisation only).
     BlockTiming checked_block(const CallFunction& call, int calls, bool barrier);
+    // The same block replayed from its graph (Device::capture): one launch queues all `calls` calls, so
+    // the span is the device's time of them back to back; no per-call samples (no event between calls).
+    BlockTiming graph_block(CapturedCalls& graph, int calls, bool barrier);
 
 private:
     Device& device_;

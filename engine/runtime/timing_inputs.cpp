@@ -104,13 +104,13 @@ TimingAgreement agree_on_timing(Rendezvous& judges, const Problem& problem, cons
                               ? kHostMemoryBudget
                               : request.memory_fraction * static_cast<double>(request.memory_bytes);
     agreed.plan = plan_checked_timing(input_bytes, output_bytes, static_cast<std::size_t>(budget), request.calls,
-                                      request.pairs);
+                                      request.pairs, request.graph_pairs);
     // Every rank must make the same number of calls: their calls may be collectives.
     const int calls = min_over_ranks(judges, agreed.plan.calls_per_block);
     if (calls != agreed.plan.calls_per_block) {
         CheckedTimingPlan& plan = agreed.plan;
         plan.calls_per_block = calls; // never more than a rank could hold, whatever L2 asks
-        plan.staging_bytes = (static_cast<std::size_t>(plan.pairs) + 1) * calls * input_bytes;
+        plan.staging_bytes = (static_cast<std::size_t>(plan.groups()) + 1) * calls * input_bytes;
         plan.slot_bytes = static_cast<std::size_t>(calls) * (input_bytes + 2 * output_bytes);
         plan.reason += "; " + std::to_string(calls) + " on every rank (the fewest any rank could hold)";
     }
@@ -133,7 +133,7 @@ TimingAgreement agree_on_timing(Rendezvous& judges, const Problem& problem, cons
 TimingInputs::TimingInputs(const Problem& problem, const ProblemConfig& base, int rank,
                            const TimingAgreement& agreement, int threads)
     : agreement_(agreement)
-    , sets_((agreement.plan.pairs + 1) * agreement.plan.calls_per_block) {
+    , sets_((agreement.plan.groups() + 1) * agreement.plan.calls_per_block) {
     specs_ = problem.input_specs(base, rank);
     for (const auto& spec : specs_) {
         offsets_.push_back(set_bytes_);

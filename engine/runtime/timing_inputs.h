@@ -44,6 +44,7 @@ struct TimingAgreement {
 struct TimingRequest {
     int calls = 50;
     int pairs = 10;
+    int graph_pairs = 0;           // CheckedTimingPlan::graph_pairs
     bool cold = true;              // write 3x L2 after loading a block's inputs (--rotation copies)
     double memory_fraction = 0.25; // of device memory, for staging and slots
     std::size_t memory_bytes = 0;  // the device's (0: the host backend's fixed budget)
@@ -59,7 +60,7 @@ TimingAgreement agree_on_timing(Rendezvous& judges, const Problem& problem, cons
 
 class TimingInputs {
 public:
-    // Starts drawing (pairs + 1) x calls input sets on threads of its own, into host memory, so that the
+    // Starts drawing (groups + 1) x calls input sets on threads of its own, into host memory, so that the
     // drawing overlaps the eval's trials; upload() waits for it. Throws pkbw::Error when the problem's
     // shapes differ between trials.
     TimingInputs(const Problem& problem, const ProblemConfig& base, int rank, const TimingAgreement& agreement,

@@ -261,3 +261,70 @@ TEST(PerfReport, ALaunchBoundSideIsNamedAndADeviceBoundOneIsNot) {
     EXPECT_TRUE(plain.enqueue_share.empty());
     EXPECT_TRUE(launch_bound_notes(plain).empty());
 }
+
+namespace {
+json graph_block(const std::string& side, int index, double device_call_ms, double judge_ms, int calls) {
+    json block = judged_block(side, index, device_call_ms, judge_ms, calls);
+    block["protocol"] = "graph";
+    return block;
+}
+} // namespace
+
+// The graph figure (docs/perf.md "The graph figure"): its own estimate from the blocks replayed from CUDA
+// graphs, held to the judge's clock as the launched ones, beside (never mixed into) the launched figure,
+// with a note when the two verdicts differ; the reason when a launch had none.
+TEST(PerfReport, TheGraphFigureStandsBesideTheLaunchedOneAndIsHeldToTheJudgesClock) {
+    PerfCollector perf;
+    // Launched blocks: the reference launch-bound at 2 us a call, the candidate 1 us: "faster".
+    perf.add(0, judged_block("reference", 0, 0.002, 0.11, 50));
+    perf.add(0, judged_block("candidate", 1, 0.001, 0.06, 50));
+    perf.add(0, judged_block("candidate", 2, 0.001, 0.06, 50));
+    perf.add(0, judged_block("reference", 3, 0.002, 0.11, 50));
+    // Graph blocks: the device's time alone, 1 us a call on both sides ("same")...
+    perf.add(0, graph_block("reference", 4, 0.001, 0.06, 50));
+    perf.add(0, graph_block("candidate", 5, 0.001, 0.06, 50));
+    perf.add(0, graph_block("candidate", 6, 0.001, 0.06, 50));
+    perf.add(0, graph_block("reference", 7, 0.001, 0.06, 50));
+    PerfFigures f = perf.compute(allreduce_of(1e6), 1);
+    ASSERT_TRUE(f.has_pkbw);
+    ASSERT_TRUE(f.graph.has_estimate);
+    EXPECT_NEAR(f.pkbw.speedup, 2.0, 1e-9);
+    EXPECT_NEAR(f.graph.replicated.pooled.speedup, 1.0, 1e-9);
+    EXPECT_EQ(f.graph.replicated.pooled.verdict, Verdict::Same);
+    EXPECT_EQ(f.sides.at("reference").summary.count, 2u); // graph blocks are not in the launched figure
+    EXPECT_NEAR(graph_median_ms(f, "candidate"), 0.001, 1e-12);
+    const auto lines = graph_lines(f);
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_NE(lines[0].find("graph figure"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[1].find("the launched blocks say faster (2.000x) and the graph says same"), std::string::npos)
+        << lines[1];
+    EXPECT_EQ(to_json(f)["graph"]["verdict"], "same");
+    EXPECT_NE(printed(f).find("graph figure (each side's block replayed"), std::string::npos) << printed(f);
+
+    // ... and a candidate whose process under-reports its graph blocks is held to the judge's clock.
+    PerfCollector forged;
+    forged.add(0, graph_block("reference", 0, 0.010, 0.52, 50));
+    forged.add(0, graph_block("candidate", 1, 0.0001, 0.52, 50));
+    forged.add(0, graph_block("candidate", 2, 0.0001, 0.52, 50));
+    forged.add(0, graph_block("reference", 3, 0.010, 0.52, 50));
+    const PerfFigures g = forged.compute(allreduce_of(1e6), 1);
+    ASSERT_TRUE(g.graph.has_estimate);
+    EXPECT_FALSE(g.has_pkbw);
+    EXPECT_NEAR(g.graph.replicated.pooled.speedup, 1.0, 1e-9);
+    EXPECT_EQ(g.graph.floored_blocks, 2);
+
+    // No graph figure: the reason is reported, in the text and in --json.
+    PerfCollector none;
+    none.add(0, block("reference", 0, 2.0));
+    none.add(0, block("candidate", 1, 1.0));
+    none.add(0, {{"event", "perf_result"},
+                 {"protocol", "graph"},
+                 {"side", "candidate"},
+                 {"unavailable", "candidate's calls cannot be captured in a CUDA graph: cudaStreamSynchronize"}});
+    const PerfFigures n = none.compute(allreduce_of(1e6), 1);
+    EXPECT_FALSE(n.graph.has_estimate);
+    EXPECT_EQ(none.malformed(), 0);
+    EXPECT_NE(printed(n).find("graph figure: none (candidate's calls cannot be captured"), std::string::npos)
+        << printed(n);
+    EXPECT_NE(to_json(n)["graph"]["unavailable"].get<std::string>().find("cudaStreamSynchronize"), std::string::npos);
+}

@@ -36,6 +36,9 @@ def side_ms(perf, side):
 def main():
     folder = sys.argv[1]
     markdown = "--markdown" in sys.argv
+    # --figure graph: the graph figure (each side's block replayed from a CUDA graph) instead of the
+    # launched blocks' figure.
+    which = sys.argv[sys.argv.index("--figure") + 1] if "--figure" in sys.argv else "pkbw"
     runs = collections.defaultdict(list)
     for path in sorted(glob.glob(os.path.join(folder, "*.jsonl"))):
         pair, _, index = os.path.basename(path)[: -len(".jsonl")].rpartition("-")
@@ -43,15 +46,19 @@ def main():
             continue
         final = final_event(path)
         perf = final.get("perf") or {}
-        figure = perf.get("pkbw") or {}
+        figure = perf.get(which) or {}
+        if which == "graph":
+            ref, cand = figure.get("reference_median_ms"), figure.get("candidate_median_ms")
+        else:
+            ref, cand = side_ms(perf, "reference"), side_ms(perf, "candidate")
         runs[pair].append({
             "status": final.get("status", "?"),
             "speedup": figure.get("speedup"),
             "low": figure.get("ci_low"),
             "high": figure.get("ci_high"),
             "verdict": figure.get("verdict", "?"),
-            "ref": side_ms(perf, "reference"),
-            "cand": side_ms(perf, "candidate"),
+            "ref": ref,
+            "cand": cand,
             "pkb": (perf.get("pkb") or {}).get("speedup"),
             "wall": final.get("wall_s"),
         })

@@ -29,6 +29,13 @@ inline constexpr std::string_view kPkbSeries = "pkb_series"; // PKB's timing pro
 // to last); the judge times the request on its own clock (docs/perf.md). An empty views list is the
 // judge's round-trip calibration.
 inline constexpr std::string_view kTimedCalls = "timed_calls";
+// The same block replayed from a CUDA graph (docs/perf.md "The graph figure"): views, params, barrier
+// as kTimedCalls, and "capture": true to capture only. The worker captures the calls once per views and
+// params (nothing runs while it captures) and replays the graph for each other request; it answers
+// span_ms, calls and "graph": true (only "graph": true to a capture), or,
+// where the calls cannot be captured (they synchronise, allocate, use the legacy stream; the host
+// backend), "graph": false and "graph_error" saying why (ok: true: no figure, not a failure).
+inline constexpr std::string_view kGraphCalls = "graph_calls";
 inline constexpr std::string_view kTrace = "trace";          // the traced pass's iterations
 inline constexpr std::string_view kQuit = "quit";
 

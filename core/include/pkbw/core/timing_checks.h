@@ -20,9 +20,14 @@ namespace pkbw {
 struct CheckedTimingPlan {
     int calls_per_block = 0;
     int pairs = 0;                 // blocks per side, in ABBA pairs
-    std::size_t staging_bytes = 0; // judge-private: (pairs + 1) x calls x input bytes
+    // Pairs more of each side's blocks replayed as a CUDA graph (docs/perf.md "The graph figure"), on
+    // input sets of their own; 0 where there is no graph figure (the host backend, --graph off).
+    int graph_pairs = 0;
+    std::size_t staging_bytes = 0; // judge-private: (groups() + 1) x calls x input bytes
     std::size_t slot_bytes = 0;    // shared: calls x (input bytes + 2 x output bytes)
     std::string reason;            // why calls_per_block is what it is, for the report
+    // The groups of input sets the blocks read (one per pair of either figure); the warm-up's is next.
+    int groups() const { return pairs + graph_pairs; }
 };
 
 inline constexpr int kMaxCallsPerBlock = 128;
@@ -30,7 +35,7 @@ inline constexpr int kMaxCallsPerBlock = 128;
 // `requested`: calls per block asked for (--iters, at most kMaxCallsPerBlock), lowered until staging and
 // slots fit `memory_budget` (at least 1).
 CheckedTimingPlan plan_checked_timing(std::size_t input_bytes, std::size_t output_bytes, std::size_t memory_budget,
-                                      int requested, int pairs);
+                                      int requested, int pairs, int graph_pairs = 0);
 
 // The judge's time per call for one block: its clock from request to reply, less the round trip it
 // calibrated on the trusted reference worker (an empty block), over the calls. Never negative.
