@@ -75,6 +75,8 @@ int siglip_ring(const pkbw::Context& ctx) {
     PKBW_TRY(add_term<T>(ctx, scaled, ctx.input(1).data, b, d, bias, true, logits));
 
     const int world = ctx.world_size;
+    if (world == 1)
+        return 0;
     const pkbw::SubComm rightward = ctx.sub_comm_blocks(world); // next = rank + 1
     const void* to_left = ctx.input(1).data;
     const void* to_right = ctx.input(1).data;
@@ -92,7 +94,7 @@ int siglip_ring(const pkbw::Context& ctx) {
         to_left = from_right;
         to_right = from_left;
     }
-    if (world % 2 == 0 && world > 1) {
+    if (world % 2 == 0) {
         T* received = blocks + (((world - 1) / 2) % 2) * 2 * b * d;
         const tk::RingBuffer right[] = {{to_right, received, bytes}};
         PKBW_TRY(tk::ring_shift(ctx, rightward, right, 1));

@@ -8,7 +8,9 @@
 // Numerics: the GEMM accumulates in fp32 (TF32 off, gemm.cuh) and rounds each output once to T, then
 // the bias is a separate rounded add: torch's cuDNN path (at::cudnn_convolution, then output.add_(bias)).
 // cuDNN itself allows TF32 for fp32 convolutions by default (torch.backends.cudnn.allow_tf32), this
-// does not: fp32 outputs here are true fp32 sums.
+// does not: fp32 outputs here are true fp32 sums. bf16 outputs of 87 at C = 1280 (K = 11,520) differ
+// from the float64 oracle's in the last bit where the fp32 sum lands near a rounding boundary, and the
+// separate bias add can make that two ulps (docs/problems.md, part 6).
 // Memory: the im2col matrix [channels · taps, positions] is built for at most `max_col_elements` at a
 // time (a column chunk), so a large image needs no scratch of its full size.
 #pragma once
@@ -54,6 +56,33 @@ constexpr DType dtype_of() {
         return DType::BF16;
 }
 
+// The im2col + GEMM loop of conv_im2col: column chunks of `chunk` output positions per image.
+template <class T>
+int conv_chunks(const Context& ctx, const ConvGeometry& g, long long batch, const T* x, const T* w, T* y,
+                long long chunk, T* col) {
+    const long long positions = g.out_positions(), rows = g.col_rows();
+    for (long long b = 0; b < batch; ++b) {
+        const T* image = x + b * g.channels * g.in_positions();
+        T* out = y + b * g.out_channels * positions;
+        for (long long col0 = 0; col0 < positions; col0 += chunk) {
+            const long long cols = std::min(chunk, positions - col0);
+            im2col_kernel<T><<<grid_for(rows * cols), 256, 0, ctx.stream()>>>(image, g, col0, cols, col);
+            PKBW_CHECK(ctx, cudaGetLastError());
+            Gemm product;
+            product.dtype = dtype_of<T>();
+            product.m = g.out_channels;
+            product.n = cols;
+            product.k = rows;
+            product.a = w;
+            product.b = col;
+            product.c = out + col0;
+            product.ldc = positions;
+            PKBW_TRY(gemm(ctx, product));
+        }
+    }
+    return 0;
+}
+
 } // namespace detail
 
 // y [batch, out_channels, out positions] = w [out_channels, channels · taps] · im2col(x) per image,
@@ -67,27 +96,7 @@ int conv_im2col(const Context& ctx, const ConvGeometry& g, long long batch, cons
     const long long chunk = std::max(1ll, std::min(positions, max_col_elements / rows));
     T* col =
         static_cast<T*>(ctx.scratch("tk_conv_im2col", static_cast<std::size_t>(rows * chunk) * sizeof(T)));
-    for (long long b = 0; b < batch; ++b) {
-        const T* image = x + b * g.channels * g.in_positions();
-        T* out = y + b * g.out_channels * positions;
-        for (long long col0 = 0; col0 < positions; col0 += chunk) {
-            const long long cols = std::min(chunk, positions - col0);
-            detail::im2col_kernel<T>
-                <<<grid_for(rows * cols), 256, 0, ctx.stream()>>>(image, g, col0, cols, col);
-            PKBW_CHECK(ctx, cudaGetLastError());
-            Gemm product;
-            product.dtype = detail::dtype_of<T>();
-            product.m = g.out_channels;
-            product.n = cols;
-            product.k = rows;
-            product.a = w;
-            product.b = col;
-            product.c = out + col0;
-            product.ldc = positions;
-            PKBW_TRY(gemm(ctx, product));
-        }
-    }
-    return 0;
+    return detail::conv_chunks<T>(ctx, g, batch, x, w, y, chunk, col);
 }
 
 // y[b, c, ...] = r(y[b, c, ...] + bias[c]) over y [batch, channels, positions].
