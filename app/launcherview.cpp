@@ -181,6 +181,9 @@ LauncherView::LauncherView(QWidget* parent, ProblemCatalogLoader* problems)
     // bf16 on the host backend ends every sample in "only f32").
     connect(backend_, &QComboBox::activated, this, [this] { pick_sample_dtype(); });
     connect(dtype_, &QComboBox::activated, this, [this] { dtype_chosen_ = true; });
+    // A generation folder's name gives its dtype (solutions_host_f32_…): its files are written for it.
+    connect(solutions_dir_, &QLineEdit::textChanged, this, [this] { follow_generation_dtype(); });
+    connect(solution_, &QLineEdit::textChanged, this, [this] { follow_generation_dtype(); });
     process_ = new QProcess(this);
     connect(start_, &QPushButton::clicked, this, &LauncherView::start);
     connect(cancel_, &QPushButton::clicked, this, &LauncherView::cancel);

@@ -108,6 +108,7 @@ private:
     void add_perf_fields(QFormLayout* form, QWidget* box);
     QStringList perf_arguments() const; // --no-pkb, --warmup, --pairs, --iters, --launches as set
     void pick_sample_dtype();
+    void follow_generation_dtype();     // the dtype a generation folder's name gives, when it gives one
     QString interrupted_text(int rank); // the bar's text after a cancel (and its busy bar stopped)
 
     QString store_;

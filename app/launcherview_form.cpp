@@ -137,6 +137,20 @@ void LauncherView::pick_sample_dtype() {
     }
 }
 
+void LauncherView::follow_generation_dtype() {
+    // The folder, else the solution file's own folder when it is a generation's.
+    for (const QString& path : {solutions_dir_->text().trimmed(), solution_->text().trimmed()}) {
+        const GenerationLabel label = parse_generation_label(to_std(QDir::cleanPath(path)));
+        if (!path.isEmpty() && !label.precision.empty() &&
+            dtype_->findText(to_qstring(label.precision)) >= 0) {
+            dtype_->setCurrentText(to_qstring(label.precision));
+            dtype_->setToolTip(tr("%1: the dtype of the generation folder %2")
+                                   .arg(to_qstring(label.precision), to_qstring(label.label)));
+            return;
+        }
+    }
+}
+
 QString LauncherView::dtype() const {
     return dtype_->currentText();
 }

@@ -454,6 +454,15 @@ private slots:
         backend->setCurrentIndex(backend->findText(QStringLiteral("host")));
         emit backend->activated(backend->currentIndex());
         QCOMPARE(v.dtype(), QStringLiteral("f32"));
+        // A generation folder, or a solution file in one, names the dtype its files are written for.
+        dtype->setCurrentText(QStringLiteral("bf16"));
+        v.set_solution(QStringLiteral(
+            PKBW_SOURCE_ROOT "/samples/solutions_host_f32_none_samples_baseline/1_allreduce_host.cpp"));
+        QCOMPARE(v.dtype(), QStringLiteral("f32"));
+        v.set_solution(QString());
+        v.set_solutions_dir(
+            QStringLiteral(PKBW_SOURCE_ROOT "/samples/solutions_cuda_bf16_h200_2_samples_tuned"));
+        QCOMPARE(v.dtype(), QStringLiteral("bf16"));
         // A dtype the user picked stays when the samples become known later.
         LauncherView chosen;
         auto* chosen_dtype = chosen.findChild<QComboBox*>(QStringLiteral("launchDtype"));
