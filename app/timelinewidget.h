@@ -20,6 +20,10 @@ class QPainter;
 
 namespace pkbw::app {
 
+// A duration with three decimals in the unit it needs ("44.999 µs", "1.250 ms", "2.000 s"), as the
+// trace summary prints its times.
+QString format_us(double us);
+
 class TimelineWidget : public QWidget {
     Q_OBJECT
 public:
