@@ -110,6 +110,7 @@ private:
     void pick_sample_dtype();
     void follow_generation_dtype();     // the dtype a generation folder's name gives, when it gives one
     QString interrupted_text(int rank); // the bar's text after a cancel (and its busy bar stopped)
+    static QString progress_text(const nlohmann::json& body); // a `progress` event as a log line
 
     QString store_;
     QStringList known_problems_;

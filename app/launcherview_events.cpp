@@ -76,6 +76,42 @@ QString LauncherView::interrupted_text(int rank) {
     return tr("interrupted after %1 of %2 trials").arg(done).arg(trials_expected_);
 }
 
+QString LauncherView::progress_text(const nlohmann::json& body) {
+    // As pkbw words the same progress on stderr without --json (engine/cli/run_progress.cpp).
+    const std::string stage = body.value("stage", std::string());
+    const QString seconds = QString::number(body.value("seconds", 0.0), 'f', 2);
+    auto number = [&body](const char* key) {
+        return body.contains(key) && body[key].is_number_integer() ? body[key].get<int>() : 0;
+    };
+    auto text = [&body](const char* key) { return to_qstring(body.value(key, std::string())); };
+    if (stage == "trial") {
+        const bool culprit = body.contains("rank") && body["rank"].is_number_integer();
+        return tr("[trial %1/%2] %3%4 (%5 s)")
+            .arg(number("trial") + 1)
+            .arg(number("trials"))
+            .arg(text("status"), culprit ? tr(" on rank %1").arg(number("rank")) : QString(), seconds);
+    }
+    if (stage == "perf_block") { // launch numbers are from 1 in the event
+        return tr("[perf launch %1/%2] block %3/%4 timed: %5 protocol, %6 (%7 s)")
+            .arg(number("launch"))
+            .arg(number("launches"))
+            .arg(number("block"))
+            .arg(number("blocks"))
+            .arg(text("protocol"), text("side"), seconds);
+    }
+    if (stage == "perf_launch") {
+        return tr("[perf launch %1/%2] started (%3 s)")
+            .arg(number("launch"))
+            .arg(number("launches"))
+            .arg(seconds);
+    }
+    if (stage == "waiting") {
+        return tr("[still running] rank 0 in phase %1, nothing new for %2 s")
+            .arg(text("phase"), QString::number(body.value("quiet_seconds", 0.0), 'f', 0));
+    }
+    return QString::fromStdString(body.dump()); // a stage this launcher does not know: as pkbw sent it
+}
+
 int LauncherView::rank_progress(int rank) const {
     return rank >= 0 && rank < static_cast<int>(bars_.size()) ? bars_[static_cast<std::size_t>(rank)]->value()
                                                               : -1;
@@ -288,6 +324,8 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
             append_log(
                 tr("rank %1: candidate %2").arg(rank).arg(to_qstring(body.value("stage", std::string("?")))));
         }
+    } else if (event == "progress") {
+        append_log(progress_text(body)); // pkbw's own progress of the run (docs/cli.md, "--json")
     } else if (event == "hello") {
         append_log(
             tr("rank %1: started on %2").arg(rank).arg(to_qstring(body.value("device", std::string("?")))));

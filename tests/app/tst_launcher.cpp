@@ -495,6 +495,24 @@ private slots:
         QCOMPARE(requested.count(), 1);
         QCOMPARE(requested.first().first().toLongLong(), 3);
     }
+    // pkbw --json's own progress events read as pkbw words them without --json, not as raw JSON.
+    void progress_events_read_as_pkbw_words_them() {
+        LauncherView v;
+        v.handle_line(
+            R"({"done":1,"event":"progress","rank":null,"seconds":0.2257,"stage":"trial","status":"match","trial":0,"trials":2})");
+        v.handle_line(
+            R"({"done":2,"event":"progress","rank":1,"seconds":0.5,"stage":"trial","status":"mismatch","trial":1,"trials":2})");
+        v.handle_line(R"({"block":1,"blocks":4,"event":"progress","launch":1,"launches":2,"protocol":"pkbw",)"
+                      R"("seconds":0.559,"side":"candidate","stage":"perf_block"})");
+        v.handle_line(R"({"event":"progress","launch":2,"launches":2,"seconds":1.5,"stage":"perf_launch"})");
+        const QString log = v.log_text();
+        for (const char* want : {"[trial 1/2] match (0.23 s)", "[trial 2/2] mismatch on rank 1 (0.50 s)",
+                                 "[perf launch 1/2] block 1/4 timed: pkbw protocol, candidate (0.56 s)",
+                                 "[perf launch 2/2] started (1.50 s)"}) {
+            QVERIFY2(log.contains(QString::fromUtf8(want)), qPrintable(log));
+        }
+        QVERIFY2(!log.contains(QStringLiteral("\"event\"")), qPrintable(log));
+    }
     void window_stays_on_the_launch_tab_when_a_run_ends() {
         MainWindow window;
         window.tabs()->setCurrentWidget(window.launcher());
