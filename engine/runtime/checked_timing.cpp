@@ -87,6 +87,13 @@ private:
     // returns the same: a rank whose graph failed must not leave the others at a barrier).
     std::string capture_graphs();
     int warm_group() const { return plan_.groups(); }
+    // Whether a block's thaw waits until the worker's tree is seen running (the default) or only asks
+    // (PKBW_THAW_WAIT=0, a diagnostic: how much of the judge's time per block the wait adds; the
+    // request that follows waits on the tree either way, so the clock covers the thaw alike).
+    static bool thaw_confirmed() {
+        const char* asked = std::getenv("PKBW_THAW_WAIT");
+        return asked == nullptr || std::string_view(asked) != "0";
+    }
     void load_group(int group, Side& side);
     // Scans `side`'s output slots (Device::scan_slots).
     SlotScan scan_outputs(const Side& side);
@@ -137,6 +144,7 @@ private:
     int untouched_at_reply_ = 0;       // of the last candidate block
     bool changed_after_reply_ = false; // of the last candidate block: its slots changed after it answered
     double scan_ms_ = 0; // of the last candidate block: the scan at its reply, not counted in its time
+    double thaw_ms_ = 0; // of the last block: the judge's thaw of its worker, inside its time
     json plan_scheduling_ = json::object(); // guard_scheduling before the calibration
 };
 
@@ -209,7 +217,8 @@ BlockTiming CheckedTiming::timed_request(Side& side, const std::vector<int>& vie
                                          const std::map<std::string, double>& params, double& judge_ms, bool graph) {
     p_.rendezvous.barrier();
     const auto start = Clock::now();
-    side.still->thaw();
+    side.still->thaw(thaw_confirmed());
+    thaw_ms_ = ms_between(start, Clock::now());
     BlockTiming timing;
     if (graph) {
         std::string why;
@@ -316,6 +325,7 @@ void CheckedTiming::time_block(int block, BlockSide which, bool graph) {
                   {"enqueue_ms", timing.enqueue_ms},
                   {"calls", timing.calls},
                   {"judge_ms", judge_ms},
+                  {"thaw_ms", thaw_ms_},
                   {"round_trip_ms", round_trip_ms_},
                   {"round_trip_max_ms", round_trip_max_ms_}};
     if (probing) {

@@ -27,9 +27,9 @@ void WorkerStillness::freeze() {
     }
 }
 
-void WorkerStillness::thaw() {
+void WorkerStillness::thaw(bool confirm) {
     if (worker_ && frozen_) {
-        worker_->process->thaw(kFreezeTimeoutMs);
+        worker_->process->thaw(confirm ? kFreezeTimeoutMs : 0);
         frozen_ = false;
     }
 }

@@ -29,7 +29,9 @@ public:
     WorkerStillness& operator=(const WorkerStillness&) = delete;
 
     void freeze();
-    void thaw();
+    // `confirm`: wait until the tree is seen running again (the cgroup's events, or each process's
+    // state); false: ask and return (the request that follows waits on the tree anyway).
+    void thaw(bool confirm = true);
     bool failed() const { return failures_ > 0; }
     // CPU time of the worker's tree so far (ms): what a frozen tree must not use.
     double tree_cpu_ms() const;

@@ -1,7 +1,11 @@
 // Adversarial candidate: does its all-reduce (NCCL) plus ~200 us of busy work per call on a stream of its
 // own (non-blocking), queuing nothing on ctx.stream() and never waiting on the host, so events on
 // ctx.stream() time nothing. The engine synchronises the whole device after an eval call, so its
-// outputs are right. Expected for perf: invalid_timing, "device work ran outside the measured stream".
+// outputs are right. Expected for perf: invalid_timing. The launched blocks' events time little of it (the
+// per-call samples disagree with the judge's clock); the graph figure's capture records nothing of the
+// hidden stream (its work runs once, at the capture), so the replayed blocks leave their outputs unwritten
+// and their check fails (H200, 2026-12-02: "a timed call's output failed its check in block 4 (20 of 20
+// calls").
 #include "pkbw/solution.h"
 
 __global__ void spin_for(long long cycles) {
