@@ -627,13 +627,11 @@ LaunchOutcome launch_ranks(const LaunchSpec& spec, LaunchObserver& observer) {
     for (const pid_t group : groups)
         outcome.leftovers.push_back("process group " + std::to_string(group));
     outcome.shm_segments_removed = remove_shm_segments(outcome.segment_tag);
-    // A judge killed with SIGKILL (by this launcher, or for memory) ran no destructor: its candidate's
-    // directory is still there. One that ended otherwise removed its own.
-    std::vector<int> killed;
-    for (const auto& report : outcome.ranks)
-        if (report.signal == SIGKILL)
-            killed.push_back(report.pid);
-    remove_candidate_directories(killed, std::filesystem::temp_directory_path());
+    // Every judge has ended: a candidate's directory still there is left over. A judge killed (by this
+    // launcher, for memory) or ending on a path that runs no destructor leaves its candidate's; on a
+    // loaded host that happened to one that ended on its own (the background-thread case in CI).
+    remove_candidate_directories(std::vector<int>(judges.begin(), judges.end()),
+                                 std::filesystem::temp_directory_path());
     outcome.seconds = since(start);
     return outcome;
 }

@@ -112,8 +112,8 @@ int remove_shm_segments(const std::string& segment_tag, const std::filesystem::p
 int remove_orphaned_shm_segments(const std::filesystem::path& shm_dir = "/dev/shm");
 // The candidate processes' temporary directories, pkbw-candidate-<judge pid>-XXXXXX in `temp_dir`
 // (engine/runtime/candidate_process.cpp): a judge removes its own, unless it is killed with SIGKILL
-// (its destructors never run). These remove those of the given judges (after a run: its ranks killed
-// with SIGKILL), and those whose judge no longer exists (at start: a launcher killed outright cleans up
+// (its destructors never run). These remove those of the given judges (after a run: every rank, all
+// ended by then), and those whose judge no longer exists (at start: a launcher killed outright cleans up
 // nothing); only directories of this user, never a link. Return how many were removed.
 int remove_candidate_directories(const std::vector<int>& judges, const std::filesystem::path& temp_dir);
 int remove_orphaned_candidate_directories(
