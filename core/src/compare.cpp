@@ -336,19 +336,24 @@ private:
 
 } // namespace
 
-TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const CompareOptions& options,
-                                 const std::string& name, const TieRows* ties) {
-    if (!ref.defined() || !cand.defined()) {
-        throw Error(name + ": cannot compare an undefined " + (ref.defined() ? "candidate" : "reference") +
-                    " tensor");
-    }
+TensorComparison comparison_header(const std::string& name, const Tensor& ref, const Tensor& cand) {
     TensorComparison out;
     out.name = name;
     out.ref_shape = ref.shape();
     out.cand_shape = cand.shape();
     out.ref_dtype = ref.dtype();
     out.cand_dtype = cand.dtype();
-    out.dtype_match = ref.dtype() == cand.dtype();
+    out.dtype_match = out.ref_dtype == out.cand_dtype;
+    return out;
+}
+
+TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const CompareOptions& options,
+                                 const std::string& name, const TieRows* ties) {
+    if (!ref.defined() || !cand.defined()) {
+        throw Error(name + ": cannot compare an undefined " + (ref.defined() ? "candidate" : "reference") +
+                    " tensor");
+    }
+    TensorComparison out = comparison_header(name, ref, cand);
     out.shape_match = ref.shape() == cand.shape();
     if (ties != nullptr) {
         out.ties = TieReport{*ties};

@@ -17,13 +17,7 @@ std::string length_problem(const std::string& side, const OutputLength& length) 
 
 TensorComparison length_failure(const std::string& name, const Tensor& ref, const Tensor& cand,
                                 const std::string& message) {
-    TensorComparison out;
-    out.name = name;
-    out.ref_shape = ref.shape();
-    out.cand_shape = cand.shape();
-    out.ref_dtype = ref.dtype();
-    out.cand_dtype = cand.dtype();
-    out.dtype_match = out.ref_dtype == out.cand_dtype;
+    TensorComparison out = comparison_header(name, ref, cand);
     out.message = name + ": " + message;
     return out;
 }

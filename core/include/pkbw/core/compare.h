@@ -78,6 +78,11 @@ struct OutputComparison {
     std::string first_error;                   // first failure, as one line (empty when passing)
 };
 
+// A comparison before anything is compared: its name and both tensors' shapes and dtypes (dtype_match
+// set; shape_match left to the caller, which decides what a shape means: compare_tensors compares them,
+// a length failure never got that far).
+TensorComparison comparison_header(const std::string& name, const Tensor& ref, const Tensor& cand);
+
 // Compares two tensors. Streams over the elements without materialising f64 copies. With `ties` (this
 // output's tie rows, as Problem::checked_tie_rows gives them) the result carries a TieReport.
 TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const CompareOptions& options,
