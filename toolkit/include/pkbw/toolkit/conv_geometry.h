@@ -66,4 +66,22 @@ PKBW_CONV_FN ConvGeometry conv2d_geometry(long long channels, long long out_chan
     return g;
 }
 
+// A 3-D convolution (F.conv3d with int stride, padding and dilation, as PKB 76 passes them): input
+// [channels, in[0], in[1], in[2]], kernel [kernel[0], kernel[1], kernel[2]].
+PKBW_CONV_FN ConvGeometry conv3d_geometry(long long channels, long long out_channels, const long long* in,
+                                          const long long* kernel, long long stride, long long pad,
+                                          long long dilation) {
+    ConvGeometry g;
+    g.channels = channels;
+    g.out_channels = out_channels;
+    for (int axis = 0; axis < 3; ++axis) {
+        g.in[axis] = in[axis];
+        g.kernel[axis] = kernel[axis];
+        g.stride[axis] = stride;
+        g.pad[axis] = pad;
+        g.dilation[axis] = dilation;
+    }
+    return g;
+}
+
 } // namespace pkbw::tk
