@@ -96,6 +96,7 @@ RunData load_run(const fs::path& store_path, std::int64_t run_id) {
     part("tensor results", [&] { d.tensors = store.tensor_results(run_id, true); });
     part("perf samples", [&] { d.samples = store.perf_samples(run_id); });
     part("perf summaries", [&] { d.summaries = store.perf_summaries(run_id); });
+    part("flags", [&] { d.flags = store.run_flags(run_id); });
     part("artifacts", [&] { d.artifacts = store.artifacts(run_id); });
     return d;
 }

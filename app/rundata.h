@@ -19,6 +19,7 @@ struct RunData {
     std::vector<TensorResultRow> tensors; // by trial, rank, name
     std::vector<PerfSample> samples;
     std::vector<PerfSummaryRow> summaries;
+    std::vector<RunFlagRow> flags; // with the engine's severity (schema 8); empty for older runs
     std::vector<ArtifactRow> artifacts;
     // Parts of the run the store could not give (a damaged or missing table), each naming the part
     // and the store's error; the rest of the run is shown.

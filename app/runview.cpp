@@ -223,7 +223,7 @@ void RunView::set_data(std::shared_ptr<const RunData> data) {
     heatmaps_->clear(tr("Select a rank and trial in the grid, then an output."));
     grid_model_->set_run(data_);
     header_->setText(header_text());
-    header_->setToolTip(data_ ? flags_tooltip(split_summary(data_->run.summary)) : QString());
+    header_->setToolTip(data_ ? flags_tooltip(split_summary(data_->run.summary, data_->flags)) : QString());
     {
         const QSignalBlocker a(atol_), b(rtol_);
         atol_->setValue(data_->run.atol);
@@ -283,7 +283,7 @@ QString RunView::header_text() const {
         const qsizetype nl = summary.indexOf(QLatin1Char('\n'));
         if (nl < 0) {
             // The verdict, then its flags grouped by severity, suspicious first (reasons on hover).
-            const SplitSummary split = split_summary(r.summary);
+            const SplitSummary split = split_summary(r.summary, data_->flags);
             text += QStringLiteral(" · ") + split.verdict.toHtmlEscaped();
             if (!split.flags.empty()) {
                 text += QStringLiteral("<br>") + flags_html(split);

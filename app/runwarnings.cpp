@@ -93,6 +93,34 @@ SplitSummary split_summary(const std::string& summary) {
     return out;
 }
 
+SplitSummary split_summary(const std::string& summary, const std::vector<RunFlagRow>& stored) {
+    SplitSummary out = split_summary(summary);
+    if (stored.empty()) {
+        return out;
+    }
+    std::vector<RunFlag> flags;
+    for (const RunFlagRow& row : stored) {
+        const QString text = QString::fromStdString(row.text);
+        if (row.severity == "warning") {
+            flags.push_back(classify(text, false));
+            continue;
+        }
+        flags.push_back({row.severity == "info" ? FlagSeverity::Info : FlagSeverity::Suspect, text,
+                         QString::fromStdString(row.reason)});
+    }
+    // "timing not trusted" lives in the verdict, not among the flags: kept as split_summary found it.
+    for (const RunFlag& flag : out.flags) {
+        const bool kept = std::any_of(flags.begin(), flags.end(), [&](const RunFlag& f) { return f.text == flag.text; });
+        if (flag.severity == FlagSeverity::Invalidating && !kept) {
+            flags.push_back(flag);
+        }
+    }
+    std::stable_sort(flags.begin(), flags.end(),
+                     [](const RunFlag& a, const RunFlag& b) { return a.severity < b.severity; });
+    out.flags = std::move(flags);
+    return out;
+}
+
 QString severity_name(FlagSeverity severity) {
     switch (severity) {
     case FlagSeverity::Invalidating:

@@ -1,8 +1,11 @@
 // A run's stored summary split into its verdict and its flags ("…; warning: X; warning: Y"), each flag
 // given a severity and a reason, so that the few that matter are not lost among the expected ones.
-// The store keeps the flags only as the summary's "warning:" parts (docs/engine.md "Flags beside the
-// verdict"); their severity is read back from their words here. Qt-free apart from QString.
+// Runs from schema 8 on keep their flags with the engine's severity (run_flags): the Run view reads
+// those; the runs list, and runs recorded before, read the severity back from the summary's "warning:"
+// parts' words (docs/engine.md "Flags beside the verdict"). Qt-free apart from QString.
 #pragma once
+
+#include "pkbw/core/store.h"
 
 #include <QString>
 #include <QStringList>
@@ -32,6 +35,10 @@ struct SplitSummary {
 // own object flagged every CUDA candidate so): info. The candidate's problem collective through NCCL,
 // NaN, all-zero or constant outputs, processes, ptrace: suspect.
 SplitSummary split_summary(const std::string& summary);
+// The same with the run's stored flags (the store's run_flags, schema 8): each code flag takes the
+// engine's severity and reason ("info", "suspect"); a warning ("warning") is classified by its words as
+// above. Without stored flags (a run from before schema 8), split_summary(summary).
+SplitSummary split_summary(const std::string& summary, const std::vector<RunFlagRow>& stored);
 
 QString severity_name(FlagSeverity severity); // "invalidating", "suspect", "info"
 // A compact line for a table cell: the verdict, then "⚠ 2 suspect · 3 info" (severities present).

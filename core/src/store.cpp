@@ -402,6 +402,33 @@ void Store::add_perf_summary(const PerfSummaryRow& r) {
     scope.commit();
 }
 
+void Store::set_run_flags(std::int64_t run_id, const std::vector<RunFlagRow>& flags) {
+    for (const auto& flag : flags) {
+        if (flag.severity != "info" && flag.severity != "suspect" && flag.severity != "warning") {
+            throw StoreError("store " + impl_->path.string() + ": run " + std::to_string(run_id) + ": flag '" +
+                             flag.text.substr(0, 80) + "' has severity '" + flag.severity +
+                             "' (info, suspect or warning)");
+        }
+    }
+    detail::WriteScope scope(*impl_, "set_run_flags");
+    detail::Stmt clear(impl_->db, "DELETE FROM run_flags WHERE run_id = ?1", impl_->path);
+    clear.bind(1, run_id);
+    clear.run();
+    detail::Stmt s(impl_->db,
+                   "INSERT INTO run_flags (run_id, seq, severity, text, reason) VALUES (?1, ?2, ?3, ?4, ?5)",
+                   impl_->path);
+    for (std::size_t i = 0; i < flags.size(); ++i) {
+        s.bind(1, run_id)
+            .bind(2, static_cast<int>(i))
+            .bind(3, flags[i].severity)
+            .bind(4, flags[i].text)
+            .bind(5, flags[i].reason);
+        s.run();
+        s.reset();
+    }
+    scope.commit();
+}
+
 std::int64_t Store::add_artifact(const ArtifactRow& r) {
     detail::WriteScope scope(*impl_, "add_artifact");
     detail::Stmt s(impl_->db,

@@ -390,6 +390,16 @@ std::vector<PerfSummaryRow> Store::perf_summaries(std::int64_t run_id) const {
     return rows;
 }
 
+std::vector<RunFlagRow> Store::run_flags(std::int64_t run_id) const {
+    detail::Stmt s(impl_->db, "SELECT seq, severity, text, reason FROM run_flags WHERE run_id = ?1 ORDER BY seq",
+                   impl_->path);
+    s.bind(1, run_id);
+    std::vector<RunFlagRow> rows;
+    while (s.step())
+        rows.push_back({run_id, s.i32(0), s.text(1), s.text(2), s.text(3)});
+    return rows;
+}
+
 std::vector<ArtifactRow> Store::artifacts(std::int64_t run_id) const {
     detail::Stmt s(impl_->db,
                    "SELECT id, trial, rank, kind, path FROM artifacts WHERE run_id = ?1 ORDER BY id",

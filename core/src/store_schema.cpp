@@ -313,10 +313,15 @@ void Store::Impl::check_intact() {
     // are written on top of it. quick_check reads every page: about a second per 150 MB here.
     if (intact)
         return;
-    detail::Stmt stmt(db, "PRAGMA quick_check", path);
     std::string check;
-    while (stmt.step())
-        check += (check.empty() ? "" : "; ") + stmt.text(0);
+    try {
+        detail::Stmt stmt(db, "PRAGMA quick_check", path);
+        while (stmt.step())
+            check += (check.empty() ? "" : "; ") + stmt.text(0);
+    } catch (const StoreError&) {
+        // A page damaged where the check itself stops: SQLite's own reason, as the check's finding.
+        check = std::string("SQLite could not finish it: ") + sqlite3_errmsg(db);
+    }
     if (check != "ok")
         throw StoreError("store " + path.string() +
                          ": the file is damaged, pkbw writes nothing into it (PRAGMA quick_check: " +

@@ -73,6 +73,12 @@ struct ArchiveRecord {
     std::optional<int> trial, rank;
 };
 
+// What a run said beside its verdict (the store's run_flags): a code flag ("info" or "suspect", with
+// the engine's reason) or a warning ("warning").
+struct FlagRecord {
+    std::string severity, text, reason;
+};
+
 class Recorder {
 public:
     virtual ~Recorder() = default;
@@ -90,6 +96,8 @@ public:
     virtual void add_traces(std::int64_t run_id, const std::vector<RankTrace>& traces) = 0;
     // Archives a file or a text with the run (the code that ran, diagnostics, logs).
     virtual void archive(std::int64_t run_id, const ArchiveRecord& record) = 0;
+    // The run's flags and warnings with their severity, in order (replacing any recorded before).
+    virtual void set_flags(std::int64_t run_id, const std::vector<FlagRecord>& flags) = 0;
     // status: the store's text (pass, mismatch, compile_error, crash, timeout, invalid_output, error,
     // interrupted).
     virtual void finish_run(std::int64_t run_id, const std::string& status, int exit_code,
@@ -107,6 +115,7 @@ public:
         std::vector<ArtifactRecord> artifacts;
         std::vector<ArchiveRecord> archived;
         std::map<std::string, double> perf_summaries; // "side/rank/statistic" -> value
+        std::vector<FlagRecord> flags;
         std::size_t perf_samples = 0;
         std::size_t trace_events = 0;
         std::string status = "running";
@@ -125,6 +134,9 @@ public:
                           const std::string& statistic, double value) override;
     void add_traces(std::int64_t run_id, const std::vector<RankTrace>& traces) override;
     void archive(std::int64_t run_id, const ArchiveRecord& record) override;
+    void set_flags(std::int64_t run_id, const std::vector<FlagRecord>& flags) override {
+        runs.at(run_id).flags = flags;
+    }
     void finish_run(std::int64_t run_id, const std::string& status, int exit_code,
                     const std::string& summary) override;
     std::map<std::int64_t, Run> runs;

@@ -130,10 +130,28 @@ json Run::info_json() const {
     return info;
 }
 
+std::vector<FlagRecord> Run::flag_records(const Verdict* verdict) const {
+    std::vector<FlagRecord> flags;
+    for (const auto& flag : candidate_flags_)
+        flags.push_back({flag.severity, flag.text, flag.reason});
+    if (verdict) {
+        for (const auto& warning : verdict->warnings) {
+            // A suspect code flag is also one of the verdict's warnings: once, with its severity.
+            const bool flagged = std::any_of(candidate_flags_.begin(), candidate_flags_.end(),
+                                             [&](const auto& flag) { return flag.text == warning; });
+            if (!flagged)
+                flags.push_back({"warning", warning, ""});
+        }
+    }
+    return flags;
+}
+
 int Run::finish(const std::string& status, int exit_code, const std::string& summary,
                 const Verdict* verdict) {
-    if (begun_)
+    if (begun_) {
+        recorder_.set_flags(run_id_, flag_records(verdict));
         recorder_.finish_run(run_id_, status, exit_code, summary);
+    }
     if (options_.json) {
         emit({{"event", protocol::kRunFinished},
               {"run_id", run_id_},

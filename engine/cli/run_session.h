@@ -131,6 +131,9 @@ private:
     std::vector<Flag> candidate_flags_; // from the candidate's own object (elf_symbols.h)
     CompileRequest compile_request(const fs::path& source) const;
     nlohmann::json flags_json() const;
+    // What the store's run_flags keep: the code flags with their severity, then the verdict's other
+    // warnings as "warning".
+    std::vector<FlagRecord> flag_records(const Verdict* verdict) const;
     nlohmann::json info_json() const;
     std::vector<std::string> candidate_warnings_; // NCCL collectives imported (before launch) or traced
     std::vector<json> trust_events_; // candidate, timing_plan, timed_check, pkbw perf_result (trust_report.h)

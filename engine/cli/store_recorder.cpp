@@ -135,6 +135,14 @@ public:
         }
     }
 
+    void set_flags(std::int64_t run_id, const std::vector<FlagRecord>& flags) override {
+        std::vector<RunFlagRow> rows;
+        for (const auto& flag : flags) {
+            rows.push_back({run_id, static_cast<int>(rows.size()), flag.severity, flag.text, flag.reason});
+        }
+        store_.set_run_flags(run_id, rows);
+    }
+
     void finish_run(std::int64_t run_id, const std::string& status, int exit_code,
                     const std::string& summary) override {
         store_.finish_run(run_id, parse_run_status(status).value_or(RunStatus::Error), exit_code, summary);

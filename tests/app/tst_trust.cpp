@@ -296,6 +296,33 @@ private slots:
         }
     }
 
+    // Flags stored with their severity (schema 8) take the engine's word, not the GUI's reading of the
+    // text: a flag whose words the GUI would call suspect is info when the engine said so, with its
+    // reason; info flags absent from the summary are listed; a verdict warning is classified by its
+    // words; the invalidating distrust is kept once.
+    void stored_flags_take_the_engines_severity() {
+        const std::string summary = "1 trial(s) match; warning: starts processes (fork); warning: sandbox: no Landlock";
+        const std::vector<RunFlagRow> stored = {
+            {1, 0, "info", "starts processes (fork)", "in a library it links, not the candidate's own code"},
+            {1, 1, "info", "calls cuBLAS (cublasGemmEx)", "cuBLAS in the candidate's own code"},
+            {1, 2, "warning", "sandbox: no Landlock", ""}};
+        QVERIFY(split_summary(summary).flags.front().severity == FlagSeverity::Suspect); // the words alone
+        const SplitSummary split = split_summary(summary, stored);
+        QCOMPARE(static_cast<int>(split.flags.size()), 3);
+        QCOMPARE(split.count(FlagSeverity::Info), 2);
+        QVERIFY(split.flags.front().text.startsWith(QStringLiteral("sandbox")));
+        QVERIFY(split.flags.front().severity == FlagSeverity::Suspect); // "Landlock": the GUI's rule
+        QVERIFY(flags_tooltip(split).contains(QStringLiteral("in a library it links")));
+        const SplitSummary untrusted =
+            split_summary(kDistrust, {{1, 0, "warning", "starts host threads (std::thread)", ""}});
+        QVERIFY(untrusted.flags.at(0).severity == FlagSeverity::Invalidating);
+        QCOMPARE(static_cast<int>(std::count_if(untrusted.flags.begin(), untrusted.flags.end(), [](const RunFlag& f) {
+                     return f.severity == FlagSeverity::Invalidating;
+                 })),
+                 1);
+        QCOMPARE(split_summary(summary, {}).flags.size(), split_summary(summary).flags.size());
+    }
+
     // pkbw-gui --screenshot FILE --tab 2 prints what Perf says first: the reason, not a number.
     void screenshot_prints_the_perf_headline() {
         const QString png = test::temp_path(QStringLiteral("trust-perf.png"));

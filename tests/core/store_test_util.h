@@ -11,8 +11,10 @@
 
 namespace pkbw::test {
 
-// SQL that undoes schema 7 (the variable-length columns), for tests that build an older store.
+// SQL that undoes schemas 8 (run_flags) and 7 (the variable-length columns), for tests that build an
+// older store.
 inline constexpr const char* kDropOutputLengths =
+    "DROP TABLE run_flags; "
     "ALTER TABLE tensor_results DROP COLUMN length_bound; ALTER TABLE tensor_results DROP COLUMN ref_length; "
     "ALTER TABLE tensor_results DROP COLUMN cand_length; ";
 

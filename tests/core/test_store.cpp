@@ -44,17 +44,17 @@ TEST_F(StoreTest, MigratesFromEmptyAndCreatesDirectories) {
     ASSERT_FALSE(std::filesystem::exists(db_path().parent_path()));
     {
         auto store = Store::open(db_path());
-        EXPECT_EQ(Store::latest_schema_version(), 7);
+        EXPECT_EQ(Store::latest_schema_version(), 8);
         EXPECT_EQ(store.schema_version(), Store::latest_schema_version());
         EXPECT_EQ(store.integrity_check(), "ok");
         EXPECT_FALSE(store.read_only());
     }
     EXPECT_EQ(raw_sql(db_path(), "PRAGMA journal_mode"), "wal");
-    EXPECT_EQ(raw_sql(db_path(), "PRAGMA user_version"), "7");
+    EXPECT_EQ(raw_sql(db_path(), "PRAGMA user_version"), "8");
     EXPECT_EQ(raw_sql(db_path(), "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_schema WHERE "
                                  "type = 'table' ORDER BY name)"),
               "agent_attempts,artifacts,blobs,generation_exchanges,generations,perf_samples,perf_summaries,"
-              "rank_results,run_files,runs,sweep_pairs,sweeps,tensor_results,trace_events,trace_ranks");
+              "rank_results,run_files,run_flags,runs,sweep_pairs,sweeps,tensor_results,trace_events,trace_ranks");
 }
 
 TEST_F(StoreTest, ReopenIsIdempotent) {
@@ -72,7 +72,7 @@ TEST_F(StoreTest, ReopenIsIdempotent) {
 
 TEST_F(StoreTest, RefusesNewerSchemaNamingFileAndVersions) {
     Store::open(db_path());
-    raw_sql(db_path(), "PRAGMA user_version = 8");
+    raw_sql(db_path(), "PRAGMA user_version = 9");
     for (bool read_only : {false, true}) {
         std::string message = error_of([&] {
             if (read_only)
@@ -81,11 +81,11 @@ TEST_F(StoreTest, RefusesNewerSchemaNamingFileAndVersions) {
                 Store::open(db_path());
         });
         EXPECT_NE(message.find(db_path().string()), std::string::npos) << message;
-        EXPECT_NE(message.find("schema version 8 is newer than this build of pkbw knows (7)"),
+        EXPECT_NE(message.find("schema version 9 is newer than this build of pkbw knows (8)"),
                   std::string::npos)
             << message;
     }
-    EXPECT_EQ(raw_sql(db_path(), "PRAGMA user_version"), "8"); // untouched
+    EXPECT_EQ(raw_sql(db_path(), "PRAGMA user_version"), "9"); // untouched
 }
 
 TEST_F(StoreTest, RefusesAFileThatIsNotAStore) {

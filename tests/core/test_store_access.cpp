@@ -100,7 +100,7 @@ void make_schema_1_store(const fs::path& path) {
                    "DROP TABLE blobs; ALTER TABLE tensor_results DROP COLUMN ties; "
                    "ALTER TABLE tensor_results DROP COLUMN length_bound; "
                    "ALTER TABLE tensor_results DROP COLUMN ref_length; "
-                   "ALTER TABLE tensor_results DROP COLUMN cand_length; "
+                   "ALTER TABLE tensor_results DROP COLUMN cand_length; DROP TABLE run_flags; "
                    "PRAGMA user_version = 1; VACUUM;");
 }
 

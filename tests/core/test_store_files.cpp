@@ -62,6 +62,7 @@ void make_schema_1_store(const std::filesystem::path& path) {
                    "ALTER TABLE tensor_results DROP COLUMN length_bound; "                         // 7
                    "ALTER TABLE tensor_results DROP COLUMN ref_length; "
                    "ALTER TABLE tensor_results DROP COLUMN cand_length; "
+                   "DROP TABLE run_flags; "                                                        // 8
                    "PRAGMA user_version = 1; VACUUM;");
 }
 

@@ -77,7 +77,7 @@ TEST_F(StoreLengthsTest, AStoreFromBeforeLengthsMigratesWithNone) {
     // Reading never writes: a read-only open refuses the old schema instead of migrating it.
     EXPECT_THROW(Store::open_read_only(db_path()), StoreError);
     Store store = Store::open(db_path());
-    EXPECT_EQ(store.schema_version(), 7);
+    EXPECT_EQ(store.schema_version(), Store::latest_schema_version());
     const auto rows = store.tensor_results(id, false);
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_TRUE(rows[0].pass);
@@ -95,6 +95,41 @@ TEST_F(StoreLengthsTest, AStoreFromBeforeLengthsMigratesWithNone) {
     ASSERT_EQ(after.size(), 2u);
     EXPECT_EQ(after[1].ref_length, 2);
     EXPECT_EQ(after[1].length_bound, 4);
+}
+
+// Schema 8: a run's flags with the engine's severity, in the run's order; replaced whole; a severity
+// outside the three is refused naming the flag; a store from before schema 8 migrates with none.
+TEST_F(StoreLengthsTest, RunFlagsKeepTheirSeverityAndOrder) {
+    std::int64_t id = 0;
+    {
+        Store store = Store::open(db_path());
+        id = store.begin_run(test::sample_run());
+    }
+    sql(db_path(), "DROP TABLE run_flags; PRAGMA user_version = 7");
+    Store store = Store::open(db_path());
+    EXPECT_EQ(store.schema_version(), 8);
+    EXPECT_TRUE(store.run_flags(id).empty());
+    store.set_run_flags(id, {{id, 5, "info", "calls cuBLAS (cublasGemmEx)", "cuBLAS in the candidate's own code"},
+                             {id, 0, "suspect", "starts processes (fork)", "called from the candidate's own code"},
+                             {id, 0, "warning", "sandbox: no Landlock", ""}});
+    auto flags = store.run_flags(id);
+    ASSERT_EQ(flags.size(), 3u);
+    EXPECT_EQ(flags[0].seq, 0);
+    EXPECT_EQ(flags[0].severity, "info");
+    EXPECT_EQ(flags[1].severity, "suspect");
+    EXPECT_EQ(flags[1].reason, "called from the candidate's own code");
+    EXPECT_EQ(flags[2].severity, "warning");
+    EXPECT_EQ(flags[2].text, "sandbox: no Landlock");
+    store.set_run_flags(id, {{id, 0, "info", "calls cuBLAS", ""}});
+    EXPECT_EQ(store.run_flags(id).size(), 1u);
+    try {
+        store.set_run_flags(id, {{id, 0, "fatal", "made up", ""}});
+        FAIL() << "a severity outside info, suspect, warning was stored";
+    } catch (const StoreError& error) {
+        EXPECT_NE(std::string(error.what()).find("flag 'made up' has severity 'fatal'"), std::string::npos)
+            << error.what();
+    }
+    EXPECT_EQ(store.run_flags(id).size(), 1u); // the refused call wrote nothing
 }
 
 } // namespace

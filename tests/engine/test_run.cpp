@@ -194,6 +194,37 @@ TEST_F(RunTest, NcclKernelsInTheCandidatesTraceAreAWarning) {
     EXPECT_EQ(r.trace_events, 4u); // per rank: the iteration range and the kernel
 }
 
+// The store keeps what the run said beside its verdict with its severity (run_flags): the code flag with
+// the engine's severity and reason, once (it is also one of the verdict's warnings), then the other
+// warnings as "warning".
+TEST_F(RunTest, FlagsAreRecordedWithTheirSeverity) {
+    auto o = options("nccl_trace");
+    o.trace_iterations = 1;
+    o.solution = dir.write("solutions_host_f32_none_samples_test/1_allreduce_host.cpp",
+                           R"(#include "pkbw/solution.h"
+#include <thread>
+void helper() { std::thread([] {}).join(); }
+extern "C" int pkbw_solution(const pkbw::Context&) { return 0; }
+)")
+                     .string();
+    ASSERT_EQ(run(o, memory), 0) << err.str();
+    const auto& flags = only_run().flags;
+    ASSERT_GE(flags.size(), 2u);
+    EXPECT_EQ(flags[0].severity, "suspect");
+    EXPECT_EQ(flags[0].text.rfind("starts host threads", 0), 0u) << flags[0].text;
+    EXPECT_FALSE(flags[0].reason.empty());
+    int threads = 0, traced = 0;
+    for (const auto& flag : flags) {
+        threads += flag.text.rfind("starts host threads", 0) == 0;
+        if (flag.text.find("runs NCCL kernels") != std::string::npos) {
+            ++traced;
+            EXPECT_EQ(flag.severity, "warning");
+        }
+    }
+    EXPECT_EQ(threads, 1);
+    EXPECT_EQ(traced, 1);
+}
+
 // What the candidate's process leaves in trace/candidate costs only itself: each bad file is named in
 // the run's warnings, nothing of a link's target is stored, and the judges' traces are.
 TEST_F(RunTest, BadCandidateTraceFilesAreLeftOutAndNamed) {

@@ -162,6 +162,14 @@ struct PerfSummaryRow {
     double value = 0;
 };
 
+// What a run said beside its verdict (schema 8): a code flag ("info" or "suspect", with the engine's
+// reason) or a warning ("warning"), in the run's order.
+struct RunFlagRow {
+    std::int64_t run_id = 0;
+    int seq = 0;
+    std::string severity, text, reason;
+};
+
 struct ArtifactRow {
     std::int64_t id = 0; // assigned by add_artifact
     std::int64_t run_id = 0;
@@ -283,6 +291,9 @@ public:
     void add_perf_samples(std::int64_t run_id, Side side, int rank, int block, std::span<const double> ms,
                           int first_iteration = 0);
     void add_perf_summary(const PerfSummaryRow& row); // replaces the same (run, side, rank, statistic)
+    // Replaces the run's flags with `flags` (seq renumbered 0, 1, ... in their order). Throws
+    // StoreError naming the flag when a severity is not info, suspect or warning.
+    void set_run_flags(std::int64_t run_id, const std::vector<RunFlagRow>& flags);
     std::int64_t add_artifact(const ArtifactRow& row);
     // Archived files. archive_blob stores `data` under its SHA-256 (once: an existing blob is kept)
     // and returns the hash; add_run_file links a run to a blob (the same run, role and name again
@@ -310,6 +321,7 @@ public:
     std::vector<RankResultRow> rank_results(std::int64_t run_id) const; // by trial, rank, side
     std::vector<PerfSample> perf_samples(std::int64_t run_id) const;    // by side, rank, block, iteration
     std::vector<PerfSummaryRow> perf_summaries(std::int64_t run_id) const;
+    std::vector<RunFlagRow> run_flags(std::int64_t run_id) const; // by seq; none before schema 8
     std::vector<ArtifactRow> artifacts(std::int64_t run_id) const;
     // The run's archived files, by role, trial, rank, name (without their bytes).
     std::vector<RunFileRow> run_files(std::int64_t run_id) const;
