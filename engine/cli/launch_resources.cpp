@@ -10,12 +10,14 @@
 #include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -93,12 +95,24 @@ bool remove_candidate_directory(const fs::path& path) {
 
 int remove_candidate_directories(const std::vector<int>& judges, const fs::path& temp_dir) {
     int removed = 0;
-    std::error_code ec;
-    for (fs::directory_iterator it(temp_dir, ec), end; !ec && it != end; it.increment(ec)) {
-        const int judge = candidate_directory_judge(it->path().filename().string());
-        if (judge > 0 && std::find(judges.begin(), judges.end(), judge) != judges.end() &&
-            remove_candidate_directory(it->path()))
-            ++removed;
+    // A candidate killed a moment ago may still be writing into its directory while it dies, so that
+    // one pass leaves it behind (remove_all meets a file created after it listed the folder): a few
+    // passes, 50 ms apart, until none of these judges' directories is left.
+    for (int pass = 0; pass < 20; ++pass) {
+        bool left = false;
+        std::error_code ec;
+        for (fs::directory_iterator it(temp_dir, ec), end; !ec && it != end; it.increment(ec)) {
+            const int judge = candidate_directory_judge(it->path().filename().string());
+            if (judge <= 0 || std::find(judges.begin(), judges.end(), judge) == judges.end())
+                continue;
+            if (remove_candidate_directory(it->path()))
+                ++removed;
+            else
+                left = true;
+        }
+        if (!left)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return removed;
 }
