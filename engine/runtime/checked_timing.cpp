@@ -90,10 +90,11 @@ private:
     // Whether a block's thaw waits until the worker's tree is seen running (the default) or only asks
     // (PKBW_THAW_WAIT=0, a diagnostic: how much of the judge's time per block the wait adds; the
     // request that follows waits on the tree either way, so the clock covers the thaw alike).
-    static bool thaw_confirmed() {
+    // Read once: the environment is not consulted inside a block's clock.
+    const bool thaw_confirmed_ = [] {
         const char* asked = std::getenv("PKBW_THAW_WAIT");
         return asked == nullptr || std::string_view(asked) != "0";
-    }
+    }();
     void load_group(int group, Side& side);
     // Scans `side`'s output slots (Device::scan_slots).
     SlotScan scan_outputs(const Side& side);
@@ -217,7 +218,7 @@ BlockTiming CheckedTiming::timed_request(Side& side, const std::vector<int>& vie
                                          const std::map<std::string, double>& params, double& judge_ms, bool graph) {
     p_.rendezvous.barrier();
     const auto start = Clock::now();
-    side.still->thaw(thaw_confirmed());
+    side.still->thaw(thaw_confirmed_);
     thaw_ms_ = ms_between(start, Clock::now());
     BlockTiming timing;
     if (graph) {
