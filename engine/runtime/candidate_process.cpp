@@ -428,6 +428,8 @@ BlockTiming timing_from(const json& reply) {
     }
     timing.span_ms = number(reply.value("span_ms", json(0.0)));
     timing.enqueue_ms = number(reply.value("enqueue_ms", json(0.0)));
+    timing.host_ms = number(reply.value("host_ms", json(0.0)));
+    timing.worker_ms = number(reply.value("worker_ms", json(0.0)));
     const json calls = reply.value("calls", json(0));
     timing.calls = calls.is_number_integer() ? calls.get<int>() : -1;
     return timing;

@@ -20,6 +20,8 @@ struct BlockTiming {
     // Host clock, just before the first mark to after the last call was queued (no synchronisation): where
     // it is about the span, the host's launches set the pace, not the device (docs/perf.md).
     double enqueue_ms = 0;
+    // The worker's time of the whole request, received to answered (set by the worker's loop, not here).
+    double worker_ms = 0;
     int calls = 0;
 };
 

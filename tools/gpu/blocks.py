@@ -17,11 +17,18 @@ for line in open(sys.argv[1], errors="replace"):
         print(f"launch {launch}: {e.get('pairs')} pairs x {e.get('calls_per_block')} calls, reference first "
               f"{e.get('reference_first')}, round trip {e.get('round_trip_ms', 0):.3f} (max "
               f"{e.get('round_trip_max_ms', 0):.3f}) ms")
-    if e.get("event") == "perf_result" and e.get("protocol") == "pkbw" and e.get("rank") == 0:
+    if e.get("event") == "perf_result" and e.get("protocol") in ("pkbw", "graph") and e.get("rank") == 0:
         device = (e.get("samples_ms") or [0])[0] * 1000
         overhead = e.get("judge_ms", 0) - device / 1000 * e.get("calls", 0)
-        print(f"  {e.get('block'):3} {e.get('side', '?')[:4]} device {device:8.2f} us  judge "
-              f"{e.get('judge_call_ms', 0) * 1000:8.2f} us  overhead {overhead:6.3f} ms  sm {e.get('sm_mhz', '-')} "
+        # Where the overhead lies (ms): the thaw, the request's round trip beyond the worker's own time of
+        # it, the worker's time beyond its calls' host time, the host time beyond the device span, the rest
+        # (the judges' barriers, the scan at the reply less its own time).
+        thaw, request = e.get("thaw_ms", 0), e.get("request_ms", 0)
+        worker, host, span = e.get("worker_ms", 0), e.get("host_ms", 0), e.get("span_ms", 0)
+        parts = (f"thaw {thaw:.3f} ipc {request - worker:.3f} setup {worker - host:.3f} drain {host - span:.3f} "
+                 f"rest {e.get('judge_ms', 0) - thaw - request:.3f}") if worker else ""
+        print(f"  {e.get('block'):4} {e.get('protocol')[:2]} {e.get('side', '?')[:4]} device {device:8.2f} us  judge "
+              f"{e.get('judge_call_ms', 0) * 1000:8.2f} us  overhead {overhead:6.3f} ms  {parts}  sm {e.get('sm_mhz', '-')} "
               f"MHz  {e.get('temperature_c', '-')} C  reasons {e.get('clock_reasons', '-')}"
               f"{'  THROTTLED' if e.get('throttled') else ''}")
     if e.get("event") == "run_finished":

@@ -67,7 +67,7 @@ for version in old new; do
 done
 wait
 line "== tuned samples, perf at W=$W: before (old pkbw, candidate in the judge's process) and after"
-line "problem | before | after (--launches 1) | after (default launches)"
+line "problem | before | after (--launches 1 --graph off) | after (default launches and graph figure)"
 timed() { # version label args...: the run, then its wall seconds
     local t0 t1
     t0=$(date +%s.%N)
@@ -77,9 +77,10 @@ timed() { # version label args...: the run, then its wall seconds
 }
 for n in $problems; do
     old_s=$(timed old perf-$n perf --problem "$n" --solution cuda --solutions-dir $tuned)
-    # One launch isolates what the judge's checks cost; the default launches add replication across launches
-    # (more processes, each its own placement), a cost the user chooses with --launches.
-    one_s=$(timed new perf1-$n perf --problem "$n" --solution cuda --solutions-dir $tuned --launches 1)
+    # One launch without the graph figure isolates what the judge's checks cost; the default launches add
+    # replication across launches (more processes, each its own placement) and the graph figure twice the
+    # blocks, costs the user chooses with --launches and --graph.
+    one_s=$(timed new perf1-$n perf --problem "$n" --solution cuda --solutions-dir $tuned --launches 1 --graph off)
     new_s=$(timed new perf-$n perf --problem "$n" --solution cuda --solutions-dir $tuned)
     line "$n | $(summary "$out/old-perf-$n.jsonl") ($old_s) | $(summary "$out/new-perf1-$n.jsonl") ($one_s) | $(summary "$out/new-perf-$n.jsonl") ($new_s)"
 done
