@@ -35,6 +35,7 @@ Channel& Channel::operator=(Channel&& other) noexcept {
         }
         fd_ = std::exchange(other.fd_, -1);
         closed_ = other.closed_;
+        buffer_ = std::move(other.buffer_);
     }
     return *this;
 }
@@ -90,8 +91,8 @@ std::optional<nlohmann::json> Channel::receive(std::vector<int>* fds, int timeou
             return std::nullopt;
         }
     }
-    std::string buffer(cp::kMaxMessageBytes + 1, '\0');
-    iovec iov{buffer.data(), buffer.size()};
+    buffer_.resize(cp::kMaxMessageBytes + 1); // allocated and touched once, on the first message
+    iovec iov{buffer_.data(), buffer_.size()};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * cp::kMaxFdsPerMessage)];
     msghdr header{};
     header.msg_iov = &iov;
@@ -124,8 +125,8 @@ std::optional<nlohmann::json> Channel::receive(std::vector<int>* fds, int timeou
         throw FormatError("candidate channel: a message over " + std::to_string(cp::kMaxMessageBytes) +
                           " bytes (or with too many descriptors) was truncated");
     }
-    buffer.resize(static_cast<std::size_t>(n));
-    nlohmann::json message = nlohmann::json::parse(buffer, nullptr, false);
+    nlohmann::json message =
+        nlohmann::json::parse(buffer_.data(), buffer_.data() + static_cast<std::size_t>(n), nullptr, false);
     if (!message.is_object() || !message.contains("msg") || !message["msg"].is_string()) {
         close_received();
         throw FormatError("candidate channel: a message that is not a JSON object with a string 'msg'");

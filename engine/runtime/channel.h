@@ -17,7 +17,9 @@ public:
     explicit Channel(int fd = -1)
         : fd_(fd) {}
     Channel(Channel&& other) noexcept
-        : fd_(std::exchange(other.fd_, -1)) {}
+        : fd_(std::exchange(other.fd_, -1))
+        , closed_(other.closed_)
+        , buffer_(std::move(other.buffer_)) {}
     Channel& operator=(Channel&& other) noexcept;
     ~Channel();
     Channel(const Channel&) = delete;
@@ -37,6 +39,11 @@ public:
 private:
     int fd_ = -1;
     bool closed_ = false;
+    // Every message is received into this one buffer, sized for the largest on the first receive and
+    // reused: a fresh zero-filled 4 MiB buffer per message cost each end of every timed request
+    // 0.1-0.4 ms, inside the judge's clock and different from one process to the next
+    // (docs/perf.md "Replication, measured").
+    std::vector<char> buffer_;
 };
 
 } // namespace pkbw::engine
