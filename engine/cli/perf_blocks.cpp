@@ -1,32 +1,81 @@
 #include "perf_blocks.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace pkbw::cli {
+
+namespace {
+
+// The least tolerance of the hold, ms a block: below the resolution of the judge's clock around a request.
+constexpr double kMinToleranceMs = 0.02;
+
+double median_absolute_deviation(const std::vector<double>& values) {
+    const double middle = percentile(values, 50);
+    std::vector<double> deviations;
+    for (double v : values) {
+        deviations.push_back(std::abs(v - middle));
+    }
+    return percentile(deviations, 50);
+}
+
+// How one launch and rank's candidate blocks are held to the judge's clock.
+struct Hold {
+    double shift_ms = 0;     // added to each candidate block's own time (ms a block)
+    double tolerance_ms = 0; // the excess overhead that chance explains (ms a block)
+};
+
+using LaunchRank = std::pair<int, int>;
+
+// The judge's hold (docs/perf.md "The time"). A block's overhead is its judge time less its worker's own
+// span; the reference's worker is trusted, so its blocks measure what a request of this launch and rank
+// costs. A candidate whose blocks carry more overhead than the reference's (median against median) by
+// more than the reference's own spread of overheads lets chance explain is reporting less than its
+// blocks took: each of its blocks is raised by the excess beyond that tolerance. An honest candidate
+// keeps its own time; a process that under-reports gains at most the tolerance a block. Medians, so a
+// scheduling spike in one block moves neither side's level; the tolerance from the reference alone, so
+// a candidate cannot widen it by making its own overheads erratic.
+std::map<LaunchRank, Hold> holds_of(const std::vector<PerfSeries>& series, const std::string& protocol) {
+    std::map<LaunchRank, std::vector<double>> overheads[2]; // [0] reference, [1] candidate
+    for (const auto& s : series) {
+        if (s.protocol != protocol || (s.side != "reference" && s.side != "candidate")) {
+            continue;
+        }
+        for (const auto& [rank, samples] : s.per_rank) {
+            const auto j = s.judge_ms.find(rank);
+            const auto k = s.calls.find(rank);
+            if (j != s.judge_ms.end() && k != s.calls.end() && k->second > 0 && samples.size() == 1)
+                overheads[s.side == "candidate" ? 1 : 0][{s.launch, rank}].push_back(j->second -
+                                                                                      samples.front() * k->second);
+        }
+    }
+    std::map<LaunchRank, Hold> holds;
+    for (const auto& [key, reference] : overheads[0]) {
+        const auto candidate = overheads[1].find(key);
+        if (candidate == overheads[1].end()) {
+            continue;
+        }
+        // The standard error of a difference of medians (1.2533 sigma / sqrt(n) each, sigma from the
+        // reference's median absolute deviation), three of them.
+        const double sigma = 1.4826 * median_absolute_deviation(reference);
+        const double error = 1.2533 * sigma *
+                             std::sqrt(1.0 / static_cast<double>(reference.size()) +
+                                       1.0 / static_cast<double>(candidate->second.size()));
+        Hold hold;
+        hold.tolerance_ms = std::max(kMinToleranceMs, 3 * error);
+        const double excess = percentile(candidate->second, 50) - percentile(reference, 50);
+        hold.shift_ms = std::max(excess - hold.tolerance_ms, 0.0);
+        holds[key] = hold;
+    }
+    return holds;
+}
+
+} // namespace
 
 BlockFigures estimate_blocks(const std::vector<PerfSeries>& series, const std::string& protocol,
                              const VerdictRule& rule) {
     BlockFigures out;
-    // The judge's floor under each side, per launch and rank: a trusted block's overhead is its judge
-    // time less the reference's own time of it, and the launch's typical overhead the median of its
-    // reference blocks' (a scheduling spike in one block is not credited to every block: with the
-    // largest, a loaded host handed a candidate that under-reports its clock all of one spike). Both
-    // sides' time of a block is never taken below its judge time less that overhead: the floor treats
-    // them alike, so a spike in either side's block costs that side alone, as the clock saw it.
-    std::map<std::pair<int, int>, std::vector<double>> overheads; // (launch, rank) -> ms per block
-    for (const auto& s : series) {
-        if (s.protocol == protocol && s.side == "reference") {
-            for (const auto& [rank, samples] : s.per_rank) {
-                const auto j = s.judge_ms.find(rank);
-                const auto k = s.calls.find(rank);
-                if (j != s.judge_ms.end() && k != s.calls.end() && k->second > 0 && !samples.empty())
-                    overheads[{s.launch, rank}].push_back(j->second - samples.front() * k->second);
-            }
-        }
-    }
-    std::map<std::pair<int, int>, double> overhead; // (launch, rank) -> the median overhead, ms
-    for (const auto& [key, values] : overheads)
-        overhead[key] = percentile(values, 50);
+    const std::map<LaunchRank, Hold> holds = holds_of(series, protocol);
     std::vector<double> margins;
     // Blocks by launch; a block where a rank's clocks slowed down (power, thermal) is dropped, unless
     // that would leave a launch's side with fewer than half its blocks (then the launch stands as timed).
@@ -41,18 +90,15 @@ BlockFigures estimate_blocks(const std::vector<PerfSeries>& series, const std::s
         bool floored = false;
         for (const auto& [rank, samples] : s.per_rank) {
             std::vector<double> held = samples;
-            const auto o = overhead.find({s.launch, rank});
-            const auto j = s.judge_ms.find(rank);
+            const auto hold = holds.find({s.launch, rank});
             const auto k = s.calls.find(rank);
-            if ((s.side == "candidate" || s.side == "reference") && o != overhead.end() && j != s.judge_ms.end() &&
-                k != s.calls.end() && k->second > 0 && held.size() == 1) {
-                const double floor = std::max(j->second - o->second, 0.0) / k->second;
-                if (s.side == "candidate") {
-                    // What a process that under-reports could hide per call: the overhead, at most its own time.
-                    margins.push_back(std::min(held.front(), std::max(o->second, 0.0) / k->second));
-                    floored = floored || floor > held.front() * 1.02;
-                }
-                held.front() = std::max(held.front(), floor);
+            if (s.side == "candidate" && hold != holds.end() && k != s.calls.end() && k->second > 0 &&
+                held.size() == 1) {
+                const double calls = k->second;
+                // What a process that under-reports could hide per call: the tolerance, at most its own time.
+                margins.push_back(std::min(held.front(), hold->second.tolerance_ms / calls));
+                floored = floored || hold->second.shift_ms > 0;
+                held.front() += hold->second.shift_ms / calls;
             }
             ranks.push_back(std::move(held));
         }

@@ -367,9 +367,9 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
     if (!f.plan.is_null()) {
         std::snprintf(line, sizeof(line),
                       "  perf (pkbw: %d launch%s of %d ABBA blocks a side of %d calls, each call on fresh inputs%s; "
-                      "time per call: the side's own time of the block, never below the judge's clock less the "
-                      "reference blocks' median overhead (round trip up to %.3f ms); slowest rank "
-                      "per block)\n",
+                      "time per call: the side's own time of the block, the candidate's raised where its blocks "
+                      "cost more on the judge's clock than the reference's beyond their jitter (round trip up to "
+                      "%.3f ms); slowest rank per block)\n",
                       f.launches, f.launches == 1 ? "" : "es", f.plan.value("pairs", 0),
                       f.plan.value("calls_per_block", 0), f.plan.value("checked", false) ? " and checked" : ", not checked",
                       f.plan.value("round_trip_max_ms", f.plan.value("round_trip_ms", 0.0)));
