@@ -1,9 +1,8 @@
-#include "checked_timing.h"
+#include "checked_timing_steps.h"
 #include "candidate_process.h"
 #include "timing_slots.h"
 
 #include "pkbw/core/candidate_protocol.h"
-#include "pkbw/core/compare.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/perf_stats.h"
 #include "pkbw/core/protocol.h"
@@ -25,15 +24,8 @@
 namespace pkbw::engine {
 namespace {
 
-using nlohmann::json;
-using Clock = std::chrono::steady_clock;
-
 constexpr double kProbeSpinUs = 20;   // the probe kernel's own length
 constexpr int kRoundTripSamples = 25; // empty blocks on the trusted worker
-
-double ms_between(Clock::time_point start, Clock::time_point end) {
-    return std::chrono::duration<double, std::milli>(end - start).count();
-}
 
 } // namespace
 
@@ -41,114 +33,10 @@ int checked_timing_blocks(const PerfOptions& options, int sides) {
     return sides == 1 ? options.pairs : sides == 2 ? 2 * options.pairs : 0;
 }
 
+namespace checked_timing_steps {
+
 namespace cp = candidate_protocol;
 
-namespace {
-
-class CheckedTiming {
-public:
-    CheckedTiming(const CheckedTimingContext& context, const PerfOptions& options)
-        : c_(context)
-        , p_(context.perf)
-        , options_(options)
-        , inputs_layout_(p_.problem->input_specs(p_.config, p_.rank))
-        , outputs_layout_(p_.problem->output_specs(p_.config, p_.rank)) {}
-
-    void run();
-
-private:
-    struct Side {
-        TimedWorker* worker = nullptr;
-        std::unique_ptr<SharedSlots> outputs;
-        // One set of length slots per call; null when no output is variable-length.
-        std::unique_ptr<TimedLengths> lengths;
-        std::vector<int> views; // one view set per call
-        // Frozen from the round trip's calibration to the end of the blocks. Last: destroyed (thawed)
-        // before the slots' release asks the worker to unmap them.
-        std::unique_ptr<WorkerStillness> still;
-    };
-
-    void plan();
-    void prepare_side(Side& side);
-    double calibrate_round_trip();
-    // One request of `side`'s worker on the judge's clock: judges' barrier, clock, thaw, request, judges'
-    // barrier (every rank's worker has answered: rank 0's serves its group's barriers), clock, freeze.
-    // `graph`: the block replayed from the worker's CUDA graph of it (captured first: capture_graphs).
-    BlockTiming timed_request(Side& side, const std::vector<int>& views,
-                              const std::map<std::string, double>& params, double& judge_ms, bool graph = false);
-    void warm_up(Side& side, bool graph = false);
-    // Block `block` of the run's order; a graph block reads the graph figure's groups (after the launched
-    // blocks' own) and is numbered after them.
-    void time_block(int block, BlockSide which, bool graph = false);
-    // The graph figure (docs/perf.md "The graph figure"): each side's calls captured once, agreed over
-    // the judges, then warmed and timed in ABBA pairs of their own; each pair checked as the launched ones.
-    void run_graph_series(const std::array<Side*, 2>& warm_order);
-    // Captures both sides' graphs; "" when every rank's both sides could, else why not (every rank
-    // returns the same: a rank whose graph failed must not leave the others at a barrier).
-    std::string capture_graphs();
-    int warm_group() const { return plan_.groups(); }
-    // Whether a block's thaw waits until the worker's tree is seen running (the default) or only asks
-    // (PKBW_THAW_WAIT=0, a diagnostic: how much of the judge's time per block the wait adds; the
-    // request that follows waits on the tree either way, so the clock covers the thaw alike).
-    // Read once: the environment is not consulted inside a block's clock.
-    const bool thaw_confirmed_ = [] {
-        const char* asked = std::getenv("PKBW_THAW_WAIT");
-        return asked == nullptr || std::string_view(asked) != "0";
-    }();
-    void load_group(int group, Side& side);
-    // Scans `side`'s output slots (Device::scan_slots).
-    SlotScan scan_outputs(const Side& side);
-    void check_pair(int group, int candidate_block);
-    // core's comparison of one call's slots: its first error ("" when it passes) and how many of the
-    // candidate's elements still hold the poison (the call never wrote them).
-    struct CallFailure {
-        std::string message;
-        std::int64_t unwritten = 0;
-    };
-    CallFailure explain(int group, int call);
-    void send_plan();
-    // The seed of this launch's placement (spacer and offsets); 0, no spacer and no offsets, where
-    // PKBW_PLACEMENT=fixed asks every launch to take its buffers as the allocator gives them (a
-    // diagnostic: how much of a pair's run-to-run spread placement explains; docs/perf.md).
-    std::uint64_t placement_seed() const {
-        const char* asked = std::getenv("PKBW_PLACEMENT");
-        return asked != nullptr && std::string_view(asked) == "fixed" ? 0 : options_.launch_seed;
-    }
-    // Which side this launch times first (the launcher alternates it over launches).
-    bool reference_first() const { return options_.reference_first; }
-    // What runs before every block of either side and before every round trip of the calibration, the
-    // same each time so that no side's clock starts from a different state (docs/perf.md): the
-    // scheduling guard, the candidate's settled CPU reading, the GPU probe, the device's telemetry.
-    // Fills `found` with the guard's findings and the telemetry; returns the candidate's CPU so far.
-    double prepare_block(json& found);
-    // Gives the reference's worker and this judge back the judge's scheduling (scheduling_guard.h);
-    // what it found is added to `found`.
-    void guard_scheduling(json& found);
-
-    const CheckedTimingContext& c_;
-    const PerfContext& p_;
-    const PerfOptions& options_;
-    SlotLayout inputs_layout_, outputs_layout_;
-    CheckedTimingPlan plan_;
-    InputMode mode_ = InputMode::Pkb;
-    bool cold_ = true;        // the judge writes 3x L2 after loading a block's inputs
-    std::string inputs_note_; // a limit of the check (a warning)
-    std::string inputs_info_; // what the inputs are (the report says it)
-    TimingInputs* inputs_ = nullptr;
-    std::unique_ptr<Spacer> spacer_; // before the slots: this launch's placement
-    std::unique_ptr<SharedSlots> input_slots_;
-    Side reference_, candidate_;
-    double round_trip_ms_ = 0;     // the calibration's median: the judge's per-call figure
-    double round_trip_max_ms_ = 0; // its largest: the judge's floor under a side's own time
-    double idle_probe_us_ = 0;
-    double probe_before_us_ = 0;   // of the block being timed
-    int untouched_at_reply_ = 0;       // of the last candidate block
-    bool changed_after_reply_ = false; // of the last candidate block: its slots changed after it answered
-    double scan_ms_ = 0; // of the last candidate block: the scan at its reply, not counted in its time
-    double thaw_ms_ = 0; // of the last block: the judge's thaw of its worker, inside its time
-    double request_ms_ = 0; // of the last block: the request sent to its answer read, on the judge's clock
-    json plan_scheduling_ = json::object(); // guard_scheduling before the calibration
-};
 
 void CheckedTiming::plan() {
     // Planned, agreed and drawn while the eval's trials ran (timing_inputs.h); into device memory now.
@@ -359,117 +247,6 @@ void CheckedTiming::time_block(int block, BlockSide which, bool graph) {
     }
 }
 
-// Why call `call` of group `group` failed, in core's words (the device only counted).
-CheckedTiming::CallFailure CheckedTiming::explain(int group, int call) {
-    const int set = group * plan_.calls_per_block + call;
-    CallFailure failure;
-    auto outputs_of = [&](const Side& side, bool count_poison) {
-        OutputSet outputs;
-        const auto views = outputs_layout_.views(side.outputs->data(), call);
-        for (std::size_t t = 0; t < views.size(); ++t) {
-            Tensor tensor = Tensor::zeros(outputs_layout_.specs[t].dtype, outputs_layout_.specs[t].shape);
-            if (tensor.nbytes() > 0) {
-                p_.device.download(tensor.mutable_data(), views[t].data, tensor.nbytes());
-            }
-            if (count_poison) {
-                const std::size_t size = dtype_size(tensor.dtype());
-                for (std::int64_t i = 0; i < tensor.numel(); ++i) {
-                    const std::byte* element = tensor.data() + static_cast<std::size_t>(i) * size;
-                    failure.unwritten += std::all_of(element, element + size,
-                                                     [](std::byte b) { return b == std::byte{kPoisonByte}; });
-                }
-            }
-            outputs.add(outputs_layout_.specs[t].name, std::move(tensor));
-        }
-        outputs.values = p_.problem->checked_output_values(inputs_->config(set), p_.rank);
-        return outputs;
-    };
-    const OutputComparison comparison =
-        compare_outputs(outputs_of(reference_, false), outputs_of(candidate_, true),
-                        CompareOptions{c_.atol, c_.rtol, 256}, inputs_->tie_rows(set));
-    failure.message = comparison.pass ? std::string() : comparison.first_error;
-    return failure;
-}
-
-void CheckedTiming::check_pair(int group, int candidate_block) {
-    std::vector<MismatchQuery> queries;
-    // Variable-length outputs: lengths first; only the valid prefix of agreeing ones is compared.
-    const TimedLengthCheck lengths =
-        TimedLengths::check(reference_.lengths.get(), candidate_.lengths.get(), p_.device,
-                            outputs_layout_.specs, plan_.calls_per_block);
-    for (int k = 0; k < plan_.calls_per_block; ++k) {
-        const auto ref = outputs_layout_.views(reference_.outputs->data(), k);
-        const auto cand = outputs_layout_.views(candidate_.outputs->data(), k);
-        for (std::size_t t = 0; t < ref.size(); ++t) {
-            const Shape& shape = outputs_layout_.specs[t].shape;
-            const std::int64_t row = shape.empty() || shape[0] == 0 ? 1 : shape_numel(shape) / shape[0];
-            const std::int64_t rows = lengths.rows[static_cast<std::size_t>(k)][t];
-            queries.push_back({ref[t].data, cand[t].data, outputs_layout_.specs[t].dtype,
-                               static_cast<std::size_t>(shape.empty() ? 1 : rows * row)});
-        }
-    }
-    const auto counts = p_.device.count_mismatches(queries, c_.atol, c_.rtol);
-    const std::size_t per_call = outputs_layout_.specs.size();
-    std::int64_t elements = 0;
-    for (const auto& spec : outputs_layout_.specs) {
-        elements += shape_numel(spec.shape);
-    }
-    // A few elements beyond the tolerance, none far beyond, is how an honest kernel's different order of
-    // summation shows on some of hundreds of fresh inputs: said, not held against the timing.
-    const auto borderline_limit = static_cast<std::uint64_t>(std::max<std::int64_t>(1, elements / 10000));
-    int failed = 0, borderline = 0;
-    std::string message, kind, borderline_message;
-    for (int k = 0; k < plan_.calls_per_block; ++k) {
-        MismatchCount count;
-        for (std::size_t t = 0; t < per_call; ++t) {
-            count.mismatches += counts[static_cast<std::size_t>(k) * per_call + t].mismatches;
-            count.gross += counts[static_cast<std::size_t>(k) * per_call + t].gross;
-        }
-        if (const std::string& length = lengths.messages[static_cast<std::size_t>(k)]; !length.empty()) {
-            if (message.empty()) {
-                message = "call " + std::to_string(k) + " of " + std::to_string(plan_.calls_per_block) +
-                          ": " + length;
-                kind = "length";
-            }
-            ++failed;
-            continue;
-        }
-        if (count.mismatches == 0) {
-            continue;
-        }
-        const bool is_borderline = count.gross == 0 && count.mismatches <= borderline_limit;
-        std::string& first = is_borderline ? borderline_message : message;
-        if (first.empty()) {
-            // core's comparison decides the first one of each kind the device counted, and says why.
-            const CallFailure failure = explain(group, k);
-            if (failure.message.empty()) {
-                continue; // core clears it: the device's count follows the same rule, so this is rare
-            }
-            first = "call " + std::to_string(k) + " of " + std::to_string(plan_.calls_per_block) + ": " +
-                    failure.message;
-            if (!is_borderline) {
-                kind = failure.unwritten > 0 ? "unwritten" : "wrong";
-            }
-        }
-        ++(is_borderline ? borderline : failed);
-    }
-    const std::string status = per_call == 0 ? "unchecked" : failed == 0 ? "pass" : "mismatch";
-    if (per_call == 0) {
-        message = "the problem has no tensor output to check";
-    }
-    p_.events.send({{"event", protocol::kTimedCheck},
-                    {"rank", p_.rank},
-                    {"block", candidate_block},
-                    {"side", "candidate"},
-                    {"calls", plan_.calls_per_block},
-                    {"failed_calls", failed},
-                    {"status", status},
-                    {"kind", kind},
-                    {"message", message},
-                    {"borderline_calls", borderline},
-                    {"borderline_message", borderline_message}});
-}
-
 void CheckedTiming::guard_scheduling(json& found) {
     if (c_.scheduling == nullptr || reference_.worker == nullptr) {
         return;
@@ -570,72 +347,10 @@ void CheckedTiming::run() {
     }
 }
 
-std::string CheckedTiming::capture_graphs() {
-    std::string why;
-    if (reference_.lengths || candidate_.lengths) {
-        why = "the problem has variable-length outputs, whose lengths each call sets from the host, which a graph "
-              "does not replay";
-    }
-    const auto params = p_.problem->params(inputs_->config(warm_group() * plan_.calls_per_block));
-    for (int group = plan_.pairs; why.empty() && group < plan_.groups(); ++group) {
-        if (p_.problem->params(inputs_->config(group * plan_.calls_per_block)) != params) {
-            why = "the problem's parameters differ between draws, and a graph replays the ones it was captured with";
-        }
-    }
-    for (Side* side : {&reference_, &candidate_}) {
-        if (!why.empty()) {
-            break;
-        }
-        side->still->thaw();
-        std::string failure;
-        // Capture only (nothing runs, no barrier): the ranks agree below before any replay.
-        const bool captured = side->worker->process->capture_graph(side->views, params, failure);
-        side->still->freeze();
-        if (!captured) {
-            why = side->worker->side + "'s calls cannot be captured in a CUDA graph: " + failure;
-        }
-    }
-    // Every rank must replay, or none: the first rank's reason stands for all.
-    const auto all = p_.rendezvous.all_gather(std::as_bytes(std::span(why.data(), why.size())));
-    for (std::size_t r = 0; r < all.size(); ++r) {
-        if (!all[r].empty()) {
-            return "rank " + std::to_string(r) + ": " +
-                   std::string(reinterpret_cast<const char*>(all[r].data()), all[r].size());
-        }
-    }
-    return "";
-}
-
-void CheckedTiming::run_graph_series(const std::array<Side*, 2>& warm_order) {
-    if (plan_.graph_pairs <= 0 || p_.device.on_host()) {
-        return;
-    }
-    if (const std::string why = capture_graphs(); !why.empty()) {
-        p_.events.send({{"event", protocol::kPerfResult},
-                        {"rank", p_.rank},
-                        {"protocol", "graph"},
-                        {"side", "candidate"},
-                        {"unavailable", why}});
-        return;
-    }
-    for (Side* side : warm_order) {
-        warm_up(*side, true);
-    }
-    const int first = 2 * plan_.pairs; // numbered after the launched blocks
-    const auto order = block_order(plan_.graph_pairs, reference_first());
-    for (std::size_t b = 0; b < order.size(); ++b) {
-        const int block = first + static_cast<int>(b);
-        time_block(block, order[b], true);
-        if (b % 2 == 1) {
-            check_pair(block / 2, order[b] == BlockSide::Candidate ? block : block - 1);
-        }
-    }
-}
-
-} // namespace
+} // namespace checked_timing_steps
 
 void run_checked_timing(const CheckedTimingContext& context, const PerfOptions& options) {
-    CheckedTiming timing(context, options);
+    checked_timing_steps::CheckedTiming timing(context, options);
     timing.run();
 }
 

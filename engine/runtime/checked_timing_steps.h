@@ -1,0 +1,138 @@
+// The checked timing's steps (checked_timing.h runs them): one object per launch and rank holding both
+// sides' workers, slots and the plan. Split over checked_timing.cpp (the plan, the blocks, the run),
+// checked_timing_checks.cpp (every timed call checked against the reference's) and
+// checked_timing_graph.cpp (the graph figure's series). Private to engine/runtime.
+#pragma once
+
+#include "checked_timing.h"
+#include "pkbw/core/perf_stats.h"
+#include "pkbw/core/protocol.h"
+#include "timed_lengths.h"
+#include "timing_slots.h"
+
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+namespace pkbw::engine {
+
+namespace checked_timing_steps {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+inline double ms_between(Clock::time_point start, Clock::time_point end) {
+    return std::chrono::duration<double, std::milli>(end - start).count();
+}
+
+class CheckedTiming {
+public:
+    CheckedTiming(const CheckedTimingContext& context, const PerfOptions& options)
+        : c_(context)
+        , p_(context.perf)
+        , options_(options)
+        , inputs_layout_(p_.problem->input_specs(p_.config, p_.rank))
+        , outputs_layout_(p_.problem->output_specs(p_.config, p_.rank)) {}
+
+    void run();
+
+private:
+    struct Side {
+        TimedWorker* worker = nullptr;
+        std::unique_ptr<SharedSlots> outputs;
+        // One set of length slots per call; null when no output is variable-length.
+        std::unique_ptr<TimedLengths> lengths;
+        std::vector<int> views; // one view set per call
+        // Frozen from the round trip's calibration to the end of the blocks. Last: destroyed (thawed)
+        // before the slots' release asks the worker to unmap them.
+        std::unique_ptr<WorkerStillness> still;
+    };
+
+    void plan();
+    void prepare_side(Side& side);
+    double calibrate_round_trip();
+    // One request of `side`'s worker on the judge's clock: judges' barrier, clock, thaw, request, judges'
+    // barrier (every rank's worker has answered: rank 0's serves its group's barriers), clock, freeze.
+    // `graph`: the block replayed from the worker's CUDA graph of it (captured first: capture_graphs).
+    BlockTiming timed_request(Side& side, const std::vector<int>& views,
+                              const std::map<std::string, double>& params, double& judge_ms,
+                              bool graph = false);
+    void warm_up(Side& side, bool graph = false);
+    // Block `block` of the run's order; a graph block reads the graph figure's groups (after the launched
+    // blocks' own) and is numbered after them.
+    void time_block(int block, BlockSide which, bool graph = false);
+    // The graph figure (docs/perf.md "The graph figure"): each side's calls captured once, agreed over
+    // the judges, then warmed and timed in ABBA pairs of their own; each pair checked as the launched ones.
+    void run_graph_series(const std::array<Side*, 2>& warm_order);
+    // Captures both sides' graphs; "" when every rank's both sides could, else why not (every rank
+    // returns the same: a rank whose graph failed must not leave the others at a barrier).
+    std::string capture_graphs();
+    int warm_group() const { return plan_.groups(); }
+    // Whether a block's thaw waits until the worker's tree is seen running (the default) or only asks
+    // (PKBW_THAW_WAIT=0, a diagnostic: how much of the judge's time per block the wait adds; the
+    // request that follows waits on the tree either way, so the clock covers the thaw alike).
+    // Read once: the environment is not consulted inside a block's clock.
+    const bool thaw_confirmed_ = [] {
+        const char* asked = std::getenv("PKBW_THAW_WAIT");
+        return asked == nullptr || std::string_view(asked) != "0";
+    }();
+    void load_group(int group, Side& side);
+    // Scans `side`'s output slots (Device::scan_slots).
+    SlotScan scan_outputs(const Side& side);
+    void check_pair(int group, int candidate_block);
+    // core's comparison of one call's slots: its first error ("" when it passes) and how many of the
+    // candidate's elements still hold the poison (the call never wrote them).
+    struct CallFailure {
+        std::string message;
+        std::int64_t unwritten = 0;
+    };
+    CallFailure explain(int group, int call);
+    void send_plan();
+    // The seed of this launch's placement (spacer and offsets); 0, no spacer and no offsets, where
+    // PKBW_PLACEMENT=fixed asks every launch to take its buffers as the allocator gives them (a
+    // diagnostic: how much of a pair's run-to-run spread placement explains; docs/perf.md).
+    std::uint64_t placement_seed() const {
+        const char* asked = std::getenv("PKBW_PLACEMENT");
+        return asked != nullptr && std::string_view(asked) == "fixed" ? 0 : options_.launch_seed;
+    }
+    // Which side this launch times first (the launcher alternates it over launches).
+    bool reference_first() const { return options_.reference_first; }
+    // What runs before every block of either side and before every round trip of the calibration, the
+    // same each time so that no side's clock starts from a different state (docs/perf.md): the
+    // scheduling guard, the candidate's settled CPU reading, the GPU probe, the device's telemetry.
+    // Fills `found` with the guard's findings and the telemetry; returns the candidate's CPU so far.
+    double prepare_block(json& found);
+    // Gives the reference's worker and this judge back the judge's scheduling (scheduling_guard.h);
+    // what it found is added to `found`.
+    void guard_scheduling(json& found);
+
+    const CheckedTimingContext& c_;
+    const PerfContext& p_;
+    const PerfOptions& options_;
+    SlotLayout inputs_layout_, outputs_layout_;
+    CheckedTimingPlan plan_;
+    InputMode mode_ = InputMode::Pkb;
+    bool cold_ = true;        // the judge writes 3x L2 after loading a block's inputs
+    std::string inputs_note_; // a limit of the check (a warning)
+    std::string inputs_info_; // what the inputs are (the report says it)
+    TimingInputs* inputs_ = nullptr;
+    std::unique_ptr<Spacer> spacer_; // before the slots: this launch's placement
+    std::unique_ptr<SharedSlots> input_slots_;
+    Side reference_, candidate_;
+    double round_trip_ms_ = 0;     // the calibration's median: the judge's per-call figure
+    double round_trip_max_ms_ = 0; // its largest: the judge's floor under a side's own time
+    double idle_probe_us_ = 0;
+    double probe_before_us_ = 0;       // of the block being timed
+    int untouched_at_reply_ = 0;       // of the last candidate block
+    bool changed_after_reply_ = false; // of the last candidate block: its slots changed after it answered
+    double scan_ms_ = 0;    // of the last candidate block: the scan at its reply, not counted in its time
+    double thaw_ms_ = 0;    // of the last block: the judge's thaw of its worker, inside its time
+    double request_ms_ = 0; // of the last block: the request sent to its answer read, on the judge's clock
+    json plan_scheduling_ = json::object(); // guard_scheduling before the calibration
+};
+
+} // namespace checked_timing_steps
+} // namespace pkbw::engine
