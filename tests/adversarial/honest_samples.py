@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """No false alarm on an honest candidate: every host sample in samples/ goes through `pkbw perf` (short
-blocks, PKB's protocol on, so its warm-up is inside the judge's clock) with the candidate in its own
+blocks, one launch: the checks are each launch's, and the launches' pooling has tests of its own
+(tests/engine/perf_aa.py); PKB's protocol on, so its warm-up is inside the judge's clock) with the candidate in its own
 sandboxed process, and must pass with no finding of the trust checks (invalid_timing, a sandbox or
 leftover warning) and no suspect or invalidating flag (run_finished "flags"). The CUDA samples do the same on a GPU (tools/gpu/checks.sh perf, the adversarial
 table's legacy_stream row).
@@ -60,7 +61,7 @@ def main():
             m, n = SHAPES.get(stem, DEFAULT_SHAPE)
             argv = [options.pkbw, "perf", "--problem", stem, "--solution", source, "--backend", "host",
                     "--nproc", "2", "--dtype", "f32", "--m", str(m), "--n", str(n), "--trials", "2",
-                    "--pkb-warmup", "10", "--pkb-iters", "5", "--warmup", "2", "--pairs", "2", "--iters", "5", "--launches", "2",
+                    "--pkb-warmup", "10", "--pkb-iters", "5", "--warmup", "2", "--pairs", "2", "--iters", "5", "--launches", "1",
                     "--store", os.path.join(work, "runs.db"), "--cache-dir", cache, "--json"]
             start = time.monotonic()
             run = subprocess.run(argv, capture_output=True, text=True, timeout=300)

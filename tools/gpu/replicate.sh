@@ -8,7 +8,8 @@
 #        W (1), DEADLINE (420), PERF_ARGS (extra arguments for every perf command), LABEL,
 #        BACKEND (cuda), SAMPLES (the tuned CUDA samples folder), PAIRS (default: PROBLEMS and aa),
 #        FLOORS (problems whose A/A noise floor is measured first, `perf --solution reference`; default
-#        PROBLEMS, and 1 for the aa pair).
+#        PROBLEMS, and 1 for the aa pair), FIRST (the first run's number, default 1: a later device call
+#        continues a table into the same WORK folder's naming, and the tables read both calls' files).
 set -uo pipefail
 source "$(dirname "$0")/budget.sh"
 gpu_budget "$@" # runs under tools/gpu/budget.sh's budget (450 s)
@@ -71,7 +72,7 @@ print(e.get('status'), round(p.get('speedup', 0), 3), [round(p.get('ci_low', 0),
 " "$work/floor$p-0.jsonl") ($(( $(date +%s) - started )) s)"
 done
 # Compile once (the first run of each pair is also its compile; not counted apart).
-for i in $(seq 1 "$runs"); do
+for i in $(seq "${FIRST:-1}" "$runs"); do
     for p in $pairs; do
         if [ $(( $(date +%s) - started )) -ge "$deadline" ]; then
             line "deadline reached after run $((i - 1)) of each pair"
