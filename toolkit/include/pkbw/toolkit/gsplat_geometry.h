@@ -22,6 +22,7 @@
 //   gsplat_covariance(q, s, cov)    the 3-D covariance R(q)·diag(s)·(R(q)·diag(s))^T
 //   gsplat_project(mean, cov, cam)  radii (int), means2d, depth, conics of one (camera, gaussian)
 //                                   pair; visible() is PKB's packing rule (both radii > 0)
+//   GsplatRecord, gsplat_record     a visible pair's row of PKB's eight outputs as it is exchanged
 #pragma once
 
 #include "pkbw/toolkit/trilinear.h" // round_to_bf16
@@ -264,6 +265,35 @@ PKBW_GSPLAT_FN GsplatProjection<Real> gsplat_project(const Real* mean, const Rea
     out.radius[0] = gs_to_int(rx);
     out.radius[1] = gs_to_int(ry);
     return out;
+}
+
+// PKB's colors have 3 channels.
+constexpr long long kGsplatChannels = 3;
+
+// One packed pair as it travels: PKB's eight outputs' row (the ids int64, radii int32, the rest bf16
+// values held as float: means2d 2, depth, conics 3, opacity, colors 3).
+struct GsplatRecord {
+    long long camera = 0, gaussian = 0;
+    int radius[2] = {0, 0};
+    float values[10] = {};
+};
+
+// The record of a visible pair: its projection, the ids as PKB sends them, the gaussian's opacity and
+// colors (bf16 values).
+template <class Real>
+PKBW_GSPLAT_FN GsplatRecord gsplat_record(const GsplatProjection<Real>& p, long long camera,
+                                          long long gaussian, const Real* opacity, const Real* colors) {
+    GsplatRecord rec;
+    rec.camera = camera;
+    rec.gaussian = gaussian;
+    rec.radius[0] = p.radius[0];
+    rec.radius[1] = p.radius[1];
+    const Real row[7] = {p.mean2d[0], p.mean2d[1], p.depth, p.conic[0], p.conic[1], p.conic[2], *opacity};
+    for (int k = 0; k < 7; ++k)
+        rec.values[k] = static_cast<float>(row[k]);
+    for (int k = 0; k < kGsplatChannels; ++k)
+        rec.values[7 + k] = static_cast<float>(colors[k]);
+    return rec;
 }
 
 } // namespace pkbw::tk

@@ -12,17 +12,6 @@
 
 namespace pkbw::tk {
 
-// PKB's colors have 3 channels.
-constexpr long long kGsplatChannels = 3;
-
-// One packed pair as it travels: PKB's eight outputs' row (the ids int64, radii int32, the rest bf16
-// values held as float: means2d 2, depth, conics 3, opacity, colors 3).
-struct GsplatRecord {
-    long long camera = 0, gaussian = 0;
-    int radius[2] = {0, 0};
-    float values[10] = {};
-};
-
 // The 3-D covariances [n, 9] of n gaussians (quats [n, 4], scales [n, 3], bf16 values).
 template <class Real>
 std::vector<Real> gsplat_covariances(const std::vector<Real>& quats, const std::vector<Real>& scales,
@@ -60,24 +49,9 @@ GsplatPacked gsplat_pack_host(const std::vector<GsplatCamera<Real>>& cameras, in
                 gsplat_project(means.data() + i * 3, covs.data() + i * 9, cameras[c]);
             if (!p.visible())
                 continue;
-            GsplatRecord rec;
-            rec.camera = static_cast<long long>(c) % cameras_per_rank;
-            rec.gaussian = i + first_gaussian;
-            rec.radius[0] = p.radius[0];
-            rec.radius[1] = p.radius[1];
-            const Real row[7] = {p.mean2d[0],
-                                 p.mean2d[1],
-                                 p.depth,
-                                 p.conic[0],
-                                 p.conic[1],
-                                 p.conic[2],
-                                 opacities[static_cast<std::size_t>(i)]};
-            for (int k = 0; k < 7; ++k)
-                rec.values[k] = static_cast<float>(row[k]);
-            for (long long k = 0; k < kGsplatChannels; ++k)
-                rec.values[7 + k] =
-                    static_cast<float>(colors[static_cast<std::size_t>(i * kGsplatChannels + k)]);
-            out.records.push_back(rec);
+            out.records.push_back(gsplat_record(p, static_cast<long long>(c) % cameras_per_rank,
+                                                i + first_gaussian, opacities.data() + i,
+                                                colors.data() + i * kGsplatChannels));
             ++out.counts[static_cast<std::size_t>(owner)];
         }
     }
