@@ -1,8 +1,10 @@
-// Host oracle for PKB problem 62 (DISCO spherical convolution on a polar x azimuth grid): the azimuth
-// group's x gathered (this rank's channel chunk of every longitude shard), the contraction in double
-// rounded to f32 (PKB stores y), the polar all-reduce as NCCL's fp32 sum (rank order, a rounding after
-// each addition), this rank's latitude chunk, the azimuth group's longitude chunks gathered back (every
-// source's channels), the channel mix in double rounded to f32, then + bias rounded again.
+// Host oracle for PKB problem 62 (DISCO spherical convolution on a polar x azimuth grid). Every rank's x
+// and psi are gathered (a few MB at PKB's shape, where the contraction outputs are 50 MB a rank), and
+// this rank computes what each rank of the grid contributes to its output: rank (q, src)'s contraction
+// (its channel chunk src of polar row q's whole longitude, in double, rounded to f32 as PKB stores y) at
+// this rank's latitude and longitude chunk; the polar all-reduce as NCCL's fp32 sum (group order, a
+// rounding after each addition); the azimuth sources' channel chunks side by side; the channel mix in
+// double rounded to f32, then + bias rounded again.
 #include "pkbw/solution.h"
 #include "pkbw/toolkit/host.h"
 
@@ -19,87 +21,85 @@ struct Sizes {
         nlon_out, lon_chunk, out_channels, nnz;
 };
 
-// Every az peer's x [B, C, Hl, Wl] gathered; xg [B, C/az, Hl, nlon_in] = this rank's channel chunk with
-// longitude s·Wl + w from peer s.
-std::vector<double> gather_longitudes(const pkbw::Context& ctx, const Sizes& s,
-                                      const std::vector<double>& x) {
-    if (s.azimuth == 1)
-        return x;
-    const std::vector<double> all = tk::all_gather_f64(ctx, ctx.sub_comm_blocks(s.azimuth), x);
-    std::vector<double> xg(x.size());
-    const long long rows = s.batch * s.chan_chunk * s.lat_in;
-    for (long long r = 0; r < rows; ++r) {
-        const long long b = r / (s.chan_chunk * s.lat_in), c = (r / s.lat_in) % s.chan_chunk,
-                        l = r % s.lat_in;
-        const long long from_row = (b * s.channels + s.azimuth_rank * s.chan_chunk + c) * s.lat_in + l;
-        for (long long src = 0; src < s.azimuth; ++src)
-            for (long long w = 0; w < s.lon_in_local; ++w)
-                xg[static_cast<std::size_t>(r * s.nlon_in + src * s.lon_in_local + w)] =
-                    all[static_cast<std::size_t>(src * static_cast<long long>(x.size()) +
-                                                 from_row * s.lon_in_local + w)];
-    }
-    return xg;
+// Every rank's inputs, as floats (x, psi values) and indices: what the oracle needs to compute any
+// rank's partial contraction itself. (The host backend's group all-gather moves the whole world's data,
+// so gathering every rank's y [B, C/az, K, H, Wd], 50 MB at PKB's shape, would cost W times that per rank.)
+struct World {
+    std::vector<float> x, values;
+    std::vector<std::int64_t> indices;
+};
+
+World gather_world(const pkbw::Context& ctx, const Sizes& s, const float* x, const float* values,
+                   const std::int64_t* indices) {
+    const std::size_t x_count = static_cast<std::size_t>(s.batch * s.channels * s.lat_in * s.lon_in_local),
+                      nnz = static_cast<std::size_t>(s.nnz), world = static_cast<std::size_t>(ctx.world_size);
+    World all{std::vector<float>(x_count * world), std::vector<float>(nnz * world),
+              std::vector<std::int64_t>(3 * nnz * world)};
+    ctx.all_gather_host(x, x_count * sizeof(float), all.x.data());
+    ctx.all_gather_host(values, nnz * sizeof(float), all.values.data());
+    ctx.all_gather_host(indices, 3 * nnz * sizeof(std::int64_t), all.indices.data());
+    return all;
 }
 
-// y [B, C/az, K, nlat_out, nlon_out] = psi's rows times xg rolled by p·pscale longitudes, rounded to f32.
-std::vector<float> contract(const Sizes& s, const std::vector<double>& xg, const std::int64_t* indices,
-                            const float* values) {
-    const long long pscale = s.nlon_in / s.nlon_out, planes = s.batch * s.chan_chunk;
-    std::vector<double> acc(static_cast<std::size_t>(planes * s.kernel * s.nlat_out * s.nlon_out), 0.0);
-    for (long long e = 0; e < s.nnz; ++e) {
-        const long long k = indices[e], t = indices[s.nnz + e], col = indices[2 * s.nnz + e];
-        const long long lat = col / s.nlon_in, lon = col % s.nlon_in;
-        const double v = values[e];
-        for (long long bc = 0; bc < planes; ++bc) {
-            const double* row = &xg[static_cast<std::size_t>((bc * s.lat_in + lat) * s.nlon_in)];
-            double* out = &acc[static_cast<std::size_t>(((bc * s.kernel + k) * s.nlat_out + t) * s.nlon_out)];
-            for (long long p = 0; p < s.nlon_out; ++p)
-                out[p] += v * row[(lon + p * pscale) % s.nlon_in];
-        }
+// What rank (q, src) of the grid contributes to this rank's z: its y [B, C/az, K, H, nlon_out] (the
+// contraction of its channel chunk src over the longitudes of polar row q, in double, rounded to f32 as
+// PKB stores y) at this rank's latitude chunk and longitude chunk, [B, C/az, K, H/polar, nlon_out/az].
+std::vector<double> partial_y(const Sizes& s, const World& all, int q, int src) {
+    const long long sender = q * s.azimuth + src, nnz = s.nnz, pscale = s.nlon_in / s.nlon_out,
+                    x_count = s.batch * s.channels * s.lat_in * s.lon_in_local;
+    const std::int64_t* ix = &all.indices[static_cast<std::size_t>(3 * nnz * sender)];
+    const float* values = &all.values[static_cast<std::size_t>(nnz * sender)];
+    std::vector<double> part(
+        static_cast<std::size_t>(s.batch * s.chan_chunk * s.kernel * s.lat_chunk * s.lon_chunk));
+    for (long long e = 0; e < nnz; ++e) {
+        const long long k = ix[e], h = ix[nnz + e] - s.polar_rank * s.lat_chunk, col = ix[2 * nnz + e];
+        if (h < 0 || h >= s.lat_chunk)
+            continue;
+        const long long lat = col / s.nlon_in,
+                        first = (col % s.nlon_in + s.azimuth_rank * s.lon_chunk * pscale) % s.nlon_in;
+        for (long long b = 0; b < s.batch; ++b)
+            for (long long c = 0; c < s.chan_chunk; ++c) {
+                const long long x_row =
+                    ((b * s.channels + src * s.chan_chunk + c) * s.lat_in + lat) * s.lon_in_local;
+                double* out = &part[static_cast<std::size_t>(
+                    (((b * s.chan_chunk + c) * s.kernel + k) * s.lat_chunk + h) * s.lon_chunk)];
+                // Longitude (j + p·pscale) mod nlon_in, stepped without a division (pscale <= nlon_in);
+                // longitude lon lives in grid rank (q, lon / Wl).
+                long long lon = first;
+                for (long long w = 0; w < s.lon_chunk; ++w) {
+                    const long long holder = q * s.azimuth + lon / s.lon_in_local;
+                    out[w] +=
+                        values[e] *
+                        all.x[static_cast<std::size_t>(holder * x_count + x_row + lon % s.lon_in_local)];
+                    lon += pscale;
+                    if (lon >= s.nlon_in)
+                        lon -= s.nlon_in;
+                }
+            }
     }
-    return std::vector<float>(acc.begin(), acc.end());
+    for (double& v : part)
+        v = static_cast<float>(v);
+    return part;
 }
 
-// This rank's latitude chunk of the polar sum, [B, C/az, K, H/polar, nlon_out].
-std::vector<double> polar_sum(const pkbw::Context& ctx, const Sizes& s, const std::vector<float>& y) {
-    const long long outer = s.batch * s.chan_chunk * s.kernel, plane = s.lat_chunk * s.nlon_out;
-    std::vector<float> all = y;
-    if (s.polar > 1) {
-        all.resize(y.size() * static_cast<std::size_t>(s.polar));
-        ctx.all_gather_host(ctx.sub_comm_strided(s.azimuth), y.data(), y.size() * sizeof(float), all.data());
+// z [B, C, K, H/polar, nlon_out/az]: channel chunk src is azimuth peer src's polar all-reduce (the
+// polar group's partials summed in group order with a rounding to f32 after each add, NCCL's model) at
+// this rank's latitude and longitude chunk.
+std::vector<double> mixed_input(const Sizes& s, const World& all) {
+    const long long inner = s.chan_chunk * s.kernel * s.lat_chunk * s.lon_chunk;
+    std::vector<double> z(static_cast<std::size_t>(s.batch * s.azimuth * inner));
+    for (int src = 0; src < s.azimuth; ++src) {
+        std::vector<double> sum = partial_y(s, all, 0, src);
+        for (int q = 1; q < s.polar; ++q) {
+            const std::vector<double> part = partial_y(s, all, q, src);
+            for (std::size_t i = 0; i < sum.size(); ++i)
+                sum[i] = tk::round_to(pkbw::DType::F32, sum[i] + part[i]);
+        }
+        for (long long b = 0; b < s.batch; ++b)
+            for (long long i = 0; i < inner; ++i)
+                z[static_cast<std::size_t>((b * s.azimuth + src) * inner + i)] =
+                    sum[static_cast<std::size_t>(b * inner + i)];
     }
-    std::vector<double> mine(static_cast<std::size_t>(outer * plane));
-    for (long long o = 0; o < outer; ++o)
-        for (long long i = 0; i < plane; ++i) {
-            const std::size_t at =
-                static_cast<std::size_t>(o * s.nlat_out * s.nlon_out + s.polar_rank * plane + i);
-            double sum = all[at];
-            for (int q = 1; q < s.polar; ++q)
-                sum = tk::round_to(pkbw::DType::F32, sum + all[q * y.size() + at]);
-            mine[static_cast<std::size_t>(o * plane + i)] = sum;
-        }
-    return mine;
-}
-
-// z [B, C, K, H/polar, nlon_out/az]: channel chunk src from az peer src, this rank's longitude chunk.
-std::vector<double> gather_channels(const pkbw::Context& ctx, const Sizes& s,
-                                    const std::vector<double>& part) {
-    const long long rows = s.batch * s.chan_chunk * s.kernel * s.lat_chunk;
-    std::vector<double> all = part;
-    if (s.azimuth > 1)
-        all = tk::all_gather_f64(ctx, ctx.sub_comm_blocks(s.azimuth), part);
-    std::vector<double> z(
-        static_cast<std::size_t>(s.batch * s.channels * s.kernel * s.lat_chunk * s.lon_chunk));
-    for (long long src = 0; src < s.azimuth; ++src)
-        for (long long r = 0; r < rows; ++r) {
-            const long long b = r / (s.chan_chunk * s.kernel * s.lat_chunk),
-                            rest = r % (s.chan_chunk * s.kernel * s.lat_chunk);
-            const long long to_row = (b * s.channels + src * s.chan_chunk) * s.kernel * s.lat_chunk + rest;
-            for (long long w = 0; w < s.lon_chunk; ++w)
-                z[static_cast<std::size_t>(to_row * s.lon_chunk + w)] =
-                    all[static_cast<std::size_t>(src * static_cast<long long>(part.size()) + r * s.nlon_out +
-                                                 s.azimuth_rank * s.lon_chunk + w)];
-        }
     return z;
 }
 
@@ -142,9 +142,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
             indices[2 * s.nnz + e] >= s.lat_in * s.nlon_in)
             return ctx.fail("62 oracle: a psi index is outside psi_shape");
 
-    const std::vector<double> xg = gather_longitudes(ctx, s, tk::to_f64(x));
-    const std::vector<float> y = contract(s, xg, indices, psi_values.as<float>());
-    const std::vector<double> z = gather_channels(ctx, s, polar_sum(ctx, s, y));
+    const World all = gather_world(ctx, s, x.as<float>(), psi_values.as<float>(), indices);
+    const std::vector<double> z = mixed_input(s, all);
 
     const std::vector<double> w = tk::to_f64(weight), b = tk::to_f64(bias);
     const long long plane = s.lat_chunk * s.lon_chunk, mix = s.channels * s.kernel;
