@@ -176,6 +176,31 @@ def _fp8_round_trip_patch(module, call):
     call.notes.append("e4m3 round trip emulated")
 
 
+def _sparse_psi(call):
+    """62: PKB passes psi as a sparse COO tensor [3, H, H/polar * Wd]; pkbw as its coalesced indices
+    (psi_indices, int64 [3, nnz]) and values (psi_values), with the size as the list param psi_shape. PKB's
+    own tuple (its process groups and scalars) with x, weight and bias replaced by pkbw's and psi rebuilt
+    from pkbw's two inputs."""
+    args = list(call.pkb_inputs(call.rank, call.world, call.problem_id, (call.m, call.n), call.dtype,
+                                trial=call.trial, device=call.device))
+    mine = dict(zip(call.names, call.tensors))
+    psi = args[1]
+    size = [int(call.params[f"psi_shape[{i}]"]) for i in range(3)]
+    if list(psi.shape) != size:
+        raise AdapterError(f"pkbw psi_shape {size} but PKB's psi is {list(psi.shape)} (M={call.m}, N={call.n}: "
+                           f"PKB's sizes are pkbw's at M = N = 1024)")
+    for index, name in ((0, "x"), (2, "weight"), (8, "bias")):
+        if list(mine[name].shape) != list(args[index].shape) or mine[name].dtype != args[index].dtype:
+            raise AdapterError(f"pkbw input '{name}' is {str(mine[name].dtype)[6:]} {list(mine[name].shape)} "
+                               f"but PKB's is {str(args[index].dtype)[6:]} {list(args[index].shape)}")
+        args[index] = mine[name].to(args[index].device)
+    args[1] = torch.sparse_coo_tensor(mine["psi_indices"].to(psi.device), mine["psi_values"].to(psi.device),
+                                      size=size).coalesce()
+    for index, name in ((3, "groups"), (4, "nlon_out"), (5, "nlon_in")):
+        _check_scalar(call, name, args[index])
+    return args, {}
+
+
 ADAPTERS = {
     10: Adapter(cpu_blocker="PKB's reference allocates on CUDA explicitly (device='cuda', "
                             "torch.cuda.current_device()): GPU only"),
@@ -185,6 +210,7 @@ ADAPTERS = {
                 note="Triton kernel run by its CPU stand-in"),
     52: Adapter(patch=_fp8_round_trip_patch),
     53: Adapter(patch=_fp8_round_trip_patch),
+    62: Adapter(build=_sparse_psi, note="psi rebuilt as PKB's sparse COO tensor from psi_indices and psi_values"),
 }
 
 
