@@ -48,6 +48,15 @@ struct PerfFigures {
     // graph_unavailable says why where the run tried (the host backend and --graph off do not).
     BlockFigures graph;
     std::string graph_unavailable;
+    // The launched blocks' figures, whichever figure is the headline.
+    BlockFigures launched;
+    // Which figure `pkbw`, `replicated`, `sides` and the counts above are (docs/perf.md "A method per
+    // kernel size"): "launched", or "graph" where both sides' calls take under kGraphHeadlineBelowMs of
+    // device time (the graph's blocks; there the host's launches and their jitter are most of a launched
+    // call's time, and the graph's replays are what replicates); the other figure is reported beside it.
+    // Why, in words.
+    std::string headline = "launched";
+    std::string headline_reason;
     std::map<std::string, SideFigures> sides;
     std::optional<PkbSpeedup> pkb;             // PKB-compatible figure
     std::map<std::string, double> pkb_side_ms; // dryrun: the one side's PKB figure
@@ -82,6 +91,9 @@ void check_plausibility(PerfFigures& figures, const WorkModel& work, const Machi
 // costs more. "" when they agree.
 std::string explain_pkb_disagreement(const PerfFigures& figures);
 
+// Below this device time a call (ms, the graph's blocks, on both sides) the graph figure is the headline.
+constexpr double kGraphHeadlineBelowMs = 0.020;
+
 // The share of a block's device span (enqueue_ms / span_ms) from which a side reads as launch-bound.
 constexpr double kLaunchBoundShare = 0.8;
 // One line per side whose blocks were launch-bound (PerfFigures::enqueue_share at or above
@@ -93,6 +105,8 @@ double graph_median_ms(const PerfFigures& figures, const std::string& side);
 // The report's lines for the graph figure: the figure, or why there is none, and a note when its
 // verdict differs from the launched blocks'.
 std::vector<std::string> graph_lines(const PerfFigures& figures);
+// The median time a call of `side` in the launched blocks (ms; 0 without them).
+double launched_median_ms(const PerfFigures& figures, const std::string& side);
 
 class PerfCollector {
 public:

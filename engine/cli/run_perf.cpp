@@ -190,9 +190,11 @@ void Run::report_perf() {
     perf_warnings_ = figures.warnings;
     // Every sample of every rank goes to the store, PKB's series as block -1.
     for (const auto& series : perf_.series()) {
-        // The graph figure's blocks are kept as summaries only (graph_*): the store's blocks are the
-        // launched ones, which every view of the samples reads.
-        if (series.protocol == "calibrate" || series.protocol == "graph")
+        // The store's blocks are the headline figure's, which every view of the samples reads: the launched
+        // ones, or the graph's where it is the headline; the other figure is kept as summaries only.
+        const std::string stored = figures.headline == "graph" ? "graph" : "pkbw";
+        if (series.protocol == "calibrate" || ((series.protocol == "graph" || series.protocol == "pkbw") &&
+                                               series.protocol != stored))
             continue;
         // A launch's blocks follow the one before's: launch x 1000 + its block (docs/store.md).
         const int block = series.protocol == "pkb" ? -1 : series.launch * 1000 + series.block;
@@ -219,6 +221,15 @@ void Run::report_perf() {
         recorder_.add_perf_summary(run_id_, "candidate", -1, "verdict", verdict_code(figures.pkbw.verdict));
         recorder_.add_perf_summary(run_id_, "candidate", -1, "verdict_band", figures.rule.band());
         recorder_.add_perf_summary(run_id_, "candidate", -1, "launches", figures.launches);
+        // docs/store.md: which figure the headline is (0 launched, 1 graph), and the launched one's own.
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "headline_graph", figures.headline == "graph" ? 1 : 0);
+        if (figures.launched.has_estimate) {
+            const SpeedupEstimate& l = figures.launched.replicated.pooled;
+            recorder_.add_perf_summary(run_id_, "candidate", -1, "launched_speedup", l.speedup);
+            recorder_.add_perf_summary(run_id_, "candidate", -1, "launched_ci_low", l.ci_low);
+            recorder_.add_perf_summary(run_id_, "candidate", -1, "launched_ci_high", l.ci_high);
+            recorder_.add_perf_summary(run_id_, "candidate", -1, "launched_verdict", verdict_code(l.verdict));
+        }
         if (figures.graph.has_estimate) { // docs/store.md: the graph figure's summaries
             const SpeedupEstimate& g = figures.graph.replicated.pooled;
             recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_speedup", g.speedup);
