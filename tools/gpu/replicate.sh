@@ -80,11 +80,13 @@ for i in $(seq "${FIRST:-1}" "$runs"); do
         fi
         # shellcheck disable=SC2046
         perf "$p-$i" $(pair_args "$p")
-        line "$p-$i: $(python3 tools/gpu/replicate_table.py "$work" | grep "^$p |" | cut -d'|' -f5 | awk '{print $NF}'), graph $(python3 tools/gpu/replicate_table.py "$work" --figure graph | grep "^$p |" | cut -d'|' -f5 | awk '{print $NF}') ($(( $(date +%s) - started )) s)"
+        line "$p-$i: headline $(python3 tools/gpu/replicate_table.py "$work" | grep "^$p |" | cut -d'|' -f5 | awk '{print $NF}'), launched $(python3 tools/gpu/replicate_table.py "$work" --figure launched | grep "^$p |" | cut -d'|' -f5 | awk '{print $NF}'), graph $(python3 tools/gpu/replicate_table.py "$work" --figure graph | grep "^$p |" | cut -d'|' -f5 | awk '{print $NF}') ($(( $(date +%s) - started )) s)"
     done
 done
 line "== table ${LABEL:-run}"
 python3 tools/gpu/replicate_table.py "$work" --markdown | tee -a "$out/replicate.txt"
+line "== table ${LABEL:-run}, the launched figure (each call launched by its process)"
+python3 tools/gpu/replicate_table.py "$work" --markdown --figure launched | tee -a "$out/replicate.txt"
 line "== table ${LABEL:-run}, the graph figure (each side's block replayed from a CUDA graph)"
 python3 tools/gpu/replicate_table.py "$work" --markdown --figure graph | tee -a "$out/replicate.txt"
 tar -C "$work" -czf "$out/replicate-${LABEL:-run}.tgz" --exclude cache --exclude runs . 2>/dev/null

@@ -36,8 +36,8 @@ def side_ms(perf, side):
 def main():
     folder = sys.argv[1]
     markdown = "--markdown" in sys.argv
-    # --figure graph: the graph figure (each side's block replayed from a CUDA graph) instead of the
-    # launched blocks' figure.
+    # --figure graph or launched: that figure (the graph's: each side's block replayed from a CUDA graph)
+    # instead of the headline (perf.pkbw, which is one of the two: perf.headline says which).
     which = sys.argv[sys.argv.index("--figure") + 1] if "--figure" in sys.argv else "pkbw"
     runs = collections.defaultdict(list)
     for path in sorted(glob.glob(os.path.join(folder, "*.jsonl"))):
@@ -47,7 +47,7 @@ def main():
         final = final_event(path)
         perf = final.get("perf") or {}
         figure = perf.get(which) or {}
-        if which == "graph":
+        if which in ("graph", "launched"):
             ref, cand = figure.get("reference_median_ms"), figure.get("candidate_median_ms")
         else:
             ref, cand = side_ms(perf, "reference"), side_ms(perf, "candidate")
