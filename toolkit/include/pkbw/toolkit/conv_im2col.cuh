@@ -77,6 +77,7 @@ int conv_chunks(const Context& ctx, const ConvGeometry& g, long long batch, cons
             product.b = col;
             product.c = out + col0;
             product.ldc = positions;
+            product.exact_reductions = true; // cuDNN's convolutions reduce in fp32 (gemm.cuh)
             PKBW_TRY(gemm(ctx, product));
         }
     }

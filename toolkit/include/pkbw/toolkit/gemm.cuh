@@ -90,6 +90,11 @@ struct Gemm {
     double alpha = 1.0, beta = 0.0;
     long long batch = 1; // > 1: strided batched, the strides in elements
     long long stride_a = 0, stride_b = 0, stride_c = 0;
+    // Split-K partial sums reduced in fp32 only (CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION). Off for
+    // torch's matmul and F.linear, which allow bf16/f16 reductions; on where the GEMM stands for a cuDNN
+    // convolution (conv_im2col), whose reductions are fp32: with K = channels x taps of 10^4 and more, a
+    // reduction in bf16 moves outputs by several ulps.
+    bool exact_reductions = false;
 };
 
 namespace detail {
@@ -233,8 +238,12 @@ inline int gemm(const Context& ctx, const Gemm& g) {
     if (ws.bytes == 0)
         return ctx.fail("pkbw::tk::gemm: could not allocate the cuBLAS workspace");
     PKBW_CHECK(ctx, cublasSetWorkspace(handle, ws.ptr, ws.bytes));
-    PKBW_CHECK(ctx, cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
-    if (detail::linear_with_bias_lt(ctx, handle, g, type))
+    PKBW_CHECK(ctx, cublasSetMathMode(handle, g.exact_reductions
+                                                  ? static_cast<cublasMath_t>(
+                                                        CUBLAS_DEFAULT_MATH |
+                                                        CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)
+                                                  : CUBLAS_DEFAULT_MATH));
+    if (!g.exact_reductions && detail::linear_with_bias_lt(ctx, handle, g, type))
         return 0;
     double beta = g.beta;
     if (g.bias) { // torch's fallback: the bias copied into C, then the GEMM with beta = 1
