@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <span>
 #include <thread>
@@ -26,12 +27,58 @@ bool same_shapes(const std::vector<TensorSpec>& a, const std::vector<TensorSpec>
 
 } // namespace
 
-ProblemConfig timing_config(const ProblemConfig& base, std::uint64_t secret_seed, InputMode mode, int index) {
+ProblemConfig timing_config(const ProblemConfig& base, std::uint64_t secret_seed, InputMode mode, int draw) {
     ProblemConfig config = base;
     config.seed = secret_seed;
     config.input_mode = mode;
-    config.trial = kTimingTrialBase + index;
+    config.trial = kTimingTrialBase + draw;
     return config;
+}
+
+std::vector<bool> draws_of_base_shape(const Problem& problem, const ProblemConfig& base, int rank,
+                                      std::uint64_t secret_seed, InputMode mode, int first, int count) {
+    const auto inputs = problem.input_specs(base, rank);
+    const auto outputs = problem.output_specs(base, rank);
+    std::vector<bool> fits;
+    for (int draw = first; draw < first + count; ++draw) {
+        const auto config = timing_config(base, secret_seed, mode, draw);
+        fits.push_back(same_shapes(problem.input_specs(config, rank), inputs) &&
+                       same_shapes(problem.output_specs(config, rank), outputs));
+    }
+    return fits;
+}
+
+std::vector<int> one_shape_draws(const std::string& stem, int sets,
+                                 const std::function<std::vector<bool>(int first, int count)>& agreed) {
+    const int limit = kTimingDrawsPerSet * sets;
+    std::vector<int> draws;
+    int first = 0;
+    while (static_cast<int>(draws.size()) < sets && first < limit) {
+        // Where no shape changes the first look is the last; where some do, look further in larger steps
+        // (every look is a collective over the judges).
+        const int missing = sets - static_cast<int>(draws.size());
+        const int count = std::min(limit - first, first == 0 ? sets : std::max(2 * missing, 64));
+        const auto fits = agreed(first, count);
+        if (static_cast<int>(fits.size()) != count) {
+            throw Error("problem " + stem + ": the judges' shapes of timed draws " + std::to_string(first) +
+                        ".." + std::to_string(first + count) + " came back for " +
+                        std::to_string(fits.size()));
+        }
+        for (int i = 0; i < count && static_cast<int>(draws.size()) < sets; ++i) {
+            if (fits[static_cast<std::size_t>(i)]) {
+                draws.push_back(first + i);
+            }
+        }
+        first += count;
+    }
+    if (static_cast<int>(draws.size()) < sets) {
+        throw Error(
+            "problem " + stem + ": its shapes differ between trials, and only " +
+            std::to_string(draws.size()) + " of the first " + std::to_string(limit) +
+            " timed draws have the eval's first trial's shapes on every rank, where pkbw's timing needs " +
+            std::to_string(sets) + " (one shape for every timed call)");
+    }
+    return draws;
 }
 
 bool inputs_repeat(const Problem& problem, const ProblemConfig& base, int rank, std::uint64_t secret_seed,
@@ -55,6 +102,18 @@ std::size_t set_bytes_of(const std::vector<TensorSpec>& specs) {
         bytes += aligned_bytes(static_cast<std::size_t>(shape_numel(spec.shape)) * dtype_size(spec.dtype));
     }
     return bytes;
+}
+
+// Which draws every rank says fit (the AND of the ranks' answers).
+std::vector<bool> all_ranks(Rendezvous& judges, const std::vector<bool>& mine) {
+    const std::vector<std::uint8_t> bytes(mine.begin(), mine.end());
+    std::vector<bool> all = mine;
+    for (const auto& part : judges.all_gather(std::as_bytes(std::span(bytes)))) {
+        for (std::size_t i = 0; i < all.size() && i < part.size(); ++i) {
+            all[i] = all[i] && std::to_integer<std::uint8_t>(part[i]) != 0;
+        }
+    }
+    return all;
 }
 
 // Whether any rank says `mine`.
@@ -94,8 +153,8 @@ constexpr double kHostMemoryBudget = 512.0 * (1 << 20); // per rank, under the h
 
 } // namespace
 
-TimingAgreement agree_on_timing(Rendezvous& judges, const Problem& problem, const ProblemConfig& base, int rank,
-                                const TimingRequest& request) {
+TimingAgreement agree_on_timing(Rendezvous& judges, const Problem& problem, const ProblemConfig& base,
+                                int rank, const TimingRequest& request) {
     TimingAgreement agreed;
     agreed.cold = request.cold;
     const std::size_t input_bytes = set_bytes_of(problem.input_specs(base, rank));
@@ -103,8 +162,8 @@ TimingAgreement agree_on_timing(Rendezvous& judges, const Problem& problem, cons
     const double budget = request.memory_bytes == 0
                               ? kHostMemoryBudget
                               : request.memory_fraction * static_cast<double>(request.memory_bytes);
-    agreed.plan = plan_checked_timing(input_bytes, output_bytes, static_cast<std::size_t>(budget), request.calls,
-                                      request.pairs, request.graph_pairs);
+    agreed.plan = plan_checked_timing(input_bytes, output_bytes, static_cast<std::size_t>(budget),
+                                      request.calls, request.pairs, request.graph_pairs);
     // Every rank must make the same number of calls: their calls may be collectives.
     const int calls = min_over_ranks(judges, agreed.plan.calls_per_block);
     if (calls != agreed.plan.calls_per_block) {
@@ -119,14 +178,21 @@ TimingAgreement agree_on_timing(Rendezvous& judges, const Problem& problem, cons
     if (any_rank(judges, inputs_repeat(problem, base, rank, agreed.seed, agreed.mode))) {
         if (agreed.mode == InputMode::Pkb) {
             agreed.mode = InputMode::Exact;
-            agreed.info = "PKB's inputs for this problem are the same every call: the timed calls read exact-mode "
-                          "draws instead (same shapes and dtypes)";
+            agreed.info =
+                "PKB's inputs for this problem are the same every call: the timed calls read exact-mode "
+                "draws instead (same shapes and dtypes)";
         }
         if (any_rank(judges, inputs_repeat(problem, base, rank, agreed.seed, agreed.mode))) {
-            agreed.note = "this problem's inputs are the same every call: a candidate that caches its result by "
-                          "content cannot be told from one that computes";
+            agreed.note =
+                "this problem's inputs are the same every call: a candidate that caches its result by "
+                "content cannot be told from one that computes";
         }
     }
+    const int sets = (agreed.plan.groups() + 1) * agreed.plan.calls_per_block;
+    agreed.draws = one_shape_draws(problem.info().stem, sets, [&](int first, int count) {
+        return all_ranks(judges,
+                         draws_of_base_shape(problem, base, rank, agreed.seed, agreed.mode, first, count));
+    });
     return agreed;
 }
 
@@ -137,22 +203,15 @@ TimingInputs::TimingInputs(const Problem& problem, const ProblemConfig& base, in
     specs_ = problem.input_specs(base, rank);
     for (const auto& spec : specs_) {
         offsets_.push_back(set_bytes_);
-        set_bytes_ += aligned_bytes(static_cast<std::size_t>(shape_numel(spec.shape)) * dtype_size(spec.dtype));
+        set_bytes_ +=
+            aligned_bytes(static_cast<std::size_t>(shape_numel(spec.shape)) * dtype_size(spec.dtype));
     }
-    for (int i = 0; i < sets_; ++i) {
-        configs_.push_back(timing_config(base, agreement.seed, agreement.mode, i));
+    if (static_cast<int>(agreement.draws.size()) != sets_) {
+        throw Error("problem " + problem.info().stem + ": " + std::to_string(agreement.draws.size()) +
+                    " timed draws agreed for " + std::to_string(sets_) + " sets");
     }
-    // Every timed call shares one slot layout, so no trial may change a shape: every set is checked (a
-    // problem whose shapes change every few trials, such as 85's empty ranks, passed a check of the
-    // first and last set while the sets between were drawn into slots of another shape).
-    const auto base_outputs = problem.output_specs(base, rank);
-    for (int i = 0; i < sets_; ++i) {
-        const auto& config = configs_[static_cast<std::size_t>(i)];
-        if (!same_shapes(problem.input_specs(config, rank), specs_) ||
-            !same_shapes(problem.output_specs(config, rank), base_outputs)) {
-            throw Error("problem " + problem.info().stem + ": its shapes differ between trials (timed set " +
-                        std::to_string(i) + "), and pkbw's timing needs one shape for every call");
-        }
+    for (const int draw : agreement.draws) {
+        configs_.push_back(timing_config(base, agreement.seed, agreement.mode, draw));
     }
     tie_rows_.resize(static_cast<std::size_t>(sets_));
     drawn_.resize(set_bytes_ * static_cast<std::size_t>(sets_));
@@ -173,15 +232,17 @@ void TimingInputs::draw(const Problem& problem, int rank, int threads) {
                 try {
                     const auto tensors = problem.build_inputs(configs_[index], rank);
                     if (tensors.size() != specs_.size()) {
-                        throw Error("set " + std::to_string(index) + " drew " + std::to_string(tensors.size()) +
-                                    " inputs for " + std::to_string(specs_.size()) + " slots");
+                        throw Error("set " + std::to_string(index) + " drew " +
+                                    std::to_string(tensors.size()) + " inputs for " +
+                                    std::to_string(specs_.size()) + " slots");
                     }
+                    // The draws were chosen for their specs' shapes: a tensor of another is the problem's
+                    // generator disagreeing with its own specs.
                     for (std::size_t t = 0; t < tensors.size(); ++t) {
-                        const std::size_t slot = (t + 1 < offsets_.size() ? offsets_[t + 1] : set_bytes_) - offsets_[t];
-                        if (tensors[t].nbytes() > slot) {
+                        if (tensors[t].shape() != specs_[t].shape || tensors[t].dtype() != specs_[t].dtype) {
                             throw Error("set " + std::to_string(index) + " drew input " + std::to_string(t) +
-                                        " of " + std::to_string(tensors[t].nbytes()) + " bytes for a slot of " +
-                                        std::to_string(slot));
+                                        " (" + specs_[t].name +
+                                        ") of another shape or dtype than its slot's");
                         }
                     }
                     tie_rows_[index] = problem.checked_tie_rows(configs_[index], rank, tensors);
@@ -239,9 +300,9 @@ void TimingInputs::load(int first, int count, void* destination) const {
         throw Error("timed input sets " + std::to_string(first) + ".." + std::to_string(first + count) +
                     " are not there");
     }
-    device_->copy_async(destination,
-                       static_cast<const std::byte*>(staging_) + set_bytes_ * static_cast<std::size_t>(first),
-                       set_bytes_ * static_cast<std::size_t>(count));
+    device_->copy_async(
+        destination, static_cast<const std::byte*>(staging_) + set_bytes_ * static_cast<std::size_t>(first),
+        set_bytes_ * static_cast<std::size_t>(count));
 }
 
 } // namespace pkbw::engine

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,9 +21,25 @@ namespace pkbw::engine {
 
 // Trial numbers of the timed inputs start here: far from any eval trial.
 inline constexpr int kTimingTrialBase = 1 << 24;
+// The search for timed draws of one shape looks at most this many draws per set it needs.
+inline constexpr int kTimingDrawsPerSet = 64;
 
-// The configuration of timed input set `index`.
-ProblemConfig timing_config(const ProblemConfig& base, std::uint64_t secret_seed, InputMode mode, int index);
+// The configuration of timed draw `draw` (trial kTimingTrialBase + draw).
+ProblemConfig timing_config(const ProblemConfig& base, std::uint64_t secret_seed, InputMode mode, int draw);
+
+// Which of timed draws [first, first + count) give this rank inputs, and outputs' bounds, of the shapes
+// of `base` (the eval's first trial: the shapes the timed slots are laid out in).
+std::vector<bool> draws_of_base_shape(const Problem& problem, const ProblemConfig& base, int rank,
+                                      std::uint64_t secret_seed, InputMode mode, int first, int count);
+
+// The first `sets` timed draws that every rank can read in its slots (docs/perf.md, "Every timed call is
+// a checked call"): 0, 1, 2, ... where the shapes never change with the trial; where they do (70's
+// lengths, 81's counts, 85's empty ranks), the draws of another shape on any rank are skipped.
+// `agreed(first, count)` answers, for draws [first, first + count), whether every rank's shapes are
+// its base's (the AND of every rank's draws_of_base_shape). Looks at kTimingDrawsPerSet x sets draws
+// at most; throws pkbw::Error naming the problem when fewer have the shapes.
+std::vector<int> one_shape_draws(const std::string& stem, int sets,
+                                 const std::function<std::vector<bool>(int first, int count)>& agreed);
 
 // Whether two draws of this rank's inputs (different trials, the secret seed) are byte for byte the
 // same: PKB's inputs for problems 1-8 are constants, and fresh draws of a constant are no defence.
@@ -36,8 +53,9 @@ struct TimingAgreement {
     bool cold = true; // every call reads its inputs from device memory (the judge flushes L2 first)
     std::uint64_t seed = 0;
     InputMode mode = InputMode::Pkb;
-    std::string note; // a limit of the check (the run warns)
-    std::string info; // what the inputs are (the report says it)
+    std::vector<int> draws; // the timed sets' draws (one_shape_draws), the same on every rank
+    std::string note;       // a limit of the check (the run warns)
+    std::string info;       // what the inputs are (the report says it)
 };
 
 // How many calls, and how much memory, the perf options ask for (perf_runner.h's PerfOptions).
@@ -53,18 +71,18 @@ struct TimingRequest {
 class Rendezvous;
 
 // Collective over the judges: the plan (the fewest calls any rank can hold), the seed rank 0 draws,
-// the inputs' mode (exact-mode draws where PKB's repeat). Needs no device: it runs before the devices
+// the inputs' mode (exact-mode draws where PKB's repeat), the draws of one shape (throws pkbw::Error
+// naming the problem where too few have it). Needs no device: it runs before the devices
 // and the workers start, so that the drawing overlaps their start and the eval's trials.
-TimingAgreement agree_on_timing(Rendezvous& judges, const Problem& problem, const ProblemConfig& base, int rank,
-                                const TimingRequest& request);
+TimingAgreement agree_on_timing(Rendezvous& judges, const Problem& problem, const ProblemConfig& base,
+                                int rank, const TimingRequest& request);
 
 class TimingInputs {
 public:
-    // Starts drawing (groups + 1) x calls input sets on threads of its own, into host memory, so that the
-    // drawing overlaps the eval's trials; upload() waits for it. Throws pkbw::Error when the problem's
-    // shapes differ between trials.
-    TimingInputs(const Problem& problem, const ProblemConfig& base, int rank, const TimingAgreement& agreement,
-                 int threads);
+    // Starts drawing (groups + 1) x calls input sets (the agreement's draws) on threads of its own, into
+    // host memory, so that the drawing overlaps the eval's trials; upload() waits for it.
+    TimingInputs(const Problem& problem, const ProblemConfig& base, int rank,
+                 const TimingAgreement& agreement, int threads);
     ~TimingInputs();
     TimingInputs(const TimingInputs&) = delete;
     TimingInputs& operator=(const TimingInputs&) = delete;
@@ -97,8 +115,8 @@ private:
     std::vector<std::size_t> offsets_;
     std::vector<ProblemConfig> configs_;
     std::vector<TieRowsByOutput> tie_rows_;
-    std::vector<std::byte> drawn_; // host memory, until upload()
-    std::string failure_;          // of the drawing
+    std::vector<std::byte> drawn_;       // host memory, until upload()
+    std::string failure_;                // of the drawing
     std::atomic<bool> cancelled_{false}; // the run ends before its perf phase: stop drawing
     std::thread drawing_;
     void* staging_ = nullptr;

@@ -1,0 +1,140 @@
+// The timed calls' draws (engine/runtime/timing_inputs.h, docs/perf.md "Every timed call is a checked
+// call"): every timed call reads slots of one layout, so a problem whose shapes change with the trial
+// gets the draws whose shapes are the eval's first trial's on every rank, and a problem where too few
+// are is refused by name.
+#include "pkbw/core/error.h"
+#include "pkbw/problems/registry.h"
+#include "timing_inputs.h"
+
+#include <gtest/gtest.h>
+
+namespace pkbw::engine {
+namespace {
+
+constexpr std::uint64_t kSeed = 0x5eed;
+
+const Problem& problem(const char* key) {
+    const Problem* found = find_problem(key);
+    if (found == nullptr) {
+        throw std::runtime_error(std::string("no problem ") + key);
+    }
+    return *found;
+}
+
+ProblemConfig base_config(int world) {
+    ProblemConfig config;
+    config.world_size = world;
+    config.m = 64;
+    config.n = 128;
+    config.dtype = DType::F32;
+    return config;
+}
+
+// The judges' answer without the rendezvous: every rank's draws_of_base_shape, ANDed. Records the draws
+// it was asked about, so that a test can see how far the search looked.
+struct AllRanks {
+    const Problem& problem;
+    ProblemConfig base;
+    int asked_up_to = 0;
+    int looks = 0;
+
+    std::vector<bool> operator()(int first, int count) {
+        ++looks;
+        asked_up_to = std::max(asked_up_to, first + count);
+        std::vector<bool> all(static_cast<std::size_t>(count), true);
+        for (int rank = 0; rank < base.world_size; ++rank) {
+            const auto mine = draws_of_base_shape(problem, base, rank, kSeed, base.input_mode, first, count);
+            for (std::size_t i = 0; i < all.size(); ++i) {
+                all[i] = all[i] && mine[i];
+            }
+        }
+        return all;
+    }
+};
+
+void expect_shapes(const std::vector<TensorSpec>& got, const std::vector<TensorSpec>& want, int draw,
+                   int rank) {
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t t = 0; t < got.size(); ++t) {
+        EXPECT_EQ(got[t].shape, want[t].shape) << want[t].name << " of draw " << draw << " on rank " << rank;
+    }
+}
+
+// The draws chosen for `key` at `world`: `sets` of them, in order, each of the base's shapes on every
+// rank (the specs and the tensors the generator builds); returns them for the problem's own checks.
+std::vector<int> checked_draws(const char* key, int world, int sets) {
+    AllRanks agreed{problem(key), base_config(world)};
+    const auto draws = one_shape_draws(problem(key).info().stem, sets, std::ref(agreed));
+    EXPECT_EQ(static_cast<int>(draws.size()), sets);
+    EXPECT_LE(agreed.asked_up_to, kTimingDrawsPerSet * sets);
+    for (std::size_t i = 1; i < draws.size(); ++i) {
+        EXPECT_LT(draws[i - 1], draws[i]);
+    }
+    for (int rank = 0; rank < world; ++rank) {
+        const auto inputs = agreed.problem.input_specs(agreed.base, rank);
+        const auto outputs = agreed.problem.output_specs(agreed.base, rank);
+        for (const int draw : draws) {
+            const auto config = timing_config(agreed.base, kSeed, agreed.base.input_mode, draw);
+            expect_shapes(agreed.problem.input_specs(config, rank), inputs, draw, rank);
+            expect_shapes(agreed.problem.output_specs(config, rank), outputs, draw, rank);
+        }
+        const auto config = timing_config(agreed.base, kSeed, agreed.base.input_mode, draws.back());
+        const auto built = agreed.problem.build_inputs(config, rank);
+        for (std::size_t t = 0; t < built.size(); ++t) {
+            EXPECT_EQ(built[t].shape(), inputs[t].shape) << key << " rank " << rank;
+        }
+    }
+    return draws;
+}
+
+TEST(TimingDraws, ShapesThatChangeWithTheTrialGetDrawsOfTheEvalsShapesOnEveryRank) {
+    // 85: odd ranks hold nothing when trial % 4 == 3; the eval's first trial (0) has them full.
+    for (const int world : {2, 4}) {
+        const auto draws = checked_draws("85", world, 40);
+        for (const int draw : draws) {
+            EXPECT_NE((kTimingTrialBase + draw) % 4, 3) << "draw " << draw;
+        }
+        const int skipped = draws.back() + 1 - static_cast<int>(draws.size());
+        EXPECT_GE(skipped, 9) << "one draw in four has empty odd ranks";
+    }
+    // 81: rank i holds 1 + (i + trial) % 3 objects, so only trials = 0 mod 3 have trial 0's counts; the
+    // first timed trial (2^24 = 1 mod 3) has not.
+    for (const int world : {2, 3}) {
+        const auto draws = checked_draws("81", world, 30);
+        EXPECT_NE(draws.front(), 0);
+        for (const int draw : draws) {
+            EXPECT_EQ((kTimingTrialBase + draw) % 3, 0) << "draw " << draw;
+        }
+    }
+}
+
+TEST(TimingDraws, ShapesThatNeverChangeTakeTheFirstDrawsInOneLook) {
+    AllRanks agreed{problem("12"), base_config(2)};
+    const auto draws = one_shape_draws(problem("12").info().stem, 25, std::ref(agreed));
+    ASSERT_EQ(draws.size(), 25u);
+    for (int i = 0; i < 25; ++i) {
+        EXPECT_EQ(draws[static_cast<std::size_t>(i)], i);
+    }
+    EXPECT_EQ(agreed.looks, 1);
+    EXPECT_EQ(agreed.asked_up_to, 25);
+}
+
+TEST(TimingDraws, TooFewDrawsOfOneShapeAreRefusedNamingTheProblemWithinTheBound) {
+    // 70's values hold sum(lengths) entries, drawn per trial on every rank: two ranks' sums both equal to
+    // the eval's first trial's are about one draw in 10^5.
+    AllRanks agreed{problem("70"), base_config(2)};
+    try {
+        one_shape_draws(problem("70").info().stem, 4, std::ref(agreed));
+        FAIL() << "70's timed draws of one shape were found";
+    } catch (const Error& error) {
+        const std::string what = error.what();
+        EXPECT_NE(what.find("problem 70_torchrec_kjt_all2all: its shapes differ between trials"),
+                  std::string::npos)
+            << what;
+        EXPECT_NE(what.find("needs 4"), std::string::npos) << what;
+    }
+    EXPECT_EQ(agreed.asked_up_to, kTimingDrawsPerSet * 4);
+}
+
+} // namespace
+} // namespace pkbw::engine
