@@ -120,8 +120,9 @@ TEST(TimingDraws, ShapesThatNeverChangeTakeTheFirstDrawsInOneLook) {
 }
 
 TEST(TimingDraws, TooFewDrawsOfOneShapeAreRefusedNamingTheProblemWithinTheBound) {
-    // 70's values hold sum(lengths) entries, drawn per trial on every rank: two ranks' sums both equal to
-    // the eval's first trial's are about one draw in 10^5.
+    // 70's values hold sum(lengths) entries, drawn per trial on every rank (1536 lengths in [5, 20] at
+    // M = 64: a sum's deviation about 180, so each rank's equals the first trial's one draw in 600):
+    // both ranks' at once, fewer than one draw in 10^5.
     AllRanks agreed{problem("70"), base_config(2)};
     try {
         one_shape_draws(problem("70").info().stem, 4, std::ref(agreed));
