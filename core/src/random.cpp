@@ -42,13 +42,16 @@ double CounterRng::uniform(std::uint64_t index, double lo, double hi) const {
     return lo + (hi - lo) * uniform(index);
 }
 
-double CounterRng::normal(std::uint64_t index) const {
+CounterRng::NormalUniforms CounterRng::normal_uniforms(std::uint64_t index) const {
     // Two independent draws per index (2i, 2i+1 in a sub-stream) keep the index space one-to-one.
     auto sub_uniform = [&](std::uint64_t i) {
         return static_cast<double>(mix(normal_key_ + i * 0x9E3779B97F4A7C15ull) >> 11) * 0x1.0p-53;
     };
-    const double u1 = 1.0 - sub_uniform(2 * index); // (0, 1]
-    const double u2 = sub_uniform(2 * index + 1);
+    return {1.0 - sub_uniform(2 * index), sub_uniform(2 * index + 1)}; // u1 in (0, 1]
+}
+
+double CounterRng::normal(std::uint64_t index) const {
+    const auto [u1, u2] = normal_uniforms(index);
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
 

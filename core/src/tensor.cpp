@@ -3,8 +3,11 @@
 #include "pkbw/core/error.h"
 
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <memory>
+#include <new>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,14 +20,27 @@ public:
     // At least one byte is allocated so that even an empty tensor has a writable, non-null pointer
     // (null marks read-only storage).
     explicit OwnedStorage(std::size_t bytes)
-        : bytes_(bytes == 0 ? 1 : bytes)
+        : bytes_(allocate_zeroed(bytes == 0 ? 1 : bytes))
         , size_(bytes) {}
-    const std::byte* data() const override { return bytes_.data(); }
-    std::byte* mutable_data() override { return bytes_.data(); }
+    const std::byte* data() const override { return bytes_.get(); }
+    std::byte* mutable_data() override { return bytes_.get(); }
     std::size_t size() const override { return size_; }
 
 private:
-    std::vector<std::byte> bytes_;
+    struct Free {
+        void operator()(std::byte* p) const { std::free(p); }
+    };
+    // calloc, not a zero-filled vector: a large block comes as fresh zero pages from the kernel, so an
+    // input that is filled next (68's table: 57 GB at PKB's size) is written once, by the threads that
+    // fill it, rather than zeroed first by this one.
+    static std::unique_ptr<std::byte, Free> allocate_zeroed(std::size_t bytes) {
+        void* p = std::calloc(bytes, 1);
+        if (p == nullptr) {
+            throw std::bad_alloc();
+        }
+        return std::unique_ptr<std::byte, Free>(static_cast<std::byte*>(p));
+    }
+    std::unique_ptr<std::byte, Free> bytes_;
     std::size_t size_;
 };
 

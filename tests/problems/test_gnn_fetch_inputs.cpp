@@ -1,6 +1,7 @@
 // Problem 68's inputs are pinned by digest: the table is drawn by a fast path with an exact fallback on
 // several threads (problem.cpp), which must give the values of the plain one-element-at-a-time draw
 // (CounterRng::normal rounded by f64_to_element) bit for bit, in every dtype and mode.
+#include "pkbw/core/random.h"
 #include "pkbw/core/sha256.h"
 #include "test_util.h"
 

@@ -19,6 +19,12 @@ public:
     double uniform(std::uint64_t index) const;     // [0, 1)
     double uniform(std::uint64_t index, double lo, double hi) const;
     double normal(std::uint64_t index) const; // standard normal (Box-Muller on two draws)
+    // The two uniforms normal(index) is made of: normal(index) = sqrt(-2 log u1) cos(2 pi u2), u1 in
+    // (0, 1], u2 in [0, 1). For bulk fills that must give normal()'s values by a faster route.
+    struct NormalUniforms {
+        double u1, u2;
+    };
+    NormalUniforms normal_uniforms(std::uint64_t index) const;
     std::int64_t integer(std::uint64_t index, std::int64_t lo, std::int64_t hi) const; // [lo, hi)
 
 private:
