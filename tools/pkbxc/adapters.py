@@ -201,6 +201,29 @@ def _sparse_psi(call):
     return args, {}
 
 
+def _jagged_from_pkbw(call):
+    """70: PKB draws its KeyedJaggedTensor's lengths, then as many values as they sum to, so its values
+    have another length than pkbw's wherever the lengths differ. PKB's tuple (key_splits, batch_size,
+    pg) with lengths and values taken from the pkbw run whole: lengths must have PKB's shape [F*B] and
+    values as many elements as pkbw's lengths sum to; key_splits and batch_size are checked against
+    pkbw's params."""
+    args = list(call.pkb_inputs(call.rank, call.world, call.problem_id, (call.m, call.n), call.dtype,
+                                trial=call.trial, device=call.device))
+    mine = dict(zip(call.names, call.tensors))
+    lengths, values = mine["lengths"], mine["values"]
+    if list(lengths.shape) != list(args[0].shape) or lengths.dtype != args[0].dtype:
+        raise AdapterError(f"pkbw input 'lengths' is {str(lengths.dtype)[6:]} {list(lengths.shape)} but PKB's "
+                           f"is {str(args[0].dtype)[6:]} {list(args[0].shape)} (M={call.m}, N={call.n}: pass "
+                           f"the shape of the pkbw run)")
+    if values.dim() != 1 or values.numel() != int(lengths.sum().item()) or values.dtype != args[1].dtype:
+        raise AdapterError(f"pkbw input 'values' is {str(values.dtype)[6:]} {list(values.shape)} but pkbw's "
+                           f"lengths sum to {int(lengths.sum().item())} ({str(args[1].dtype)[6:]} expected)")
+    args[0], args[1] = lengths.to(args[0].device), values.to(args[1].device)
+    for index, name in ((2, "key_splits"), (3, "batch_size")):
+        _check_scalar(call, name, args[index])
+    return args, {}
+
+
 ADAPTERS = {
     10: Adapter(cpu_blocker="PKB's reference allocates on CUDA explicitly (device='cuda', "
                             "torch.cuda.current_device()): GPU only"),
@@ -211,6 +234,7 @@ ADAPTERS = {
     52: Adapter(patch=_fp8_round_trip_patch),
     53: Adapter(patch=_fp8_round_trip_patch),
     62: Adapter(build=_sparse_psi, note="psi rebuilt as PKB's sparse COO tensor from psi_indices and psi_values"),
+    70: Adapter(build=_jagged_from_pkbw, note="lengths and values of the pkbw run (PKB's draw sums to another length)"),
 }
 
 
