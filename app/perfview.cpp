@@ -329,6 +329,31 @@ QString PerfView::headline() const {
     return tr("<b>Speedup %1</b>.").arg(figures_text(f));
 }
 
+// Which figure the run's speedup is (docs/perf.md "A method per kernel size"), and the other one's.
+QString PerfView::method_text() const {
+    const auto graph = data_->summary("headline_graph");
+    const auto launched = data_->summary("launched_speedup");
+    const auto launched_verdict = data_->summary("launched_verdict");
+    if (!graph || *graph != 1.0) {
+        return {};
+    }
+    QString text = tr(" The figure is the graph figure: each side's calls replayed from a CUDA graph, since they "
+                      "take under 20 µs of device time and a launched call is mostly its launch.");
+    if (launched) {
+        text += tr(" Launched, as a caller pays each call: %1×").arg(QString::number(*launched, 'f', 3));
+        const auto low = data_->summary("launched_ci_low");
+        const auto high = data_->summary("launched_ci_high");
+        if (low && high) {
+            text += tr(" (%1–%2)").arg(QString::number(*low, 'f', 3), QString::number(*high, 'f', 3));
+        }
+        if (launched_verdict) {
+            text += QStringLiteral(", ") + verdict_text(verdict_from_code(*launched_verdict));
+        }
+        text += QStringLiteral(".");
+    }
+    return text;
+}
+
 QString PerfView::summary_text() const {
     if (!data_) {
         return {};
@@ -356,6 +381,7 @@ QString PerfView::summary_text() const {
             }
             text += tr(" Per launch: %1.").arg(launches.join(QStringLiteral(", ")));
         }
+        text += method_text();
         if (!f.stored) {
             text += tr(" (Recomputed from the samples: this run stored no interval.)");
         }

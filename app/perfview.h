@@ -25,6 +25,8 @@ public:
     void set_data(std::shared_ptr<const RunData> data);
     // The whole line above the plots: headline() then the details.
     QString summary_text() const;
+    // Where the speedup is the graph figure (microsecond calls), says so and gives the launched figure.
+    QString method_text() const;
     // What the tab says first: "Speedup 1.131× (95% interval …): ambiguous" for a clean perf run, or
     // why no speedup is shown ("No speedup: timing not trusted (invalid_timing). timing not trusted:
     // candidate: …") for any other status; the figures of such a run appear only "for inspection".

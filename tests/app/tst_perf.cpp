@@ -113,6 +113,35 @@ private slots:
         QVERIFY(view.plot()->isHidden());
     }
 
+    // A run whose headline is the graph figure (microsecond calls, docs/perf.md "A method per kernel size")
+    // says so beside its speedup and gives the launched figure with its verdict; one whose headline is the
+    // launched figure says nothing of the method.
+    void graph_headline_is_named_with_the_launched_figure() {
+        std::int64_t graph = 0, launched = 0;
+        {
+            Store store = Store::open(path_.toStdString());
+            graph = perf_run(store, RunStatus::Pass, 4, true);
+            add_summaries(store, graph,
+                          {{"speedup", 2.0}, {"speedup_ci_low", 1.9}, {"speedup_ci_high", 2.1}, {"verdict", 1},
+                           {"headline_graph", 1}, {"launched_speedup", 1.25}, {"launched_ci_low", 0.9},
+                           {"launched_ci_high", 1.7}, {"launched_verdict", 2}});
+            launched = perf_run(store, RunStatus::Pass, 4);
+            add_summaries(store, launched,
+                          {{"speedup", 2.0}, {"speedup_ci_low", 1.9}, {"speedup_ci_high", 2.1}, {"verdict", 1},
+                           {"headline_graph", 0}, {"launched_speedup", 2.0}});
+        }
+        PerfView view;
+        view.set_data(load(graph));
+        QString text = view.summary_text();
+        QVERIFY2(text.contains(QStringLiteral("The figure is the graph figure")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("Launched, as a caller pays each call: 1.250× (0.900–1.700), "
+                                              "ambiguous.")),
+                 qPrintable(text));
+        view.set_data(load(launched));
+        text = view.summary_text();
+        QVERIFY2(!text.contains(QStringLiteral("graph figure")), qPrintable(text));
+    }
+
     // The review's damaged store: the samples table cannot be read; the figures the run stored can.
     void damaged_samples_are_named_as_the_reason() {
         const QString path = test::temp_path(QStringLiteral("perf-damaged.db"));
