@@ -201,6 +201,27 @@ def _sparse_psi(call):
     return args, {}
 
 
+def _bf16_eye_patch(module, call):
+    """61: PKB's inputs are bf16 at every --dtype, and both its input generator (viewmats, Ks) and its
+    reference (the 2-D covariances' eps2d) call torch.eye in bf16, which torch 1.13's CPU lacks. The
+    identity drawn in float32 and cast is the same tensor (0 and 1 are exact in bf16); installed for
+    the rank process, as emulation.py's pieces are, since the generator is another module."""
+    try:
+        torch.eye(2, dtype=torch.bfloat16)
+        return
+    except RuntimeError:
+        pass
+    eye = torch.eye
+
+    def eye_any_dtype(*args, dtype=None, **kwargs):
+        if dtype == torch.bfloat16:
+            return eye(*args, dtype=torch.float32, **kwargs).to(torch.bfloat16)
+        return eye(*args, dtype=dtype, **kwargs)
+
+    torch.eye = eye_any_dtype
+    call.notes.append("bf16 eye by a float32 one cast")
+
+
 def _jagged_from_pkbw(call):
     """70: PKB draws its KeyedJaggedTensor's lengths, then as many values as they sum to, so its values
     have another length than pkbw's wherever the lengths differ. PKB's tuple (key_splits, batch_size,
@@ -234,6 +255,7 @@ ADAPTERS = {
     52: Adapter(patch=_fp8_round_trip_patch),
     53: Adapter(patch=_fp8_round_trip_patch),
     62: Adapter(build=_sparse_psi, note="psi rebuilt as PKB's sparse COO tensor from psi_indices and psi_values"),
+    61: Adapter(patch=_bf16_eye_patch),
     70: Adapter(build=_jagged_from_pkbw, note="lengths and values of the pkbw run (PKB's draw sums to another length)"),
 }
 
