@@ -72,13 +72,15 @@ std::map<LaunchRank, Hold> holds_of(const std::vector<PerfSeries>& series, const
         hold.shift_ms = std::max(excess - hold.tolerance_ms, 0.0);
         holds[key] = hold;
         RankExcess& rank = by_rank[key.second];
-        rank.excess += excess;
+        // Only excesses count: a process that over-reports in some launches (a longer span than its blocks
+        // took) must not buy an under-report in another with them.
+        rank.excess += std::max(excess, 0.0);
         rank.variance += error * error;
         ++rank.launches;
     }
     // A launch's few blocks (5 a side by default) let chance raise an honest candidate now and then; the
     // launches together are the test: a rank's blocks are raised only where the mean excess over its
-    // launches is beyond three standard errors of that mean too. A process that under-reports does so in
+    // launches (each launch's taken as at least 0) is beyond three standard errors of that mean too. A process that under-reports does so in
     // every launch, and is raised there as before; an honest one is raised only by a run-wide excess.
     for (auto& [key, hold] : holds) {
         const RankExcess& rank = by_rank[key.second];

@@ -2,6 +2,7 @@
 // floor's flag, from synthetic perf_result events.
 #include "perf_report.h"
 
+#include <array>
 #include <cmath>
 #include <gtest/gtest.h>
 #include <sstream>
@@ -236,26 +237,33 @@ TEST(PerfReport, JitterLikeTheReferencesRaisesNoHonestBlockAndAForgerGainsAtMost
 // over the run is within the run's tolerance; a process that under-reports in every launch still is.
 TEST(PerfReport, ALaunchThatExceedsByChanceIsNotRaisedWhenTheRunDoesNot) {
     const double reference_overheads[] = {0.50, 0.52, 0.51, 0.50, 0.52};
-    auto run = [&](double under_report_ms) {
+    // under_report[l]: what the candidate's process leaves out of each block of launch l (negative: adds).
+    auto run = [&](const std::array<double, 3>& under_report, double launch0_extra) {
         PerfCollector perf;
         for (int launch = 0; launch < 3; ++launch) {
             perf.set_launch(launch);
-            // Launch 0's candidate blocks cost 0.1 ms more than its reference's; the others 0.02 ms less.
-            const double extra = launch == 0 ? 0.1 : -0.02;
+            // Launch 0's candidate requests cost `launch0_extra` ms more than its reference's.
+            const double extra = launch == 0 ? launch0_extra : 0.0;
             for (int pair = 0; pair < 5; ++pair) {
                 perf.add(0, judged_block("reference", 4 * pair, 0.1, 1.0 + reference_overheads[pair], 10));
                 const double judge = 0.5 + reference_overheads[pair] + extra;
-                perf.add(0, judged_block("candidate", 4 * pair + 1, (0.5 - under_report_ms) / 10, judge, 10));
+                perf.add(0, judged_block("candidate", 4 * pair + 1, (0.5 - under_report[launch]) / 10, judge, 10));
             }
         }
         return perf.compute(allreduce_of(1e6), 1);
     };
-    const PerfFigures honest = run(0);
+    // 0.05 ms is beyond launch 0's own tolerance (0.035 ms), not the run's (0.02 ms against 0.0167 a launch).
+    const PerfFigures honest = run({0, 0, 0}, 0.05);
     EXPECT_EQ(honest.floored_blocks, 0);
     EXPECT_NEAR(honest.pkbw.speedup, 2.0, 1e-9);
-    const PerfFigures forged = run(0.3);
+    const PerfFigures forged = run({0.3, 0.3, 0.3}, 0);
     EXPECT_EQ(forged.floored_blocks, 15);
-    EXPECT_LT(forged.pkbw.speedup, 1.0 / (0.05 - 0.03 / 10));
+    EXPECT_LT(forged.pkbw.speedup, 1.0 / (0.05 - 0.035 / 10) + 1e-9);
+    // Under-reporting in one launch and over-reporting in the others buys nothing: the other launches'
+    // deficits do not offset the first's excess, which is raised, and the run reads slower than honest.
+    const PerfFigures traded = run({0.3, -0.15, -0.15}, 0);
+    EXPECT_EQ(traded.floored_blocks, 5);
+    EXPECT_LT(traded.pkbw.speedup, 2.0);
 }
 
 TEST(PerfReport, LaunchesArePooledAndADisagreementWithPkbIsExplained) {
