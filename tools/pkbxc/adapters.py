@@ -256,6 +256,10 @@ ADAPTERS = {
     53: Adapter(patch=_fp8_round_trip_patch),
     62: Adapter(build=_sparse_psi, note="psi rebuilt as PKB's sparse COO tensor from psi_indices and psi_values"),
     61: Adapter(patch=_bf16_eye_patch),
+    # 68: PKB's generator draws its 111 M-row table at every M (56.8 GB in bf16), so its tuple is never asked
+    # for: pkbw's three tensors and num_total_nodes (pkbw's param) are the whole call, at pkbw's reduced
+    # table below M = 1024 too.
+    68: Adapter(build=by_signature, note="pkbw's table (scaled below M = 1024), num_total_nodes from pkbw"),
     70: Adapter(build=_jagged_from_pkbw, note="lengths and values of the pkbw run (PKB's draw sums to another length)"),
 }
 
