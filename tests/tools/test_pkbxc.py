@@ -12,6 +12,7 @@ checkout, no network. Runs under the first interpreter that imports torch (Debia
   from every rank's inputs: reduce (non-roots keep their input), bf16 all_reduce / broadcast / all_gather / all_to_all_single,
   all_gather_into_tensor, uneven all_gather, reduce_scatter_tensor, reduce_scatter, list all_to_all
   (real and complex), bf16 GEMMs (fp32 product rounded once), bf16 silu, and bf16 mse_loss.
+- adapters: 70's call from the pkbw run's lengths and values, 61's bf16 eye, 68's num_total_nodes.
 """
 import json
 import os
@@ -320,12 +321,57 @@ def test_tie_note():
           .startswith("tie-explained: mismatched rows 0"), "tie note of a 0-dim output")
 
 
+def test_adapters():
+    """70's adapter passes the pkbw run's lengths and values (PKB's draw has other values) and refuses
+    lengths of another shape; 61's patch gives a bf16 eye equal to the identity; 68's reads num_total_nodes."""
+    from pkbxc import adapters
+    lengths, values = torch.tensor([2, 0, 3, 1], dtype=torch.long), torch.arange(6, dtype=torch.long) * 7
+
+    def pkb_70(rank, world, pid, shape, dtype, trial, device):
+        return (torch.tensor([5, 5, 5, 5]), torch.zeros(20, dtype=torch.long), [1, 2], 2, None)
+
+    def call(pid, names, tensors, params, pkb_inputs=None, solution=None):
+        return adapters.Call(problem_id=pid, stem=str(pid), rank=0, world=2, trial=0, m=64, n=64,
+                             dtype=torch.bfloat16, device=torch.device("cpu"), tensors=tensors, names=names,
+                             params=params, solution=solution, pkb_inputs=pkb_inputs)
+
+    params = {"batch_size": 2, "key_splits[]": 2, "key_splits[0]": 1, "key_splits[1]": 2}
+    build = adapters.adapter_for(70).build
+    args, _ = build(call(70, ["lengths", "values"], [lengths, values], params, pkb_70))
+    check(torch.equal(args[0], lengths) and torch.equal(args[1], values) and args[2:4] == [[1, 2], 2],
+          "70: PKB called with the pkbw run's lengths and values")
+    for bad, what in (([lengths[:3], values[:5]], "lengths of another shape"), ([lengths, values[:5]], "values short"),
+                      ([lengths, values], "batch_size differs")):
+        try:
+            build(call(70, ["lengths", "values"], bad, dict(params, batch_size=3) if "batch" in what else params,
+                       pkb_70))
+            check(False, f"70: {what} accepted")
+        except adapters.AdapterError:
+            pass
+    eye = torch.eye
+    try:
+        adapters.adapter_for(61).patch(None, call(61, [], [], {}))
+        check(torch.equal(torch.eye(3, dtype=torch.bfloat16).float(), eye(3)), "61: bf16 eye is the identity")
+    finally:
+        torch.eye = eye
+
+    def solution_68(local_embedding_shard, input_node_ids, proj_matrix, num_total_nodes: int, group=None):
+        pass
+
+    tensors = [torch.zeros(3, 2), torch.zeros(4, dtype=torch.long), torch.zeros(2, 2)]
+    args, kwargs = adapters.adapter_for(68).build(call(68, ["a", "b", "c"], tensors, {"num_total_nodes": 6.0},
+                                                       solution=solution_68))
+    check(len(args) == 3 and kwargs == {"num_total_nodes": 6} and type(kwargs["num_total_nodes"]) is int,
+          f"68: num_total_nodes from pkbw's params ({kwargs})")
+
+
 if __name__ == "__main__":
     print(f"torch {torch.__version__}, gloo {dist.is_gloo_available()}")
     with tempfile.TemporaryDirectory() as work:
         test_safetensors(work)
     test_e4m3()
     test_tie_note()
+    test_adapters()
     test_collectives()
     print("FAILED" if failures else "all pkbxc checks passed", f"({len(failures)} failures)")
     sys.exit(1 if failures else 0)
