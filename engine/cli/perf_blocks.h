@@ -34,6 +34,9 @@ struct BlockFigures {
     // hold's tolerance over the calls; the median over the candidate's blocks): a
     // process that under-reports its own time gains at most this (docs/perf.md "The time").
     double judge_margin_call_ms = 0;
+    // candidate / (candidate + judge_margin_call_ms), per call: the factor by which the pooled interval's
+    // lower end was taken down for what the judge's clock cannot confirm (1: nothing).
+    double unconfirmed_factor = 1;
     std::map<std::string, std::vector<double>> per_side; // side -> slowest-rank time per call of each block
 };
 

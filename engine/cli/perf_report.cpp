@@ -113,6 +113,7 @@ PerfFigures PerfCollector::compute(const WorkModel& work, int world_size) const 
     }
     const BlockFigures& headline = graph_headline ? f.graph : f.launched;
     f.judge_margin_call_ms = headline.judge_margin_call_ms;
+    f.unconfirmed_factor = headline.unconfirmed_factor;
     f.throttled_blocks = headline.throttled_blocks;
     f.candidate_blocks = headline.candidate_blocks;
     f.floored_blocks = headline.floored_blocks;
@@ -291,7 +292,8 @@ json to_json(const PerfFigures& f) {
                      {"throttled_blocks", f.throttled_blocks},
                      {"candidate_blocks", f.candidate_blocks},
                      {"floored_blocks", f.floored_blocks},
-                     {"judge_margin_call_ms", f.judge_margin_call_ms}};
+                     {"judge_margin_call_ms", f.judge_margin_call_ms},
+                     {"unconfirmed_factor", f.unconfirmed_factor}};
         if (!f.pkb_disagreement.empty()) {
             j["pkbw"]["pkb_disagreement"] = f.pkb_disagreement;
         }
@@ -345,6 +347,17 @@ json to_json(const PerfFigures& f) {
 double graph_median_ms(const PerfFigures& f, const std::string& side) {
     const auto it = f.graph.per_side.find(side);
     return it == f.graph.per_side.end() || it->second.empty() ? 0.0 : percentile(it->second, 50);
+}
+
+std::string unconfirmed_line(const PerfFigures& f) {
+    char text[400];
+    std::snprintf(text, sizeof text,
+                  "the judge's clock confirms the candidate's own time to within %.2f us a call (%.0f%% of it): a "
+                  "process that under-reports by less is not caught, so the interval's lower end allows for it%s",
+                  f.judge_margin_call_ms * 1e3, 100.0 * (1.0 / f.unconfirmed_factor - 1.0),
+                  f.unconfirmed_factor < 0.9 ? " (calls this short confirm little: a verdict of faster needs more)"
+                                              : "");
+    return text;
 }
 
 double launched_median_ms(const PerfFigures& f, const std::string& side) {
@@ -487,6 +500,9 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
                       f.rule.floor_source.empty() ? "the minimum effect; no A/A noise floor measured"
                                                   : ("A/A noise floor from " + f.rule.floor_source).c_str());
         out << line;
+        if (f.unconfirmed_factor < 0.995) {
+            out << "    " << unconfirmed_line(f) << "\n";
+        }
         if (f.replicated.replicated) {
             std::string each;
             for (const auto& e : f.replicated.launches) {

@@ -38,6 +38,8 @@ struct PerfFigures {
     // hold's tolerance over the calls; the median over the candidate's blocks): a process
     // that under-reports its own time gains at most this (docs/perf.md "The time").
     double judge_margin_call_ms = 0;
+    // The factor by which the interval's lower end was taken down for that margin (BlockFigures).
+    double unconfirmed_factor = 1;
     // The host backend: CPU loops against a CPU oracle, with no line rate to compare with (the report
     // says so and leaves out the NVLink fractions).
     bool on_host = false;
@@ -105,6 +107,8 @@ double graph_median_ms(const PerfFigures& figures, const std::string& side);
 // The report's lines for the graph figure: the figure, or why there is none, and a note when its
 // verdict differs from the launched blocks'.
 std::vector<std::string> graph_lines(const PerfFigures& figures);
+// What the judge's clock confirms of the candidate's own time, in words (printed where it moved the interval).
+std::string unconfirmed_line(const PerfFigures& figures);
 // The median time a call of `side` in the launched blocks (ms; 0 without them).
 double launched_median_ms(const PerfFigures& figures, const std::string& side);
 
