@@ -436,9 +436,13 @@ BlockTiming timing_from(const json& reply) {
 }
 } // namespace
 
-BlockTiming CandidateProcess::pkb_series(const std::vector<int>& views, int warmup, int iterations) {
-    const json reply =
-        request({{"msg", cp::kPkbSeries}, {"views", views}, {"warmup", warmup}, {"iterations", iterations}});
+BlockTiming CandidateProcess::pkb_series(const std::vector<int>& views, const std::map<std::string, double>& params,
+                                         int warmup, int iterations) {
+    const json reply = request({{"msg", cp::kPkbSeries},
+                                {"views", views},
+                                {"params", params},
+                                {"warmup", warmup},
+                                {"iterations", iterations}});
     BlockTiming timing = timing_from(reply);
     if (timing.samples_ms.size() != static_cast<std::size_t>(iterations)) {
         throw CandidateFailure(std::string(cp::kFailProtocol),

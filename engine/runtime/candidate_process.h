@@ -94,7 +94,10 @@ public:
     // A view set the timed requests refer to by id.
     int define_views(const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
                      const std::int64_t* output_lengths = nullptr);
-    BlockTiming pkb_series(const std::vector<int>& views, int warmup, int iterations);
+    // `params`: the problem's for the views' inputs; the worker keeps the last it was given (the eval's
+    // last trial's), which differ where a problem's parameters change with the trial (81's counts).
+    BlockTiming pkb_series(const std::vector<int>& views, const std::map<std::string, double>& params, int warmup,
+                           int iterations);
     // One checked block: call k on view set views[k] (core/candidate_protocol.h kTimedCalls). The
     // caller times the request on its own clock; the reply's samples are the process's own account.
     BlockTiming timed_calls(const std::vector<int>& views, const std::map<std::string, double>& params,

@@ -235,6 +235,8 @@ void time_pkb_series(const PerfContext& c, const PerfOptions& options, const std
     const int groups = pkb_groups(first, l2);
     TimingBuffers buffers(shared, input_specs, c.problem->build_inputs(c.config, c.rank), output_specs, groups,
                           true);
+    // The inputs' own parameters: the workers keep the eval's last trial's.
+    const auto params = c.problem->params(c.config);
     std::vector<std::vector<int>> views(present.size());
     TimedWorker* candidate = nullptr;
     for (std::size_t w = 0; w < present.size(); ++w) {
@@ -251,7 +253,8 @@ void time_pkb_series(const PerfContext& c, const PerfOptions& options, const std
         {
             // The candidate is still while the reference is timed; in its own series it runs.
             WorkerStillness still(worker->untrusted ? nullptr : candidate);
-            timing = worker->process->pkb_series(views[w], options.pkb_warmup, options.pkb_iterations);
+            timing =
+                worker->process->pkb_series(views[w], params, options.pkb_warmup, options.pkb_iterations);
         }
         json event = {{"event", protocol::kPerfResult},
                       {"rank", c.rank},

@@ -193,6 +193,14 @@ TimingAgreement agree_on_timing(Rendezvous& judges, const Problem& problem, cons
         return all_ranks(judges,
                          draws_of_base_shape(problem, base, rank, agreed.seed, agreed.mode, first, count));
     });
+    if (const int skipped = agreed.draws.back() + 1 - sets; skipped > 0) {
+        agreed.info +=
+            std::string(agreed.info.empty() ? "" : "; ") +
+            "this problem's shapes change with the trial: the timed calls read the draws of the eval's "
+            "first trial's shapes on every rank (" +
+            std::to_string(skipped) + " of the first " + std::to_string(agreed.draws.back() + 1) +
+            " draws skipped)";
+    }
     return agreed;
 }
 
