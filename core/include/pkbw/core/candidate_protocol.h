@@ -22,12 +22,14 @@ inline constexpr std::string_view kMap = "map";     // buffers: [{id, bytes, ipc
 inline constexpr std::string_view kUnmap = "unmap"; // ids: buffers the judge is about to free
 inline constexpr std::string_view kViews = "views"; // set id, inputs, outputs: tensors over buffers
 inline constexpr std::string_view kCall = "call";   // one call of pkbw_solution on a view set
-inline constexpr std::string_view kPkbSeries = "pkb_series"; // PKB's timing protocol on view sets
+// PKB's timing protocol on view sets: views, params (of the inputs timed), warmup, iterations.
+inline constexpr std::string_view kPkbSeries = "pkb_series";
 // One of pkbw's timed blocks: views [id per call] (each call its own inputs and output slot),
 // params, barrier. The worker runs the calls back to back, a device event before and after each, and
 // answers after a device-wide synchronisation with samples_ms (one per call) and span_ms (first event
-// to last); the judge times the request on its own clock (docs/perf.md). An empty views list is the
-// judge's round-trip calibration.
+// to last), enqueue_ms, host_ms and worker_ms (its own times of the queueing, of the calls to the
+// synchronisation and of the whole request: diagnostics); the judge times the request on its own clock
+// (docs/perf.md). An empty views list is the judge's round-trip calibration.
 inline constexpr std::string_view kTimedCalls = "timed_calls";
 // The same block replayed from a CUDA graph (docs/perf.md "The graph figure"): views, params, barrier
 // as kTimedCalls, and "capture": true to capture only. The worker captures the calls once per views and
