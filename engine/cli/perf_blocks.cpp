@@ -54,7 +54,7 @@ std::map<LaunchRank, Hold> holds_of(const std::vector<PerfSeries>& series, const
     struct RankExcess {
         double excess = 0, variance = 0; // summed over launches
         double largest = 0;              // the largest excess of one launch (at least 0)
-        double cap = 1e300;              // the least of the launches' tolerance caps
+        double cap = 1e300;              // the least of the launches' tolerance caps (each >= kMinToleranceMs)
         int launches = 0;
     };
     std::map<int, RankExcess> by_rank;
@@ -100,8 +100,7 @@ std::map<LaunchRank, Hold> holds_of(const std::vector<PerfSeries>& series, const
             continue;
         }
         const double n = rank.launches;
-        const double tolerance =
-            std::min(std::max(kMinToleranceMs, 3 * std::sqrt(rank.variance) / n), std::max(kMinToleranceMs, rank.cap));
+        const double tolerance = std::min(std::max(kMinToleranceMs, 3 * std::sqrt(rank.variance) / n), rank.cap);
         if (rank.excess / n <= tolerance) {
             hold.shift_ms = 0;
             hold.tolerance_ms = std::max(tolerance, rank.largest);

@@ -344,9 +344,16 @@ json to_json(const PerfFigures& f) {
     return j;
 }
 
+namespace {
+// The median time a call of `side` over one figure's blocks (ms; 0 without them).
+double median_call_ms(const BlockFigures& figures, const std::string& side) {
+    const auto it = figures.per_side.find(side);
+    return it == figures.per_side.end() || it->second.empty() ? 0.0 : percentile(it->second, 50);
+}
+} // namespace
+
 double graph_median_ms(const PerfFigures& f, const std::string& side) {
-    const auto it = f.graph.per_side.find(side);
-    return it == f.graph.per_side.end() || it->second.empty() ? 0.0 : percentile(it->second, 50);
+    return median_call_ms(f.graph, side);
 }
 
 std::string unconfirmed_line(const PerfFigures& f) {
@@ -361,8 +368,7 @@ std::string unconfirmed_line(const PerfFigures& f) {
 }
 
 double launched_median_ms(const PerfFigures& f, const std::string& side) {
-    const auto it = f.launched.per_side.find(side);
-    return it == f.launched.per_side.end() || it->second.empty() ? 0.0 : percentile(it->second, 50);
+    return median_call_ms(f.launched, side);
 }
 
 std::vector<std::string> graph_lines(const PerfFigures& f) {

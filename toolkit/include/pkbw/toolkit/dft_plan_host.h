@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <numbers>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace pkbw::tk {
@@ -152,12 +153,14 @@ private:
     std::vector<std::size_t> reversed_;
 };
 
-inline void planned_fft_axis_f64(std::vector<std::complex<double>>& data, const FftAxis& axis, bool inverse,
-                                 double scale) {
+// Applies `transform(line)` to every line of `axis` in `data` (gathered into `line`, written back times
+// `scale`); `who` names the caller in the size error. The loop of fft_axis_f64 and planned_fft_axis_f64.
+template <class Transform>
+void transform_axis_lines_f64(std::vector<std::complex<double>>& data, const FftAxis& axis, double scale,
+                              const char* who, Transform&& transform) {
     if (static_cast<long long>(data.size()) != axis.count()) {
-        throw std::invalid_argument("planned_fft_axis_f64: the data does not have outer * n * inner values");
+        throw std::invalid_argument(std::string(who) + ": the data does not have outer * n * inner values");
     }
-    DftPlanF64 plan(static_cast<std::size_t>(axis.n));
     std::vector<std::complex<double>> line(static_cast<std::size_t>(axis.n));
     for (long long o = 0; o < axis.outer; ++o) {
         for (long long i = 0; i < axis.inner; ++i) {
@@ -165,13 +168,20 @@ inline void planned_fft_axis_f64(std::vector<std::complex<double>>& data, const 
             for (long long k = 0; k < axis.n; ++k) {
                 line[static_cast<std::size_t>(k)] = data[static_cast<std::size_t>(first + k * axis.inner)];
             }
-            plan.transform(line.data(), inverse);
+            transform(line);
             for (long long k = 0; k < axis.n; ++k) {
                 data[static_cast<std::size_t>(first + k * axis.inner)] =
                     line[static_cast<std::size_t>(k)] * scale;
             }
         }
     }
+}
+
+inline void planned_fft_axis_f64(std::vector<std::complex<double>>& data, const FftAxis& axis, bool inverse,
+                                 double scale) {
+    DftPlanF64 plan(static_cast<std::size_t>(axis.n));
+    transform_axis_lines_f64(data, axis, scale, "planned_fft_axis_f64",
+                             [&](std::vector<std::complex<double>>& line) { plan.transform(line.data(), inverse); });
 }
 
 } // namespace pkbw::tk

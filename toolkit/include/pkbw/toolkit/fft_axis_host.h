@@ -15,6 +15,7 @@
 // the reference and of PKB differ from it by their own rounding, which the comparison tolerates.
 #pragma once
 
+#include "pkbw/toolkit/dft_plan_host.h"
 #include "pkbw/toolkit/fft_axis.h"
 #include "pkbw/toolkit/fft_conv_host.h"
 #include "pkbw/toolkit/host.h"
@@ -23,6 +24,7 @@
 #include <cstring>
 #include <numbers>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace pkbw::tk {
@@ -77,23 +79,8 @@ inline void dft_f64(std::vector<std::complex<double>>& a, bool inverse) {
 
 inline void fft_axis_f64(std::vector<std::complex<double>>& data, const FftAxis& axis, bool inverse,
                          double scale) {
-    if (static_cast<long long>(data.size()) != axis.count()) {
-        throw std::invalid_argument("fft_axis_f64: the data does not have outer * n * inner values");
-    }
-    std::vector<std::complex<double>> line(static_cast<std::size_t>(axis.n));
-    for (long long o = 0; o < axis.outer; ++o) {
-        for (long long i = 0; i < axis.inner; ++i) {
-            const long long first = o * axis.n * axis.inner + i;
-            for (long long k = 0; k < axis.n; ++k) {
-                line[static_cast<std::size_t>(k)] = data[static_cast<std::size_t>(first + k * axis.inner)];
-            }
-            dft_f64(line, inverse);
-            for (long long k = 0; k < axis.n; ++k) {
-                data[static_cast<std::size_t>(first + k * axis.inner)] =
-                    line[static_cast<std::size_t>(k)] * scale;
-            }
-        }
-    }
+    transform_axis_lines_f64(data, axis, scale, "fft_axis_f64",
+                             [inverse](std::vector<std::complex<double>>& line) { dft_f64(line, inverse); });
 }
 
 inline std::vector<double> interleaved(const std::vector<std::complex<double>>& values) {
