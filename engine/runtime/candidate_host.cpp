@@ -95,6 +95,9 @@ private:
     void start(const json& setup) {
         rank_ = setup.at("rank").get<int>();
         local_rank_ = setup.value("local_rank", rank_);
+        if (setup.value("spin", false)) {
+            channel_.set_spin(kChannelSpinPolls);
+        }
         side_ = "candidate";
         const RendezvousConfig rdzv = rendezvous_config_from_env();
         rendezvous_ = Rendezvous::join(rdzv);

@@ -214,6 +214,10 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch)
     if (!launch.trace_dir.empty()) {
         setup["trace_dir"] = launch.trace_dir;
     }
+    if (launch.spin) {
+        setup["spin"] = true;
+        channel_.set_spin(kChannelSpinPolls);
+    }
     try {
         channel_.send(setup);
     } catch (const Error&) {

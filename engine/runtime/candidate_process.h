@@ -39,6 +39,9 @@ struct CandidateLaunch {
     // Which side's library it serves: "candidate", or "reference" for the reference's timing worker
     // (perf times both sides the same way, in a process of their own; docs/perf.md).
     std::string side = "candidate";
+    // Both ends poll the channel rather than sleep on it (cpu_placement.h): set for timed runs where
+    // the machine has the cores.
+    bool spin = false;
 };
 
 // The candidate process failed a request. `kind` is core/candidate_protocol.h's failure kind, or

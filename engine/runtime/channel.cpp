@@ -35,6 +35,7 @@ Channel& Channel::operator=(Channel&& other) noexcept {
         }
         fd_ = std::exchange(other.fd_, -1);
         closed_ = other.closed_;
+        spin_polls_ = other.spin_polls_;
         buffer_ = std::move(other.buffer_);
     }
     return *this;
@@ -80,17 +81,15 @@ void Channel::send(const nlohmann::json& message, const std::vector<int>& fds) {
     }
 }
 
+long Channel::receive_once(msghdr& header, int flags) {
+    ssize_t n;
+    do {
+        n = ::recvmsg(fd_, &header, MSG_CMSG_CLOEXEC | flags);
+    } while (n < 0 && errno == EINTR);
+    return static_cast<long>(n);
+}
+
 std::optional<nlohmann::json> Channel::receive(std::vector<int>* fds, int timeout_ms) {
-    if (timeout_ms >= 0) {
-        pollfd p{fd_, POLLIN, 0};
-        int ready;
-        do {
-            ready = ::poll(&p, 1, timeout_ms);
-        } while (ready < 0 && errno == EINTR);
-        if (ready == 0) {
-            return std::nullopt;
-        }
-    }
     buffer_.resize(cp::kMaxMessageBytes + 1); // allocated and touched once, on the first message
     iovec iov{buffer_.data(), buffer_.size()};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * cp::kMaxFdsPerMessage)];
@@ -99,10 +98,25 @@ std::optional<nlohmann::json> Channel::receive(std::vector<int>* fds, int timeou
     header.msg_iovlen = 1;
     header.msg_control = control;
     header.msg_controllen = sizeof control;
-    ssize_t n;
-    do {
-        n = ::recvmsg(fd_, &header, MSG_CMSG_CLOEXEC);
-    } while (n < 0 && errno == EINTR);
+    long n = -1;
+    bool waiting = true;
+    for (int attempt = 0; attempt < spin_polls_ && waiting; ++attempt) {
+        n = receive_once(header, MSG_DONTWAIT);
+        waiting = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    }
+    if (waiting) {
+        if (timeout_ms >= 0) {
+            pollfd p{fd_, POLLIN, 0};
+            int ready;
+            do {
+                ready = ::poll(&p, 1, timeout_ms);
+            } while (ready < 0 && errno == EINTR);
+            if (ready == 0) {
+                return std::nullopt;
+            }
+        }
+        n = receive_once(header, 0);
+    }
     if (n <= 0) {
         closed_ = true;
         return std::nullopt;

@@ -8,7 +8,13 @@
 #include <utility>
 #include <vector>
 
+struct msghdr;
+
 namespace pkbw::engine {
+
+// How long a receive polls before it sleeps, where the ends poll (cpu_placement.h): about 0.1 s of
+// non-blocking receives, longer than any block of microsecond calls and the judge's work between them.
+inline constexpr int kChannelSpinPolls = 100000;
 
 class Channel {
 public:
@@ -19,6 +25,7 @@ public:
     Channel(Channel&& other) noexcept
         : fd_(std::exchange(other.fd_, -1))
         , closed_(other.closed_)
+        , spin_polls_(other.spin_polls_)
         , buffer_(std::move(other.buffer_)) {}
     Channel& operator=(Channel&& other) noexcept;
     ~Channel();
@@ -35,10 +42,18 @@ public:
     // timeout expired (`closed()` tells which); throws pkbw::FormatError on a malformed datagram.
     std::optional<nlohmann::json> receive(std::vector<int>* fds = nullptr, int timeout_ms = -1);
     bool closed() const { return closed_; }
+    // Polls the socket up to `polls` times (each a non-blocking receive, about a microsecond) before a
+    // receive sleeps on it (cpu_placement.h says when and why; 0: sleep at once). A frozen process
+    // polls nothing, so a worker thawed for its block finds the request within a poll.
+    void set_spin(int polls) { spin_polls_ = polls; }
 
 private:
+    // One recvmsg into buffer_ with `flags`; the byte count, or -1 with errno (EAGAIN: nothing yet).
+    long receive_once(msghdr& header, int flags);
+
     int fd_ = -1;
     bool closed_ = false;
+    int spin_polls_ = 0;
     // Every message is received into this one buffer, sized for the largest on the first receive and
     // reused: a fresh zero-filled 4 MiB buffer per message cost each end of every timed request
     // 0.1-0.4 ms, inside the judge's clock and different from one process to the next

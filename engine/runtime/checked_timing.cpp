@@ -1,7 +1,5 @@
-#include "checked_timing_steps.h"
 #include "candidate_process.h"
-#include "timing_slots.h"
-
+#include "checked_timing_steps.h"
 #include "pkbw/core/candidate_protocol.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/perf_stats.h"
@@ -11,14 +9,15 @@
 #include "rendezvous.h"
 #include "timed_lengths.h"
 #include "timing_inputs.h"
+#include "timing_slots.h"
 #include "trial_buffers.h"
 
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdlib>
-#include <string_view>
 #include <memory>
+#include <string_view>
 #include <unistd.h>
 
 namespace pkbw::engine {
@@ -36,7 +35,6 @@ int checked_timing_blocks(const PerfOptions& options, int sides) {
 namespace checked_timing_steps {
 
 namespace cp = candidate_protocol;
-
 
 void CheckedTiming::plan() {
     // Planned, agreed and drawn while the eval's trials ran (timing_inputs.h); into device memory now.
@@ -104,7 +102,8 @@ void CheckedTiming::load_group(int group, Side& side) {
 }
 
 BlockTiming CheckedTiming::timed_request(Side& side, const std::vector<int>& views,
-                                         const std::map<std::string, double>& params, double& judge_ms, bool graph) {
+                                         const std::map<std::string, double>& params, double& judge_ms,
+                                         bool graph) {
     p_.rendezvous.barrier();
     const auto start = Clock::now();
     side.still->thaw(thaw_confirmed_);
@@ -116,7 +115,8 @@ BlockTiming CheckedTiming::timed_request(Side& side, const std::vector<int>& vie
         auto replayed = side.worker->process->graph_calls(views, params, true, why);
         if (!replayed) { // captured before; only a process that changed its answer gets here
             throw CandidateFailure(std::string(cp::kFailProtocol),
-                                   side.worker->side + "'s process could not replay the graph it captured: " + why);
+                                   side.worker->side +
+                                       "'s process could not replay the graph it captured: " + why);
         }
         timing = *replayed;
     } else {
@@ -253,8 +253,10 @@ void CheckedTiming::guard_scheduling(json& found) {
     }
     const std::pair<pid_t, const char*> processes[] = {
         {reference_.worker->process->pid(), "the reference's timing worker: "}, {::getpid(), "the judge: "}};
-    for (const auto& [pid, who] : processes) {
-        const SchedulingRestore restore = restore_scheduling(pid, *c_.scheduling);
+    const int pinned[] = {worker_cpu_, judge_cpu_};
+    for (std::size_t i = 0; i < std::size(processes); ++i) {
+        const auto& [pid, who] = processes[i];
+        const SchedulingRestore restore = restore_scheduling(pid, *c_.scheduling, pinned[i]);
         if (restore.suspicious > 0) {
             found["rescheduled_threads"] = found.value("rescheduled_threads", 0) + restore.suspicious;
             if (!found.contains("rescheduled")) {
@@ -264,6 +266,32 @@ void CheckedTiming::guard_scheduling(json& found) {
         if (restore.failed > 0 && !found.contains("reschedule_failed")) {
             found["reschedule_failed"] = who + restore.failure;
         }
+    }
+}
+
+void CheckedTiming::place_workers(const ScopedPin& judge) {
+    if (c_.placement == nullptr) {
+        return;
+    }
+    plan_scheduling_["placement"] = c_.placement->description;
+    judge_cpu_ = judge.failure().empty() ? c_.placement->judge_cpu : -1;
+    // The reference's worker first: the scheduling guard holds its main thread to this pin, so where
+    // the pin fails it is held to the judge's affinity instead.
+    std::string failure = judge.failure();
+    for (Side* side : {&reference_, &candidate_}) {
+        if (!side->worker || c_.placement->worker_cpu < 0) {
+            continue;
+        }
+        const std::string why = pin_thread(side->worker->process->pid(), c_.placement->worker_cpu);
+        if (side == &reference_) {
+            worker_cpu_ = why.empty() ? c_.placement->worker_cpu : -1;
+        }
+        if (failure.empty()) {
+            failure = why;
+        }
+    }
+    if (!failure.empty()) {
+        plan_scheduling_["placement_failure"] = failure;
     }
 }
 
@@ -309,6 +337,8 @@ void CheckedTiming::run() {
     for (Side* side : {&reference_, &candidate_}) {
         side->still = std::make_unique<WorkerStillness>(side->worker);
     }
+    const ScopedPin judge_pinned(c_.placement ? c_.placement->judge_cpu : -1);
+    place_workers(judge_pinned);
     guard_scheduling(plan_scheduling_);
     round_trip_ms_ = calibrate_round_trip();
     if (!p_.device.on_host()) {

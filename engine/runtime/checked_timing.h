@@ -8,6 +8,7 @@
 #pragma once
 
 #include "perf_runner.h"
+#include "cpu_placement.h"
 #include "scheduling_guard.h"
 #include "timing_inputs.h"
 #include "worker_stillness.h"
@@ -27,6 +28,8 @@ struct CheckedTimingContext {
     // The judge's own scheduling, taken before any worker started: given back to the reference's
     // worker and the judge before each reference block (scheduling_guard.h). Null: not guarded.
     const ThreadScheduling* scheduling = nullptr;
+    // Where this judge and its workers run while blocks are timed (cpu_placement.h). Null: as started.
+    const CpuPlacement* placement = nullptr;
     // Called after each timed block (the perf phase's progress).
     std::function<void(const std::string& side)> block_timed;
 };

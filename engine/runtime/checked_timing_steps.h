@@ -108,6 +108,9 @@ private:
     // Gives the reference's worker and this judge back the judge's scheduling (scheduling_guard.h);
     // what it found is added to `found`.
     void guard_scheduling(json& found);
+    // Pins both workers' main threads where the placement says (cpu_placement.h) and records the
+    // placement, and any pin that failed, in the plan.
+    void place_workers(const ScopedPin& judge);
 
     const CheckedTimingContext& c_;
     const PerfContext& p_;
@@ -132,6 +135,7 @@ private:
     double thaw_ms_ = 0;    // of the last block: the judge's thaw of its worker, inside its time
     double request_ms_ = 0; // of the last block: the request sent to its answer read, on the judge's clock
     json plan_scheduling_ = json::object(); // guard_scheduling before the calibration
+    int judge_cpu_ = -1, worker_cpu_ = -1;  // pinned by place_workers (the guard's baselines)
 };
 
 } // namespace checked_timing_steps

@@ -349,6 +349,7 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const PerfWorker
                                            workers.candidate,
                                            workers.inputs,
                                            workers.scheduling,
+                                           workers.placement,
                                            progress_of("pkbw")};
         run_checked_timing(context, options);
     }

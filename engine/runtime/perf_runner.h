@@ -86,6 +86,7 @@ private:
 
 struct TimedWorker;  // checked_timing.h
 struct ThreadScheduling; // scheduling_guard.h
+struct CpuPlacement;     // cpu_placement.h
 class TimingInputs;  // timing_inputs.h
 
 // The sides present in a perf run: each side's worker process (the candidate's is frozen outside its
@@ -96,6 +97,7 @@ struct PerfWorkers {
     double atol = 1e-2, rtol = 1e-2; // the run's tolerance, for the check of every timed call
     TimingInputs* inputs = nullptr;  // pkbw's protocol: the timed calls' inputs (start_timing_inputs)
     const ThreadScheduling* scheduling = nullptr; // the judge's, before its workers (scheduling_guard.h)
+    const CpuPlacement* placement = nullptr;      // where the judge and workers run (cpu_placement.h)
 };
 
 // Agrees with the other judges on pkbw's timed blocks and starts drawing their inputs in the

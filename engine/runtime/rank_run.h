@@ -12,6 +12,7 @@
 #include "pkbw/engine_nvtx.h"
 #include "rank_runner.h"
 #include "rendezvous.h"
+#include "cpu_placement.h"
 #include "scheduling_guard.h"
 #include "solution_library.h"
 #include "timing_inputs.h"
@@ -90,6 +91,7 @@ private:
     std::unique_ptr<CandidateProcess> candidate_; // null when this run has no candidate side
     std::unique_ptr<CandidateProcess> reference_worker_; // perf only: the reference's timing worker
     std::unique_ptr<TimingInputs> timing_inputs_;        // perf only: drawn while the trials run
+    CpuPlacement placement_;                             // perf only: where the judge and workers run
     std::optional<ThreadScheduling> scheduling_;         // perf only: this judge's, before any worker
     std::string shm_prefix_;
     std::filesystem::path trace_dir_;

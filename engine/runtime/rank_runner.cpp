@@ -123,6 +123,10 @@ int RankRun::run() {
     // scheduling that the reference's worker will be held to (scheduling_guard.h).
     if (config_.perf && config_.mode != "calibrate") {
         scheduling_ = current_thread_scheduling();
+        const char* local_world = std::getenv("LOCAL_WORLD_SIZE");
+        placement_ = cpu_placement_for_rank(config_.backend == "cuda", local_rank_,
+                                            local_world && *local_world ? std::atoi(local_world)
+                                                                        : config_.world_size);
     }
     if (config_.mode != "calibrate") {
         const auto params = problem_->params(config_.problem_config(0));
@@ -227,6 +231,7 @@ void RankRun::run_perf_phase() {
     workers.rtol = config_.rtol;
     workers.inputs = timing_inputs_.get();
     workers.scheduling = scheduling_ ? &*scheduling_ : nullptr;
+    workers.placement = &placement_;
     try {
         run_perf(context, parse_perf_options(config_.perf_options, "configuration"), workers, *shared_);
         timing_inputs_.reset(); // the staging's device memory
@@ -369,6 +374,7 @@ std::unique_ptr<CandidateProcess> RankRun::start_worker(const std::string& side,
     }
     const char* sandbox = std::getenv("PKBW_SANDBOX");
     launch.sandbox = !(sandbox && std::string(sandbox) == "off");
+    launch.spin = placement_.spin;
     try {
         return std::make_unique<CandidateProcess>(launch);
     } catch (const CandidateFailure& failure) {

@@ -119,9 +119,15 @@ ThreadScheduling current_thread_scheduling() {
     return scheduling;
 }
 
-SchedulingRestore restore_scheduling(pid_t pid, const ThreadScheduling& baseline) {
+SchedulingRestore restore_scheduling(pid_t pid, const ThreadScheduling& common, int main_cpu) {
     SchedulingRestore result;
+    ThreadScheduling pinned = common;
+    if (main_cpu >= 0) {
+        CPU_ZERO(&pinned.affinity);
+        CPU_SET(main_cpu, &pinned.affinity);
+    }
     for (const pid_t tid : threads_of(pid)) {
+        const ThreadScheduling& baseline = tid == pid ? pinned : common;
         ThreadScheduling now;
         if (!read_scheduling(tid, now)) {
             continue; // ended meanwhile

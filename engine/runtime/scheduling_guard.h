@@ -40,7 +40,8 @@ struct SchedulingRestore {
 };
 
 // Sets every thread of process `pid` back to `baseline` where it differs. A thread that ended
-// meanwhile is skipped. Never throws.
-SchedulingRestore restore_scheduling(pid_t pid, const ThreadScheduling& baseline);
+// meanwhile is skipped. `main_cpu` >= 0: the process's main thread was pinned to that CPU by the
+// judge (cpu_placement.h), and that is its baseline's affinity. Never throws.
+SchedulingRestore restore_scheduling(pid_t pid, const ThreadScheduling& baseline, int main_cpu = -1);
 
 } // namespace pkbw::engine

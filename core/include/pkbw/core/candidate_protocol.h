@@ -17,7 +17,8 @@ inline constexpr std::size_t kMaxMessageBytes = 4u << 20;
 inline constexpr std::size_t kMaxFdsPerMessage = 200;
 
 // Judge -> candidate.
-inline constexpr std::string_view kSetup = "setup"; // backend, rank, world, library, shm prefix, trace
+inline constexpr std::string_view kSetup = "setup"; // backend, rank, world, library, shm prefix, trace,
+                                                     // spin (poll the channel: engine/runtime/cpu_placement.h)
 inline constexpr std::string_view kMap = "map";     // buffers: [{id, bytes, ipc?}] (+ fds on host)
 inline constexpr std::string_view kUnmap = "unmap"; // ids: buffers the judge is about to free
 inline constexpr std::string_view kViews = "views"; // set id, inputs, outputs: tensors over buffers
