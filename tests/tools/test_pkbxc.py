@@ -12,7 +12,8 @@ checkout, no network. Runs under the first interpreter that imports torch (Debia
   from every rank's inputs: reduce (non-roots keep their input), bf16 all_reduce / broadcast / all_gather / all_to_all_single,
   all_gather_into_tensor, uneven all_gather, reduce_scatter_tensor, reduce_scatter, list all_to_all
   (real and complex), bf16 GEMMs (fp32 product rounded once), bf16 silu, and bf16 mse_loss.
-- adapters: 70's call from the pkbw run's lengths and values, 61's bf16 eye, 68's num_total_nodes.
+- adapters: 70's call from the pkbw run's lengths and values, 61's bf16 eye, 68's num_total_nodes, 76/78/87's
+  call at pkbw's reduced shape (PKB's tuple, pkbw's tensors and params).
 """
 import json
 import os
@@ -363,6 +364,35 @@ def test_adapters():
                                                        solution=solution_68))
     check(len(args) == 3 and kwargs == {"num_total_nodes": 6} and type(kwargs["num_total_nodes"]) is int,
           f"68: num_total_nodes from pkbw's params ({kwargs})")
+
+    # 76/78/87 (pkbw_shape): PKB's tuple with pkbw's tensors at a reduced shape, scalars from pkbw as PKB's type
+    def solution_78(z, tile_latent_min_height: int, overlap: float, first_frame_as_image: bool = False,
+                    group=None):
+        pass
+
+    def pkb_78(rank, world, pid, shape, dtype, trial, device):
+        return (torch.zeros(1, 16, 6, 90, 90, dtype=torch.bfloat16), 32, 0.25, False, None)
+
+    z = torch.ones(1, 16, 6, 22, 22, dtype=torch.bfloat16)
+    params = {"tile_latent_min_height": 8.0, "overlap": 0.25, "first_frame_as_image": 0.0}
+    build = adapters.adapter_for(78).build
+    c = call(78, ["z"], [z], params, pkb_78, solution_78)
+    args, _ = build(c)
+    check(args[0] is z and args[1:] == [8, 0.25, False, None] and type(args[1]) is int and type(args[3]) is bool,
+          f"78: reduced z and pkbw's tile size as an int ({args[1:]})")
+    check(any("tile_latent_min_height=8 (PKB 32)" in n for n in c.notes), f"78: the scaled param is named ({c.notes})")
+    z_pkb = torch.ones(1, 16, 6, 90, 90, dtype=torch.bfloat16)
+    for tensors, bad_params, what in (([z_pkb], params, "PKB's shape with another tile size"),
+                                      ([z.float()], params, "another dtype"),
+                                      ([z[0]], params, "another rank"),
+                                      ([z], dict(params, tile_latent_min_height=8.5), "a fractional int")):
+        try:
+            build(call(78, ["z"], tensors, bad_params, pkb_78, solution_78))
+            check(False, f"78: {what} accepted")
+        except adapters.AdapterError:
+            pass
+    args, _ = build(call(78, ["z"], [z_pkb], dict(params, tile_latent_min_height=32.0), pkb_78, solution_78))
+    check(args[1] == 32 and args[0] is z_pkb, "78: PKB's shape and params give PKB's call")
 
 
 if __name__ == "__main__":

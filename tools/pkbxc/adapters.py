@@ -245,6 +245,59 @@ def _jagged_from_pkbw(call):
     return args, {}
 
 
+def _scalar_of_pkb_type(pkb_value, pkbw_value, name):
+    """pkbw's param (a JSON number) as the type of PKB's argument (int, float, bool)."""
+    if isinstance(pkb_value, bool):
+        return bool(pkbw_value)
+    if isinstance(pkb_value, int):
+        if not float(pkbw_value).is_integer():
+            raise AdapterError(f"param '{name}': pkbw {pkbw_value} but PKB passes an int ({pkb_value})")
+        return int(pkbw_value)
+    return float(pkbw_value)
+
+
+def pkbw_shape(call):
+    """76, 78 and 87 scale their sizes with M or N (PKB's at M = N = 1024, docs/problems.md), while PKB's
+    generator draws its fixed sizes at every M and N. PKB's tuple gives the arguments' kinds and order;
+    its tensor leaves are replaced by pkbw's in order, with dtype and rank checked; a scalar that pkbw
+    publishes as a param is taken from pkbw, as PKB's type (78's tile sizes scale with N). Where every
+    tensor has PKB's shape, the call must be PKB's own: scalars that differ are an error, as in pkb_tuple;
+    at a reduced shape each differing scalar is named in the row's notes."""
+    pkb_args = call.pkb_inputs(call.rank, call.world, call.problem_id, (call.m, call.n), call.dtype,
+                               trial=call.trial, device=call.device)
+    pkb_args = pkb_args if isinstance(pkb_args, tuple) else (pkb_args,)
+    signature = list(inspect.signature(call.solution).parameters)
+    remaining = list(zip(call.names, call.tensors))
+    args, reduced, differing = [], [], []
+    for index, value in enumerate(pkb_args):
+        name = signature[index] if index < len(signature) else f"arg{index}"
+        if isinstance(value, torch.Tensor):
+            if not remaining:
+                raise AdapterError(f"PKB's argument {name} has no pkbw input left ({len(call.tensors)} given)")
+            mine_name, mine = remaining.pop(0)
+            if mine.dtype != value.dtype or mine.dim() != value.dim():
+                raise AdapterError(f"pkbw input '{mine_name}' is {str(mine.dtype)[6:]} {list(mine.shape)} but PKB's "
+                                   f"argument {name} is {str(value.dtype)[6:]} {list(value.shape)}")
+            if list(mine.shape) != list(value.shape):
+                reduced.append(f"{name} {list(mine.shape)} (PKB {list(value.shape)})")
+            args.append(mine.to(value.device))
+            continue
+        key = name if name in call.params else ALIASES.get(name)
+        if key in call.params and isinstance(value, (bool, int, float)):
+            mine = _scalar_of_pkb_type(value, call.params[key], key)
+            if mine != value:
+                differing.append(f"{name}={mine} (PKB {value})")
+            value = mine
+        args.append(value)
+    if remaining:
+        raise AdapterError(f"pkbw inputs {[n for n, _ in remaining]} have no tensor in PKB's arguments")
+    if differing and not reduced:
+        raise AdapterError(f"at PKB's shapes pkbw's params differ from PKB's: {', '.join(differing)}")
+    if reduced:
+        call.notes.append("reduced shape: " + "; ".join(reduced + differing))
+    return args, {}
+
+
 ADAPTERS = {
     10: Adapter(cpu_blocker="PKB's reference allocates on CUDA explicitly (device='cuda', "
                             "torch.cuda.current_device()): GPU only"),
@@ -261,6 +314,10 @@ ADAPTERS = {
     # table below M = 1024 too.
     68: Adapter(build=by_signature, note="pkbw's table (scaled below M = 1024), num_total_nodes from pkbw"),
     70: Adapter(build=_jagged_from_pkbw, note="lengths and values of the pkbw run (PKB's draw sums to another length)"),
+    # 76, 78, 87: pkbw's sizes scale with M or N (PKB's own at M = N = 1024), PKB's generator's do not.
+    76: Adapter(build=pkbw_shape),
+    78: Adapter(build=pkbw_shape),
+    87: Adapter(build=pkbw_shape),
 }
 
 
