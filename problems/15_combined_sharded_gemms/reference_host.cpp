@@ -3,7 +3,7 @@
 // dtype as PKB's tensors are.
 #include "pkbw/solution.h"
 #include "pkbw/toolkit/host.h"
-#include "pkbw/toolkit/permute_host.h"
+#include "pkbw/toolkit/sharded_gemm_host.h"
 
 #include <cmath>
 #include <vector>
@@ -22,13 +22,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const int world = ctx.world_size;
     const std::int64_t rows = x_local.shape[0], hl = x_local.shape[1], hidden = w1.shape[0], f = w1.shape[1];
     const std::int64_t rows_local = rows / world;
-    std::vector<std::byte> gathered(x_local.nbytes() * static_cast<std::size_t>(world));
-    ctx.all_gather_host(x_local.data, x_local.nbytes(), gathered.data());
-    // [W, Mr, H/W] -> [Mr, W, H/W] = x [Mr, H]; this rank's row block of it.
-    const long long shape[] = {world, rows, hl};
-    const int perm[] = {1, 0, 2};
-    const std::vector<double> x_all =
-        pkbw::tk::permuted(to_f64(gathered.data(), x_local.dtype, rows * hidden), 3, shape, perm);
+    const std::vector<double> x_all = pkbw::tk::gather_columns_f64(ctx, to_f64(x_local), rows, hl);
+    // x [Mr, H] (the shards side by side); this rank's row block of it.
     const std::vector<double> x(x_all.begin() + ctx.rank * rows_local * hidden,
                                 x_all.begin() + (ctx.rank + 1) * rows_local * hidden);
     std::vector<double> a = gemm_rounded(x, to_f64(w1.data, w1.dtype, hidden * f), rows_local, f, hidden, dt);
