@@ -2,37 +2,19 @@
 #include "mlp_inputs.h"
 
 namespace pkbw::problems {
-namespace {
-
-class Zero1 final : public ZeroShardProblem {
-public:
-    Zero1()
-        : ZeroShardProblem(
-              {.id = 41,
-               .stem = "41_zero1_optimizer_shard",
-               .category = "TI",
-               .title = "ZeRO-1 training step",
-               .description =
-                   "As 40 (rank 0's MLP parameters broadcast, forward/backward on the local rows, "
-                   "MSE mean loss), but the flat gradient is all-reduced and divided by W and Adam "
-                   "updates only this rank's 1/W slice of the flat parameters with its moment "
-                   "slices [P/W]; the updated slices are all-gathered. Returns (W1, b1, W2, b2, "
-                   "exp_avg_part, exp_avg_sq_part). hidden is bumped until W divides P."}) {}
-
-    WorkModel work(const ProblemConfig& c) const override {
-        const MlpDims d = mlp_dims(c, true);
-        const double e = elem_bytes(c), p = static_cast<double>(d.param_numel());
-        return {.collective = CollectiveKind::AllReduce,
-                .collective_bytes = p * e,
-                .flops = mlp_step_flops(d),
-                .memory_bytes = static_cast<double>(d.rows * (d.d_in + d.d_out)) * e + 3.0 * p * e};
-    }
-};
-
-} // namespace
 
 const Problem& problem_41() {
-    static const Zero1 problem;
+    static const ZeroShardProblem problem(
+        {.id = 41,
+         .stem = "41_zero1_optimizer_shard",
+         .category = "TI",
+         .title = "ZeRO-1 training step",
+         .description = "As 40 (rank 0's MLP parameters broadcast, forward/backward on the local rows, "
+                        "MSE mean loss), but the flat gradient is all-reduced and divided by W and Adam "
+                        "updates only this rank's 1/W slice of the flat parameters with its moment "
+                        "slices [P/W]; the updated slices are all-gathered. Returns (W1, b1, W2, b2, "
+                        "exp_avg_part, exp_avg_sq_part). hidden is bumped until W divides P."},
+        CollectiveKind::AllReduce);
     return problem;
 }
 

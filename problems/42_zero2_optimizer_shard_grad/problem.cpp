@@ -2,37 +2,20 @@
 #include "mlp_inputs.h"
 
 namespace pkbw::problems {
-namespace {
-
-class Zero2 final : public ZeroShardProblem {
-public:
-    Zero2()
-        : ZeroShardProblem(
-              {.id = 42,
-               .stem = "42_zero2_optimizer_shard_grad",
-               .category = "TI",
-               .title = "ZeRO-2 training step",
-               .description = "As 40 (rank 0's MLP parameters broadcast, forward/backward on the local rows, "
-                              "MSE mean loss), but the flat gradient is reduce-scattered (sum) and divided "
-                              "by W and Adam "
-                              "updates only this rank's 1/W slice of the flat parameters with its moment "
-                              "slices [P/W]; the updated slices are all-gathered. Returns (W1, b1, W2, b2, "
-                              "exp_avg_part, exp_avg_sq_part). hidden is bumped until W divides P."}) {}
-
-    WorkModel work(const ProblemConfig& c) const override {
-        const MlpDims d = mlp_dims(c, true);
-        const double e = elem_bytes(c), p = static_cast<double>(d.param_numel());
-        return {.collective = CollectiveKind::ReduceScatter,
-                .collective_bytes = p * e,
-                .flops = mlp_step_flops(d),
-                .memory_bytes = static_cast<double>(d.rows * (d.d_in + d.d_out)) * e + 3.0 * p * e};
-    }
-};
-
-} // namespace
 
 const Problem& problem_42() {
-    static const Zero2 problem;
+    static const ZeroShardProblem problem(
+        {.id = 42,
+         .stem = "42_zero2_optimizer_shard_grad",
+         .category = "TI",
+         .title = "ZeRO-2 training step",
+         .description = "As 40 (rank 0's MLP parameters broadcast, forward/backward on the local rows, "
+                        "MSE mean loss), but the flat gradient is reduce-scattered (sum) and divided "
+                        "by W and Adam "
+                        "updates only this rank's 1/W slice of the flat parameters with its moment "
+                        "slices [P/W]; the updated slices are all-gathered. Returns (W1, b1, W2, b2, "
+                        "exp_avg_part, exp_avg_sq_part). hidden is bumped until W divides P."},
+        CollectiveKind::ReduceScatter);
     return problem;
 }
 

@@ -7,6 +7,7 @@
 #include "shared_inputs.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace pkbw::problems {
 
@@ -72,9 +73,13 @@ namespace pkbw::problems {
 // PKB 41 (ZeRO-1) and 42 (ZeRO-2): the MLP step with Adam on this rank's 1/W slice of the flat
 // parameters. Inputs: X_local, y_local, W1, b1, W2, b2 (rank 0's broadcast), exp_avg_part and
 // exp_avg_sq_part [P/W] (zeros); outputs: the four all-gathered parameters, then the slice's moments.
-class ZeroShardProblem : public BasicProblem {
+// The two differ in how the gradient is summed (41 all-reduces it, 42 reduce-scatters it), which the
+// work model names.
+class ZeroShardProblem final : public BasicProblem {
 public:
-    using BasicProblem::BasicProblem;
+    ZeroShardProblem(ProblemInfo info, CollectiveKind gradient_collective)
+        : BasicProblem(std::move(info))
+        , gradient_collective_(gradient_collective) {}
 
     std::vector<TensorSpec> input_specs(const ProblemConfig& c, int) const override {
         const MlpDims d = mlp_dims(c, true);
@@ -111,6 +116,17 @@ public:
         fill_constant(inputs[7], 0.0);
     }
     std::map<std::string, double> params(const ProblemConfig& c) const override { return adam_params(c); }
+    WorkModel work(const ProblemConfig& c) const override {
+        const MlpDims d = mlp_dims(c, true);
+        const double e = elem_bytes(c), p = static_cast<double>(d.param_numel());
+        return {.collective = gradient_collective_,
+                .collective_bytes = p * e,
+                .flops = mlp_step_flops(d),
+                .memory_bytes = static_cast<double>(d.rows * (d.d_in + d.d_out)) * e + 3.0 * p * e};
+    }
+
+private:
+    CollectiveKind gradient_collective_;
 };
 
 } // namespace pkbw::problems
