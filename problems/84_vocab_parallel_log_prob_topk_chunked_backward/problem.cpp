@@ -27,9 +27,9 @@ public:
         return vt::check(c, info());
     }
     std::vector<TensorSpec> input_specs(const ProblemConfig& c, int) const override {
-        return {{"vocab_parallel_logits", c.dtype, {vt::batch(c), vt::seq(c), vt::local_vocab(c)}},
-                {"target", DType::I64, {vt::batch(c), vt::seq(c)}},
-                {"grad_output", DType::BF16, {vt::batch(c), vt::seq(c)}}};
+        std::vector<TensorSpec> specs = vt::logits_and_target_specs(c);
+        specs.push_back({"grad_output", DType::BF16, {vt::batch(c), vt::seq(c)}});
+        return specs;
     }
     std::vector<TensorSpec> output_specs(const ProblemConfig& c, int) const override {
         return {{"output", DType::F32, {vt::batch(c), vt::seq(c), vt::local_vocab(c)}}};
@@ -47,10 +47,7 @@ public:
         });
     }
     std::map<std::string, double> params(const ProblemConfig& c) const override {
-        std::map<std::string, double> p;
-        vt::add_filter_params(p);
-        p["chunk_size"] = static_cast<double>(vt::chunk(c));
-        return p;
+        return vt::filter_params(c, true);
     }
     WorkModel work(const ProblemConfig& c) const override {
         const double tokens = static_cast<double>(vt::batch(c) * vt::seq(c));

@@ -9,6 +9,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace pkbw::problems::vocab_topk {
 
@@ -69,9 +73,65 @@ inline void fill_logits_and_targets(const ProblemConfig& c, int id, int rank, st
     }
 }
 
-inline void add_filter_params(std::map<std::string, double>& params) {
-    params["top_k"] = kTopK;
-    params["top_p"] = kTopP;
+// top_k and top_p, and for the chunked variants (83, 84) chunk_size.
+inline std::map<std::string, double> filter_params(const ProblemConfig& c, bool chunked) {
+    std::map<std::string, double> params{{"top_k", kTopK}, {"top_p", kTopP}};
+    if (chunked) {
+        params["chunk_size"] = static_cast<double>(chunk(c));
+    }
+    return params;
 }
+
+// PKB's first two arguments: vocab_parallel_logits [b, s, 256/W] in the dtype and target [b, s] int64.
+inline std::vector<TensorSpec> logits_and_target_specs(const ProblemConfig& c) {
+    return {{"vocab_parallel_logits", c.dtype, {batch(c), seq(c), local_vocab(c)}},
+            {"target", DType::I64, {batch(c), seq(c)}}};
+}
+
+// PKB's targets: (multiplier·i + offset + trial) mod 256 (82: 17 i + 3, 83 and 84: 19 i + 5).
+struct TargetRule {
+    std::int64_t multiplier;
+    std::int64_t offset;
+};
+
+// The forward problems 82 and 83: the target log-probs fp32 [b, s] on every rank, of the whole batch
+// at once (82) or chunk by chunk (83, which publishes chunk_size); the values are the same.
+class LogProbTopKProblem final : public BasicProblem {
+public:
+    LogProbTopKProblem(ProblemInfo info, TargetRule targets, bool chunked)
+        : BasicProblem(std::move(info))
+        , targets_(targets)
+        , chunked_(chunked) {}
+
+    std::optional<std::string> check_config(const ProblemConfig& c) const override {
+        return check(c, info());
+    }
+    std::vector<TensorSpec> input_specs(const ProblemConfig& c, int) const override {
+        return logits_and_target_specs(c);
+    }
+    std::vector<TensorSpec> output_specs(const ProblemConfig& c, int) const override {
+        return {{"output", DType::F32, {batch(c), seq(c)}}};
+    }
+    void make_inputs(const ProblemConfig& c, int rank, std::vector<Tensor>& inputs) const override {
+        fill_logits_and_targets(c, info().id, rank, targets_.multiplier, targets_.offset, inputs[0],
+                                inputs[1]);
+    }
+    std::map<std::string, double> params(const ProblemConfig& c) const override {
+        return filter_params(c, chunked_);
+    }
+    WorkModel work(const ProblemConfig& c) const override {
+        const double tokens = static_cast<double>(batch(c) * seq(c));
+        const double e = elem_bytes(c);
+        const double local_rows = tokens / c.world_size;
+        return {.collective = CollectiveKind::AllToAll,
+                .collective_bytes = tokens * static_cast<double>(local_vocab(c)) * e,
+                .flops = local_rows * static_cast<double>(kVocab) * 16,
+                .memory_bytes = 2 * tokens * static_cast<double>(local_vocab(c)) * e + tokens * 12};
+    }
+
+private:
+    TargetRule targets_;
+    bool chunked_;
+};
 
 } // namespace pkbw::problems::vocab_topk
