@@ -1,56 +1,34 @@
 // PKB problem 28: MoE token dispatch before the experts: expert-major permutation of the tokens by
 // a top-2 routing mask, all_to_all_single with given split lists, and the regroup of the received
 // chunks by local expert (Megatron's token_pre_all2all).
-#include "pkbw/toolkit/moe_inputs.h"
-#include "problem_util.h"
+#include "moe_all2all.h"
 
 #include <string>
 
 namespace pkbw::problems {
 namespace {
 
-constexpr int kExperts = 8; // PKB's num_experts, whatever W
-constexpr int kTopK = 2;
+using namespace moe_all2all;
 
-// Rows after the permutation: every token goes to kTopK distinct experts.
-std::int64_t routed(const ProblemConfig& c) {
-    return kTopK * c.m;
-}
-
-std::vector<double> as_doubles(const std::vector<long long>& v) {
-    return std::vector<double>(v.begin(), v.end());
-}
-
-class MoePreAllToAll final : public BasicProblem {
+class MoePreAllToAll final : public MoeAllToAllProblem {
 public:
     MoePreAllToAll()
-        : BasicProblem({.id = 28,
-                        .stem = "28_moe_pre_all2all",
-                        .category = "MoE",
-                        .title = "MoE dispatch: expert-major permute, all-to-all, regroup by local expert",
-                        .description =
-                            "Every rank holds hidden_states [M, N] (standard normal), expert_mask "
-                            "[8, 2, M] float32 (one-hot: each token picks 2 distinct experts, slot j "
-                            "its j-th pick) and num_global_tokens_per_local_expert [W, 8/W] int64 (2M "
-                            "spread evenly); list params input_splits = output_splits (2M/W each), "
-                            "num_experts = 8. routing_map = expert_mask.sum(dim=1); the tokens are "
-                            "permuted expert-major (masked_select order), exchanged with "
-                            "all_to_all_single, and the received chunks (source rank w, local expert "
-                            "l, sized by the counts) regrouped local expert first. Returns (the "
-                            "regrouped rows [2M, N], routing_map [8, M] float32, the permutation "
-                            "[2M] int64, torch.Size([M, N])). W must divide 8."}) {}
+        : MoeAllToAllProblem(
+              {.id = 28,
+               .stem = "28_moe_pre_all2all",
+               .category = "MoE",
+               .title = "MoE dispatch: expert-major permute, all-to-all, regroup by local expert",
+               .description = "Every rank holds hidden_states [M, N] (standard normal), expert_mask "
+                              "[8, 2, M] float32 (one-hot: each token picks 2 distinct experts, slot j "
+                              "its j-th pick) and num_global_tokens_per_local_expert [W, 8/W] int64 (2M "
+                              "spread evenly); list params input_splits = output_splits (2M/W each), "
+                              "num_experts = 8. routing_map = expert_mask.sum(dim=1); the tokens are "
+                              "permuted expert-major (masked_select order), exchanged with "
+                              "all_to_all_single, and the received chunks (source rank w, local expert "
+                              "l, sized by the counts) regrouped local expert first. Returns (the "
+                              "regrouped rows [2M, N], routing_map [8, M] float32, the permutation "
+                              "[2M] int64, torch.Size([M, N])). W must divide 8."}) {}
 
-    std::optional<std::string> check_config(const ProblemConfig& c) const override {
-        if (auto why = check_common(c, info())) {
-            return why;
-        }
-        if (auto why = require_divides(info(), c.world_size, "W", kExperts, "num_experts")) {
-            return why; // PKB asserts it
-        }
-        // PKB's even split lists put the remainder on the last entry of both lists, which only agree
-        // between sender and receiver when W divides the 2M routed rows.
-        return c.world_size == 1 ? std::nullopt : require_divides(info(), c.world_size, "W", routed(c), "2M");
-    }
     std::vector<TensorSpec> input_specs(const ProblemConfig& c, int) const override {
         return {{"hidden_states", c.dtype, {c.m, c.n}},
                 {"expert_mask", DType::F32, {kExperts, kTopK, c.m}},
@@ -77,12 +55,6 @@ public:
             tk::distinct_expert_choices(input_rng(c, info().id, rank, 1), c.m, kTopK, kExperts);
         fill_values(inputs[1], tk::one_hot_expert_mask(choices, c.m, kTopK, kExperts));
         fill_values(inputs[2], tk::spread_counts(routed(c), kExperts));
-    }
-    std::map<std::string, double> params(const ProblemConfig& c) const override {
-        std::map<std::string, double> params{{"num_experts", kExperts}};
-        add_list_param(params, "input_splits", as_doubles(tk::equal_splits(routed(c), c.world_size)));
-        add_list_param(params, "output_splits", as_doubles(tk::equal_splits(routed(c), c.world_size)));
-        return params;
     }
     WorkModel work(const ProblemConfig& c) const override {
         const double rows = static_cast<double>(routed(c)) * static_cast<double>(c.n) * elem_bytes(c);

@@ -1,54 +1,35 @@
 // PKB problem 29: MoE token combine after the experts: regroup the expert outputs back to source-rank
 // order, all_to_all_single back, and the weighted scatter-add unpermute into [M, N] (Megatron's
 // tokens_post_all2all).
+#include "moe_all2all.h"
 #include "pkbw/core/dtype.h"
-#include "pkbw/toolkit/moe_inputs.h"
-#include "problem_util.h"
 
 namespace pkbw::problems {
 namespace {
 
-constexpr int kExperts = 8; // PKB's num_experts, whatever W
-constexpr int kTopK = 2;
+using namespace moe_all2all;
 
-std::int64_t routed(const ProblemConfig& c) {
-    return kTopK * c.m;
-}
-
-std::vector<double> as_doubles(const std::vector<long long>& v) {
-    return std::vector<double>(v.begin(), v.end());
-}
-
-class MoePostAllToAll final : public BasicProblem {
+class MoePostAllToAll final : public MoeAllToAllProblem {
 public:
     MoePostAllToAll()
-        : BasicProblem({.id = 29,
-                        .stem = "29_moe_post_all2all",
-                        .category = "MoE",
-                        .title = "MoE combine: regroup back, all-to-all back, weighted scatter-add",
-                        .description =
-                            "Every rank holds expert_outputs [2M, N] (standard normal), "
-                            "routing_weights [M, 2] (softmax of 2 normals, in D), selected_experts "
-                            "[M, 2] int64 (each token's 2 distinct experts, ascending), "
-                            "num_global_tokens_per_local_expert [W, 8/W] int64 (2M spread evenly), "
-                            "routing_map [8, M] bool (consistent with selected_experts) and "
-                            "local_input_permutation_mapping [2M] int64 (the map's masked_select "
-                            "order); list params input_splits = output_splits (2M/W each), "
-                            "num_experts = 8, org_hidden_states_shape = [M, N]. The rows are "
-                            "regrouped source rank first (chunks split by the counts transposed), "
-                            "sent back with all_to_all_single, weighted by the token's routing weight "
-                            "for the row's expert and scatter-added into [M, N] at their tokens, "
-                            "every product and sum rounded to D. W must divide 8."}) {}
+        : MoeAllToAllProblem({.id = 29,
+                              .stem = "29_moe_post_all2all",
+                              .category = "MoE",
+                              .title = "MoE combine: regroup back, all-to-all back, weighted scatter-add",
+                              .description =
+                                  "Every rank holds expert_outputs [2M, N] (standard normal), "
+                                  "routing_weights [M, 2] (softmax of 2 normals, in D), selected_experts "
+                                  "[M, 2] int64 (each token's 2 distinct experts, ascending), "
+                                  "num_global_tokens_per_local_expert [W, 8/W] int64 (2M spread evenly), "
+                                  "routing_map [8, M] bool (consistent with selected_experts) and "
+                                  "local_input_permutation_mapping [2M] int64 (the map's masked_select "
+                                  "order); list params input_splits = output_splits (2M/W each), "
+                                  "num_experts = 8, org_hidden_states_shape = [M, N]. The rows are "
+                                  "regrouped source rank first (chunks split by the counts transposed), "
+                                  "sent back with all_to_all_single, weighted by the token's routing weight "
+                                  "for the row's expert and scatter-added into [M, N] at their tokens, "
+                                  "every product and sum rounded to D. W must divide 8."}) {}
 
-    std::optional<std::string> check_config(const ProblemConfig& c) const override {
-        if (auto why = check_common(c, info())) {
-            return why;
-        }
-        if (auto why = require_divides(info(), c.world_size, "W", kExperts, "num_experts")) {
-            return why; // PKB asserts it
-        }
-        return c.world_size == 1 ? std::nullopt : require_divides(info(), c.world_size, "W", routed(c), "2M");
-    }
     std::vector<TensorSpec> input_specs(const ProblemConfig& c, int) const override {
         return {{"expert_outputs", c.dtype, {routed(c), c.n}},
                 {"routing_weights", c.dtype, {c.m, kTopK}},
@@ -83,9 +64,7 @@ public:
         fill_values(inputs[5], routing.permutation);
     }
     std::map<std::string, double> params(const ProblemConfig& c) const override {
-        std::map<std::string, double> params{{"num_experts", kExperts}};
-        add_list_param(params, "input_splits", as_doubles(tk::equal_splits(routed(c), c.world_size)));
-        add_list_param(params, "output_splits", as_doubles(tk::equal_splits(routed(c), c.world_size)));
+        std::map<std::string, double> params = MoeAllToAllProblem::params(c);
         add_list_param(params, "org_hidden_states_shape",
                        {static_cast<double>(c.m), static_cast<double>(c.n)});
         return params;
