@@ -23,19 +23,9 @@ public:
         return {{"output", c.dtype, {c.world_size, c.m, c.n}}};
     }
     void make_inputs(const ProblemConfig& c, int rank, std::vector<Tensor>& inputs) const override {
-        if (c.input_mode == InputMode::Exact) {
-            fill_exact(inputs[0], input_rng(c, info().id, rank, 0), exact_amplitude(c.dtype, 1));
-        } else {
-            fill_constant(inputs[0], rank + 1.0);
-        }
+        fill_rank_constant(c, info().id, rank, 1, inputs[0]);
     }
-    WorkModel work(const ProblemConfig& c) const override {
-        const double in = mn(c) * elem_bytes(c);
-        return {.collective = CollectiveKind::AllGather,
-                .collective_bytes = in * c.world_size,
-                .flops = 0,
-                .memory_bytes = in + in * c.world_size};
-    }
+    WorkModel work(const ProblemConfig& c) const override { return all_gather_work(c); }
 };
 
 } // namespace

@@ -1,46 +1,20 @@
 // PKB problem 35: Ulysses' variable-size all-gather primitive: shapes first, then the data, concatenated
 // along gather_dim 0.
-#include "problem_util.h"
+#include "ulysses_all_gather.h"
 
 namespace pkbw::problems {
-namespace {
-
-class UlyssesAllGatherVariable final : public BasicProblem {
-public:
-    UlyssesAllGatherVariable()
-        : BasicProblem({.id = 35,
-                        .stem = "35_ulysses_all_gather_variable_primitive",
-                        .category = "SCP",
-                        .title = "Ulysses variable-size all-gather along dimension 0",
-                        .description =
-                            "Every rank holds x [M, N] (standard normal); every rank returns "
-                            "[W*M, N] whose rows r*M .. r*M+M-1 are rank r's x "
-                            "(all_gather of the int64 shapes, then of the tensors, cat on gather_dim 0; "
-                            "at W = 1 x itself)."}) {}
-
-    std::vector<TensorSpec> input_specs(const ProblemConfig& c, int) const override {
-        return {{"x", c.dtype, {c.m, c.n}}};
-    }
-    std::vector<TensorSpec> output_specs(const ProblemConfig& c, int) const override {
-        return {{"output", c.dtype, {c.world_size * c.m, c.n}}};
-    }
-    void make_inputs(const ProblemConfig& c, int rank, std::vector<Tensor>& inputs) const override {
-        fill_random_inputs(c, info().id, rank, inputs, exact_amplitude(c.dtype, 1));
-    }
-    std::map<std::string, double> params(const ProblemConfig&) const override { return {{"gather_dim", 0}}; }
-    WorkModel work(const ProblemConfig& c) const override {
-        const double in = mn(c) * elem_bytes(c);
-        return {.collective = CollectiveKind::AllGather,
-                .collective_bytes = in * c.world_size,
-                .flops = 0,
-                .memory_bytes = in + in * c.world_size};
-    }
-};
-
-} // namespace
 
 const Problem& problem_35() {
-    static const UlyssesAllGatherVariable problem;
+    static const UlyssesAllGatherProblem problem(
+        {.id = 35,
+         .stem = "35_ulysses_all_gather_variable_primitive",
+         .category = "SCP",
+         .title = "Ulysses variable-size all-gather along dimension 0",
+         .description = "Every rank holds x [M, N] (standard normal); every rank returns "
+                        "[W*M, N] whose rows r*M .. r*M+M-1 are rank r's x "
+                        "(all_gather of the int64 shapes, then of the tensors, cat on gather_dim 0; "
+                        "at W = 1 x itself)."},
+        {{"gather_dim", 0}});
     return problem;
 }
 

@@ -25,11 +25,7 @@ public:
         return {{"output", c.dtype, {c.m, c.n}}};
     }
     void make_inputs(const ProblemConfig& c, int rank, std::vector<Tensor>& inputs) const override {
-        if (c.input_mode == InputMode::Exact) {
-            fill_exact(inputs[0], input_rng(c, info().id, rank, 0), exact_amplitude(c.dtype, c.world_size));
-        } else {
-            fill_constant(inputs[0], rank + 1.0);
-        }
+        fill_rank_constant(c, info().id, rank, c.world_size, inputs[0]);
     }
     std::map<std::string, double> params(const ProblemConfig&) const override { return {{"dst", 0}}; }
     WorkModel work(const ProblemConfig& c) const override {

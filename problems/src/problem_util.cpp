@@ -112,6 +112,22 @@ void fill_random_inputs(const ProblemConfig& config, int problem_id, int rank, s
     }
 }
 
+void fill_rank_constant(const ProblemConfig& config, int problem_id, int rank, int terms, Tensor& tensor) {
+    if (config.input_mode == InputMode::Exact) {
+        fill_exact(tensor, input_rng(config, problem_id, rank, 0), exact_amplitude(config.dtype, terms));
+    } else {
+        fill_constant(tensor, rank + 1.0);
+    }
+}
+
+WorkModel all_gather_work(const ProblemConfig& config) {
+    const double in = mn(config) * elem_bytes(config);
+    return {.collective = CollectiveKind::AllGather,
+            .collective_bytes = in * config.world_size,
+            .flops = 0,
+            .memory_bytes = in + in * config.world_size};
+}
+
 std::optional<std::string> require_divides(const ProblemInfo& info, std::int64_t divisor,
                                            const char* divisor_name, std::int64_t value,
                                            const char* value_name) {

@@ -40,6 +40,10 @@ inline double mn(const ProblemConfig& config) {
     return static_cast<double>(config.m * config.n);
 }
 
+// The work of an all-gather of every rank's [M, N] (2, 34, 35): nccl-tests' S is the gathered W·M·N
+// elements; no FLOPs; the input read once and the gathered output written once.
+WorkModel all_gather_work(const ProblemConfig& config);
+
 // The generator for input `tensor_index` of `rank`: PKB's per-(problem, rank, trial) seed, with the
 // tensor index as the counter stream so that each input tensor is an independent sequence.
 CounterRng input_rng(const ProblemConfig& config, int problem_id, int rank, int tensor_index);
@@ -69,6 +73,10 @@ void fill_exact(Tensor& tensor, const CounterRng& rng, int amplitude);
 // values of the given amplitude (`exact`).
 void fill_random_inputs(const ProblemConfig& config, int problem_id, int rank, std::vector<Tensor>& inputs,
                         int exact_amplitude_value = 8);
+
+// PKB's constant inputs of the collectives (1-4, 6, 7): rank r's tensor holds r + 1; exact mode draws
+// exact values for a sum of `terms` (W where the collective sums, 1 where it only moves data).
+void fill_rank_constant(const ProblemConfig& config, int problem_id, int rank, int terms, Tensor& tensor);
 
 // An error message when `divisor` does not divide `value`, naming the problem and the quantity.
 std::optional<std::string> require_divides(const ProblemInfo& info, std::int64_t divisor,
