@@ -45,16 +45,8 @@ __global__ void siglip_term_kernel(const T* g, long long b, float bias, bool pos
 template <class T>
 int add_term(const pkbw::Context& ctx, const T* scaled_image, const void* text, long long b, long long d,
              float bias, bool own, T* logits) {
-    tk::Gemm g;
-    g.dtype = ctx.input(0).dtype;
-    g.m = b;
-    g.n = b;
-    g.k = d;
-    g.a = scaled_image;
-    g.b = text;
-    g.trans_b = true;
-    g.c = logits;
-    PKBW_TRY(tk::gemm(ctx, g));
+    // logits[b, b] = scaled_image · textᵀ (F.linear's product without a bias)
+    PKBW_TRY(tk::linear(ctx, ctx.input(0).dtype, b, d, b, scaled_image, text, nullptr, logits));
     siglip_term_kernel<T><<<1, kThreads, 0, ctx.stream()>>>(logits, b, bias, own, own, ctx.output(0).as<T>());
     PKBW_CHECK(ctx, cudaGetLastError());
     return 0;

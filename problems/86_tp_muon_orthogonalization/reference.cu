@@ -59,41 +59,16 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     normalise<<<tk::grid_for(n), 256, 0, s>>>(x, n, norm_sq);
     for (int step = 0; step < steps; ++step) {
         const double* abc = table + 3 * (step % (count / 3));
-        tk::Gemm g; // gram[rows, rows] = x · xᵀ
-        g.dtype = pkbw::DType::F32;
-        g.m = rows;
-        g.n = rows;
-        g.k = cols;
-        g.a = x;
-        g.b = x;
-        g.trans_b = true;
-        g.c = gram;
-        PKBW_TRY(tk::gemm(ctx, g));
+        // gram[rows, rows] = x · xᵀ (F.linear's product without a bias)
+        PKBW_TRY(tk::linear(ctx, pkbw::DType::F32, rows, cols, rows, x, x, nullptr, gram));
         PKBW_CHECK(ctx, ncclAllReduce(gram, gram, rows * rows, ncclFloat32, ncclSum, ctx.nccl(), s));
         PKBW_CHECK(ctx,
                    cudaMemcpyAsync(update, gram, rows * rows * sizeof(float), cudaMemcpyDeviceToDevice, s));
-        tk::Gemm u; // update = c · gram · gram + b · gram (torch.addmm(gram, gram, gram, alpha=c, beta=b))
-        u.dtype = pkbw::DType::F32;
-        u.m = rows;
-        u.n = rows;
-        u.k = rows;
-        u.a = gram;
-        u.b = gram;
-        u.c = update;
-        u.alpha = abc[2];
-        u.beta = abc[1];
-        PKBW_TRY(tk::gemm(ctx, u));
+        // update = c · gram · gram + b · gram (torch.addmm(gram, gram, gram, alpha=c, beta=b))
+        PKBW_TRY(tk::addmm(ctx, pkbw::DType::F32, rows, rows, rows, gram, gram, abc[2], abc[1], update));
         PKBW_CHECK(ctx, cudaMemcpyAsync(next, x, n * sizeof(float), cudaMemcpyDeviceToDevice, s));
-        tk::Gemm v; // next = update · x + a · x (torch.addmm(x, update, x, alpha=1, beta=a))
-        v.dtype = pkbw::DType::F32;
-        v.m = rows;
-        v.n = cols;
-        v.k = rows;
-        v.a = update;
-        v.b = x;
-        v.c = next;
-        v.beta = abc[0];
-        PKBW_TRY(tk::gemm(ctx, v));
+        // next = update · x + a · x (torch.addmm(x, update, x, alpha=1, beta=a))
+        PKBW_TRY(tk::addmm(ctx, pkbw::DType::F32, rows, cols, rows, update, x, 1.0, abc[0], next));
         float* t = x;
         x = next;
         next = t;

@@ -254,9 +254,10 @@ inline int gemm(const Context& ctx, const Gemm& g) {
     return 0;
 }
 
-// C[m, n] = A[m, k] · B[k, n], all packed row-major of `dtype`.
-inline int matmul(const Context& ctx, DType dtype, long long m, long long n, long long k, const void* a,
-                  const void* b, void* c) {
+// C[m, n] = alpha · A[m, k] · B[k, n] + beta · C, all packed row-major of `dtype`: torch.addmm(C, A, B,
+// beta=beta, alpha=alpha) written over C (the caller copies C's input there first).
+inline int addmm(const Context& ctx, DType dtype, long long m, long long n, long long k, const void* a,
+                 const void* b, double alpha, double beta, void* c) {
     Gemm g;
     g.dtype = dtype;
     g.m = m;
@@ -265,7 +266,15 @@ inline int matmul(const Context& ctx, DType dtype, long long m, long long n, lon
     g.a = a;
     g.b = b;
     g.c = c;
+    g.alpha = alpha;
+    g.beta = beta;
     return gemm(ctx, g);
+}
+
+// C[m, n] = A[m, k] · B[k, n], all packed row-major of `dtype`.
+inline int matmul(const Context& ctx, DType dtype, long long m, long long n, long long k, const void* a,
+                  const void* b, void* c) {
+    return addmm(ctx, dtype, m, n, k, a, b, 1.0, 0.0, c);
 }
 
 // PyTorch's F.linear: y[rows, out] = x[rows, in] · W[out, in]ᵀ (+ bias[out] when not null).
