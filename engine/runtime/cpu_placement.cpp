@@ -25,8 +25,8 @@ bool set_affinity(pid_t tid, const std::vector<int>& cpus) {
 CpuPlacement plan_cpu_placement(bool cuda, int local_rank, int local_world, const std::vector<int>& cpus,
                                 std::string_view mode) {
     CpuPlacement placement;
-    if (mode == "off") {
-        placement.description = "the channel slept on, nothing pinned (PKBW_STEADY=off)";
+    if (mode != "on" && mode != "spin") {
+        placement.description = "the channel slept on, nothing pinned";
         return placement;
     }
     if (!cuda) {

@@ -3,9 +3,9 @@
 // end's wake-up from a sleep on the channel (a core in a deep idle state takes tens to hundreds of
 // microseconds to wake), the core the scheduler happened to give each process, the cache it left.
 // Those differ from one worker process to the other and from launch to launch, and the hold cannot
-// tell that from a candidate's clock that under-reports. So, where the machine has the cores for it,
-// both ends poll the channel instead of sleeping on it, the judge's main thread has a core of its own
-// and both workers' main threads share one core (one side runs at a time; the other is frozen).
+// tell that from a candidate's clock that under-reports. Asked for (PKBW_STEADY), and where the machine
+// has the cores, both ends poll the channel instead of sleeping on it, the judge's main thread has a
+// core of its own and both workers' main threads share one core (one side runs at a time).
 #pragma once
 
 #include <string>
@@ -22,11 +22,13 @@ struct CpuPlacement {
     std::string description; // for the timing plan: what was chosen and why
 };
 
-// `mode`: PKBW_STEADY: "off" (neither), "spin" (poll, no pinning), anything else or empty: poll and
-// pin. Only the cuda backend's blocks are steadied: on the host backend the calls themselves run on
-// the workers' CPU threads, which one core would serialise. Needs 2 x local_world + 2 CPUs in
-// `cpus` (the ranks' judges and workers, and room for everything else); the cores are taken from the
-// end of the list (CPU 0 usually takes the device interrupts).
+// `mode`: PKBW_STEADY: "on" (poll and pin), "spin" (poll, no pinning), anything else or unset: neither,
+// the default: on the H200 neither changed how much a request's overhead differs between the two
+// workers' processes from launch to launch (docs/perf.md "A steady request"), so they are diagnostics.
+// Only the cuda backend's blocks are steadied: on the host backend the calls themselves run on the
+// workers' CPU threads, which one core would serialise. Needs 2 x local_world + 2 CPUs in `cpus` (the
+// ranks' judges and workers, and room for everything else); the cores are taken from the end of the
+// list (CPU 0 usually takes the device interrupts).
 CpuPlacement plan_cpu_placement(bool cuda, int local_rank, int local_world, const std::vector<int>& cpus,
                                 std::string_view mode);
 

@@ -26,30 +26,31 @@ std::vector<int> cpus(int n) {
 } // namespace
 
 TEST(CpuPlacement, EachRankGetsAJudgeCoreAndAWorkerCoreFromTheEnd) {
-    const CpuPlacement zero = plan_cpu_placement(true, 0, 2, cpus(16), "");
+    const CpuPlacement zero = plan_cpu_placement(true, 0, 2, cpus(16), "on");
     EXPECT_TRUE(zero.spin);
     EXPECT_EQ(zero.judge_cpu, 15);
     EXPECT_EQ(zero.worker_cpu, 14);
-    const CpuPlacement one = plan_cpu_placement(true, 1, 2, cpus(16), "");
+    const CpuPlacement one = plan_cpu_placement(true, 1, 2, cpus(16), "on");
     EXPECT_EQ(one.judge_cpu, 13);
     EXPECT_EQ(one.worker_cpu, 12);
     EXPECT_NE(zero.description.find("CPU 15"), std::string::npos) << zero.description;
     // The allowed list need not be contiguous: the cores are taken from it, not counted.
-    const CpuPlacement sparse = plan_cpu_placement(true, 0, 1, {2, 5, 9, 11}, "");
+    const CpuPlacement sparse = plan_cpu_placement(true, 0, 1, {2, 5, 9, 11}, "on");
     EXPECT_EQ(sparse.judge_cpu, 11);
     EXPECT_EQ(sparse.worker_cpu, 9);
 }
 
-TEST(CpuPlacement, TooFewCoresTheHostBackendOrOffLeaveEverythingAsStarted) {
-    for (const CpuPlacement& p :
-         {plan_cpu_placement(true, 0, 2, cpus(5), ""), // 2 x 2 + 2 needed
-          plan_cpu_placement(false, 0, 1, cpus(64), ""), plan_cpu_placement(true, 0, 1, cpus(64), "off")}) {
+TEST(CpuPlacement, TooFewCoresTheHostBackendOrTheDefaultLeaveEverythingAsStarted) {
+    for (const CpuPlacement& p : {plan_cpu_placement(true, 0, 2, cpus(5), "on"),   // 2 x 2 + 2 needed
+                                  plan_cpu_placement(false, 0, 1, cpus(64), "on"), // the host backend
+                                  plan_cpu_placement(true, 0, 1, cpus(64), ""),    // the default
+                                  plan_cpu_placement(true, 0, 1, cpus(64), "off")}) {
         EXPECT_FALSE(p.spin) << p.description;
         EXPECT_EQ(p.judge_cpu, -1);
         EXPECT_EQ(p.worker_cpu, -1);
         EXPECT_FALSE(p.description.empty());
     }
-    EXPECT_NE(plan_cpu_placement(true, 0, 2, cpus(5), "").description.find("needs 6"), std::string::npos);
+    EXPECT_NE(plan_cpu_placement(true, 0, 2, cpus(5), "on").description.find("needs 6"), std::string::npos);
     const CpuPlacement spin_only = plan_cpu_placement(true, 0, 1, cpus(8), "spin");
     EXPECT_TRUE(spin_only.spin);
     EXPECT_EQ(spin_only.judge_cpu, -1);
