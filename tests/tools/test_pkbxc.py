@@ -13,7 +13,7 @@ checkout, no network. Runs under the first interpreter that imports torch (Debia
   all_gather_into_tensor, uneven all_gather, reduce_scatter_tensor, reduce_scatter, list all_to_all
   (real and complex), bf16 GEMMs (fp32 product rounded once), bf16 silu, and bf16 mse_loss.
 - adapters: 70's call from the pkbw run's lengths and values, 61's bf16 eye, 68's num_total_nodes, 76/78/87's
-  call at pkbw's reduced shape (PKB's tuple, pkbw's tensors and params).
+  call at pkbw's reduced shape (PKB's tuple, pkbw's tensors and params) and the exact conv of PKBXC_CONV=fp64.
 """
 import json
 import os
@@ -393,6 +393,18 @@ def test_adapters():
             pass
     args, _ = build(call(78, ["z"], [z_pkb], dict(params, tile_latent_min_height=32.0), pkb_78, solution_78))
     check(args[1] == 32 and args[0] is z_pkb, "78: PKB's shape and params give PKB's call")
+
+    # PKBXC_CONV=fp64's functional (76, 87): the conv exact and rounded once, then a separately rounded bias
+    torch.manual_seed(3)
+    x, w, b = (torch.randn(shape).to(torch.bfloat16) for shape in ((1, 24, 5, 6), (8, 24, 3, 3), (8,)))
+    exact = adapters._ExactConv(F)
+    expected = F.conv2d(x.double(), w.double(), padding=(0, 1)).to(torch.bfloat16) + b.view(1, -1, 1, 1)
+    y = exact.conv2d(x, w, b, 1, (0, 1))
+    check(y.dtype == torch.bfloat16 and torch.equal(y, expected), "PKBXC_CONV=fp64: conv2d exact, then + bias")
+    y3 = exact.conv3d(x[:, :, None], w[:, :, None], None)
+    check(torch.equal(y3, F.conv3d(x[:, :, None].double(), w[:, :, None].double()).to(torch.bfloat16)),
+          "PKBXC_CONV=fp64: conv3d exact, rounded once")
+    check(exact.relu is F.relu, "PKBXC_CONV=fp64: other functions are torch's")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ An entry in ADAPTERS is needed when:
 - the emulation layer needs pieces beyond the default (all pieces are installed on gloo anyway).
 """
 import inspect
+import os
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -298,6 +299,41 @@ def pkbw_shape(call):
     return args, {}
 
 
+# PKBXC_CONV=fp64 (76 and 87): PKB's convolutions as exact sums rounded once to the input's dtype, the
+# bias added after as a separate rounded op, which is how pkbw's host oracles compute them. Running a
+# problem both ways shows whether a disagreement is the conv's fp32 accumulation order (torch's CPU
+# kernels and cuDNN accumulate in fp32) rather than anything else; the default is torch's own conv.
+CONV = os.environ.get("PKBXC_CONV", "torch")
+if CONV not in ("torch", "fp64"):
+    raise ValueError(f"PKBXC_CONV={CONV}: expected torch or fp64")
+
+
+class _ExactConv:
+    """torch.nn.functional with conv2d and conv3d computed in float64 and rounded once."""
+
+    def __init__(self, functional):
+        self._functional = functional
+
+    def __getattr__(self, name):
+        return getattr(self._functional, name)
+
+    def _exact(self, conv, x, weight, bias=None, *args, **kwargs):
+        y = conv(x.double(), weight.double(), None, *args, **kwargs).to(x.dtype)
+        return y if bias is None else y + bias.view(1, -1, *([1] * (y.dim() - 2)))
+
+    def conv2d(self, *args, **kwargs):
+        return self._exact(self._functional.conv2d, *args, **kwargs)
+
+    def conv3d(self, *args, **kwargs):
+        return self._exact(self._functional.conv3d, *args, **kwargs)
+
+
+def _exact_conv_patch(module, call):
+    if CONV == "fp64":
+        module.F = _ExactConv(module.F)
+        call.notes.append("PKBXC_CONV=fp64: convs exact, rounded once, bias added after")
+
+
 ADAPTERS = {
     10: Adapter(cpu_blocker="PKB's reference allocates on CUDA explicitly (device='cuda', "
                             "torch.cuda.current_device()): GPU only"),
@@ -315,9 +351,9 @@ ADAPTERS = {
     68: Adapter(build=by_signature, note="pkbw's table (scaled below M = 1024), num_total_nodes from pkbw"),
     70: Adapter(build=_jagged_from_pkbw, note="lengths and values of the pkbw run (PKB's draw sums to another length)"),
     # 76, 78, 87: pkbw's sizes scale with M or N (PKB's own at M = N = 1024), PKB's generator's do not.
-    76: Adapter(build=pkbw_shape),
+    76: Adapter(build=pkbw_shape, patch=_exact_conv_patch),
     78: Adapter(build=pkbw_shape),
-    87: Adapter(build=pkbw_shape),
+    87: Adapter(build=pkbw_shape, patch=_exact_conv_patch),
 }
 
 
