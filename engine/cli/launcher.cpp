@@ -329,6 +329,16 @@ double PhaseTimeouts::for_phase(const std::string& phase) const {
     return found != seconds.end() ? found->second : 120;
 }
 
+void PhaseTimeouts::fit_inputs(std::uint64_t bytes) {
+    // A rank's inputs are drawn on its host threads: about 200 MB a second at the least (the plain
+    // normal draw, 30 ns a 2-byte value, on 8 threads). Problem 68 at PKB's size draws a 57 GB table
+    // at W = 1, which outran the 60 s default on a 16-core H200 host.
+    constexpr double kDrawnBytesPerSecond = 200e6;
+    if (asked.count("inputs") == 0) {
+        seconds["inputs"] = for_phase("inputs") + static_cast<double>(bytes) / kDrawnBytesPerSecond;
+    }
+}
+
 void PhaseTimeouts::scale(double factor) {
     for (auto& [phase, value] : seconds)
         value *= factor;

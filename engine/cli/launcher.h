@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,10 @@ namespace pkbw::cli {
 // exec to `hello`; "exit" from `rank_done` to the process ending).
 struct PhaseTimeouts {
     std::map<std::string, double> seconds;
+    std::set<std::string> asked; // phases whose deadline the user gave (--timeout-<phase>, --timeout)
+    // The inputs phase's deadline for a rank that draws `bytes` of inputs: the default grows with them
+    // (docs/cli.md "Phase deadlines"); one the user gave stands.
+    void fit_inputs(std::uint64_t bytes);
     static PhaseTimeouts defaults();
     static const std::vector<std::string>& phase_names(); // the phases with their own deadline
     double for_phase(const std::string& phase) const;     // unknown phases get "default"

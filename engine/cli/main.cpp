@@ -137,11 +137,15 @@ int run_command(RunOptions options, const std::optional<std::string>& store_flag
     if (solutions_dir)
         options.solutions_dir = *solutions_dir;
     for (const auto& [phase, seconds] : phase_timeouts) {
-        if (seconds > 0)
+        if (seconds > 0) {
             options.timeouts.seconds[phase] = seconds;
+            options.timeouts.asked.insert(phase);
+        }
     }
-    if (timeout > 0)
+    if (timeout > 0) {
         options.timeouts.seconds["candidate"] = timeout;
+        options.timeouts.asked.insert("candidate");
+    }
     if (timeout_scale > 0)
         options.timeouts.scale(timeout_scale);
     options.command_line = std::move(command_line);

@@ -394,6 +394,12 @@ int Run::execute() {
                          options_.inputs == "exact" ? InputMode::Exact : InputMode::Pkb};
     if (auto why = problem->check_config(config))
         return fail("error", kExitUsage, why->starts_with(stem_ + ":") ? *why : stem_ + ": " + *why);
+    for (int rank = 0; rank < options_.nproc; ++rank) {
+        std::uint64_t bytes = 0;
+        for (const TensorSpec& spec : problem->input_specs(config, rank))
+            bytes += static_cast<std::uint64_t>(shape_numel(spec.shape)) * dtype_size(spec.dtype);
+        input_bytes_ = std::max(input_bytes_, bytes);
+    }
     if (backend_ == "cuda" && !gpu_present())
         return fail("error", kExitEnvironment,
                     "the cuda backend needs a GPU and /dev/nvidia0 is absent (--backend host)");
@@ -473,6 +479,7 @@ int Run::execute() {
     spec.run_dir = run_dir_;
     spec.cuda = backend_ == "cuda";
     spec.timeouts = options_.timeouts;
+    spec.timeouts.fit_inputs(input_bytes_);
     if (backend_ == "host")
         spec.address_space_limit =
             options_.memory_limit_gib ? static_cast<std::uint64_t>(std::max(*options_.memory_limit_gib, 0.0) *

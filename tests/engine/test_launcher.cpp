@@ -234,6 +234,23 @@ TEST(LauncherHelpers, PhaseTimeoutDefaults) {
     EXPECT_EQ(t.for_phase("candidate"), 120);
 }
 
+// The inputs phase's deadline grows with what a rank draws (problem 68 at PKB's size: a 57 GB table
+// timed out the 60 s default on an H200 host); a deadline the user gave stands.
+TEST(LauncherHelpers, TheInputsDeadlineGrowsWithTheInputsUnlessGiven) {
+    auto t = PhaseTimeouts::defaults();
+    t.fit_inputs(1u << 20); // a megabyte: the default, in effect
+    EXPECT_NEAR(t.for_phase("inputs"), 60, 0.01);
+    t = PhaseTimeouts::defaults();
+    t.fit_inputs(56'800'000'000ull);
+    EXPECT_NEAR(t.for_phase("inputs"), 60 + 284, 0.5);
+    EXPECT_EQ(t.for_phase("reference"), 120); // no other phase moves
+    t = PhaseTimeouts::defaults();
+    t.seconds["inputs"] = 30;
+    t.asked.insert("inputs");
+    t.fit_inputs(56'800'000'000ull);
+    EXPECT_EQ(t.for_phase("inputs"), 30);
+}
+
 // Segments named with a launcher pid that no longer exists are removed; a live launcher's, and names
 // of another shape (torchrun-started ranks, other programs), are left alone.
 TEST(OrphanedSegments, OnlyThoseOfDeadLaunchersAreRemoved) {
