@@ -4,7 +4,7 @@
 # verdict, a call's time on each side, the run's status and seconds. Uses the compile cache in
 # PKBW_CACHE_DIR (tools/gpu/fidelity.sh's samples section fills it). Stops starting runs when the
 # budget (tools/gpu/budget.sh) is nearly spent. OUT_DIR/perf.md grows as runs end; the JSON lines stay
-# in WORK (/tmp/pkbw-batch-perf).
+# in WORK (/tmp/pkbw-batch-perf), every run in one store there (WORK/store.db).
 # Usage: tools/gpu/batch_perf.sh OUT_DIR PKBW SAMPLE_FILE...   Environment: LAUNCHES (2), W (1).
 set -uo pipefail
 source "$(dirname "$0")/budget.sh"
@@ -25,7 +25,7 @@ for f in "$@"; do
     log="$work/$gen-$stem.jsonl"
     t0=$(date +%s)
     timeout --foreground "$(gpu_limit 120)" "$pkbw" perf --problem "$stem" --solution "$f" --nproc "${W:-1}" \
-        --backend cuda --dtype bf16 --launches "${LAUNCHES:-2}" --store "$work/$gen-$stem.db" --json > "$log" 2>&1
+        --backend cuda --dtype bf16 --launches "${LAUNCHES:-2}" --store "$work/store.db" --json > "$log" 2>&1
     python3 - "$log" "$gen $stem" $(( $(date +%s) - t0 )) >> "$out/perf.md" <<'PY'
 import json, sys
 path, label, seconds = sys.argv[1:4]
