@@ -21,6 +21,7 @@
 #   HEAD (reference/, utils/; default .pkb-head, else .pkb; an exported tree may name its commit in a
 #   REVISION file).
 # Environment: PROBLEMS (ids, default every folder under problems/), DTYPES (bf16), M, N (1024),
+#   SKIP_SAMPLES (problem ids whose samples the samples section leaves out),
 #   JOBS (cross-check rows at once, default 12), WORK (/tmp/pkbw-fidelity), SECTIONS (default
 #   "moe crosscheck stages rp_off samples").
 set -uo pipefail
@@ -76,6 +77,8 @@ fi
 # compiles the references: both are CPU-bound nvcc runs.
 samples=()
 for f in samples/solutions_cuda_bf16_h200_2_samples_baseline/*_cuda.cu samples/solutions_cuda_bf16_h200_2_samples_tuned/*_cuda.cu; do
+    n=$(basename "$f"); n=${n%%_*}
+    [[ " ${SKIP_SAMPLES:-} " == *" $n "* ]] && continue
     [ -f "$f" ] && samples+=("$f")
 done
 if want samples; then
