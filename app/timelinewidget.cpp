@@ -314,6 +314,10 @@ void TimelineWidget::select_at(QPointF pos) {
         update();
         return;
     }
+    select_event(lane, event);
+}
+
+void TimelineWidget::select_event(std::size_t lane, std::size_t event) {
     selected_lane_ = lane;
     selected_event_ = event;
     partners_ = trace_->correlated(lane, event);
@@ -458,6 +462,9 @@ void TimelineWidget::keyPressEvent(QKeyEvent* event) {
         break;
     case Qt::Key_F:
         zoom_to_selection();
+        break;
+    case Qt::Key_J: // to the selected launch's kernel, or the selected kernel's launch
+        follow_flow();
         break;
     case Qt::Key_Escape:
         select_area(0, 0);

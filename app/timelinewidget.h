@@ -5,7 +5,8 @@
 // iterations; the ruler reads time from the first traced iteration. Wheel / W S zoom, drag / A D pan,
 // click selects, double-click or F zooms to the event (or the selected area), Ctrl+drag selects an area.
 // A selected CUDA runtime call and the kernel it launched (one correlation id) are joined by an
-// arrow, and the selection line says the launch latency between them.
+// arrow, the other one outlined, and the selection line says the launch latency between them; J (or
+// the line's link) jumps to the other one.
 #pragma once
 
 #include "tracedata.h"
@@ -39,6 +40,11 @@ public:
     // Lane and event under a widget position; false when none.
     bool hit(QPointF pos, std::size_t* lane, std::size_t* event) const;
     void select_at(QPointF pos);
+    void select_event(std::size_t lane, std::size_t event);
+    // Selects the selected event's launch or kernel (its first flow partner), outlined while the
+    // other is selected, and brings it into view: the window keeps its span, centred on it when it
+    // lies outside. J, or the link in the selection line. False when the selection has no partner.
+    bool follow_flow();
     // Zooms to the selected area, else to the selected event (with a margin); false when neither.
     bool zoom_to_selection();
     void select_area(double t0_us, double t1_us); // t1 <= t0 clears

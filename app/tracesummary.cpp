@@ -226,6 +226,8 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
             o.communication_us += static_cast<double>(b.communication) / 1e3;
             o.overlap_us += static_cast<double>(b.overlap) / 1e3;
             o.idle_us += static_cast<double>(b.idle) / 1e3;
+            o.busy_percent_by_iteration.push_back(100.0 * static_cast<double>(win.w.length() - b.idle) /
+                                                  static_cast<double>(win.w.length()));
             if (!win.iteration.empty()) {
                 iteration_ends[{win.side, win.iteration}][trace.rank] = win.starts.end_ns;
             }
@@ -269,6 +271,7 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
     TraceSummary s;
     for (auto& [key, o] : overlaps) {
         o.overlap_percent = o.communication_us > 0 ? 100.0 * o.overlap_us / o.communication_us : 0.0;
+        o.busy_percent = o.iteration_us > 0 ? 100.0 * (o.iteration_us - o.idle_us) / o.iteration_us : 0.0;
         s.overlaps.push_back(o);
     }
     for (const auto& [key, a] : acc) {

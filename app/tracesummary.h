@@ -48,6 +48,11 @@ struct SideOverlap {
     // (waiting for peers: what the slowest rank costs this one).
     double idle_us = 0;
     double waiting_for_peers_us = 0;
+    // The share of the iterations' time the GPU was busy (100 x (1 - idle / iteration time)), and
+    // each iteration's share in time order: a side whose host syncs and small copies leave the GPU
+    // busy 15% of its iteration says so, where the kernels' rows each read a few percent.
+    double busy_percent = 0;
+    std::vector<double> busy_percent_by_iteration;
 };
 
 struct TraceSummary {

@@ -30,6 +30,18 @@ QTableWidgetItem* number_item(double v, int decimals) {
     return item;
 }
 
+// The GPU's busy share of the iterations, each iteration's share in the tooltip.
+QTableWidgetItem* busy_item(const SideOverlap& o) {
+    QTableWidgetItem* item = number_item(o.busy_percent, 1);
+    QStringList each;
+    for (double p : o.busy_percent_by_iteration) {
+        each << QString::number(p, 'f', 1);
+    }
+    item->setToolTip(
+        QObject::tr("GPU busy per iteration, in time order (%): %1").arg(each.join(QStringLiteral(", "))));
+    return item;
+}
+
 // Sorting on the numbers, not their text.
 class NumberItem : public QTableWidgetItem {
 public:
@@ -203,7 +215,7 @@ TraceView::TraceView(QWidget* parent)
                    bottom);
     details_->setObjectName(QStringLiteral("traceDetails"));
     details_->setWordWrap(true);
-    details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    details_->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse);
     bottom_layout->addWidget(details_);
     summary_title_ = new QLabel(bottom);
     summary_title_->setObjectName(QStringLiteral("traceSummaryTitle"));
@@ -217,11 +229,14 @@ TraceView::TraceView(QWidget* parent)
     summary_->horizontalHeaderItem(8)->setToolTip(
         tr("Counted as communication in the overlap: NCCL, a peer copy, a name that says so, or ticked "
            "by you (tick a kernel your candidate uses to reach other GPUs)"));
-    overlap_ = new QTableWidget(0, 9, tables);
+    overlap_ = new QTableWidget(0, 10, tables);
     overlap_->setObjectName(QStringLiteral("traceOverlap"));
     overlap_->setHorizontalHeaderLabels({tr("Side"), tr("Rank"), tr("Iterations"), tr("Compute µs"),
                                          tr("Comm µs"), tr("Overlap µs"), tr("Comm overlapped %"),
-                                         tr("GPU idle µs"), tr("Waiting for peers µs")});
+                                         tr("GPU idle µs"), tr("GPU busy %"), tr("Waiting for peers µs")});
+    overlap_->horizontalHeaderItem(8)->setToolTip(
+        tr("The share of the iterations' time some kernel, copy or memset ran; each iteration's share "
+           "in the cell's tooltip"));
     for (QTableWidget* t : {summary_, overlap_}) {
         t->verticalHeader()->hide();
         t->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -237,7 +252,7 @@ TraceView::TraceView(QWidget* parent)
         summary_->setColumnWidth(c, c == 0 ? 80 : c == 1 ? 44 : c == 2 ? 72 : 80);
     }
     summary_->setColumnWidth(3, 300);
-    for (int c = 0; c < 9; ++c) {
+    for (int c = 0; c < 10; ++c) {
         overlap_->setColumnWidth(c, c < 3 ? 70 : 90);
     }
     tables->addWidget(summary_);
@@ -250,6 +265,7 @@ TraceView::TraceView(QWidget* parent)
     split->setStretchFactor(1, 1);
     layout->addWidget(split, 1);
     connect(timeline_, &TimelineWidget::selection_changed, details_, &QLabel::setText);
+    connect(details_, &QLabel::linkActivated, timeline_, [this] { timeline_->follow_flow(); });
     connect(search_, &QLineEdit::returnPressed, this, [this] { search(search_->text()); });
     connect(search_, &QLineEdit::textChanged, this, [this](const QString& text) {
         if (text.isEmpty()) {
@@ -533,7 +549,8 @@ void TraceView::update_summary(double t0_us, double t1_us) {
                           o.communication_us > 0 ? number_item(o.overlap_percent, 1)
                                                  : new QTableWidgetItem(tr("no communication")));
         overlap_->setItem(i, 7, number_item(o.idle_us, 3));
-        overlap_->setItem(i, 8, number_item(o.waiting_for_peers_us, 3));
+        overlap_->setItem(i, 8, busy_item(o));
+        overlap_->setItem(i, 9, number_item(o.waiting_for_peers_us, 3));
     }
 }
 

@@ -2,13 +2,19 @@
 // Review point 12: CPU operators, CUDA runtime calls and the profiler's GPU annotations were one
 // "NVTX torch" lane, summarised as "nvtx"; they are three lanes now, host time apart from device time.
 // Review point 10: a selected cudaLaunchKernel and the kernel with its correlation id are joined by an
-// arrow, and the selection says the launch latency between them.
+// arrow, the other one outlined, and the selection says the launch latency between them; J (or the
+// selection line's link) jumps to the other one, bringing it into view. The summary gives the share of
+// each iteration the GPU was busy.
+#include "fixtures.h"
 #include "timelinewidget.h"
 #include "tracedata.h"
+#include "tracesummary.h"
 
+#include <QPalette>
 #include <QSignalSpy>
 #include <QtTest>
 #include <algorithm>
+#include <cmath>
 
 using namespace pkbw;
 using namespace pkbw::app;
@@ -106,6 +112,86 @@ private slots:
                  qPrintable(kernel));
         QCOMPARE(w.flow_partners().front().first, runtime);
         w.grab(); // the arrow is painted without complaint
+    }
+
+    void the_launch_is_outlined_and_j_jumps_to_it() {
+        auto d = std::make_shared<const TimelineData>(timeline_from_traces({torch_rank()}));
+        const std::size_t runtime = lane_named(*d, "torch CUDA runtime"), stream = lane_named(*d, "stream 7");
+        TimelineWidget w;
+        w.resize(1000, 400);
+        w.set_trace(d);
+        w.set_window(0, 50);
+        // The launch (10-15 µs) before and after its kernel is selected: its top and bottom edges turn
+        // the selection colour over 11-14 µs (x = 110 + t / 50 * 890 px). The arrow leaves the launch
+        // at its middle for one lane or the other, so it crosses one edge at most, and only over a few
+        // columns.
+        const QColor highlight = w.palette().color(QPalette::Highlight);
+        auto edge_columns = [&](const QImage& image, int y0) {
+            int columns = 0;
+            for (int x = 110 + 11 * 890 / 50; x < 110 + 14 * 890 / 50; ++x) {
+                bool hit = false;
+                for (int y = y0; y <= y0 + 2; ++y) {
+                    const QColor c = image.pixelColor(x, y);
+                    hit = hit || std::abs(c.red() - highlight.red()) +
+                                         std::abs(c.green() - highlight.green()) +
+                                         std::abs(c.blue() - highlight.blue()) <
+                                     60;
+                }
+                columns += hit ? 1 : 0;
+            }
+            return columns;
+        };
+        auto outlined = [&] {
+            const QImage image = w.grab().toImage();
+            const int top = w.lane_top(runtime);
+            return std::min(edge_columns(image, top), edge_columns(image, top + w.lane_height(runtime) - 2));
+        };
+        QCOMPARE(outlined(), 0);
+        const QString kernel = click(w, stream);
+        QVERIFY2(kernel.contains(QStringLiteral("href=\"flow\"")), qPrintable(kernel));
+        const int columns = outlined();
+        QVERIFY2(columns >= 45, qPrintable(QString::number(columns))); // of 53
+        // Zoomed to the kernel alone, the launch is out of view: J selects it and brings it in, the
+        // window keeping its span.
+        w.set_window(24, 36);
+        QSignalSpy changed(&w, &TimelineWidget::selection_changed);
+        QTest::keyClick(&w, Qt::Key_J);
+        QCOMPARE(changed.size(), 1);
+        QVERIFY2(changed.last().first().toString().startsWith(QStringLiteral("<b>cudaLaunchKernel</b>")),
+                 qPrintable(changed.last().first().toString()));
+        QVERIFY(w.window_begin() <= 10 && w.window_end() >= 15);
+        QVERIFY(std::fabs((w.window_end() - w.window_begin()) - 12) < 1e-9);
+        QCOMPARE(w.flow_partners(), (std::vector<std::pair<std::size_t, std::size_t>>{{stream, 0}}));
+        QVERIFY(w.follow_flow()); // and back to the kernel
+        QCOMPARE(w.flow_partners().front().first, runtime);
+        w.set_trace(std::make_shared<const TimelineData>(timeline_from_traces({torch_rank()})));
+        QVERIFY(!w.follow_flow()); // nothing selected, nothing to follow
+    }
+
+    void gpu_busy_share_per_rank_and_iteration() {
+        // Two reference iterations of 100 µs: the first with a kernel (10-40 µs) and a copy overlapping
+        // it (30-50 µs), busy 40%; the second a 15 µs kernel, busy 15%.
+        RankTrace t;
+        t.rank = 1;
+        t.events = {
+            test::trace_event(TraceEventKind::EngineRange, "iteration", "reference/0", 0, 100'000),
+            test::trace_event(TraceEventKind::Kernel, "", "gemm", 10'000, 40'000, 7),
+            test::trace_event(TraceEventKind::Memcpy, "", "memcpy DtoH", 30'000, 50'000, 7),
+            test::trace_event(TraceEventKind::EngineRange, "iteration", "reference/1", 100'000, 200'000),
+            test::trace_event(TraceEventKind::Kernel, "", "gemm", 110'000, 125'000, 7),
+        };
+        sort_events(t.events);
+        const TraceSummary s = summarize_trace({t});
+        QCOMPARE(s.overlaps.size(), std::size_t(1));
+        const SideOverlap& o = s.overlaps[0];
+        QCOMPARE(o.rank, 1);
+        QCOMPARE(o.idle_us, 145.0);
+        QCOMPARE(o.busy_percent, 27.5);
+        QCOMPARE(o.busy_percent_by_iteration, (std::vector<double>{40.0, 15.0}));
+        // A selection of the second half of the first iteration: 50-100 µs, busy 0.
+        const TraceSummary half =
+            summarize_trace({t}, std::pair<std::int64_t, std::int64_t>{50'000, 100'000});
+        QCOMPARE(half.overlaps[0].busy_percent_by_iteration, (std::vector<double>{0.0}));
     }
 };
 

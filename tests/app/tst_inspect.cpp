@@ -521,6 +521,10 @@ private slots:
         QCOMPARE(view.summary_table()->rowCount(), 3);
         QCOMPARE(view.overlap_table()->rowCount(), 2);
         QCOMPARE(view.overlap_table()->item(0, 6)->text(), QStringLiteral("25.0"));
+        // The GPU busy 110-180 µs of the reference's 100 µs iteration, 20 of the candidate's 100.
+        QCOMPARE(view.overlap_table()->item(0, 8)->text(), QStringLiteral("70.0"));
+        QCOMPARE(view.overlap_table()->item(1, 8)->text(), QStringLiteral("20.0"));
+        QVERIFY(view.overlap_table()->item(0, 8)->toolTip().endsWith(QStringLiteral(": 70.0")));
         QVERIFY(std::fabs(view.timeline()->window_begin() - 94.0) < 1e-6);
         // Ctrl+drag selection -> the summary of the selection.
         view.timeline()->select_area(250, 450);
