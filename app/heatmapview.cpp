@@ -75,10 +75,10 @@ HeatmapView::HeatmapView(QWidget* parent)
     readout_row->addWidget(new QLabel(tr("Colours:"), this));
     scale_ = new QComboBox(this);
     scale_->setObjectName(QStringLiteral("heatmapScale"));
-    scale_->addItems({tr("auto"), tr("full range"), tr("robust (1st–99th percentile)")});
-    scale_->setToolTip(
-        tr("Value and difference colours: the full range of the cells, or their 1st–99th "
-           "percentile with the tails saturating; auto takes the robust scale for heavy tails"));
+    scale_->addItems({tr("auto"), tr("full range"), tr("robust (1st–99th percentile)"), tr("symlog")});
+    scale_->setToolTip(tr("Value and difference colours: the full range of the cells, or their 1st–99th "
+                          "percentile with the tails saturating (auto takes it for heavy tails), or symlog: "
+                          "linear near 0, logarithmic beyond, every value in range"));
     connect(scale_, &QComboBox::currentIndexChanged, this, [this] {
         apply_value_scales();
         for (int i = 0; i < 3; ++i) {
@@ -313,6 +313,8 @@ void HeatmapView::set_value_gradient(QCPColorMap* map, bool diverging) {
 
 void HeatmapView::put_cells(QCPColorMap* map, const PooledMap& pooled, bool ratio, double col0, double row0) {
     auto* data = map->data();
+    const auto which = std::find(maps_, maps_ + 3, map) - maps_;
+    const double symlog_c = which < 3 ? symlog_c_[which] : 0;
     data->setSize(pooled.cols, pooled.rows);
     // Cell centres span the source extent (from col0, row0 for a region), so axes read in source rows
     // and columns.
@@ -325,6 +327,8 @@ void HeatmapView::put_cells(QCPColorMap* map, const PooledMap& pooled, bool rati
             float v = pooled.at(r, c);
             if (ratio && !std::isnan(v)) {
                 v = std::clamp(v, static_cast<float>(kRatioFloor), static_cast<float>(kRatioCeil));
+            } else if (symlog_c > 0 && std::isfinite(v)) {
+                v = static_cast<float>(symlog(v, symlog_c));
             }
             data->setCell(c, r, v);
         }

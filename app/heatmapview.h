@@ -9,6 +9,7 @@
 #include "pkbw/core/store.h"
 #include "tensormaps.h"
 
+#include <QSharedPointer>
 #include <QWidget>
 #include <optional>
 #include <vector>
@@ -23,6 +24,7 @@ class QCPTextElement;
 class QCPAbstractItem;
 class QComboBox;
 class QTimer;
+class QCPAxisTicker;
 
 namespace pkbw::app {
 
@@ -77,6 +79,18 @@ ValueScale robust_value_range(const PooledMap& a, const PooledMap& b);
 // Whether the largest finite magnitude is far beyond the 99th percentile's (auto then clips).
 bool heavy_tailed(const PooledMap& a, const PooledMap& b);
 
+// Symmetric-log colours (heatmapview_scale.cpp): linear within ±c, logarithmic beyond, so that values
+// spanning decades show their typical elements and their tails at once:
+// symlog(v, c) = sign(v) · log10(1 + |v| / c), and symlog_inverse its inverse.
+double symlog(double v, double c);
+double symlog_inverse(double y, double c);
+// c for the maps' finite cells: the 10th percentile of their nonzero magnitudes rounded down to a
+// power of ten (ticks then read 0, ±c, ±10c, ...); 0 when every finite cell is 0 (linear colours).
+double symlog_threshold(std::initializer_list<const PooledMap*> maps);
+// The values a symlog colour scale over [lo, hi] labels: 0 when in range and ±c·10^k, every decade
+// or every n-th one so that at most `max_ticks` remain.
+std::vector<double> symlog_ticks(double lo, double hi, double c, int max_ticks);
+
 // A region of a tensor's 2-D view, rows and columns end exclusive.
 struct ViewRegion {
     std::int64_t row0 = 0, row1 = 0, col0 = 0, col1 = 0;
@@ -103,8 +117,11 @@ public:
     // difference and ratio (the cell's pooled ratio when only the stored error map is known).
     QString readout_at(std::int64_t row, std::int64_t col) const;
     QString readout_text() const;
-    // The value range both value maps are drawn with (tests).
+    // The value range both value maps are drawn with (tests), in the colour scale's coordinates
+    // (symlog's when the symlog scale is chosen).
     QPair<double, double> value_range() const;
+    // Symlog's linear threshold c of map 0-2 (reference, candidate, difference); 0: linear colours.
+    double symlog_threshold_of(int map) const { return map >= 0 && map < 3 ? symlog_c_[map] : 0; }
     bool values_shown() const;
     // Whether the error-ratio map and histogram are shown (hidden until a set arrives).
     bool ratio_shown() const;
@@ -124,13 +141,16 @@ public:
 private:
     QCustomPlot* make_map_plot(const QString& title, QCPColorMap** map, QCPGraph** first, QCPGraph** worst);
     void fill(QCustomPlot* plot, QCPColorMap* map, const PooledMap& pooled, bool ratio);
-    static void put_cells(QCPColorMap* map, const PooledMap& pooled, bool ratio, double col0, double row0);
+    // A value or difference map's cells go in as symlog(v, c) when its symlog threshold c is set.
+    void put_cells(QCPColorMap* map, const PooledMap& pooled, bool ratio, double col0, double row0);
     void schedule_repool();
     ViewRegion region_in_view() const;
     void repool();
     void show_region(const RegionMaps& maps);
     void show_whole_maps();
     void apply_value_scales();
+    void apply_symlog(bool chosen); // heatmapview_scale.cpp
+    void use_symlog_ticks(int map, bool symlog);
     static void set_value_gradient(QCPColorMap* map, bool diverging);
     void place_marks(QCPGraph* first, QCPGraph* worst, const PooledMap& pooled);
     void place_tie_bands();
@@ -153,8 +173,11 @@ private:
     bool zoomed_ = false;  // the user zoomed or panned: resizes keep the view
     bool filling_ = false; // show_set is setting the maps' own ranges
     bool fit_pending_[kMaps]{};
-    QComboBox* scale_ = nullptr; // auto, full range, robust
-    QString scale_note_;         // what the summary says of a clipped scale
+    QComboBox* scale_ = nullptr; // auto, full range, robust, symlog
+    double symlog_c_[3]{};       // per value / difference map: symlog's c, 0 for linear colours
+    QSharedPointer<QCPAxisTicker>
+        fitting_tickers_[3]; // their colour scales' own, while symlog's replace them
+    QString scale_note_;     // what the summary says of a clipped scale
     QTimer* repool_timer_ = nullptr;
     quint64 repool_request_ = 0;
     bool region_shown_ = false;

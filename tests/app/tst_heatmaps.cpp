@@ -2,7 +2,9 @@
 // pooled again from the tensors for the region in view (a 1024² output pooled to 64² resolves single
 // elements when zoomed to 40×40), and Home goes back to the whole tensor's maps. Review point 15: a
 // heavy-tailed output is drawn on its 1st-99th percentile (said in the summary) unless the full range
-// is chosen, and an all-zero finite difference gets a readable ±1 that says so, not ±1e-30.
+// is chosen, and an all-zero finite difference gets a readable ±1 that says so, not ±1e-30. Symlog,
+// chosen, draws values and differences linear near 0 and logarithmic beyond, labelled in values.
+#include "fittingticker.h"
 #include "heatmapview.h"
 
 #include <QComboBox>
@@ -114,6 +116,82 @@ private slots:
         QCOMPARE(hi, 1e5);
     }
 
+    void symlog_functions_and_ticks() {
+        QCOMPARE(symlog(0, 10), 0.0);
+        QCOMPARE(symlog(90, 10), 1.0);
+        QCOMPARE(symlog(-990, 10), -2.0);
+        QVERIFY(std::fabs(symlog_inverse(symlog(1234.5, 10), 10) - 1234.5) < 1e-9);
+        QVERIFY(std::fabs(symlog_inverse(symlog(-0.25, 0.1), 0.1) + 0.25) < 1e-12);
+        // Every decade from c while they fit, 0 between the signs; every third decade when only 5 fit.
+        QCOMPARE(symlog_ticks(-2e6, 2e6, 1e4, 9), (std::vector<double>{-1e6, -1e5, -1e4, 0, 1e4, 1e5, 1e6}));
+        QCOMPARE(symlog_ticks(0, 1e8, 1, 5), (std::vector<double>{0, 1, 1e3, 1e6}));
+        QVERIFY(symlog_ticks(0, 1, 0, 5).empty()); // no threshold: no symlog ticks
+    }
+
+    void symlog_spreads_decades_and_labels_values() {
+        // 8x8 values: typical ±3e4..1e5 (20 cells at ±3e4, so the 10th percentile of |v| is 3e4 and c
+        // = 1e4), two cells at ±2e6 and two zeros; the candidate differs by 0.5 in one cell (c 0.1).
+        const float typical[] = {-5e4f, -3e4f, 3e4f, 5e4f, 1e5f, -1e5f};
+        std::vector<float> ref(64);
+        for (std::size_t i = 0; i < ref.size(); ++i) {
+            ref[i] = typical[i % 6];
+        }
+        ref[10] = 2e6f;
+        ref[20] = -2e6f;
+        ref[30] = ref[31] = 0;
+        std::vector<float> cand = ref;
+        cand[7] += 0.5f; // ref[7] = -3e4
+        HeatmapView view;
+        view.resize(900, 700);
+        view.show();
+        view.show_set(compute_heatmaps(f32(8, 8, ref), f32(8, 8, cand), 1.0, 0.0));
+        auto* scale = view.findChild<QComboBox*>(QStringLiteral("heatmapScale"));
+        scale->setCurrentIndex(1); // full range: 1e5 sits at 52.5% of the colour range
+        auto position = [&](int map, std::size_t element) {
+            const QCPRange r = map_of(view, map)->dataRange();
+            const double cell =
+                map_of(view, map)->data()->cell(static_cast<int>(element % 8), static_cast<int>(element / 8));
+            return (cell - r.lower) / (r.upper - r.lower);
+        };
+        QVERIFY(std::fabs(position(0, 4) - 0.525) < 1e-9);
+        QCOMPARE(view.symlog_threshold_of(0), 0.0);
+        scale->setCurrentIndex(3); // symlog
+        QCOMPARE(view.symlog_threshold_of(0), 1e4);
+        QCOMPARE(view.symlog_threshold_of(2), 0.1);
+        const auto [lo, hi] = view.value_range();
+        QVERIFY(std::fabs(hi - std::log10(201.0)) < 1e-9 && std::fabs(lo + std::log10(201.0)) < 1e-9);
+        // 1e5 at (log10 11 + log10 201) / (2 log10 201) = 72.6%, clear of the centre's colour; 0 at 50%.
+        QVERIFY2(std::fabs(position(0, 4) -
+                           (std::log10(11.0) + std::log10(201.0)) / (2 * std::log10(201.0))) < 1e-6,
+                 qPrintable(QString::number(position(0, 4))));
+        QVERIFY(position(0, 4) > 0.72);
+        QVERIFY(std::fabs(position(1, 30) - 0.5) < 1e-9);
+        // The difference: 0.5 on ±symlog(0.5, 0.1) = ±log10 6, the top of its scale; zeros mid-scale.
+        QVERIFY(std::fabs(map_of(view, 2)->dataRange().upper - std::log10(6.0)) < 1e-6);
+        QVERIFY(std::fabs(position(2, 7) - 1.0) < 1e-6);
+        QVERIFY(std::fabs(position(2, 8) - 0.5) < 1e-9);
+        QVERIFY2(view.summary_text().contains(QStringLiteral("symlog: linear within ±1e+04")),
+                 qPrintable(view.summary_text()));
+        // The colour scale's labels are values, each at its symlog position.
+        QCustomPlot* plot = view.plots().at(0);
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        const QCPAxis* axis = map_of(view, 0)->colorScale()->axis();
+        const QVector<double> ticks = axis->tickVector();
+        const QVector<QString> labels = axis->tickVectorLabels();
+        QVERIFY2(ticks.size() >= 3, qPrintable(QString::number(ticks.size())));
+        QVERIFY(labels.contains(QStringLiteral("0")));
+        for (int i = 0; i < ticks.size(); ++i) {
+            bool ok = false;
+            const double v = labels[i].toDouble(&ok);
+            QVERIFY2(ok && std::fabs(symlog(v, 1e4) - ticks[i]) < 1e-6, qPrintable(labels[i]));
+        }
+        // Back to full range: the cells are the values again, on the colour scale's own ticker.
+        scale->setCurrentIndex(1);
+        QCOMPARE(view.symlog_threshold_of(0), 0.0);
+        QCOMPARE(map_of(view, 0)->data()->cell(4, 0), 1e5);
+        QVERIFY(map_of(view, 0)->colorScale()->axis()->ticker().dynamicCast<FittingTicker>());
+    }
+
     void all_zero_difference_reads_plus_minus_one() {
         std::vector<float> ref(16, 1.0f), cand(16, 1.0f);
         cand[3] = std::nanf("");
@@ -122,6 +200,13 @@ private slots:
         const QCPRange d = map_of(view, 2)->dataRange();
         QCOMPARE(d.lower, -1.0);
         QCOMPARE(d.upper, 1.0);
+        QCOMPARE(map_of(view, 2)->colorScale()->axis()->label(),
+                 QStringLiteral("every finite difference is 0"));
+        // Symlog has no decades to spread there: the same ±1, said the same way.
+        view.findChild<QComboBox*>(QStringLiteral("heatmapScale"))->setCurrentIndex(3);
+        QCOMPARE(view.symlog_threshold_of(2), 0.0);
+        QCOMPARE(map_of(view, 2)->dataRange().lower, -1.0);
+        QCOMPARE(map_of(view, 2)->dataRange().upper, 1.0);
         QCOMPARE(map_of(view, 2)->colorScale()->axis()->label(),
                  QStringLiteral("every finite difference is 0"));
     }
