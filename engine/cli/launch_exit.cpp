@@ -2,6 +2,7 @@
 // rank, its phase, its signal or exit code and its last stderr lines, and which of several ranks seen
 // failed at once is the culprit.
 #include "launch_rank.h"
+#include "pkbw/core/status.h"
 
 #include <algorithm>
 
@@ -67,9 +68,9 @@ std::string describe_exit(const RankReport& report) {
 LaunchEnd classify_exit(const RankReport& report) {
     if (report.signal != 0)
         return LaunchEnd::Crash;
-    if (report.exit_code == 3)
+    if (report.exit_code == status::kExitEnvironment)
         return LaunchEnd::EnvironmentError;
-    if (report.exit_code == 5)
+    if (report.exit_code == status::kExitInternal)
         return LaunchEnd::InternalError;
     return LaunchEnd::Crash;
 }
@@ -77,7 +78,10 @@ LaunchEnd classify_exit(const RankReport& report) {
 int first_culprit(const std::vector<Rank>& ranks, std::vector<int> failed) {
     const auto severity = [&](int r) {
         const RankReport& report = ranks[static_cast<std::size_t>(r)].report;
-        return report.signal != 0 ? 0 : report.exit_code == 0 ? 1 : report.exit_code == 4 ? 2 : 3;
+        return report.signal != 0                               ? 0
+               : report.exit_code == status::kExitOk            ? 1
+               : report.exit_code == status::kExitSolutionBroke ? 2
+                                                                : 3;
     };
     std::stable_sort(failed.begin(), failed.end(), [&](int a, int b) { return severity(a) < severity(b); });
     return failed[0];
