@@ -333,7 +333,13 @@ void CheckedTiming::run() {
         }
     }
     // Each worker frozen from here to the end of the blocks, but in its own blocks; the slots' release
-    // (unmapping, a request) comes after, with the processes running.
+    // (unmapping, a request) comes after, with the processes running. Not before every judge is here:
+    // rank 0's worker serves its group's rendezvous, and its server thread may still be answering a
+    // peer's last barrier (of PKB's series, or of the workers' set-up in a later launch) after its own
+    // worker has replied. Frozen then, it left that peer's worker and judge waiting and this judge at its
+    // next barrier (on a loaded host the tie test hung in perf, or ended in "rank 1 timed out in phase
+    // start (still running: rank 0 in perf)").
+    p_.rendezvous.barrier();
     for (Side* side : {&reference_, &candidate_}) {
         side->still = std::make_unique<WorkerStillness>(side->worker);
     }

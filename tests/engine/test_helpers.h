@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -17,7 +18,10 @@ public:
                 ("pkbw-driver-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
         std::filesystem::create_directories(path_);
     }
+    // PKBW_TEST_KEEP=1 in the environment keeps the folder (its runs' rank logs), for a failure to read.
     ~TempDir() {
+        if (const char* keep = std::getenv("PKBW_TEST_KEEP"); keep && *keep == '1')
+            return;
         std::error_code ec;
         std::filesystem::remove_all(path_, ec);
     }
