@@ -33,6 +33,7 @@ import os
 import re
 import shutil
 import socket
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -333,6 +334,7 @@ def pkbw_dryrun(options, stem, world, dtype, work):
             "--store", os.path.join(work, f"runs-{stem}-{world}-{dtype}.db")]
     if options.cache_dir:
         argv += ["--cache-dir", options.cache_dir]
+    argv += shlex.split(options.pkbw_args)
     run = subprocess.run(argv, capture_output=True, text=True, timeout=options.timeout)
     run_dir, status, message = None, None, run.stderr.strip()[-300:]
     for event in json_events(run.stdout):
@@ -400,6 +402,9 @@ def table_main(argv):
                         help="host: host oracle vs PKB on gloo/CPU; cuda: CUDA reference vs PKB on NCCL")
     parser.add_argument("--python", help="interpreter with torch for the ranks (default: the first that has it)")
     parser.add_argument("--cache-dir")
+    parser.add_argument("--pkbw-args", default="",
+                        help="more arguments for every pkbw dryrun, e.g. '--memory-limit 0 --timeout-reference 900' "
+                             "(the host oracle of a problem at PKB's size can need both)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per pkbw run and per cross-check")
     parser.add_argument("--atol", type=float, default=1e-2)
     parser.add_argument("--rtol", type=float, default=1e-2)
