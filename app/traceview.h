@@ -14,6 +14,7 @@
 
 class QLabel;
 class QLineEdit;
+class QSplitter;
 class QTableWidget;
 
 namespace pkbw::app {
@@ -72,6 +73,10 @@ signals:
 private:
     void show_timeline(const Loaded<LoadedTrace>& result);
     void update_summary(double t0_us, double t1_us);
+    // The summary and overlap tables (traceview_tables.cpp): made side by side in a splitter under
+    // `parent`, and filled from a summary (the summary's sorting left on).
+    QSplitter* make_tables(QWidget* parent);
+    void fill_tables(const TraceSummary& s);
 
     QString store_;
     std::shared_ptr<const RunData> data_;
