@@ -7,6 +7,10 @@
 
 namespace pkbw {
 
+std::size_t spec_bytes(const TensorSpec& spec) {
+    return static_cast<std::size_t>(shape_numel(spec.shape)) * dtype_size(spec.dtype);
+}
+
 std::string_view input_mode_name(InputMode mode) {
     return mode == InputMode::Pkb ? "pkb" : "exact";
 }

@@ -397,7 +397,7 @@ int Run::execute() {
     for (int rank = 0; rank < options_.nproc; ++rank) {
         std::uint64_t bytes = 0;
         for (const TensorSpec& spec : problem->input_specs(config, rank))
-            bytes += static_cast<std::uint64_t>(shape_numel(spec.shape)) * dtype_size(spec.dtype);
+            bytes += spec_bytes(spec);
         input_bytes_ = std::max(input_bytes_, bytes);
     }
     if (backend_ == "cuda" && !gpu_present())

@@ -17,10 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-std::size_t spec_bytes(const TensorSpec& spec) {
-    return static_cast<std::size_t>(shape_numel(spec.shape)) * dtype_size(spec.dtype);
-}
-
 TensorView view_of(const TensorSpec& spec, void* data) {
     TensorView view{};
     view.name = spec.name.c_str();

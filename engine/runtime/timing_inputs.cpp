@@ -99,7 +99,7 @@ namespace {
 std::size_t set_bytes_of(const std::vector<TensorSpec>& specs) {
     std::size_t bytes = 0;
     for (const auto& spec : specs) {
-        bytes += aligned_bytes(static_cast<std::size_t>(shape_numel(spec.shape)) * dtype_size(spec.dtype));
+        bytes += aligned_bytes(spec_bytes(spec));
     }
     return bytes;
 }
@@ -211,8 +211,7 @@ TimingInputs::TimingInputs(const Problem& problem, const ProblemConfig& base, in
     specs_ = problem.input_specs(base, rank);
     for (const auto& spec : specs_) {
         offsets_.push_back(set_bytes_);
-        set_bytes_ +=
-            aligned_bytes(static_cast<std::size_t>(shape_numel(spec.shape)) * dtype_size(spec.dtype));
+        set_bytes_ += aligned_bytes(spec_bytes(spec));
     }
     if (static_cast<int>(agreement.draws.size()) != sets_) {
         throw Error("problem " + problem.info().stem + ": " + std::to_string(agreement.draws.size()) +

@@ -30,10 +30,6 @@ std::int64_t leading_dimension(const Shape& shape) {
     return shape.empty() ? 1 : shape[0];
 }
 
-std::size_t spec_bytes(const TensorSpec& spec) {
-    return static_cast<std::size_t>(shape_numel(spec.shape)) * dtype_size(spec.dtype);
-}
-
 } // namespace
 
 std::string GuardViolation::describe() const {

@@ -27,16 +27,11 @@ for f in "$@"; do
     timeout --foreground "$(gpu_limit 120)" "$pkbw" perf --problem "$stem" --solution "$f" --nproc "${W:-1}" \
         --backend cuda --dtype bf16 --launches "${LAUNCHES:-2}" --store "$work/store.db" --json > "$log" 2>&1
     python3 - "$log" "$gen $stem" $(( $(date +%s) - t0 )) >> "$out/perf.md" <<'PY'
-import json, sys
+import sys
+sys.path.insert(0, "tools/gpu")
+from replicate_table import final_event
 path, label, seconds = sys.argv[1:4]
-final = {}
-for line in open(path, errors="replace"):
-    try:
-        e = json.loads(line)
-    except ValueError:
-        continue
-    if isinstance(e, dict) and e.get("event") == "run_finished":
-        final = e
+final = final_event(path)
 perf = final.get("perf") or {}
 p = perf.get("pkbw") or {}
 status = final.get("status", "no run_finished")

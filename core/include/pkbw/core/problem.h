@@ -44,6 +44,9 @@ struct TensorSpec {
     bool variable_length = false;
 };
 
+// The bytes a tensor of `spec` holds (its upper bound, for a variable-length output).
+std::size_t spec_bytes(const TensorSpec& spec);
+
 // The collective a problem's traffic resembles, for nccl-tests' algbw/busbw formulas.
 enum class CollectiveKind {
     None,
