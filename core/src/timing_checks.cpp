@@ -1,6 +1,7 @@
 #include "pkbw/core/timing_checks.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace pkbw {
@@ -30,7 +31,8 @@ CheckedTimingPlan plan_checked_timing(std::size_t input_bytes, std::size_t outpu
         std::to_string(calls) + " calls asked for" +
         (requested > kMaxCallsPerBlock ? " (at most " + std::to_string(kMaxCallsPerBlock) + ")" : "");
     // Per call: its fresh input set for each pair and the warm-up, its input slot, two output slots.
-    const std::size_t per_call = (static_cast<std::size_t>(plan.groups()) + 2) * input_bytes + 2 * output_bytes;
+    const std::size_t per_call =
+        (static_cast<std::size_t>(plan.groups()) + 2) * input_bytes + 2 * output_bytes;
     if (per_call > 0 && memory_budget > 0 && static_cast<std::size_t>(calls) * per_call > memory_budget) {
         const int fit = static_cast<int>(std::max<std::size_t>(memory_budget / per_call, 1));
         plan.reason = "lowered to " + std::to_string(fit) + " so that staging and slots fit " +
@@ -40,7 +42,39 @@ CheckedTimingPlan plan_checked_timing(std::size_t input_bytes, std::size_t outpu
     plan.calls_per_block = calls;
     plan.staging_bytes = (static_cast<std::size_t>(plan.groups()) + 1) * calls * input_bytes;
     plan.slot_bytes = static_cast<std::size_t>(calls) * (input_bytes + 2 * output_bytes);
+    plan.memory_budget = memory_budget;
     return plan;
+}
+
+GraphPasses plan_graph_passes(double call_ms, int calls, std::size_t pass_bytes, std::size_t memory_left) {
+    GraphPasses planned;
+    const double block_ms = call_ms * std::max(calls, 1);
+    if (!(block_ms > 0) || block_ms >= kGraphBlockTargetMs) {
+        char text[160];
+        std::snprintf(text, sizeof text, "one pass: a block of %d calls takes %.3f ms of device time", calls,
+                      block_ms);
+        planned.reason = text;
+        return planned;
+    }
+    const int wanted = std::min(static_cast<int>(std::ceil(kGraphBlockTargetMs / block_ms)), kMaxGraphPasses);
+    const std::size_t fit = pass_bytes == 0 ? static_cast<std::size_t>(wanted) : memory_left / pass_bytes;
+    planned.passes = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(wanted), fit));
+    char text[240];
+    if (planned.passes < 2) {
+        planned.passes = 1;
+        std::snprintf(text, sizeof text, "one pass: memory left (%s) holds fewer than two passes of %s",
+                      mib(memory_left).c_str(), mib(pass_bytes).c_str());
+    } else if (planned.passes < wanted) {
+        std::snprintf(text, sizeof text, "%d passes (%d wanted for %.0f ms a block; memory left holds %d)",
+                      planned.passes, wanted, kGraphBlockTargetMs, planned.passes);
+    } else {
+        std::snprintf(text, sizeof text,
+                      "%d passes: a pass of %d calls takes %.3f ms of device time, a block "
+                      "%.1f ms",
+                      planned.passes, calls, block_ms, block_ms * planned.passes);
+    }
+    planned.reason = text;
+    return planned;
 }
 
 double judge_call_ms(double judge_ms, double round_trip_ms, int calls) {
@@ -69,10 +103,10 @@ std::optional<std::string> samples_disagree(const std::vector<ReportedBlock>& bl
     if (best >= kSamplesFloor && !all_over) {
         return std::nullopt;
     }
-    return format(
-        "its process reported %.3f ms for a block that took %.3f ms on the judge's clock (the "
-        "best of its blocks): its per-call samples are not the block's (where the judge's clock allows more, its time is the judge's floor)",
-        best_reported, best_judged);
+    return format("its process reported %.3f ms for a block that took %.3f ms on the judge's clock (the "
+                  "best of its blocks): its per-call samples are not the block's (where the judge's clock "
+                  "allows more, its time is the judge's floor)",
+                  best_reported, best_judged);
 }
 
 std::optional<std::string> cpu_while_frozen(double cpu_ms) {

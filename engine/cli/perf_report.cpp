@@ -23,8 +23,8 @@ void PerfCollector::add(int rank, const json& event) {
         return;
     }
     if ((protocol != "pkbw" && protocol != "graph" && protocol != "pkb" && protocol != "calibrate") ||
-        samples == event.end() ||
-        !samples->is_array() || !event.contains("side") || !event["side"].is_string()) {
+        samples == event.end() || !samples->is_array() || !event.contains("side") ||
+        !event["side"].is_string()) {
         ++malformed_;
         return;
     }
@@ -45,7 +45,15 @@ void PerfCollector::add(int rank, const json& event) {
     if (event.value("throttled", false)) {
         it->throttled = true;
     }
-    if ((protocol == "pkbw" || protocol == "graph") && event.contains("judge_ms") && event["judge_ms"].is_number()) {
+    if (const int passes = event.value("passes", 0); protocol == "graph" && passes > 0) {
+        graph_passes_low_ = graph_passes_low_ == 0 ? passes : std::min(graph_passes_low_, passes);
+        graph_passes_high_ = std::max(graph_passes_high_, passes);
+        if (graph_passes_reason_.empty() && rank == 0) {
+            graph_passes_reason_ = event.value("passes_reason", std::string());
+        }
+    }
+    if ((protocol == "pkbw" || protocol == "graph") && event.contains("judge_ms") &&
+        event["judge_ms"].is_number()) {
         it->judge_ms[rank] = event["judge_ms"].get<double>();
         it->calls[rank] = event.value("calls", 0);
     }
@@ -59,8 +67,8 @@ void PerfCollector::add(int rank, const json& event) {
     if (protocol == "pkbw" && span > 0 && enqueue > 0) {
         enqueue_shares_[side].push_back(enqueue / span);
     }
-    if (const auto calls = event.find("call_samples_ms"); protocol == "pkbw" && calls != event.end() &&
-                                                          calls->is_array()) {
+    if (const auto calls = event.find("call_samples_ms");
+        protocol == "pkbw" && calls != event.end() && calls->is_array()) {
         for (const auto& value : *calls) {
             if (value.is_number()) {
                 call_samples_[side].push_back(value.get<double>());
@@ -92,6 +100,9 @@ PerfFigures PerfCollector::compute(const WorkModel& work, int world_size) const 
     f.launched = estimate_blocks(series_, "pkbw", rule_);
     f.graph = estimate_blocks(series_, "graph", rule_);
     f.graph_unavailable = graph_unavailable_;
+    f.graph_passes_low = graph_passes_low_;
+    f.graph_passes_high = graph_passes_high_;
+    f.graph_passes_reason = graph_passes_reason_;
     // A method per kernel size: where both sides' calls take a few microseconds of device time, the host's
     // launch of each call is most of a launched call's time and its jitter most of the spread over runs;
     // the graph's replays leave the launches out, and are the headline there (the launched figure beside
@@ -104,10 +115,11 @@ PerfFigures PerfCollector::compute(const WorkModel& work, int world_size) const 
                                 device_candidate < kGraphHeadlineBelowMs;
     if (graph_headline) {
         char why[240];
-        std::snprintf(why, sizeof why,
-                      "a call takes %.1f us (reference) and %.1f us (candidate) of device time, under %.0f us, "
-                      "so a launched call is mostly the host's launch of it",
-                      device_reference * 1e3, device_candidate * 1e3, kGraphHeadlineBelowMs * 1e3);
+        std::snprintf(
+            why, sizeof why,
+            "a call takes %.1f us (reference) and %.1f us (candidate) of device time, under %.0f us, "
+            "so a launched call is mostly the host's launch of it",
+            device_reference * 1e3, device_candidate * 1e3, kGraphHeadlineBelowMs * 1e3);
         f.headline = "graph";
         f.headline_reason = why;
     }
@@ -172,17 +184,18 @@ std::string explain_pkb_disagreement(const PerfFigures& f) {
     const double cand_ratio = f.pkb->candidate_ms / cand->second.summary.median;
     char text[640];
     const bool candidate_loses = cand_ratio > ref_ratio;
-    std::snprintf(text, sizeof text,
-                  "PKB's protocol says %.3fx where pkbw says %.3fx (%s): PKB times one call at a time inside each "
-                  "side's process on the same inputs every call (a warm L2), with a barrier and a synchronisation "
-                  "per call, and takes the mean; pkbw times batched blocks of calls on fresh inputs with a cold L2 "
-                  "and takes the median. PKB's times are %.2fx pkbw's for the reference and %.2fx for the "
-                  "candidate: the %s pays more under PKB's method (%s)",
-                  f.pkb->speedup, f.pkbw.speedup, verdict_name(f.pkbw.verdict).c_str(), ref_ratio, cand_ratio,
-                  candidate_loses ? "candidate" : "reference",
-                  (candidate_loses ? cand_ratio : ref_ratio) > 1.0
-                      ? "fixed costs per call: launches, synchronisation, host work that batching hides"
-                      : "it gains less from inputs that stay in L2 between calls");
+    std::snprintf(
+        text, sizeof text,
+        "PKB's protocol says %.3fx where pkbw says %.3fx (%s): PKB times one call at a time inside each "
+        "side's process on the same inputs every call (a warm L2), with a barrier and a synchronisation "
+        "per call, and takes the mean; pkbw times batched blocks of calls on fresh inputs with a cold L2 "
+        "and takes the median. PKB's times are %.2fx pkbw's for the reference and %.2fx for the "
+        "candidate: the %s pays more under PKB's method (%s)",
+        f.pkb->speedup, f.pkbw.speedup, verdict_name(f.pkbw.verdict).c_str(), ref_ratio, cand_ratio,
+        candidate_loses ? "candidate" : "reference",
+        (candidate_loses ? cand_ratio : ref_ratio) > 1.0
+            ? "fixed costs per call: launches, synchronisation, host work that batching hides"
+            : "it gains less from inputs that stay in L2 between calls");
     return text;
 }
 
@@ -253,8 +266,9 @@ json to_json(const PerfFigures& f) {
     j["plausibility"] = floor;
     if (!f.plan.is_null()) {
         json plan = json::object();
-        for (const char* key : {"calls_per_block", "pairs", "cold_inputs", "reason", "input_mode", "inputs_note", "inputs_info",
-                                "round_trip_ms", "round_trip_max_ms", "round_trip_trusted", "checked", "containment"}) {
+        for (const char* key :
+             {"calls_per_block", "pairs", "cold_inputs", "reason", "input_mode", "inputs_note", "inputs_info",
+              "round_trip_ms", "round_trip_max_ms", "round_trip_trusted", "checked", "containment"}) {
             if (f.plan.contains(key)) {
                 plan[key] = f.plan[key];
             }
@@ -330,7 +344,10 @@ json to_json(const PerfFigures& f) {
                       {"throttled_blocks", f.graph.throttled_blocks},
                       {"judge_margin_call_ms", f.graph.judge_margin_call_ms},
                       {"reference_median_ms", graph_median_ms(f, "reference")},
-                      {"candidate_median_ms", graph_median_ms(f, "candidate")}};
+                      {"candidate_median_ms", graph_median_ms(f, "candidate")},
+                      {"passes", f.graph_passes_high},
+                      {"passes_low", f.graph_passes_low},
+                      {"passes_reason", f.graph_passes_reason}};
     } else if (!f.graph_unavailable.empty()) {
         j["graph"] = {{"unavailable", f.graph_unavailable}};
     }
@@ -358,12 +375,13 @@ double graph_median_ms(const PerfFigures& f, const std::string& side) {
 
 std::string unconfirmed_line(const PerfFigures& f) {
     char text[400];
-    std::snprintf(text, sizeof text,
-                  "the judge's clock confirms the candidate's own time to within %.2f us a call (%.0f%% of it): a "
-                  "process that under-reports by less is not caught, so the interval's lower end allows for it%s",
-                  f.judge_margin_call_ms * 1e3, 100.0 * (1.0 / f.unconfirmed_factor - 1.0),
-                  f.unconfirmed_factor < 0.9 ? " (calls this short confirm little: a verdict of faster needs more)"
-                                              : "");
+    std::snprintf(
+        text, sizeof text,
+        "the judge's clock confirms the candidate's own time to within %.2f us a call (%.0f%% of it): a "
+        "process that under-reports by less is not caught, so the interval's lower end allows for it%s",
+        f.judge_margin_call_ms * 1e3, 100.0 * (1.0 / f.unconfirmed_factor - 1.0),
+        f.unconfirmed_factor < 0.9 ? " (calls this short confirm little: a verdict of faster needs more)"
+                                   : "");
     return text;
 }
 
@@ -384,29 +402,46 @@ std::vector<std::string> graph_lines(const PerfFigures& f) {
     const SpeedupEstimate& l = f.launched.replicated.pooled;
     if (f.headline == "graph") {
         // The headline above is the graph's: the launched figure beside it.
-        lines.push_back("the figure above is the graph figure (each side's block replayed from a CUDA graph: its "
-                        "calls back to back on the device, no host launch between them), since " +
-                        f.headline_reason);
-        std::snprintf(text, sizeof text,
-                      "launched figure (each call launched by its process, as a caller pays it): speedup %.3fx  "
-                      "95%% CI [%.3f, %.3f]  %s; a call: reference %.4f ms, candidate %.4f ms",
-                      l.speedup, l.ci_low, l.ci_high, verdict_name(l.verdict).c_str(),
-                      launched_median_ms(f, "reference"), launched_median_ms(f, "candidate"));
+        lines.push_back(
+            "the figure above is the graph figure (each side's block replayed from a CUDA graph: its "
+            "calls back to back on the device, no host launch between them), since " +
+            f.headline_reason);
+        std::snprintf(
+            text, sizeof text,
+            "launched figure (each call launched by its process, as a caller pays it): speedup %.3fx  "
+            "95%% CI [%.3f, %.3f]  %s; a call: reference %.4f ms, candidate %.4f ms",
+            l.speedup, l.ci_low, l.ci_high, verdict_name(l.verdict).c_str(),
+            launched_median_ms(f, "reference"), launched_median_ms(f, "candidate"));
         lines.emplace_back(text);
     } else {
-        std::snprintf(text, sizeof text,
-                      "graph figure (each side's block replayed from a CUDA graph: its calls back to back on the "
-                      "device, no host launch between them): speedup %.3fx  95%% CI [%.3f, %.3f]  %s; a call: "
-                      "reference %.4f ms, candidate %.4f ms",
-                      g.speedup, g.ci_low, g.ci_high, verdict_name(g.verdict).c_str(),
-                      graph_median_ms(f, "reference"), graph_median_ms(f, "candidate"));
+        std::snprintf(
+            text, sizeof text,
+            "graph figure (each side's block replayed from a CUDA graph: its calls back to back on the "
+            "device, no host launch between them): speedup %.3fx  95%% CI [%.3f, %.3f]  %s; a call: "
+            "reference %.4f ms, candidate %.4f ms",
+            g.speedup, g.ci_low, g.ci_high, verdict_name(g.verdict).c_str(), graph_median_ms(f, "reference"),
+            graph_median_ms(f, "candidate"));
+        lines.emplace_back(text);
+    }
+    if (f.graph_passes_high > 1) {
+        const std::string passes =
+            f.graph_passes_low == f.graph_passes_high
+                ? std::to_string(f.graph_passes_high)
+                : std::to_string(f.graph_passes_low) + "-" + std::to_string(f.graph_passes_high);
+        std::snprintf(
+            text, sizeof text,
+            "the graph's blocks are %s passes over their %d input sets (%s): each later pass reads "
+            "copies of the sets at addresses of their own, as PKB's rotation reads its copies again; the "
+            "launched blocks read every set once",
+            passes.c_str(), f.plan.value("calls_per_block", 0), f.graph_passes_reason.c_str());
         lines.emplace_back(text);
     }
     if (f.launched.has_estimate && l.verdict != g.verdict) {
-        std::snprintf(text, sizeof text,
-                      "note: the launched blocks say %s (%.3fx) and the graph says %s (%.3fx): what differs is "
-                      "the host's launches of each call, which the graph leaves out",
-                      verdict_name(l.verdict).c_str(), l.speedup, verdict_name(g.verdict).c_str(), g.speedup);
+        std::snprintf(
+            text, sizeof text,
+            "note: the launched blocks say %s (%.3fx) and the graph says %s (%.3fx): what differs is "
+            "the host's launches of each call, which the graph leaves out",
+            verdict_name(l.verdict).c_str(), l.speedup, verdict_name(g.verdict).c_str(), g.speedup);
         lines.emplace_back(text);
     }
     return lines;
@@ -422,12 +457,12 @@ std::vector<std::string> launch_bound_notes(const PerfFigures& f) {
             continue;
         }
         char text[400];
-        std::snprintf(text, sizeof text,
-                      "the %s is launch-bound: its process was still queueing calls for %.0f%% of its blocks' "
-                      "device time%s, so its time per call is the host's launch rate and moves with the host's CPU "
-                      "(its kernels alone take less)",
-                      side.c_str(), 100.0 * std::min(share, 1.0),
-                      side == "candidate" ? " (by its own account)" : "");
+        std::snprintf(
+            text, sizeof text,
+            "the %s is launch-bound: its process was still queueing calls for %.0f%% of its blocks' "
+            "device time%s, so its time per call is the host's launch rate and moves with the host's CPU "
+            "(its kernels alone take less)",
+            side.c_str(), 100.0 * std::min(share, 1.0), side == "candidate" ? " (by its own account)" : "");
         notes.emplace_back(text);
     }
     return notes;
@@ -437,14 +472,16 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
     char line[320];
     const auto bare = f.sides.find("bare_nccl");
     if (!f.plan.is_null()) {
-        std::snprintf(line, sizeof(line),
-                      "  perf (pkbw: %d launch%s of %d ABBA blocks a side of %d calls, each call on fresh inputs%s; "
-                      "time per call: the side's own time of the block, the candidate's raised where its blocks "
-                      "cost more on the judge's clock than the reference's beyond their jitter (round trip up to "
-                      "%.3f ms); slowest rank per block)\n",
-                      f.launches, f.launches == 1 ? "" : "es", f.plan.value("pairs", 0),
-                      f.plan.value("calls_per_block", 0), f.plan.value("checked", false) ? " and checked" : ", not checked",
-                      f.plan.value("round_trip_max_ms", f.plan.value("round_trip_ms", 0.0)));
+        std::snprintf(
+            line, sizeof(line),
+            "  perf (pkbw: %d launch%s of %d ABBA blocks a side of %d calls, each call on fresh inputs%s; "
+            "time per call: the side's own time of the block, the candidate's raised where its blocks "
+            "cost more on the judge's clock than the reference's beyond their jitter (round trip up to "
+            "%.3f ms); slowest rank per block)\n",
+            f.launches, f.launches == 1 ? "" : "es", f.plan.value("pairs", 0),
+            f.plan.value("calls_per_block", 0),
+            f.plan.value("checked", false) ? " and checked" : ", not checked",
+            f.plan.value("round_trip_max_ms", f.plan.value("round_trip_ms", 0.0)));
         out << line;
         if (f.on_host) {
             out << "    host backend: CPU loops timed against a CPU reference; these figures compare the two "
@@ -490,19 +527,21 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
         out << "\n";
     }
     for (const auto& [name, summary] : f.call_samples) {
-        std::snprintf(line, sizeof(line),
-                      "    %-10s each call as its process timed it: median %9.4f ms  p5 %9.4f  p95 %9.4f  (n=%zu)\n",
-                      name.c_str(), summary.median, summary.p5, summary.p95, summary.count);
+        std::snprintf(
+            line, sizeof(line),
+            "    %-10s each call as its process timed it: median %9.4f ms  p5 %9.4f  p95 %9.4f  (n=%zu)\n",
+            name.c_str(), summary.median, summary.p5, summary.p95, summary.count);
         out << line;
     }
     for (const std::string& note : launch_bound_notes(f)) {
         out << "    note: " << note << "\n";
     }
     if (f.has_pkbw) {
-        std::snprintf(line, sizeof(line), "    speedup %.3fx  95%% CI [%.3f, %.3f]  %s  (%d launch%s; no difference "
-                      "within x%.3f: %s)\n", f.pkbw.speedup, f.pkbw.ci_low, f.pkbw.ci_high,
-                      verdict_name(f.pkbw.verdict).c_str(), f.launches, f.launches == 1 ? "" : "es",
-                      1.0 + f.rule.band(),
+        std::snprintf(line, sizeof(line),
+                      "    speedup %.3fx  95%% CI [%.3f, %.3f]  %s  (%d launch%s; no difference "
+                      "within x%.3f: %s)\n",
+                      f.pkbw.speedup, f.pkbw.ci_low, f.pkbw.ci_high, verdict_name(f.pkbw.verdict).c_str(),
+                      f.launches, f.launches == 1 ? "" : "es", 1.0 + f.rule.band(),
                       f.rule.floor_source.empty() ? "the minimum effect; no A/A noise floor measured"
                                                   : ("A/A noise floor from " + f.rule.floor_source).c_str());
         out << line;
@@ -523,10 +562,12 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
                                                    : "")
                 << "\n";
         } else {
-            out << "    one launch: the interval covers this process's blocks only, not run-to-run variation\n";
+            out << "    one launch: the interval covers this process's blocks only, not run-to-run "
+                   "variation\n";
         }
         if (f.throttled_blocks > 0) {
-            out << "    " << f.throttled_blocks << " block(s) dropped: the GPU's clocks slowed down during them\n";
+            out << "    " << f.throttled_blocks
+                << " block(s) dropped: the GPU's clocks slowed down during them\n";
         }
         if (!f.pkb_disagreement.empty()) {
             out << "    note: " << f.pkb_disagreement << "\n";
@@ -536,10 +577,11 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
         out << "    " << text << "\n";
     }
     if (f.pkb) {
-        std::snprintf(line, sizeof(line),
-                      "    PKB-compatible (timed inside each side's process, as PKB does): ref %.4f ms | cand "
-                      "%.4f ms | speedup %.3fx\n",
-                      f.pkb->reference_ms, f.pkb->candidate_ms, f.pkb->speedup);
+        std::snprintf(
+            line, sizeof(line),
+            "    PKB-compatible (timed inside each side's process, as PKB does): ref %.4f ms | cand "
+            "%.4f ms | speedup %.3fx\n",
+            f.pkb->reference_ms, f.pkb->candidate_ms, f.pkb->speedup);
         out << line;
     }
     for (const auto& warning : f.warnings)

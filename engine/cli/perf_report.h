@@ -19,7 +19,6 @@ namespace pkbw::cli {
 // NVLink 4 line rate per GPU and direction (18 links x 25 GB/s; docs/perf.md).
 inline constexpr double kNvlinkLineRateGbps = 450.0;
 
-
 struct SideFigures {
     SampleSummary summary; // slowest-rank iterations over all blocks
     Bandwidth bandwidth;   // at the median
@@ -27,13 +26,14 @@ struct SideFigures {
 
 struct PerfFigures {
     bool has_pkbw = false;
-    SpeedupEstimate pkbw;         // reference vs candidate (eval/perf): replicated.pooled
+    SpeedupEstimate pkbw;          // reference vs candidate (eval/perf): replicated.pooled
     ReplicatedEstimate replicated; // over the launches (docs/perf.md "Replication")
     VerdictRule rule;              // the band the verdict used
     int launches = 0;              // launches with blocks of both sides
     int throttled_blocks = 0;      // dropped: a clock slowdown during the block
     int candidate_blocks = 0;      // the candidate's blocks timed, over every launch
-    int floored_blocks = 0;        // of them, raised to the judge's clock (its launch and rank's overhead beyond the reference's)
+    int floored_blocks =
+        0; // of them, raised to the judge's clock (its launch and rank's overhead beyond the reference's)
     // The most the judge's clock lets the candidate's time be below what its blocks took, per call (the
     // hold's tolerance over the calls; the median over the candidate's blocks): a process
     // that under-reports its own time gains at most this (docs/perf.md "The time").
@@ -50,6 +50,10 @@ struct PerfFigures {
     // graph_unavailable says why where the run tried (the host backend and --graph off do not).
     BlockFigures graph;
     std::string graph_unavailable;
+    // Passes of the graph's blocks over their input sets (the fewest and most over launches; 0 without
+    // graph blocks) and rank 0's reason for the first launch's (plan_graph_passes).
+    int graph_passes_low = 0, graph_passes_high = 0;
+    std::string graph_passes_reason;
     // The launched blocks' figures, whichever figure is the headline.
     BlockFigures launched;
     // Which figure `pkbw`, `replicated`, `sides` and the counts above are (docs/perf.md "A method per
@@ -107,7 +111,8 @@ double graph_median_ms(const PerfFigures& figures, const std::string& side);
 // The report's lines for the graph figure: the figure, or why there is none, and a note when its
 // verdict differs from the launched blocks'.
 std::vector<std::string> graph_lines(const PerfFigures& figures);
-// What the judge's clock confirms of the candidate's own time, in words (printed where it moved the interval).
+// What the judge's clock confirms of the candidate's own time, in words (printed where it moved the
+// interval).
 std::string unconfirmed_line(const PerfFigures& figures);
 // The median time a call of `side` in the launched blocks (ms; 0 without them).
 double launched_median_ms(const PerfFigures& figures, const std::string& side);
@@ -130,9 +135,11 @@ public:
 
 private:
     std::vector<PerfSeries> series_;
-    std::map<std::string, std::vector<double>> call_samples_; // side -> every rank's per-call samples
+    std::map<std::string, std::vector<double>> call_samples_;   // side -> every rank's per-call samples
     std::map<std::string, std::vector<double>> enqueue_shares_; // side -> enqueue_ms / span_ms per block
     std::string graph_unavailable_; // the first reason a launch gave for no graph figure
+    int graph_passes_low_ = 0, graph_passes_high_ = 0;
+    std::string graph_passes_reason_;
     nlohmann::json plan_;
     nlohmann::json clocks_ = nlohmann::json::object();
     int malformed_ = 0;

@@ -37,7 +37,8 @@ MachinePeaks Run::machine_peaks(const PerfFigures& figures) const {
 }
 
 std::uint64_t Run::launch_seed(int index) const {
-    return launch_seed_base_ * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(index) * 0xBF58476D1CE4E5B9ull + 1;
+    return launch_seed_base_ * 0x9E3779B97F4A7C15ull +
+           static_cast<std::uint64_t>(index) * 0xBF58476D1CE4E5B9ull + 1;
 }
 
 bool Run::reference_first(int index) const {
@@ -45,8 +46,8 @@ bool Run::reference_first(int index) const {
     return (index % 2 == 0) == (((launch_seed(0) >> 11) & 1) == 0);
 }
 
-LaunchOutcome Run::launch_more(const LaunchSpec& first, const fs::path& reference_lib, const fs::path& candidate_lib,
-                               Observer& observer, LaunchOutcome outcome) {
+LaunchOutcome Run::launch_more(const LaunchSpec& first, const fs::path& reference_lib,
+                               const fs::path& candidate_lib, Observer& observer, LaunchOutcome outcome) {
     // PKB's Python judge (engine/python) times one launch: its rank program has no later-launch mode.
     // An A/A run sets the floor every later verdict of its problem uses: at least five launches.
     const int launches = options_.pkb_checkout ? 1 : std::max(options_.launches, aa_ ? 5 : 1);
@@ -89,8 +90,9 @@ std::string Run::noise_floor_key() const {
     if (auto hello = hellos_.find(0);
         hello != hellos_.end() && hello->second.contains("device") && hello->second["device"].is_string())
         device = hello->second["device"].get<std::string>();
-    return backend_ + "|" + stem_ + "|w" + std::to_string(options_.nproc) + "|" + std::string(dtype_name(dtype_)) + "|m" +
-           std::to_string(options_.m) + "|n" + std::to_string(options_.n) + "|" + options_.inputs + "|" + device;
+    return backend_ + "|" + stem_ + "|w" + std::to_string(options_.nproc) + "|" +
+           std::string(dtype_name(dtype_)) + "|m" + std::to_string(options_.m) + "|n" +
+           std::to_string(options_.n) + "|" + options_.inputs + "|" + device;
 }
 
 namespace {
@@ -114,11 +116,13 @@ VerdictRule Run::verdict_rule() const {
         return rule;
     const json& entry = saved[key];
     if (!entry.is_object() || !entry.contains("floor") || !entry["floor"].is_number() || entry["floor"] < 0) {
-        err_ << "pkbw: " << path.string() << ": entry '" << key << "' needs a non-negative number 'floor'; ignored\n";
+        err_ << "pkbw: " << path.string() << ": entry '" << key
+             << "' needs a non-negative number 'floor'; ignored\n";
         return rule;
     }
     rule.noise_floor = entry["floor"].get<double>();
-    rule.floor_source = "run " + std::to_string(entry.value("run_id", 0)) + " (" + path.filename().string() + ")";
+    rule.floor_source =
+        "run " + std::to_string(entry.value("run_id", 0)) + " (" + path.filename().string() + ")";
     return rule;
 }
 
@@ -126,23 +130,22 @@ void Run::record_noise_floor(const PerfFigures& figures) {
     if (!aa_ || !figures.has_pkbw || figures.pkbw.ci_low <= 0 || figures.pkbw.ci_high <= 0)
         return;
     // The furthest the A/A interval reached from 1, as a fraction: identical code showed that much.
-    const double reach = std::max(std::abs(std::log(figures.pkbw.ci_low)), std::abs(std::log(figures.pkbw.ci_high)));
+    const double reach =
+        std::max(std::abs(std::log(figures.pkbw.ci_low)), std::abs(std::log(figures.pkbw.ci_high)));
     const fs::path path = noise_floors_path(options_);
     json saved = json::object();
     if (std::ifstream file(path); file) {
         saved = json::parse(file, nullptr, false);
         if (!saved.is_object()) {
-            err_ << "pkbw: " << path.string() << " is not a JSON object; not updated (the A/A result is in the "
+            err_ << "pkbw: " << path.string()
+                 << " is not a JSON object; not updated (the A/A result is in the "
                  << "run's record)\n";
             return;
         }
     }
-    saved[noise_floor_key()] = {{"floor", std::exp(reach) - 1.0},
-                                {"speedup", figures.pkbw.speedup},
-                                {"ci_low", figures.pkbw.ci_low},
-                                {"ci_high", figures.pkbw.ci_high},
-                                {"launches", figures.launches},
-                                {"run_id", run_id_}};
+    saved[noise_floor_key()] = {{"floor", std::exp(reach) - 1.0}, {"speedup", figures.pkbw.speedup},
+                                {"ci_low", figures.pkbw.ci_low},  {"ci_high", figures.pkbw.ci_high},
+                                {"launches", figures.launches},   {"run_id", run_id_}};
     const fs::path temporary = path.string() + ".tmp";
     std::ofstream(temporary) << saved.dump(2) << "\n";
     std::error_code ec;
@@ -193,8 +196,8 @@ void Run::report_perf() {
         // The store's blocks are the headline figure's, which every view of the samples reads: the launched
         // ones, or the graph's where it is the headline; the other figure is kept as summaries only.
         const std::string stored = figures.headline == "graph" ? "graph" : "pkbw";
-        if (series.protocol == "calibrate" || ((series.protocol == "graph" || series.protocol == "pkbw") &&
-                                               series.protocol != stored))
+        if (series.protocol == "calibrate" ||
+            ((series.protocol == "graph" || series.protocol == "pkbw") && series.protocol != stored))
             continue;
         // A launch's blocks follow the one before's: launch x 1000 + its block (docs/store.md).
         const int block = series.protocol == "pkb" ? -1 : series.launch * 1000 + series.block;
@@ -222,7 +225,8 @@ void Run::report_perf() {
         recorder_.add_perf_summary(run_id_, "candidate", -1, "verdict_band", figures.rule.band());
         recorder_.add_perf_summary(run_id_, "candidate", -1, "launches", figures.launches);
         // docs/store.md: which figure the headline is (0 launched, 1 graph), and the launched one's own.
-        recorder_.add_perf_summary(run_id_, "candidate", -1, "headline_graph", figures.headline == "graph" ? 1 : 0);
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "headline_graph",
+                                   figures.headline == "graph" ? 1 : 0);
         if (figures.launched.has_estimate) {
             const SpeedupEstimate& l = figures.launched.replicated.pooled;
             recorder_.add_perf_summary(run_id_, "candidate", -1, "launched_speedup", l.speedup);
@@ -236,8 +240,10 @@ void Run::report_perf() {
             recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_ci_low", g.ci_low);
             recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_ci_high", g.ci_high);
             recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_verdict", verdict_code(g.verdict));
+            recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_passes", figures.graph_passes_high);
             for (const char* side : {"reference", "candidate"}) {
-                recorder_.add_perf_summary(run_id_, side, -1, "graph_median_ms", graph_median_ms(figures, side));
+                recorder_.add_perf_summary(run_id_, side, -1, "graph_median_ms",
+                                           graph_median_ms(figures, side));
             }
         }
         for (std::size_t i = 0; i < figures.replicated.launches.size(); ++i) {

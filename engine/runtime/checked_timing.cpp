@@ -89,9 +89,15 @@ double CheckedTiming::calibrate_round_trip() {
 void CheckedTiming::load_group(int group, Side& side) {
     // Inputs come back to their drawn values before every block (a side may change them in place),
     // and the side's outputs are poisoned, so an element no call wrote cannot pass.
-    inputs_->load(group * plan_.calls_per_block, plan_.calls_per_block, input_slots_->data());
-    p_.device.fill(side.outputs->data(), kPoisonByte,
-                   outputs_layout_.set_bytes * static_cast<std::size_t>(plan_.calls_per_block));
+    // The graph's later passes read copies of the block's sets, at addresses of their own.
+    const std::size_t pass_bytes = inputs_layout_.set_bytes * static_cast<std::size_t>(plan_.calls_per_block);
+    auto* inputs = static_cast<std::byte*>(inputs_base());
+    inputs_->load(group * plan_.calls_per_block, plan_.calls_per_block, inputs);
+    for (int pass = 1; pass < slot_calls() / plan_.calls_per_block; ++pass) {
+        p_.device.copy_async(inputs + pass_bytes * static_cast<std::size_t>(pass), inputs, pass_bytes);
+    }
+    p_.device.fill(outputs_base(side), kPoisonByte,
+                   outputs_layout_.set_bytes * static_cast<std::size_t>(slot_calls()));
     if (side.lengths) {
         side.lengths->reset(p_.device);
     }
@@ -149,8 +155,7 @@ BlockTiming CheckedTiming::timed_request(Side& side, const std::vector<int>& vie
 }
 
 SlotScan CheckedTiming::scan_outputs(const Side& side) {
-    return p_.device.scan_slots(side.outputs->data(), outputs_layout_.set_bytes, plan_.calls_per_block,
-                                kPoisonByte);
+    return p_.device.scan_slots(outputs_base(side), outputs_layout_.set_bytes, slot_calls(), kPoisonByte);
 }
 
 void CheckedTiming::warm_up(Side& side, bool graph) {
@@ -159,10 +164,10 @@ void CheckedTiming::warm_up(Side& side, bool graph) {
     }
     load_group(warm_group(), side); // the warm-up's own inputs: never timed, never shown again
     const auto params = p_.problem->params(inputs_->config(warm_group() * plan_.calls_per_block));
-    const int blocks = (options_.warmup + plan_.calls_per_block - 1) / plan_.calls_per_block;
+    const int blocks = (options_.warmup + slot_calls() - 1) / slot_calls();
     for (int b = 0; b < blocks; ++b) {
         double ignored = 0;
-        timed_request(side, side.views, params, ignored, graph);
+        timed_request(side, views_of(side), params, ignored, graph);
     }
 }
 
@@ -192,7 +197,7 @@ void CheckedTiming::time_block(int block, BlockSide which, bool graph) {
     const auto params = p_.problem->params(inputs_->config(group * plan_.calls_per_block));
 
     double judge_ms = 0;
-    const BlockTiming timing = timed_request(side, side.views, params, judge_ms, graph);
+    const BlockTiming timing = timed_request(side, views_of(side), params, judge_ms, graph);
     // The candidate is frozen again here: a kernel of its still running now holds the GPU.
     const double probe_after = probing ? p_.device.probe_us(kProbeSpinUs) : 0;
     const Device::Telemetry after = p_.device.telemetry();
@@ -226,6 +231,11 @@ void CheckedTiming::time_block(int block, BlockSide which, bool graph) {
                   {"host_ms", timing.host_ms},
                   {"round_trip_ms", round_trip_ms_},
                   {"round_trip_max_ms", round_trip_max_ms_}};
+    if (graph) {
+        // Passes over the block's calls_per_block input sets, each on copies of its own.
+        event["passes"] = graph_slots() ? graph_passes_ : 1;
+        event["passes_reason"] = graph_passes_reason_;
+    }
     if (probing) {
         event["probe_before_us"] = probe_before;
         event["probe_after_us"] = probe_after;

@@ -13,11 +13,11 @@ namespace pkbw::engine::checked_timing_steps {
 
 // Why call `call` of group `group` failed, in core's words (the device only counted).
 CheckedTiming::CallFailure CheckedTiming::explain(int group, int call) {
-    const int set = group * plan_.calls_per_block + call;
+    const int set = group * plan_.calls_per_block + call % plan_.calls_per_block; // a later pass reads a copy
     CallFailure failure;
     auto outputs_of = [&](const Side& side, bool count_poison) {
         OutputSet outputs;
-        const auto views = outputs_layout_.views(side.outputs->data(), call);
+        const auto views = outputs_layout_.views(outputs_base(side), call);
         for (std::size_t t = 0; t < views.size(); ++t) {
             Tensor tensor = Tensor::zeros(outputs_layout_.specs[t].dtype, outputs_layout_.specs[t].shape);
             if (tensor.nbytes() > 0) {
@@ -43,15 +43,24 @@ CheckedTiming::CallFailure CheckedTiming::explain(int group, int call) {
     return failure;
 }
 
+std::string CheckedTiming::call_name(int call) const {
+    std::string name = "call " + std::to_string(call) + " of " + std::to_string(slot_calls());
+    if (graph_slots()) {
+        name += " (pass " + std::to_string(call / plan_.calls_per_block + 1) + " of " +
+                std::to_string(graph_passes_) + ", on a copy of set " +
+                std::to_string(call % plan_.calls_per_block) + ")";
+    }
+    return name;
+}
+
 void CheckedTiming::check_pair(int group, int candidate_block) {
     std::vector<MismatchQuery> queries;
     // Variable-length outputs: lengths first; only the valid prefix of agreeing ones is compared.
-    const TimedLengthCheck lengths =
-        TimedLengths::check(reference_.lengths.get(), candidate_.lengths.get(), p_.device,
-                            outputs_layout_.specs, plan_.calls_per_block);
-    for (int k = 0; k < plan_.calls_per_block; ++k) {
-        const auto ref = outputs_layout_.views(reference_.outputs->data(), k);
-        const auto cand = outputs_layout_.views(candidate_.outputs->data(), k);
+    const TimedLengthCheck lengths = TimedLengths::check(reference_.lengths.get(), candidate_.lengths.get(),
+                                                         p_.device, outputs_layout_.specs, slot_calls());
+    for (int k = 0; k < slot_calls(); ++k) {
+        const auto ref = outputs_layout_.views(outputs_base(reference_), k);
+        const auto cand = outputs_layout_.views(outputs_base(candidate_), k);
         for (std::size_t t = 0; t < ref.size(); ++t) {
             const Shape& shape = outputs_layout_.specs[t].shape;
             const std::int64_t row = shape.empty() || shape[0] == 0 ? 1 : shape_numel(shape) / shape[0];
@@ -71,7 +80,7 @@ void CheckedTiming::check_pair(int group, int candidate_block) {
     const auto borderline_limit = static_cast<std::uint64_t>(std::max<std::int64_t>(1, elements / 10000));
     int failed = 0, borderline = 0;
     std::string message, kind, borderline_message;
-    for (int k = 0; k < plan_.calls_per_block; ++k) {
+    for (int k = 0; k < slot_calls(); ++k) {
         MismatchCount count;
         for (std::size_t t = 0; t < per_call; ++t) {
             count.mismatches += counts[static_cast<std::size_t>(k) * per_call + t].mismatches;
@@ -79,8 +88,7 @@ void CheckedTiming::check_pair(int group, int candidate_block) {
         }
         if (const std::string& length = lengths.messages[static_cast<std::size_t>(k)]; !length.empty()) {
             if (message.empty()) {
-                message = "call " + std::to_string(k) + " of " + std::to_string(plan_.calls_per_block) +
-                          ": " + length;
+                message = call_name(k) + ": " + length;
                 kind = "length";
             }
             ++failed;
@@ -97,8 +105,7 @@ void CheckedTiming::check_pair(int group, int candidate_block) {
             if (failure.message.empty()) {
                 continue; // core clears it: the device's count follows the same rule, so this is rare
             }
-            first = "call " + std::to_string(k) + " of " + std::to_string(plan_.calls_per_block) + ": " +
-                    failure.message;
+            first = call_name(k) + ": " + failure.message;
             if (!is_borderline) {
                 kind = failure.unwritten > 0 ? "unwritten" : "wrong";
             }
@@ -113,7 +120,7 @@ void CheckedTiming::check_pair(int group, int candidate_block) {
                     {"rank", p_.rank},
                     {"block", candidate_block},
                     {"side", "candidate"},
-                    {"calls", plan_.calls_per_block},
+                    {"calls", slot_calls()},
                     {"failed_calls", failed},
                     {"status", status},
                     {"kind", kind},

@@ -46,6 +46,9 @@ private:
         // One set of length slots per call; null when no output is variable-length.
         std::unique_ptr<TimedLengths> lengths;
         std::vector<int> views; // one view set per call
+        // The graph figure's own output slots and views (passes x calls), where it replays passes.
+        std::unique_ptr<SharedSlots> graph_outputs;
+        std::vector<int> graph_views;
         // Frozen from the round trip's calibration to the end of the blocks. Last: destroyed (thawed)
         // before the slots' release asks the worker to unmap them.
         std::unique_ptr<WorkerStillness> still;
@@ -70,6 +73,29 @@ private:
     // Captures both sides' graphs; "" when every rank's both sides could, else why not (every rank
     // returns the same: a rank whose graph failed must not leave the others at a barrier).
     std::string capture_graphs();
+    // The reference's device time per call in one replay of its graph on the warm-up's inputs (its
+    // trusted worker's span): what the graph's passes are planned from.
+    double reference_graph_call_ms();
+    // The passes every rank can replay (the fewest any rank plans: plan_graph_passes).
+    GraphPasses agree_graph_passes(double call_ms);
+    // The graph figure's own slots for `passes` passes, and each side's views of them (defined with the
+    // side's process running, frozen again after).
+    void add_graph_slots(int passes);
+    // The slots the block being timed reads and writes: the graph figure's own where it replays
+    // passes, else the launched blocks'.
+    bool graph_slots() const { return in_graph_ && graph_inputs_ != nullptr; }
+    int slot_calls() const {
+        return graph_slots() ? graph_passes_ * plan_.calls_per_block : plan_.calls_per_block;
+    }
+    void* inputs_base() const { return graph_slots() ? graph_inputs_->data() : input_slots_->data(); }
+    void* outputs_base(const Side& side) const {
+        return graph_slots() ? side.graph_outputs->data() : side.outputs->data();
+    }
+    const std::vector<int>& views_of(const Side& side) const {
+        return graph_slots() ? side.graph_views : side.views;
+    }
+    // "call k of N", with the pass where the graph replays passes.
+    std::string call_name(int call) const;
     int warm_group() const { return plan_.groups(); }
     // Whether a block's thaw waits until the worker's tree is seen running (the default) or only asks
     // (PKBW_THAW_WAIT=0, a diagnostic: how much of the judge's time per block the wait adds; the
@@ -124,6 +150,10 @@ private:
     TimingInputs* inputs_ = nullptr;
     std::unique_ptr<Spacer> spacer_; // before the slots: this launch's placement
     std::unique_ptr<SharedSlots> input_slots_;
+    std::unique_ptr<SharedSlots> graph_inputs_; // the graph figure's passes x calls input slots
+    bool in_graph_ = false;                     // the graph figure's series has begun
+    int graph_passes_ = 1;
+    std::string graph_passes_reason_; // plan_graph_passes's, for the report
     Side reference_, candidate_;
     double round_trip_ms_ = 0;     // the calibration's median: the judge's per-call figure
     double round_trip_max_ms_ = 0; // its largest: the judge's floor under a side's own time

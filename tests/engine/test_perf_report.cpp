@@ -136,7 +136,7 @@ TEST(PerfReport, PlausibleCandidateAndHostBackendAreNotFlagged) {
 namespace {
 // One block of one call-count with the judge's time of it (what the ranks send since the launches).
 json judged_block(const std::string& side, int index, double device_call_ms, double judge_ms, int calls) {
-    return {{"event", "perf_result"}, {"protocol", "pkbw"}, {"side", side},     {"block", index},
+    return {{"event", "perf_result"},         {"protocol", "pkbw"},   {"side", side},  {"block", index},
             {"samples_ms", {device_call_ms}}, {"judge_ms", judge_ms}, {"calls", calls}};
 }
 } // namespace
@@ -252,7 +252,8 @@ TEST(PerfReport, ALaunchThatExceedsByChanceIsNotRaisedWhenTheRunDoesNot) {
             for (int pair = 0; pair < 5; ++pair) {
                 perf.add(0, judged_block("reference", 4 * pair, 0.1, 1.0 + reference_overheads[pair], 10));
                 const double judge = 0.5 + reference_overheads[pair] + extra;
-                perf.add(0, judged_block("candidate", 4 * pair + 1, (0.5 - under_report[launch]) / 10, judge, 10));
+                perf.add(
+                    0, judged_block("candidate", 4 * pair + 1, (0.5 - under_report[launch]) / 10, judge, 10));
             }
         }
         return perf.compute(allreduce_of(1e6), 1);
@@ -260,7 +261,7 @@ TEST(PerfReport, ALaunchThatExceedsByChanceIsNotRaisedWhenTheRunDoesNot) {
     // 0.05 ms is beyond launch 0's own tolerance (0.035 ms), not the run's (0.02 ms against 0.0167 a launch).
     const PerfFigures honest = run({0, 0, 0}, 0.05);
     EXPECT_LE(honest.floored_blocks, 5); // launch 0's blocks, one by one; the run's level is not raised
-    EXPECT_GT(honest.pkbw.speedup, 1.9);   // launch 0 reads its 0.05 ms a block slower, the run a little
+    EXPECT_GT(honest.pkbw.speedup, 1.9); // launch 0 reads its 0.05 ms a block slower, the run a little
     const PerfFigures forged = run({0.3, 0.3, 0.3}, 0);
     EXPECT_EQ(forged.floored_blocks, 15);
     EXPECT_LT(forged.pkbw.speedup, 1.0 / (0.05 - 0.035 / 10) + 1e-9);
@@ -286,8 +287,12 @@ TEST(PerfReport, LaunchesArePooledAndADisagreementWithPkbIsExplained) {
     }
     // PKB's protocol, first launch: the candidate slower there.
     perf.set_launch(0);
-    perf.add(0, {{"event", "perf_result"}, {"protocol", "pkb"}, {"side", "reference"}, {"samples_ms", {1.0, 1.0}}});
-    perf.add(0, {{"event", "perf_result"}, {"protocol", "pkb"}, {"side", "candidate"}, {"samples_ms", {2.5, 2.5}}});
+    perf.add(
+        0,
+        {{"event", "perf_result"}, {"protocol", "pkb"}, {"side", "reference"}, {"samples_ms", {1.0, 1.0}}});
+    perf.add(
+        0,
+        {{"event", "perf_result"}, {"protocol", "pkb"}, {"side", "candidate"}, {"samples_ms", {2.5, 2.5}}});
     const PerfFigures f = perf.compute(allreduce_of(1e6), 1);
     EXPECT_EQ(f.launches, 3);
     EXPECT_TRUE(f.replicated.replicated);
@@ -369,7 +374,8 @@ TEST(PerfReport, TheGraphFigureStandsBesideTheLaunchedOneAndIsHeldToTheJudgesClo
     ASSERT_TRUE(f.has_pkbw);
     ASSERT_TRUE(f.graph.has_estimate);
     EXPECT_EQ(f.headline, "graph");
-    EXPECT_NE(f.headline_reason.find("1.0 us (reference) and 1.0 us (candidate) of device time, under 20 us"), std::string::npos)
+    EXPECT_NE(f.headline_reason.find("1.0 us (reference) and 1.0 us (candidate) of device time, under 20 us"),
+              std::string::npos)
         << f.headline_reason;
     EXPECT_NEAR(f.pkbw.speedup, 1.0, 1e-9);
     // The judge's clock confirms a 1 us call only to within 0.4 us (the least tolerance, 0.02 ms, over 50
@@ -383,14 +389,15 @@ TEST(PerfReport, TheGraphFigureStandsBesideTheLaunchedOneAndIsHeldToTheJudgesClo
               std::string::npos)
         << printed(f);
     EXPECT_NEAR(f.launched.replicated.pooled.speedup, 2.0, 1e-9);
-    EXPECT_EQ(f.launched.replicated.pooled.verdict, Verdict::Faster); // 2x stands beyond the margin
+    EXPECT_EQ(f.launched.replicated.pooled.verdict, Verdict::Faster);  // 2x stands beyond the margin
     EXPECT_NEAR(f.sides.at("reference").summary.median, 0.001, 1e-12); // the headline's blocks
     EXPECT_EQ(f.sides.at("reference").summary.count, 2u);
     EXPECT_NEAR(launched_median_ms(f, "reference"), 0.002, 1e-12);
     auto lines = graph_lines(f);
     ASSERT_EQ(lines.size(), 3u);
     EXPECT_NE(lines[0].find("the figure above is the graph figure"), std::string::npos) << lines[0];
-    EXPECT_NE(lines[1].find("launched figure (each call launched by its process"), std::string::npos) << lines[1];
+    EXPECT_NE(lines[1].find("launched figure (each call launched by its process"), std::string::npos)
+        << lines[1];
     EXPECT_NE(lines[2].find("the launched blocks say faster (2.000x) and the graph says ambiguous"),
               std::string::npos)
         << lines[2];
@@ -413,7 +420,8 @@ TEST(PerfReport, TheGraphFigureStandsBesideTheLaunchedOneAndIsHeldToTheJudgesClo
     lines = graph_lines(f);
     ASSERT_EQ(lines.size(), 2u);
     EXPECT_NE(lines[0].find("graph figure (each side's block replayed"), std::string::npos) << lines[0];
-    EXPECT_NE(lines[1].find("the launched blocks say faster (2.000x) and the graph says same"), std::string::npos)
+    EXPECT_NE(lines[1].find("the launched blocks say faster (2.000x) and the graph says same"),
+              std::string::npos)
         << lines[1];
     j = to_json(f);
     EXPECT_EQ(j["headline"], "launched");
@@ -437,14 +445,55 @@ TEST(PerfReport, TheGraphFigureStandsBesideTheLaunchedOneAndIsHeldToTheJudgesClo
     PerfCollector none;
     none.add(0, block("reference", 0, 2.0));
     none.add(0, block("candidate", 1, 1.0));
-    none.add(0, {{"event", "perf_result"},
-                 {"protocol", "graph"},
-                 {"side", "candidate"},
-                 {"unavailable", "candidate's calls cannot be captured in a CUDA graph: cudaStreamSynchronize"}});
+    none.add(
+        0, {{"event", "perf_result"},
+            {"protocol", "graph"},
+            {"side", "candidate"},
+            {"unavailable", "candidate's calls cannot be captured in a CUDA graph: cudaStreamSynchronize"}});
     const PerfFigures n = none.compute(allreduce_of(1e6), 1);
     EXPECT_FALSE(n.graph.has_estimate);
     EXPECT_EQ(none.malformed(), 0);
     EXPECT_NE(printed(n).find("graph figure: none (candidate's calls cannot be captured"), std::string::npos)
         << printed(n);
-    EXPECT_NE(to_json(n)["graph"]["unavailable"].get<std::string>().find("cudaStreamSynchronize"), std::string::npos);
+    EXPECT_NE(to_json(n)["graph"]["unavailable"].get<std::string>().find("cudaStreamSynchronize"),
+              std::string::npos);
+}
+
+// Passes (docs/perf.md "The graph figure"): the graph's blocks of microsecond calls replay 32 passes
+// over their 50 sets, 1,600 calls, so the least tolerance (0.02 ms a block) is 0.0125 us of a 1 us call
+// and identical device times read "same" where a block of 50 calls left them "ambiguous" (above). The
+// report says the passes read copies, and the JSON and the reason carry them.
+TEST(PerfReport, GraphPassesConfirmMicrosecondCallsAndAreSaid) {
+    PerfCollector perf;
+    perf.add(0, judged_block("reference", 0, 0.002, 0.11, 50));
+    perf.add(0, judged_block("candidate", 1, 0.002, 0.11, 50));
+    perf.add(0, judged_block("candidate", 2, 0.002, 0.11, 50));
+    perf.add(0, judged_block("reference", 3, 0.002, 0.11, 50));
+    for (int b = 4; b < 8; ++b) {
+        const std::string side = b == 4 || b == 7 ? "reference" : "candidate";
+        json block = graph_block(side, b, 0.001, 1.6 + 0.06, 1600);
+        block["passes"] = 32;
+        block["passes_reason"] =
+            "32 passes: a pass of 50 calls takes 0.050 ms of device time, a block 1.6 ms";
+        perf.add(0, block);
+    }
+    json plan = {{"calls_per_block", 50}, {"pairs", 1}, {"checked", true}};
+    perf.add_plan(0, plan);
+    const PerfFigures f = perf.compute(allreduce_of(1e6), 1);
+    ASSERT_TRUE(f.graph.has_estimate);
+    EXPECT_EQ(f.headline, "graph");
+    EXPECT_NEAR(f.judge_margin_call_ms, 0.02 / 1600, 1e-12);
+    EXPECT_EQ(f.pkbw.verdict, Verdict::Same) << f.pkbw.ci_low << " " << f.pkbw.ci_high;
+    EXPECT_EQ(f.graph_passes_low, 32);
+    EXPECT_EQ(f.graph_passes_high, 32);
+    const auto lines = graph_lines(f);
+    const auto said = std::find_if(lines.begin(), lines.end(), [](const std::string& line) {
+        return line.find("the graph's blocks are 32 passes over their 50 input sets (32 passes: a pass") !=
+               std::string::npos;
+    });
+    ASSERT_NE(said, lines.end()) << printed(f);
+    EXPECT_NE(said->find("reads copies of the sets at addresses of their own"), std::string::npos) << *said;
+    const json j = to_json(f);
+    EXPECT_EQ(j["graph"]["passes"], 32);
+    EXPECT_NE(j["graph"]["passes_reason"].get<std::string>().find("a block 1.6 ms"), std::string::npos);
 }
