@@ -54,18 +54,26 @@ void CheckedTiming::plan() {
     input_slots_ = std::make_unique<SharedSlots>(
         c_.shared, inputs_layout_.set_bytes * static_cast<std::size_t>(plan_.calls_per_block),
         launch_pad(placement_seed(), p_.rank, 0));
+    const std::size_t outputs = outputs_layout_.set_bytes * static_cast<std::size_t>(plan_.calls_per_block);
+    output_slots_ =
+        std::make_unique<SharedSlots>(c_.shared, outputs, launch_pad(placement_seed(), p_.rank, 1));
+    kept_ = std::make_unique<DeviceMemory>(p_.device, outputs);
 }
 
 void CheckedTiming::prepare_side(Side& side) {
-    side.outputs = std::make_unique<SharedSlots>(
-        c_.shared, outputs_layout_.set_bytes * static_cast<std::size_t>(plan_.calls_per_block),
-        launch_pad(placement_seed(), p_.rank, &side == &reference_ ? 1 : 2));
     side.lengths = TimedLengths::make(c_.shared, outputs_layout_.specs, plan_.calls_per_block);
     for (int k = 0; k < plan_.calls_per_block; ++k) {
         side.views.push_back(side.worker->process->define_views(
-            inputs_layout_.views(input_slots_->data(), k), outputs_layout_.views(side.outputs->data(), k),
+            inputs_layout_.views(input_slots_->data(), k), outputs_layout_.views(output_slots_->data(), k),
             side.lengths ? side.lengths->slot(k) : nullptr));
     }
+}
+
+void CheckedTiming::keep_first_outputs(const Side& side) {
+    p_.device.copy_async(kept_outputs(), live_outputs(),
+                         outputs_layout_.set_bytes * static_cast<std::size_t>(slot_calls()));
+    p_.device.synchronize();
+    first_of_pair_ = &side;
 }
 
 double CheckedTiming::calibrate_round_trip() {
@@ -96,7 +104,7 @@ void CheckedTiming::load_group(int group, Side& side) {
     for (int pass = 1; pass < slot_calls() / plan_.calls_per_block; ++pass) {
         p_.device.copy_async(inputs + pass_bytes * static_cast<std::size_t>(pass), inputs, pass_bytes);
     }
-    p_.device.fill(outputs_base(side), kPoisonByte,
+    p_.device.fill(live_outputs(), kPoisonByte,
                    outputs_layout_.set_bytes * static_cast<std::size_t>(slot_calls()));
     if (side.lengths) {
         side.lengths->reset(p_.device);
@@ -137,7 +145,7 @@ BlockTiming CheckedTiming::timed_request(Side& side, const std::vector<int>& vie
         // this scan was still working (compared once frozen, below). The scan's own time is the
         // judge's: taken out of the block's (work still running gains at most that).
         const auto replied = Clock::now();
-        const SlotScan scan = scan_outputs(side);
+        const SlotScan scan = scan_outputs();
         untouched_at_reply_ =
             static_cast<int>(std::count(scan.untouched.begin(), scan.untouched.end(), true));
         at_reply = scan.fingerprint;
@@ -149,13 +157,13 @@ BlockTiming CheckedTiming::timed_request(Side& side, const std::vector<int>& vie
     judge_ms = ms_between(start, Clock::now()) - (checking ? scan_ms_ : 0.0);
     side.still->freeze();
     if (checking) {
-        changed_after_reply_ = scan_outputs(side).fingerprint != at_reply;
+        changed_after_reply_ = scan_outputs().fingerprint != at_reply;
     }
     return timing;
 }
 
-SlotScan CheckedTiming::scan_outputs(const Side& side) {
-    return p_.device.scan_slots(outputs_base(side), outputs_layout_.set_bytes, slot_calls(), kPoisonByte);
+SlotScan CheckedTiming::scan_outputs() {
+    return p_.device.scan_slots(live_outputs(), outputs_layout_.set_bytes, slot_calls(), kPoisonByte);
 }
 
 void CheckedTiming::warm_up(Side& side, bool graph) {
@@ -252,6 +260,9 @@ void CheckedTiming::time_block(int block, BlockSide which, bool graph) {
         event["frozen"] = !candidate_.still->failed();
     }
     p_.events.send(event);
+    if (reference_.worker && candidate_.worker && block % 2 == 0) {
+        keep_first_outputs(side); // the pair's first block (blocks of either figure are numbered in pairs)
+    }
     if (c_.block_timed) {
         c_.block_timed(side.worker->side);
     }

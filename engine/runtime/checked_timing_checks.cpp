@@ -17,7 +17,7 @@ CheckedTiming::CallFailure CheckedTiming::explain(int group, int call) {
     CallFailure failure;
     auto outputs_of = [&](const Side& side, bool count_poison) {
         OutputSet outputs;
-        const auto views = outputs_layout_.views(outputs_base(side), call);
+        const auto views = outputs_layout_.views(const_cast<void*>(pair_outputs(side)), call);
         for (std::size_t t = 0; t < views.size(); ++t) {
             Tensor tensor = Tensor::zeros(outputs_layout_.specs[t].dtype, outputs_layout_.specs[t].shape);
             if (tensor.nbytes() > 0) {
@@ -59,8 +59,8 @@ void CheckedTiming::check_pair(int group, int candidate_block) {
     const TimedLengthCheck lengths = TimedLengths::check(reference_.lengths.get(), candidate_.lengths.get(),
                                                          p_.device, outputs_layout_.specs, slot_calls());
     for (int k = 0; k < slot_calls(); ++k) {
-        const auto ref = outputs_layout_.views(outputs_base(reference_), k);
-        const auto cand = outputs_layout_.views(outputs_base(candidate_), k);
+        const auto ref = outputs_layout_.views(const_cast<void*>(pair_outputs(reference_)), k);
+        const auto cand = outputs_layout_.views(const_cast<void*>(pair_outputs(candidate_)), k);
         for (std::size_t t = 0; t < ref.size(); ++t) {
             const Shape& shape = outputs_layout_.specs[t].shape;
             const std::int64_t row = shape.empty() || shape[0] == 0 ? 1 : shape_numel(shape) / shape[0];

@@ -83,15 +83,16 @@ void CheckedTiming::add_graph_slots(int passes) {
     graph_inputs_ =
         std::make_unique<SharedSlots>(c_.shared, inputs_layout_.set_bytes * static_cast<std::size_t>(calls),
                                       launch_pad(placement_seed(), p_.rank, 3));
+    const std::size_t outputs = outputs_layout_.set_bytes * static_cast<std::size_t>(calls);
+    graph_outputs_ =
+        std::make_unique<SharedSlots>(c_.shared, outputs, launch_pad(placement_seed(), p_.rank, 4));
+    graph_kept_ = std::make_unique<DeviceMemory>(p_.device, outputs);
     for (Side* side : {&reference_, &candidate_}) {
-        side->graph_outputs = std::make_unique<SharedSlots>(
-            c_.shared, outputs_layout_.set_bytes * static_cast<std::size_t>(calls),
-            launch_pad(placement_seed(), p_.rank, side == &reference_ ? 4 : 5));
         side->still->thaw();
         for (int k = 0; k < calls; ++k) {
             side->graph_views.push_back(side->worker->process->define_views(
                 inputs_layout_.views(graph_inputs_->data(), k),
-                outputs_layout_.views(side->graph_outputs->data(), k),
+                outputs_layout_.views(graph_outputs_->data(), k),
                 nullptr)); // no graph where an output's length varies (capture_graphs)
         }
         side->still->freeze();

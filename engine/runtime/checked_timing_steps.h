@@ -42,12 +42,10 @@ public:
 private:
     struct Side {
         TimedWorker* worker = nullptr;
-        std::unique_ptr<SharedSlots> outputs;
         // One set of length slots per call; null when no output is variable-length.
         std::unique_ptr<TimedLengths> lengths;
         std::vector<int> views; // one view set per call
-        // The graph figure's own output slots and views (passes x calls), where it replays passes.
-        std::unique_ptr<SharedSlots> graph_outputs;
+        // The graph figure's views of its own slots (passes x calls), where it replays passes.
         std::vector<int> graph_views;
         // Frozen from the round trip's calibration to the end of the blocks. Last: destroyed (thawed)
         // before the slots' release asks the worker to unmap them.
@@ -88,9 +86,16 @@ private:
         return graph_slots() ? graph_passes_ * plan_.calls_per_block : plan_.calls_per_block;
     }
     void* inputs_base() const { return graph_slots() ? graph_inputs_->data() : input_slots_->data(); }
-    void* outputs_base(const Side& side) const {
-        return graph_slots() ? side.graph_outputs->data() : side.outputs->data();
+    // The output slots both sides write, and the judge's copy of the pair's first block's outputs.
+    void* live_outputs() const { return graph_slots() ? graph_outputs_->data() : output_slots_->data(); }
+    void* kept_outputs() const { return graph_slots() ? graph_kept_->data() : kept_->data(); }
+    // Where `side`'s outputs of the pair being checked are.
+    const void* pair_outputs(const Side& side) const {
+        return &side == first_of_pair_ ? kept_outputs() : live_outputs();
     }
+    // After the pair's first block: its outputs into the judge's own memory, before the second block
+    // poisons the slots and writes them.
+    void keep_first_outputs(const Side& side);
     const std::vector<int>& views_of(const Side& side) const {
         return graph_slots() ? side.graph_views : side.views;
     }
@@ -107,7 +112,7 @@ private:
     }();
     void load_group(int group, Side& side);
     // Scans `side`'s output slots (Device::scan_slots).
-    SlotScan scan_outputs(const Side& side);
+    SlotScan scan_outputs();
     void check_pair(int group, int candidate_block);
     // core's comparison of one call's slots: its first error ("" when it passes) and how many of the
     // candidate's elements still hold the poison (the call never wrote them).
@@ -151,7 +156,15 @@ private:
     std::unique_ptr<Spacer> spacer_; // before the slots: this launch's placement
     std::unique_ptr<SharedSlots> input_slots_;
     std::unique_ptr<SharedSlots> graph_inputs_; // the graph figure's passes x calls input slots
-    bool in_graph_ = false;                     // the graph figure's series has begun
+    // One set of output slots that both sides write, each block poisoning them first: whatever their
+    // pages do to a kernel's time they do to both sides alike (separate slots per side let an A/A pair's
+    // launch read 0.93-1.08 on the H200 with steady blocks). The pair's first block's outputs are kept
+    // in the judge's own memory before the second block; a candidate never runs while the slots hold
+    // the reference's outputs, and never sees the copy.
+    std::unique_ptr<SharedSlots> output_slots_, graph_outputs_;
+    std::unique_ptr<DeviceMemory> kept_, graph_kept_;
+    const Side* first_of_pair_ = nullptr;
+    bool in_graph_ = false; // the graph figure's series has begun
     int graph_passes_ = 1;
     std::string graph_passes_reason_; // plan_graph_passes's, for the report
     Side reference_, candidate_;

@@ -70,26 +70,30 @@ private:
     void* data_;
 };
 
-// Device memory held for the timing's life and never touched: a launch's random amount of it, taken
-// before the slots, moves the slots to other physical pages (the allocator hands pages out in order),
-// whose DRAM channels and L2 slices differ; an offset inside one allocation alone would not.
-class Spacer {
+// Device memory of the judge's own, shared with no worker, released with this object.
+class DeviceMemory {
 public:
-    Spacer(Device& device, std::size_t bytes)
+    DeviceMemory(Device& device, std::size_t bytes)
         : device_(device)
         , data_(bytes > 0 ? device.allocate(bytes) : nullptr) {}
-    ~Spacer() {
+    ~DeviceMemory() {
         if (data_ != nullptr) {
             device_.release(data_);
         }
     }
-    Spacer(const Spacer&) = delete;
-    Spacer& operator=(const Spacer&) = delete;
+    DeviceMemory(const DeviceMemory&) = delete;
+    DeviceMemory& operator=(const DeviceMemory&) = delete;
+    void* data() const { return data_; }
 
 private:
     Device& device_;
     void* data_;
 };
+
+// Device memory held for the timing's life and never touched: a launch's random amount of it, taken
+// before the slots, moves the slots to other physical pages (the allocator hands pages out in order),
+// whose DRAM channels and L2 slices differ; an offset inside one allocation alone would not.
+using Spacer = DeviceMemory;
 
 // A launch's spacer: 0 to 1 GiB in 2 MiB pages on a GPU (none on the host backend, whose ranks share
 // the machine's memory, nor without a launch seed).
