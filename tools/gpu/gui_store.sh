@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Records a store of real GPU runs for the workbench (the GUI review's data, docs/gui.md): a calibration,
-# traced perf of native samples, a wrong candidate with its outputs kept, evals of both sample
-# generations, PKB's own LLM solutions with --trace, and a PKB logs folder written by PKB's run_local.py
+# traced perf of native samples, a wrong candidate with its outputs kept, two candidates whose timing is
+# not trusted, evals of both sample generations, PKB's own LLM solutions with --trace, and a PKB logs folder written by PKB's run_local.py
 # with --download --profile (for `pkbw import-pkb`). Packs the store, its run folders and the PKB logs
 # into OUT_DIR/gui_store.tar.gz (the device returns few files), to open with pkbw-gui elsewhere.
 # Usage: tools/gpu/gui_store.sh OUT_DIR   (needs a built tree: tools/gpu/checks.sh OUT_DIR build; .pkb:
@@ -74,6 +74,13 @@ step "eval wrong 1 (1024^2)" eval --problem 1_allreduce --solution tests/adversa
     --all-trials --keep-outputs
 [ "${QUICK:-0}" = 1 ] || step "eval wrong 1 (4096^2)" eval --problem 1_allreduce --solution tests/adversarial/cuda/all_zero.cu --nproc 1 \
     --m 4096 --n 4096 --all-trials
+pack
+gpu_section "untrusted timing" "$out"
+# Candidates whose timing the judge cannot trust (invalid_timing): one skips timed calls it counts,
+# one answers before its calls have written their outputs. The workbench must withhold their speedups.
+for case in skip_by_count reply_early; do
+    step "perf $case (invalid_timing)" perf --problem 1_allreduce --solution "tests/adversarial/cuda/$case.cu" --nproc 1
+done
 pack
 gpu_section "PKB's LLM solutions, traced" "$out"
 wait # the PKB warm-ups
