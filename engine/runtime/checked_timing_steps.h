@@ -111,7 +111,7 @@ private:
         return asked == nullptr || std::string_view(asked) != "0";
     }();
     void load_group(int group, Side& side);
-    // Scans `side`'s output slots (Device::scan_slots).
+    // Scans the output slots the block just timed wrote (Device::scan_slots).
     SlotScan scan_outputs();
     void check_pair(int group, int candidate_block);
     // core's comparison of one call's slots: its first error ("" when it passes) and how many of the
