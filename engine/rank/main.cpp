@@ -3,6 +3,7 @@
 #include "../runtime/rank_runner.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
+#include "pkbw/core/status.h"
 #include "pkbw/tracer_control.h"
 
 #include <cstdlib>
@@ -50,7 +51,7 @@ int main(int argc, char** argv) {
         } catch (const std::exception& error) {
             events.send({{"event", pkbw::protocol::kError},
                          {"rank", rank},
-                         {"kind", "internal"},
+                         {"kind", pkbw::status::kKindInternal},
                          {"message", error.what()}});
             std::cerr << "pkbw-rank " << rank << ": " << error.what() << "\n";
             return kRankExitInternal;

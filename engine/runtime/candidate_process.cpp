@@ -2,6 +2,7 @@
 
 #include "pkbw/core/candidate_protocol.h"
 #include "pkbw/core/error.h"
+#include "pkbw/core/status.h"
 #include "pkbw/tracer_control.h"
 
 #include <algorithm>
@@ -108,7 +109,7 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch)
     std::string pattern =
         (fs::temp_directory_path() / ("pkbw-candidate-" + std::to_string(::getpid()) + "-XXXXXX")).string();
     if (::mkdtemp(pattern.data()) == nullptr) {
-        throw CandidateFailure("environment",
+        throw CandidateFailure(status::kKindEnvironment,
                                std::string("mkdtemp for the candidate: ") + std::strerror(errno));
     }
     directory_ = pattern;
@@ -128,7 +129,7 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch)
     std::error_code ec;
     fs::copy_file(launch.library, library, ec);
     if (ec) {
-        throw CandidateFailure("environment",
+        throw CandidateFailure(status::kKindEnvironment,
                                "cannot copy " + launch.library + " into " + directory_ + ": " + ec.message());
     }
     if (!launch.trace_dir.empty()) {
@@ -154,7 +155,7 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch)
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
-        throw CandidateFailure("environment", std::string("fork: ") + std::strerror(errno));
+        throw CandidateFailure(status::kKindEnvironment, std::string("fork: ") + std::strerror(errno));
     }
     if (pid == 0) {
         // Only async-signal-safe calls from here to exec.
@@ -231,7 +232,8 @@ void CandidateProcess::wait_ready(SharedBuffers& buffers) {
         died("setup");
     }
     if (!ready->value("ok", false)) {
-        throw CandidateFailure(ready->value("kind", "environment"), ready->value("message", "setup failed"));
+        throw CandidateFailure(ready->value("kind", std::string(status::kKindEnvironment)),
+                               ready->value("message", "setup failed"));
     }
     buffers_ = &buffers;
     listener_ = buffers_->add_release_listener([this](int id) { unmap(id); });

@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 #include <vector>
 
@@ -47,9 +48,9 @@ struct CandidateLaunch {
 // The candidate process failed a request. `kind` is core/candidate_protocol.h's failure kind, or
 // "died" when the process ended without answering (then `signal` / `exit_code` say how).
 struct CandidateFailure : std::runtime_error {
-    CandidateFailure(std::string kind_, const std::string& message, int signal_ = 0, int exit_code_ = -1)
+    CandidateFailure(std::string_view kind_, const std::string& message, int signal_ = 0, int exit_code_ = -1)
         : std::runtime_error(message)
-        , kind(std::move(kind_))
+        , kind(kind_)
         , signal(signal_)
         , exit_code(exit_code_) {}
     std::string kind;

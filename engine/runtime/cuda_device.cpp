@@ -5,6 +5,7 @@
 #include "cuda_checks.h"
 #include "cuda_graph.h"
 #include "device.h"
+#include "pkbw/core/status.h"
 #include "rendezvous.h"
 
 #include <algorithm>
@@ -22,14 +23,14 @@ constexpr std::size_t kPadBytes = kSignalPadWords * sizeof(std::uint32_t);
 
 void check_cuda(cudaError_t status, const char* what) {
     if (status != cudaSuccess) {
-        throw DeviceError("cuda_error", std::string(what) + ": " + cudaGetErrorName(status) + ": " +
-                                            cudaGetErrorString(status));
+        throw DeviceError(status::kKindCudaError, std::string(what) + ": " + cudaGetErrorName(status) + ": " +
+                                                      cudaGetErrorString(status));
     }
 }
 
 void check_nccl(ncclResult_t status, const char* what) {
     if (status != ncclSuccess) {
-        throw DeviceError("nccl_error", std::string(what) + ": " + ncclGetErrorString(status));
+        throw DeviceError(status::kKindNcclError, std::string(what) + ": " + ncclGetErrorString(status));
     }
 }
 
@@ -205,14 +206,15 @@ public:
         : rendezvous_(rendezvous) {
         int count = 0;
         if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-            throw DeviceError("environment", "no CUDA device is visible to this process");
+            throw DeviceError(status::kKindEnvironment, "no CUDA device is visible to this process");
         }
         // Launchers that pin one GPU per process (CUDA_VISIBLE_DEVICES) leave a single device.
         ordinal_ = count == 1 ? 0 : local_rank;
         if (ordinal_ >= count) {
-            throw DeviceError("environment", "local rank " + std::to_string(local_rank) + " needs GPU " +
-                                                 std::to_string(local_rank) + " but only " +
-                                                 std::to_string(count) + " are visible");
+            throw DeviceError(status::kKindEnvironment, "local rank " + std::to_string(local_rank) +
+                                                            " needs GPU " + std::to_string(local_rank) +
+                                                            " but only " + std::to_string(count) +
+                                                            " are visible");
         }
         check_cuda(cudaSetDevice(ordinal_), "cudaSetDevice");
         // No L2 set aside for persisting accesses (docs/perf.md "Cold L2"): lines a side pinned in one
@@ -348,7 +350,7 @@ public:
             check_nccl(ncclAllGather(input, output, count, nccl_dtype(dtype), comm_, stream_),
                        "ncclAllGather");
         } else {
-            throw DeviceError("nccl_error",
+            throw DeviceError(status::kKindNcclError,
                               "bare collective not supported: " + std::string(collective_kind_name(kind)));
         }
     }
@@ -450,9 +452,9 @@ public:
     void* map_shared(const SharedHandle& handle, std::size_t) override {
         cudaIpcMemHandle_t ipc{};
         if (handle.ipc.size() != sizeof ipc) {
-            throw DeviceError("cuda_error", "a shared buffer's IPC handle has " +
-                                                std::to_string(handle.ipc.size()) + " bytes, not " +
-                                                std::to_string(sizeof ipc));
+            throw DeviceError(status::kKindCudaError, "a shared buffer's IPC handle has " +
+                                                          std::to_string(handle.ipc.size()) + " bytes, not " +
+                                                          std::to_string(sizeof ipc));
         }
         std::memcpy(&ipc, handle.ipc.data(), sizeof ipc);
         void* data = nullptr;

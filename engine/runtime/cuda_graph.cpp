@@ -1,5 +1,7 @@
 #include "cuda_graph.h"
 
+#include "pkbw/core/status.h"
+
 #include <cuda_runtime.h>
 #include <exception>
 #include <stdexcept>
@@ -34,7 +36,7 @@ public:
 
     void launch() override {
         if (const cudaError_t status = cudaGraphLaunch(exec_, stream_); status != cudaSuccess) {
-            throw DeviceError("cuda_error", "cudaGraphLaunch: " + cuda_text(status));
+            throw DeviceError(status::kKindCudaError, "cudaGraphLaunch: " + cuda_text(status));
         }
     }
 

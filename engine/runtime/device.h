@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,12 +19,12 @@ namespace pkbw::engine {
 class Rendezvous;
 
 // A failure of the device or its communicator; `kind` is the protocol's error kind
-// ("cuda_error", "nccl_error", "environment").
+// (core/status.h: kKindCudaError, kKindNcclError, kKindEnvironment).
 class DeviceError : public std::runtime_error {
 public:
-    DeviceError(std::string kind, const std::string& message)
+    DeviceError(std::string_view kind, const std::string& message)
         : std::runtime_error(message)
-        , kind_(std::move(kind)) {}
+        , kind_(kind) {}
     const std::string& kind() const { return kind_; }
 
 private:

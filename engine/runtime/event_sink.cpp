@@ -2,6 +2,7 @@
 
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
+#include "pkbw/core/status.h"
 
 #include <cerrno>
 #include <csignal>
@@ -52,7 +53,8 @@ void EventSink::send(const nlohmann::json& event) {
             continue;
         }
         if (n <= 0) {
-            ::_exit(5);
+            // The pipe was the only way to report; the exit code alone now tells the launcher.
+            ::_exit(status::kExitInternal);
         }
         p += n;
         left -= static_cast<std::size_t>(n);

@@ -2,6 +2,7 @@
 #include "mismatch_rule.h"
 #include "pkbw/core/dtype.h"
 #include "pkbw/core/error.h"
+#include "pkbw/core/status.h"
 #include "rendezvous.h"
 #include "slot_fingerprint.h"
 
@@ -74,7 +75,8 @@ public:
         // 256-byte alignment as cudaMalloc gives, so host candidates may use aligned vector loads.
         void* pointer = std::aligned_alloc(256, round_up(bytes == 0 ? 1 : bytes, 256));
         if (pointer == nullptr) {
-            throw DeviceError("environment", "host allocation of " + std::to_string(bytes) + " bytes failed");
+            throw DeviceError(status::kKindEnvironment,
+                              "host allocation of " + std::to_string(bytes) + " bytes failed");
         }
         return pointer;
     }
@@ -98,7 +100,7 @@ public:
     }
     void flush_cache() override {}
     void bare_collective(CollectiveKind, const void*, void*, std::size_t, DType) override {
-        throw DeviceError("environment", "bare NCCL collectives need the cuda backend");
+        throw DeviceError(status::kKindEnvironment, "bare NCCL collectives need the cuda backend");
     }
     std::pair<int, int> clocks_mhz() override { return {0, 0}; }
     void copy_async(void* destination, const void* source, std::size_t bytes) override {
@@ -151,20 +153,21 @@ public:
         const std::size_t size = round_up(bytes == 0 ? 1 : bytes, 4096);
         const int fd = static_cast<int>(::syscall(SYS_memfd_create, "pkbw-shared", MFD_CLOEXEC));
         if (fd < 0) {
-            throw DeviceError("environment", std::string("memfd_create: ") + std::strerror(errno));
+            throw DeviceError(status::kKindEnvironment, std::string("memfd_create: ") + std::strerror(errno));
         }
         if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
             const int code = errno;
             ::close(fd);
-            throw DeviceError("environment", "ftruncate of a shared buffer of " + std::to_string(size) +
-                                                 " bytes: " + std::strerror(code));
+            throw DeviceError(status::kKindEnvironment, "ftruncate of a shared buffer of " +
+                                                            std::to_string(size) +
+                                                            " bytes: " + std::strerror(code));
         }
         void* address = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (address == MAP_FAILED) {
             const int code = errno;
             ::close(fd);
-            throw DeviceError("environment", "mmap of a shared buffer of " + std::to_string(size) +
-                                                 " bytes: " + std::strerror(code));
+            throw DeviceError(status::kKindEnvironment, "mmap of a shared buffer of " + std::to_string(size) +
+                                                            " bytes: " + std::strerror(code));
         }
         SharedAllocation allocation;
         allocation.data = address;
@@ -185,7 +188,7 @@ public:
         void* address = ::mmap(nullptr, round_up(bytes == 0 ? 1 : bytes, 4096), PROT_READ | PROT_WRITE,
                                MAP_SHARED, handle.fd, 0);
         if (address == MAP_FAILED) {
-            throw DeviceError("environment",
+            throw DeviceError(status::kKindEnvironment,
                               std::string("mmap of the judge's buffer: ") + std::strerror(errno));
         }
         return address;
@@ -208,16 +211,17 @@ public:
             const std::string name = name_of(r);
             const int fd = ::shm_open(name.c_str(), create ? (O_CREAT | O_EXCL | O_RDWR) : O_RDWR, 0600);
             if (fd < 0) {
-                throw DeviceError("environment", "shm_open " + name + ": " + std::strerror(errno));
+                throw DeviceError(status::kKindEnvironment, "shm_open " + name + ": " + std::strerror(errno));
             }
             if (create && ::ftruncate(fd, static_cast<off_t>(segment_bytes)) != 0) {
                 ::close(fd);
-                throw DeviceError("environment", "ftruncate " + name + ": " + std::strerror(errno));
+                throw DeviceError(status::kKindEnvironment,
+                                  "ftruncate " + name + ": " + std::strerror(errno));
             }
             void* address = ::mmap(nullptr, segment_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
             ::close(fd);
             if (address == MAP_FAILED) {
-                throw DeviceError("environment", "mmap " + name + ": " + std::strerror(errno));
+                throw DeviceError(status::kKindEnvironment, "mmap " + name + ": " + std::strerror(errno));
             }
             mappings->maps.emplace_back(address, segment_bytes);
             mappings->peers[r] = address;

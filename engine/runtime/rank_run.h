@@ -46,7 +46,7 @@ public:
 private:
     int finish(int trials_run);
     std::filesystem::path trial_directory(int trial) const;
-    void phase(const std::string& name, int trial);
+    void phase(std::string_view name, int trial);
 
     // The traced pass (--trace): separate from timing so that CUPTI's overhead never reaches a
     // timed iteration. Each iteration is a range with the same name on every rank, synchronised
@@ -64,7 +64,7 @@ private:
     // The candidate process failed in a way that ends this rank: say who, where and why, at once
     // (no peer waits for a deadline: the launcher sees this rank end and stops the others), then end
     // the way the candidate did, so the launcher's diagnosis reads as it does for a rank that died.
-    [[noreturn]] void candidate_broke(const CandidateFailure& failure, const std::string& phase_name,
+    [[noreturn]] void candidate_broke(const CandidateFailure& failure, std::string_view phase_name,
                                       int trial);
     void send_hello();
 

@@ -90,15 +90,15 @@ int RankRun::run() {
             std::make_unique<TraceRecorder>(dir / ("rank_" + std::to_string(rank_) + ".engine.jsonl"), rank_);
         trace_iterations_ = trace->value("iterations", 10);
     }
-    phase("rendezvous", 0);
+    phase(status::kPhaseRendezvous, 0);
     try {
         rendezvous_ = Rendezvous::join(rdzv);
     } catch (const RendezvousError& error) {
         // The ranks could not meet (address, port, network): the environment, not pkbw (exit 3).
         events_.send({{"event", protocol::kError},
                       {"rank", rank_},
-                      {"phase", "rendezvous"},
-                      {"kind", "environment"},
+                      {"phase", status::kPhaseRendezvous},
+                      {"kind", status::kKindEnvironment},
                       {"message", error.what()}});
         std::cerr << "pkbw-rank " << rank_ << ": " << error.what() << "\n";
         return kRankExitEnvironment;
@@ -149,16 +149,17 @@ int RankRun::run() {
             device_ = make_host_device(rank_, shm_prefix_);
         }
     } catch (const DeviceError& error) {
-        events_.send({{"event", protocol::kError},
-                      {"rank", rank_},
-                      {"phase", "rendezvous"},
-                      {"kind", error.kind() == "cuda_error" ? "environment" : error.kind()},
-                      {"message", error.what()}});
+        events_.send(
+            {{"event", protocol::kError},
+             {"rank", rank_},
+             {"phase", status::kPhaseRendezvous},
+             {"kind", error.kind() == status::kKindCudaError ? status::kKindEnvironment : error.kind()},
+             {"message", error.what()}});
         return kRankExitEnvironment;
     }
     send_hello();
     if (config_.mode == "calibrate") {
-        phase("perf", 0);
+        phase(status::kPhasePerf, 0);
         const auto sizes =
             config_.extra.value("calibrate_sizes", std::vector<std::size_t>{1u << 20, 64u << 20, 256u << 20});
         const PerfContext context{*device_, *rendezvous_, events_, rank_, local_rank_, nullptr, {}};
@@ -184,7 +185,7 @@ int RankRun::run() {
             candidate_->wait_ready(*shared_);
         } catch (const CandidateFailure& failure) {
             if (failure.kind == "died") {
-                candidate_broke(failure, "rendezvous", 0);
+                candidate_broke(failure, status::kPhaseRendezvous, 0);
             }
             throw Error(std::string("the candidate process could not start: ") + failure.what());
         }
@@ -219,7 +220,7 @@ int RankRun::run() {
 }
 
 void RankRun::run_perf_phase() {
-    phase("perf", 0);
+    phase(status::kPhasePerf, 0);
     const PerfContext context{
         *device_, *rendezvous_, events_, rank_, local_rank_, problem_, config_.problem_config(0)};
     TimedWorker reference{"reference", reference_worker_.get(), false};
@@ -242,12 +243,12 @@ void RankRun::run_perf_phase() {
         if (failure.kind == candidate_protocol::kFailSolution) {
             throw Error("candidate failed while being timed: " + std::string(failure.what()));
         }
-        candidate_broke(failure, "perf", 0);
+        candidate_broke(failure, status::kPhasePerf, 0);
     }
 }
 
 int RankRun::finish(int trials_run) {
-    phase("teardown", std::max(trials_run - 1, 0));
+    phase(status::kPhaseTeardown, std::max(trials_run - 1, 0));
     if (reference_worker_) {
         reference_worker_->request_quit();
         reference_worker_->finish();
@@ -290,7 +291,7 @@ std::filesystem::path RankRun::trial_directory(int trial) const {
     return dir;
 }
 
-void RankRun::phase(const std::string& name, int trial) {
+void RankRun::phase(std::string_view name, int trial) {
     events_.send({{"event", protocol::kPhase}, {"rank", rank_}, {"phase", name}, {"trial", trial}});
     // One open phase range at a time, in the host trace and in NVTX (domain "pkbw").
     phase_range_.reset();
@@ -299,7 +300,7 @@ void RankRun::phase(const std::string& name, int trial) {
 }
 
 void RankRun::run_traced_pass(int iterations) {
-    phase("trace", 0);
+    phase(status::kPhaseTrace, 0);
     const ProblemConfig problem_config = config_.problem_config(0);
     const auto input_specs = problem_->input_specs(problem_config, rank_);
     TrialBuffers buffers(*shared_, input_specs, problem_->build_inputs(problem_config, rank_),
@@ -341,7 +342,7 @@ void RankRun::run_traced_pass(int iterations) {
             if (failure.kind == candidate_protocol::kFailSolution) {
                 throw Error("candidate failed in the traced pass: " + std::string(failure.what()));
             }
-            candidate_broke(failure, "trace", 0);
+            candidate_broke(failure, status::kPhaseTrace, 0);
         }
     }
 }
@@ -379,14 +380,14 @@ std::unique_ptr<CandidateProcess> RankRun::start_worker(const std::string& side,
         return std::make_unique<CandidateProcess>(launch);
     } catch (const CandidateFailure& failure) {
         if (side == "candidate" && failure.kind == "died") {
-            candidate_broke(failure, "rendezvous", 0);
+            candidate_broke(failure, status::kPhaseRendezvous, 0);
         }
         throw Error("the " + side + (side == "candidate" ? " process" : "'s timing worker") +
                     " could not start: " + failure.what());
     }
 }
 
-void RankRun::candidate_broke(const CandidateFailure& failure, const std::string& phase_name, int trial) {
+void RankRun::candidate_broke(const CandidateFailure& failure, std::string_view phase_name, int trial) {
     const bool died = failure.kind == "died";
     std::string message = failure.kind == candidate_protocol::kFailException
                               ? "the candidate threw " + std::string(failure.what())

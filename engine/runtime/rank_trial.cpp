@@ -54,7 +54,7 @@ namespace detail {
 
 SideResult RankRun::run_reference(TrialBuffers& buffers, int trial) {
     buffers.prepare();
-    phase("reference", trial);
+    phase(status::kPhaseReference, trial);
     SideResult result;
     const Context context = reference_session_->make_context(
         local_rank_, buffers.input_views(), buffers.output_views(), buffers.output_lengths());
@@ -84,13 +84,13 @@ SideResult RankRun::run_reference(TrialBuffers& buffers, int trial) {
 SideResult RankRun::run_candidate(TrialBuffers& buffers, int trial,
                                   const std::map<std::string, double>& params) {
     buffers.prepare();
-    phase("candidate", trial);
+    phase(status::kPhaseCandidate, trial);
     SideResult result;
     try {
         candidate_->call(buffers.input_views(), buffers.output_views(), params, buffers.output_lengths());
     } catch (const CandidateFailure& failure) {
         if (failure.kind != candidate_protocol::kFailSolution) {
-            candidate_broke(failure, "candidate", trial);
+            candidate_broke(failure, status::kPhaseCandidate, trial);
         }
         result.error = failure.what();
     }
@@ -114,7 +114,7 @@ void RankRun::collect(SideResult& result, TrialBuffers& buffers, int trial, cons
 }
 
 bool RankRun::run_trial(int trial) {
-    phase("inputs", trial);
+    phase(status::kPhaseInputs, trial);
     const ProblemConfig problem_config = config_.problem_config(trial);
     if (const auto why = problem_->check_config(problem_config)) {
         throw Error(config_.problem + ": " + *why);
@@ -156,17 +156,17 @@ bool RankRun::run_trial(int trial) {
     }
 
     json result = {{"event", protocol::kRankResult}, {"rank", rank_}, {"trial", trial}};
-    std::string status = "pass";
+    std::string status(status::kPass);
     std::string message;
     json tensors = json::array();
     json violations = json::array();
     json changed = json::array();
-    auto note = [&](const std::string& new_status, const std::string& text) {
+    auto note = [&](std::string_view new_status, const std::string& text) {
         // Keep the most severe status; messages accumulate.
         static const std::vector<std::string> order = {
             std::string(status::kPass), std::string(status::kMismatch), std::string(status::kInvalidOutput),
             std::string(status::kError)};
-        const auto rank_of = [&](const std::string& s) {
+        const auto rank_of = [&](std::string_view s) {
             return std::find(order.begin(), order.end(), s) - order.begin();
         };
         if (rank_of(new_status) > rank_of(status)) {
@@ -180,19 +180,19 @@ bool RankRun::run_trial(int trial) {
         }
         const std::string name = side == &reference ? "reference" : "candidate";
         if (!(*side)->error.empty()) {
-            note("error", name + " failed: " + (*side)->error);
+            note(status::kError, name + " failed: " + (*side)->error);
         }
         for (const auto& v : (*side)->guard_violations) {
-            note("invalid_output", name + " " + v.describe());
+            note(status::kInvalidOutput, name + " " + v.describe());
             violations.push_back(name + ": " + v.describe());
         }
         for (const auto& c : (*side)->changed_inputs) {
-            note("invalid_output", name + " modified input " + c);
+            note(status::kInvalidOutput, name + " modified input " + c);
             changed.push_back(c);
         }
     }
     if (reference && candidate) {
-        phase("compare", trial);
+        phase(status::kPhaseCompare, trial);
         const CompareOptions options{config_.atol, config_.rtol, 256};
         const OutputComparison comparison =
             compare_outputs(reference->outputs, candidate->outputs, options, tie_rows);
@@ -200,12 +200,12 @@ bool RankRun::run_trial(int trial) {
             tensors.push_back(protocol::to_json(tensor));
         }
         if (!comparison.pass) {
-            note("mismatch", comparison.first_error);
+            note(status::kMismatch, comparison.first_error);
         }
     }
 
     // Every rank learns every verdict: the trial stops (or outputs are kept) for all alike.
-    const std::uint8_t mine = status == "pass" ? 0 : 1;
+    const std::uint8_t mine = status == status::kPass ? 0 : 1;
     const auto verdicts = rendezvous_->all_gather(std::as_bytes(std::span(&mine, 1)));
     bool everyone_passed = true;
     for (const auto& v : verdicts) {
