@@ -2,6 +2,7 @@
 // (docs/formats.md, "Events"), and what they update: one progress bar per rank, the log, the status line.
 #include "launcherview.h"
 #include "pkbw/core/protocol.h"
+#include "pkbw/core/status.h"
 #include "qtconvert.h"
 
 #include <QLabel>
@@ -190,19 +191,20 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
         }
     } else if (event == protocol::kPhase) {
         if (QProgressBar* b = bar()) {
-            const QString phase = to_qstring(body["phase"].get<std::string>());
+            const std::string phase_name = body["phase"].get<std::string>();
+            const QString phase = to_qstring(phase_name);
             const QString& verdict = verdicts_[static_cast<std::size_t>(rank)];
             const QString suffix = verdict.isEmpty() ? QString() : QStringLiteral(" · ") + verdict;
             const QColor color = verdict.isEmpty() ? QColor() : QColor(0xc0, 0x30, 0x30);
-            if (phase == QLatin1String("perf")) {
+            if (phase_name == status::kPhasePerf) {
                 // Busy until the first perf_progress (PKB's Python ranks send none): never a stuck 100%.
                 b->setRange(0, 0);
                 set_bar(rank, tr("perf · timing…") + suffix, color);
             } else {
                 b->setRange(0, 100);
                 const bool per_trial =
-                    phase == QLatin1String("inputs") || phase == QLatin1String("reference") ||
-                    phase == QLatin1String("candidate") || phase == QLatin1String("compare");
+                    phase_name == status::kPhaseInputs || phase_name == status::kPhaseReference ||
+                    phase_name == status::kPhaseCandidate || phase_name == status::kPhaseCompare;
                 set_bar(rank,
                         (per_trial ? tr("trial %1/%2 · %3")
                                          .arg(body["trial"].get<int>() + 1)
@@ -220,7 +222,7 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
         done = std::max(done, body["trial"].get<int>() + 1);
         b->setRange(0, 100);
         b->setValue(std::min(100, 100 * done / std::max(1, trials_expected_)));
-        if (status != "pass" && verdicts_[static_cast<std::size_t>(rank)].isEmpty()) {
+        if (status != status::kPass && verdicts_[static_cast<std::size_t>(rank)].isEmpty()) {
             // The trial as the grid and pkbw's messages number it (from 0); the progress "trial k/N"
             // counts trials done.
             verdicts_[static_cast<std::size_t>(rank)] =
@@ -232,7 +234,7 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
                     : verdicts_[static_cast<std::size_t>(rank)] + QStringLiteral(" · %p%"),
                 verdicts_[static_cast<std::size_t>(rank)].isEmpty() ? QColor(0x2e, 0x8b, 0x57)
                                                                     : QColor(0xc0, 0x30, 0x30));
-        if (status != "pass") {
+        if (status != status::kPass) {
             append_log(tr("rank %1 trial %2: %3 %4")
                            .arg(rank)
                            .arg(body["trial"].get<int>())
@@ -280,8 +282,8 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
             } else if (b->maximum() == 0 || b->format() == tr("waiting")) {
                 b->setRange(0, 100);
                 set_bar(r, run_id_ > 0 ? final_status_ : tr("not started"),
-                        final_status_ == QLatin1String("pass") ? QColor(0x2e, 0x8b, 0x57)
-                                                               : QColor(0x90, 0x90, 0x90));
+                        final_status_ == to_qstring(status::kPass) ? QColor(0x2e, 0x8b, 0x57)
+                                                                   : QColor(0x90, 0x90, 0x90));
             }
         }
         if (run_id_ > 0) {

@@ -2,6 +2,7 @@
 
 #include "background.h"
 #include "generationsview.h"
+#include "pkbw/core/status.h"
 #include "qtconvert.h"
 
 #include <QComboBox>
@@ -260,7 +261,7 @@ void SweepsView::show_table(const SweepTable& table) {
 
     failing_->setRowCount(0);
     for (const SweepPairView& v : table.pairs) {
-        if (v.status == "pass") {
+        if (v.status == status::kPass) {
             continue;
         }
         const int row = failing_->rowCount();

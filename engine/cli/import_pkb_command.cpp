@@ -4,6 +4,7 @@
 #include "pkbw/core/generation.h"
 #include "pkbw/core/kineto.h"
 #include "pkbw/core/pkb_logs.h"
+#include "pkbw/core/status.h"
 #include "pkbw/core/store.h"
 #include "pkbw/core/trace_store.h"
 
@@ -272,7 +273,7 @@ Imported import_run(Store& store, const PkbRun& run, const fs::path& dir, const 
                 ref.wall_ms = rank_wall(p.reference, rc.rank);
                 store.add_rank_result(ref);
                 RankResultRow cand = rank_row(out.run_id, trial, rc.rank, Side::Candidate);
-                cand.phase = "compare";
+                cand.phase = status::kPhaseCompare;
                 cand.wall_ms = rank_wall(p.candidate, rc.rank);
                 if (!rc.load_error.empty()) {
                     cand.outcome = RankOutcome::InvalidOutput;

@@ -12,6 +12,7 @@
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/run_archive.h"
 #include "pkbw/core/sha256.h"
+#include "pkbw/core/status.h"
 #include "pkbw/core/store.h"
 #include "pkbw/core/trace.h"
 #include "pkbw/core/trace_analysis.h"
@@ -167,7 +168,7 @@ int Run::finish(const std::string& status, int exit_code, const std::string& sum
         if (verdict) {
             print_trials(*verdict, out_, compares());
             if (compares())
-                out_ << (status == "pass" ? "all trials match" : status) << "\n";
+                out_ << (status == status::kPass ? "all trials match" : status) << "\n";
             for (const auto& warning : verdict->warnings)
                 out_ << "warning: " << warning << "\n";
             for (const auto& flag : candidate_flags_)
@@ -232,17 +233,21 @@ void Run::record_results(const LaunchOutcome& launch, const Verdict& verdict) {
             environment.nccl_compiled_version = json_text(hello, "nccl_compiled");
     }
     recorder_.set_environment(run_id_, environment);
-    static const std::map<std::string, std::string> outcomes = {{"pass", "ok"},
-                                                                {"mismatch", "mismatch"},
-                                                                {"invalid_output", "invalid_output"},
-                                                                {"error", "error"},
-                                                                {"crash", "crash"}};
+    // A rank_result's status (core/status.h) as the store's rank outcome: a pass is stored as "ok".
+    static const std::map<std::string_view, RankOutcome> outcomes = {
+        {status::kPass, RankOutcome::Ok},
+        {status::kMismatch, RankOutcome::Mismatch},
+        {status::kInvalidOutput, RankOutcome::InvalidOutput},
+        {status::kError, RankOutcome::Error},
+        {status::kCrash, RankOutcome::Crash}};
     for (const auto& [trial, ranks] : verdict.trials) {
         for (const auto& [rank, result] : ranks) {
-            std::string status = json_text(result, "status", "error");
-            auto outcome = outcomes.count(status) ? outcomes.at(status) : "error";
-            recorder_.add_rank_result(run_id_, {trial, rank, outcome, "compare", json_text(result, "message"),
-                                                std::nullopt, std::nullopt});
+            const std::string status = json_text(result, "status", std::string(status::kError));
+            const auto found = outcomes.find(status);
+            const std::string outcome(
+                to_string(found != outcomes.end() ? found->second : RankOutcome::Error));
+            recorder_.add_rank_result(run_id_, {trial, rank, outcome, std::string(status::kPhaseCompare),
+                                                json_text(result, "message"), std::nullopt, std::nullopt});
             std::string source = "rank " + std::to_string(rank) + " trial " + std::to_string(trial);
             for (const auto& tensor : result.value("tensors", json::array())) {
                 try {
@@ -297,27 +302,28 @@ int Run::execute() {
     if (options_.mode == "calibrate")
         return calibrate();
     if (options_.mode != "eval" && options_.mode != "dryrun" && options_.mode != "perf")
-        return fail("error", kExitUsage, "unknown mode '" + options_.mode + "'");
+        return fail(to_string(RunStatus::Error), kExitUsage, "unknown mode '" + options_.mode + "'");
     if (options_.nproc < 1)
-        return fail("error", kExitUsage, "--nproc must be at least 1");
+        return fail(to_string(RunStatus::Error), kExitUsage, "--nproc must be at least 1");
     if (options_.trials < 1)
-        return fail("error", kExitUsage, "--trials must be at least 1");
+        return fail(to_string(RunStatus::Error), kExitUsage, "--trials must be at least 1");
     if (!options_.dtype.empty()) {
         auto dtype = parse_dtype(options_.dtype);
         if (!dtype)
-            return fail("error", kExitUsage, "unknown dtype '" + options_.dtype + "'");
+            return fail(to_string(RunStatus::Error), kExitUsage, "unknown dtype '" + options_.dtype + "'");
         dtype_ = *dtype;
     }
     if (options_.inputs != "pkb" && options_.inputs != "exact")
-        return fail("error", kExitUsage, "--inputs must be pkb or exact, not '" + options_.inputs + "'");
+        return fail(to_string(RunStatus::Error), kExitUsage,
+                    "--inputs must be pkb or exact, not '" + options_.inputs + "'");
     if (options_.pkb_checkout)
         return execute_pkb();
     if (options_.solution.empty())
-        return fail("error", kExitUsage,
+        return fail(to_string(RunStatus::Error), kExitUsage,
                     "--solution is required: a backend name (with --solutions-dir) or a file");
     const Problem* problem = find_problem(options_.problem);
     if (!problem)
-        return fail("error", kExitUsage, unknown_problem_message(options_.problem));
+        return fail(to_string(RunStatus::Error), kExitUsage, unknown_problem_message(options_.problem));
     stem_ = problem->info().stem;
     problem_ = problem;
     atol_ = options_.atol.value_or(problem->info().atol);
@@ -376,7 +382,7 @@ int Run::execute() {
         layout_ = locate_data();
     } catch (const Error& error) {
         begin(problem, solution_path, is_reference);
-        return fail("error", kExitEnvironment, error.what());
+        return fail(to_string(RunStatus::Error), kExitEnvironment, error.what());
     }
     fs::path reference_source = layout_->problem_dir(problem_folder(*problem)) /
                                 (backend_ == "cuda" ? "reference.cu" : "reference_host.cpp");
@@ -384,7 +390,7 @@ int Run::execute() {
         solution_path = reference_source.string();
     begin(problem, solution_path, is_reference);
     if (!usage_error.empty())
-        return fail("error", kExitUsage, usage_error);
+        return fail(to_string(RunStatus::Error), kExitUsage, usage_error);
     ProblemConfig config{options_.nproc,
                          options_.m,
                          options_.n,
@@ -393,7 +399,8 @@ int Run::execute() {
                          options_.seed,
                          options_.inputs == "exact" ? InputMode::Exact : InputMode::Pkb};
     if (auto why = problem->check_config(config))
-        return fail("error", kExitUsage, why->starts_with(stem_ + ":") ? *why : stem_ + ": " + *why);
+        return fail(to_string(RunStatus::Error), kExitUsage,
+                    why->starts_with(stem_ + ":") ? *why : stem_ + ": " + *why);
     for (int rank = 0; rank < options_.nproc; ++rank) {
         std::uint64_t bytes = 0;
         for (const TensorSpec& spec : problem->input_specs(config, rank))
@@ -401,10 +408,10 @@ int Run::execute() {
         input_bytes_ = std::max(input_bytes_, bytes);
     }
     if (backend_ == "cuda" && !gpu_present())
-        return fail("error", kExitEnvironment,
+        return fail(to_string(RunStatus::Error), kExitEnvironment,
                     "the cuda backend needs a GPU and /dev/nvidia0 is absent (--backend host)");
     if (!fs::is_regular_file(reference_source, ec))
-        return fail("error", kExitEnvironment,
+        return fail(to_string(RunStatus::Error), kExitEnvironment,
                     "the problem's reference is missing: " + reference_source.string());
 
     if (!options_.json) {
@@ -422,9 +429,9 @@ int Run::execute() {
         std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         if (const std::string refusal = nccl_device_api_refusal(source);
             !refusal.empty() && backend_ == "cuda")
-            return fail("error", kExitEnvironment, refusal);
+            return fail(to_string(RunStatus::Error), kExitEnvironment, refusal);
         if (std::string refusal = source_refusal(solution_path, source, {}); !refusal.empty())
-            return fail("error", kExitFailed, refusal);
+            return fail(to_string(RunStatus::Error), kExitFailed, refusal);
     }
 
     cache_.emplace(options_.cache_dir);
@@ -565,7 +572,7 @@ int Run::conclude(const LaunchOutcome& launch, bool is_reference) {
         for (const auto& warning : perf_warnings_)
             add_warning(verdict, warning);
     }
-    if (options_.mode == "dryrun" && verdict.status == "pass")
+    if (options_.mode == "dryrun" && verdict.status == status::kPass)
         verdict.summary =
             "dryrun of the " + std::string(is_reference ? "reference" : "candidate") + " ran on " +
             std::to_string(options_.nproc) + " rank(s)" +

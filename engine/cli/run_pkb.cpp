@@ -7,6 +7,8 @@
 #include "pkbw/core/error.h"
 #include "pkbw/core/generation.h"
 #include "pkbw/core/safetensors.h"
+#include "pkbw/core/status.h"
+#include "pkbw/core/store.h"
 #include "pkbw/problems/registry.h"
 #include "python_flags.h"
 #include "run_session.h"
@@ -277,7 +279,7 @@ int Run::execute_pkb() {
     const fs::path checkout = fs::absolute(*options_.pkb_checkout);
     const auto problem = resolve_pkb_problem(checkout, options_.problem, error);
     if (!problem)
-        return fail("error", kExitUsage, error);
+        return fail(to_string(RunStatus::Error), kExitUsage, error);
     stem_ = problem->stem;
     // pkbw's descriptor of the same problem, when it has one, gives the work model (bandwidth).
     if (const Problem* native = find_problem(stem_); native && native->info().stem == stem_)
@@ -311,31 +313,32 @@ int Run::execute_pkb() {
         solution_path = problem->reference.string();
     begin(problem->id, stem_, solution_path, is_reference);
     if (!usage_error.empty())
-        return fail("error", kExitUsage, usage_error);
+        return fail(to_string(RunStatus::Error), kExitUsage, usage_error);
     if (backend_ != "cuda" && backend_ != "host")
-        return fail("error", kExitUsage, "--backend must be cuda or host, not '" + backend_ + "'");
+        return fail(to_string(RunStatus::Error), kExitUsage,
+                    "--backend must be cuda or host, not '" + backend_ + "'");
     const std::string torch_dtype = torch_dtype_name(dtype_);
     if (torch_dtype.empty())
-        return fail("error", kExitUsage,
+        return fail(to_string(RunStatus::Error), kExitUsage,
                     "PKB's worker takes float32, float16, bfloat16 or float64, not " +
                         std::string(dtype_name(dtype_)));
     if (backend_ == "cuda" && !gpu_present())
-        return fail("error", kExitEnvironment,
+        return fail(to_string(RunStatus::Error), kExitEnvironment,
                     "the cuda backend needs a GPU and /dev/nvidia0 is absent (--backend host runs PKB "
                     "solutions written for the CPU only)");
     try {
         layout_ = locate_data();
     } catch (const Error& failure) {
-        return fail("error", kExitEnvironment, failure.what());
+        return fail(to_string(RunStatus::Error), kExitEnvironment, failure.what());
     }
     const fs::path script = rank_script(*layout_);
     if (script.empty())
-        return fail("error", kExitEnvironment,
+        return fail(to_string(RunStatus::Error), kExitEnvironment,
                     "pkbw_pkb_rank.py not found under " + layout_->root.string() +
                         " (engine/python or python)");
     const PythonChoice chosen = choose_python(options_.python, checkout);
     if (chosen.path.empty())
-        return fail("error", kExitEnvironment, chosen.error);
+        return fail(to_string(RunStatus::Error), kExitEnvironment, chosen.error);
     const fs::path& python = chosen.path;
     // An event of its own, without a rank (the launcher's; readers skip events they do not know).
     emit({{"event", "python"},
@@ -348,7 +351,7 @@ int Run::execute_pkb() {
         std::ifstream in(solution_path);
         const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         if (std::string refusal = source_refusal(solution_path, source, environment); !refusal.empty())
-            return fail("error", kExitFailed, refusal);
+            return fail(to_string(RunStatus::Error), kExitFailed, refusal);
         // Flags from the solution's own code, as a native candidate's come from its own object.
         const std::string own =
             problem_ ? own_collective_symbol(*problem_, ProblemConfig{options_.nproc, options_.m, options_.n, dtype_,
@@ -435,7 +438,7 @@ void Run::complete_pkb_results() {
             for (const auto& tensor : comparison.tensors)
                 tensors.push_back(protocol::to_json(tensor));
             body["tensors"] = tensors;
-            const bool torch_pass = body.value("status", "") == "pass";
+            const bool torch_pass = body.value("status", "") == status::kPass;
             if (comparison.pass != torch_pass) {
                 body["message"] =
                     body.value("message", "") + (body.value("message", "").empty() ? "" : "; ") +

@@ -1,5 +1,6 @@
 #include "run_progress.h"
 
+#include "pkbw/core/status.h"
 #include "sweep_progress.h" // format_duration
 
 #include <cstdio>
@@ -82,7 +83,7 @@ void RunProgress::trial_done(int trial) {
     std::string status = compares_ ? "match" : "ran";
     int culprit = -1;
     for (const auto& [rank, rank_status] : trial_ranks_[trial]) {
-        if (rank_status != "pass") {
+        if (rank_status != status::kPass) {
             status = rank_status;
             culprit = rank;
             break;

@@ -58,9 +58,9 @@ std::string first_error(const nlohmann::json& result) {
 }
 
 std::string trial_status(const std::map<int, nlohmann::json>& ranks) {
-    std::string status = "pass";
+    std::string status(status::kPass);
     for (const auto& [rank, result] : ranks)
-        status = worse_status(status, json_text(result, "status", "error"));
+        status = worse_status(status, json_text(result, "status", std::string(status::kError)));
     return status;
 }
 
@@ -79,7 +79,7 @@ int status_severity(const std::string& status) {
         std::string(status::kPass),     std::string(status::kInvalidTiming),
         std::string(status::kMismatch), std::string(status::kInvalidOutput),
         std::string(status::kError),    "compile_error"};
-    if (status == "crash" || status == "timeout" || status == "interrupted")
+    if (status == status::kCrash || status == "timeout" || status == "interrupted")
         return 10;
     auto found = std::find(order.begin(), order.end(), status);
     return found == order.end() ? 3 : static_cast<int>(found - order.begin()); // unknown: error
@@ -101,7 +101,7 @@ Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, 
                          launch.end != LaunchEnd::SpawnFailed && !launch.culprit_ranks.empty();
     for (int rank : launch.culprit_ranks) {
         const auto& phase = launch.ranks.at(static_cast<std::size_t>(rank)).phase;
-        teardown_only = teardown_only && (phase == "teardown" || phase == "exit");
+        teardown_only = teardown_only && (phase == status::kPhaseTeardown || phase == "exit");
     }
     if (teardown_only) {
         LaunchOutcome completed = launch;
@@ -118,18 +118,18 @@ Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, 
         verdict.summary = launch.message;
         return verdict;
     case LaunchEnd::Crash:
-        verdict.status = "crash";
+        verdict.status = status::kCrash;
         verdict.exit_code = 1;
         verdict.summary = launch.message;
         return verdict;
     case LaunchEnd::EnvironmentError:
     case LaunchEnd::SpawnFailed:
-        verdict.status = "error";
+        verdict.status = status::kError;
         verdict.exit_code = 3;
         verdict.summary = launch.message;
         return verdict;
     case LaunchEnd::InternalError:
-        verdict.status = "error";
+        verdict.status = status::kError;
         verdict.exit_code = 1;
         verdict.summary = launch.message;
         return verdict;
@@ -148,18 +148,18 @@ Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, 
         auto found = verdict.trials.find(trial);
         if (found == verdict.trials.end()) {
             bool stopped_early =
-                !all_trials && trial > 0 && trial_status(verdict.trials[trial - 1]) != "pass";
+                !all_trials && trial > 0 && trial_status(verdict.trials[trial - 1]) != status::kPass;
             verdict.trials.erase(trial);
             if (stopped_early)
                 break;
-            verdict.status = "error";
+            verdict.status = status::kError;
             verdict.exit_code = 1;
             verdict.summary = "no rank reported a result for trial " + std::to_string(trial);
             return verdict;
         }
         for (int rank = 0; rank < world_size; ++rank) {
             if (!found->second.count(rank)) {
-                verdict.status = "error";
+                verdict.status = status::kError;
                 verdict.exit_code = 1;
                 verdict.summary =
                     "rank " + std::to_string(rank) + " reported no result for trial " + std::to_string(trial);
@@ -175,7 +175,7 @@ Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, 
             failing_trial = trial;
         }
     }
-    if (verdict.status == "pass") {
+    if (verdict.status == status::kPass) {
         verdict.summary = std::to_string(verdict.trials.size()) + " trial(s) match on " +
                           std::to_string(world_size) + " rank(s)";
         for (const auto& warning : output_statistics_warnings(verdict))
@@ -194,7 +194,7 @@ Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, 
         }
     }
     // An error or invalid output already says what is wrong; the statistics explain a mismatch.
-    if (verdict.status == "mismatch") {
+    if (verdict.status == status::kMismatch) {
         for (const auto& warning : output_statistics_warnings(verdict))
             add_warning(verdict, warning);
     }
@@ -274,10 +274,10 @@ std::vector<std::string> output_statistics_warnings(const Verdict& verdict) {
 void print_trials(const Verdict& verdict, std::ostream& out, bool compared) {
     for (const auto& [trial, ranks] : verdict.trials) {
         std::string status = trial_status(ranks);
-        out << "  trial " << trial << ": " << (status != "pass" ? status : compared ? "match" : "ran");
-        if (status != "pass") {
+        out << "  trial " << trial << ": " << (status != status::kPass ? status : compared ? "match" : "ran");
+        if (status != status::kPass) {
             for (const auto& [rank, result] : ranks) {
-                if (json_text(result, "status") != "pass") {
+                if (json_text(result, "status") != status::kPass) {
                     std::string error = first_error(result);
                     if (error.size() > 220)
                         error = error.substr(0, 217) + "...";
@@ -287,7 +287,7 @@ void print_trials(const Verdict& verdict, std::ostream& out, bool compared) {
             }
         }
         out << "\n";
-        if (status == "pass")
+        if (status == status::kPass)
             continue;
         for (const auto& [rank, result] : ranks) {
             out << "      rank " << rank << ": " << json_text(result, "status", "?");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "launcher.h"
+#include "pkbw/core/status.h"
 
 #include <iosfwd>
 #include <map>
@@ -22,7 +23,7 @@ int status_severity(const std::string& status);
 const std::string& worse_status(const std::string& a, const std::string& b);
 
 struct Verdict {
-    std::string status = "pass";
+    std::string status{status::kPass};
     int exit_code = 0;
     std::string summary; // one line for the store and the last line printed
     // Things beside the status worth a look (an output that passes only through the tolerance, a

@@ -11,6 +11,7 @@
 #include "perf_report.h"
 #include "pkbw/core/problem.h"
 #include "pkbw/core/protocol.h"
+#include "pkbw/core/store.h"
 #include "recorder.h"
 #include "run.h"
 #include "run_progress.h"
@@ -24,6 +25,7 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <string_view>
 
 namespace pkbw::cli::detail {
 
@@ -46,7 +48,7 @@ public:
     int execute();
     // An unexpected exception still ends the run in the store.
     int abort_with(const std::string& message) {
-        return fail("error", kExitFailed, "internal error: " + message);
+        return fail(to_string(RunStatus::Error), kExitFailed, "internal error: " + message);
     }
 
 private:
@@ -57,10 +59,10 @@ private:
     // Ends the run: store row, last output; returns the exit code.
     int finish(const std::string& status, int exit_code, const std::string& summary,
                const Verdict* verdict = nullptr);
-    int fail(const std::string& status, int exit_code, const std::string& message) {
+    int fail(std::string_view status, int exit_code, const std::string& message) {
         if (!options_.json)
             err_ << "pkbw: " << message << "\n";
-        return finish(status, exit_code, message);
+        return finish(std::string(status), exit_code, message);
     }
     void begin(const Problem* problem, const std::string& solution_path, bool is_reference) {
         begin(problem->info().id, problem->info().stem, solution_path, is_reference);

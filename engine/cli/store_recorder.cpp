@@ -4,6 +4,7 @@
 #include "pkbw/core/paths.h"
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/run_archive.h"
+#include "pkbw/core/status.h"
 #include "pkbw/core/store.h"
 #include "pkbw/core/sweep_store.h"
 #include "pkbw/core/trace_store.h"
@@ -390,7 +391,7 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
             if (sides.size() > 1)
                 out << (k > 0 ? ", " : "") << to_string(side.side) << " ";
             out << to_string(side.outcome);
-            if (side.phase != "compare" && !side.phase.empty() && side.outcome != RankOutcome::Ok)
+            if (side.phase != status::kPhaseCompare && !side.phase.empty() && side.outcome != RankOutcome::Ok)
                 out << " in " << side.phase;
             if (side.outcome == RankOutcome::Mismatch)
                 out << tie_suffix(tensors, r.trial, r.rank);

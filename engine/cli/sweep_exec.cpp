@@ -3,6 +3,7 @@
 #include "compile_cache.h"
 #include "locate.h"
 #include "pkbw/core/error.h"
+#include "pkbw/core/status.h"
 #include "pkbw/problems/registry.h"
 #include "signals.h"
 #include "sweep_progress.h"
@@ -361,7 +362,7 @@ ExecuteResult execute_sweep(Store& store, const SweepRecord& sweep, const SweepC
             const std::int64_t run_id = finished ? finished->value("run_id", std::int64_t{0}) : 0;
             if (run_id > 0) {
                 pair.run_id = run_id;
-                verdict = finished->value("status", std::string("error"));
+                verdict = finished->value("status", std::string(status::kError));
                 pair.message = finished->value("message", std::string());
                 pair.state = verdict == "interrupted" || verdict == "aborted" ? "pending" : "done";
                 speedup = speedup_text(*finished);

@@ -1,5 +1,7 @@
 #include "sweep_progress.h"
 
+#include "pkbw/core/status.h"
+
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -97,7 +99,7 @@ void SweepProgress::finished(const SweepPair& pair, const std::string& verdict, 
          << format_duration(seconds) << ")";
     if (!speedup.empty())
         out_ << " speedup " << speedup;
-    if (verdict != "pass" && !pair.message.empty())
+    if (verdict != status::kPass && !pair.message.empty())
         out_ << " " << pair.message.substr(0, 160);
     out_ << "\n";
     if (terminal_)

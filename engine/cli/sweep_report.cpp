@@ -1,6 +1,7 @@
 #include "sweep_report.h"
 
 #include "pkbw/core/error.h"
+#include "pkbw/core/status.h"
 #include "pkbw/core/store.h"
 
 #include <cmath>
@@ -106,7 +107,7 @@ void print_sweep(std::ostream& out, const SweepTable& table, const std::vector<d
     }
     bool header = false;
     for (const auto& v : table.pairs) {
-        if (v.status == "pass")
+        if (v.status == status::kPass)
             continue;
         if (!header) {
             out << "\nnot passing:\n";

@@ -6,6 +6,7 @@
 #include "model_client.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/generation_store.h"
+#include "pkbw/core/status.h"
 #include "pkbw/core/sweep_table.h"
 #include "pkbw/problems/registry.h"
 #include "store_recorder.h"
@@ -254,7 +255,7 @@ int run_agent_command(const AgentOptions& input) {
             a.verdict = verdict.status;
             a.run_id = verdict.run_id > 0 ? std::optional<std::int64_t>(verdict.run_id) : std::nullopt;
             a.speedup = verdict.speedup;
-            bool passed = verdict.status == "pass";
+            bool passed = verdict.status == status::kPass;
             // fast_1's rule (core's counts_toward_fast_p): the speedup's interval must clear 1.
             a.fast = counts_toward_fast_p(passed, verdict.speedup, verdict.ci_low, 1.0);
             done = options.perf ? a.fast : passed;
@@ -355,7 +356,7 @@ int show_generation(const std::optional<std::string>& store_flag, std::int64_t g
                           a.speedup ? (number(*a.speedup) + "x").c_str() : "-", a.fast ? "yes" : "no",
                           a.attempt == 1 ? "(first)" : (std::to_string(changed) + " lines changed").c_str());
             out << lineb;
-            if (a.verdict == "pass" && !first_pass.count(a.problem_stem))
+            if (a.verdict == status::kPass && !first_pass.count(a.problem_stem))
                 first_pass[a.problem_stem] = a.attempt;
             if (a.fast && !first_fast.count(a.problem_stem))
                 first_fast[a.problem_stem] = a.attempt;

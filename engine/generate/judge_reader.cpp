@@ -1,5 +1,7 @@
 #include "judge_reader.h"
 
+#include "pkbw/core/status.h"
+
 #include <cmath>
 #include <iomanip>
 #include <sstream>
@@ -110,7 +112,7 @@ Verdict JudgeOutputReader::verdict(const std::string& source) const {
         bool header = false;
         for (const auto& rank : trial.value("ranks", json::array())) {
             std::string status = rank.value("status", "");
-            if (status == "pass")
+            if (status == status::kPass)
                 continue;
             if (!header) {
                 feedback << "\nTrial " << trial.value("trial", 0) << ":";
