@@ -236,6 +236,11 @@ std::size_t TimelineData::count_matching(const std::string& text) const {
     return n;
 }
 
+bool is_cuda_api_call(const pkbw::TraceEvent& e) {
+    return e.domain == "cupti" && e.kind == TraceEventKind::NvtxRange &&
+           (e.category == "cuda_runtime" || e.category == "cuda_driver");
+}
+
 std::string torch_track(const pkbw::TraceEvent& e) {
     if (e.domain != "torch" || (e.kind != TraceEventKind::NvtxRange && e.kind != TraceEventKind::NvtxMark)) {
         return {};
@@ -282,6 +287,8 @@ TimelineData timeline_from_traces(const std::vector<RankTrace>& traces) {
             if (is_gpu_activity(e.kind)) {
                 auto named = trace.names.find("stream:" + std::to_string(e.stream));
                 lane_name = named != trace.names.end() ? named->second : "stream " + std::to_string(e.stream);
+            } else if (is_cuda_api_call(e)) {
+                lane_name = "CUDA API";
             } else if (const std::string track = torch_track(e); !track.empty()) {
                 lane_name = "torch " + track; // host and device time apart, not one "NVTX torch" lane
             } else if (e.kind == TraceEventKind::NvtxRange || e.kind == TraceEventKind::NvtxMark) {

@@ -68,6 +68,9 @@ struct TimelineData {
 // Python), "CUDA runtime" (runtime and driver calls: host time spent launching and waiting) or "GPU
 // annotation" (the profiler's copies of annotations on the device); "" for any other event.
 std::string torch_track(const pkbw::TraceEvent& event);
+// A CUDA runtime or driver API call recorded by pkbw's own tracer (domain "cupti", docs/tracing.md):
+// drawn in a "CUDA API" lane of its rank, its correlation id linking it to what it launched.
+bool is_cuda_api_call(const pkbw::TraceEvent& event);
 
 // A kernel's launch configuration and a copy's size, as a click shows them ("" when nothing is known).
 std::string event_detail(const pkbw::TraceEvent& event);

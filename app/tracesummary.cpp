@@ -12,6 +12,9 @@ namespace pkbw::app {
 namespace {
 
 std::string kind_name(const TraceEvent& e) {
+    if (is_cuda_api_call(e)) {
+        return "cuda api";
+    }
     // A torch-profiler event by its track: "cpu", "cuda runtime", "gpu annotation", not "nvtx".
     if (std::string track = torch_track(e); !track.empty()) {
         std::transform(track.begin(), track.end(), track.begin(),

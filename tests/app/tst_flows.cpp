@@ -93,6 +93,31 @@ private slots:
         QCOMPARE(torch_track(torch_event("python_function", "forward", 0, 1)), std::string("CPU"));
     }
 
+    // pkbw's own tracer records the CUDA API calls of the traced pass (domain "cupti"): they get a
+    // "CUDA API" lane of their rank, not an NVTX one, their correlation ids join them to their kernels,
+    // and the summary names their kind.
+    void native_api_calls_get_a_cuda_api_lane_joined_to_their_kernels() {
+        RankTrace t;
+        TraceEvent launch = torch_event("cuda_runtime", "cudaLaunchKernel_v7000", 10, 14, 9);
+        launch.domain = "cupti";
+        TraceEvent kernel;
+        kernel.kind = TraceEventKind::Kernel;
+        kernel.name = "allreduce_kernel";
+        kernel.stream = 13;
+        kernel.start_ns = 20'000;
+        kernel.end_ns = 30'000;
+        kernel.correlation_id = 9;
+        t.events = {launch, kernel};
+        const TimelineData d = timeline_from_traces({t});
+        const std::size_t api = lane_named(d, "CUDA API"), stream = lane_named(d, "stream 13");
+        QVERIFY(api != SIZE_MAX);
+        QCOMPARE(lane_named(d, "NVTX cupti"), SIZE_MAX);
+        QCOMPARE(d.correlated(api, 0), (std::vector<std::pair<std::size_t, std::size_t>>{{stream, 0}}));
+        QVERIFY(is_cuda_api_call(launch));
+        QVERIFY(!is_cuda_api_call(
+            torch_event("cuda_runtime", "cudaLaunchKernel", 10, 14, 9))); // torch's own lane
+    }
+
     void a_launch_and_its_kernel_are_joined() {
         auto d = std::make_shared<const TimelineData>(timeline_from_traces({torch_rank()}));
         const std::size_t runtime = lane_named(*d, "torch CUDA runtime"), stream = lane_named(*d, "stream 7");

@@ -134,8 +134,29 @@ std::vector<TraceEvent> NvtxJoiner::take_ready(bool final) {
 }
 
 void convert_record(const CUpti_Activity* record, NvtxJoiner& nvtx, std::vector<TraceEvent>& events,
-                    std::vector<NameRecord>& names) {
+                    std::vector<NameRecord>& names, const ApiNameLookup& api_name) {
     switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+        const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(record);
+        TraceEvent e;
+        e.kind = TraceEventKind::NvtxRange;
+        e.domain = kCudaApiDomain;
+        e.category = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? "cuda_runtime" : "cuda_driver";
+        e.name = api_name ? api_name(a->kind, a->cbid) : std::string();
+        if (e.name.empty()) {
+            e.name = e.category + " " + std::to_string(a->cbid);
+        }
+        e.start_ns = ns(a->start);
+        e.end_ns = std::max(ns(a->end), e.start_ns);
+        e.thread = a->threadId;
+        e.correlation_id = a->correlationId;
+        if (a->returnValue != 0) {
+            e.payload = {{"return_value", a->returnValue}};
+        }
+        events.push_back(std::move(e));
+        break;
+    }
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
         TraceEvent e;

@@ -4,7 +4,9 @@
 
 #include "pkbw/core/trace.h"
 
+#include <cstdint>
 #include <cupti_activity.h>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -41,9 +43,20 @@ private:
 std::string demangle(const char* name);
 std::string copy_kind_name(std::uint8_t kind);
 
-// Appends the record's event (kernels, copies, memsets, syncs) to `events`, its NVTX part to `nvtx`,
-// or its name to `names`; other kinds are ignored.
+// The name of a CUDA API call from its record's kind (RUNTIME or DRIVER) and callback id; the tracer
+// asks CUPTI (cuptiGetCallbackName), a test gives its own.
+using ApiNameLookup = std::function<std::string(CUpti_ActivityKind kind, std::uint32_t cbid)>;
+
+// A CUDA API call's range (CUPTI_ACTIVITY_KIND_RUNTIME / DRIVER): an NVTX-like range of domain
+// kCudaApiDomain and category "cuda_runtime" or "cuda_driver" on its thread, carrying the correlation
+// id its kernels and copies carry (the workbench's "CUDA API" lane and launch -> kernel flows; the same
+// categories as a torch profile's, docs/tracing.md).
+inline constexpr const char* kCudaApiDomain = "cupti";
+
+// Appends the record's event (kernels, copies, memsets, syncs, API calls) to `events`, its NVTX part to
+// `nvtx`, or its name to `names`; other kinds are ignored. Without `api_name`, an API call is named
+// by its callback id.
 void convert_record(const CUpti_Activity* record, NvtxJoiner& nvtx, std::vector<TraceEvent>& events,
-                    std::vector<NameRecord>& names);
+                    std::vector<NameRecord>& names, const ApiNameLookup& api_name = {});
 
 } // namespace pkbw::tracer

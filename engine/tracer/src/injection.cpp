@@ -1,7 +1,7 @@
 // libpkbw_tracer.so: a CUPTI activity tracer the CUDA driver loads into a rank process through
 // CUDA_INJECTION64_PATH (docs/tracing.md). It writes $PKBW_TRACE_DIR/rank_<RANK>.cupti.jsonl in core's
-// trace format. Activity only: no API callbacks and never CUPTI_ACTIVITY_KIND_KERNEL, which serializes
-// kernels (gpu-facts §4.1, §4.6).
+// trace format. Activity records only (API calls among them, no callbacks) and never
+// CUPTI_ACTIVITY_KIND_KERNEL, which serializes kernels.
 #include "cupti_records.h"
 #include "pkbw/core/trace.h"
 
@@ -84,6 +84,17 @@ void write_event_locked(State& s, TraceEvent event) {
     ++s.events;
 }
 
+// CUPTI's name of a runtime or driver API call ("cudaLaunchKernel_v7000"), "" when it has none.
+std::string api_name(CUpti_ActivityKind kind, std::uint32_t cbid) {
+    const char* name = nullptr;
+    const CUpti_CallbackDomain domain =
+        kind == CUPTI_ACTIVITY_KIND_RUNTIME ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) {
+        return {};
+    }
+    return name;
+}
+
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
     // CUDA 13 requests buffers per thread: each request needs its own memory (gpu-facts §4.2).
     *buffer = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlign, kBufferBytes));
@@ -99,7 +110,7 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* b
     {
         std::lock_guard lock(s.mutex);
         while (buffer && valid > 0 && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
-            convert_record(record, s.nvtx, events, names);
+            convert_record(record, s.nvtx, events, names, api_name);
         }
         for (const auto& n : names) {
             write_line_locked(s, {{"meta", "name"}, {"object", n.object}, {"id", n.id}, {"name", n.name}});
@@ -161,16 +172,26 @@ using namespace pkbw::tracer;
 // Returns false when kernel records are unavailable.
 static bool set_activity(bool enable) {
     const CUpti_ActivityKind kinds[] = {
-        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-        CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
-        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_MARKER,
-        CUPTI_ACTIVITY_KIND_MARKER_DATA,       CUPTI_ACTIVITY_KIND_NAME,
+        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+        CUPTI_ACTIVITY_KIND_MEMCPY,
+        CUPTI_ACTIVITY_KIND_MEMCPY2,
+        CUPTI_ACTIVITY_KIND_MEMSET,
+        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+        CUPTI_ACTIVITY_KIND_MARKER,
+        CUPTI_ACTIVITY_KIND_MARKER_DATA,
+        CUPTI_ACTIVITY_KIND_NAME,
+        // The API calls, for the launch -> kernel flows: recorded in the traced pass only, which is
+        // never timed (docs/tracing.md).
+        CUPTI_ACTIVITY_KIND_RUNTIME,
+        CUPTI_ACTIVITY_KIND_DRIVER,
     };
     bool ok = true;
     for (auto kind : kinds) {
         const CUptiResult result = enable ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
         if (result != CUPTI_SUCCESS) {
-            report(((enable ? "cuptiActivityEnable(" : "cuptiActivityDisable(") + std::to_string(static_cast<int>(kind)) + ")").c_str(),
+            report(((enable ? "cuptiActivityEnable(" : "cuptiActivityDisable(") +
+                    std::to_string(static_cast<int>(kind)) + ")")
+                       .c_str(),
                    result);
             ok = ok && kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
         }

@@ -48,6 +48,40 @@ TEST(CuptiRecords, KernelFieldsAndDemangledName) {
     EXPECT_EQ(demangle("ncclDevKernel_AllReduce_Sum_f32_RING_LL"), "");
 }
 
+TEST(CuptiRecords, ApiCallsBecomeRangesOnTheirThreadWithTheirCorrelationId) {
+    CUpti_ActivityAPI a;
+    std::memset(&a, 0, sizeof a);
+    a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    a.cbid = 211;
+    a.start = 500, a.end = 800, a.threadId = 4242, a.correlationId = 77;
+    CUpti_ActivityAPI d = a;
+    d.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+    d.cbid = 7, d.correlationId = 78, d.returnValue = 1;
+    NvtxJoiner nvtx;
+    std::vector<TraceEvent> events;
+    std::vector<NameRecord> names;
+    const ApiNameLookup lookup = [](CUpti_ActivityKind kind, std::uint32_t cbid) {
+        return kind == CUPTI_ACTIVITY_KIND_RUNTIME && cbid == 211 ? std::string("cudaLaunchKernel_v7000")
+                                                                  : std::string();
+    };
+    convert_record(as_activity(a), nvtx, events, names, lookup);
+    convert_record(as_activity(d), nvtx, events, names, lookup);
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0].kind, TraceEventKind::NvtxRange);
+    EXPECT_EQ(events[0].domain, kCudaApiDomain);
+    EXPECT_EQ(events[0].category, "cuda_runtime");
+    EXPECT_EQ(events[0].name, "cudaLaunchKernel_v7000");
+    EXPECT_EQ(events[0].start_ns, 500);
+    EXPECT_EQ(events[0].end_ns, 800);
+    EXPECT_EQ(events[0].thread, 4242);
+    EXPECT_EQ(events[0].correlation_id, 77); // the kernel it launched carries the same id
+    EXPECT_TRUE(events[0].payload.is_null());
+    // No name from CUPTI: the callback id; a failed call keeps its return value.
+    EXPECT_EQ(events[1].category, "cuda_driver");
+    EXPECT_EQ(events[1].name, "cuda_driver 7");
+    EXPECT_EQ(events[1].payload["return_value"], 1);
+}
+
 TEST(CuptiRecords, CopiesMemsetsAndSyncs) {
     CUpti_ActivityMemcpy6 m;
     std::memset(&m, 0, sizeof m);
