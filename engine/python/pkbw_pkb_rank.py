@@ -49,7 +49,17 @@ import pkbw_sandbox
 import pkbw_pkb_candidate as channel
 from pkbw_pkb_candidate import ChannelClosed, ProtocolError
 
-EXIT_OK, EXIT_ENVIRONMENT, EXIT_SOLUTION, EXIT_INTERNAL = 0, 3, 4, 5
+# The run contract's words as core/include/pkbw/core/status.h defines them (rank exit codes, rank_result
+# statuses, error kinds, phases): this judge speaks to the same launcher as pkbw-rank, and
+# tests/engine/test_pkb_contract_words.py fails when a value here or a word used below drifts from core.
+EXIT_OK, EXIT_ENVIRONMENT, EXIT_SOLUTION_BROKE, EXIT_INTERNAL = 0, 3, 4, 5
+STATUS_PASS, STATUS_MISMATCH, STATUS_INVALID_OUTPUT = "pass", "mismatch", "invalid_output"
+STATUS_ERROR, STATUS_CRASH = "error", "crash"
+KIND_SOLUTION_ERROR, KIND_CUDA_ERROR, KIND_NCCL_ERROR = "solution_error", "cuda_error", "nccl_error"
+KIND_RENDEZVOUS, KIND_ENVIRONMENT, KIND_INTERNAL = "rendezvous", "environment", "internal"
+PHASE_START, PHASE_COMPILE, PHASE_RENDEZVOUS, PHASE_INPUTS = "start", "compile", "rendezvous", "inputs"
+PHASE_CANDIDATE, PHASE_REFERENCE, PHASE_COMPARE = "candidate", "reference", "compare"
+PHASE_PERF, PHASE_TRACE, PHASE_TEARDOWN = "perf", "trace", "teardown"
 CANDIDATE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pkbw_pkb_candidate.py")
 PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
 # The teardown: how long the candidate's process may take to leave its group, then to exit (together
@@ -1410,7 +1420,7 @@ def run(args, resources):
         try:
             wrapper = candidate_wrapper(pkb, args.config)
         except ConfigError as error:
-            events.error("start", "environment", str(error))
+            events.error(PHASE_START, KIND_ENVIRONMENT, str(error))
             return EXIT_ENVIRONMENT
         # --cuda-device: its CUDA context is made while the judge starts too.
         argv = [sys.executable, CANDIDATE_SCRIPT] + (["--cuda-device", str(local_rank)] if cuda else [])
@@ -1432,10 +1442,10 @@ def run(args, resources):
                 if candidate is not None:
                     candidate.container.exclude(timing_worker.pid)
         except pkbw_sandbox.SandboxError as error:
-            events.error("start", "environment", f"{whose}'s sandbox: {error}")
+            events.error(PHASE_START, KIND_ENVIRONMENT, f"{whose}'s sandbox: {error}")
             return EXIT_ENVIRONMENT
         except OSError as error:
-            events.error("start", "environment",
+            events.error(PHASE_START, KIND_ENVIRONMENT,
                          f"cannot start {whose} {json.dumps(prefix + argv)}: {error}"
                          + (" (the wrapper prefix comes from pkb.candidate_wrapper or $PKBW_PKB_CANDIDATE_WRAPPER)"
                             if wrapper else ""))
@@ -1446,12 +1456,12 @@ def run(args, resources):
         import torch.distributed as dist
         from torch.distributed.rendezvous import rendezvous
     except Exception as error:  # noqa: BLE001 - any import failure is the environment's
-        events.error("start", "environment", f"{sys.executable} cannot import torch: {error}")
+        events.error(PHASE_START, KIND_ENVIRONMENT, f"{sys.executable} cannot import torch: {error}")
         return EXIT_ENVIRONMENT
     state.torch = torch
     if cuda:
         if not torch.cuda.is_available() or torch.cuda.device_count() <= local_rank:
-            events.error("start", "environment",
+            events.error(PHASE_START, KIND_ENVIRONMENT,
                          f"rank {rank} needs CUDA device {local_rank}; torch sees "
                          f"{torch.cuda.device_count() if torch.cuda.is_available() else 0}")
             return EXIT_ENVIRONMENT
@@ -1480,7 +1490,7 @@ def run(args, resources):
         events.send("candidate", stage="started", pid=candidate.pid, sandbox=candidate.sandbox.description,
                     landlock_abi=candidate.sandbox.landlock_abi, containment=candidate.container.describe())
 
-    events.phase("rendezvous")
+    events.phase(PHASE_RENDEZVOUS)
     # Each kind of worker has a group of its own (its own store, on a port judge rank 0 picks).
     workers = [(worker, key, who) for worker, key, who in (
         (candidate, CANDIDATE_PORT_KEY, "the candidate's process"),
@@ -1526,7 +1536,7 @@ def run(args, resources):
         else:
             dist.init_process_group(**kwargs)
     except Exception as error:  # noqa: BLE001
-        events.error("rendezvous", "rendezvous", f"init_process_group failed: {error}")
+        events.error(PHASE_RENDEZVOUS, KIND_RENDEZVOUS, f"init_process_group failed: {error}")
         return EXIT_ENVIRONMENT
     state.barrier = dist.barrier
     INPUT_GROUPS.install(dist, world)
@@ -1535,20 +1545,20 @@ def run(args, resources):
         """Reports a failed request to the candidate's process at once (error event and, in a trial,
         the trial's rank_result), as the in-process candidate's exceptions were."""
         if isinstance(error, CandidateRaised):
-            kind = "cuda_error" if error.kind == "cuda_error" else "solution_error"
+            kind = KIND_CUDA_ERROR if error.kind == KIND_CUDA_ERROR else KIND_SOLUTION_ERROR
             if error.kind == "invalid_output":
                 text = f"the candidate's output on rank {rank}, trial {trial} cannot be taken: {error.message}"
-                status, short = "invalid_output", f"invalid output: {error.message[:500]}"
+                status, short = STATUS_INVALID_OUTPUT, f"invalid output: {error.message[:500]}"
             else:
                 text = f"the candidate raised on rank {rank}, {where}:\n{error.traceback}"
-                status = "crash" if kind == "cuda_error" else "error"
+                status = STATUS_CRASH if kind == KIND_CUDA_ERROR else STATUS_ERROR
                 short = f"candidate raised {error.type}: {error.message[:500]}"
         elif isinstance(error, CandidateGone):
-            kind, status = "solution_error", "crash"
+            kind, status = KIND_SOLUTION_ERROR, STATUS_CRASH
             text = f"the candidate's process on rank {rank} {error} ({where})"
             short = f"the candidate's process {error}"
         else:
-            kind, status = "solution_error", "invalid_output"
+            kind, status = KIND_SOLUTION_ERROR, STATUS_INVALID_OUTPUT
             text = f"the candidate's process on rank {rank} broke the channel's rules ({where}): {error}"
             short = f"the candidate's process sent a bad message: {str(error)[:500]}"
         left = resources.release()
@@ -1576,22 +1586,22 @@ def run(args, resources):
             _, fds = worker.reply()
             channel.close_fds(fds)
         except CandidateRaised as error:
-            events.error("rendezvous", error.kind if error.kind in ("environment", "rendezvous") else "environment",
-                         f"{who} on rank {rank}: {error.message}")
+            failure_kind = error.kind if error.kind in (KIND_ENVIRONMENT, KIND_RENDEZVOUS) else KIND_ENVIRONMENT
+            events.error(PHASE_RENDEZVOUS, failure_kind, f"{who} on rank {rank}: {error.message}")
             return EXIT_ENVIRONMENT
         except CandidateGone as error:
-            events.error("rendezvous", "environment",
+            events.error(PHASE_RENDEZVOUS, KIND_ENVIRONMENT,
                          f"{who} on rank {rank} {error} before it joined its process group{wrapped}")
             return EXIT_ENVIRONMENT
         except ProtocolError as error:
-            events.error("rendezvous", "environment",
+            events.error(PHASE_RENDEZVOUS, KIND_ENVIRONMENT,
                          f"{who} on rank {rank} broke the channel's rules at its start: {error}")
             return EXIT_ENVIRONMENT
         except OSError as error:
-            events.error("rendezvous", "environment", f"the CUDA driver's IPC on rank {rank}: {error}")
+            events.error(PHASE_RENDEZVOUS, KIND_ENVIRONMENT, f"the CUDA driver's IPC on rank {rank}: {error}")
             return EXIT_ENVIRONMENT
 
-    events.phase("compile")
+    events.phase(PHASE_COMPILE)
     load_failed = None
     if candidate is not None:
         try:
@@ -1608,7 +1618,7 @@ def run(args, resources):
         from utils.input_output_tensors import create_input_tensor
         reference = channel.load_module("pkbw_pkb_reference", pkb["reference_file"]).solution
     except Exception:  # noqa: BLE001 - the checkout is broken: not the candidate's fault
-        events.error("compile", "environment", "the PKB checkout's reference or inputs failed to load:\n"
+        events.error(PHASE_COMPILE, KIND_ENVIRONMENT, "the PKB checkout's reference or inputs failed to load:\n"
                      + traceback.format_exc())
         return EXIT_ENVIRONMENT
     if candidate is not None:
@@ -1618,11 +1628,11 @@ def run(args, resources):
             _, fds = candidate.reply()
             channel.close_fds(fds)
         except CandidateRaised as error:
-            events.error("compile", "solution_error", "the candidate failed to import:\n" + error.traceback)
-            return EXIT_SOLUTION
+            events.error(PHASE_COMPILE, KIND_SOLUTION_ERROR, "the candidate failed to import:\n" + error.traceback)
+            return EXIT_SOLUTION_BROKE
         except (CandidateGone, ProtocolError) as error:
-            candidate_failed("compile", None, error, "importing the candidate")
-            return EXIT_SOLUTION
+            candidate_failed(PHASE_COMPILE, None, error, "importing the candidate")
+            return EXIT_SOLUTION_BROKE
     if timing_worker is not None:
         try:
             if reference_load_failed is not None:
@@ -1631,7 +1641,7 @@ def run(args, resources):
             channel.close_fds(fds)
         except (CandidateRaised, CandidateGone, ProtocolError) as error:
             detail = error.traceback if isinstance(error, CandidateRaised) else str(error)
-            events.error("compile", "environment",
+            events.error(PHASE_COMPILE, KIND_ENVIRONMENT,
                          f"the reference's timing worker on rank {rank} failed to load the reference:\n{detail}")
             return EXIT_ENVIRONMENT
 
@@ -1647,7 +1657,7 @@ def run(args, resources):
 
     def call_candidate(trial, first, x):
         # The first call of a side may JIT-compile (load_inline): it runs under the compile deadline.
-        events.phase("compile" if first else "candidate", trial)
+        events.phase(PHASE_COMPILE if first else PHASE_CANDIDATE, trial)
         try:
             reply, fds = candidate.send_inputs("call", x, {"trial": trial})
             return candidate.take_outputs(reply, fds)
@@ -1656,14 +1666,14 @@ def run(args, resources):
                 # The solution returned; only its value cannot be described. A verdict, like a
                 # mismatch: this rank still takes part in the reference's collectives and the stop.
                 return InvalidOutput(error.message)
-            candidate_failed("candidate", trial, error, f"trial {trial}")
+            candidate_failed(PHASE_CANDIDATE, trial, error, f"trial {trial}")
             raise SolutionFailed() from error
         except (CandidateGone, ProtocolError) as error:
-            candidate_failed("candidate", trial, error, f"trial {trial}")
+            candidate_failed(PHASE_CANDIDATE, trial, error, f"trial {trial}")
             raise SolutionFailed() from error
 
     def call_reference(trial, first, x):
-        events.phase("compile" if first else "reference", trial)
+        events.phase(PHASE_COMPILE if first else PHASE_REFERENCE, trial)
         try:
             result = reference(*x)
             if cuda:
@@ -1672,8 +1682,8 @@ def run(args, resources):
         except Exception as error:  # noqa: BLE001
             text = traceback.format_exc()
             kind = channel.error_kind(error)
-            events.error("reference", kind, f"the reference raised on rank {rank}, trial {trial}:\n{text}")
-            events.send("rank_result", trial=trial, status="crash" if kind == "cuda_error" else "error",
+            events.error(PHASE_REFERENCE, kind, f"the reference raised on rank {rank}, trial {trial}:\n{text}")
+            events.send("rank_result", trial=trial, status=STATUS_CRASH if kind == KIND_CUDA_ERROR else STATUS_ERROR,
                         message=f"reference raised {type(error).__name__}: {str(error)[:500]}", tensors=[],
                         guard_violations=[], mutated_inputs=[], outputs={})
             raise SolutionFailed() from error
@@ -1682,7 +1692,7 @@ def run(args, resources):
         """The traced pass (docs/tracing.md), after correctness: each side profiles its own iterations
         (channel.profile_iterations), the reference here, the candidate in its process. A profiler that
         cannot record is said on stderr and costs only the trace; a side that raises fails the run."""
-        events.phase("trace", 0)
+        events.phase(PHASE_TRACE, 0)
         folder, iterations = str(trace.get("dir", os.path.join(out_dir, "trace"))), int(trace.get("iterations", 10))
         os.makedirs(os.path.join(folder, "candidate"), exist_ok=True)
         if run_reference:
@@ -1692,15 +1702,15 @@ def run(args, resources):
             except channel.TraceUnavailable as error:
                 print(f"pkbw_pkb_rank: rank {rank}: no reference trace: {error}", file=sys.stderr)
             except Exception as error:  # noqa: BLE001
-                events.error("trace", channel.error_kind(error),
+                events.error(PHASE_TRACE, channel.error_kind(error),
                              f"the reference raised on rank {rank} in the traced pass:\n{traceback.format_exc()}")
-                return EXIT_SOLUTION
+                return EXIT_SOLUTION_BROKE
         if run_candidate:
             try:
                 reply, fds = candidate.send_inputs("trace", x, {"iterations": iterations})
             except (CandidateRaised, CandidateGone, ProtocolError) as error:
-                candidate_failed("trace", None, error, "the traced pass")
-                return EXIT_SOLUTION
+                candidate_failed(PHASE_TRACE, None, error, "the traced pass")
+                return EXIT_SOLUTION_BROKE
             try:
                 if reply.get("trace_missing") is not None or len(fds) != 1:
                     print(f"pkbw_pkb_rank: rank {rank}: no candidate trace: "
@@ -1725,7 +1735,7 @@ def run(args, resources):
     first_output = None  # trial 0's output (the reference's where it runs): the timed calls' slots
     try:
         for trial in range(trials):
-            events.phase("inputs", trial)
+            events.phase(PHASE_INPUTS, trial)
             # One build per trial: the candidate's process gets a copy, the reference these (the
             # candidate never touches them, so they are pristine when the reference runs).
             x = inputs(trial)
@@ -1741,14 +1751,14 @@ def run(args, resources):
                     (None if isinstance(cand_out, InvalidOutput) else cand_out)
             if not (run_reference and run_candidate):  # a dryrun: nothing to compare, no stop to agree on
                 invalid = isinstance(cand_out, InvalidOutput)
-                events.send("rank_result", trial=trial, status="invalid_output" if invalid else "pass",
+                events.send("rank_result", trial=trial, status=STATUS_INVALID_OUTPUT if invalid else STATUS_PASS,
                             message=f"the candidate's output cannot be taken: {cand_out.message}"[:4000] if invalid
                             else "", tensors=[], guard_violations=[], mutated_inputs=[], outputs={})
                 continue
-            events.phase("compare", trial)
+            events.phase(PHASE_COMPARE, trial)
             if isinstance(cand_out, InvalidOutput):
                 problem = f"the candidate's output cannot be taken: {cand_out.message}"
-                events.send("rank_result", trial=trial, status="invalid_output", message=problem[:4000],
+                events.send("rank_result", trial=trial, status=STATUS_INVALID_OUTPUT, message=problem[:4000],
                             tensors=[], guard_violations=[], mutated_inputs=[], outputs={})
             else:
                 problem = pkb_mismatch(ref_out, cand_out, atol, rtol, torch)
@@ -1759,7 +1769,7 @@ def run(args, resources):
                     tensors, values = output_leaves(value, torch)
                     paths[side] = os.path.join(folder, f"rank_{rank}_{side}.safetensors")
                     write_safetensors(paths[side], tensors, values, torch)
-                events.send("rank_result", trial=trial, status="mismatch" if problem else "pass",
+                events.send("rank_result", trial=trial, status=STATUS_MISMATCH if problem else STATUS_PASS,
                             message=problem or "", tensors=[], guard_violations=[], mutated_inputs=[],
                             outputs=paths, keep_outputs=keep or bool(problem), pkb_rule=True)
             # PKB stops at the first mismatching trial; every rank must agree to stop together.
@@ -1773,7 +1783,7 @@ def run(args, resources):
                 if code != EXIT_OK:
                     return code
             if config.get("perf"):
-                events.phase("perf")
+                events.phase(PHASE_PERF)
                 perf = Perf(state, config["perf"] if isinstance(config["perf"], dict) else {})
                 state.dist, state.atol, state.rtol = dist, atol, rtol
                 state.problem_id, state.shape, state.dtype = problem_id, shape, dtype
@@ -1787,18 +1797,19 @@ def run(args, resources):
                     if perf.o.get("pkbw", True) and sides:
                         perf.pkbw(sides, inputs, first_output)
                 except TimingWorkerFailed as error:
-                    events.error("perf", "internal", str(error))
+                    events.error(PHASE_PERF, KIND_INTERNAL, str(error))
                     return EXIT_INTERNAL
                 except (CandidateRaised, CandidateGone, ProtocolError) as error:
-                    candidate_failed("perf", None, error, "perf")
-                    return EXIT_SOLUTION
+                    candidate_failed(PHASE_PERF, None, error, "perf")
+                    return EXIT_SOLUTION_BROKE
     except SolutionFailed:
-        return EXIT_SOLUTION
+        return EXIT_SOLUTION_BROKE
     except InputsCannotCross as error:
         # pkbw's limit, not the candidate's doing: every rank meets it with the same inputs.
-        events.error("inputs", "internal", f"rank {rank}: PKB's inputs cannot cross to the worker's process: {error}")
+        events.error(PHASE_INPUTS, KIND_INTERNAL,
+                     f"rank {rank}: PKB's inputs cannot cross to the worker's process: {error}")
         return EXIT_INTERNAL
-    events.phase("teardown")
+    events.phase(PHASE_TEARDOWN)
     try:
         threads = len(os.listdir(f"/proc/{candidate.pid}/task")) if candidate is not None else 0
     except OSError:
@@ -1814,7 +1825,7 @@ def run(args, resources):
         dist.barrier()
         dist.destroy_process_group()
     except Exception as error:  # noqa: BLE001 - PKB only warns here
-        events.error("teardown", "nccl_error", f"process group teardown: {error}")
+        events.error(PHASE_TEARDOWN, KIND_NCCL_ERROR, f"process group teardown: {error}")
     for worker, who in leaving:
         try:
             worker.reply(CANDIDATE_LEAVE_S)

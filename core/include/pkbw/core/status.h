@@ -34,7 +34,11 @@ inline constexpr std::string_view kKindRendezvous = "rendezvous";
 inline constexpr std::string_view kKindEnvironment = "environment";
 inline constexpr std::string_view kKindInternal = "internal";
 
-// phase.phase
+// phase.phase. kPhaseStart is where the launcher puts a rank until its first phase event (and the
+// phase of an error sent before it); kPhaseCompile is PKB's Python judge loading the reference and
+// the candidate (pkbw-rank's candidate is compiled before the launch).
+inline constexpr std::string_view kPhaseStart = "start";
+inline constexpr std::string_view kPhaseCompile = "compile";
 inline constexpr std::string_view kPhaseRendezvous = "rendezvous";
 inline constexpr std::string_view kPhaseInputs = "inputs";
 inline constexpr std::string_view kPhaseCandidate = "candidate";

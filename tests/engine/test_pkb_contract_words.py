@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""PKB's Python judge speaks the run contract as core/include/pkbw/core/status.h defines it.
+
+pkbw_pkb_rank.py is a second rank program beside pkbw-rank, read by the same launcher, and Python
+cannot include status.h: it restates the words (exit codes, rank_result statuses, error kinds, phases)
+as named constants. This test reads status.h's constants and fails when
+  - a constant of the judge (EXIT_*, STATUS_*, KIND_*, PHASE_*) has no counterpart in core or another
+    value than core's (EXIT_SOLUTION_BROKE <-> kExitSolutionBroke, STATUS_PASS <-> kPass,
+    KIND_CUDA_ERROR <-> kKindCudaError, PHASE_INPUTS <-> kPhaseInputs);
+  - a phase, kind, status or exit code the judge sends or returns is a literal, or is not core's word;
+  - a kind the candidate process (pkbw_pkb_candidate.py) reports is neither core's nor one the judge
+    turns into a status itself.
+Standard library only: no torch, no build.
+"""
+
+import ast
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+STATUS_H = ROOT / "core/include/pkbw/core/status.h"
+JUDGE = ROOT / "engine/python/pkbw_pkb_rank.py"
+CANDIDATE = ROOT / "engine/python/pkbw_pkb_candidate.py"
+
+# Kinds the candidate process reports to its judge only: the judge makes them an invalid_output status
+# (OutputRefused) or re-draws the inputs (InputsNotRebuilt); they never reach the launcher as a kind.
+CHANNEL_ONLY_KINDS = {"invalid_output", "input_error"}
+CATEGORIES = ("EXIT", "STATUS", "KIND", "PHASE")
+
+
+def core_constants(text):
+    """status.h's `inline constexpr int kName = N;` and `... std::string_view kName = "value";`."""
+    found = {}
+    pattern = r'inline\s+constexpr\s+(?:int|std::string_view)\s+(k\w+)\s*=\s*(?:"([^"]*)"|(-?\d+))\s*;'
+    for name, text_value, int_value in re.findall(pattern, text):
+        found[name] = text_value if int_value == "" else int(int_value)
+    return found
+
+
+def core_name(python_name):
+    """EXIT_SOLUTION_BROKE -> kExitSolutionBroke; STATUS_PASS -> kPass (core's statuses have no prefix)."""
+    category, _, rest = python_name.partition("_")
+    camel = "".join(part.capitalize() for part in rest.split("_"))
+    return "k" + camel if category == "STATUS" else "k" + category.capitalize() + camel
+
+
+def core_words(core):
+    """Core's values by category: what a judge may send as a status, a kind, a phase, an exit code."""
+    def values(prefix, exclude=()):
+        return {v for k, v in core.items() if k.startswith(prefix) and not k.startswith(exclude)}
+    statuses = {v for k, v in core.items() if isinstance(v, str) and not k.startswith(("kKind", "kPhase"))}
+    return {"EXIT": values("kExit"), "STATUS": statuses, "KIND": values("kKind"), "PHASE": values("kPhase")}
+
+
+def judge_constants(tree):
+    """Module-level NAME = value (also NAME1, NAME2 = v1, v2) of the four categories."""
+    constants = {}
+    for node in tree.body:
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        pairs = zip(target.elts, value.elts) if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) \
+            else [(target, value)]
+        for name, constant in pairs:
+            if isinstance(name, ast.Name) and isinstance(constant, ast.Constant) \
+                    and name.id.split("_")[0] in CATEGORIES:
+                constants[name.id] = constant.value
+    return constants
+
+
+def check_constants(constants, core, failures):
+    for name, value in sorted(constants.items()):
+        counterpart = core_name(name)
+        if counterpart not in core:
+            failures.append(f"{JUDGE.name}: {name} has no counterpart {counterpart} in status.h")
+        elif core[counterpart] != value:
+            failures.append(f"{JUDGE.name}: {name} = {value!r}, but status.h's {counterpart} = {core[counterpart]!r}")
+
+
+class Uses(ast.NodeVisitor):
+    """Every place the judge hands the launcher a phase, kind, status or exit code."""
+
+    def __init__(self):
+        self.uses = []  # (category, expression, line)
+        self.in_exit_function = []
+
+    def visit_FunctionDef(self, node):
+        # A function that returns an EXIT_* constant anywhere returns the rank's exit code everywhere.
+        returns_exit = any(isinstance(n, ast.Return) and isinstance(n.value, ast.Name)
+                           and n.value.id.startswith("EXIT_") for n in ast.walk(node)
+                           if not isinstance(n, (ast.FunctionDef, ast.Lambda)) or n is node)
+        self.in_exit_function.append(returns_exit)
+        self.generic_visit(node)
+        self.in_exit_function.pop()
+
+    def visit_Return(self, node):
+        if self.in_exit_function and self.in_exit_function[-1] and node.value is not None:
+            self.uses.append(("EXIT", node.value, node.lineno))
+        self.generic_visit(node)
+
+    def visit_Call(self, node):
+        func, args = node.func, node.args
+        method = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        owner = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else ""
+        if owner == "events" and method == "phase" and args:
+            self.uses.append(("PHASE", args[0], node.lineno))
+        elif owner == "events" and method == "error" and len(args) >= 2:
+            self.uses += [("PHASE", args[0], node.lineno), ("KIND", args[1], node.lineno)]
+        elif method == "candidate_failed" and args:
+            self.uses.append(("PHASE", args[0], node.lineno))
+        elif owner == "events" and method == "send" and args and isinstance(args[0], ast.Constant):
+            roles = {"rank_result": {"status": "STATUS"}, "error": {"phase": "PHASE", "kind": "KIND"},
+                     "phase": {"phase": "PHASE"}}.get(args[0].value, {})
+            self.uses += [(roles[k.arg], k.value, node.lineno) for k in node.keywords if k.arg in roles]
+        elif owner in ("sys", "os") and method in ("exit", "_exit") and args:
+            self.uses.append(("EXIT", args[0], node.lineno))
+        self.generic_visit(node)
+
+
+def alternatives(expression):
+    """The values an expression may take where that is written out: both arms of `a if c else b`."""
+    if isinstance(expression, ast.IfExp):
+        return alternatives(expression.body) + alternatives(expression.orelse)
+    return [expression]
+
+
+def check_uses(tree, constants, words, failures):
+    visitor = Uses()
+    visitor.visit(tree)
+    checked = 0
+    for category, expression, line in visitor.uses:
+        for value in alternatives(expression):
+            where = f"{JUDGE.name}:{line}"
+            if isinstance(value, ast.Constant):
+                failures.append(f"{where}: the {category.lower()} {value.value!r} is a literal; "
+                                f"use the {category}_* constant")
+                checked += 1
+            elif isinstance(value, ast.Name) and value.id.split("_")[0] in CATEGORIES:
+                if value.id.split("_")[0] != category:
+                    failures.append(f"{where}: {value.id} is used as a {category.lower()}")
+                elif value.id not in constants:
+                    failures.append(f"{where}: {value.id} is not one of the judge's constants")
+                elif constants[value.id] not in words[category]:
+                    failures.append(f"{where}: {value.id} = {constants[value.id]!r} is not a core {category.lower()}")
+                checked += 1
+    return checked
+
+
+def check_candidate_kinds(words, failures):
+    """The kinds pkbw_pkb_candidate.py reports: {"kind": "..."} replies and error_kind()'s answers."""
+    tree = ast.parse(CANDIDATE.read_text(), str(CANDIDATE))
+    kinds = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            kinds += [(v.value, v.lineno) for k, v in zip(node.keys, node.values)
+                      if isinstance(k, ast.Constant) and k.value == "kind" and isinstance(v, ast.Constant)]
+        if isinstance(node, ast.FunctionDef) and node.name == "error_kind":
+            for ret in (n for n in ast.walk(node) if isinstance(n, ast.Return)):
+                kinds += [(v.value, ret.lineno) for v in alternatives(ret.value) if isinstance(v, ast.Constant)]
+    for kind, line in kinds:
+        if kind not in words["KIND"] | CHANNEL_ONLY_KINDS:
+            failures.append(f"{CANDIDATE.name}:{line}: kind {kind!r} is neither core's nor a channel-only kind")
+    return len(kinds)
+
+
+def main():
+    core = core_constants(STATUS_H.read_text())
+    failures = []
+    if not {"kExitOk", "kPass", "kKindInternal", "kPhaseInputs"} <= core.keys():
+        failures.append(f"{STATUS_H}: its constants were not found ({sorted(core)})")
+    words = core_words(core)
+    tree = ast.parse(JUDGE.read_text(), str(JUDGE))
+    constants = judge_constants(tree)
+    for category in CATEGORIES:
+        if not any(name.startswith(category + "_") for name in constants):
+            failures.append(f"{JUDGE.name}: no {category}_* constants at module level")
+    check_constants(constants, core, failures)
+    uses = check_uses(tree, constants, words, failures)
+    candidate_kinds = check_candidate_kinds(words, failures)
+    if uses < 40 or candidate_kinds < 3:
+        failures.append(f"found only {uses} uses in the judge and {candidate_kinds} kinds in the candidate: "
+                        "has the judge's shape changed under this test?")
+    for failure in failures:
+        print(failure)
+    print(f"{len(core)} core constants, {len(constants)} judge constants, {uses} uses, "
+          f"{candidate_kinds} candidate kinds: {'FAILED' if failures else 'all agree'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
