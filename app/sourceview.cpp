@@ -4,6 +4,7 @@
 #include "cudahighlighter.h"
 #include "generationpanel.h"
 #include "linediff.h"
+#include "pkbw/core/status.h"
 #include "problemcatalog.h"
 #include "qtconvert.h"
 #include "runsources.h"
@@ -224,7 +225,7 @@ void SourceView::load_sources(quint64 request, std::shared_ptr<const RunData> da
             }
             if (log.isEmpty()) {
                 for (const RankResultRow& row : data->ranks) {
-                    if (row.phase == "compile" || row.outcome == RankOutcome::CompileError) {
+                    if (row.phase == status::kPhaseCompile || row.outcome == RankOutcome::CompileError) {
                         log += to_qstring(row.message) + QLatin1Char('\n');
                     }
                 }

@@ -1,22 +1,40 @@
 // The watchdog's clock: each phase's deadline (PhaseTimeouts), a rank's deadline restarted as it
 // enters a phase, the ranks that ran past theirs and how long the wait loop may sleep before the next.
 #include "launch_rank.h"
+#include "pkbw/core/status.h"
 
 #include <algorithm>
+#include <string_view>
+#include <utility>
 
 namespace pkbw::cli {
 
 PhaseTimeouts PhaseTimeouts::defaults() {
+    // The ranks' phases (core/status.h), then the launcher's own: "exit" runs from rank_done to the
+    // process ending, "default" covers a phase this table does not name.
+    static const std::pair<std::string_view, double> kSeconds[] = {
+        {status::kPhaseStart, 60},     {status::kPhaseRendezvous, 120},
+        {status::kPhaseInputs, 60},    {status::kPhaseReference, 120},
+        {status::kPhaseCandidate, 60}, {status::kPhaseCompare, 60},
+        {status::kPhasePerf, 600},     {status::kPhaseTrace, 300},
+        {status::kPhaseTeardown, 30},  {"exit", 30},
+        {status::kPhaseCompile, 300},  {"default", 120}};
     PhaseTimeouts t;
-    t.seconds = {{"start", 60},     {"rendezvous", 120}, {"inputs", 60},   {"reference", 120},
-                 {"candidate", 60}, {"compare", 60},     {"perf", 600},    {"trace", 300},
-                 {"teardown", 30},  {"exit", 30},        {"compile", 300}, {"default", 120}};
+    for (const auto& [phase, seconds] : kSeconds)
+        t.seconds.emplace(phase, seconds);
     return t;
 }
 
 const std::vector<std::string>& PhaseTimeouts::phase_names() {
-    static const std::vector<std::string> names{"start",     "compile", "rendezvous", "inputs", "reference",
-                                                "candidate", "compare", "perf",       "trace",  "teardown"};
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> phases;
+        for (std::string_view phase :
+             {status::kPhaseStart, status::kPhaseCompile, status::kPhaseRendezvous, status::kPhaseInputs,
+              status::kPhaseReference, status::kPhaseCandidate, status::kPhaseCompare, status::kPhasePerf,
+              status::kPhaseTrace, status::kPhaseTeardown})
+            phases.emplace_back(phase);
+        return phases;
+    }();
     return names;
 }
 
@@ -33,8 +51,9 @@ void PhaseTimeouts::fit_inputs(std::uint64_t bytes) {
     // normal draw, 30 ns a 2-byte value, on 8 threads). Problem 68 at PKB's size draws a 57 GB table
     // at W = 1, which outran the 60 s default on a 16-core H200 host.
     constexpr double kDrawnBytesPerSecond = 200e6;
-    if (asked.count("inputs") == 0) {
-        seconds["inputs"] = for_phase("inputs") + static_cast<double>(bytes) / kDrawnBytesPerSecond;
+    const std::string inputs(status::kPhaseInputs);
+    if (asked.count(inputs) == 0) {
+        seconds[inputs] = for_phase(inputs) + static_cast<double>(bytes) / kDrawnBytesPerSecond;
     }
 }
 
@@ -45,9 +64,9 @@ void PhaseTimeouts::scale(double factor) {
 
 namespace launch {
 
-void set_phase(Rank& rank, const LaunchSpec& spec, const std::string& phase) {
+void set_phase(Rank& rank, const LaunchSpec& spec, std::string_view phase) {
     rank.report.phase = phase;
-    rank.deadline_seconds = spec.timeouts.for_phase(phase);
+    rank.deadline_seconds = spec.timeouts.for_phase(rank.report.phase);
     rank.deadline =
         Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(rank.deadline_seconds * 1000));
 }

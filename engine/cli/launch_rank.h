@@ -11,6 +11,7 @@
 #include <csignal>
 #include <map>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <vector>
@@ -67,7 +68,7 @@ void read_output(Rank& rank, UniqueFd& fd, bool is_stderr, const LaunchSpec& spe
 
 // launch_phases.cpp
 // Enters `phase`: its deadline starts now.
-void set_phase(Rank& rank, const LaunchSpec& spec, const std::string& phase);
+void set_phase(Rank& rank, const LaunchSpec& spec, std::string_view phase);
 // The running ranks whose phase's deadline has passed at `now`.
 std::vector<int> expired_ranks(const std::vector<Rank>& ranks, Clock::time_point now);
 // Names each expired rank, its phase, trial and deadline, and the ranks still within theirs.

@@ -2,6 +2,7 @@
 // the fork and exec that put it in the run's process group with its pipes on stdout, stderr and the
 // control descriptor, rank 0 holding the rendezvous listener.
 #include "launch_rank.h"
+#include "pkbw/core/status.h"
 #include "subprocess.h"
 
 #include <cerrno>
@@ -127,7 +128,7 @@ std::string start_rank(Rank& rank, int r, const LaunchSpec& spec,
     rank.control = std::move(control.read);
     for (int fd : {rank.out.get(), rank.err.get(), rank.control.get()})
         set_nonblocking(fd);
-    set_phase(rank, spec, "start");
+    set_phase(rank, spec, status::kPhaseStart);
     return {};
 }
 

@@ -3,6 +3,7 @@
 // max_log_bytes), its stderr tail and the observer's on_log (up to max_forwarded_log_lines).
 #include "launch_rank.h"
 #include "pkbw/core/protocol.h"
+#include "pkbw/core/status.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -52,7 +53,7 @@ void handle_control_line(Rank& rank, const LaunchSpec& spec, std::string_view li
     const auto& body = message.body;
     if (message.event == protocol::kHello) {
         rank.report.hello = true;
-        set_phase(rank, spec, "start");
+        set_phase(rank, spec, status::kPhaseStart);
     } else if (message.event == protocol::kPhase) {
         rank.report.trial = body.value("trial", rank.report.trial);
         set_phase(rank, spec, body.value("phase", std::string("unknown")));

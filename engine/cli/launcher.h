@@ -5,6 +5,7 @@
 #pragma once
 
 #include "pkbw/core/protocol.h"
+#include "pkbw/core/status.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -54,7 +55,7 @@ struct LaunchSpec {
 struct RankReport {
     int rank = 0;
     int pid = 0;
-    std::string phase = "start"; // the last phase entered
+    std::string phase{status::kPhaseStart}; // the last phase entered
     int trial = -1;
     bool hello = false, done = false;
     bool exited = false;     // reaped

@@ -3,6 +3,7 @@
 // off for the ranks, safety.h). The rest of Run is in run.cpp.
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/run_archive.h"
+#include "pkbw/core/status.h"
 #include "run_session.h"
 #include "safety.h"
 
@@ -19,7 +20,7 @@ CompileRequest Run::compile_request(const fs::path& source) const {
     request.arch = options_.arch;
     request.include_dirs = layout_->include_dirs;
     request.abi_headers = layout_->abi_headers;
-    request.timeout_s = options_.timeouts.for_phase("compile");
+    request.timeout_s = options_.timeouts.for_phase(std::string(status::kPhaseCompile));
     return request;
 }
 
