@@ -17,14 +17,14 @@ import sys
 
 STATUSES = "pass|mismatch|invalid_output|error|crash|invalid_timing"
 KINDS = "solution_error|cuda_error|nccl_error|rendezvous|environment|internal"
-PHASES = "rendezvous|inputs|candidate|reference|compare|perf|trace|teardown"
+PHASES = "start|compile|rendezvous|inputs|candidate|reference|compare|perf|trace|teardown"
 
 # (what the literal means, pattern); each pattern matches one line of C++.
 RULES = [
     ("rank_result/run status in a JSON pair", rf'\{{\s*"status"\s*,\s*"({STATUSES})"\s*\}}'),
     ("phase in a JSON pair", rf'\{{\s*"phase"\s*,\s*"({PHASES})"\s*\}}'),
     ("error kind in a JSON pair", rf'\{{\s*"kind"\s*,\s*"({KINDS})"\s*\}}'),
-    ("phase announced", rf'\b(phase|candidate_broke)\([^()]*?"({PHASES})"'),
+    ("phase announced", rf'\b(phase|set_phase|candidate_broke)\([^()]*?"({PHASES})"'),
     ("error kind thrown", rf'\b(DeviceError|CandidateFailure)\(\s*"({KINDS})"'),
     ("error kind as a default", rf'value\(\s*"kind"\s*,\s*(std::string\()?"({KINDS})"'),
     ("status as a default", rf'(value|json_text)\([^()]*"status"\s*,\s*(std::string\()?"({STATUSES})"'),

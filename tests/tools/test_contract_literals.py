@@ -20,6 +20,7 @@ FLAGGED = [
     'json j = {{"kind", "environment"}};',
     'phase("inputs", trial);',
     'candidate_broke(failure, "perf", 0);',
+    'set_phase(rank, spec, "start");',
     'throw DeviceError("cuda_error", "boom");',
     'throw CandidateFailure("environment", "boom");',
     'auto k = ready->value("kind", "environment");',
