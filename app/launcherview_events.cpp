@@ -3,6 +3,7 @@
 #include "launcherview.h"
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/status.h"
+#include "pkbw/core/store.h"
 #include "qtconvert.h"
 
 #include <QLabel>
@@ -277,7 +278,7 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
                                            .arg(text, queued));
         for (int r = 0; r < static_cast<int>(bars_.size()); ++r) {
             QProgressBar* b = bars_[static_cast<std::size_t>(r)];
-            if (final_status_ == QLatin1String("interrupted")) {
+            if (final_status_ == to_qstring(to_string(RunStatus::Interrupted))) {
                 set_bar(r, interrupted_text(r), QColor(0x90, 0x90, 0x90));
             } else if (b->maximum() == 0 || b->format() == tr("waiting")) {
                 b->setRange(0, 100);

@@ -279,10 +279,11 @@ void Run::record_results(const LaunchOutcome& launch, const Verdict& verdict) {
                     continue;
                 trial = kAfterLastResult;
             }
-            std::string outcome = !culprit                           ? "skipped"
-                                  : launch.end == LaunchEnd::Timeout ? "timeout"
-                                  : launch.end == LaunchEnd::Crash   ? "crash"
-                                                                     : "error";
+            const RankOutcome ended = !culprit                           ? RankOutcome::Skipped
+                                      : launch.end == LaunchEnd::Timeout ? RankOutcome::Timeout
+                                      : launch.end == LaunchEnd::Crash   ? RankOutcome::Crash
+                                                                         : RankOutcome::Error;
+            const std::string outcome(to_string(ended));
             std::optional<int> code, signal;
             if (report.signal != 0)
                 signal = report.signal;
@@ -440,17 +441,18 @@ int Run::execute() {
     if (need_reference) {
         CompileResult result = compile("reference", reference_source);
         if (result.interrupted || interrupt_signal())
-            return fail("interrupted", kExitInterrupted, "interrupted while compiling");
+            return fail(to_string(RunStatus::Interrupted), kExitInterrupted, "interrupted while compiling");
         if (!result.ok)
-            return finish("compile_error", kExitFailed, "reference: " + result.message);
+            return finish(std::string(to_string(RunStatus::CompileError)), kExitFailed,
+                          "reference: " + result.message);
         reference_lib = result.library;
     }
     if (!is_reference) {
         CompileResult result = compile("candidate", solution_path);
         if (result.interrupted || interrupt_signal())
-            return fail("interrupted", kExitInterrupted, "interrupted while compiling");
+            return fail(to_string(RunStatus::Interrupted), kExitInterrupted, "interrupted while compiling");
         if (!result.ok)
-            return finish("compile_error", kExitFailed, result.message);
+            return finish(std::string(to_string(RunStatus::CompileError)), kExitFailed, result.message);
         candidate_lib = result.library;
         // The flags come from the candidate's own object, not the linked library, whose imports
         // include what the static CUDA runtime and cuBLAS bring (docs/engine.md "Flags").

@@ -1,6 +1,7 @@
 #include "run_report.h"
 
 #include "pkbw/core/status.h"
+#include "pkbw/core/store.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -78,8 +79,9 @@ int status_severity(const std::string& status) {
     static const std::vector<std::string> order = {
         std::string(status::kPass),     std::string(status::kInvalidTiming),
         std::string(status::kMismatch), std::string(status::kInvalidOutput),
-        std::string(status::kError),    "compile_error"};
-    if (status == status::kCrash || status == "timeout" || status == "interrupted")
+        std::string(status::kError),    std::string(to_string(RunStatus::CompileError))};
+    if (status == status::kCrash || status == to_string(RunStatus::Timeout) ||
+        status == to_string(RunStatus::Interrupted))
         return 10;
     auto found = std::find(order.begin(), order.end(), status);
     return found == order.end() ? 3 : static_cast<int>(found - order.begin()); // unknown: error
@@ -113,7 +115,7 @@ Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, 
 
     switch (launch.end) {
     case LaunchEnd::Timeout:
-        verdict.status = "timeout";
+        verdict.status = to_string(RunStatus::Timeout);
         verdict.exit_code = 1;
         verdict.summary = launch.message;
         return verdict;
@@ -134,7 +136,7 @@ Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, 
         verdict.summary = launch.message;
         return verdict;
     case LaunchEnd::Interrupted:
-        verdict.status = "interrupted";
+        verdict.status = to_string(RunStatus::Interrupted);
         verdict.exit_code = 130;
         verdict.summary = launch.message;
         return verdict;

@@ -4,6 +4,7 @@
 #include "locate.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/status.h"
+#include "pkbw/core/store.h"
 #include "pkbw/problems/registry.h"
 #include "signals.h"
 #include "sweep_progress.h"
@@ -364,7 +365,10 @@ ExecuteResult execute_sweep(Store& store, const SweepRecord& sweep, const SweepC
                 pair.run_id = run_id;
                 verdict = finished->value("status", std::string(status::kError));
                 pair.message = finished->value("message", std::string());
-                pair.state = verdict == "interrupted" || verdict == "aborted" ? "pending" : "done";
+                pair.state =
+                    verdict == to_string(RunStatus::Interrupted) || verdict == to_string(RunStatus::Aborted)
+                        ? "pending"
+                        : "done";
                 speedup = speedup_text(*finished);
             } else {
                 pair.state = "failed";
