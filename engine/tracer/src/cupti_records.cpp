@@ -133,138 +133,146 @@ std::vector<TraceEvent> NvtxJoiner::take_ready(bool final) {
     return out;
 }
 
+namespace {
+
+template <typename Record>
+const Record& as(const CUpti_Activity* record) {
+    return *reinterpret_cast<const Record*>(record);
+}
+
+// A GPU activity's common fields.
+template <typename Record>
+TraceEvent device_event(TraceEventKind kind, const Record& r) {
+    TraceEvent e;
+    e.kind = kind;
+    e.start_ns = ns(r.start);
+    e.end_ns = std::max(ns(r.end), e.start_ns);
+    e.stream = r.streamId;
+    e.device = static_cast<int>(r.deviceId);
+    e.correlation_id = r.correlationId;
+    return e;
+}
+
+TraceEvent api_event(const CUpti_ActivityAPI& a, const ApiNameLookup& api_name) {
+    TraceEvent e;
+    e.kind = TraceEventKind::NvtxRange;
+    e.domain = kCudaApiDomain;
+    e.category = a.kind == CUPTI_ACTIVITY_KIND_RUNTIME ? "cuda_runtime" : "cuda_driver";
+    e.name = api_name ? api_name(a.kind, a.cbid) : std::string();
+    if (e.name.empty()) {
+        e.name = e.category + " " + std::to_string(a.cbid);
+    }
+    e.start_ns = ns(a.start);
+    e.end_ns = std::max(ns(a.end), e.start_ns);
+    e.thread = a.threadId;
+    e.correlation_id = a.correlationId;
+    if (a.returnValue != 0) {
+        e.payload = {{"return_value", a.returnValue}};
+    }
+    return e;
+}
+
+TraceEvent kernel_event(const CUpti_ActivityKernel10& k) {
+    TraceEvent e = device_event(TraceEventKind::Kernel, k);
+    e.name = k.name ? k.name : "<unnamed kernel>";
+    e.demangled = demangle(k.name);
+    e.grid = {k.gridX, k.gridY, k.gridZ};
+    e.block = {k.blockX, k.blockY, k.blockZ};
+    e.registers = k.registersPerThread;
+    e.shared_memory = static_cast<std::int64_t>(k.staticSharedMemory) + k.dynamicSharedMemory;
+    return e;
+}
+
+template <typename Copy>
+TraceEvent copy_event(const Copy& m) {
+    TraceEvent e = device_event(TraceEventKind::Memcpy, m);
+    e.copy_kind = copy_kind_name(m.copyKind);
+    e.name = "memcpy " + e.copy_kind;
+    e.bytes = static_cast<std::int64_t>(m.bytes);
+    return e;
+}
+
+TraceEvent sync_event(const CUpti_ActivitySynchronization2& s) {
+    TraceEvent e;
+    e.kind = TraceEventKind::Sync;
+    e.name = sync_name(s.type);
+    e.start_ns = ns(s.start);
+    e.end_ns = std::max(ns(s.end), e.start_ns);
+    e.stream =
+        s.streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? std::int64_t{-1} : std::int64_t{s.streamId};
+    e.correlation_id = s.correlationId;
+    return e;
+}
+
+void add_marker(const CUpti_ActivityMarker2& m, NvtxJoiner& nvtx) {
+    const std::string name = m.name ? m.name : "";
+    const std::string domain = m.domain ? m.domain : "";
+    const auto thread = thread_of(m.objectKind, m.objectId);
+    if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
+        nvtx.instant(m.id, name, domain, ns(m.timestamp), thread);
+    } else if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+        nvtx.start(m.id, name, domain, ns(m.timestamp), thread);
+    } else if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+        nvtx.end(m.id, ns(m.timestamp));
+    }
+}
+
+void add_name(const CUpti_ActivityName& n, std::vector<NameRecord>& names) {
+    if (!n.name) {
+        return;
+    }
+    if (n.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) {
+        names.push_back({"thread", n.objectId.pt.threadId, n.name});
+    } else if (n.objectKind == CUPTI_ACTIVITY_OBJECT_STREAM) {
+        names.push_back({"stream", n.objectId.dcs.streamId, n.name});
+    }
+}
+
+} // namespace
+
 void convert_record(const CUpti_Activity* record, NvtxJoiner& nvtx, std::vector<TraceEvent>& events,
                     std::vector<NameRecord>& names, const ApiNameLookup& api_name) {
     switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER: {
-        const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(record);
-        TraceEvent e;
-        e.kind = TraceEventKind::NvtxRange;
-        e.domain = kCudaApiDomain;
-        e.category = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? "cuda_runtime" : "cuda_driver";
-        e.name = api_name ? api_name(a->kind, a->cbid) : std::string();
-        if (e.name.empty()) {
-            e.name = e.category + " " + std::to_string(a->cbid);
-        }
-        e.start_ns = ns(a->start);
-        e.end_ns = std::max(ns(a->end), e.start_ns);
-        e.thread = a->threadId;
-        e.correlation_id = a->correlationId;
-        if (a->returnValue != 0) {
-            e.payload = {{"return_value", a->returnValue}};
-        }
-        events.push_back(std::move(e));
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+        events.push_back(api_event(as<CUpti_ActivityAPI>(record), api_name));
         break;
-    }
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-        const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-        TraceEvent e;
-        e.kind = TraceEventKind::Kernel;
-        e.name = k->name ? k->name : "<unnamed kernel>";
-        e.demangled = demangle(k->name);
-        e.start_ns = ns(k->start);
-        e.end_ns = std::max(ns(k->end), e.start_ns);
-        e.stream = k->streamId;
-        e.device = static_cast<int>(k->deviceId);
-        e.correlation_id = k->correlationId;
-        e.grid = {k->gridX, k->gridY, k->gridZ};
-        e.block = {k->blockX, k->blockY, k->blockZ};
-        e.registers = k->registersPerThread;
-        e.shared_memory = static_cast<std::int64_t>(k->staticSharedMemory) + k->dynamicSharedMemory;
-        events.push_back(std::move(e));
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        events.push_back(kernel_event(as<CUpti_ActivityKernel10>(record)));
         break;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMCPY: {
-        const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-        TraceEvent e;
-        e.kind = TraceEventKind::Memcpy;
-        e.copy_kind = copy_kind_name(m->copyKind);
-        e.name = "memcpy " + e.copy_kind;
-        e.start_ns = ns(m->start);
-        e.end_ns = std::max(ns(m->end), e.start_ns);
-        e.stream = m->streamId;
-        e.device = static_cast<int>(m->deviceId);
-        e.correlation_id = m->correlationId;
-        e.bytes = static_cast<std::int64_t>(m->bytes);
-        events.push_back(std::move(e));
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        events.push_back(copy_event(as<CUpti_ActivityMemcpy6>(record)));
         break;
-    }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-        const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
-        TraceEvent e;
-        e.kind = TraceEventKind::Memcpy;
-        e.copy_kind = copy_kind_name(m->copyKind);
-        e.name = "memcpy " + e.copy_kind;
-        e.start_ns = ns(m->start);
-        e.end_ns = std::max(ns(m->end), e.start_ns);
-        e.stream = m->streamId;
-        e.device = static_cast<int>(m->deviceId);
-        e.src_device = static_cast<int>(m->srcDeviceId);
-        e.dst_device = static_cast<int>(m->dstDeviceId);
-        e.correlation_id = m->correlationId;
-        e.bytes = static_cast<std::int64_t>(m->bytes);
+        const auto& m = as<CUpti_ActivityMemcpyPtoP4>(record);
+        TraceEvent e = copy_event(m);
+        e.src_device = static_cast<int>(m.srcDeviceId);
+        e.dst_device = static_cast<int>(m.dstDeviceId);
         events.push_back(std::move(e));
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
-        const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-        TraceEvent e;
-        e.kind = TraceEventKind::Memset;
+        const auto& m = as<CUpti_ActivityMemset4>(record);
+        TraceEvent e = device_event(TraceEventKind::Memset, m);
         e.name = "memset";
-        e.start_ns = ns(m->start);
-        e.end_ns = std::max(ns(m->end), e.start_ns);
-        e.stream = m->streamId;
-        e.device = static_cast<int>(m->deviceId);
-        e.correlation_id = m->correlationId;
-        e.bytes = static_cast<std::int64_t>(m->bytes);
+        e.bytes = static_cast<std::int64_t>(m.bytes);
         events.push_back(std::move(e));
         break;
     }
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-        const auto* s = reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
-        TraceEvent e;
-        e.kind = TraceEventKind::Sync;
-        e.name = sync_name(s->type);
-        e.start_ns = ns(s->start);
-        e.end_ns = std::max(ns(s->end), e.start_ns);
-        e.stream =
-            s->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? std::int64_t{-1} : std::int64_t{s->streamId};
-        e.correlation_id = s->correlationId;
-        events.push_back(std::move(e));
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        events.push_back(sync_event(as<CUpti_ActivitySynchronization2>(record)));
         break;
-    }
-    case CUPTI_ACTIVITY_KIND_MARKER: {
-        const auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(record);
-        const std::string name = m->name ? m->name : "";
-        const std::string domain = m->domain ? m->domain : "";
-        const auto thread = thread_of(m->objectKind, m->objectId);
-        if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
-            nvtx.instant(m->id, name, domain, ns(m->timestamp), thread);
-        } else if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
-            nvtx.start(m->id, name, domain, ns(m->timestamp), thread);
-        } else if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
-            nvtx.end(m->id, ns(m->timestamp));
-        }
+    case CUPTI_ACTIVITY_KIND_MARKER:
+        add_marker(as<CUpti_ActivityMarker2>(record), nvtx);
         break;
-    }
     case CUPTI_ACTIVITY_KIND_MARKER_DATA: {
-        const auto* d = reinterpret_cast<const CUpti_ActivityMarkerData2*>(record);
-        nvtx.data(d->id, d->category, payload_of(d->payloadKind, d->payload));
+        const auto& d = as<CUpti_ActivityMarkerData2>(record);
+        nvtx.data(d.id, d.category, payload_of(d.payloadKind, d.payload));
         break;
     }
-    case CUPTI_ACTIVITY_KIND_NAME: {
-        const auto* n = reinterpret_cast<const CUpti_ActivityName*>(record);
-        if (!n->name) {
-            break;
-        }
-        if (n->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) {
-            names.push_back({"thread", n->objectId.pt.threadId, n->name});
-        } else if (n->objectKind == CUPTI_ACTIVITY_OBJECT_STREAM) {
-            names.push_back({"stream", n->objectId.dcs.streamId, n->name});
-        }
+    case CUPTI_ACTIVITY_KIND_NAME:
+        add_name(as<CUpti_ActivityName>(record), names);
         break;
-    }
     default:
         break;
     }
