@@ -298,7 +298,8 @@ int Run::calibrate() {
     std::error_code ec;
     fs::create_directories(run_dir_, ec);
     if (!gpu_present())
-        return fail("error", kExitEnvironment, "calibrate needs GPUs (/dev/nvidia0 is absent)");
+        return fail(to_string(RunStatus::Error), kExitEnvironment,
+                    "calibrate needs GPUs (/dev/nvidia0 is absent)");
     json config = {{"version", 1},
                    {"run_id", run_id_},
                    {"mode", "calibrate"},
@@ -319,7 +320,8 @@ int Run::calibrate() {
     Observer observer(options_.json, out_, results_, hellos_, perf_);
     LaunchOutcome launch = launch_ranks(spec, observer);
     if (launch.end != LaunchEnd::Completed)
-        return fail(launch.end == LaunchEnd::Timeout ? "timeout" : "crash", kExitEnvironment, launch.message);
+        return fail(to_string(launch.end == LaunchEnd::Timeout ? RunStatus::Timeout : RunStatus::Crash),
+                    kExitEnvironment, launch.message);
     json table = json::array();
     for (const auto& series : perf_.series()) {
         if (series.protocol != "calibrate")
@@ -378,7 +380,7 @@ int Run::calibrate() {
                   ("calibration_w" + std::to_string(options_.nproc) + ".json"))
         << saved.dump(2) << "\n";
     perf_json_ = saved;
-    return finish("pass", kExitOk, "calibrated");
+    return finish(std::string(to_string(RunStatus::Pass)), kExitOk, "calibrated");
 }
 
 } // namespace pkbw::cli::detail

@@ -1,6 +1,7 @@
 #include "candidate_process.h"
 #include "checked_timing_steps.h"
 #include "pkbw/core/compare.h"
+#include "pkbw/core/status.h"
 #include "timed_lengths.h"
 #include "timing_inputs.h"
 #include "trial_buffers.h"
@@ -112,7 +113,11 @@ void CheckedTiming::check_pair(int group, int candidate_block) {
         }
         ++(is_borderline ? borderline : failed);
     }
-    const std::string status = per_call == 0 ? "unchecked" : failed == 0 ? "pass" : "mismatch";
+    // A timed check's status: core's pass and mismatch, or "unchecked" (a timed_check's own word: the
+    // problem has no tensor output to compare).
+    const std::string status = per_call == 0 ? std::string("unchecked")
+                               : failed == 0 ? std::string(pkbw::status::kPass)
+                                             : std::string(pkbw::status::kMismatch);
     if (per_call == 0) {
         message = "the problem has no tensor output to check";
     }
