@@ -1,6 +1,7 @@
 // The store's writer side: enum texts, run records, results, perf samples, artifacts and the
 // recovery of runs whose writer died. Readers are in store_read.cpp.
 #include "pkbw/core/protocol.h"
+#include "pkbw/core/status.h"
 #include "store_db.h"
 
 #include <algorithm>
@@ -33,13 +34,16 @@ std::optional<E> parse_enum(std::string_view text, const std::array<std::string_
 }
 
 constexpr std::array<std::string_view, 3> kModeNames{"dryrun", "eval", "perf"};
+// A run's status is a rank's where they share a word: core/status.h's constants, so the two cannot drift.
 constexpr std::array<std::string_view, 11> kStatusNames{
-    "running",        "pass",  "mismatch",    "compile_error", "crash",         "timeout",
-    "invalid_output", "error", "interrupted", "aborted",       "invalid_timing"};
+    "running",      status::kPass, status::kMismatch,      "compile_error",
+    status::kCrash, "timeout",     status::kInvalidOutput, status::kError,
+    "interrupted",  "aborted",     status::kInvalidTiming};
 constexpr std::array<std::string_view, 2> kKindNames{"reference", "candidate"};
 constexpr std::array<std::string_view, 3> kSideNames{"reference", "candidate", "bare_nccl"};
 constexpr std::array<std::string_view, 8> kOutcomeNames{
-    "ok", "mismatch", "compile_error", "crash", "timeout", "invalid_output", "error", "skipped"};
+    "ok",      status::kMismatch,      "compile_error", status::kCrash,
+    "timeout", status::kInvalidOutput, status::kError,  "skipped"};
 
 } // namespace
 
@@ -405,8 +409,8 @@ void Store::add_perf_summary(const PerfSummaryRow& r) {
 void Store::set_run_flags(std::int64_t run_id, const std::vector<RunFlagRow>& flags) {
     for (const auto& flag : flags) {
         if (flag.severity != "info" && flag.severity != "suspect" && flag.severity != "warning") {
-            throw StoreError("store " + impl_->path.string() + ": run " + std::to_string(run_id) + ": flag '" +
-                             flag.text.substr(0, 80) + "' has severity '" + flag.severity +
+            throw StoreError("store " + impl_->path.string() + ": run " + std::to_string(run_id) +
+                             ": flag '" + flag.text.substr(0, 80) + "' has severity '" + flag.severity +
                              "' (info, suspect or warning)");
         }
     }
