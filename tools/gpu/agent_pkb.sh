@@ -98,7 +98,13 @@ PY
 mkdir -p "$out/requests"
 python3 tools/gpu/scripted_model.py "$scratch/port" "$out/requests" "$scratch"/reply_{1,2,3}.md &
 server=$!
-for _ in $(seq 50); do [ -s "$scratch/port" ] && break; sleep 0.1; done
+# Up to 60 s for it to write its port (5 s was too short on a loaded host, where Python's start alone can
+# take that), unless it died first.
+for _ in $(seq 600); do
+    [ -s "$scratch/port" ] && break
+    kill -0 "$server" 2> /dev/null || break
+    sleep 0.1
+done
 [ -s "$scratch/port" ] || { line "agent_pkb: the scripted model did not start"; exit 1; }
 
 judge_args=()
