@@ -21,31 +21,29 @@ namespace {
 // SQLite's default SQLITE_MAX_LENGTH: a larger file cannot be one blob.
 constexpr std::uintmax_t kMaxBlobBytes = 1000000000;
 
-class Connection {
+// A bundle file's connection: opened with the caller's flags (a bundle is created, or read), hardened.
+sqlite3* open_bundle(const fs::path& file, int flags, bool immutable) {
+    const std::string name = immutable ? detail::read_only_uri(file, true) : file.string();
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(name.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+        const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
+        sqlite3_close(db);
+        throw StoreError("bundle " + file.string() + ": cannot open: " + why);
+    }
+    try {
+        detail::harden_connection(db, file);
+    } catch (...) {
+        sqlite3_close(db);
+        throw;
+    }
+    return db;
+}
+
+class Connection : public detail::Connection {
 public:
     // `immutable`: read `file` through SQLite's immutable URI (a store opened so, Store::immutable).
     Connection(const fs::path& file, int flags, bool immutable = false)
-        : file_(file) {
-        const std::string name = immutable ? detail::read_only_uri(file, true) : file.string();
-        if (sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
-            const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
-            sqlite3_close(db_);
-            throw StoreError("bundle " + file.string() + ": cannot open: " + why);
-        }
-        detail::harden_connection(db_, file);
-    }
-    Connection(const Connection&) = delete;
-    Connection& operator=(const Connection&) = delete;
-    ~Connection() { sqlite3_close(db_); }
-    void exec(const std::string& sql) {
-        if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
-            detail::throw_store_error(file_, "\"" + sql.substr(0, 80) + "\" failed", db_);
-    }
-    detail::Stmt prepare(std::string_view sql) { return detail::Stmt(db_, sql, file_); }
-
-private:
-    fs::path file_;
-    sqlite3* db_ = nullptr;
+        : detail::Connection(open_bundle(file, flags, immutable), file) {}
 };
 
 std::string sql_identifier(std::string_view name) {
@@ -244,7 +242,8 @@ BundleReport export_bundle(const Store& source, const std::vector<std::int64_t>&
 }
 
 std::vector<std::int64_t> sweep_run_ids(const Store& store, std::int64_t sweep_id) {
-    Connection db(store.path(), store.immutable() ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI : SQLITE_OPEN_READONLY,
+    Connection db(store.path(),
+                  store.immutable() ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI : SQLITE_OPEN_READONLY,
                   store.immutable());
     if (!has_table(db, "main", "sweeps") || !has_table(db, "main", "sweep_pairs"))
         throw StoreError("store " + store.path().string() + ": no sweeps in this store");

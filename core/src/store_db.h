@@ -100,6 +100,53 @@ private:
     const std::filesystem::path& file_;
 };
 
+// One open SQLite connection on `path`, closed with this object: exec (errors name the file and the
+// statement) and prepare. Every store module's connection is one (the side tables', a bundle's, a merge's).
+class Connection {
+public:
+    Connection(sqlite3* db, std::filesystem::path path)
+        : path_(std::move(path))
+        , db_(db) {}
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+    ~Connection() { sqlite3_close_v2(db_); }
+
+    void exec(std::string_view sql);
+    Stmt prepare(std::string_view sql) { return Stmt(db_, sql, path_); }
+    sqlite3* db() const { return db_; }
+    const std::filesystem::path& path() const { return path_; }
+    std::int64_t last_id() const { return sqlite3_last_insert_rowid(db_); }
+
+private:
+    std::filesystem::path path_;
+    sqlite3* db_ = nullptr;
+};
+
+// A connection of one of the store's side-table modules (sweeps, traces, generations) on a Store's file,
+// opened as the Store's own was (open_connection_like), foreign keys on. Refuses, naming the file, a
+// write on a Store opened read-only (`refusal`: "cannot write sweeps to a store opened read-only") and a
+// schema older than the module's tables (`tables`: "sweep", which schema `min_schema` brought).
+class TableConnection : public Connection {
+public:
+    TableConnection(const Store& store, bool write, int min_schema, std::string_view tables,
+                    std::string_view refusal);
+};
+
+// BEGIN IMMEDIATE on a connection; rolled back unless committed (a failed rollback is swallowed:
+// the write's own error is what the caller sees).
+class WriteTransaction {
+public:
+    explicit WriteTransaction(Connection& connection);
+    WriteTransaction(const WriteTransaction&) = delete;
+    WriteTransaction& operator=(const WriteTransaction&) = delete;
+    ~WriteTransaction();
+    void commit();
+
+private:
+    Connection& connection_;
+    bool done_ = false;
+};
+
 } // namespace pkbw::detail
 
 namespace pkbw {

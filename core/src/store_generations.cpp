@@ -7,31 +7,12 @@ namespace {
 
 constexpr int kGenerationSchemaVersion = 4;
 
-class Connection {
+// The generation tables' connection (store_db.h).
+class Connection : public detail::TableConnection {
 public:
     Connection(const Store& store, bool write)
-        : path_(store.path()) {
-        if (write && store.read_only())
-            throw StoreError("store " + path_.string() +
-                             ": cannot record generations in a store opened read-only");
-        if (store.schema_version() < kGenerationSchemaVersion)
-            throw StoreError("store " + path_.string() + ": schema version " +
-                             std::to_string(store.schema_version()) + " has no generation tables (needs " +
-                             std::to_string(kGenerationSchemaVersion) + "; open it read-write to migrate)");
-        db_ = detail::open_connection_like(store, write, "cannot open for generations");
-        if (sqlite3_exec(db_, "PRAGMA foreign_keys = ON", nullptr, nullptr, nullptr) != SQLITE_OK)
-            detail::throw_store_error(path_, "cannot enable foreign keys", db_);
-    }
-    ~Connection() { sqlite3_close_v2(db_); }
-    Connection(const Connection&) = delete;
-    Connection& operator=(const Connection&) = delete;
-
-    detail::Stmt prepare(std::string_view sql) { return detail::Stmt(db_, sql, path_); }
-    std::int64_t last_id() const { return sqlite3_last_insert_rowid(db_); }
-
-private:
-    std::filesystem::path path_;
-    sqlite3* db_ = nullptr;
+        : TableConnection(store, write, kGenerationSchemaVersion, "generation",
+                          "cannot record generations in a store opened read-only") {}
 };
 
 GenerationRow read_generation(const detail::Stmt& s) {

@@ -17,30 +17,19 @@ namespace fs = std::filesystem;
 namespace pkbw {
 namespace {
 
-class Db {
+// An input is read as Store::open_read_only reads it (immutable in a folder it cannot write).
+sqlite3* open_merge_file(const fs::path& path, bool write) {
+    const auto mode = write                             ? detail::OpenMode::ReadWrite
+                      : detail::read_as_immutable(path) ? detail::OpenMode::Immutable
+                                                        : detail::OpenMode::ReadOnly;
+    return detail::open_connection(path, mode, "cannot open");
+}
+
+class Db : public detail::Connection {
 public:
     Db(const fs::path& path, bool write)
-        : path_(path) {
-        // An input is read as Store::open_read_only reads it (immutable in a folder it cannot write).
-        const auto mode = write                               ? detail::OpenMode::ReadWrite
-                          : detail::read_as_immutable(path) ? detail::OpenMode::Immutable
-                                                            : detail::OpenMode::ReadOnly;
-        db_ = detail::open_connection(path, mode, "cannot open");
-    }
-    ~Db() { sqlite3_close_v2(db_); }
-    Db(const Db&) = delete;
-    Db& operator=(const Db&) = delete;
-    sqlite3* get() const { return db_; }
-    const fs::path& path() const { return path_; }
-    void exec(const std::string& sql) {
-        if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
-            detail::throw_store_error(path_, "\"" + sql.substr(0, 80) + "\" failed", db_);
-    }
-    detail::Stmt prepare(const std::string& sql) { return detail::Stmt(db_, sql, path_); }
-
-private:
-    fs::path path_;
-    sqlite3* db_ = nullptr;
+        : detail::Connection(open_merge_file(path, write), path) {}
+    sqlite3* get() const { return db(); }
 };
 
 // A raw statement for value-by-value copies (sqlite3_bind_value); Stmt has no such bind.

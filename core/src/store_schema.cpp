@@ -103,6 +103,53 @@ sqlite3* open_connection_like(const Store& store, bool write, std::string_view w
     return open_connection(store.path(), mode, what);
 }
 
+// The checks come before the open: a refused connection opens nothing.
+sqlite3* open_table_connection(const Store& store, bool write, int min_schema, std::string_view tables,
+                               std::string_view refusal) {
+    if (write && store.read_only()) {
+        throw StoreError("store " + store.path().string() + ": " + std::string(refusal));
+    }
+    if (store.schema_version() < min_schema) {
+        throw StoreError("store " + store.path().string() + ": schema version " +
+                         std::to_string(store.schema_version()) + " has no " + std::string(tables) +
+                         " tables (needs " + std::to_string(min_schema) + "; open it read-write to migrate)");
+    }
+    return open_connection_like(store, write, "cannot open for " + std::string(tables) + "s");
+}
+
+TableConnection::TableConnection(const Store& store, bool write, int min_schema, std::string_view tables,
+                                 std::string_view refusal)
+    : Connection(open_table_connection(store, write, min_schema, tables, refusal), store.path()) {
+    exec("PRAGMA foreign_keys = ON");
+}
+
+void Connection::exec(std::string_view sql) {
+    const std::string text(sql);
+    if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+        throw_store_error(path_, "\"" + text.substr(0, 80) + "\" failed", db_);
+    }
+}
+
+WriteTransaction::WriteTransaction(Connection& connection)
+    : connection_(connection) {
+    connection_.exec("BEGIN IMMEDIATE");
+}
+
+WriteTransaction::~WriteTransaction() {
+    if (!done_) {
+        try {
+            connection_.exec("ROLLBACK");
+        } catch (const StoreError&) {
+            // The rollback of a failed write; the write's own error is what the caller sees.
+        }
+    }
+}
+
+void WriteTransaction::commit() {
+    connection_.exec("COMMIT");
+    done_ = true;
+}
+
 std::string statement_tables(std::string_view sql) {
     // The names after FROM, JOIN, INTO and UPDATE, in order, once each: what a user can act on
     // (a damaged or missing table), where the statement's text (cut at 80 characters) was not.
@@ -458,12 +505,13 @@ Store Store::open_read_only(const std::filesystem::path& path, Missing missing) 
     std::error_code size_error, wal_error;
     const auto bytes = std::filesystem::file_size(path, size_error);
     const auto wal_bytes = std::filesystem::file_size(path.string() + "-wal", wal_error);
-    if (std::filesystem::is_regular_file(path, error) && !size_error && bytes == 0 && (wal_error || wal_bytes == 0))
+    if (std::filesystem::is_regular_file(path, error) && !size_error && bytes == 0 &&
+        (wal_error || wal_bytes == 0))
         throw StoreError("store " + path.string() +
                          ": the file is empty (0 bytes), not a pkbw store (a run creates one, or pass "
                          "--store)");
-    auto impl =
-        connect(path, detail::read_as_immutable(path) ? detail::OpenMode::Immutable : detail::OpenMode::ReadOnly);
+    auto impl = connect(path, detail::read_as_immutable(path) ? detail::OpenMode::Immutable
+                                                              : detail::OpenMode::ReadOnly);
     if (impl->version < latest_schema_version())
         throw StoreError("store " + path.string() + ": schema version " + std::to_string(impl->version) +
                          " is older than this build's (" + std::to_string(latest_schema_version()) +

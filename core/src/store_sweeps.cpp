@@ -9,54 +9,14 @@ namespace {
 
 constexpr int kSweepSchemaVersion = 3;
 
-class Connection {
+// The sweep tables' connection (store_db.h).
+class Connection : public detail::TableConnection {
 public:
     Connection(const Store& store, bool write)
-        : path_(store.path()) {
-        if (write && store.read_only())
-            throw StoreError("store " + path_.string() + ": cannot write sweeps to a store opened read-only");
-        if (store.schema_version() < kSweepSchemaVersion)
-            throw StoreError("store " + path_.string() + ": schema version " +
-                             std::to_string(store.schema_version()) + " has no sweep tables (needs " +
-                             std::to_string(kSweepSchemaVersion) + "; open it read-write to migrate)");
-        db_ = detail::open_connection_like(store, write, "cannot open for sweeps");
-        exec("PRAGMA foreign_keys = ON");
-    }
-    ~Connection() { sqlite3_close_v2(db_); }
-    Connection(const Connection&) = delete;
-    Connection& operator=(const Connection&) = delete;
-
-    void exec(const char* sql) {
-        if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK)
-            detail::throw_store_error(path_, std::string("\"") + sql + "\" failed", db_);
-    }
-    detail::Stmt prepare(std::string_view sql) { return detail::Stmt(db_, sql, path_); }
-    sqlite3* db() const { return db_; }
-
-private:
-    std::filesystem::path path_;
-    sqlite3* db_ = nullptr;
+        : TableConnection(store, write, kSweepSchemaVersion, "sweep",
+                          "cannot write sweeps to a store opened read-only") {}
 };
-
-class WriteTransaction {
-public:
-    explicit WriteTransaction(Connection& c)
-        : c_(c) {
-        c_.exec("BEGIN IMMEDIATE");
-    }
-    ~WriteTransaction() {
-        if (!done_)
-            sqlite3_exec(c_.db(), "ROLLBACK", nullptr, nullptr, nullptr);
-    }
-    void commit() {
-        c_.exec("COMMIT");
-        done_ = true;
-    }
-
-private:
-    Connection& c_;
-    bool done_ = false;
-};
+using detail::WriteTransaction;
 
 std::string random_uuid() {
     std::random_device device;

@@ -12,63 +12,14 @@ constexpr int kTraceSchemaVersion = 2;
 // Columns kept out of `details` (they have their own columns).
 const char* const kColumnFields[] = {"kind", "name", "start_ns", "end_ns", "stream", "device", "category"};
 
-class Connection {
+// The trace tables' connection (store_db.h).
+class Connection : public detail::TableConnection {
 public:
     Connection(const Store& store, bool write)
-        : path_(store.path()) {
-        if (write && store.read_only()) {
-            throw StoreError("store " + path_.string() + ": cannot write traces to a store opened read-only");
-        }
-        if (store.schema_version() < kTraceSchemaVersion) {
-            throw StoreError("store " + path_.string() + ": schema version " +
-                             std::to_string(store.schema_version()) + " has no trace tables (needs " +
-                             std::to_string(kTraceSchemaVersion) + "; open it read-write to migrate)");
-        }
-        db_ = detail::open_connection_like(store, write, "cannot open for traces");
-        exec("PRAGMA foreign_keys = ON");
-    }
-    ~Connection() { sqlite3_close_v2(db_); }
-    Connection(const Connection&) = delete;
-    Connection& operator=(const Connection&) = delete;
-
-    void exec(const char* sql) {
-        if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) {
-            detail::throw_store_error(path_, std::string("\"") + sql + "\" failed", db_);
-        }
-    }
-    detail::Stmt prepare(std::string_view sql) { return detail::Stmt(db_, sql, path_); }
-    const std::filesystem::path& path() const { return path_; }
-
-private:
-    std::filesystem::path path_;
-    sqlite3* db_ = nullptr;
+        : TableConnection(store, write, kTraceSchemaVersion, "trace",
+                          "cannot write traces to a store opened read-only") {}
 };
-
-// Rolls back unless committed.
-class WriteTransaction {
-public:
-    explicit WriteTransaction(Connection& c)
-        : c_(c) {
-        c_.exec("BEGIN IMMEDIATE");
-    }
-    ~WriteTransaction() {
-        if (!done_) {
-            try {
-                c_.exec("ROLLBACK");
-            } catch (const StoreError&) {
-                // The rollback of a failed write; the original error is what the caller sees.
-            }
-        }
-    }
-    void commit() {
-        c_.exec("COMMIT");
-        done_ = true;
-    }
-
-private:
-    Connection& c_;
-    bool done_ = false;
-};
+using detail::WriteTransaction;
 
 } // namespace
 
