@@ -90,7 +90,7 @@ LauncherView::LauncherView(QWidget* parent, ProblemCatalogLoader* problems)
     for (QDoubleSpinBox* box : {atol_, rtol_}) {
         box->setDecimals(6);
         box->setRange(0, 1e3);
-        box->setValue(1e-2);
+        box->setValue(pkbw::kPkbTolerance);
         box->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
     }
     form->addRow(tr("atol"), atol_);

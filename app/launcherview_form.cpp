@@ -199,8 +199,8 @@ void LauncherView::restore_form() {
     ranks_->setValue(s.value(QStringLiteral("ranks"), 2).toInt());
     dtype_->setCurrentText(s.value(QStringLiteral("dtype")).toString());
     trials_->setValue(s.value(QStringLiteral("trials"), 5).toInt());
-    atol_->setValue(s.value(QStringLiteral("atol"), 1e-2).toDouble());
-    rtol_->setValue(s.value(QStringLiteral("rtol"), 1e-2).toDouble());
+    atol_->setValue(s.value(QStringLiteral("atol"), pkbw::kPkbTolerance).toDouble());
+    rtol_->setValue(s.value(QStringLiteral("rtol"), pkbw::kPkbTolerance).toDouble());
     backend_->setCurrentText(s.value(QStringLiteral("backend")).toString());
     m_->setValue(s.value(QStringLiteral("m"), 0).toInt());
     n_->setValue(s.value(QStringLiteral("n"), 0).toInt());

@@ -121,8 +121,8 @@ RunData load_run_folder(const fs::path& folder) {
         d.run.world_size = config.value("world_size", 1);
         d.run.dtype = config.value("dtype", "");
         d.run.trials = config.value("trials", 1);
-        d.run.atol = config.value("atol", 1e-2);
-        d.run.rtol = config.value("rtol", 1e-2);
+        d.run.atol = config.value("atol", pkbw::kPkbTolerance);
+        d.run.rtol = config.value("rtol", pkbw::kPkbTolerance);
         d.run.mode = parse_run_mode(config.value("mode", "eval")).value_or(RunMode::Eval);
     }
     const fs::path outputs = folder / "outputs";

@@ -121,7 +121,7 @@ RunView::RunView(QWidget* parent)
         box->setDecimals(8);
         box->setRange(0, 1e6);
         box->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
-        box->setValue(1e-2);
+        box->setValue(pkbw::kPkbTolerance);
     }
     form->addRow(tr("atol"), atol_);
     form->addRow(tr("rtol"), rtol_);

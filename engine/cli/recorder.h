@@ -22,7 +22,7 @@ struct RunStart {
     int world_size = 1;
     std::string dtype;
     std::int64_t m = 0, n = 0;
-    double atol = 1e-2, rtol = 1e-2;
+    double atol = kPkbTolerance, rtol = kPkbTolerance;
     int trials = 1;
     std::uint64_t seed = 42;
     std::string solution_path;

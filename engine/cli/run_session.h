@@ -119,7 +119,7 @@ private:
     std::string backend_;
     std::string stem_;
     DType dtype_ = DType::BF16;
-    double atol_ = 1e-2, rtol_ = 1e-2;
+    double atol_ = kPkbTolerance, rtol_ = kPkbTolerance;
     std::optional<CompileCache> cache_;
     std::optional<DataLayout> layout_;
     std::map<std::pair<int, int>, json> results_;

@@ -21,7 +21,7 @@ namespace pkbw::engine {
 struct CheckedTimingContext {
     const PerfContext& perf;
     SharedBuffers& shared;
-    double atol = 1e-2, rtol = 1e-2;
+    double atol = kPkbTolerance, rtol = kPkbTolerance;
     TimedWorker* reference = nullptr; // absent in a dryrun of the candidate
     TimedWorker* candidate = nullptr; // absent in a dryrun of the reference
     TimingInputs* inputs = nullptr;   // agreed and drawn while the eval ran

@@ -94,7 +94,7 @@ class TimingInputs;  // timing_inputs.h
 struct PerfWorkers {
     TimedWorker* reference = nullptr;
     TimedWorker* candidate = nullptr;
-    double atol = 1e-2, rtol = 1e-2; // the run's tolerance, for the check of every timed call
+    double atol = kPkbTolerance, rtol = kPkbTolerance; // the run's tolerance, for the check of every timed call
     TimingInputs* inputs = nullptr;  // pkbw's protocol: the timed calls' inputs (start_timing_inputs)
     const ThreadScheduling* scheduling = nullptr; // the judge's, before its workers (scheduling_guard.h)
     const CpuPlacement* placement = nullptr;      // where the judge and workers run (cpu_placement.h)

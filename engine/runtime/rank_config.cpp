@@ -93,8 +93,8 @@ RankConfig parse_rank_config(const json& j, const std::string& source) {
         throw FormatError(source + ": field 'input_mode' must be pkb or exact");
     }
     c.input_mode = *input_mode;
-    c.atol = field<double>(j, "atol", source, 1e-2);
-    c.rtol = field<double>(j, "rtol", source, 1e-2);
+    c.atol = field<double>(j, "atol", source, kPkbTolerance);
+    c.rtol = field<double>(j, "rtol", source, kPkbTolerance);
     c.all_trials = field<bool>(j, "all_trials", source, false);
     c.keep_outputs = field<bool>(j, "keep_outputs", source, false);
     c.keep_inputs = field<bool>(j, "keep_inputs", source, false);

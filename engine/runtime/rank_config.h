@@ -20,7 +20,7 @@ struct RankConfig {
     int trials = 5;
     std::uint64_t seed = 42;
     InputMode input_mode = InputMode::Pkb;
-    double atol = 1e-2, rtol = 1e-2;
+    double atol = kPkbTolerance, rtol = kPkbTolerance;
     bool all_trials = false;
     bool keep_outputs = false;
     bool keep_inputs = false; // write each trial's inputs too (for the PKB cross-check)

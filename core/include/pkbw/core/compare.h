@@ -15,9 +15,13 @@
 
 namespace pkbw {
 
+// PKB's tolerance (torch.allclose's atol and rtol in its harness): every default of the run, the rank
+// and the store reads this one.
+inline constexpr double kPkbTolerance = 1e-2;
+
 struct CompareOptions {
-    double atol = 1e-2;
-    double rtol = 1e-2;
+    double atol = kPkbTolerance;
+    double rtol = kPkbTolerance;
     // The error map is at most this many cells on each side (max-pooled).
     int error_map_max_side = 256;
 };

@@ -3,6 +3,7 @@
 // launching, timing and checking, as nccl-tests does with its per-collective descriptors.
 #pragma once
 
+#include "pkbw/core/compare.h"
 #include "pkbw/core/tensor.h"
 #include "pkbw/core/tie_rows.h"
 
@@ -76,8 +77,8 @@ struct ProblemInfo {
     std::string category; // CC, FCC, MoE, SCP, TI, DOM
     std::string title;    // one line
     std::string description;
-    double atol = 1e-2;
-    double rtol = 1e-2;
+    double atol = kPkbTolerance;
+    double rtol = kPkbTolerance;
     // The problem's reference mutates some inputs in place (PKB 21, 22, 30, 63, 73): the engine then
     // does not flag a candidate that changes its inputs.
     bool mutates_inputs = false;

@@ -65,7 +65,7 @@ struct RunRecord {
     std::string dtype;
     std::optional<std::int64_t> m, n;
     nlohmann::json input_shapes = nlohmann::json::object(); // {"input name": [dims...]}
-    double atol = 1e-2, rtol = 1e-2;
+    double atol = kPkbTolerance, rtol = kPkbTolerance;
     int trials = 1; // requested
     std::optional<std::int64_t> seed;
     std::string solution_path;
