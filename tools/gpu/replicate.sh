@@ -80,7 +80,23 @@ for i in $(seq "${FIRST:-1}" "$runs"); do
         fi
         # shellcheck disable=SC2046
         perf "$p-$i" $(pair_args "$p")
-        line "$p-$i: headline $(python3 tools/gpu/replicate_table.py "$work" | grep "^$p |" | cut -d'|' -f5 | awk '{print $NF}'), launched $(python3 tools/gpu/replicate_table.py "$work" --figure launched | grep "^$p |" | cut -d'|' -f5 | awk '{print $NF}'), graph $(python3 tools/gpu/replicate_table.py "$work" --figure graph | grep "^$p |" | cut -d'|' -f5 | awk '{print $NF}') ($(( $(date +%s) - started )) s)"
+        # The run's own line: each figure's speedup, interval and verdict, and the graph's passes, so
+        # that a call cut short still says what every finished run concluded.
+        line "$p-$i: $(python3 - "$work/$p-$i.jsonl" <<'PY'
+import sys
+sys.path.insert(0, "tools/gpu")
+from replicate_table import final_event
+e = final_event(sys.argv[1])
+perf = e.get("perf") or {}
+parts = [f"{e.get('status')}, headline {perf.get('headline', '?')}"]
+for name in ("launched", "graph"):
+    f = perf.get(name) or {}
+    if "speedup" in f:
+        parts.append(f"{name} {f['speedup']:.3f} [{f['ci_low']:.3f}, {f['ci_high']:.3f}] {f['verdict']}"
+                     + (f" ({f.get('passes')} passes)" if name == "graph" else ""))
+print("; ".join(parts))
+PY
+) ($(( $(date +%s) - started )) s)"
     done
 done
 line "== table ${LABEL:-run}"
