@@ -76,6 +76,20 @@ private:
     int execute_pkb();
     void complete_pkb_results();
     CompileResult compile(const std::string& side, const fs::path& source);
+    // run_execute.cpp: execute's steps, in the order execute takes them.
+    // The mode, world size, trials, dtype and inputs asked for; a usage exit code when one is wrong.
+    std::optional<int> check_options();
+    void choose_backend();
+    // The solution's file and, when it cannot run, why (a usage error, recorded once the run begins).
+    std::pair<std::string, std::string> locate_solution();
+    // The problem's refusal of this size, the GPU the cuda backend needs, the reference's file.
+    std::optional<int> check_problem_config(const Problem& problem, const fs::path& reference_source);
+    void print_run_header(const Problem& problem, const std::string& solution_path);
+    // A candidate that may not run here (the NCCL device API, multicast) or at all (safety.h).
+    std::optional<int> refuse_source(const std::string& solution_path);
+    void read_candidate_flags(const std::string& solution_path, const CompileResult& result);
+    int launch(const fs::path& reference_lib, const fs::path& candidate_lib, bool is_reference);
+    LaunchSpec launch_spec(const fs::path& config_path);
     json rank_config(const fs::path& reference_lib, const fs::path& candidate_lib) const;
     // Traces, verdict, records and perf once the ranks have ended.
     int conclude(const LaunchOutcome& launch, bool is_reference);
@@ -105,8 +119,8 @@ private:
     std::string noise_floor_key() const;
     void record_noise_floor(const PerfFigures& figures);
     // Launches 1.. of a perf run (launch 0 is the run's own launch): timing only.
-    LaunchOutcome launch_more(const LaunchSpec& first, const fs::path& reference_lib, const fs::path& candidate_lib,
-                              Observer& observer, LaunchOutcome outcome);
+    LaunchOutcome launch_more(const LaunchSpec& first, const fs::path& reference_lib,
+                              const fs::path& candidate_lib, Observer& observer, LaunchOutcome outcome);
 
     const RunOptions& options_;
     Recorder& recorder_;
@@ -130,7 +144,7 @@ private:
     // the run's warnings.
     std::vector<std::string> perf_warnings_;
     const Problem* problem_ = nullptr;
-    std::uint64_t input_bytes_ = 0; // the most any rank draws (the inputs phase's deadline grows with it)
+    std::uint64_t input_bytes_ = 0;     // the most any rank draws (the inputs phase's deadline grows with it)
     std::vector<Flag> candidate_flags_; // from the candidate's own object (elf_symbols.h)
     CompileRequest compile_request(const fs::path& source) const;
     nlohmann::json flags_json() const;
@@ -174,7 +188,7 @@ public:
             (message.event == protocol::kCandidate || message.event == protocol::kTimingPlan ||
              message.event == protocol::kTimedCheck ||
              (message.event == protocol::kPerfResult && (message.body.value("protocol", "") == "pkbw" ||
-                                                          message.body.value("protocol", "") == "graph"))))
+                                                         message.body.value("protocol", "") == "graph"))))
             trust_events_->push_back(message.body);
     }
     void on_wait() override {
