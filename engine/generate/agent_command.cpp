@@ -85,81 +85,193 @@ void add_agent_options(CLI::App& command, AgentOptions& o) {
     add_provider_options(command, o.generate);
 }
 
+namespace {
+
+// What an agent run judges with, settled before its first attempt.
+struct AgentJudge {
+    bool pkb = false;     // PKB's Python backend, judged through `pkbw eval --pkb-checkout`
+    std::string checkout; // that checkout, absolute
+    std::string target;   // where the judge runs the candidate: pkbw's --backend (host or cuda)
+    fs::path file;        // the candidate's file
+    fs::path store_path;
+    std::string pkbw; // the judging program
+};
+
+// PKB's backend or pkbw's, and PKB's checkout; the prompt's backend and checkout are updated to match.
+AgentJudge choose_judge(PromptOptions& prompt_options, const AgentOptions& options) {
+    // PKB's Python backends are judged through `pkbw eval --pkb-checkout` (docs/pkb-interop.md).
+    // `--backend cuda` names PKB's backend only when a checkout is given on the command line, so
+    // that `pkbw agent --backend cuda` keeps meaning pkbw's native ABI.
+    AgentJudge judge;
+    const bool pkb = judge.pkb = prompt_options.backend == "triton" ||
+                                 prompt_options.backend == "parallelkittens" ||
+                                 (prompt_options.backend == "cuda" && prompt_options.pkb_checkout);
+    if (prompt_options.backend == "cuda" && !pkb)
+        prompt_options.backend = "native";
+    std::string& checkout = judge.checkout;
+    if (pkb) {
+        if (prompt_options.pkb_checkout)
+            checkout = *prompt_options.pkb_checkout;
+        else if (const char* env = std::getenv("PKB_CHECKOUT"))
+            checkout = env;
+        if (checkout.empty())
+            throw Error("--backend " + prompt_options.backend +
+                        " is one of PKB's: pass --pkb-checkout DIR (or set $PKB_CHECKOUT)");
+        checkout = fs::absolute(checkout).string();
+        prompt_options.pkb_checkout = checkout;
+    } else if (!is_native_backend(prompt_options.backend)) {
+        throw Error("--backend " + prompt_options.backend + " needs --pkb-checkout DIR");
+    }
+    // Where the judge runs the candidate: pkbw's --backend (host or cuda).
+    judge.target = pkb ? options.judge_backend : prompt_options.backend == "host" ? "host" : "cuda";
+    return judge;
+}
+
+ProviderSettings provider_settings(const AgentOptions& options, const ModelSpec& model) {
+    ProviderSettings provider;
+    provider.base_url = options.generate.base_url ? *options.generate.base_url : model.default_base_url;
+    while (!provider.base_url.empty() && provider.base_url.back() == '/')
+        provider.base_url.pop_back();
+    if (provider.base_url.empty())
+        throw Error("--model " + options.generate.prompt.model + ": pass --base-url for a local server");
+    provider.max_tokens = options.generate.max_tokens;
+    provider.stream = options.generate.stream;
+    provider.key = key_from_environment(model, true);
+    return provider;
+}
+
+GenerationRow generation_row(const AgentOptions& options, const AgentJudge& judge,
+                             const AssembledPrompt& prompt, const ModelSpec& model,
+                             const ProviderSettings& provider) {
+    const PromptOptions& prompt_options = options.generate.prompt;
+    GenerationRow row;
+    row.kind = "agent";
+    row.label = fs::path(prompt.relative_path).parent_path().string();
+    row.provider = model.provider;
+    row.model = model.model;
+    row.wire_format = wire_format_name(model.wire);
+    row.base_url = provider.base_url;
+    row.backend = prompt_options.backend;
+    row.precision = prompt_options.precision;
+    row.hardware = prompt_options.hardware.value_or("");
+    row.output_dir = judge.file.parent_path().string();
+    row.settings = json{{"attempts", options.attempts},
+                        {"budget_usd", options.budget_usd},
+                        {"perf", options.perf},
+                        {"nproc", prompt_options.nproc},
+                        {"judge_backend", judge.target},
+                        {"pkb_checkout", judge.pkb ? json(judge.checkout) : json()},
+                        {"max_tokens", effective_max_tokens(model, options.generate.max_tokens)}}
+                       .dump();
+    row.command_line = json(options.generate.command_line).dump();
+    return row;
+}
+
+// Runs `pkbw eval` (or perf) on the saved reply and reads its verdict, forwarding its progress.
+Verdict judge_reply(const AgentOptions& options, const AgentJudge& judge, const AssembledPrompt& prompt,
+                    CommandOutput& output, int attempt, const std::string& code) {
+    const PromptOptions& prompt_options = options.generate.prompt;
+    std::vector<std::string> argv{judge.pkbw,
+                                  options.perf ? "perf" : "eval",
+                                  "--problem",
+                                  prompt.stem,
+                                  "--solution",
+                                  fs::absolute(judge.file).string(),
+                                  "--backend",
+                                  judge.target,
+                                  "--nproc",
+                                  std::to_string(prompt_options.nproc),
+                                  "--dtype",
+                                  prompt_options.precision == "fp32"   ? "f32"
+                                  : prompt_options.precision == "fp16" ? "f16"
+                                                                       : prompt_options.precision,
+                                  "--store",
+                                  judge.store_path.string(),
+                                  "--json"};
+    if (judge.pkb) {
+        argv.push_back("--pkb-checkout");
+        argv.push_back(judge.checkout);
+    }
+    argv.insert(argv.end(), options.judge_arguments.begin(), options.judge_arguments.end());
+    // Read as it comes, whatever its size: the output is never cut (judge_reader.h).
+    JudgeOutputReader reader;
+    reader.on_progress = [&output, attempt](const json& event) {
+        forward_judge_progress(output, attempt, event);
+    };
+    output.progress("judge", {{"attempt", attempt}, {"command", options.perf ? "perf" : "eval"}},
+                    "attempt " + std::to_string(attempt) + ": judging with pkbw " +
+                        (options.perf ? "perf" : "eval"));
+    const cli::ProcessResult judged = cli::run_process(
+        argv, cli::current_environment(), 1800, 0, [&reader](std::string_view bytes) { reader.feed(bytes); });
+    if (!judged.started)
+        reader.feed(judged.output); // why it could not run
+    reader.finish();
+    return reader.verdict(code);
+}
+
+// Stores the attempt with its verdict and reports it; true when the agent is done. Feedback for the
+// next attempt goes onto `turns`.
+bool record_attempt(Store& store, CommandOutput& output, const AgentOptions& options, AgentAttemptRow& a,
+                    const Verdict& verdict, const std::string& reply_text, std::vector<ChatTurn>& turns,
+                    std::string& stop_reason) {
+    const int attempt = a.attempt;
+    a.verdict = verdict.status;
+    a.run_id = verdict.run_id > 0 ? std::optional<std::int64_t>(verdict.run_id) : std::nullopt;
+    a.speedup = verdict.speedup;
+    bool passed = verdict.status == status::kPass;
+    // fast_1's rule (core's counts_toward_fast_p): the speedup's interval must clear 1.
+    a.fast = counts_toward_fast_p(passed, verdict.speedup, verdict.ci_low, 1.0);
+    const bool done = options.perf ? a.fast : passed;
+    if (!done) {
+        a.feedback = verdict.feedback +
+                     (passed ? "\nIt is correct but not faster than the reference; make it faster.\n"
+                             : "\nFix the candidate and answer with the complete file again.\n");
+        turns.push_back({"assistant", reply_text});
+        turns.push_back({"user", a.feedback});
+    }
+    add_agent_attempt(store, a);
+    output.event("attempt", {{"attempt", attempt},
+                             {"verdict", verdict.status},
+                             {"run_id", a.run_id ? json(*a.run_id) : json(nullptr)},
+                             {"speedup", verdict.speedup ? json(*verdict.speedup) : json(nullptr)},
+                             {"fast", a.fast},
+                             {"feedback", a.feedback}});
+    output.result("attempt " + std::to_string(attempt) + ": " + verdict.status +
+                  (a.run_id ? " (run " + std::to_string(*a.run_id) + ")" : "") +
+                  (verdict.speedup ? " speedup " + number(*verdict.speedup) + "x" : ""));
+    if (done)
+        stop_reason = options.perf ? "passes and is faster" : "passes";
+    return done;
+}
+
+} // namespace
+
 int run_agent_command(const AgentOptions& input) {
     try {
         AgentOptions options = input;
         PromptOptions& prompt_options = options.generate.prompt;
-        // PKB's Python backends are judged through `pkbw eval --pkb-checkout` (docs/pkb-interop.md).
-        // `--backend cuda` names PKB's backend only when a checkout is given on the command line, so
-        // that `pkbw agent --backend cuda` keeps meaning pkbw's native ABI.
-        const bool pkb = prompt_options.backend == "triton" || prompt_options.backend == "parallelkittens" ||
-                         (prompt_options.backend == "cuda" && prompt_options.pkb_checkout);
-        if (prompt_options.backend == "cuda" && !pkb)
-            prompt_options.backend = "native";
-        std::string checkout;
-        if (pkb) {
-            if (prompt_options.pkb_checkout)
-                checkout = *prompt_options.pkb_checkout;
-            else if (const char* env = std::getenv("PKB_CHECKOUT"))
-                checkout = env;
-            if (checkout.empty())
-                throw Error("--backend " + prompt_options.backend +
-                            " is one of PKB's: pass --pkb-checkout DIR (or set $PKB_CHECKOUT)");
-            checkout = fs::absolute(checkout).string();
-            prompt_options.pkb_checkout = checkout;
-        } else if (!is_native_backend(prompt_options.backend)) {
-            throw Error("--backend " + prompt_options.backend + " needs --pkb-checkout DIR");
-        }
-        // Where the judge runs the candidate: pkbw's --backend (host or cuda).
-        const std::string target = pkb                                ? options.judge_backend
-                                   : prompt_options.backend == "host" ? "host"
-                                                                      : "cuda";
+        AgentJudge judge = choose_judge(prompt_options, options);
         ModelSpec model = parse_model_spec(prompt_options.model);
         auto prompts = assemble_prompts(prompt_options);
         if (prompts.size() != 1)
             throw Error("pkbw agent works on one problem (--problem N)");
         const AssembledPrompt& prompt = prompts.front();
 
-        ProviderSettings provider;
-        provider.base_url = options.generate.base_url ? *options.generate.base_url : model.default_base_url;
-        while (!provider.base_url.empty() && provider.base_url.back() == '/')
-            provider.base_url.pop_back();
-        if (provider.base_url.empty())
-            throw Error("--model " + prompt_options.model + ": pass --base-url for a local server");
-        provider.max_tokens = options.generate.max_tokens;
-        provider.stream = options.generate.stream;
-        provider.key = key_from_environment(model, true);
+        ProviderSettings provider = provider_settings(options, model);
 
         // As `pkbw generate` (and PKB): a PKB generation folder goes into the checkout by default.
         fs::path root = options.generate.output_root ? fs::path(*options.generate.output_root)
-                        : pkb                        ? fs::path(checkout)
+                        : judge.pkb                  ? fs::path(judge.checkout)
                                                      : fs::path(".");
-        fs::path file = root / prompt.relative_path;
-        fs::path store_path = cli::resolve_store_path(prompt_options.store);
-        std::string pkbw =
+        judge.file = root / prompt.relative_path;
+        const fs::path& file = judge.file;
+        judge.store_path = cli::resolve_store_path(prompt_options.store);
+        const fs::path& store_path = judge.store_path;
+        judge.pkbw =
             options.pkbw_program.empty() ? (cli::executable_dir() / "pkbw").string() : options.pkbw_program;
 
         Store store = Store::open(store_path);
-        GenerationRow row;
-        row.kind = "agent";
-        row.label = fs::path(prompt.relative_path).parent_path().string();
-        row.provider = model.provider;
-        row.model = model.model;
-        row.wire_format = wire_format_name(model.wire);
-        row.base_url = provider.base_url;
-        row.backend = prompt_options.backend;
-        row.precision = prompt_options.precision;
-        row.hardware = prompt_options.hardware.value_or("");
-        row.output_dir = file.parent_path().string();
-        row.settings = json{{"attempts", options.attempts},
-                            {"budget_usd", options.budget_usd},
-                            {"perf", options.perf},
-                            {"nproc", prompt_options.nproc},
-                            {"judge_backend", target},
-                            {"pkb_checkout", pkb ? json(checkout) : json()},
-                            {"max_tokens", effective_max_tokens(model, options.generate.max_tokens)}}
-                           .dump();
-        row.command_line = json(options.generate.command_line).dump();
+        const GenerationRow row = generation_row(options, judge, prompt, model, provider);
         const std::int64_t generation_id = add_generation(store, row);
         CommandOutput output(options.generate.json, std::cout, std::cerr);
         output.event("agent_started", {{"generation_id", generation_id},
@@ -215,69 +327,9 @@ int run_agent_command(const AgentOptions& input) {
                                    ". Answer with the complete source file in one fenced ```" +
                                    prompt.language + " block.";
             } else {
-                std::vector<std::string> argv{pkbw,
-                                              options.perf ? "perf" : "eval",
-                                              "--problem",
-                                              prompt.stem,
-                                              "--solution",
-                                              fs::absolute(file).string(),
-                                              "--backend",
-                                              target,
-                                              "--nproc",
-                                              std::to_string(prompt_options.nproc),
-                                              "--dtype",
-                                              prompt_options.precision == "fp32"   ? "f32"
-                                              : prompt_options.precision == "fp16" ? "f16"
-                                                                                   : prompt_options.precision,
-                                              "--store",
-                                              store_path.string(),
-                                              "--json"};
-                if (pkb) {
-                    argv.push_back("--pkb-checkout");
-                    argv.push_back(checkout);
-                }
-                argv.insert(argv.end(), options.judge_arguments.begin(), options.judge_arguments.end());
-                // Read as it comes, whatever its size: the output is never cut (judge_reader.h).
-                JudgeOutputReader reader;
-                reader.on_progress = [&output, attempt](const json& event) {
-                    forward_judge_progress(output, attempt, event);
-                };
-                output.progress("judge", {{"attempt", attempt}, {"command", options.perf ? "perf" : "eval"}},
-                                "attempt " + std::to_string(attempt) + ": judging with pkbw " +
-                                    (options.perf ? "perf" : "eval"));
-                const cli::ProcessResult judged = cli::run_process(
-                    argv, cli::current_environment(), 1800, 0, [&reader](std::string_view bytes) { reader.feed(bytes); });
-                if (!judged.started)
-                    reader.feed(judged.output); // why it could not run
-                reader.finish();
-                verdict = reader.verdict(reply.code);
+                verdict = judge_reply(options, judge, prompt, output, attempt, reply.code);
             }
-            a.verdict = verdict.status;
-            a.run_id = verdict.run_id > 0 ? std::optional<std::int64_t>(verdict.run_id) : std::nullopt;
-            a.speedup = verdict.speedup;
-            bool passed = verdict.status == status::kPass;
-            // fast_1's rule (core's counts_toward_fast_p): the speedup's interval must clear 1.
-            a.fast = counts_toward_fast_p(passed, verdict.speedup, verdict.ci_low, 1.0);
-            done = options.perf ? a.fast : passed;
-            if (!done) {
-                a.feedback = verdict.feedback +
-                             (passed ? "\nIt is correct but not faster than the reference; make it faster.\n"
-                                     : "\nFix the candidate and answer with the complete file again.\n");
-                turns.push_back({"assistant", reply.reply_text});
-                turns.push_back({"user", a.feedback});
-            }
-            add_agent_attempt(store, a);
-            output.event("attempt", {{"attempt", attempt},
-                                     {"verdict", verdict.status},
-                                     {"run_id", a.run_id ? json(*a.run_id) : json(nullptr)},
-                                     {"speedup", verdict.speedup ? json(*verdict.speedup) : json(nullptr)},
-                                     {"fast", a.fast},
-                                     {"feedback", a.feedback}});
-            output.result("attempt " + std::to_string(attempt) + ": " + verdict.status +
-                          (a.run_id ? " (run " + std::to_string(*a.run_id) + ")" : "") +
-                          (verdict.speedup ? " speedup " + number(*verdict.speedup) + "x" : ""));
-            if (done)
-                stop_reason = options.perf ? "passes and is faster" : "passes";
+            done = record_attempt(store, output, options, a, verdict, reply.reply_text, turns, stop_reason);
         }
         finish_generation(store, generation_id, done ? "done" : "failed");
         output.event("agent_finished", {{"generation_id", generation_id},
