@@ -208,7 +208,8 @@ fs::path default_cache_root() {
 std::optional<Store> open_for_reading(const fs::path& path, std::ostream& err) {
     std::error_code missing;
     if (!fs::exists(path, missing)) { // the phrase pkbw-gui's tests look for ("no store at PATH")
-        err << "pkbw: no store at " << path.string() << " (no such file: a run creates it, or pass --store)\n";
+        err << "pkbw: no store at " << path.string()
+            << " (no such file: a run creates it, or pass --store)\n";
         return std::nullopt;
     }
     try {
@@ -226,7 +227,8 @@ int list_runs(const fs::path& path, const RunsQuery& query, std::ostream& out, s
     RunFilter filter;
     if (query.problem) {
         const std::string& p = *query.problem;
-        if (!p.empty() && p.size() < 6 && std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        if (!p.empty() && p.size() < 6 &&
+            std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }))
             filter.problem_id = std::stoi(p);
         else
             filter.problem_stem = p;
@@ -296,6 +298,110 @@ std::string tie_suffix(const std::vector<TensorResultRow>& tensors, int trial, i
     }
     return text.empty() ? text : " (" + text + ")";
 }
+// `pkbw show RUN --json`'s body, less its event.
+json show_run_json(const RunRecord& run, const std::vector<RankResultRow>& ranks,
+                   const std::vector<TensorResultRow>& tensors, const StoredPerf& perf,
+                   const std::vector<ArtifactRow>& artifacts) {
+    json body = run_json(run);
+    body["command_line"] = run.command_line;
+    body["host"] = run.writer_host;
+    body["ranks"] = json::array();
+    for (const auto& r : ranks) {
+        body["ranks"].push_back({{"trial", r.trial},
+                                 {"rank", r.rank},
+                                 {"side", to_string(r.side)},
+                                 {"outcome", to_string(r.outcome)},
+                                 {"phase", r.phase},
+                                 {"message", r.message}});
+    }
+    body["tensors"] = json::array();
+    for (const auto& t : tensors) {
+        body["tensors"].push_back({{"trial", t.trial},
+                                   {"rank", t.rank},
+                                   {"name", t.name},
+                                   {"pass", t.pass},
+                                   {"mismatch_count", t.mismatch_count},
+                                   {"numel", t.numel},
+                                   {"max_abs_error", t.max_abs_error},
+                                   {"max_rel_error", t.max_rel_error},
+                                   {"cand_all_zero", t.cand_summary.all_zero},
+                                   {"cand_constant", t.cand_summary.constant},
+                                   {"cand_nan_count", t.cand_summary.nan_count},
+                                   {"ref_all_zero", t.ref_summary.all_zero},
+                                   {"ref_constant", t.ref_summary.constant},
+                                   {"ref_nan_count", t.ref_summary.nan_count},
+                                   {"message", t.message},
+                                   {"ties", t.ties ? protocol::to_json(*t.ties) : json(nullptr)}});
+    }
+    body["perf"] = stored_perf_json(perf);
+    body["artifacts"] = json::array();
+    for (const auto& a : artifacts)
+        body["artifacts"].push_back({{"kind", a.kind}, {"path", a.path}});
+    return body;
+}
+
+// One rank's line of a trial: its sides (reference first), each side's outcome, and their messages.
+void print_rank_line(std::ostream& out, const std::vector<RankResultRow>& ranks, std::size_t i,
+                     std::size_t next, const std::vector<TensorResultRow>& tensors) {
+    const RankResultRow& r = ranks[i];
+    out << "    rank " << r.rank << ": ";
+    std::string messages;
+    // The store orders sides as text; the reference is listed first, as it ran first.
+    std::vector<const RankResultRow*> sides;
+    for (std::size_t k = i; k < next; ++k)
+        sides.push_back(&ranks[k]);
+    std::stable_sort(sides.begin(), sides.end(),
+                     [](const RankResultRow* a, const RankResultRow* b) { return a->side < b->side; });
+    for (std::size_t k = 0; k < sides.size(); ++k) {
+        const RankResultRow& side = *sides[k];
+        if (sides.size() > 1)
+            out << (k > 0 ? ", " : "") << to_string(side.side) << " ";
+        out << to_string(side.outcome);
+        if (side.phase != status::kPhaseCompare && !side.phase.empty() && side.outcome != RankOutcome::Ok)
+            out << " in " << side.phase;
+        if (side.outcome == RankOutcome::Mismatch)
+            out << tie_suffix(tensors, r.trial, r.rank);
+        if (!side.message.empty())
+            messages += (messages.empty() ? "" : "; ") + side.message;
+    }
+    // The mismatch line already says what the tie reports say: the message keeps PKB's text only.
+    for (const auto& t : tensors) {
+        if (t.trial != r.trial || t.rank != r.rank || !t.ties || !t.ties->classified)
+            continue;
+        const std::string said = "; " + tie_report_text(*t.ties);
+        for (auto at = messages.find(said); at != std::string::npos; at = messages.find(said))
+            messages.erase(at, said.size());
+    }
+    if (!messages.empty())
+        out << " | " << shorten(messages, 200);
+    out << "\n";
+}
+
+// The lines of each output tensor of one rank in one trial.
+void print_tensor_lines(std::ostream& out, const std::vector<TensorResultRow>& tensors, int trial, int rank) {
+    for (const auto& t : tensors) {
+        if (t.trial != trial || t.rank != rank)
+            continue;
+        out << "      " << t.name << ": " << (t.pass ? "pass" : "FAIL") << "  " << t.mismatch_count << "/"
+            << t.numel << " mismatched, max_abs " << number(t.max_abs_error) << ", max_rel "
+            << number(t.max_rel_error) << ", min passing atol " << number(t.min_passing_atol);
+        // What the candidate wrote, where it differs in kind from the reference: an all-zero or
+        // constant output can pass a loose tolerance without computing anything.
+        const ValueSummary& c = t.cand_summary;
+        if (c.all_zero && !t.ref_summary.all_zero)
+            out << "  [candidate all zero]";
+        else if (c.constant && !t.ref_summary.constant)
+            out << "  [candidate constant " << number(c.min) << "]";
+        if (c.nan_count > t.ref_summary.nan_count)
+            out << "  [candidate " << c.nan_count << " NaN]";
+        if (t.ties && t.ties->classified)
+            out << "  [" << (t.ties->explained() ? "tie-explained" : "not tie-explained") << "]";
+        else if (t.ties)
+            out << "  [" << t.ties->named.rows.size() << " tie rows]";
+        out << "\n";
+    }
+}
+
 } // namespace
 
 int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostream& out, std::ostream& err) {
@@ -314,41 +420,7 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
     const auto summaries = store.perf_summaries(run_id);
     const StoredPerf perf = stored_perf(summaries);
     if (as_json) {
-        json body = run_json(*run);
-        body["command_line"] = run->command_line;
-        body["host"] = run->writer_host;
-        body["ranks"] = json::array();
-        for (const auto& r : ranks) {
-            body["ranks"].push_back({{"trial", r.trial},
-                                     {"rank", r.rank},
-                                     {"side", to_string(r.side)},
-                                     {"outcome", to_string(r.outcome)},
-                                     {"phase", r.phase},
-                                     {"message", r.message}});
-        }
-        body["tensors"] = json::array();
-        for (const auto& t : tensors) {
-            body["tensors"].push_back({{"trial", t.trial},
-                                       {"rank", t.rank},
-                                       {"name", t.name},
-                                       {"pass", t.pass},
-                                       {"mismatch_count", t.mismatch_count},
-                                       {"numel", t.numel},
-                                       {"max_abs_error", t.max_abs_error},
-                                       {"max_rel_error", t.max_rel_error},
-                                       {"cand_all_zero", t.cand_summary.all_zero},
-                                       {"cand_constant", t.cand_summary.constant},
-                                       {"cand_nan_count", t.cand_summary.nan_count},
-                                       {"ref_all_zero", t.ref_summary.all_zero},
-                                       {"ref_constant", t.ref_summary.constant},
-                                       {"ref_nan_count", t.ref_summary.nan_count},
-                                       {"message", t.message},
-                                       {"ties", t.ties ? protocol::to_json(*t.ties) : json(nullptr)}});
-        }
-        body["perf"] = stored_perf_json(perf);
-        body["artifacts"] = json::array();
-        for (const auto& a : artifacts)
-            body["artifacts"].push_back({{"kind", a.kind}, {"path", a.path}});
+        json body = show_run_json(*run, ranks, tensors, perf, artifacts);
         body["event"] = "run";
         out << body.dump(-1, ' ', false, json::error_handler_t::replace) << "\n"; // one JSON line
         return 0;
@@ -378,58 +450,8 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
                 out << "  trial " << r.trial << ":\n";
             current_trial = r.trial;
         }
-        out << "    rank " << r.rank << ": ";
-        std::string messages;
-        // The store orders sides as text; the reference is listed first, as it ran first.
-        std::vector<const RankResultRow*> sides;
-        for (std::size_t k = i; k < next; ++k)
-            sides.push_back(&ranks[k]);
-        std::stable_sort(sides.begin(), sides.end(),
-                         [](const RankResultRow* a, const RankResultRow* b) { return a->side < b->side; });
-        for (std::size_t k = 0; k < sides.size(); ++k) {
-            const RankResultRow& side = *sides[k];
-            if (sides.size() > 1)
-                out << (k > 0 ? ", " : "") << to_string(side.side) << " ";
-            out << to_string(side.outcome);
-            if (side.phase != status::kPhaseCompare && !side.phase.empty() && side.outcome != RankOutcome::Ok)
-                out << " in " << side.phase;
-            if (side.outcome == RankOutcome::Mismatch)
-                out << tie_suffix(tensors, r.trial, r.rank);
-            if (!side.message.empty())
-                messages += (messages.empty() ? "" : "; ") + side.message;
-        }
-        // The mismatch line already says what the tie reports say: the message keeps PKB's text only.
-        for (const auto& t : tensors) {
-            if (t.trial != r.trial || t.rank != r.rank || !t.ties || !t.ties->classified)
-                continue;
-            const std::string said = "; " + tie_report_text(*t.ties);
-            for (auto at = messages.find(said); at != std::string::npos; at = messages.find(said))
-                messages.erase(at, said.size());
-        }
-        if (!messages.empty())
-            out << " | " << shorten(messages, 200);
-        out << "\n";
-        for (const auto& t : tensors) {
-            if (t.trial != r.trial || t.rank != r.rank)
-                continue;
-            out << "      " << t.name << ": " << (t.pass ? "pass" : "FAIL") << "  " << t.mismatch_count << "/"
-                << t.numel << " mismatched, max_abs " << number(t.max_abs_error) << ", max_rel "
-                << number(t.max_rel_error) << ", min passing atol " << number(t.min_passing_atol);
-            // What the candidate wrote, where it differs in kind from the reference: an all-zero or
-            // constant output can pass a loose tolerance without computing anything.
-            const ValueSummary& c = t.cand_summary;
-            if (c.all_zero && !t.ref_summary.all_zero)
-                out << "  [candidate all zero]";
-            else if (c.constant && !t.ref_summary.constant)
-                out << "  [candidate constant " << number(c.min) << "]";
-            if (c.nan_count > t.ref_summary.nan_count)
-                out << "  [candidate " << c.nan_count << " NaN]";
-            if (t.ties && t.ties->classified)
-                out << "  [" << (t.ties->explained() ? "tie-explained" : "not tie-explained") << "]";
-            else if (t.ties)
-                out << "  [" << t.ties->named.rows.size() << " tie rows]";
-            out << "\n";
-        }
+        print_rank_line(out, ranks, i, next, tensors);
+        print_tensor_lines(out, tensors, r.trial, r.rank);
         i = next;
     }
     // PKB's own per-trial speedups (imported runs): every trial, so their spread shows.
