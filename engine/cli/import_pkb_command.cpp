@@ -205,8 +205,8 @@ struct Imported {
     std::string summary;
 };
 
-Imported import_run(Store& store, const PkbRun& run, const fs::path& dir, const std::string& run_dir,
-                    const std::string& generation) {
+RunRecord pkb_run_record(const PkbRun& run, const fs::path& dir, const std::string& run_dir,
+                         const std::string& generation) {
     RunRecord rec;
     rec.problem_id = run.problem_id;
     rec.problem_stem = run.problem_stem;
@@ -220,6 +220,62 @@ Imported import_run(Store& store, const PkbRun& run, const fs::path& dir, const 
     rec.command_line = {"pkbw", "import-pkb", dir.string()};
     rec.started_at = newest_mtime(run);
     rec.run_dir = run_dir;
+    return rec;
+}
+
+// A compared trial's rows: per rank the reference's, the candidate's with its verdict, and its tensors.
+void add_compared_ranks(Store& store, std::int64_t run_id, int trial, const PkbTrialComparison& c,
+                        const PkbTrialPerf& p) {
+    for (const auto& rc : c.ranks) {
+        RankResultRow ref = rank_row(run_id, trial, rc.rank, Side::Reference);
+        ref.phase = "outputs";
+        ref.wall_ms = rank_wall(p.reference, rc.rank);
+        store.add_rank_result(ref);
+        RankResultRow cand = rank_row(run_id, trial, rc.rank, Side::Candidate);
+        cand.phase = status::kPhaseCompare;
+        cand.wall_ms = rank_wall(p.candidate, rc.rank);
+        if (!rc.load_error.empty()) {
+            cand.outcome = RankOutcome::InvalidOutput;
+            cand.message = rc.load_error;
+        } else if (!rc.comparison.pass) {
+            cand.outcome = RankOutcome::Mismatch;
+            cand.message = rc.comparison.first_error;
+        }
+        store.add_rank_result(cand);
+        for (const auto& tc : rc.comparison.tensors) {
+            TensorResultRow row = from_comparison(tc);
+            row.run_id = run_id;
+            row.trial = trial;
+            row.rank = rc.rank;
+            store.add_tensor_result(row);
+        }
+    }
+    if (c.ranks.empty() && !c.pass()) { // no per-rank pair to hang the failure on
+        RankResultRow row = rank_row(run_id, trial, 0, Side::Candidate);
+        row.outcome = RankOutcome::InvalidOutput;
+        row.phase = "outputs";
+        row.message = c.result + ": " + c.first_error;
+        store.add_rank_result(row);
+    }
+}
+
+// Every trial's speedup, in trial order: one figure would hide their spread.
+std::string speedups_text(const std::vector<std::pair<int, PkbTrialPerf>>& perf) {
+    std::string speed;
+    for (const auto& [trial, p] : perf) {
+        if (p.speedup) {
+            char buf[48];
+            std::snprintf(buf, sizeof buf, "%s%.3fx (trial %d)", speed.empty() ? "; speedup " : ", ",
+                          *p.speedup, trial);
+            speed += buf;
+        }
+    }
+    return speed;
+}
+
+Imported import_run(Store& store, const PkbRun& run, const fs::path& dir, const std::string& run_dir,
+                    const std::string& generation) {
+    const RunRecord rec = pkb_run_record(run, dir, run_dir, generation);
 
     Imported out;
     store.write_batch([&] {
@@ -267,49 +323,10 @@ Imported import_run(Store& store, const PkbRun& run, const fs::path& dir, const 
                                      : RunStatus::InvalidOutput;
                 }
             }
-            for (const auto& rc : c.ranks) {
-                RankResultRow ref = rank_row(out.run_id, trial, rc.rank, Side::Reference);
-                ref.phase = "outputs";
-                ref.wall_ms = rank_wall(p.reference, rc.rank);
-                store.add_rank_result(ref);
-                RankResultRow cand = rank_row(out.run_id, trial, rc.rank, Side::Candidate);
-                cand.phase = status::kPhaseCompare;
-                cand.wall_ms = rank_wall(p.candidate, rc.rank);
-                if (!rc.load_error.empty()) {
-                    cand.outcome = RankOutcome::InvalidOutput;
-                    cand.message = rc.load_error;
-                } else if (!rc.comparison.pass) {
-                    cand.outcome = RankOutcome::Mismatch;
-                    cand.message = rc.comparison.first_error;
-                }
-                store.add_rank_result(cand);
-                for (const auto& tc : rc.comparison.tensors) {
-                    TensorResultRow row = from_comparison(tc);
-                    row.run_id = out.run_id;
-                    row.trial = trial;
-                    row.rank = rc.rank;
-                    store.add_tensor_result(row);
-                }
-            }
-            if (c.ranks.empty() && !c.pass()) { // no per-rank pair to hang the failure on
-                RankResultRow row = rank_row(out.run_id, trial, 0, Side::Candidate);
-                row.outcome = RankOutcome::InvalidOutput;
-                row.phase = "outputs";
-                row.message = c.result + ": " + c.first_error;
-                store.add_rank_result(row);
-            }
+            add_compared_ranks(store, out.run_id, trial, c, p);
         }
         add_perf(store, out.run_id, perf);
-        // Every trial's speedup, in trial order: one figure would hide their spread.
-        std::string speed;
-        for (const auto& [trial, p] : perf) {
-            if (p.speedup) {
-                char buf[48];
-                std::snprintf(buf, sizeof buf, "%s%.3fx (trial %d)", speed.empty() ? "; speedup " : ", ",
-                              *p.speedup, trial);
-                speed += buf;
-            }
-        }
+        const std::string speed = speedups_text(perf);
         out.summary =
             "imported from PKB: " +
             (compared == 0 ? std::string("outputs not compared")
