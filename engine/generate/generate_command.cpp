@@ -96,21 +96,58 @@ struct Job {
 
 } // namespace
 
+namespace {
+
+ProviderSettings generate_provider(const GenerateOptions& options, const ModelSpec& model) {
+    ProviderSettings provider;
+    provider.base_url = options.base_url ? *options.base_url : model.default_base_url;
+    while (!provider.base_url.empty() && provider.base_url.back() == '/')
+        provider.base_url.pop_back();
+    if (provider.base_url.empty())
+        throw Error("--model " + options.prompt.model + ": pass --base-url for a local server");
+    provider.max_tokens = options.max_tokens;
+    provider.stream = options.stream;
+    provider.key = key_from_environment(model, true);
+    return provider;
+}
+
+GenerationRow generate_row(const GenerateOptions& options, const ModelSpec& model,
+                           const ProviderSettings& provider, const std::string& folder,
+                           const fs::path& root) {
+    const PromptOptions& prompt_options = options.prompt;
+    GenerationRow row;
+    row.kind = "generate";
+    row.label = folder;
+    row.provider = model.provider;
+    row.model = model.model;
+    row.wire_format = wire_format_name(model.wire);
+    row.base_url = provider.base_url;
+    row.backend = prompt_options.backend;
+    row.precision = prompt_options.precision;
+    row.hardware = prompt_options.hardware.value_or("");
+    row.output_dir = (root / folder).string();
+    nlohmann::json settings{{"samples", options.samples},
+                            {"max_tokens", effective_max_tokens(model, options.max_tokens)},
+                            {"stream", options.stream},
+                            {"concurrency", options.concurrency},
+                            {"retries", options.http.max_retries},
+                            {"backoff_s", options.http.backoff_seconds},
+                            {"timeout_s", options.http.total_seconds},
+                            {"stall_timeout_s", options.http.stall_seconds}};
+    row.settings = settings.dump();
+    row.command_line = nlohmann::json(options.command_line).dump();
+    return row;
+}
+
+} // namespace
+
 int run_generate_command(const GenerateOptions& options) {
     try {
         PromptOptions prompt_options = options.prompt;
         prompt_options.problem = expand_problem_ranges(options.prompt.problem);
         ModelSpec model = parse_model_spec(prompt_options.model);
         std::vector<AssembledPrompt> prompts = assemble_prompts(prompt_options);
-        ProviderSettings provider;
-        provider.base_url = options.base_url ? *options.base_url : model.default_base_url;
-        while (!provider.base_url.empty() && provider.base_url.back() == '/')
-            provider.base_url.pop_back();
-        if (provider.base_url.empty())
-            throw Error("--model " + prompt_options.model + ": pass --base-url for a local server");
-        provider.max_tokens = options.max_tokens;
-        provider.stream = options.stream;
-        provider.key = key_from_environment(model, true);
+        const ProviderSettings provider = generate_provider(options, model);
 
         fs::path root =
             options.output_root ? fs::path(*options.output_root)
@@ -122,27 +159,7 @@ int run_generate_command(const GenerateOptions& options) {
 
         fs::path store_path = cli::resolve_store_path(prompt_options.store);
         Store store = Store::open(store_path);
-        GenerationRow row;
-        row.kind = "generate";
-        row.label = folder;
-        row.provider = model.provider;
-        row.model = model.model;
-        row.wire_format = wire_format_name(model.wire);
-        row.base_url = provider.base_url;
-        row.backend = prompt_options.backend;
-        row.precision = prompt_options.precision;
-        row.hardware = prompt_options.hardware.value_or("");
-        row.output_dir = (root / folder).string();
-        nlohmann::json settings{{"samples", options.samples},
-                                {"max_tokens", effective_max_tokens(model, options.max_tokens)},
-                                {"stream", options.stream},
-                                {"concurrency", options.concurrency},
-                                {"retries", options.http.max_retries},
-                                {"backoff_s", options.http.backoff_seconds},
-                                {"timeout_s", options.http.total_seconds},
-                                {"stall_timeout_s", options.http.stall_seconds}};
-        row.settings = settings.dump();
-        row.command_line = nlohmann::json(options.command_line).dump();
+        const GenerationRow row = generate_row(options, model, provider, folder, root);
         const std::int64_t generation_id = add_generation(store, row);
         CommandOutput output(options.json, std::cout, std::cerr);
         output.event("generation_started", {{"generation_id", generation_id},
