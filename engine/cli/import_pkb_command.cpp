@@ -19,9 +19,6 @@ namespace pkbw {
 namespace fs = std::filesystem;
 namespace {
 
-// PKB's default tolerances (run_local.py --atol/--rtol); the downloaded files do not record others.
-constexpr double kPkbTolerance = 1e-2;
-
 // The newest modification time among the run's files, as the store's ISO-8601 UTC text, so that
 // imported runs sort by when PKB produced them rather than when they were imported.
 std::string newest_mtime(const PkbRun& run) {
@@ -213,7 +210,7 @@ RunRecord pkb_run_record(const PkbRun& run, const fs::path& dir, const std::stri
     rec.mode = run.eval ? RunMode::Eval : RunMode::Dryrun;
     rec.backend = "pkb-" + run.backend;
     rec.world_size = std::max(run.world_size, 1);
-    rec.atol = rec.rtol = kPkbTolerance;
+    rec.atol = rec.rtol = kPkbTolerance; // PKB's default (run_local.py): its files record no other
     rec.trials = static_cast<int>(run.trials.size());
     rec.solution_kind = run.backend == "reference" ? SolutionKind::Reference : SolutionKind::Candidate;
     rec.generation = generation.empty() ? generation_of(dir) : parse_generation_label(generation);

@@ -234,7 +234,8 @@ struct PkbSolution {
     std::string path, backend = "cuda", error, note;
 };
 
-PkbSolution find_pkb_solution(const RunOptions& options, const fs::path& checkout, const PkbProblem& problem) {
+PkbSolution find_pkb_solution(const RunOptions& options, const fs::path& checkout,
+                              const PkbProblem& problem) {
     PkbSolution found;
     std::error_code ec;
     std::vector<KnownProblem> known;
@@ -264,7 +265,8 @@ PkbSolution find_pkb_solution(const RunOptions& options, const fs::path& checkou
     found.backend = !options.solution.empty() && options.solution != "reference" ? options.solution
                     : !label.backend.empty()                                     ? label.backend
                                                                                  : "cuda";
-    const SolutionLookup lookup = find_solution_file(dir, known, problem.stem, found.backend, ".py", options.place);
+    const SolutionLookup lookup =
+        find_solution_file(dir, known, problem.stem, found.backend, ".py", options.place);
     found.path = lookup.file.empty() ? (dir / (problem.stem + "_" + found.backend + ".py")).string()
                                      : lookup.file.string();
     found.error = lookup.error;
@@ -284,8 +286,8 @@ int Run::execute_pkb() {
     // pkbw's descriptor of the same problem, when it has one, gives the work model (bandwidth).
     if (const Problem* native = find_problem(stem_); native && native->info().stem == stem_)
         problem_ = native;
-    atol_ = options_.atol.value_or(1e-2);
-    rtol_ = options_.rtol.value_or(1e-2);
+    atol_ = options_.atol.value_or(kPkbTolerance);
+    rtol_ = options_.rtol.value_or(kPkbTolerance);
     backend_ = options_.backend.empty() ? (gpu_present() ? "cuda" : "host") : options_.backend;
 
     // The candidate: a .py file, or {stem}_{backend}.py in the solutions folder (PKB's solution_path).
@@ -354,9 +356,10 @@ int Run::execute_pkb() {
             return fail(to_string(RunStatus::Error), kExitFailed, refusal);
         // Flags from the solution's own code, as a native candidate's come from its own object.
         const std::string own =
-            problem_ ? own_collective_symbol(*problem_, ProblemConfig{options_.nproc, options_.m, options_.n, dtype_,
-                                                                      0, options_.seed, InputMode::Pkb})
-                     : std::string();
+            problem_
+                ? own_collective_symbol(*problem_, ProblemConfig{options_.nproc, options_.m, options_.n,
+                                                                 dtype_, 0, options_.seed, InputMode::Pkb})
+                : std::string();
         candidate_flags_ = python_candidate_flags(source, own);
         for (const auto& flag : candidate_flags_)
             if (flag.severity != "info")
