@@ -84,7 +84,19 @@ def check_leftovers(events, pkbw_pid, failures):
         failures.append(f"shared memory left: {segments}")
     # The candidate processes' own directories, named after their judges (a judge that re-raises its
     # candidate's signal removes its own first; the launcher removes those of the judges it killed).
-    directories = [d for p in pids for d in glob.glob(os.path.join(tempfile.gettempdir(), f"pkbw-candidate-{p}-*"))]
+    # Those this run's judges announced (each candidate event's sandbox names its directory) are the
+    # ones to look for: a name glob over the judges' pids also found, under a parallel ctest, a
+    # directory of another test's judge that had been given one of this run's dead judges' pids (the
+    # pid space is 32768 here; such directories carried Python's 8-character mkdtemp suffix, where
+    # this run's judges are pkbw-rank). The glob stays for runs that announce none (no sandbox).
+    announced = set()
+    for event in events:
+        if event.get("event") == "candidate":
+            announced.update(re.findall(r"/\S*/pkbw-candidate-\d+-[A-Za-z0-9_]+", json.dumps(event)))
+    if announced:
+        directories = sorted(d for d in announced if os.path.exists(d))
+    else:
+        directories = [d for p in pids for d in glob.glob(os.path.join(tempfile.gettempdir(), f"pkbw-candidate-{p}-*"))]
     if directories:
         failures.append(f"candidate directories left: {directories}")
     return pids
