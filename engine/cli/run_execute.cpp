@@ -174,15 +174,19 @@ std::pair<std::string, std::string> Run::locate_solution() {
     return {solution_path, usage_error};
 }
 
-std::optional<int> Run::check_problem_config(const Problem& problem, const fs::path& reference_source) {
-    std::error_code ec;
-    ProblemConfig config{options_.nproc,
+ProblemConfig Run::options_config() const {
+    return ProblemConfig{options_.nproc,
                          options_.m,
                          options_.n,
                          dtype_,
                          0,
                          options_.seed,
                          options_.inputs == "exact" ? InputMode::Exact : InputMode::Pkb};
+}
+
+std::optional<int> Run::check_problem_config(const Problem& problem, const fs::path& reference_source) {
+    std::error_code ec;
+    ProblemConfig config = options_config();
     if (auto why = problem.check_config(config))
         return fail(to_string(RunStatus::Error), kExitUsage,
                     why->starts_with(stem_ + ":") ? *why : stem_ + ": " + *why);

@@ -155,13 +155,7 @@ void Run::record_noise_floor(const PerfFigures& figures) {
 }
 
 void Run::report_perf() {
-    ProblemConfig config{options_.nproc,
-                         options_.m,
-                         options_.n,
-                         dtype_,
-                         0,
-                         options_.seed,
-                         options_.inputs == "exact" ? InputMode::Exact : InputMode::Pkb};
+    ProblemConfig config = options_config();
     // A PKB problem pkbw has no descriptor for has no work model: no bandwidth, the timings stand.
     perf_.set_rule(verdict_rule());
     PerfFigures figures = perf_.compute(problem_ ? problem_->work(config) : WorkModel{}, options_.nproc);

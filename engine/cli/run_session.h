@@ -83,6 +83,8 @@ private:
     // The solution's file and, when it cannot run, why (a usage error, recorded once the run begins).
     std::pair<std::string, std::string> locate_solution();
     // The problem's refusal of this size, the GPU the cuda backend needs, the reference's file.
+    // The problem configuration the options ask for (trial 0, the options' seed and input mode).
+    ProblemConfig options_config() const;
     std::optional<int> check_problem_config(const Problem& problem, const fs::path& reference_source);
     void print_run_header(const Problem& problem, const std::string& solution_path);
     // A candidate that may not run here (the NCCL device API, multicast) or at all (safety.h).

@@ -127,38 +127,16 @@ AgentJudge choose_judge(PromptOptions& prompt_options, const AgentOptions& optio
     return judge;
 }
 
-ProviderSettings provider_settings(const AgentOptions& options, const ModelSpec& model) {
-    ProviderSettings provider;
-    provider.base_url = options.generate.base_url ? *options.generate.base_url : model.default_base_url;
-    while (!provider.base_url.empty() && provider.base_url.back() == '/')
-        provider.base_url.pop_back();
-    if (provider.base_url.empty())
-        throw Error("--model " + options.generate.prompt.model + ": pass --base-url for a local server");
-    provider.max_tokens = options.generate.max_tokens;
-    provider.stream = options.generate.stream;
-    provider.key = key_from_environment(model, true);
-    return provider;
-}
-
 GenerationRow generation_row(const AgentOptions& options, const AgentJudge& judge,
                              const AssembledPrompt& prompt, const ModelSpec& model,
                              const ProviderSettings& provider) {
-    const PromptOptions& prompt_options = options.generate.prompt;
-    GenerationRow row;
-    row.kind = "agent";
+    GenerationRow row = model_generation_row("agent", options.generate.prompt, model, provider);
     row.label = fs::path(prompt.relative_path).parent_path().string();
-    row.provider = model.provider;
-    row.model = model.model;
-    row.wire_format = wire_format_name(model.wire);
-    row.base_url = provider.base_url;
-    row.backend = prompt_options.backend;
-    row.precision = prompt_options.precision;
-    row.hardware = prompt_options.hardware.value_or("");
     row.output_dir = judge.file.parent_path().string();
     row.settings = json{{"attempts", options.attempts},
                         {"budget_usd", options.budget_usd},
                         {"perf", options.perf},
-                        {"nproc", prompt_options.nproc},
+                        {"nproc", options.generate.prompt.nproc},
                         {"judge_backend", judge.target},
                         {"pkb_checkout", judge.pkb ? json(judge.checkout) : json()},
                         {"max_tokens", effective_max_tokens(model, options.generate.max_tokens)}}
@@ -257,7 +235,7 @@ int run_agent_command(const AgentOptions& input) {
             throw Error("pkbw agent works on one problem (--problem N)");
         const AssembledPrompt& prompt = prompts.front();
 
-        ProviderSettings provider = provider_settings(options, model);
+        ProviderSettings provider = provider_settings(options.generate, model);
 
         // As `pkbw generate` (and PKB): a PKB generation folder goes into the checkout by default.
         fs::path root = options.generate.output_root ? fs::path(*options.generate.output_root)

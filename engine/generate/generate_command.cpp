@@ -98,33 +98,11 @@ struct Job {
 
 namespace {
 
-ProviderSettings generate_provider(const GenerateOptions& options, const ModelSpec& model) {
-    ProviderSettings provider;
-    provider.base_url = options.base_url ? *options.base_url : model.default_base_url;
-    while (!provider.base_url.empty() && provider.base_url.back() == '/')
-        provider.base_url.pop_back();
-    if (provider.base_url.empty())
-        throw Error("--model " + options.prompt.model + ": pass --base-url for a local server");
-    provider.max_tokens = options.max_tokens;
-    provider.stream = options.stream;
-    provider.key = key_from_environment(model, true);
-    return provider;
-}
-
 GenerationRow generate_row(const GenerateOptions& options, const ModelSpec& model,
                            const ProviderSettings& provider, const std::string& folder,
                            const fs::path& root) {
-    const PromptOptions& prompt_options = options.prompt;
-    GenerationRow row;
-    row.kind = "generate";
+    GenerationRow row = model_generation_row("generate", options.prompt, model, provider);
     row.label = folder;
-    row.provider = model.provider;
-    row.model = model.model;
-    row.wire_format = wire_format_name(model.wire);
-    row.base_url = provider.base_url;
-    row.backend = prompt_options.backend;
-    row.precision = prompt_options.precision;
-    row.hardware = prompt_options.hardware.value_or("");
     row.output_dir = (root / folder).string();
     nlohmann::json settings{{"samples", options.samples},
                             {"max_tokens", effective_max_tokens(model, options.max_tokens)},
@@ -147,7 +125,7 @@ int run_generate_command(const GenerateOptions& options) {
         prompt_options.problem = expand_problem_ranges(options.prompt.problem);
         ModelSpec model = parse_model_spec(prompt_options.model);
         std::vector<AssembledPrompt> prompts = assemble_prompts(prompt_options);
-        const ProviderSettings provider = generate_provider(options, model);
+        const ProviderSettings provider = provider_settings(options, model);
 
         fs::path root =
             options.output_root ? fs::path(*options.output_root)
@@ -260,6 +238,33 @@ void report_retries(ModelClient& client, CommandOutput& output, int max_retries)
                         who + ": try " + std::to_string(try_number + 1) + " of " +
                             std::to_string(max_retries + 1) + " failed (" + why + "); retrying");
     });
+}
+
+ProviderSettings provider_settings(const GenerateOptions& options, const ModelSpec& model) {
+    ProviderSettings provider;
+    provider.base_url = options.base_url ? *options.base_url : model.default_base_url;
+    while (!provider.base_url.empty() && provider.base_url.back() == '/')
+        provider.base_url.pop_back();
+    if (provider.base_url.empty())
+        throw Error("--model " + options.prompt.model + ": pass --base-url for a local server");
+    provider.max_tokens = options.max_tokens;
+    provider.stream = options.stream;
+    provider.key = key_from_environment(model, true);
+    return provider;
+}
+
+GenerationRow model_generation_row(std::string kind, const PromptOptions& prompt, const ModelSpec& model,
+                                   const ProviderSettings& provider) {
+    GenerationRow row;
+    row.kind = std::move(kind);
+    row.provider = model.provider;
+    row.model = model.model;
+    row.wire_format = wire_format_name(model.wire);
+    row.base_url = provider.base_url;
+    row.backend = prompt.backend;
+    row.precision = prompt.precision;
+    row.hardware = prompt.hardware.value_or("");
+    return row;
 }
 
 } // namespace pkbw::generate

@@ -3,7 +3,10 @@
 #pragma once
 
 #include "http_client.h"
+#include "model_spec.h"
+#include "pkbw/core/generation_store.h"
 #include "prompt_command.h"
+#include "provider.h"
 
 #include <CLI/CLI.hpp>
 #include <optional>
@@ -37,5 +40,12 @@ class ModelClient;
 class CommandOutput;
 // A progress line (or --json event) for every retried try of `client`'s requests.
 void report_retries(ModelClient& client, CommandOutput& output, int max_retries);
+
+// The provider a model is asked through (generate and agent alike): --base-url or the model's own,
+// without a trailing '/', the key from the environment. Throws naming --model when there is no URL.
+ProviderSettings provider_settings(const GenerateOptions& options, const ModelSpec& model);
+// A generation row's fields that say which model was asked, where and for what (kind and label aside).
+GenerationRow model_generation_row(std::string kind, const PromptOptions& prompt, const ModelSpec& model,
+                                   const ProviderSettings& provider);
 
 } // namespace pkbw::generate
