@@ -79,7 +79,7 @@ QString LauncherView::interrupted_text(int rank) {
 }
 
 QString LauncherView::progress_text(const nlohmann::json& body) {
-    // As pkbw words the same progress on stderr without --json (engine/cli/run_progress.cpp).
+    // As pkbw words the same progress on stderr without --json (engine/run/run_progress.cpp).
     const std::string stage = body.value("stage", std::string());
     const QString seconds = QString::number(body.value("seconds", 0.0), 'f', 2);
     auto number = [&body](const char* key) {

@@ -70,7 +70,7 @@ QString tie_text(const TieReport& report);
 // Black or white, whichever reads better on `background` (the dark reds of failing cells need white).
 QColor text_color_on(const QColor& background);
 
-// A sweep's table row as `pkbw show --sweep` prints it (engine/cli/sweep_report.cpp): generation,
+// A sweep's table row as `pkbw show --sweep` prints it (engine/sweep/sweep_report.cpp): generation,
 // attempted, correct, faster ("-" for eval), fast_p per p ("%.2f"; "-" past p = 0 in eval), geomean
 // ("%.3f" or "-"), failures ("kind n, ..." or "-").
 QStringList sweep_row_cells(const SweepGenerationRow& row, bool perf, const std::vector<double>& ps);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compile-only check of every problem's references against the ABI and the reference toolkit, as the
-# compile cache builds them (flags of engine/cli/compile_cache.cpp), without linking or running.
+# compile cache builds them (flags of engine/run/compile_cache.cpp), without linking or running.
 # Needs nvcc for the CUDA references (skipped with a line when missing) and a C++20 compiler.
 # Usage: tools/check_references_compile.sh [STEM...]   (default: every folder under problems/)
 set -uo pipefail

@@ -11,7 +11,7 @@
 
 namespace pkbw::generate {
 
-// Where the ABI text and the samples are read from (engine/cli/locate's data root).
+// Where the ABI text and the samples are read from (engine/run/locate's data root).
 struct NativeSources {
     std::filesystem::path data_root;  // holds docs/solution-abi.md (source layout) and samples/
     std::filesystem::path abi_header; // pkbw/solution.h

@@ -105,7 +105,7 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch)
     , who_(launch.side == "candidate" ? "candidate process" : launch.side + "'s timing worker") {
     // Its own directory, the only place it may write (besides /dev/shm and the trace directory). Named
     // after this judge, so that the launcher can remove it should the judge die without running its
-    // destructor (remove_orphaned_candidate_directories, engine/cli/launch_resources.cpp).
+    // destructor (remove_orphaned_candidate_directories, engine/launch/launch_resources.cpp).
     std::string pattern =
         (fs::temp_directory_path() / ("pkbw-candidate-" + std::to_string(::getpid()) + "-XXXXXX")).string();
     if (::mkdtemp(pattern.data()) == nullptr) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Which Python a PKB run takes (engine/cli/run_pkb.cpp, docs/pkb-interop.md "Which Python"): --python,
+"""Which Python a PKB run takes (engine/run/run_pkb.cpp, docs/pkb-interop.md "Which Python"): --python,
 else $PKBW_PYTHON, as given; else the first of the checkout's .venv/bin/python and each python3 and
 python on PATH that imports torch; the run says which ran and how it was chosen, and when none imports
 torch the error lists what was tried. The interpreters are fakes (shell scripts that answer

@@ -1,4 +1,4 @@
-// Flags of PKB Python solutions from their own source (engine/cli/python_flags.h).
+// Flags of PKB Python solutions from their own source (engine/run/python_flags.h).
 #include "python_flags.h"
 
 #include "pkbw/problems/registry.h"

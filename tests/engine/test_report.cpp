@@ -136,7 +136,7 @@ TEST(Verdict, PerRankLinesMarkTieReports) {
     EXPECT_NE(text.substr(rank1).find("[not tie-explained]"), std::string::npos) << text;
 }
 
-// A run that reports nothing still says it runs (engine/cli/run_progress.h): off a terminal a line
+// A run that reports nothing still says it runs (engine/run/run_progress.h): off a terminal a line
 // naming rank 0's phase once per quiet interval, under --json a `progress` event of stage "waiting".
 TEST(RunProgressTest, AQuietRunSaysWhereItWaits) {
     std::ostringstream out, err;

@@ -1,4 +1,4 @@
-// `pkbw show --sweep ID` and its --json (engine/cli/sweep_report.cpp) on a perf sweep whose pairs
+// `pkbw show --sweep ID` and its --json (engine/sweep/sweep_report.cpp) on a perf sweep whose pairs
 // stored the pooled figures: fast_p counts a pair faster than p only when its interval clears p, and
 // each timed pair's speedup is printed with its verdict.
 #include "pkbw/core/store.h"

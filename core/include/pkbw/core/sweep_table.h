@@ -1,6 +1,6 @@
 // The paper's table of a sweep, per generation: attempted, correct, faster than the reference,
 // fast_p, geomean speedup, failures by kind (docs/sweeps.md "The table"). Computed here, in core, so
-// that `pkbw show --sweep ID` (engine/cli/sweep_report.cpp) and the GUI's Sweeps tab print the same
+// that `pkbw show --sweep ID` (engine/sweep/sweep_report.cpp) and the GUI's Sweeps tab print the same
 // numbers from the same code. The rule of fast_p (counts_toward_fast_p) and the reading of a perf
 // run's stored figures (stored_speedup) are here too, for the GUI's Generations and Perf tabs.
 #pragma once

@@ -15,7 +15,7 @@
 #include "safety.h"
 #include "signals.h"
 #include "suggest.h"
-#include "sweep_plan.h"
+#include "solution_names.h"
 #include "version.h"
 
 #include <algorithm>
@@ -149,7 +149,7 @@ std::pair<std::string, std::string> Run::locate_solution() {
                 "eval compares a candidate with the reference: --solution reference is only for dryrun "
                 "and perf (the reference timed against itself)";
     } else if (looks_like_path(options_.solution) || fs::is_regular_file(options_.solution, ec)) {
-        // A file: its name must not name another problem (sweep_plan.h), unless --ignore-name.
+        // A file: its name must not name another problem (solution_names.h), unless --ignore-name.
         solution_path = options_.solution;
         if (!fs::is_regular_file(solution_path, ec))
             usage_error = "solution file not found: " + solution_path;

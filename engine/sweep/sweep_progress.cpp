@@ -1,6 +1,7 @@
 #include "sweep_progress.h"
 
 #include "pkbw/core/status.h"
+#include "run_progress.h" // format_duration
 
 #include <cmath>
 #include <cstdio>
@@ -8,20 +9,6 @@
 #include <ostream>
 
 namespace pkbw::cli {
-
-std::string format_duration(double seconds) {
-    if (seconds < 0)
-        return "?";
-    const long s = std::lround(seconds);
-    char text[32];
-    if (s >= 3600)
-        std::snprintf(text, sizeof text, "%ldh%02ldm", s / 3600, (s % 3600) / 60);
-    else if (s >= 60)
-        std::snprintf(text, sizeof text, "%ldm%02lds", s / 60, s % 60);
-    else
-        std::snprintf(text, sizeof text, "%lds", s);
-    return text;
-}
 
 SweepProgress::SweepProgress(std::ostream& out, bool json, bool terminal, std::size_t total,
                              std::size_t already_done, std::size_t slots)

@@ -1,12 +1,26 @@
 #include "run_progress.h"
 
 #include "pkbw/core/status.h"
-#include "sweep_progress.h" // format_duration
 
+#include <cmath>
 #include <cstdio>
 #include <ostream>
 
 namespace pkbw::cli {
+
+std::string format_duration(double seconds) {
+    if (seconds < 0)
+        return "?";
+    const long s = std::lround(seconds);
+    char text[32];
+    if (s >= 3600)
+        std::snprintf(text, sizeof text, "%ldh%02ldm", s / 3600, (s % 3600) / 60);
+    else if (s >= 60)
+        std::snprintf(text, sizeof text, "%ldm%02lds", s / 60, s % 60);
+    else
+        std::snprintf(text, sizeof text, "%lds", s);
+    return text;
+}
 
 using nlohmann::json;
 

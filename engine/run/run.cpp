@@ -24,7 +24,7 @@
 #include "safety.h"
 #include "signals.h"
 #include "suggest.h"
-#include "sweep_plan.h"
+#include "solution_names.h"
 #include "trust_report.h"
 #include "version.h"
 

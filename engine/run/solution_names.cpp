@@ -1,17 +1,16 @@
-#include "sweep_plan.h"
+#include "solution_names.h"
 
 #include "pkbw/core/error.h"
-#include "pkbw/core/generation.h"
 #include "pkbw/problems/registry.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cctype>
+#include <cstdlib>
 #include <map>
 #include <set>
-#include <tuple>
 #include <sstream>
 #include <system_error>
+#include <tuple>
 
 namespace fs = std::filesystem;
 
@@ -80,41 +79,8 @@ std::vector<KnownProblem> pkb_checkout_problems(const fs::path& checkout) {
     return list;
 }
 
-std::vector<int> parse_problem_selection(const std::string& text, const std::vector<KnownProblem>& known) {
-    std::set<int> ids;
-    std::set<int> available;
-    for (const auto& k : known)
-        available.insert(k.id);
-    if (text == "all")
-        return {available.begin(), available.end()};
-    std::stringstream in(text);
-    std::string part;
-    while (std::getline(in, part, ',')) {
-        int from = 0, to = 0;
-        char dash = 0, rest = 0;
-        std::stringstream one(part);
-        if (part.find('-') != std::string::npos) {
-            if (!(one >> from >> dash >> to) || dash != '-' || (one >> rest) || to < from)
-                throw Error("--problems: cannot read '" + part + "' (use all, N, A-B or a comma list)");
-        } else if (!(one >> from) || (one >> rest)) {
-            throw Error("--problems: cannot read '" + part + "' (use all, N, A-B or a comma list)");
-        } else {
-            to = from;
-        }
-        for (int id = from; id <= to; ++id) {
-            if (!available.count(id))
-                throw Error("--problems: no problem " + std::to_string(id) +
-                            " (known: " + std::to_string(*available.begin()) + "-" +
-                            std::to_string(*available.rbegin()) + ")");
-            ids.insert(id);
-        }
-    }
-    if (ids.empty())
-        throw Error("--problems: empty selection");
-    return {ids.begin(), ids.end()};
-}
-
-ProblemNames::ProblemNames(const std::vector<KnownProblem>& known) : known_(known) {
+ProblemNames::ProblemNames(const std::vector<KnownProblem>& known)
+    : known_(known) {
     for (const auto& k : known_) {
         by_name_[name_without_number(k.stem)] = &k;
         by_id_[k.id] = &k;
@@ -260,10 +226,11 @@ FolderPlacement place_files(const std::vector<fs::path>& files, const ProblemNam
         for (const auto& c : list) {
             if (&c == chosen)
                 continue;
-            result.unplaced.push_back({c.file.filename().string(),
-                                       "problem " + stem + " is claimed by " + std::to_string(list.size()) +
-                                           " files of this folder" +
-                                           (chosen ? "; " + chosen->file.filename().string() + " is used" : "")});
+            result.unplaced.push_back(
+                {c.file.filename().string(),
+                 "problem " + stem + " is claimed by " + std::to_string(list.size()) +
+                     " files of this folder" +
+                     (chosen ? "; " + chosen->file.filename().string() + " is used" : "")});
         }
         if (chosen)
             result.placed[stem] = {chosen->file, chosen->placed_by, chosen->number != problem->id};
@@ -280,59 +247,6 @@ std::map<std::string, std::string> parse_place_flags(const std::vector<std::stri
         by_hand[entry.substr(0, eq)] = entry.substr(eq + 1);
     }
     return by_hand;
-}
-
-SweepPlan plan_sweep(const std::vector<fs::path>& generation_dirs, const std::vector<KnownProblem>& known,
-                     const std::vector<int>& selected, const std::string& extension,
-                     const std::map<std::string, std::string>& by_hand) {
-    SweepPlan plan;
-    const ProblemNames names(known);
-    std::map<int, const KnownProblem*> by_id;
-    for (const auto& k : known)
-        by_id[k.id] = &k;
-    int position = 0;
-    std::set<std::string> labels;
-    for (const auto& dir : generation_dirs) {
-        std::error_code ec;
-        if (!fs::is_directory(dir, ec))
-            throw Error("--solutions-dir " + dir.string() + ": not a folder");
-        const fs::path absolute = fs::weakly_canonical(fs::absolute(dir));
-        const std::string label = parse_generation_label(absolute.string()).label;
-        if (!labels.insert(label).second)
-            throw Error("--solutions-dir " + dir.string() + ": generation " + label + " is given twice");
-        std::vector<fs::path> files;
-        for (const auto& entry : fs::directory_iterator(absolute, ec))
-            if (entry.is_regular_file(ec))
-                files.push_back(entry.path());
-        std::sort(files.begin(), files.end());
-        const FolderPlacement placement = place_files(files, names, extension, by_hand);
-        for (const auto& [file, reason] : placement.unplaced)
-            plan.unplaced.push_back({label, file, reason});
-        nlohmann::json& mapping = plan.mapping[label] = nlohmann::json::object();
-        for (const auto& [stem, placed] : placement.placed)
-            mapping[placed.file.filename().string()] = {
-                {"problem", stem}, {"placed_by", placed.placed_by}, {"renumbered", placed.renumbered}};
-        nlohmann::json missing = nlohmann::json::array();
-        for (int id : selected) {
-            const KnownProblem& problem = *by_id.at(id);
-            auto found = placement.placed.find(problem.stem);
-            if (found == placement.placed.end()) {
-                missing.push_back(problem.stem);
-                continue;
-            }
-            SweepPair pair;
-            pair.generation_label = label;
-            pair.problem_stem = problem.stem;
-            pair.problem_id = problem.id;
-            pair.solution_path = found->second.file.string();
-            pair.placed_by = found->second.placed_by;
-            pair.position = position++;
-            plan.pairs.push_back(std::move(pair));
-        }
-        if (!missing.empty())
-            plan.missing[label] = missing;
-    }
-    return plan;
 }
 
 namespace {
@@ -369,8 +283,8 @@ std::string describe_file(const fs::path& file, const ProblemNames& names, const
     const auto cut = rest.rfind('_');
     if (ext != extension)
         what += "; a " + ext + " file, this backend runs " + extension;
-    else if (placement.problem && placement.problem->stem == problem_stem && !problem_name_of(stem, backend) &&
-             cut != std::string::npos)
+    else if (placement.problem && placement.problem->stem == problem_stem &&
+             !problem_name_of(stem, backend) && cut != std::string::npos)
         what += "; --solution " + rest.substr(cut + 1) + " runs it";
     return what;
 }
@@ -396,7 +310,7 @@ SolutionLookup find_solution_file(const fs::path& dir, const std::vector<KnownPr
     const ProblemNames names(problems);
     std::map<std::string, std::string> by_hand;
     std::vector<fs::path> files, others; // this backend's, and every solution file of the folder
-    std::string expected_reason;          // why the expected file, if there, is not used
+    std::string expected_reason;         // why the expected file, if there, is not used
     try {
         by_hand = parse_place_flags(place);
         for (const auto& [file, problem] : by_hand) {
@@ -474,8 +388,8 @@ SolutionLookup find_solution_file(const fs::path& dir, const std::vector<KnownPr
                         describe_file(near[i].file, names, problem_stem, backend, extension) + ")";
     if (near.size() > kShown)
         lookup.error += "\n    ... (" + std::to_string(near.size() - kShown) + " more solution files)";
-    lookup.error += "\n  to run one of them as " + problem_stem + ": --place FILE=" +
-                    (problem ? std::to_string(problem->id) : problem_stem) +
+    lookup.error += "\n  to run one of them as " + problem_stem +
+                    ": --place FILE=" + (problem ? std::to_string(problem->id) : problem_stem) +
                     " (with --solutions-dir), or --solution " + (dir / "FILE").string() + " --ignore-name";
     return lookup;
 }
@@ -498,7 +412,8 @@ std::optional<std::string> file_names_other_problem(const std::string& file_name
         const NamePlacement placement = names.place(*number, name);
         if (placement.problem && placement.problem->stem == asked_stem)
             return std::nullopt;
-        if (placement.named && (placement.named->stem == asked_stem || placement.numbered->stem == asked_stem))
+        if (placement.named &&
+            (placement.named->stem == asked_stem || placement.numbered->stem == asked_stem))
             return std::nullopt; // ambiguous between the asked problem and another: the asker decides
         if (other)
             continue;

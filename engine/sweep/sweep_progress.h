@@ -36,6 +36,4 @@ private:
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-std::string format_duration(double seconds); // "1h02m", "3m12s", "45s"
-
 } // namespace pkbw::cli

@@ -14,7 +14,7 @@
 #include "run_session.h"
 #include "safety.h"
 #include "subprocess.h"
-#include "sweep_plan.h"
+#include "solution_names.h"
 
 #include <algorithm>
 #include <cstdlib>

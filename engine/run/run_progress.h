@@ -15,6 +15,9 @@
 
 namespace pkbw::cli {
 
+// A duration as the progress lines print it (a run's and a sweep's): "1h02m", "3m12s", "45s".
+std::string format_duration(double seconds);
+
 class RunProgress {
 public:
     static constexpr double kQuietSeconds = 30;
@@ -31,7 +34,6 @@ public:
     void on_wait();
     void close(); // ends the redrawn line before the run's summary
 
-
 private:
     void trial_done(int trial);
     void block_done(const nlohmann::json& body);
@@ -47,8 +49,8 @@ private:
     int world_size_, trials_, launches_, launch_ = 0;
     std::map<int, std::map<int, std::string>> trial_ranks_; // trial -> rank -> status
     int trials_done_ = 0;
-    std::string phase_;  // rank 0's last phase
-    std::string status_; // the redrawn line's text after the counts
+    std::string phase_;      // rank 0's last phase
+    std::string status_;     // the redrawn line's text after the counts
     std::string last_phase_; // rank 0's last phase, also off a terminal (the waiting line names it)
     double last_news_ = 0;   // seconds() of the last trial, block or waiting line
     double last_redraw_ = 0; // seconds() of the last redraw
