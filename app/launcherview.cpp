@@ -2,6 +2,7 @@
 
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
+#include "pkbw/core/status.h"
 #include "problemcatalog.h"
 #include "qtconvert.h"
 
@@ -413,7 +414,7 @@ void LauncherView::start_next() {
     run_id_ = 0;
     final_status_.clear();
     stdout_buffer_.clear();
-    trials_expected_ = mode_->currentText() == QLatin1String("dryrun") ? 1 : trials_->value();
+    trials_expected_ = status::trials_in_mode(mode_->currentText().toStdString(), trials_->value());
     ensure_ranks(ranks_->value());
     trials_done_.assign(static_cast<std::size_t>(ranks_->value()), 0);
     verdicts_.assign(bars_.size(), QString());

@@ -2,6 +2,8 @@
 
 #include "pkbw/core/error.h"
 #include "pkbw/core/run_archive.h"
+#include "pkbw/core/rank_config.h"
+#include "pkbw/core/run_layout.h"
 
 #include <algorithm>
 #include <fstream>
@@ -71,8 +73,7 @@ fs::path output_path(const RunData& data, int trial, int rank, Side side) {
             return a.path;
         }
     }
-    return fs::path(data.run.run_dir) / "outputs" / ("trial_" + std::to_string(trial)) /
-           ("rank_" + std::to_string(rank) + "_" + side_name + ".safetensors");
+    return run_layout::trial_outputs(data.run.run_dir, trial, rank, side_name);
 }
 
 RunData load_run(const fs::path& store_path, std::int64_t run_id) {
@@ -106,24 +107,28 @@ RunData load_run_folder(const fs::path& folder) {
     d.run.run_dir = folder.string();
     d.run.problem_stem = folder.filename().string();
     d.run.status = RunStatus::Pass;
-    const fs::path config_path = folder / "config.json";
+    const fs::path config_path = run_layout::config(folder);
     if (fs::exists(config_path)) {
         std::ifstream in(config_path);
         const auto config = nlohmann::json::parse(in, nullptr, false);
         if (config.is_discarded() || !config.is_object()) {
             throw FormatError(config_path.string() + ": not a JSON object");
         }
+        // core's reader of the rank configuration, as a reader that only shows the run (no libraries,
+        // no output folder required: a PKB run's config has neither library).
+        const RankConfig ranks = parse_rank_config(config, config_path.string(), false);
         // The run's number in the store that recorded it (config.json's run_id), shown as "Run 7";
         // from_store stays false, so nothing asks the open store for that number.
-        d.run.id = config.value("run_id", std::int64_t{0});
-        d.run.problem_stem = config.value("problem", d.run.problem_stem);
-        d.run.backend = config.value("backend", "");
-        d.run.world_size = config.value("world_size", 1);
-        d.run.dtype = config.value("dtype", "");
-        d.run.trials = config.value("trials", 1);
-        d.run.atol = config.value("atol", pkbw::kPkbTolerance);
-        d.run.rtol = config.value("rtol", pkbw::kPkbTolerance);
-        d.run.mode = parse_run_mode(config.value("mode", "eval")).value_or(RunMode::Eval);
+        d.run.id = ranks.run_id;
+        if (!ranks.problem.empty())
+            d.run.problem_stem = ranks.problem;
+        d.run.backend = ranks.backend;
+        d.run.world_size = ranks.world_size;
+        d.run.dtype = dtype_name(ranks.dtype);
+        d.run.trials = ranks.trials;
+        d.run.atol = ranks.atol;
+        d.run.rtol = ranks.rtol;
+        d.run.mode = parse_run_mode(ranks.mode).value_or(RunMode::Eval);
     }
     const fs::path outputs = folder / "outputs";
     if (!fs::is_directory(outputs)) {

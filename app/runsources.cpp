@@ -2,6 +2,7 @@
 
 #include "pkbw/core/error.h"
 #include "pkbw/core/run_archive.h"
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/sha256.h"
 
 #include <algorithm>
@@ -31,7 +32,7 @@ nlohmann::json read_config(const RunData& data) {
     if (data.run.run_dir.empty()) {
         return {};
     }
-    std::ifstream in(fs::path(data.run.run_dir) / "config.json");
+    std::ifstream in(run_layout::config(data.run.run_dir));
     if (!in) {
         return {};
     }
@@ -172,7 +173,7 @@ RunSources load_run_sources(const RunData& data, const fs::path& store_path, con
                                          [&](const RunLog& l) { return l.name == name; });
                 if (same != s.logs.end())
                     same->text = f.text;
-                else if (name != "config.json")
+                else if (name != run_layout::kConfig)
                     s.logs.push_back({name, f.text});
             }
         } catch (const Error&) {

@@ -3,6 +3,7 @@
 #include "background.h"
 #include "generationsview.h"
 #include "pkbw/core/status.h"
+#include "pkbw/core/sweep_store.h"
 #include "qtconvert.h"
 
 #include <QComboBox>
@@ -286,7 +287,7 @@ void SweepsView::show_table(const SweepTable& table) {
     progress_->setRange(0, std::max(1, table.total));
     progress_->setValue(table.done);
     progress_->setFormat(table.total > 0 ? tr("%v / %m pairs judged") : tr("no sweep"));
-    const bool running = table.sweep.status == "running" || table.sweep.status == "submitted";
+    const bool running = table.sweep.status == sweep_status::kRunning || table.sweep.status == sweep_status::kSubmitted;
     if (table.sweep.id > 0) {
         const auto& s = table.sweep;
         header_->setText(

@@ -1,6 +1,7 @@
 // Reading back what a run ran: archived sources, diagnostics and logs, with the fallback to the files
 // an older run's paths name (run_archive.h).
 #include "pkbw/core/run_archive.h"
+#include "pkbw/core/run_layout.h"
 
 #include "pkbw/core/safetensors.h"
 #include "pkbw/core/sha256.h"
@@ -220,8 +221,7 @@ fs::path find_output_file(const Store& store, std::int64_t run_id, int trial, in
     if (!run || run->run_dir.empty())
         return {};
     const fs::path native =
-        fs::path(run->run_dir) / "outputs" / ("trial_" + std::to_string(trial)) /
-        ("rank_" + std::to_string(rank) + "_" + std::string(to_string(side)) + ".safetensors");
+        run_layout::trial_outputs(run->run_dir, trial, rank, to_string(side));
     return fs::is_regular_file(native, ec) ? native : fs::path();
 }
 

@@ -4,6 +4,7 @@
 #include "pkbw/core/store_merge.h"
 
 #include "pkbw/core/store.h"
+#include "pkbw/core/sweep_store.h"
 #include "store_db.h"
 
 #include <map>
@@ -406,7 +407,7 @@ private:
             sqlite3_bind_value(find.get(), 3, sqlite3_column_value(r, 2));
             const bool exists = find.step();
             const bool target_judged = exists && sqlite3_column_type(find.get(), 0) != SQLITE_NULL &&
-                                       text_of(find.get(), 1) == "done";
+                                       text_of(find.get(), 1) == pair_state::kDone;
             sqlite3_reset(find.get());
             const std::string pair = "(" + text_of(r, 1) + ", " + text_of(r, 2) + ")";
             if (!exists) {
@@ -421,7 +422,7 @@ private:
                 }
                 insert.run_and_reset();
                 report_.pairs += run ? 1 : 0;
-            } else if (run && state == "done") {
+            } else if (run && state == pair_state::kDone) {
                 if (target_judged)
                     throw StoreError("store merge: pair " + pair + " of sweep " + text_of(r, 0) + " in " +
                                      input.path().string() +

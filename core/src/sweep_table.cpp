@@ -232,9 +232,9 @@ SweepTable sweep_table(const Store& store, std::int64_t sweep_id) {
         std::optional<RunRecord> run;
         if (pair.run_id)
             run = store.get_run(*pair.run_id);
-        if (pair.state == "failed" && !run) {
+        if (pair.state == pair_state::kFailed && !run) {
             view.status = "no run";
-        } else if (!run || !sweep_run_status_is_final(run->status) || pair.state != "done") {
+        } else if (!run || !sweep_run_status_is_final(run->status) || pair.state != pair_state::kDone) {
             view.status = "not run";
         } else {
             view.status = std::string(to_string(run->status));

@@ -1,6 +1,7 @@
 // Reading a trace directory: the judges' files and the candidates' (docs/tracing.md, "What the
 // launcher reads, and what a bad file costs"). The candidate's process writes candidate/: whatever is
 // there is read as untrusted input and costs only itself.
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/trace.h"
 #include "pkbw/core/untrusted_file.h"
@@ -32,7 +33,7 @@ void read_trace_files(const std::filesystem::path& dir, const std::regex& patter
         return std::regex_match(name.begin(), name.end(), pattern);
     };
     for (const bool candidate : {false, true}) {
-        const std::string folder = candidate ? "candidate" : "";
+        const std::string folder = candidate ? std::string(run_layout::kCandidateTraceDir) : "";
         const auto listing =
             list_untrusted_directory(dir, folder, wanted, candidate ? budget.files : kJudgeFolderMaxFiles);
         if (!listing.ok() && listing.missing) {

@@ -2,6 +2,7 @@
 
 #include "pkbw/core/chrome_trace.h"
 #include "pkbw/core/error.h"
+#include "pkbw/core/status.h"
 #include "pkbw/core/store.h"
 #include "pkbw/core/trace_store.h"
 
@@ -13,19 +14,19 @@ int run_export_command(const std::string& store_path, long long run_id, const st
                        const std::string& output) {
     if (format != "chrome-trace" && format != "csv") {
         std::cerr << "pkbw export: unknown --format '" << format << "' (chrome-trace or csv)\n";
-        return 2;
+        return status::kExitUsage;
     }
     try {
         const Store store = Store::open_read_only(store_path);
         if (!store.get_run(run_id)) {
             std::cerr << "pkbw export: store " << store_path << " has no run " << run_id << "\n";
-            return 1;
+            return status::kExitFailed;
         }
         const auto traces = load_run_traces(store, run_id);
         if (traces.empty()) {
             std::cerr << "pkbw export: run " << run_id
                       << " has no traces (record them with --trace on eval, perf or dryrun)\n";
-            return 1;
+            return status::kExitFailed;
         }
         for (const auto& trace : traces) {
             if (trace.dropped_records > 0) {
@@ -44,7 +45,7 @@ int run_export_command(const std::string& store_path, long long run_id, const st
             std::cout << (format == "csv" ? kernel_summary_csv(kernel_summary(traces))
                                           : chrome_trace_json(traces).dump() + "\n");
             std::cout.flush();
-            return std::cout ? 0 : 1;
+            return std::cout ? status::kExitOk : status::kExitFailed;
         }
         if (format == "csv") {
             export_kernel_summary_csv(traces, output);
@@ -56,7 +57,7 @@ int run_export_command(const std::string& store_path, long long run_id, const st
         return 0;
     } catch (const Error& error) {
         std::cerr << "pkbw export: " << error.what() << "\n";
-        return 1;
+        return status::kExitFailed;
     }
 }
 

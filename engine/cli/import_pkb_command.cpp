@@ -352,7 +352,7 @@ int run_import_pkb(const std::string& store_path, const std::string& dir, bool j
         logs = scan_pkb_logs(dir);
     } catch (const std::exception& e) { // a folder that is not PKB's logs: usage (exit 2), as elsewhere
         std::cerr << "pkbw import-pkb: " << e.what() << "\n";
-        return 2;
+        return status::kExitUsage;
     }
     // JSON lines: run_imported and run_skipped per run, then import_finished.
     auto line = [](nlohmann::json entry, const char* event) {
@@ -415,10 +415,10 @@ int run_import_pkb(const std::string& store_path, const std::string& dir, bool j
         return 0;
     } catch (const Error& e) {
         std::cerr << "pkbw import-pkb: " << e.what() << "\n";
-        return 1;
+        return status::kExitFailed;
     } catch (const std::exception& e) { // filesystem errors and the like: still name what failed
         std::cerr << "pkbw import-pkb: " << dir << ": " << e.what() << "\n";
-        return 1;
+        return status::kExitFailed;
     }
 }
 

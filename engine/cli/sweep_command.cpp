@@ -159,6 +159,67 @@ std::optional<int> SweepCommands::dispatch() {
     return std::nullopt;
 }
 
+namespace {
+
+// The sweep's row: what it runs and how, the plan's mapping and what was left out (docs/sweeps.md).
+SweepRecord new_sweep_record(const SweepFlags& f, const SweepPlan& plan, const std::string& backend) {
+    SweepRecord record;
+    record.name = f.name;
+    record.mode = f.mode;
+    record.backend = f.pkb_checkout ? "pkb-python" : backend;
+    record.world_size = f.nproc;
+    json unplaced = json::array();
+    for (const auto& u : plan.unplaced)
+        unplaced.push_back({{"generation", u.generation_label}, {"file", u.file}, {"reason", u.reason}});
+    json dirs = json::array();
+    for (const auto& d : f.solutions_dirs)
+        dirs.push_back(fs::absolute(d).string());
+    record.options = {{"solutions_dirs", dirs},  {"problems", f.problems}, {"run_args", f.run_args},
+                      {"mapping", plan.mapping}, {"unplaced", unplaced},   {"missing", plan.missing}};
+    if (!f.arch.empty()) {
+        record.options["arch"] = f.arch;
+        record.options["run_args"].push_back("--arch");
+        record.options["run_args"].push_back(f.arch);
+    }
+    if (f.pkb_checkout) {
+        record.options["pkb_checkout"] = fs::absolute(*f.pkb_checkout).string();
+        record.options["python"] = f.python;
+        record.options["run_backend"] = f.backend;
+    }
+    return record;
+}
+
+// The pairs of the folders given, placed by the name rules (and --place); `backend` becomes the one
+// the runs use. Throws pkbw::Error on a problem selection or --place it cannot read.
+SweepPlan plan_from_flags(const SweepFlags& f, std::string& backend) {
+    const auto known = f.pkb_checkout ? pkb_checkout_problems(*f.pkb_checkout) : native_problems();
+    const auto selected = parse_problem_selection(f.problems, known);
+    std::string extension = ".py";
+    if (!f.pkb_checkout) {
+        if (backend.empty())
+            backend = gpu_present() ? "cuda" : "host";
+        extension = backend == "cuda" ? ".cu" : ".cpp";
+    }
+    const std::vector<fs::path> dirs(f.solutions_dirs.begin(), f.solutions_dirs.end());
+    return plan_sweep(dirs, known, selected, extension, parse_place_flags(f.place));
+}
+
+void announce_sweep(std::ostream& out, const SweepRecord& sweep, std::size_t pending,
+                    const fs::path& store_path, bool as_json) {
+    if (as_json)
+        out << json{{"event", "sweep_started"}, {"sweep_id", sweep.id}, {"uuid", sweep.uuid},
+                    {"pending", pending},       {"mode", sweep.mode},   {"world_size", sweep.world_size},
+                    {"backend", sweep.backend}}
+                   .dump()
+            << "\n";
+    else
+        out << "sweep " << sweep.id << ": " << pending << " pairs to run, " << sweep.mode
+            << ", W=" << sweep.world_size << ", " << sweep.backend << " (store " << store_path.string()
+            << ")\n";
+}
+
+} // namespace
+
 int SweepCommands::sweep() {
     auto& f = flags_;
     f.cluster.local_dir = f.local_dir;
@@ -173,115 +234,13 @@ int SweepCommands::sweep() {
     const fs::path store_path = resolve_store_path(f.store);
     Store store = Store::open(store_path);
     store.mark_stale_runs_aborted();
-    if (f.collect) {
-        auto sweep = find_sweep(store, *f.collect);
-        if (!sweep) {
-            std::cerr << "pkbw: no sweep " << *f.collect << " in " << store_path.string() << "\n";
-            return kExitUsage;
-        }
-        const int failed =
-            collect_sweep(store, *sweep, make_context(f, store_path, *sweep), std::cout, std::cerr);
-        print_sweep_table(std::cout, sweep_table(store, sweep->id), default_fast_p());
-        return failed == 0 ? 0 : kExitFailed;
-    }
+    if (f.collect)
+        return collect(store, store_path);
     std::optional<SweepRecord> sweep;
-    if (f.resume) {
-        sweep = find_sweep(store, *f.resume);
-        if (!sweep) {
-            std::cerr << "pkbw: no sweep " << *f.resume << " in " << store_path.string() << "\n";
-            return kExitUsage;
-        }
-    } else if (!f.name.empty()) {
-        sweep = find_sweep_by_name(store, f.name);
-        if (sweep && !f.json)
-            std::cout << "resuming sweep " << sweep->id << " '" << f.name << "'\n";
-    }
-    if (!sweep) {
-        if (f.solutions_dirs.empty() || f.nproc <= 0) {
-            std::cerr << "pkbw: sweep needs --solutions-dir and --nproc (or --resume ID)\n";
-            return kExitUsage;
-        }
-        SweepPlan plan;
-        std::string backend = f.backend;
-        try {
-            const auto known = f.pkb_checkout ? pkb_checkout_problems(*f.pkb_checkout) : native_problems();
-            const auto selected = parse_problem_selection(f.problems, known);
-            std::string extension;
-            if (f.pkb_checkout) {
-                extension = ".py";
-            } else {
-                if (backend.empty())
-                    backend = gpu_present() ? "cuda" : "host";
-                extension = backend == "cuda" ? ".cu" : ".cpp";
-            }
-            std::vector<fs::path> dirs(f.solutions_dirs.begin(), f.solutions_dirs.end());
-            std::map<std::string, std::string> by_hand;
-            for (const auto& entry : f.place) {
-                const auto eq = entry.find('=');
-                if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size())
-                    throw Error("--place " + entry + ": expected FILE=PROBLEM");
-                by_hand[fs::path(entry.substr(0, eq)).filename().string()] = entry.substr(eq + 1);
-            }
-            plan = plan_sweep(dirs, known, selected, extension, by_hand);
-        } catch (const Error& error) {
-            std::cerr << "pkbw: " << error.what() << "\n";
-            return kExitUsage;
-        }
-        if (f.plan_only) {
-            print_plan(std::cout, plan, f.json);
-            return 0;
-        }
-        if (plan.pairs.empty()) {
-            print_plan(std::cerr, plan, false);
-            std::cerr << "pkbw: sweep: no solution file placed at a selected problem\n";
-            return kExitUsage;
-        }
-        SweepRecord record;
-        record.name = f.name;
-        record.mode = f.mode;
-        record.backend = f.pkb_checkout ? "pkb-python" : backend;
-        record.world_size = f.nproc;
-        json unplaced = json::array();
-        for (const auto& u : plan.unplaced)
-            unplaced.push_back({{"generation", u.generation_label}, {"file", u.file}, {"reason", u.reason}});
-        json dirs = json::array();
-        for (const auto& d : f.solutions_dirs)
-            dirs.push_back(fs::absolute(d).string());
-        record.options = {{"solutions_dirs", dirs},  {"problems", f.problems}, {"run_args", f.run_args},
-                          {"mapping", plan.mapping}, {"unplaced", unplaced},   {"missing", plan.missing}};
-        if (!f.arch.empty()) {
-            record.options["arch"] = f.arch;
-            record.options["run_args"].push_back("--arch");
-            record.options["run_args"].push_back(f.arch);
-        }
-        if (f.pkb_checkout) {
-            record.options["pkb_checkout"] = fs::absolute(*f.pkb_checkout).string();
-            record.options["python"] = f.python;
-            record.options["run_backend"] = f.backend;
-        }
-        record.id = create_sweep(store, record, plan.pairs);
-        sweep = find_sweep(store, record.id);
-        if (f.json)
-            print_plan(std::cout, plan, true);
-        else if (!plan.unplaced.empty() || !plan.missing.empty()) {
-            for (const auto& u : plan.unplaced)
-                std::cout << "not placed: " << u.generation_label << "/" << u.file << ": " << u.reason
-                          << "\n";
-        }
-    }
+    if (const auto ended = find_or_create_sweep(store, store_path, sweep))
+        return *ended;
     const SweepContext context = make_context(f, store_path, *sweep);
-    const auto pending = pending_pairs(store, sweep->id);
-    if (f.json)
-        std::cout << json{{"event", "sweep_started"}, {"sweep_id", sweep->id},
-                          {"uuid", sweep->uuid},      {"pending", pending.size()},
-                          {"mode", sweep->mode},      {"world_size", sweep->world_size},
-                          {"backend", sweep->backend}}
-                         .dump()
-                  << "\n";
-    else
-        std::cout << "sweep " << sweep->id << ": " << pending.size() << " pairs to run, " << sweep->mode
-                  << ", W=" << sweep->world_size << ", " << sweep->backend << " (store "
-                  << store_path.string() << ")\n";
+    announce_sweep(std::cout, *sweep, pending_pairs(store, sweep->id).size(), store_path, f.json);
     if (f.cluster.slurm || !f.cluster.remote.empty()) {
         const int code = submit_sweep(store, *sweep, context, f.cluster, std::cout, std::cerr);
         if (code == 0 && (!f.cluster.slurm || f.cluster.wait)) {
@@ -290,19 +249,88 @@ int SweepCommands::sweep() {
         }
         return code;
     }
-    ExecuteResult result;
+    return run_here(store, *sweep, context);
+}
+
+int SweepCommands::collect(Store& store, const fs::path& store_path) {
+    auto sweep = find_sweep(store, *flags_.collect);
+    if (!sweep) {
+        std::cerr << "pkbw: no sweep " << *flags_.collect << " in " << store_path.string() << "\n";
+        return kExitUsage;
+    }
+    const int failed =
+        collect_sweep(store, *sweep, make_context(flags_, store_path, *sweep), std::cout, std::cerr);
+    print_sweep_table(std::cout, sweep_table(store, sweep->id), default_fast_p());
+    return failed == 0 ? 0 : kExitFailed;
+}
+
+std::optional<int> SweepCommands::find_or_create_sweep(Store& store, const fs::path& store_path,
+                                                       std::optional<SweepRecord>& sweep) {
+    const auto& f = flags_;
+    if (f.resume) {
+        sweep = find_sweep(store, *f.resume);
+        if (!sweep) {
+            std::cerr << "pkbw: no sweep " << *f.resume << " in " << store_path.string() << "\n";
+            return kExitUsage;
+        }
+        return std::nullopt;
+    }
+    if (!f.name.empty()) {
+        sweep = find_sweep_by_name(store, f.name);
+        if (sweep) {
+            if (!f.json)
+                std::cout << "resuming sweep " << sweep->id << " '" << f.name << "'\n";
+            return std::nullopt;
+        }
+    }
+    if (f.solutions_dirs.empty() || f.nproc <= 0) {
+        std::cerr << "pkbw: sweep needs --solutions-dir and --nproc (or --resume ID)\n";
+        return kExitUsage;
+    }
+    SweepPlan plan;
+    std::string backend = f.backend;
     try {
-        set_sweep_status(store, sweep->id, "running");
-        result = execute_sweep(store, *sweep, context, std::cout);
+        plan = plan_from_flags(f, backend);
     } catch (const Error& error) {
         std::cerr << "pkbw: " << error.what() << "\n";
-        set_sweep_status(store, sweep->id, "interrupted");
+        return kExitUsage;
+    }
+    if (f.plan_only) {
+        print_plan(std::cout, plan, f.json);
+        return 0;
+    }
+    if (plan.pairs.empty()) {
+        print_plan(std::cerr, plan, false);
+        std::cerr << "pkbw: sweep: no solution file placed at a selected problem\n";
+        return kExitUsage;
+    }
+    const std::int64_t id = create_sweep(store, new_sweep_record(f, plan, backend), plan.pairs);
+    sweep = find_sweep(store, id);
+    if (f.json)
+        print_plan(std::cout, plan, true);
+    else
+        for (const auto& u : plan.unplaced)
+            std::cout << "not placed: " << u.generation_label << "/" << u.file << ": " << u.reason << "\n";
+    return std::nullopt;
+}
+
+int SweepCommands::run_here(Store& store, const SweepRecord& sweep, const SweepContext& context) {
+    ExecuteResult result;
+    try {
+        set_sweep_status(store, sweep.id, sweep_status::kRunning);
+        result = execute_sweep(store, sweep, context, std::cout);
+    } catch (const Error& error) {
+        std::cerr << "pkbw: " << error.what() << "\n";
+        set_sweep_status(store, sweep.id, sweep_status::kInterrupted);
         return kExitEnvironment;
     }
-    const bool complete = pending_pairs(store, sweep->id).empty();
-    set_sweep_status(store, sweep->id, result.interrupted ? "interrupted" : complete ? "done" : "incomplete");
-    const auto table = sweep_table(store, sweep->id);
-    if (f.json) {
+    const bool complete = pending_pairs(store, sweep.id).empty();
+    set_sweep_status(store, sweep.id,
+                     result.interrupted ? sweep_status::kInterrupted
+                     : complete         ? sweep_status::kDone
+                                        : sweep_status::kIncomplete);
+    const auto table = sweep_table(store, sweep.id);
+    if (flags_.json) {
         json finished = sweep_json(table, default_fast_p());
         finished["event"] = "sweep_finished";
         std::cout << finished.dump() << "\n";
@@ -312,7 +340,7 @@ int SweepCommands::sweep() {
         if (!complete)
             std::cout << "\n"
                       << (table.total - table.done) << (table.total - table.done == 1 ? " pair" : " pairs")
-                      << " not judged; resume: pkbw sweep --resume " << sweep->id << "\n";
+                      << " not judged; resume: pkbw sweep --resume " << sweep.id << "\n";
     }
     return result.interrupted ? kExitInterrupted : 0;
 }

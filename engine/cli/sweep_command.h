@@ -42,6 +42,14 @@ public:
 
 private:
     int sweep();
+    // --collect ID: merge the published task stores of a submitted sweep, print its table.
+    int collect(Store& store, const std::filesystem::path& store_path);
+    // The sweep to run: --resume's, the one of --name with pairs left, or a new one planned from the
+    // folders. An exit code when the command ends here (--plan, bad input), else nullopt with `sweep` set.
+    std::optional<int> find_or_create_sweep(Store& store, const std::filesystem::path& store_path,
+                                            std::optional<SweepRecord>& sweep);
+    // Runs the pending pairs on this machine, sets the sweep's status and prints its table.
+    int run_here(Store& store, const SweepRecord& sweep, const SweepContext& context);
     CLI::App *sweep_ = nullptr, *sweeps_ = nullptr, *store_ = nullptr, *merge_ = nullptr;
     SweepFlags flags_;
     std::optional<std::string> sweeps_store_;

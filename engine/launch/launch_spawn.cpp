@@ -2,6 +2,7 @@
 // the fork and exec that put it in the run's process group with its pipes on stdout, stderr and the
 // control descriptor, rank 0 holding the rendezvous listener.
 #include "launch_rank.h"
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/status.h"
 #include "subprocess.h"
 
@@ -106,7 +107,7 @@ std::map<std::string, std::string> run_environment(const LaunchSpec& spec, const
 std::string start_rank(Rank& rank, int r, const LaunchSpec& spec,
                        const std::map<std::string, std::string>& common, pid_t& group, int listener) {
     rank.report.rank = r;
-    rank.report.log_path = spec.run_dir / ("rank_" + std::to_string(r) + ".log");
+    rank.report.log_path = run_layout::rank_log(spec.run_dir, r);
     rank.log = UniqueFd(::open(rank.report.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     Pipe out = make_pipe("rank " + std::to_string(r) + " stdout");
     Pipe err = make_pipe("rank " + std::to_string(r) + " stderr");

@@ -57,6 +57,14 @@ STATUS_PASS, STATUS_MISMATCH, STATUS_INVALID_OUTPUT = "pass", "mismatch", "inval
 STATUS_ERROR, STATUS_CRASH = "error", "crash"
 KIND_SOLUTION_ERROR, KIND_CUDA_ERROR, KIND_NCCL_ERROR = "solution_error", "cuda_error", "nccl_error"
 KIND_RENDEZVOUS, KIND_ENVIRONMENT, KIND_INTERNAL = "rendezvous", "environment", "internal"
+# The run folder's layout (core/include/pkbw/core/run_layout.h, kRankEvents <-> LAYOUT_RANK_EVENTS ...):
+# patterns filled with str.format(rank=, trial=, side=).
+LAYOUT_RANK_EVENTS = "rank_{rank}.events.jsonl"
+LAYOUT_TRIAL_DIR = "outputs/trial_{trial}"
+LAYOUT_TRIAL_OUTPUTS = "rank_{rank}_{side}.safetensors"
+LAYOUT_TRACE_DIR = "trace"
+LAYOUT_CANDIDATE_TRACE_DIR = "candidate"
+LAYOUT_TORCH_TRACE = "rank_{rank}.{side}.torch.json"
 PHASE_START, PHASE_COMPILE, PHASE_RENDEZVOUS, PHASE_INPUTS = "start", "compile", "rendezvous", "inputs"
 PHASE_CANDIDATE, PHASE_REFERENCE, PHASE_COMPARE = "candidate", "reference", "compare"
 PHASE_PERF, PHASE_TRACE, PHASE_TEARDOWN = "perf", "trace", "teardown"
@@ -1395,7 +1403,7 @@ class RankJudge:
         self.world = int(os.environ["WORLD_SIZE"])
         self.local_rank = int(os.environ.get("LOCAL_RANK", rank))
         self.out_dir = config["output_dir"]
-        self.events = Events(rank, os.path.join(self.out_dir, f"rank_{rank}.events.jsonl"))
+        self.events = Events(rank, os.path.join(self.out_dir, LAYOUT_RANK_EVENTS.format(rank=rank)))
         keep_out_of_reach()
         self.cuda = pkb.get("device", "cuda") == "cuda"
         self.run_reference = config.get("mode") != "dryrun" or config.get("dryrun_side") == "reference"
@@ -1822,12 +1830,12 @@ class RankJudge:
             return problem
         torch = self.torch
         problem = pkb_mismatch(ref_out, cand_out, self.atol, self.rtol, torch)
-        folder = os.path.join(self.out_dir, "outputs", f"trial_{trial}")
+        folder = os.path.join(self.out_dir, LAYOUT_TRIAL_DIR.format(trial=trial))
         os.makedirs(folder, exist_ok=True)
         paths = {}
         for side, value in (("reference", ref_out), ("candidate", cand_out)):
             tensors, values = output_leaves(value, torch)
-            paths[side] = os.path.join(folder, f"rank_{rank}_{side}.safetensors")
+            paths[side] = os.path.join(folder, LAYOUT_TRIAL_OUTPUTS.format(rank=rank, side=side))
             write_safetensors(paths[side], tensors, values, torch)
         events.send("rank_result", trial=trial, status=STATUS_MISMATCH if problem else STATUS_PASS,
                     message=problem or "", tensors=[], guard_violations=[], mutated_inputs=[],
@@ -1866,12 +1874,13 @@ class RankJudge:
         cannot record is said on stderr and costs only the trace; a side that raises fails the run."""
         events, rank = self.events, self.rank
         events.phase(PHASE_TRACE, 0)
-        folder, iterations = str(trace.get("dir", os.path.join(self.out_dir, "trace"))), int(trace.get("iterations", 10))
-        os.makedirs(os.path.join(folder, "candidate"), exist_ok=True)
+        folder = str(trace.get("dir", os.path.join(self.out_dir, LAYOUT_TRACE_DIR)))
+        iterations = int(trace.get("iterations", 10))
+        os.makedirs(os.path.join(folder, LAYOUT_CANDIDATE_TRACE_DIR), exist_ok=True)
         if self.run_reference:
             try:
                 channel.profile_iterations(self.torch, self.cuda, self.dist.barrier, self.reference_solution, x,
-                                           iterations, os.path.join(folder, f"rank_{rank}.reference.torch.json"))
+                                           iterations, os.path.join(folder, LAYOUT_TORCH_TRACE.format(rank=rank, side="reference")))
             except channel.TraceUnavailable as error:
                 print(f"pkbw_pkb_rank: rank {rank}: no reference trace: {error}", file=sys.stderr)
             except Exception as error:  # noqa: BLE001
@@ -1899,10 +1908,10 @@ class RankJudge:
                   f"{str(reply.get('trace_missing') or 'its process sent no trace')[:1000]}", file=sys.stderr)
             return
         data, why = read_candidate_trace(fds[0])
-        name = f"rank_{rank}.candidate.torch.json"
+        name = LAYOUT_TORCH_TRACE.format(rank=rank, side="candidate")
         try:
             if data is not None:
-                write_beside_candidate(os.path.join(folder, "candidate"), name, data)
+                write_beside_candidate(os.path.join(folder, LAYOUT_CANDIDATE_TRACE_DIR), name, data)
         except OSError as error:
             why = f"cannot write trace/candidate/{name}: {error}"
         if why:

@@ -3,6 +3,7 @@
 #include "../runtime/rank_runner.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/status.h"
 #include "pkbw/tracer_control.h"
 
@@ -13,6 +14,8 @@
 
 int main(int argc, char** argv) {
     using namespace pkbw::engine;
+    using pkbw::load_rank_config;
+    using pkbw::RankConfig;
     std::string config_path;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
@@ -41,8 +44,7 @@ int main(int argc, char** argv) {
         std::cerr << "pkbw-rank " << rank << ": " << error.what() << "\n";
         return kRankExitInternal;
     }
-    const auto fallback =
-        std::filesystem::path(config.output_dir) / ("rank_" + std::to_string(rank) + ".events.jsonl");
+    const auto fallback = pkbw::run_layout::rank_events(config.output_dir, rank);
     try {
         std::filesystem::create_directories(config.output_dir);
         EventSink events = EventSink::from_environment(fallback.string());

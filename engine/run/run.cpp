@@ -11,6 +11,8 @@
 #include "pkbw/core/kineto.h"
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/run_archive.h"
+#include "pkbw/core/rank_config.h"
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/sha256.h"
 #include "pkbw/core/status.h"
 #include "pkbw/core/store.h"
@@ -72,7 +74,7 @@ void Run::begin(int problem_id, const std::string& stem, const std::string& solu
     start_.n = options_.n;
     start_.atol = atol_;
     start_.rtol = rtol_;
-    start_.trials = options_.mode == "dryrun" ? 1 : options_.trials;
+    start_.trials = status::trials_in_mode(options_.mode, options_.trials);
     start_.seed = options_.seed;
     start_.solution_path = solution_path;
     start_.solution_is_reference = is_reference;
@@ -175,38 +177,38 @@ int Run::finish(const std::string& status, int exit_code, const std::string& sum
 }
 
 json Run::rank_config(const fs::path& reference_lib, const fs::path& candidate_lib) const {
-    json config = {{"version", 1},
-                   {"run_id", run_id_},
-                   {"problem", stem_},
-                   {"mode", options_.mode},
-                   {"backend", backend_},
-                   {"world_size", options_.nproc},
-                   {"m", options_.m},
-                   {"n", options_.n},
-                   {"dtype", dtype_name(dtype_)},
-                   {"trials", options_.mode == "dryrun" ? 1 : options_.trials},
-                   {"seed", options_.seed},
-                   {"input_mode", options_.inputs},
-                   {"atol", atol_},
-                   {"rtol", rtol_},
-                   {"all_trials", options_.all_trials},
-                   {"keep_outputs", options_.keep_outputs},
-                   {"keep_inputs", options_.keep_inputs},
-                   {"dryrun_side", start_.solution_is_reference ? "reference" : "candidate"},
-                   {"output_dir", run_dir_.string()}};
+    RankConfig config;
+    config.run_id = run_id_;
+    config.problem = stem_;
+    config.mode = options_.mode;
+    config.backend = backend_;
+    config.world_size = options_.nproc;
+    config.m = options_.m;
+    config.n = options_.n;
+    config.dtype = dtype_;
+    config.trials = status::trials_in_mode(options_.mode, options_.trials);
+    config.seed = options_.seed;
+    config.input_mode = options_config().input_mode;
+    config.atol = atol_;
+    config.rtol = rtol_;
+    config.all_trials = options_.all_trials;
+    config.keep_outputs = options_.keep_outputs;
+    config.keep_inputs = options_.keep_inputs;
+    config.dryrun_side = start_.solution_is_reference ? "reference" : "candidate";
+    config.output_dir = run_dir_.string();
+    config.reference_library = reference_lib.string();
+    config.candidate_library = candidate_lib.string();
     if (options_.trace_iterations > 0)
-        config["trace"] = {{"dir", (run_dir_ / "trace").string()}, {"iterations", options_.trace_iterations}};
-    if (options_.perf || options_.mode == "perf") {
-        config["perf"] = options_.perf_options.is_object() ? options_.perf_options : json::object();
-        config["perf"]["launch_index"] = 0;
-        config["perf"]["launch_seed"] = launch_seed(0);
-        config["perf"]["reference_first"] = reference_first(0);
+        config.extra["trace"] = {{"dir", run_layout::trace_dir(run_dir_).string()},
+                                 {"iterations", options_.trace_iterations}};
+    config.perf = options_.perf || options_.mode == status::kModePerf;
+    if (config.perf) {
+        config.perf_options = options_.perf_options.is_object() ? options_.perf_options : json::object();
+        config.perf_options["launch_index"] = 0;
+        config.perf_options["launch_seed"] = launch_seed(0);
+        config.perf_options["reference_first"] = reference_first(0);
     }
-    if (!reference_lib.empty())
-        config["reference_library"] = reference_lib.string();
-    if (!candidate_lib.empty())
-        config["candidate_library"] = candidate_lib.string();
-    return config;
+    return to_json(config);
 }
 
 void Run::record_results(const LaunchOutcome& launch, const Verdict& verdict) {
@@ -314,7 +316,7 @@ RunProgress* Run::start_progress() {
         return nullptr;
     const bool timed = options_.perf || options_.mode == "perf";
     progress_.emplace(out_, err_, options_.json, options_.progress_terminal, options_.nproc,
-                      options_.mode == "dryrun" ? 1 : options_.trials, timed ? options_.launches : 1,
+                      status::trials_in_mode(options_.mode, options_.trials), timed ? options_.launches : 1,
                       compares());
     return &*progress_;
 }
@@ -326,7 +328,7 @@ int Run::conclude(const LaunchOutcome& launch, bool is_reference) {
         complete_pkb_results();
     const auto trace_warnings = store_traces();
     Verdict verdict = decide(launch, results_, options_.nproc,
-                             options_.mode == "dryrun" ? 1 : options_.trials, options_.all_trials);
+                             status::trials_in_mode(options_.mode, options_.trials), options_.all_trials);
     for (const auto& warning : candidate_warnings_)
         add_warning(verdict, warning);
     for (const auto& warning : trace_warnings)

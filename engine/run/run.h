@@ -6,6 +6,8 @@
 #include "launcher.h"
 #include "recorder.h"
 
+#include "pkbw/core/status.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
@@ -16,11 +18,12 @@
 
 namespace pkbw::cli {
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailed = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitEnvironment = 3;
-inline constexpr int kExitInterrupted = 130;
+// pkbw's exit codes, core's (status.h).
+using status::kExitEnvironment;
+using status::kExitFailed;
+using status::kExitInterrupted;
+using status::kExitOk;
+using status::kExitUsage;
 
 struct RunOptions {
     std::string mode = "eval"; // eval | dryrun | perf (eval, then timing)

@@ -3,6 +3,7 @@
 // off for the ranks, safety.h). The rest of Run is in run.cpp.
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/run_archive.h"
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/status.h"
 #include "run_session.h"
 #include "safety.h"
@@ -27,7 +28,7 @@ CompileRequest Run::compile_request(const fs::path& source) const {
 CompileResult Run::compile(const std::string& side, const fs::path& source) {
     const CompileRequest request = compile_request(source);
     CompileResult result = cache_->compile(request);
-    fs::path log = run_dir_ / ("compile_" + side + ".log");
+    fs::path log = run_layout::compile_log(run_dir_, side);
     std::ofstream(log) << result.log;
     recorder_.add_artifact(run_id_, {std::nullopt, std::nullopt, "compile_log", log.string()});
     recorder_.archive(run_id_,

@@ -6,6 +6,7 @@
 #include "pkbw/core/dtype.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/generation.h"
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/status.h"
 #include "pkbw/problems/registry.h"
 #include "pkbw/tracer_control.h"
@@ -250,7 +251,7 @@ void Run::read_candidate_flags(const std::string& solution_path, const CompileRe
 
 // Writes the ranks' config, launches them (and a perf run's further launches) and concludes.
 int Run::launch(const fs::path& reference_lib, const fs::path& candidate_lib, bool is_reference) {
-    fs::path config_path = run_dir_ / "config.json";
+    fs::path config_path = run_layout::config(run_dir_);
     std::ofstream(config_path) << rank_config(reference_lib, candidate_lib).dump(2) << "\n";
     recorder_.add_artifact(run_id_, {std::nullopt, std::nullopt, "config", config_path.string()});
     recorder_.archive(run_id_, {"config", config_path.string(), "", "", std::nullopt, std::nullopt});

@@ -1,6 +1,7 @@
 // The perf side of a run (report_perf) and `pkbw calibrate`: split from run.cpp, which owns the rest
 // of a run's life.
 #include "pkbw/core/perf_stats.h"
+#include "pkbw/core/run_layout.h"
 #include "run_session.h"
 
 #include <algorithm>
@@ -302,7 +303,7 @@ int Run::calibrate() {
                    {"output_dir", run_dir_.string()},
                    {"calibrate_sizes", kCalibrationSizes},
                    {"calibrate_iterations", 20}};
-    fs::path config_path = run_dir_ / "config.json";
+    fs::path config_path = run_layout::config(run_dir_);
     std::ofstream(config_path) << config.dump(2) << "\n";
     LaunchSpec spec;
     spec.program = options_.rank_program.empty() ? executable_dir() / "pkbw-rank" : options_.rank_program;

@@ -36,6 +36,7 @@ std::string host_name();
 std::string run_dir_name(const std::string& stem);
 
 class Observer;
+struct PkbPlan; // run_pkb.cpp
 
 class Run {
 public:
@@ -72,8 +73,15 @@ private:
     // while the environment disables it), or "".
     std::string source_refusal(const std::string& solution_path, const std::string& source,
                                const std::map<std::string, std::string>& rank_environment) const;
-    // run_pkb.cpp: PKB's Python solutions (--pkb-checkout).
+    // run_pkb.cpp: PKB's Python solutions (--pkb-checkout), execute_pkb's steps in order: the problem,
+    // the solution and the checks of the options; the data, the rank script, the interpreter and the
+    // solution's own source; the header, the ranks' config, the launch.
     int execute_pkb();
+    std::optional<int> resolve_pkb(PkbPlan& plan);
+    std::optional<int> prepare_pkb(PkbPlan& plan);
+    void print_pkb_header(const PkbPlan& plan);
+    fs::path write_pkb_config(const PkbPlan& plan);
+    LaunchSpec pkb_launch_spec(const PkbPlan& plan, const fs::path& config_path) const;
     void complete_pkb_results();
     CompileResult compile(const std::string& side, const fs::path& source);
     // run_execute.cpp: execute's steps, in the order execute takes them.
@@ -104,7 +112,7 @@ private:
     // The rates the plausibility floor of this run's perf figures uses (none on the host backend).
     MachinePeaks machine_peaks(const PerfFigures& figures) const;
     int calibrate();
-    bool compares() const { return options_.mode == "eval" || options_.mode == "perf"; }
+    bool compares() const { return options_.mode == status::kModeEval || options_.mode == status::kModePerf; }
     // `pkbw perf --solution reference`: the reference timed against itself (A/A), whose interval is
     // the problem's noise floor (noise_floors.json beside the runs).
     bool aa_ = false;

@@ -3,6 +3,7 @@
 // wrote: read as untrusted input (docs/tracing.md, "What the launcher reads, and what a bad file costs").
 #include "pkbw/core/error.h"
 #include "pkbw/core/kineto.h"
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/trace.h"
 #include "run_session.h"
 
@@ -14,7 +15,7 @@ namespace pkbw::cli::detail {
 
 std::vector<std::string> Run::store_traces() {
     std::error_code ec;
-    const fs::path dir = run_dir_ / "trace";
+    const fs::path dir = run_layout::trace_dir(run_dir_);
     // The judges made it: a link in its place would take the loaders elsewhere (below it, nothing
     // that is a link is followed).
     const auto type = fs::symlink_status(dir, ec).type();

@@ -244,7 +244,7 @@ std::map<std::string, std::string> parse_place_flags(const std::vector<std::stri
         const auto eq = entry.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size())
             throw Error("--place " + entry + ": expected FILE=PROBLEM");
-        by_hand[entry.substr(0, eq)] = entry.substr(eq + 1);
+        by_hand[fs::path(entry.substr(0, eq)).filename().string()] = entry.substr(eq + 1);
     }
     return by_hand;
 }

@@ -71,7 +71,8 @@ FolderPlacement place_files(const std::vector<std::filesystem::path>& files, con
                             const std::string& extension, const std::map<std::string, std::string>& by_hand,
                             const std::string& backend = "");
 
-// --place FILE=PROBLEM entries as plan_sweep's `by_hand`; throws pkbw::Error on one without '='.
+// --place FILE=PROBLEM entries as plan_sweep's `by_hand`, keyed by FILE's name (a path may be given);
+// throws pkbw::Error on one without '='.
 std::map<std::string, std::string> parse_place_flags(const std::vector<std::string>& entries);
 
 // A single run's solution in a folder (`pkbw eval --solution <backend> --solutions-dir DIR`): the file

@@ -4,6 +4,7 @@
 #include "pkbw/core/paths.h"
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/run_archive.h"
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/status.h"
 #include "pkbw/core/store.h"
 #include "pkbw/core/sweep_store.h"
@@ -65,7 +66,7 @@ public:
         auto dir = run_dirs_.find(run_id);
         if (dir == run_dirs_.end())
             return;
-        fs::path path = fs::path(dir->second) / "environment.json";
+        fs::path path = run_layout::environment(dir->second);
         json body = {{"gpu_names", environment.gpu_names},
                      {"driver_version", environment.driver_version},
                      {"cuda_runtime_version", environment.cuda_runtime_version},
@@ -244,16 +245,16 @@ int list_runs(const fs::path& path, const RunsQuery& query, std::ostream& out, s
                            RunStatus::Interrupted, RunStatus::Aborted, RunStatus::InvalidTiming})
                 err << (s == RunStatus::Running ? "" : ", ") << to_string(s);
             err << ")\n";
-            return 2;
+            return status::kExitUsage;
         }
     }
     std::optional<Store> opened = open_for_reading(path, err);
     if (!opened)
-        return 2;
+        return status::kExitUsage;
     const Store& store = *opened;
     if (query.sweep && !find_sweep(store, *query.sweep)) {
         err << "pkbw: no sweep " << *query.sweep << " in " << path.string() << "\n";
-        return 2;
+        return status::kExitUsage;
     }
     auto runs = store.list_runs(filter, {}, query.limit);
     if (query.json) { // JSON lines: one run per line, newest first
@@ -407,12 +408,12 @@ void print_tensor_lines(std::ostream& out, const std::vector<TensorResultRow>& t
 int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostream& out, std::ostream& err) {
     std::optional<Store> opened = open_for_reading(path, err);
     if (!opened)
-        return 2;
+        return status::kExitUsage;
     const Store& store = *opened;
     auto run = store.get_run(run_id);
     if (!run) {
         err << "pkbw: no run " << run_id << " in " << path.string() << "\n";
-        return 2;
+        return status::kExitUsage;
     }
     auto ranks = store.rank_results(run_id);
     auto tensors = store.tensor_results(run_id, false);

@@ -4,6 +4,7 @@
 #include "device.h"
 #include "pkbw/core/candidate_protocol.h"
 #include "pkbw/core/error.h"
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/status.h"
 #include "pkbw/core/trace.h"
 #include "pkbw/engine_nvtx.h"
@@ -119,8 +120,7 @@ private:
         rendezvous_->barrier();
         if (setup.contains("trace_dir")) {
             const std::filesystem::path dir = setup["trace_dir"].get<std::string>();
-            recorder_ = std::make_unique<TraceRecorder>(
-                dir / ("rank_" + std::to_string(rank_) + ".engine.jsonl"), rank_);
+            recorder_ = std::make_unique<TraceRecorder>(run_layout::engine_trace(dir, rank_), rank_);
         }
     }
 

@@ -158,56 +158,65 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch)
         throw CandidateFailure(status::kKindEnvironment, std::string("fork: ") + std::strerror(errno));
     }
     if (pid == 0) {
-        // Only async-signal-safe calls from here to exec.
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent) {
-            ::_exit(126);
-        }
-        // Into the container before anything of the candidate's runs, so that all it starts is inside.
-        int code = container_->join_in_child();
-        // Moved high first: the channel's dup2 or the sandbox's ruleset could sit on its number.
-        const int listener = code == 0 && launch.rendezvous_listen_fd >= 0
-                                 ? ::fcntl(launch.rendezvous_listen_fd, F_DUPFD_CLOEXEC, 64)
-                                 : -1;
-        if (code == 0 && launch.rendezvous_listen_fd >= 0 && listener < 0) {
-            code = errno;
-        }
-        if (code == 0 && child_fd == kChildChannelFd) {
-            ::fcntl(child_fd, F_SETFD, 0);
-        } else if (code == 0 && ::dup2(child_fd, kChildChannelFd) < 0) {
-            code = errno;
-        }
-        // The sandbox first: its ruleset is a descriptor above the channel.
-        if (code == 0) {
-            code = sandbox_->apply_in_child();
-        }
-        if (code == 0 && listener >= 0 && ::dup2(listener, kChildListenFd) < 0) {
-            code = errno;
-        }
-        // Nothing else of the judge's: the control pipe, the rendezvous sockets, the run's files.
-        const int first_closed = listener >= 0 ? kChildListenFd + 1 : kChildChannelFd + 1;
-        if (code == 0 && ::syscall(SYS_close_range, first_closed, ~0U, 0) != 0) {
-            for (int fd = first_closed; fd < 4096; ++fd) {
-                ::close(fd);
-            }
-        }
-        if (code == 0) {
-            ::execve(argv[0], argv, envp.data());
-            code = errno;
-        }
-        // Every descriptor above the channel is closed by now: stderr (the rank's log) and the exit
-        // code carry the failure.
-        const char* what = ::strerrordesc_np(code);
-        const char prefix[] = "pkbw-candidate: cannot start in the sandbox: ";
-        [[maybe_unused]] auto n = ::write(2, prefix, sizeof prefix - 1);
-        n = ::write(2, what, ::strlen(what));
-        n = ::write(2, "\n", 1);
-        ::_exit(code == EACCES || code == EPERM ? 125 : 127);
+        exec_in_child(launch, child_fd, argv, envp.data(), parent);
     }
     pid_ = pid;
     container_->set_root(pid);
     ::close(child_fd);
 
+    send_setup(launch, library);
+}
+
+void CandidateProcess::exec_in_child(const CandidateLaunch& launch, int child_fd, char* const argv[],
+                                     char* const envp[], pid_t parent) {
+    // Only async-signal-safe calls from here to exec.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) {
+        ::_exit(126);
+    }
+    // Into the container before anything of the candidate's runs, so that all it starts is inside.
+    int code = container_->join_in_child();
+    // Moved high first: the channel's dup2 or the sandbox's ruleset could sit on its number.
+    const int listener = code == 0 && launch.rendezvous_listen_fd >= 0
+                             ? ::fcntl(launch.rendezvous_listen_fd, F_DUPFD_CLOEXEC, 64)
+                             : -1;
+    if (code == 0 && launch.rendezvous_listen_fd >= 0 && listener < 0) {
+        code = errno;
+    }
+    if (code == 0 && child_fd == kChildChannelFd) {
+        ::fcntl(child_fd, F_SETFD, 0);
+    } else if (code == 0 && ::dup2(child_fd, kChildChannelFd) < 0) {
+        code = errno;
+    }
+    // The sandbox first: its ruleset is a descriptor above the channel.
+    if (code == 0) {
+        code = sandbox_->apply_in_child();
+    }
+    if (code == 0 && listener >= 0 && ::dup2(listener, kChildListenFd) < 0) {
+        code = errno;
+    }
+    // Nothing else of the judge's: the control pipe, the rendezvous sockets, the run's files.
+    const int first_closed = listener >= 0 ? kChildListenFd + 1 : kChildChannelFd + 1;
+    if (code == 0 && ::syscall(SYS_close_range, first_closed, ~0U, 0) != 0) {
+        for (int fd = first_closed; fd < 4096; ++fd) {
+            ::close(fd);
+        }
+    }
+    if (code == 0) {
+        ::execve(argv[0], argv, envp);
+        code = errno;
+    }
+    // Every descriptor above the channel is closed by now: stderr (the rank's log) and the exit
+    // code carry the failure.
+    const char* what = ::strerrordesc_np(code);
+    const char prefix[] = "pkbw-candidate: cannot start in the sandbox: ";
+    [[maybe_unused]] auto n = ::write(2, prefix, sizeof prefix - 1);
+    n = ::write(2, what, ::strlen(what));
+    n = ::write(2, "\n", 1);
+    ::_exit(code == EACCES || code == EPERM ? 125 : 127);
+}
+
+void CandidateProcess::send_setup(const CandidateLaunch& launch, const fs::path& library) {
     json setup = {
         {"msg", cp::kSetup},           {"version", cp::kVersion},         {"backend", launch.backend},
         {"rank", launch.rank},         {"world_size", launch.world_size}, {"local_rank", launch.local_rank},
@@ -287,9 +296,9 @@ void CandidateProcess::died(const std::string& during) {
                                : " (pkbw-candidate could not be started)";
         }
     }
-    throw CandidateFailure(
-        "died", "the " + who_ + " (pid " + std::to_string(pid_) + ") " + how + " during " + during,
-        signal, code);
+    throw CandidateFailure("died",
+                           "the " + who_ + " (pid " + std::to_string(pid_) + ") " + how + " during " + during,
+                           signal, code);
 }
 
 json CandidateProcess::request(const json& message, const std::vector<int>& fds) {
@@ -313,11 +322,11 @@ json CandidateProcess::exchange(const json& message, const std::vector<int>& fds
         reply = channel_.receive();
     } catch (const FormatError& error) {
         // A malformed answer: the candidate wrote into the channel (its only inherited descriptor).
-        throw CandidateFailure(
-            std::string(cp::kFailProtocol),
-            "the " + who_ + " broke its channel to the judge (it wrote something that is "
-            "not the channel's protocol: " +
-                std::string(error.what()) + ")");
+        throw CandidateFailure(std::string(cp::kFailProtocol),
+                               "the " + who_ +
+                                   " broke its channel to the judge (it wrote something that is "
+                                   "not the channel's protocol: " +
+                                   std::string(error.what()) + ")");
     }
     if (!reply) {
         died(msg);
@@ -442,8 +451,9 @@ BlockTiming timing_from(const json& reply) {
 }
 } // namespace
 
-BlockTiming CandidateProcess::pkb_series(const std::vector<int>& views, const std::map<std::string, double>& params,
-                                         int warmup, int iterations) {
+BlockTiming CandidateProcess::pkb_series(const std::vector<int>& views,
+                                         const std::map<std::string, double>& params, int warmup,
+                                         int iterations) {
     const json reply = request({{"msg", cp::kPkbSeries},
                                 {"views", views},
                                 {"params", params},
@@ -471,9 +481,10 @@ BlockTiming CandidateProcess::timed_calls(const std::vector<int>& views,
     return timing;
 }
 
-bool CandidateProcess::capture_graph(const std::vector<int>& views, const std::map<std::string, double>& params,
-                                     std::string& why) {
-    const json reply = request({{"msg", cp::kGraphCalls}, {"views", views}, {"params", params}, {"capture", true}});
+bool CandidateProcess::capture_graph(const std::vector<int>& views,
+                                     const std::map<std::string, double>& params, std::string& why) {
+    const json reply =
+        request({{"msg", cp::kGraphCalls}, {"views", views}, {"params", params}, {"capture", true}});
     if (reply.value("graph", false) == true) {
         return true;
     }
@@ -483,8 +494,8 @@ bool CandidateProcess::capture_graph(const std::vector<int>& views, const std::m
 }
 
 std::optional<BlockTiming> CandidateProcess::graph_calls(const std::vector<int>& views,
-                                                        const std::map<std::string, double>& params, bool barrier,
-                                                        std::string& why) {
+                                                         const std::map<std::string, double>& params,
+                                                         bool barrier, std::string& why) {
     const json reply =
         request({{"msg", cp::kGraphCalls}, {"views", views}, {"params", params}, {"barrier", barrier}});
     if (reply.value("graph", false) != true) {

@@ -12,6 +12,7 @@
 #include "shared_buffers.h"
 #include "timing.h"
 
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -100,8 +101,8 @@ public:
                      const std::int64_t* output_lengths = nullptr);
     // `params`: the problem's for the views' inputs; the worker keeps the last it was given (the eval's
     // last trial's), which differ where a problem's parameters change with the trial (81's counts).
-    BlockTiming pkb_series(const std::vector<int>& views, const std::map<std::string, double>& params, int warmup,
-                           int iterations);
+    BlockTiming pkb_series(const std::vector<int>& views, const std::map<std::string, double>& params,
+                           int warmup, int iterations);
     // One checked block: call k on view set views[k] (core/candidate_protocol.h kTimedCalls). The
     // caller times the request on its own clock; the reply's samples are the process's own account.
     BlockTiming timed_calls(const std::vector<int>& views, const std::map<std::string, double>& params,
@@ -110,9 +111,11 @@ public:
     // or, where the calls could not be captured, std::nullopt and `why` says so.
     // Captures the graph of a block of these views and params without running it: false, and `why`,
     // where the calls cannot be captured.
-    bool capture_graph(const std::vector<int>& views, const std::map<std::string, double>& params, std::string& why);
-    std::optional<BlockTiming> graph_calls(const std::vector<int>& views, const std::map<std::string, double>& params,
-                                           bool barrier, std::string& why);
+    bool capture_graph(const std::vector<int>& views, const std::map<std::string, double>& params,
+                       std::string& why);
+    std::optional<BlockTiming> graph_calls(const std::vector<int>& views,
+                                           const std::map<std::string, double>& params, bool barrier,
+                                           std::string& why);
     void trace(int views, int iterations);
 
     // CPU time of the process (all threads) in ms; < 0 when it is gone.
@@ -136,6 +139,13 @@ public:
     CandidateLeftovers kill_tree();
 
 private:
+    // The constructor's forked child: into the container and the sandbox, the channel (and the
+    // rendezvous listener) at their numbers, every other descriptor closed, then exec. Only
+    // async-signal-safe calls; never returns (exit 125 refused by the sandbox, 126 orphaned, 127).
+    [[noreturn]] void exec_in_child(const CandidateLaunch& launch, int child_fd, char* const argv[],
+                                    char* const envp[], pid_t parent);
+    // The first message on the channel: what to load and where it runs.
+    void send_setup(const CandidateLaunch& launch, const std::filesystem::path& library);
     // One request and its reply; a failure carries this worker's side.
     nlohmann::json request(const nlohmann::json& message, const std::vector<int>& fds = {});
     nlohmann::json exchange(const nlohmann::json& message, const std::vector<int>& fds);

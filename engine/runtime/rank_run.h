@@ -4,15 +4,17 @@
 #pragma once
 
 #include "candidate_process.h"
+#include "cpu_placement.h"
 #include "device.h"
 #include "perf_runner.h"
 #include "pkbw/core/outputs.h"
 #include "pkbw/core/problem.h"
+#include "pkbw/core/status.h"
+#include "pkbw/core/tie_rows.h"
 #include "pkbw/core/trace.h"
 #include "pkbw/engine_nvtx.h"
 #include "rank_runner.h"
 #include "rendezvous.h"
-#include "cpu_placement.h"
 #include "scheduling_guard.h"
 #include "solution_library.h"
 #include "timing_inputs.h"
@@ -21,6 +23,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +38,17 @@ struct SideResult {
     std::vector<std::string> changed_inputs;
 };
 
+// A trial's verdict on this rank, as its rank_result says it.
+struct TrialVerdict {
+    std::string status{status::kPass};
+    std::string message;
+    nlohmann::json tensors = nlohmann::json::array();
+    nlohmann::json violations = nlohmann::json::array();
+    nlohmann::json changed = nlohmann::json::array(); // inputs the candidate modified
+    // Keeps the most severe status (pass < mismatch < invalid_output < error); messages accumulate.
+    void note(std::string_view new_status, const std::string& text);
+};
+
 class RankRun {
 public:
     RankRun(const RankConfig& config, EventSink& events)
@@ -44,6 +58,16 @@ public:
     int run();
 
 private:
+    // run's steps, in order: who this rank is (and its problem); the trace's recorder; the segments'
+    // names; the workers (candidate, reference's timing worker) and perf's inputs; the device; the
+    // reference and the workers ready; the trials, the traced pass and perf (returns the trials run).
+    void read_identity(const RendezvousConfig& rdzv);
+    void open_trace();
+    void name_segments();
+    void start_workers(const PerfOptions& perf_options);
+    bool open_device(); // false: the error event is sent, the rank ends (environment)
+    void open_sessions();
+    int run_trials();
     int finish(int trials_run);
     std::filesystem::path trial_directory(int trial) const;
     void phase(std::string_view name, int trial);
@@ -77,6 +101,15 @@ private:
 
     // Returns whether every rank passed this trial.
     bool run_trial(int trial);
+    // run_trial's steps: the inputs kept (--keep-inputs), the verdict of both sides' results, the
+    // outputs kept (--keep-outputs, or a trial some rank failed); returns {side: file}.
+    void keep_trial_inputs(int trial, const std::vector<TensorSpec>& input_specs,
+                           const std::vector<Tensor>& host_inputs, const TieRowsByOutput& tie_rows);
+    TrialVerdict judge_trial(const std::optional<SideResult>& reference,
+                             const std::optional<SideResult>& candidate, int trial,
+                             const TieRowsByOutput& tie_rows);
+    nlohmann::json keep_trial_outputs(int trial, const std::optional<SideResult>& reference,
+                                      const std::optional<SideResult>& candidate);
 
     const RankConfig& config_;
     EventSink& events_;

@@ -1,10 +1,12 @@
 #include "candidate_process.h"
+#include "checked_timing.h"
 #include "device.h"
 #include "perf_runner.h"
 #include "pkbw/core/candidate_protocol.h"
 #include "pkbw/core/compare.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/safetensors.h"
 #include "pkbw/core/status.h"
 #include "pkbw/core/trace.h"
@@ -12,7 +14,6 @@
 #include "pkbw/problems/registry.h"
 #include "pkbw/tracer_control.h"
 #include "rank_run.h"
-#include "checked_timing.h"
 #include "rendezvous.h"
 #include "solution_library.h"
 #include "trial_buffers.h"
@@ -64,32 +65,9 @@ int RankRun::run() {
     // What the candidate process leaves behind is re-parented here, to be found and killed.
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     const RendezvousConfig rdzv = rendezvous_config_from_env();
-    rank_ = rdzv.rank;
-    local_rank_ = rank_;
-    if (const char* local = std::getenv("LOCAL_RANK"); local && *local) {
-        local_rank_ = std::atoi(local);
-    }
-    if (rdzv.world_size != config_.world_size) {
-        throw Error("WORLD_SIZE=" + std::to_string(rdzv.world_size) + " but the configuration says " +
-                    std::to_string(config_.world_size));
-    }
+    read_identity(rdzv);
     const PerfOptions perf_options = parse_perf_options(config_.perf_options, "configuration");
-    if (config_.mode != "calibrate") {
-        problem_ = find_problem(config_.problem);
-        if (problem_ == nullptr) {
-            throw Error("unknown problem '" + config_.problem + "'");
-        }
-    }
-
-    const auto trace = config_.extra.find("trace");
-    if (trace != config_.extra.end() && trace->is_object()) {
-        const std::filesystem::path dir = trace->value("dir", config_.output_dir + "/trace");
-        std::filesystem::create_directories(dir);
-        trace_dir_ = dir;
-        recorder_ =
-            std::make_unique<TraceRecorder>(dir / ("rank_" + std::to_string(rank_) + ".engine.jsonl"), rank_);
-        trace_iterations_ = trace->value("iterations", 10);
-    }
+    open_trace();
     phase(status::kPhaseRendezvous, 0);
     try {
         rendezvous_ = Rendezvous::join(rdzv);
@@ -103,62 +81,14 @@ int RankRun::run() {
         std::cerr << "pkbw-rank " << rank_ << ": " << error.what() << "\n";
         return kRankExitEnvironment;
     }
-    // Segment names carry the token's start so the launcher can clean up after a crash, and the
-    // launcher's pid so a later pkbw can clean up after a launcher that was killed.
-    // PKBW_SEGMENT_TAG is the launcher's, independent of the token (the workers' segment names carry
-    // it too); ranks started by another launcher take a random one.
-    const char* tag = std::getenv("PKBW_SEGMENT_TAG");
-    shm_prefix_ = "/pkbw-" + (tag && *tag ? std::string(tag).substr(0, 16) : random_hex_token().substr(0, 16));
-    if (const char* launcher = std::getenv("PKBW_LAUNCHER_PID"); launcher && *launcher) {
-        shm_prefix_ += "-p" + std::to_string(std::atoll(launcher));
-    }
-    if (config_.perf && config_.mode != "calibrate") {
-        // pkbw's timed blocks are agreed now, and their inputs drawn while the devices and the workers
-        // start and the trials run.
-        const std::size_t memory = config_.backend == "cuda" ? cuda_device_memory_bytes(local_rank_) : 0;
-        timing_inputs_ = start_timing_inputs(*rendezvous_, *problem_, config_.problem_config(0), rank_, perf_options,
-                                             memory, config_.backend == "cuda");
-    }
-    // The workers start now and open their devices while this process opens its own. Before them, the
-    // scheduling that the reference's worker will be held to (scheduling_guard.h).
-    if (config_.perf && config_.mode != "calibrate") {
-        scheduling_ = current_thread_scheduling();
-        const char* local_world = std::getenv("LOCAL_WORLD_SIZE");
-        placement_ = cpu_placement_for_rank(config_.backend == "cuda", local_rank_,
-                                            local_world && *local_world ? std::atoi(local_world)
-                                                                        : config_.world_size);
-    }
-    if (config_.mode != "calibrate") {
-        const auto params = problem_->params(config_.problem_config(0));
-        if (config_.runs_candidate()) {
-            candidate_ = start_worker("candidate", config_.candidate_library, params);
-        }
-        if (config_.perf && config_.runs_reference()) {
-            reference_worker_ = start_worker("reference", config_.reference_library, params);
-            if (candidate_) {
-                // Without cgroups a tree is what lies below this process: each worker's is its own.
-                candidate_->exclude_from_tree(reference_worker_->pid());
-                reference_worker_->exclude_from_tree(candidate_->pid());
-            }
-        }
-    }
-    try {
-        if (config_.backend == "cuda") {
-            device_ = make_cuda_device(local_rank_, *rendezvous_);
-        } else {
-            device_ = make_host_device(rank_, shm_prefix_);
-        }
-    } catch (const DeviceError& error) {
-        events_.send(
-            {{"event", protocol::kError},
-             {"rank", rank_},
-             {"phase", status::kPhaseRendezvous},
-             {"kind", error.kind() == status::kKindCudaError ? status::kKindEnvironment : error.kind()},
-             {"message", error.what()}});
+    name_segments();
+    const bool calibrating = config_.mode == status::kModeCalibrate;
+    if (!calibrating)
+        start_workers(perf_options);
+    if (!open_device())
         return kRankExitEnvironment;
-    }
     send_hello();
-    if (config_.mode == "calibrate") {
+    if (calibrating) {
         phase(status::kPhasePerf, 0);
         const auto sizes =
             config_.extra.value("calibrate_sizes", std::vector<std::size_t>{1u << 20, 64u << 20, 256u << 20});
@@ -166,7 +96,102 @@ int RankRun::run() {
         run_calibration(context, sizes, config_.extra.value("calibrate_iterations", 20));
         return finish(1);
     }
+    open_sessions();
+    return finish(run_trials());
+}
 
+void RankRun::read_identity(const RendezvousConfig& rdzv) {
+    rank_ = rdzv.rank;
+    local_rank_ = rank_;
+    if (const char* local = std::getenv("LOCAL_RANK"); local && *local) {
+        local_rank_ = std::atoi(local);
+    }
+    if (rdzv.world_size != config_.world_size) {
+        throw Error("WORLD_SIZE=" + std::to_string(rdzv.world_size) + " but the configuration says " +
+                    std::to_string(config_.world_size));
+    }
+    if (config_.mode != status::kModeCalibrate) {
+        problem_ = find_problem(config_.problem);
+        if (problem_ == nullptr) {
+            throw Error("unknown problem '" + config_.problem + "'");
+        }
+    }
+}
+
+void RankRun::open_trace() {
+    const auto trace = config_.extra.find("trace");
+    if (trace == config_.extra.end() || !trace->is_object())
+        return;
+    const std::filesystem::path dir = trace->value("dir", run_layout::trace_dir(config_.output_dir).string());
+    std::filesystem::create_directories(dir);
+    trace_dir_ = dir;
+    recorder_ =
+        std::make_unique<TraceRecorder>(run_layout::engine_trace(dir, rank_), rank_);
+    trace_iterations_ = trace->value("iterations", 10);
+}
+
+void RankRun::name_segments() {
+    // Segment names carry the token's start so the launcher can clean up after a crash, and the
+    // launcher's pid so a later pkbw can clean up after a launcher that was killed.
+    // PKBW_SEGMENT_TAG is the launcher's, independent of the token (the workers' segment names carry
+    // it too); ranks started by another launcher take a random one.
+    const char* tag = std::getenv("PKBW_SEGMENT_TAG");
+    shm_prefix_ =
+        "/pkbw-" + (tag && *tag ? std::string(tag).substr(0, 16) : random_hex_token().substr(0, 16));
+    if (const char* launcher = std::getenv("PKBW_LAUNCHER_PID"); launcher && *launcher) {
+        shm_prefix_ += "-p" + std::to_string(std::atoll(launcher));
+    }
+}
+
+void RankRun::start_workers(const PerfOptions& perf_options) {
+    if (config_.perf) {
+        // pkbw's timed blocks are agreed now, and their inputs drawn while the devices and the workers
+        // start and the trials run.
+        const std::size_t memory = config_.backend == "cuda" ? cuda_device_memory_bytes(local_rank_) : 0;
+        timing_inputs_ = start_timing_inputs(*rendezvous_, *problem_, config_.problem_config(0), rank_,
+                                             perf_options, memory, config_.backend == "cuda");
+        // The workers start now and open their devices while this process opens its own. Before them,
+        // the scheduling that the reference's worker will be held to (scheduling_guard.h).
+        scheduling_ = current_thread_scheduling();
+        const char* local_world = std::getenv("LOCAL_WORLD_SIZE");
+        placement_ =
+            cpu_placement_for_rank(config_.backend == "cuda", local_rank_,
+                                   local_world && *local_world ? std::atoi(local_world) : config_.world_size);
+    }
+    const auto params = problem_->params(config_.problem_config(0));
+    if (config_.runs_candidate()) {
+        candidate_ = start_worker("candidate", config_.candidate_library, params);
+    }
+    if (config_.perf && config_.runs_reference()) {
+        reference_worker_ = start_worker("reference", config_.reference_library, params);
+        if (candidate_) {
+            // Without cgroups a tree is what lies below this process: each worker's is its own.
+            candidate_->exclude_from_tree(reference_worker_->pid());
+            reference_worker_->exclude_from_tree(candidate_->pid());
+        }
+    }
+}
+
+bool RankRun::open_device() {
+    try {
+        if (config_.backend == "cuda") {
+            device_ = make_cuda_device(local_rank_, *rendezvous_);
+        } else {
+            device_ = make_host_device(rank_, shm_prefix_);
+        }
+        return true;
+    } catch (const DeviceError& error) {
+        events_.send(
+            {{"event", protocol::kError},
+             {"rank", rank_},
+             {"phase", status::kPhaseRendezvous},
+             {"kind", error.kind() == status::kKindCudaError ? status::kKindEnvironment : error.kind()},
+             {"message", error.what()}});
+        return false;
+    }
+}
+
+void RankRun::open_sessions() {
     if (config_.runs_reference()) {
         reference_.emplace(config_.reference_library, "reference");
     }
@@ -180,25 +205,27 @@ int RankRun::run() {
             throw Error(std::string("the reference's timing worker could not start: ") + failure.what());
         }
     }
-    if (candidate_) {
-        try {
-            candidate_->wait_ready(*shared_);
-        } catch (const CandidateFailure& failure) {
-            if (failure.kind == "died") {
-                candidate_broke(failure, status::kPhaseRendezvous, 0);
-            }
-            throw Error(std::string("the candidate process could not start: ") + failure.what());
+    if (!candidate_)
+        return;
+    try {
+        candidate_->wait_ready(*shared_);
+    } catch (const CandidateFailure& failure) {
+        if (failure.kind == "died") {
+            candidate_broke(failure, status::kPhaseRendezvous, 0);
         }
-        events_.send({{"event", protocol::kCandidate},
-                      {"rank", rank_},
-                      {"stage", "started"},
-                      {"pid", static_cast<long long>(candidate_->pid())},
-                      {"sandbox", candidate_->sandbox().describe()},
-                      {"landlock_abi", candidate_->sandbox().landlock_abi()},
-                      {"containment", candidate_->container().describe()}});
+        throw Error(std::string("the candidate process could not start: ") + failure.what());
     }
+    events_.send({{"event", protocol::kCandidate},
+                  {"rank", rank_},
+                  {"stage", "started"},
+                  {"pid", static_cast<long long>(candidate_->pid())},
+                  {"sandbox", candidate_->sandbox().describe()},
+                  {"landlock_abi", candidate_->sandbox().landlock_abi()},
+                  {"containment", candidate_->container().describe()}});
+}
 
-    const int trials = config_.mode == "dryrun" ? 1 : config_.trials;
+int RankRun::run_trials() {
+    const int trials = status::trials_in_mode(config_.mode, config_.trials);
     int trials_run = 0;
     bool all_passed = true;
     for (int trial = 0; trial < trials; ++trial) {
@@ -216,7 +243,7 @@ int RankRun::run() {
     if (config_.perf && all_passed) {
         run_perf_phase();
     }
-    return finish(trials_run);
+    return trials_run;
 }
 
 void RankRun::run_perf_phase() {
@@ -285,8 +312,7 @@ int RankRun::finish(int trials_run) {
 }
 
 std::filesystem::path RankRun::trial_directory(int trial) const {
-    const auto dir =
-        std::filesystem::path(config_.output_dir) / "outputs" / ("trial_" + std::to_string(trial));
+    const auto dir = run_layout::trial_dir(config_.output_dir, trial);
     std::filesystem::create_directories(dir);
     return dir;
 }
@@ -371,7 +397,7 @@ std::unique_ptr<CandidateProcess> RankRun::start_worker(const std::string& side,
     launch.shm_prefix = shm_prefix_ + (side == "candidate" ? "-c" : "-w");
     launch.params = params;
     if (recorder_ && side == "candidate") {
-        launch.trace_dir = (trace_dir_ / "candidate").string();
+        launch.trace_dir = (trace_dir_ / run_layout::kCandidateTraceDir).string();
     }
     const char* sandbox = std::getenv("PKBW_SANDBOX");
     launch.sandbox = !(sandbox && std::string(sandbox) == "off");

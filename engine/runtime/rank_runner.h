@@ -4,7 +4,7 @@
 
 #include "event_sink.h"
 #include "pkbw/core/status.h"
-#include "rank_config.h"
+#include "pkbw/core/rank_config.h"
 
 namespace pkbw::engine {
 

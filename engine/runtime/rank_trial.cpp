@@ -5,6 +5,7 @@
 #include "pkbw/core/compare.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/safetensors.h"
 #include "pkbw/core/status.h"
 #include "rank_run.h"
@@ -113,6 +114,20 @@ void RankRun::collect(SideResult& result, TrialBuffers& buffers, int trial, cons
     }
 }
 
+void TrialVerdict::note(std::string_view new_status, const std::string& text) {
+    // Keep the most severe status; messages accumulate.
+    static const std::vector<std::string> order = {std::string(status::kPass), std::string(status::kMismatch),
+                                                   std::string(status::kInvalidOutput),
+                                                   std::string(status::kError)};
+    const auto rank_of = [&](std::string_view s) {
+        return std::find(order.begin(), order.end(), s) - order.begin();
+    };
+    if (rank_of(new_status) > rank_of(status)) {
+        status = new_status;
+    }
+    message += (message.empty() ? "" : "; ") + text;
+}
+
 bool RankRun::run_trial(int trial) {
     phase(status::kPhaseInputs, trial);
     const ProblemConfig problem_config = config_.problem_config(trial);
@@ -125,20 +140,7 @@ bool RankRun::run_trial(int trial) {
     // The judge names the tie rows from the host inputs, before the candidate sees them (issue 16).
     const TieRowsByOutput tie_rows = problem_->checked_tie_rows(problem_config, rank_, host_inputs);
     if (config_.keep_inputs) {
-        OutputSet inputs;
-        for (std::size_t i = 0; i < input_specs.size(); ++i) {
-            inputs.add(input_specs[i].name, host_inputs[i]);
-        }
-        std::map<std::string, std::string> metadata{
-            {"pkbw.problem", config_.problem},
-            {"pkbw.trial", std::to_string(trial)},
-            {"pkbw.input_order", input_order(input_specs)},
-            {"pkbw.params", json(problem_->params(problem_config)).dump()}};
-        if (!tie_rows.empty())
-            metadata["pkbw.tie_rows"] = tie_rows_json(tie_rows).dump();
-        write_safetensors(
-            (trial_directory(trial) / ("rank_" + std::to_string(rank_) + "_inputs.safetensors")).string(),
-            inputs, metadata);
+        keep_trial_inputs(trial, input_specs, host_inputs, tie_rows);
     }
     TrialBuffers buffers(*shared_, input_specs, std::move(host_inputs), output_specs);
     const auto params = problem_->params(problem_config);
@@ -154,41 +156,69 @@ bool RankRun::run_trial(int trial) {
     if (reference_) {
         reference = run_reference(buffers, trial);
     }
+    const TrialVerdict verdict = judge_trial(reference, candidate, trial, tie_rows);
 
-    json result = {{"event", protocol::kRankResult}, {"rank", rank_}, {"trial", trial}};
-    std::string status(status::kPass);
-    std::string message;
-    json tensors = json::array();
-    json violations = json::array();
-    json changed = json::array();
-    auto note = [&](std::string_view new_status, const std::string& text) {
-        // Keep the most severe status; messages accumulate.
-        static const std::vector<std::string> order = {
-            std::string(status::kPass), std::string(status::kMismatch), std::string(status::kInvalidOutput),
-            std::string(status::kError)};
-        const auto rank_of = [&](std::string_view s) {
-            return std::find(order.begin(), order.end(), s) - order.begin();
-        };
-        if (rank_of(new_status) > rank_of(status)) {
-            status = new_status;
-        }
-        message += (message.empty() ? "" : "; ") + text;
-    };
+    // Every rank learns every verdict: the trial stops (or outputs are kept) for all alike.
+    const std::uint8_t mine = verdict.status == status::kPass ? 0 : 1;
+    const auto verdicts = rendezvous_->all_gather(std::as_bytes(std::span(&mine, 1)));
+    bool everyone_passed = true;
+    for (const auto& v : verdicts) {
+        everyone_passed = everyone_passed && !v.empty() && v[0] == std::byte{0};
+    }
+    json outputs = json::object();
+    if (config_.keep_outputs || !everyone_passed) {
+        outputs = keep_trial_outputs(trial, reference, candidate);
+    }
+    events_.send({{"event", protocol::kRankResult},
+                  {"rank", rank_},
+                  {"trial", trial},
+                  {"status", verdict.status},
+                  {"message", verdict.message},
+                  {"tensors", verdict.tensors},
+                  {"guard_violations", verdict.violations},
+                  {"mutated_inputs", verdict.changed},
+                  {"outputs", outputs}});
+    return everyone_passed;
+}
+
+void RankRun::keep_trial_inputs(int trial, const std::vector<TensorSpec>& input_specs,
+                                const std::vector<Tensor>& host_inputs, const TieRowsByOutput& tie_rows) {
+    const ProblemConfig problem_config = config_.problem_config(trial);
+    OutputSet inputs;
+    for (std::size_t i = 0; i < input_specs.size(); ++i) {
+        inputs.add(input_specs[i].name, host_inputs[i]);
+    }
+    std::map<std::string, std::string> metadata{
+        {"pkbw.problem", config_.problem},
+        {"pkbw.trial", std::to_string(trial)},
+        {"pkbw.input_order", input_order(input_specs)},
+        {"pkbw.params", json(problem_->params(problem_config)).dump()}};
+    if (!tie_rows.empty())
+        metadata["pkbw.tie_rows"] = tie_rows_json(tie_rows).dump();
+    write_safetensors(
+        (trial_directory(trial) / run_layout::fill(run_layout::kTrialInputs, rank_, trial)).string(), inputs,
+        metadata);
+}
+
+TrialVerdict RankRun::judge_trial(const std::optional<SideResult>& reference,
+                                  const std::optional<SideResult>& candidate, int trial,
+                                  const TieRowsByOutput& tie_rows) {
+    TrialVerdict verdict;
     for (const auto* side : {&reference, &candidate}) {
         if (!*side) {
             continue;
         }
         const std::string name = side == &reference ? "reference" : "candidate";
         if (!(*side)->error.empty()) {
-            note(status::kError, name + " failed: " + (*side)->error);
+            verdict.note(status::kError, name + " failed: " + (*side)->error);
         }
         for (const auto& v : (*side)->guard_violations) {
-            note(status::kInvalidOutput, name + " " + v.describe());
-            violations.push_back(name + ": " + v.describe());
+            verdict.note(status::kInvalidOutput, name + " " + v.describe());
+            verdict.violations.push_back(name + ": " + v.describe());
         }
         for (const auto& c : (*side)->changed_inputs) {
-            note(status::kInvalidOutput, name + " modified input " + c);
-            changed.push_back(c);
+            verdict.note(status::kInvalidOutput, name + " modified input " + c);
+            verdict.changed.push_back(c);
         }
     }
     if (reference && candidate) {
@@ -197,48 +227,34 @@ bool RankRun::run_trial(int trial) {
         const OutputComparison comparison =
             compare_outputs(reference->outputs, candidate->outputs, options, tie_rows);
         for (const auto& tensor : comparison.tensors) {
-            tensors.push_back(protocol::to_json(tensor));
+            verdict.tensors.push_back(protocol::to_json(tensor));
         }
         if (!comparison.pass) {
-            note(status::kMismatch, comparison.first_error);
+            verdict.note(status::kMismatch, comparison.first_error);
         }
     }
+    return verdict;
+}
 
-    // Every rank learns every verdict: the trial stops (or outputs are kept) for all alike.
-    const std::uint8_t mine = status == status::kPass ? 0 : 1;
-    const auto verdicts = rendezvous_->all_gather(std::as_bytes(std::span(&mine, 1)));
-    bool everyone_passed = true;
-    for (const auto& v : verdicts) {
-        everyone_passed = everyone_passed && !v.empty() && v[0] == std::byte{0};
-    }
-
+json RankRun::keep_trial_outputs(int trial, const std::optional<SideResult>& reference,
+                                 const std::optional<SideResult>& candidate) {
     json outputs = json::object();
-    if (config_.keep_outputs || !everyone_passed) {
-        const auto dir = trial_directory(trial);
-        for (const auto* side : {&reference, &candidate}) {
-            if (!*side) {
-                continue;
-            }
-            const std::string name = side == &reference ? "reference" : "candidate";
-            const auto path = dir / ("rank_" + std::to_string(rank_) + "_" + name + ".safetensors");
-            // A variable-length output is written as its valid prefix, its length beside it (core).
-            write_safetensors(path.string(), (*side)->outputs,
-                              {{"pkbw.problem", config_.problem},
-                               {"pkbw.side", name},
-                               {"pkbw.rank", std::to_string(rank_)},
-                               {"pkbw.trial", std::to_string(trial)}});
-            outputs[name] = path.string();
+    const auto dir = trial_directory(trial);
+    for (const auto* side : {&reference, &candidate}) {
+        if (!*side) {
+            continue;
         }
+        const std::string name = side == &reference ? "reference" : "candidate";
+        const auto path = dir / run_layout::fill(run_layout::kTrialOutputs, rank_, trial, name);
+        // A variable-length output is written as its valid prefix, its length beside it (core).
+        write_safetensors(path.string(), (*side)->outputs,
+                          {{"pkbw.problem", config_.problem},
+                           {"pkbw.side", name},
+                           {"pkbw.rank", std::to_string(rank_)},
+                           {"pkbw.trial", std::to_string(trial)}});
+        outputs[name] = path.string();
     }
-
-    result["status"] = status;
-    result["message"] = message;
-    result["tensors"] = std::move(tensors);
-    result["guard_violations"] = std::move(violations);
-    result["mutated_inputs"] = std::move(changed);
-    result["outputs"] = std::move(outputs);
-    events_.send(result);
-    return everyone_passed;
+    return outputs;
 }
 
 } // namespace detail

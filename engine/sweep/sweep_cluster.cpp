@@ -1,6 +1,7 @@
 #include "sweep_cluster.h"
 
 #include "pkbw/core/error.h"
+#include "pkbw/core/status.h"
 #include "pkbw/core/store_merge.h"
 #include "signals.h"
 #include "subprocess.h"
@@ -74,14 +75,18 @@ std::string shell_quote(const std::string& word) {
     return "'" + replace_all(word, "'", "'\\''") + "'";
 }
 
-int submit_sweep(Store& store, const SweepRecord& sweep, const SweepContext& context,
-                 const ClusterOptions& cluster, std::ostream& out, std::ostream& err) {
-    const auto pending = pending_pairs(store, sweep.id);
-    if (pending.empty()) {
-        out << "sweep " << sweep.id << ": every pair is judged; nothing to submit\n";
-        return 0;
-    }
-    const int chunk = std::max(1, cluster.chunk);
+namespace {
+
+// One submission of a sweep's pending pairs: its tag ("submit_<n>"), the task file every task reads
+// (the sweep, the folders and each task's pairs) and the number of tasks.
+struct Submission {
+    std::string tag;
+    fs::path task_file;
+    int count = 0;
+};
+
+Submission write_submission(const SweepRecord& sweep, const SweepContext& context,
+                            const std::vector<SweepPair>& pending, int chunk) {
     json tasks = json::array();
     for (std::size_t i = 0; i < pending.size(); i += static_cast<std::size_t>(chunk)) {
         json task = json::array();
@@ -94,71 +99,87 @@ int submit_sweep(Store& store, const SweepRecord& sweep, const SweepContext& con
     int submission = 1;
     while (fs::exists(context.work_dir / ("submit_" + std::to_string(submission) + ".json")))
         ++submission;
-    const std::string tag = "submit_" + std::to_string(submission);
-    const fs::path task_file = context.work_dir / (tag + ".json");
-    {
-        std::ofstream file(task_file);
-        file << json{{"sweep", sweep_json_record(sweep)},
-                     {"submission", submission},
-                     {"work_dir", context.work_dir.string()},
-                     {"cache_dir", context.cache_dir.string()},
-                     {"tasks", tasks}}
-                    .dump(1)
-             << "\n";
-        if (!file)
-            throw Error("cannot write " + task_file.string());
-    }
-    const int count = static_cast<int>(tasks.size());
-    const std::string pkbw = shell_quote(context.pkbw.string());
-    auto task_command = [&](const std::string& index) {
-        return pkbw + " sweep --task " + shell_quote(task_file.string()) + " --task-index " + index +
-               (cluster.local_dir.empty() ? "" : " --local-dir " + shell_quote(cluster.local_dir.string()));
-    };
-    if (!cluster.slurm) {
-        // --remote: one command per task, at most --jobs at once, then collect here.
-        const int parallel = context.jobs > 0 ? context.jobs : count;
-        std::mutex lock;
-        int next = 0, failures = 0;
-        auto worker = [&] {
-            for (;;) {
-                int i;
-                {
-                    std::lock_guard<std::mutex> guard(lock);
-                    if (next >= count || interrupt_signal() != 0)
-                        return;
-                    i = next++;
-                }
-                std::string command = cluster.remote;
-                const bool has_cmd = command.find("{cmd}") != std::string::npos;
-                command = replace_all(command, "{cmd}", task_command(std::to_string(i)));
-                command =
-                    replace_all(replace_all(command, "{i}", std::to_string(i)), "{n}", std::to_string(count));
-                if (!has_cmd)
-                    command += " " + task_command(std::to_string(i));
-                auto result = run_process({"/bin/sh", "-c", command}, current_environment(), 7 * 24 * 3600.0);
-                std::ofstream(context.work_dir / "logs" / (tag + "_task_" + std::to_string(i) + ".out"))
-                    << result.output;
+    Submission result;
+    result.tag = "submit_" + std::to_string(submission);
+    result.task_file = context.work_dir / (result.tag + ".json");
+    result.count = static_cast<int>(tasks.size());
+    std::ofstream file(result.task_file);
+    file << json{{"sweep", sweep_json_record(sweep)},
+                 {"submission", submission},
+                 {"work_dir", context.work_dir.string()},
+                 {"cache_dir", context.cache_dir.string()},
+                 {"tasks", tasks}}
+                .dump(1)
+         << "\n";
+    if (!file)
+        throw Error("cannot write " + result.task_file.string());
+    return result;
+}
+
+// The command that runs task `index` (a number, or the shell word SLURM fills in).
+std::string task_command_line(const SweepContext& context, const ClusterOptions& cluster,
+                              const Submission& submission, const std::string& index) {
+    return shell_quote(context.pkbw.string()) + " sweep --task " +
+           shell_quote(submission.task_file.string()) + " --task-index " + index +
+           (cluster.local_dir.empty() ? "" : " --local-dir " + shell_quote(cluster.local_dir.string()));
+}
+
+// --remote: one command per task, at most --jobs at once, then collect here.
+int run_remote_tasks(Store& store, const SweepRecord& sweep, const SweepContext& context,
+                     const ClusterOptions& cluster, const Submission& submission, std::ostream& out,
+                     std::ostream& err) {
+    const int count = submission.count;
+    const std::string& tag = submission.tag;
+    const int parallel = context.jobs > 0 ? context.jobs : count;
+    std::mutex lock;
+    int next = 0, failures = 0;
+    auto worker = [&] {
+        for (;;) {
+            int i;
+            {
                 std::lock_guard<std::mutex> guard(lock);
-                if (!result.ok()) {
-                    ++failures;
-                    err << "pkbw: sweep task " << i << " (" << command << ") ended with "
-                        << (result.signal ? "signal " + std::to_string(result.signal)
-                                          : "exit " + std::to_string(result.exit_code))
-                        << "\n";
-                }
+                if (next >= count || interrupt_signal() != 0)
+                    return;
+                i = next++;
             }
-        };
-        std::vector<std::thread> threads;
-        for (int t = 0; t < std::min(parallel, count); ++t)
-            threads.emplace_back(worker);
-        for (auto& t : threads)
-            t.join();
-        out << "sweep " << sweep.id << ": " << count << " remote tasks ran (" << failures
-            << " failed); collecting\n";
-        collect_sweep(store, sweep, context, out, err);
-        return interrupt_signal() != 0 ? 130 : 0;
-    }
-    // SLURM: an array job, one task per chunk, throttled with %K; then the collecting job.
+            std::string command = cluster.remote;
+            const bool has_cmd = command.find("{cmd}") != std::string::npos;
+            command = replace_all(command, "{cmd}",
+                                  task_command_line(context, cluster, submission, std::to_string(i)));
+            command =
+                replace_all(replace_all(command, "{i}", std::to_string(i)), "{n}", std::to_string(count));
+            if (!has_cmd)
+                command += " " + task_command_line(context, cluster, submission, std::to_string(i));
+            auto result = run_process({"/bin/sh", "-c", command}, current_environment(), 7 * 24 * 3600.0);
+            std::ofstream(context.work_dir / "logs" / (tag + "_task_" + std::to_string(i) + ".out"))
+                << result.output;
+            std::lock_guard<std::mutex> guard(lock);
+            if (!result.ok()) {
+                ++failures;
+                err << "pkbw: sweep task " << i << " (" << command << ") ended with "
+                    << (result.signal ? "signal " + std::to_string(result.signal)
+                                      : "exit " + std::to_string(result.exit_code))
+                    << "\n";
+            }
+        }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 0; t < std::min(parallel, count); ++t)
+        threads.emplace_back(worker);
+    for (auto& t : threads)
+        t.join();
+    out << "sweep " << sweep.id << ": " << count << " remote tasks ran (" << failures
+        << " failed); collecting\n";
+    collect_sweep(store, sweep, context, out, err);
+    return interrupt_signal() != 0 ? status::kExitInterrupted : status::kExitOk;
+}
+
+// SLURM: an array job, one task per chunk, throttled with %K; then the collecting job.
+int submit_slurm(Store& store, const SweepRecord& sweep, const SweepContext& context,
+                 const ClusterOptions& cluster, const Submission& submission, std::size_t pairs,
+                 std::ostream& out, std::ostream& err) {
+    const int count = submission.count;
+    const std::string& tag = submission.tag;
     const fs::path script = context.work_dir / (tag + ".sbatch");
     {
         std::ofstream file(script);
@@ -179,7 +200,8 @@ int submit_sweep(Store& store, const SweepRecord& sweep, const SweepContext& con
              << " (docs/sweeps.md). Each task runs its pairs into a store\n"
              << "# on the node's local disk and publishes it under " << (context.work_dir / "tasks").string()
              << ".\n"
-             << "exec " << task_command("\"$SLURM_ARRAY_TASK_ID\"") << "\n";
+             << "exec " << task_command_line(context, cluster, submission, "\"$SLURM_ARRAY_TASK_ID\"")
+             << "\n";
     }
     std::vector<std::string> common;
     if (!cluster.partition.empty())
@@ -191,7 +213,7 @@ int submit_sweep(Store& store, const SweepRecord& sweep, const SweepContext& con
     if (!result.ok()) {
         err << "pkbw: " << cluster.sbatch << " " << script.string() << " failed: " << trimmed(result.output)
             << "\n";
-        return 3;
+        return status::kExitEnvironment;
     }
     const std::string array_job = trimmed(result.output).substr(0, trimmed(result.output).find(';'));
     const std::string collect = shell_quote(context.pkbw.string()) + " sweep --collect " +
@@ -205,19 +227,33 @@ int submit_sweep(Store& store, const SweepRecord& sweep, const SweepContext& con
     if (cluster.wait)
         dependent.push_back("--wait");
     dependent.push_back("--wrap=" + collect);
-    set_sweep_status(store, sweep.id, "submitted");
-    out << "sweep " << sweep.id << ": " << count << " tasks (" << pending.size()
-        << " pairs) submitted as job " << array_job << "; collecting job after it"
-        << (cluster.wait ? " (waiting)" : "") << "\n"
+    set_sweep_status(store, sweep.id, sweep_status::kSubmitted);
+    out << "sweep " << sweep.id << ": " << count << " tasks (" << pairs << " pairs) submitted as job "
+        << array_job << "; collecting job after it" << (cluster.wait ? " (waiting)" : "") << "\n"
         << std::flush;
     auto collected = run_process(dependent, current_environment(), cluster.wait ? 7 * 24 * 3600.0 : 120);
     if (!collected.ok()) {
         err << "pkbw: the collecting job (" << cluster.sbatch << " --dependency=afterany:" << array_job
             << ") failed: " << trimmed(collected.output) << "\n  collect by hand: " << collect << "\n";
-        return 3;
+        return status::kExitEnvironment;
     }
     out << "collecting job " << trimmed(collected.output) << (cluster.wait ? " finished" : " queued") << "\n";
     return 0;
+}
+
+} // namespace
+
+int submit_sweep(Store& store, const SweepRecord& sweep, const SweepContext& context,
+                 const ClusterOptions& cluster, std::ostream& out, std::ostream& err) {
+    const auto pending = pending_pairs(store, sweep.id);
+    if (pending.empty()) {
+        out << "sweep " << sweep.id << ": every pair is judged; nothing to submit\n";
+        return 0;
+    }
+    const Submission submission = write_submission(sweep, context, pending, std::max(1, cluster.chunk));
+    if (!cluster.slurm)
+        return run_remote_tasks(store, sweep, context, cluster, submission, out, err);
+    return submit_slurm(store, sweep, context, cluster, submission, pending.size(), out, err);
 }
 
 int run_sweep_task(const fs::path& task_file, int index, const ClusterOptions& cluster, bool json_output,
@@ -263,7 +299,7 @@ int run_sweep_task(const fs::path& task_file, int index, const ClusterOptions& c
         const std::int64_t id = create_sweep(store, sweep, pairs);
         sweep.id = id;
         result = execute_sweep(store, sweep, context, out);
-        set_sweep_status(store, id, result.interrupted ? "interrupted" : "done");
+        set_sweep_status(store, id, result.interrupted ? sweep_status::kInterrupted : sweep_status::kDone);
     }
     // Publish: the closed store (its WAL checkpointed by the last close) and its run folders, under a
     // temporary name renamed when complete, so `collect` never reads half a task.
@@ -280,13 +316,13 @@ int run_sweep_task(const fs::path& task_file, int index, const ClusterOptions& c
     if (ec) {
         err << "pkbw: sweep task " << index << ": cannot publish its store to " << staging.string() << ": "
             << ec.message() << " (kept in " << local.string() << ")\n";
-        return 3;
+        return status::kExitEnvironment;
     }
     fs::rename(staging, published, ec);
     if (ec) {
         err << "pkbw: sweep task " << index << ": cannot rename " << staging.string() << ": " << ec.message()
             << "\n";
-        return 3;
+        return status::kExitEnvironment;
     }
     fs::remove_all(local, ec);
     out << (json_output
@@ -294,7 +330,7 @@ int run_sweep_task(const fs::path& task_file, int index, const ClusterOptions& c
                 : "sweep task " + std::to_string(index) + ": " + std::to_string(result.finished) +
                       " pairs, published " + published.string())
         << "\n";
-    return result.interrupted ? 130 : 0;
+    return result.interrupted ? status::kExitInterrupted : status::kExitOk;
 }
 
 int collect_sweep(Store& store, const SweepRecord& sweep, const SweepContext& context, std::ostream& out,
@@ -324,7 +360,7 @@ int collect_sweep(Store& store, const SweepRecord& sweep, const SweepContext& co
         }
     }
     const auto pending = pending_pairs(store, sweep.id);
-    set_sweep_status(store, sweep.id, pending.empty() ? "done" : "incomplete");
+    set_sweep_status(store, sweep.id, pending.empty() ? sweep_status::kDone : sweep_status::kIncomplete);
     out << "sweep " << sweep.id << ": collected " << published.size() - failed << " task stores (" << runs
         << " runs); " << pending.size() << " pairs still pending"
         << (pending.empty() ? "" : " (resume: pkbw sweep --resume " + std::to_string(sweep.id) + " ...)")

@@ -281,7 +281,7 @@ std::vector<std::string> pair_command(const SweepRecord& sweep, const SweepPair&
 std::vector<SweepPair> pending_pairs(const Store& store, std::int64_t sweep_id) {
     std::vector<SweepPair> pending;
     for (auto& pair : sweep_pairs(store, sweep_id)) {
-        if (pair.state == "done" && pair.run_id) {
+        if (pair.state == pair_state::kDone && pair.run_id) {
             auto run = store.get_run(*pair.run_id);
             if (run && sweep_run_status_is_final(run->status))
                 continue;
@@ -336,7 +336,7 @@ ExecuteResult execute_sweep(Store& store, const SweepRecord& sweep, const SweepC
                     spawn(pair_command(sweep, c.pair, context), c.stdout_file, c.stderr_file, environment);
             } catch (const Error& error) {
                 SweepPair failed = c.pair;
-                failed.state = "failed";
+                failed.state = pair_state::kFailed;
                 failed.message = error.what();
                 record_sweep_pair(store, sweep.id, failed);
                 progress.finished(failed, "failed", 0);
@@ -367,11 +367,11 @@ ExecuteResult execute_sweep(Store& store, const SweepRecord& sweep, const SweepC
                 pair.message = finished->value("message", std::string());
                 pair.state =
                     verdict == to_string(RunStatus::Interrupted) || verdict == to_string(RunStatus::Aborted)
-                        ? "pending"
-                        : "done";
+                        ? pair_state::kPending
+                        : pair_state::kDone;
                 speedup = speedup_text(*finished);
             } else {
-                pair.state = "failed";
+                pair.state = pair_state::kFailed;
                 std::string how = WIFSIGNALED(status)
                                       ? "pkbw was killed by signal " + std::to_string(WTERMSIG(status))
                                       : "pkbw exited " + std::to_string(WEXITSTATUS(status));

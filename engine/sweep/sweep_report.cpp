@@ -238,7 +238,7 @@ int show_sweep_command(const std::filesystem::path& store_path, std::int64_t swe
     Store store = Store::open_read_only(store_path);
     if (!find_sweep(store, sweep_id)) {
         err << "pkbw: no sweep " << sweep_id << " in " << store_path.string() << "\n";
-        return 2;
+        return status::kExitUsage;
     }
     const auto table = sweep_table(store, sweep_id);
     if (as_json) {

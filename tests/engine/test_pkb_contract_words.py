@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""PKB's Python judge speaks the run contract as core/include/pkbw/core/status.h defines it.
+"""PKB's Python judge speaks the run contract as core/include/pkbw/core/status.h defines it, and
+writes the run folder as core/include/pkbw/core/run_layout.h lays it out.
 
 pkbw_pkb_rank.py is a second rank program beside pkbw-rank, read by the same launcher, and Python
 cannot include status.h: it restates the words (exit codes, rank_result statuses, error kinds, phases)
@@ -20,6 +21,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 STATUS_H = ROOT / "core/include/pkbw/core/status.h"
+RUN_LAYOUT_H = ROOT / "core/include/pkbw/core/run_layout.h"
 JUDGE = ROOT / "engine/python/pkbw_pkb_rank.py"
 CANDIDATE = ROOT / "engine/python/pkbw_pkb_candidate.py"
 
@@ -45,12 +47,45 @@ def core_name(python_name):
     return "k" + camel if category == "STATUS" else "k" + category.capitalize() + camel
 
 
+# pkbw's own exit codes (the CLI's, not a rank program's): a judge never ends with them.
+PKBW_EXIT_CODES = ("kExitFailed", "kExitUsage", "kExitInterrupted")
+
+
 def core_words(core):
     """Core's values by category: what a judge may send as a status, a kind, a phase, an exit code."""
     def values(prefix, exclude=()):
         return {v for k, v in core.items() if k.startswith(prefix) and not k.startswith(exclude)}
-    statuses = {v for k, v in core.items() if isinstance(v, str) and not k.startswith(("kKind", "kPhase"))}
-    return {"EXIT": values("kExit"), "STATUS": statuses, "KIND": values("kKind"), "PHASE": values("kPhase")}
+    statuses = {v for k, v in core.items()
+                if isinstance(v, str) and not k.startswith(("kKind", "kPhase", "kMode"))}
+    return {"EXIT": values("kExit", PKBW_EXIT_CODES), "STATUS": statuses, "KIND": values("kKind"),
+            "PHASE": values("kPhase")}
+
+
+def check_layout(tree, failures):
+    """The judge's LAYOUT_* patterns are run_layout.h's (LAYOUT_TRIAL_DIR <-> kTrialDir), and the judge
+    spells no run-folder file name outside them. Returns how many it holds."""
+    core = core_constants(RUN_LAYOUT_H.read_text())
+    layout = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and node.targets[0].id.startswith("LAYOUT_") and isinstance(node.value, ast.Constant):
+            layout[node.targets[0].id] = (node.value.value, node.lineno)
+    for name, (value, line) in sorted(layout.items()):
+        counterpart = "k" + "".join(part.capitalize() for part in name.split("_")[1:])
+        if counterpart not in core:
+            failures.append(f"{JUDGE.name}:{line}: {name} has no counterpart {counterpart} in run_layout.h")
+        elif core[counterpart] != value:
+            failures.append(f"{JUDGE.name}:{line}: {name} = {value!r}, but run_layout.h's {counterpart} = "
+                            f"{core[counterpart]!r}")
+    allowed = {line for _, line in layout.values()}
+    for node in ast.walk(tree):
+        texts = [node.value] if isinstance(node, ast.Constant) and isinstance(node.value, str) else []
+        if isinstance(node, ast.JoinedStr):
+            texts = [v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+        for text in texts:
+            if node.lineno not in allowed and re.search(r"events\.jsonl|\.safetensors$|torch\.json|(^|/)(trial|rank)_(\{|$)", text):
+                failures.append(f"{JUDGE.name}:{node.lineno}: {text!r} spells a run-folder file: use a LAYOUT_* pattern")
+    return len(layout)
 
 
 def judge_constants(tree):
@@ -181,13 +216,16 @@ def main():
     check_constants(constants, core, failures)
     uses = check_uses(tree, constants, words, failures)
     candidate_kinds = check_candidate_kinds(words, failures)
+    layout = check_layout(tree, failures)
+    if layout < 5:
+        failures.append(f"found only {layout} LAYOUT_* patterns in the judge")
     if uses < 40 or candidate_kinds < 3:
         failures.append(f"found only {uses} uses in the judge and {candidate_kinds} kinds in the candidate: "
                         "has the judge's shape changed under this test?")
     for failure in failures:
         print(failure)
     print(f"{len(core)} core constants, {len(constants)} judge constants, {uses} uses, "
-          f"{candidate_kinds} candidate kinds: {'FAILED' if failures else 'all agree'}")
+          f"{candidate_kinds} candidate kinds, {layout} layout patterns: {'FAILED' if failures else 'all agree'}")
     return 1 if failures else 0
 
 

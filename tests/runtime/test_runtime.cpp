@@ -3,7 +3,7 @@
 #include "device.h"
 #include "loopback.h"
 #include "pkbw/core/error.h"
-#include "rank_config.h"
+#include "pkbw/core/rank_config.h"
 #include "rendezvous.h"
 #include "trial_buffers.h"
 

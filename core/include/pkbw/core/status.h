@@ -14,6 +14,23 @@ inline constexpr int kExitEnvironment = 3;   // no GPU, NCCL or rendezvous failu
 inline constexpr int kExitSolutionBroke = 4; // the solution broke the process (CUDA error, exception)
 inline constexpr int kExitInternal = 5;
 
+// Exit codes of pkbw itself (docs/cli.md "Run status and exit codes"), which agent loops and the
+// workbench read: kExitOk, kExitFailed (a verdict other than pass), kExitUsage (bad input), the rank's
+// kExitEnvironment, and kExitInterrupted (SIGINT/SIGTERM, as a shell reports them).
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInterrupted = 130;
+
+// A run's mode (the rank config's "mode"; docs/cli.md): eval compares, dryrun only runs, perf compares
+// then times, calibrate measures the machine (no problem). A dryrun runs one trial whatever was asked.
+inline constexpr std::string_view kModeEval = "eval";
+inline constexpr std::string_view kModeDryrun = "dryrun";
+inline constexpr std::string_view kModePerf = "perf";
+inline constexpr std::string_view kModeCalibrate = "calibrate";
+constexpr int trials_in_mode(std::string_view mode, int trials) {
+    return mode == kModeDryrun ? 1 : trials;
+}
+
 // rank_result.status, most severe last.
 inline constexpr std::string_view kPass = "pass";
 inline constexpr std::string_view kMismatch = "mismatch";

@@ -13,6 +13,24 @@
 
 namespace pkbw {
 
+// A sweep's status in the store (`sweeps.status`), the words pkbw writes and the GUI reads: running (on
+// this machine), submitted (to a queue), done, incomplete (pairs left, resume it), interrupted.
+namespace sweep_status {
+inline constexpr const char* kRunning = "running";
+inline constexpr const char* kSubmitted = "submitted";
+inline constexpr const char* kDone = "done";
+inline constexpr const char* kIncomplete = "incomplete";
+inline constexpr const char* kInterrupted = "interrupted";
+} // namespace sweep_status
+
+// A pair's state (`sweep_pairs.state`): pending (not judged yet), done (its run has a verdict), failed
+// (pkbw ended without recording a run).
+namespace pair_state {
+inline constexpr const char* kPending = "pending";
+inline constexpr const char* kDone = "done";
+inline constexpr const char* kFailed = "failed";
+} // namespace pair_state
+
 struct SweepRecord {
     std::int64_t id = 0;
     std::string uuid; // "" = create_sweep draws one
@@ -22,7 +40,7 @@ struct SweepRecord {
     int world_size = 1;
     nlohmann::json options = nlohmann::json::object();
     std::string created_at, updated_at; // "" = now
-    std::string status = "running";
+    std::string status = sweep_status::kRunning;
 };
 
 struct SweepPair {
@@ -33,7 +51,7 @@ struct SweepPair {
     std::string placed_by = "name";
     int position = 0;
     std::optional<std::int64_t> run_id;
-    std::string state = "pending"; // pending | done | failed
+    std::string state = pair_state::kPending;
     std::string message;
     std::optional<double> seconds;
 };

@@ -1,12 +1,15 @@
-// The rank program's configuration file (docs/engine.md, "Rank program contract").
+// The rank program's configuration file, config.json in the run folder (docs/engine.md, "Rank program
+// contract"): one struct, one writer (to_json, the launcher's) and one reader (parse_rank_config: the rank
+// program's, strict; the workbench's, which only shows it). PKB's Python judge reads the same file.
 #pragma once
 
 #include "pkbw/core/problem.h"
+#include "pkbw/core/status.h"
 
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace pkbw::engine {
+namespace pkbw {
 
 struct RankConfig {
     int version = 1;
@@ -34,16 +37,19 @@ struct RankConfig {
 
     ProblemConfig problem_config(int trial) const;
     bool runs_reference() const {
-        return mode != "calibrate" && (mode != "dryrun" || dryrun_side == "reference");
+        return mode != status::kModeCalibrate && (mode != status::kModeDryrun || dryrun_side == "reference");
     }
     bool runs_candidate() const {
-        return mode != "calibrate" && (mode != "dryrun" || dryrun_side == "candidate");
+        return mode != status::kModeCalibrate && (mode != status::kModeDryrun || dryrun_side == "candidate");
     }
 };
 
-// Throws pkbw::FormatError naming the file and the field.
-RankConfig parse_rank_config(const nlohmann::json& json, const std::string& source);
+// Throws pkbw::FormatError naming the file and the field. `for_rank_program`: the libraries the mode runs
+// and the output folder must be given (false: a reader that only shows a run, a PKB run's config too).
+RankConfig parse_rank_config(const nlohmann::json& json, const std::string& source, bool for_rank_program = true);
 RankConfig load_rank_config(const std::string& path);
+// The file's JSON: `extra`'s sections (trace, pkb, ...) with every field above over them; the libraries
+// only when set.
 nlohmann::json to_json(const RankConfig& config);
 
-} // namespace pkbw::engine
+} // namespace pkbw

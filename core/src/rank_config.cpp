@@ -1,11 +1,11 @@
-#include "rank_config.h"
+#include "pkbw/core/rank_config.h"
 
 #include "pkbw/core/error.h"
 
 #include <fstream>
 #include <sstream>
 
-namespace pkbw::engine {
+namespace pkbw {
 namespace {
 
 using nlohmann::json;
@@ -40,7 +40,7 @@ ProblemConfig RankConfig::problem_config(int trial) const {
     return config;
 }
 
-RankConfig parse_rank_config(const json& j, const std::string& source) {
+RankConfig parse_rank_config(const json& j, const std::string& source, bool for_rank_program) {
     if (!j.is_object()) {
         throw FormatError(source + ": the configuration must be a JSON object");
     }
@@ -52,11 +52,12 @@ RankConfig parse_rank_config(const json& j, const std::string& source) {
     }
     c.run_id = field<long long>(j, "run_id", source, 0);
     c.mode = field<std::string>(j, "mode", source, "eval");
-    if (c.mode != "dryrun" && c.mode != "eval" && c.mode != "perf" && c.mode != "calibrate") {
+    if (c.mode != status::kModeDryrun && c.mode != status::kModeEval && c.mode != status::kModePerf &&
+        c.mode != status::kModeCalibrate) {
         throw FormatError(source + ": field 'mode' must be dryrun, eval, perf or calibrate, not '" + c.mode +
                           "'");
     }
-    c.problem = field<std::string>(j, "problem", source, "", c.mode != "calibrate");
+    c.problem = field<std::string>(j, "problem", source, "", for_rank_program && c.mode != status::kModeCalibrate);
     if (const auto perf = j.find("perf"); perf != j.end() && !perf->is_null()) {
         if (!perf->is_object()) {
             throw FormatError(source + ": field 'perf' must be an object");
@@ -64,7 +65,7 @@ RankConfig parse_rank_config(const json& j, const std::string& source) {
         c.perf = true;
         c.perf_options = *perf;
     }
-    c.perf = c.perf || c.mode == "perf";
+    c.perf = c.perf || c.mode == status::kModePerf;
     c.backend = field<std::string>(j, "backend", source, "host");
     if (c.backend != "cuda" && c.backend != "host") {
         throw FormatError(source + ": field 'backend' must be cuda or host, not '" + c.backend + "'");
@@ -104,11 +105,11 @@ RankConfig parse_rank_config(const json& j, const std::string& source) {
     }
     c.reference_library = field<std::string>(j, "reference_library", source, "");
     c.candidate_library = field<std::string>(j, "candidate_library", source, "");
-    c.output_dir = field<std::string>(j, "output_dir", source, "", true);
-    if (c.runs_reference() && c.reference_library.empty()) {
+    c.output_dir = field<std::string>(j, "output_dir", source, "", for_rank_program);
+    if (for_rank_program && c.runs_reference() && c.reference_library.empty()) {
         throw FormatError(source + ": field 'reference_library' is required for this mode");
     }
-    if (c.runs_candidate() && c.candidate_library.empty()) {
+    if (for_rank_program && c.runs_candidate() && c.candidate_library.empty()) {
         throw FormatError(source + ": field 'candidate_library' is required for this mode");
     }
     c.extra = j;
@@ -149,13 +150,15 @@ json to_json(const RankConfig& c) {
               {"keep_outputs", c.keep_outputs},
               {"keep_inputs", c.keep_inputs},
               {"dryrun_side", c.dryrun_side},
-              {"reference_library", c.reference_library},
-              {"candidate_library", c.candidate_library},
               {"output_dir", c.output_dir}});
+    if (!c.reference_library.empty())
+        j["reference_library"] = c.reference_library;
+    if (!c.candidate_library.empty())
+        j["candidate_library"] = c.candidate_library;
     if (c.perf) {
         j["perf"] = c.perf_options.is_object() ? c.perf_options : json::object();
     }
     return j;
 }
 
-} // namespace pkbw::engine
+} // namespace pkbw
