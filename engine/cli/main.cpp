@@ -6,7 +6,7 @@
 #include "bundle_command.h"
 #include "cli_errors.h"
 #include "export_command.h"
-#include "import_pkb_command.h"
+#include "pkb_import.h"
 #include "judge_command.h"
 #include "launcher.h"
 #include "pkbw/core/error.h"

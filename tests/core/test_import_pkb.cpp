@@ -1,5 +1,5 @@
-// `pkbw import-pkb` (engine/cli/import_pkb_command.cpp): a PKB logs folder stored as runs.
-#include "import_pkb_command.h"
+// `pkbw import-pkb` (engine/run/pkb_import.cpp): a PKB logs folder stored as runs.
+#include "pkb_import.h"
 #include "pkbw/core/run_archive.h"
 #include "pkbw/core/store.h"
 #include "pkbw/core/trace_store.h"

@@ -1,4 +1,4 @@
-#include "import_pkb_command.h"
+#include "pkb_import.h"
 
 #include "pkbw/core/error.h"
 #include "pkbw/core/generation.h"
