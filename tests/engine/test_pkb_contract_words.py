@@ -3,12 +3,14 @@
 writes the run folder as core/include/pkbw/core/run_layout.h lays it out.
 
 pkbw_pkb_rank.py is a second rank program beside pkbw-rank, read by the same launcher, and Python
-cannot include status.h: it restates the words (exit codes, rank_result statuses, error kinds, phases)
-as named constants. This test reads status.h's constants and fails when
+cannot include status.h: its modules restate the words (exit codes, rank_result statuses, error kinds,
+phases) as named constants in one module, pkbw_pkb_contract.py. This test reads status.h's constants and
+fails when
   - a constant of the judge (EXIT_*, STATUS_*, KIND_*, PHASE_*) has no counterpart in core or another
     value than core's (EXIT_SOLUTION_BROKE <-> kExitSolutionBroke, STATUS_PASS <-> kPass,
     KIND_CUDA_ERROR <-> kKindCudaError, PHASE_INPUTS <-> kPhaseInputs);
-  - a phase, kind, status or exit code the judge sends or returns is a literal, or is not core's word;
+  - a phase, kind, status or exit code a judge module sends or returns is a literal, or is not core's
+    word, or a judge module other than the contract defines such a constant;
   - a kind the candidate process (pkbw_pkb_candidate.py) reports is neither core's nor one the judge
     turns into a status itself.
 Standard library only: no torch, no build.
@@ -22,7 +24,10 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 STATUS_H = ROOT / "core/include/pkbw/core/status.h"
 RUN_LAYOUT_H = ROOT / "core/include/pkbw/core/run_layout.h"
-JUDGE = ROOT / "engine/python/pkbw_pkb_rank.py"
+CONTRACT = ROOT / "engine/python/pkbw_pkb_contract.py"  # the judge's constants, one module
+# The judge's modules: every word they send or return is checked.
+JUDGE_MODULES = [ROOT / "engine/python" / name for name in
+                 ("pkbw_pkb_rank.py", "pkbw_pkb_worker.py", "pkbw_pkb_timing.py", "pkbw_pkb_outputs.py")]
 CANDIDATE = ROOT / "engine/python/pkbw_pkb_candidate.py"
 
 # Kinds the candidate process reports to its judge only: the judge makes them an invalid_output status
@@ -61,31 +66,35 @@ def core_words(core):
             "PHASE": values("kPhase")}
 
 
-def check_layout(tree, failures):
+def check_layout(contract, modules, failures):
     """The judge's LAYOUT_* patterns are run_layout.h's (LAYOUT_TRIAL_DIR <-> kTrialDir), and the judge
     spells no run-folder file name outside them. Returns how many it holds."""
     core = core_constants(RUN_LAYOUT_H.read_text())
     layout = {}
-    for node in tree.body:
+    for node in contract.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and node.targets[0].id.startswith("LAYOUT_") and isinstance(node.value, ast.Constant):
             layout[node.targets[0].id] = (node.value.value, node.lineno)
     for name, (value, line) in sorted(layout.items()):
         counterpart = "k" + "".join(part.capitalize() for part in name.split("_")[1:])
         if counterpart not in core:
-            failures.append(f"{JUDGE.name}:{line}: {name} has no counterpart {counterpart} in run_layout.h")
+            failures.append(f"{CONTRACT.name}:{line}: {name} has no counterpart {counterpart} in run_layout.h")
         elif core[counterpart] != value:
-            failures.append(f"{JUDGE.name}:{line}: {name} = {value!r}, but run_layout.h's {counterpart} = "
+            failures.append(f"{CONTRACT.name}:{line}: {name} = {value!r}, but run_layout.h's {counterpart} = "
                             f"{core[counterpart]!r}")
-    allowed = {line for _, line in layout.values()}
+    for path, tree in modules:
+        check_layout_literals(path, tree, failures)
+    return len(layout)
+
+
+def check_layout_literals(path, tree, failures):
     for node in ast.walk(tree):
         texts = [node.value] if isinstance(node, ast.Constant) and isinstance(node.value, str) else []
         if isinstance(node, ast.JoinedStr):
             texts = [v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
         for text in texts:
-            if node.lineno not in allowed and re.search(r"events\.jsonl|\.safetensors$|torch\.json|(^|/)(trial|rank)_(\{|$)", text):
-                failures.append(f"{JUDGE.name}:{node.lineno}: {text!r} spells a run-folder file: use a LAYOUT_* pattern")
-    return len(layout)
+            if re.search(r"events\.jsonl|\.safetensors$|torch\.json|(^|/)(trial|rank)_(\{|$)", text):
+                failures.append(f"{path.name}:{node.lineno}: {text!r} spells a run-folder file: use a LAYOUT_* pattern")
 
 
 def judge_constants(tree):
@@ -108,9 +117,9 @@ def check_constants(constants, core, failures):
     for name, value in sorted(constants.items()):
         counterpart = core_name(name)
         if counterpart not in core:
-            failures.append(f"{JUDGE.name}: {name} has no counterpart {counterpart} in status.h")
+            failures.append(f"{CONTRACT.name}: {name} has no counterpart {counterpart} in status.h")
         elif core[counterpart] != value:
-            failures.append(f"{JUDGE.name}: {name} = {value!r}, but status.h's {counterpart} = {core[counterpart]!r}")
+            failures.append(f"{CONTRACT.name}: {name} = {value!r}, but status.h's {counterpart} = {core[counterpart]!r}")
 
 
 class Uses(ast.NodeVisitor):
@@ -163,13 +172,13 @@ def alternatives(expression):
     return [expression]
 
 
-def check_uses(tree, constants, words, failures):
+def check_uses(path, tree, constants, words, failures):
     visitor = Uses()
     visitor.visit(tree)
     checked = 0
     for category, expression, line in visitor.uses:
         for value in alternatives(expression):
-            where = f"{JUDGE.name}:{line}"
+            where = f"{path.name}:{line}"
             if isinstance(value, ast.Constant):
                 failures.append(f"{where}: the {category.lower()} {value.value!r} is a literal; "
                                 f"use the {category}_* constant")
@@ -208,15 +217,19 @@ def main():
     if not {"kExitOk", "kPass", "kKindInternal", "kPhaseInputs"} <= core.keys():
         failures.append(f"{STATUS_H}: its constants were not found ({sorted(core)})")
     words = core_words(core)
-    tree = ast.parse(JUDGE.read_text(), str(JUDGE))
-    constants = judge_constants(tree)
+    contract = ast.parse(CONTRACT.read_text(), str(CONTRACT))
+    constants = judge_constants(contract)
     for category in CATEGORIES:
         if not any(name.startswith(category + "_") for name in constants):
-            failures.append(f"{JUDGE.name}: no {category}_* constants at module level")
+            failures.append(f"{CONTRACT.name}: no {category}_* constants at module level")
+    modules = [(path, ast.parse(path.read_text(), str(path))) for path in JUDGE_MODULES]
+    for path, tree in modules:  # the words are the contract module's alone
+        for name in judge_constants(tree):
+            failures.append(f"{path.name}: {name} is defined here; it belongs in {CONTRACT.name}")
     check_constants(constants, core, failures)
-    uses = check_uses(tree, constants, words, failures)
+    uses = sum(check_uses(path, tree, constants, words, failures) for path, tree in modules)
     candidate_kinds = check_candidate_kinds(words, failures)
-    layout = check_layout(tree, failures)
+    layout = check_layout(contract, modules, failures)
     if layout < 5:
         failures.append(f"found only {layout} LAYOUT_* patterns in the judge")
     if uses < 40 or candidate_kinds < 3:

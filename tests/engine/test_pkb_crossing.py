@@ -30,7 +30,9 @@ if REAL_TORCH:
 else:
     import pkb_fake_torch  # noqa: F401 - installs the fake torch before the judge's modules import it
 import pkbw_pkb_candidate as channel  # noqa: E402
-import pkbw_pkb_rank as judge  # noqa: E402
+import pkbw_pkb_outputs as outputs  # noqa: E402
+import pkbw_pkb_timing as timing  # noqa: E402
+import pkbw_pkb_worker as judge  # noqa: E402
 
 
 class Worker:
@@ -424,7 +426,7 @@ class RealTorchCrossing(unittest.TestCase):
         x = self.inputs(1)
         reply, fds = self.candidate.send_inputs("call", x, {"trial": 0})
         got = self.candidate.take_outputs(reply, fds)
-        mismatch = judge.pkb_mismatch(self.expected(x), got, 0, 0, self.torch)
+        mismatch = outputs.pkb_mismatch(self.expected(x), got, 0, 0, self.torch)
         self.assertIsNone(mismatch or None, mismatch)
 
     def test_the_timed_calls_slots_hold_modules_and_rebuild_them(self):
@@ -433,8 +435,8 @@ class RealTorchCrossing(unittest.TestCase):
         torch = self.torch
         # (A generator's state differs between draws: its inputs are timed unchecked, each worker drawing its own.)
         first, second = ([None if isinstance(v, torch.Generator) else v for v in self.inputs(seed)] for seed in (2, 3))
-        tree, leaves, set_bytes = judge.lay_out_inputs(first, torch, torch.device("cpu"))
-        other_tree, _, _ = judge.lay_out_inputs(second, torch, torch.device("cpu"))
+        tree, leaves, set_bytes = timing.lay_out_inputs(first, torch, torch.device("cpu"))
+        other_tree, _, _ = timing.lay_out_inputs(second, torch, torch.device("cpu"))
         self.assertEqual(tree, other_tree)
         raw = torch.zeros(set_bytes, dtype=torch.uint8)
         for tensor, spec in leaves:
@@ -446,7 +448,7 @@ class RealTorchCrossing(unittest.TestCase):
         self.assertIsInstance(rebuilt[1], torch.nn.Linear)
         self.assertTrue(torch.equal(rebuilt[1].weight, first[1].weight))
         self.assertTrue(raw.data_ptr() <= rebuilt[1].weight.data_ptr() < raw.data_ptr() + set_bytes)  # a slot view
-        mismatch = judge.pkb_mismatch(rebuilt[1](first[0]), first[1](first[0]), 0, 0, torch)
+        mismatch = outputs.pkb_mismatch(rebuilt[1](first[0]), first[1](first[0]), 0, 0, torch)
         self.assertIsNone(mismatch or None, mismatch)
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The PKB Python judge's handling of the candidate's chrome trace (engine/python/pkbw_pkb_rank.py):
+"""The PKB Python judge's handling of the candidate's chrome trace (engine/python/pkbw_pkb_worker.py):
 the descriptor the candidate's process sends is read only if it is a regular file within the limit,
 and the file is written into trace/candidate without following a link the candidate left there."""
 import os
@@ -11,7 +11,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "engine", "python"))
-import pkbw_pkb_rank as rank  # noqa: E402
+import pkbw_pkb_worker as worker  # noqa: E402
 
 
 class WriteBesideCandidate(unittest.TestCase):
@@ -29,7 +29,7 @@ class WriteBesideCandidate(unittest.TestCase):
     def test_a_link_left_under_the_name_is_replaced_not_written_through(self):
         path = os.path.join(self.folder, "rank_0.candidate.torch.json")
         os.symlink(self.outside, path)
-        rank.write_beside_candidate(self.folder, "rank_0.candidate.torch.json", b"[]")
+        worker.write_beside_candidate(self.folder, "rank_0.candidate.torch.json", b"[]")
         with open(self.outside) as f:
             self.assertEqual(f.read(), "the judge's file")
         self.assertFalse(os.path.islink(path))
@@ -42,7 +42,7 @@ class WriteBesideCandidate(unittest.TestCase):
         linked = os.path.join(self.work.name, "linked")
         os.symlink(elsewhere, linked)
         with self.assertRaises(OSError):
-            rank.write_beside_candidate(linked, "rank_0.candidate.torch.json", b"[]")
+            worker.write_beside_candidate(linked, "rank_0.candidate.torch.json", b"[]")
         self.assertEqual(os.listdir(elsewhere), [])
 
 
@@ -51,7 +51,7 @@ class ReadCandidateTrace(unittest.TestCase):
         fd = os.memfd_create("trace")
         try:
             os.write(fd, b'{"traceEvents": []}')
-            self.assertEqual(rank.read_candidate_trace(fd), (b'{"traceEvents": []}', None))
+            self.assertEqual(worker.read_candidate_trace(fd), (b'{"traceEvents": []}', None))
         finally:
             os.close(fd)
 
@@ -59,7 +59,7 @@ class ReadCandidateTrace(unittest.TestCase):
         read_end, write_end = os.pipe()
         try:
             start = time.monotonic()
-            data, why = rank.read_candidate_trace(read_end)
+            data, why = worker.read_candidate_trace(read_end)
             self.assertLess(time.monotonic() - start, 1.0)
             self.assertIsNone(data)
             self.assertIn("not a memfd", why)
@@ -72,10 +72,10 @@ class ReadCandidateTrace(unittest.TestCase):
         try:
             os.ftruncate(fd, 4 << 30)
             start = time.monotonic()
-            data, why = rank.read_candidate_trace(fd)
+            data, why = worker.read_candidate_trace(fd)
             self.assertLess(time.monotonic() - start, 1.0)
             self.assertIsNone(data)
-            self.assertIn(f"{4 << 30} bytes, over {rank.channel.TRACE_LIMIT_BYTES}", why)
+            self.assertIn(f"{4 << 30} bytes, over {worker.channel.TRACE_LIMIT_BYTES}", why)
         finally:
             os.close(fd)
 
