@@ -374,12 +374,12 @@ std::unique_ptr<TimingInputs> start_timing_inputs(Rendezvous& judges, const Prob
     request.cold = options.rotation == "copies";
     request.memory_fraction = options.rotation_memory_fraction;
     request.memory_bytes = memory_bytes;
-    const TimingAgreement agreed = agree_on_timing(judges, problem, config, rank, request);
     // The drawing shares the machine with the workers' start and the eval's trials: a thread per core
-    // of this rank's share.
+    // of this rank's share (the plan lowers the calls whose sets these threads would draw too slowly).
     const unsigned cores = std::max(std::thread::hardware_concurrency(), 1u);
-    const int threads = static_cast<int>(std::clamp(cores / static_cast<unsigned>(config.world_size), 1u, 16u));
-    return std::make_unique<TimingInputs>(problem, config, rank, agreed, threads);
+    request.threads = static_cast<int>(std::clamp(cores / static_cast<unsigned>(config.world_size), 1u, 16u));
+    const TimingAgreement agreed = agree_on_timing(judges, problem, config, rank, request);
+    return std::make_unique<TimingInputs>(problem, config, rank, agreed, request.threads);
 }
 
 void run_calibration(const PerfContext& c, const std::vector<std::size_t>& sizes, int iterations) {

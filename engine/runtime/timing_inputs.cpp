@@ -4,6 +4,8 @@
 #include "rendezvous.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -151,12 +153,54 @@ std::uint64_t seed_of_rank_zero(Rendezvous& judges, int rank) {
 
 constexpr double kHostMemoryBudget = 512.0 * (1 << 20); // per rank, under the host backend's RLIMIT_AS
 
+// Sets the plan's calls per block, with the staging and slots they take.
+void set_calls(CheckedTimingPlan& plan, int calls, std::size_t input_bytes, std::size_t output_bytes,
+               const std::string& why) {
+    plan.calls_per_block = calls;
+    plan.staging_bytes = (static_cast<std::size_t>(plan.groups()) + 1) * calls * input_bytes;
+    plan.slot_bytes = static_cast<std::size_t>(calls) * (input_bytes + 2 * output_bytes);
+    plan.reason += "; " + why;
+}
+
 } // namespace
+
+int calls_drawn_in_time(int calls, int sets_per_call, double seconds_per_set, int threads,
+                        double budget_seconds) {
+    const double per_call = seconds_per_set * std::max(sets_per_call, 1) / std::max(threads, 1);
+    if (!(per_call > 0) || !(budget_seconds > 0) || calls * per_call <= budget_seconds) {
+        return calls;
+    }
+    const int fit = static_cast<int>(budget_seconds / per_call);
+    return std::min(calls, std::max(fit, kMinCallsForDrawTime));
+}
 
 TimingAgreement agree_on_timing(Rendezvous& judges, const Problem& problem, const ProblemConfig& base,
                                 int rank, const TimingRequest& request) {
     TimingAgreement agreed;
     agreed.cold = request.cold;
+    agreed.seed = seed_of_rank_zero(judges, rank);
+    agreed.mode = base.input_mode;
+    // Whether the inputs repeat, told by two draws: what they take is what a set takes to draw.
+    double seconds_per_set = 0;
+    const auto repeats = [&](InputMode mode) {
+        const auto start = std::chrono::steady_clock::now();
+        const bool repeat = inputs_repeat(problem, base, rank, agreed.seed, mode);
+        seconds_per_set = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 2;
+        return any_rank(judges, repeat);
+    };
+    if (repeats(agreed.mode)) {
+        if (agreed.mode == InputMode::Pkb) {
+            agreed.mode = InputMode::Exact;
+            agreed.info =
+                "PKB's inputs for this problem are the same every call: the timed calls read exact-mode "
+                "draws instead (same shapes and dtypes)";
+        }
+        if (repeats(agreed.mode)) {
+            agreed.note =
+                "this problem's inputs are the same every call: a candidate that caches its result by "
+                "content cannot be told from one that computes";
+        }
+    }
     const std::size_t input_bytes = set_bytes_of(problem.input_specs(base, rank));
     const std::size_t output_bytes = set_bytes_of(problem.output_specs(base, rank));
     const double budget = request.memory_bytes == 0
@@ -164,29 +208,22 @@ TimingAgreement agree_on_timing(Rendezvous& judges, const Problem& problem, cons
                               : request.memory_fraction * static_cast<double>(request.memory_bytes);
     agreed.plan = plan_checked_timing(input_bytes, output_bytes, static_cast<std::size_t>(budget),
                                       request.calls, request.pairs, request.graph_pairs);
-    // Every rank must make the same number of calls: their calls may be collectives.
-    const int calls = min_over_ranks(judges, agreed.plan.calls_per_block);
-    if (calls != agreed.plan.calls_per_block) {
-        CheckedTimingPlan& plan = agreed.plan;
-        plan.calls_per_block = calls; // never more than a rank could hold, whatever L2 asks
-        plan.staging_bytes = (static_cast<std::size_t>(plan.groups()) + 1) * calls * input_bytes;
-        plan.slot_bytes = static_cast<std::size_t>(calls) * (input_bytes + 2 * output_bytes);
-        plan.reason += "; " + std::to_string(calls) + " on every rank (the fewest any rank could hold)";
+    CheckedTimingPlan& plan = agreed.plan;
+    const int timely = calls_drawn_in_time(plan.calls_per_block, plan.groups() + 1, seconds_per_set,
+                                           request.threads, request.draw_seconds);
+    if (timely < plan.calls_per_block) {
+        char why[200];
+        std::snprintf(
+            why, sizeof why, "lowered to %d so that its %d sets draw in about %.0f s (%.2f s a set)", timely,
+            (plan.groups() + 1) * timely,
+            seconds_per_set * (plan.groups() + 1) * timely / std::max(request.threads, 1), seconds_per_set);
+        set_calls(plan, timely, input_bytes, output_bytes, why);
     }
-    agreed.seed = seed_of_rank_zero(judges, rank);
-    agreed.mode = base.input_mode;
-    if (any_rank(judges, inputs_repeat(problem, base, rank, agreed.seed, agreed.mode))) {
-        if (agreed.mode == InputMode::Pkb) {
-            agreed.mode = InputMode::Exact;
-            agreed.info =
-                "PKB's inputs for this problem are the same every call: the timed calls read exact-mode "
-                "draws instead (same shapes and dtypes)";
-        }
-        if (any_rank(judges, inputs_repeat(problem, base, rank, agreed.seed, agreed.mode))) {
-            agreed.note =
-                "this problem's inputs are the same every call: a candidate that caches its result by "
-                "content cannot be told from one that computes";
-        }
+    // Every rank must make the same number of calls: their calls may be collectives.
+    if (const int calls = min_over_ranks(judges, plan.calls_per_block); calls != plan.calls_per_block) {
+        // never more than a rank could hold, whatever L2 asks
+        set_calls(plan, calls, input_bytes, output_bytes,
+                  std::to_string(calls) + " on every rank (the fewest any rank could hold)");
     }
     const int sets = (agreed.plan.groups() + 1) * agreed.plan.calls_per_block;
     agreed.draws = one_shape_draws(problem.info().stem, sets, [&](int first, int count) {

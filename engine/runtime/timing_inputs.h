@@ -58,21 +58,41 @@ struct TimingAgreement {
     std::string info;       // what the inputs are (the report says it)
 };
 
+// What drawing the timed sets may take, in seconds of one drawing thread as measured alone
+// (calls_drawn_in_time). The blocks cannot start before every set is drawn, and the perf phase says
+// nothing while it waits: problem 60's generator (a float64 rfft2 of 20 fields of 720 x 1440, 3-5 s a
+// set on one core) at the 32 calls its memory held asked for 352 sets, minutes of silence after PKB's
+// series on a 16-core H200 host (problem 59's 429 sets of 0.6 s took about 50 s there: 16 threads at
+// once drew each about 3x slower than one alone), and a batch that waited 60 s took the run for hung.
+inline constexpr double kTimedDrawSeconds = 20;
+// The fewest calls a block is lowered to for the drawing's time (memory may lower it further).
+inline constexpr int kMinCallsForDrawTime = 8;
+
+// The calls per block whose sets (`sets_per_call` each: CheckedTimingPlan::groups() + 1) `threads`
+// threads draw in about `budget_seconds`, one set taking `seconds_per_set` on a thread alone: `calls`
+// where they fit or where nothing was measured, else fewer, never below kMinCallsForDrawTime (nor
+// above `calls`).
+int calls_drawn_in_time(int calls, int sets_per_call, double seconds_per_set, int threads,
+                        double budget_seconds);
+
 // How many calls, and how much memory, the perf options ask for (perf_runner.h's PerfOptions).
 struct TimingRequest {
     int calls = 50;
     int pairs = 10;
-    int graph_pairs = 0;           // CheckedTimingPlan::graph_pairs
-    bool cold = true;              // write 3x L2 after loading a block's inputs (--rotation copies)
-    double memory_fraction = 0.25; // of device memory, for staging and slots
-    std::size_t memory_bytes = 0;  // the device's (0: the host backend's fixed budget)
+    int graph_pairs = 0;                     // CheckedTimingPlan::graph_pairs
+    bool cold = true;                        // write 3x L2 after loading a block's inputs (--rotation copies)
+    double memory_fraction = 0.25;           // of device memory, for staging and slots
+    std::size_t memory_bytes = 0;            // the device's (0: the host backend's fixed budget)
+    int threads = 1;                         // TimingInputs' drawing threads
+    double draw_seconds = kTimedDrawSeconds; // calls_drawn_in_time's budget
 };
 
 class Rendezvous;
 
-// Collective over the judges: the plan (the fewest calls any rank can hold), the seed rank 0 draws,
-// the inputs' mode (exact-mode draws where PKB's repeat), the draws of one shape (throws pkbw::Error
-// naming the problem where too few have it). Needs no device: it runs before the devices
+// Collective over the judges: the plan (the fewest calls any rank can hold, whose sets it draws in
+// about request.draw_seconds: the two draws that tell whether the inputs repeat are timed), the seed
+// rank 0 draws, the inputs' mode (exact-mode draws where PKB's repeat), the draws of one shape (throws
+// pkbw::Error naming the problem where too few have it). Needs no device: it runs before the devices
 // and the workers start, so that the drawing overlaps their start and the eval's trials.
 TimingAgreement agree_on_timing(Rendezvous& judges, const Problem& problem, const ProblemConfig& base,
                                 int rank, const TimingRequest& request);

@@ -1,12 +1,17 @@
 // The timed calls' draws (engine/runtime/timing_inputs.h, docs/perf.md "Every timed call is a checked
 // call"): every timed call reads slots of one layout, so a problem whose shapes change with the trial
 // gets the draws whose shapes are the eval's first trial's on every rank, and a problem where too few
-// are is refused by name.
+// are is refused by name. A problem whose sets are slow to draw gets fewer calls a block, so that the
+// blocks do not wait minutes for their inputs.
 #include "pkbw/core/error.h"
 #include "pkbw/problems/registry.h"
+#include "rendezvous.h"
 #include "timing_inputs.h"
 
+#include <chrono>
+#include <cstring>
 #include <gtest/gtest.h>
+#include <thread>
 
 namespace pkbw::engine {
 namespace {
@@ -135,6 +140,70 @@ TEST(TimingDraws, TooFewDrawsOfOneShapeAreRefusedNamingTheProblemWithinTheBound)
         EXPECT_NE(what.find("needs 4"), std::string::npos) << what;
     }
     EXPECT_EQ(agreed.asked_up_to, kTimingDrawsPerSet * 4);
+}
+
+TEST(TimingDraws, CallsAreLoweredWhereTheirSetsWouldTakeLongToDraw) {
+    // Problem 60 at PKB's shape on the H200 (W = 1, graph on): 32 calls held by memory, 11 sets a call,
+    // about 3 s a set on one thread, 16 threads: 352 sets were minutes of drawing; 9 calls draw in 20 s.
+    EXPECT_EQ(calls_drawn_in_time(32, 11, 3.0, 16, kTimedDrawSeconds), 9);
+    // Problem 59's sets (0.6 s) fit: its 39 calls stay.
+    EXPECT_EQ(calls_drawn_in_time(39, 11, 0.6, 16, kTimedDrawSeconds), 39);
+    // Never below the floor, never above what was asked; nothing measured changes nothing.
+    EXPECT_EQ(calls_drawn_in_time(50, 11, 60.0, 1, kTimedDrawSeconds), kMinCallsForDrawTime);
+    EXPECT_EQ(calls_drawn_in_time(5, 11, 60.0, 1, kTimedDrawSeconds), 5);
+    EXPECT_EQ(calls_drawn_in_time(50, 11, 0.0, 16, kTimedDrawSeconds), 50);
+}
+
+// One judge: its own contribution is everything.
+class OneJudge final : public Rendezvous {
+public:
+    OneJudge()
+        : Rendezvous(0, 1) {}
+    std::vector<std::vector<std::byte>> all_gather(std::span<const std::byte> mine) override {
+        return {std::vector<std::byte>(mine.begin(), mine.end())};
+    }
+};
+
+// A problem whose every set takes 20 ms to draw (its values change with the trial).
+class SlowDraws final : public Problem {
+public:
+    const ProblemInfo& info() const override {
+        static const ProblemInfo info{9001, "9001_slow_draws", "TI", "slow draws", "slow draws"};
+        return info;
+    }
+    std::vector<TensorSpec> input_specs(const ProblemConfig&, int) const override {
+        return {{"x", DType::F32, {4}}};
+    }
+    std::vector<TensorSpec> output_specs(const ProblemConfig&, int) const override {
+        return {{"y", DType::F32, {4}}};
+    }
+    void make_inputs(const ProblemConfig& config, int, std::vector<Tensor>& inputs) const override {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        const float value = static_cast<float>(config.trial);
+        for (std::size_t i = 0; i < 4; ++i) {
+            std::memcpy(static_cast<std::byte*>(inputs[0].mutable_data()) + i * sizeof value, &value,
+                        sizeof value);
+        }
+    }
+};
+
+TEST(TimingDraws, TheAgreementTimesTheDrawsAndLowersTheCallsOfSlowOnes) {
+    OneJudge judge;
+    const SlowDraws problem;
+    TimingRequest request;
+    request.calls = 50;
+    request.pairs = 2; // 3 sets a call: 150 sets, 3 s on one thread
+    request.threads = 1;
+    request.draw_seconds = 0.5;
+    const TimingAgreement agreed = agree_on_timing(judge, problem, base_config(1), 0, request);
+    EXPECT_EQ(agreed.plan.calls_per_block, kMinCallsForDrawTime) << agreed.plan.reason;
+    EXPECT_NE(agreed.plan.reason.find("so that its 24 sets draw in about"), std::string::npos)
+        << agreed.plan.reason;
+    EXPECT_EQ(agreed.draws.size(), 24u);
+    EXPECT_EQ(agreed.plan.staging_bytes, 24u * 256u);
+    // Quick draws keep every call asked for.
+    request.draw_seconds = 1000;
+    EXPECT_EQ(agree_on_timing(judge, problem, base_config(1), 0, request).plan.calls_per_block, 50);
 }
 
 } // namespace
