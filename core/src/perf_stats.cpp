@@ -243,10 +243,16 @@ ReplicatedEstimate estimate_replicated(const std::vector<std::vector<TimedBlock>
     within_var /= n;
     r.within_sd = std::sqrt(within_var);
     r.between_dominates = r.between_sd * r.between_sd > 2 * within_var;
-    // The launches' spread is the replicate variance; the launches' own intervals set a floor under it
-    // (a few launches that happen to agree must not claim more than each of them measured).
-    const double se = std::sqrt(std::max(r.between_sd * r.between_sd, within_var) / n);
-    const double half = student_t975(static_cast<int>(logs.size()) - 1) * se;
+    // The launches' spread is the replicate variance, known from n launches only: Student's t with n-1
+    // degrees of freedom widens it. The launches' own intervals set a floor under it (a few launches
+    // that happen to agree must not claim more than each of them measured); that floor's variance comes
+    // from each launch's blocks, not from the n launches, so it takes the normal quantile. With t on
+    // both, one launch holding a slow block made an A/A run of three launches "ambiguous" ([0.94, 1.05]
+    // around launches of 0.997-0.999; H200, docs/perf.md "Replication, measured").
+    const double between_half =
+        student_t975(static_cast<int>(logs.size()) - 1) * std::sqrt(r.between_sd * r.between_sd / n);
+    const double within_half = 1.96 * std::sqrt(within_var / n);
+    const double half = std::max(between_half, within_half);
     r.replicated = true;
     r.pooled.speedup = std::exp(mean);
     r.pooled.ci_low = std::exp(mean - half);

@@ -73,6 +73,11 @@ void add_perf_options(CLI::App& command, PerfFlags& flags, bool with_switch) {
                     "independent launches of the pair, fresh processes each (3; the interval is over them)")
         ->check(CLI::Range(1, 100));
     command
+        .add_option("--max-launches", flags.max_launches,
+                    "launches a run extends to, once, when its verdict after --launches is ambiguous "
+                    "(twice --launches when that is 3 or more; --launches or fewer: never)")
+        ->check(CLI::Range(0, 200));
+    command
         .add_option("--min-effect", flags.min_effect,
                     "the least speedup counted as a difference, as a fraction (0.05: x1.05); an A/A noise "
                     "floor measured with --solution reference widens it")
@@ -162,6 +167,7 @@ int JudgeCommand::run(const std::vector<std::string>& command_line) const {
     run_options.perf = perf_always || perf.perf;
     run_options.perf_options = perf_json(perf);
     run_options.launches = perf.launches;
+    run_options.max_launches = perf.max_launches;
     run_options.min_effect = perf.min_effect;
     return run_command(run_options, store, solutions_dir, cache_dir, phase_timeouts, timeout, timeout_scale,
                        command_line, json_maps);

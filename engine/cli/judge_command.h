@@ -17,6 +17,7 @@ struct PerfFlags {
     bool perf = false;
     bool no_pkb = false;
     int pkb_warmup = 500, pkb_iterations = 100, warmup = 50, pairs = 5, iterations = 50, launches = 3;
+    int max_launches = 0; // 0: twice --launches (RunOptions::max_launches)
     double min_effect = 0.05;
     std::string rotation = "copies";
     bool bare_nccl = false;

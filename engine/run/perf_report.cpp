@@ -319,6 +319,54 @@ std::vector<std::string> launch_bound_notes(const PerfFigures& f) {
     return notes;
 }
 
+namespace {
+
+// The pooled speedup, its verdict and what qualifies it: the extension, the clock's margin, each launch.
+void print_speedup(std::ostream& out, const PerfFigures& f) {
+    char line[320];
+    std::snprintf(line, sizeof(line),
+                  "    speedup %.3fx  95%% CI [%.3f, %.3f]  %s  (%d launch%s; no difference "
+                  "within x%.3f: %s)\n",
+                  f.pkbw.speedup, f.pkbw.ci_low, f.pkbw.ci_high, verdict_name(f.pkbw.verdict).c_str(),
+                  f.launches, f.launches == 1 ? "" : "es", 1.0 + f.rule.band(),
+                  f.rule.floor_source.empty() ? "the minimum effect; no A/A noise floor measured"
+                                              : ("A/A noise floor from " + f.rule.floor_source).c_str());
+    out << line;
+    if (f.extended_from > 0) {
+        out << "    extended: ambiguous after " << f.extended_from << " launches, so " << f.launches
+            << " in all (one look; the verdict above is the last)\n";
+    }
+    if (f.unconfirmed_factor < 0.995) {
+        out << "    " << unconfirmed_line(f) << "\n";
+    }
+    if (f.replicated.replicated) {
+        std::string each;
+        for (const auto& e : f.replicated.launches) {
+            char one[64];
+            std::snprintf(one, sizeof one, "%s%.3f [%.3f, %.3f]", each.empty() ? "" : ", ", e.speedup,
+                          e.ci_low, e.ci_high);
+            each += one;
+        }
+        out << "    launches: " << each
+            << (f.replicated.between_dominates ? "  (the launches differ more than each one's own noise: "
+                                                 "run-to-run variation dominates)"
+                                               : "")
+            << "\n";
+    } else {
+        out << "    one launch: the interval covers this process's blocks only, not run-to-run "
+               "variation\n";
+    }
+    if (f.throttled_blocks > 0) {
+        out << "    " << f.throttled_blocks
+            << " block(s) dropped: the GPU's clocks slowed down during them\n";
+    }
+    if (!f.pkb_disagreement.empty()) {
+        out << "    note: " << f.pkb_disagreement << "\n";
+    }
+}
+
+} // namespace
+
 void print_perf(std::ostream& out, const PerfFigures& f) {
     char line[320];
     const auto bare = f.sides.find("bare_nccl");
@@ -387,43 +435,8 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
     for (const std::string& note : launch_bound_notes(f)) {
         out << "    note: " << note << "\n";
     }
-    if (f.has_pkbw) {
-        std::snprintf(line, sizeof(line),
-                      "    speedup %.3fx  95%% CI [%.3f, %.3f]  %s  (%d launch%s; no difference "
-                      "within x%.3f: %s)\n",
-                      f.pkbw.speedup, f.pkbw.ci_low, f.pkbw.ci_high, verdict_name(f.pkbw.verdict).c_str(),
-                      f.launches, f.launches == 1 ? "" : "es", 1.0 + f.rule.band(),
-                      f.rule.floor_source.empty() ? "the minimum effect; no A/A noise floor measured"
-                                                  : ("A/A noise floor from " + f.rule.floor_source).c_str());
-        out << line;
-        if (f.unconfirmed_factor < 0.995) {
-            out << "    " << unconfirmed_line(f) << "\n";
-        }
-        if (f.replicated.replicated) {
-            std::string each;
-            for (const auto& e : f.replicated.launches) {
-                char one[64];
-                std::snprintf(one, sizeof one, "%s%.3f [%.3f, %.3f]", each.empty() ? "" : ", ", e.speedup,
-                              e.ci_low, e.ci_high);
-                each += one;
-            }
-            out << "    launches: " << each
-                << (f.replicated.between_dominates ? "  (the launches differ more than each one's own noise: "
-                                                     "run-to-run variation dominates)"
-                                                   : "")
-                << "\n";
-        } else {
-            out << "    one launch: the interval covers this process's blocks only, not run-to-run "
-                   "variation\n";
-        }
-        if (f.throttled_blocks > 0) {
-            out << "    " << f.throttled_blocks
-                << " block(s) dropped: the GPU's clocks slowed down during them\n";
-        }
-        if (!f.pkb_disagreement.empty()) {
-            out << "    note: " << f.pkb_disagreement << "\n";
-        }
-    }
+    if (f.has_pkbw)
+        print_speedup(out, f);
     for (const std::string& text : graph_lines(f)) {
         out << "    " << text << "\n";
     }

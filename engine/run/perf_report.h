@@ -30,6 +30,7 @@ struct PerfFigures {
     ReplicatedEstimate replicated; // over the launches (docs/perf.md "Replication")
     VerdictRule rule;              // the band the verdict used
     int launches = 0;              // launches with blocks of both sides
+    int extended_from = 0;         // the planned launches, when an ambiguous verdict extended the run; else 0
     int throttled_blocks = 0;      // dropped: a clock slowdown during the block
     int candidate_blocks = 0;      // the candidate's blocks timed, over every launch
     int floored_blocks =

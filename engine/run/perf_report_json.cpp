@@ -85,6 +85,7 @@ json pkbw_json(const PerfFigures& f) {
               {"noise_floor_source", f.rule.floor_source},
               {"launches", launches_json(f.replicated.launches)},
               {"replicated", f.replicated.replicated},
+              {"extended_from", f.extended_from},
               {"between_sd", f.replicated.between_sd},
               {"within_sd", f.replicated.within_sd},
               {"between_dominates", f.replicated.between_dominates},

@@ -316,7 +316,7 @@ RunProgress* Run::start_progress() {
         return nullptr;
     const bool timed = options_.perf || options_.mode == "perf";
     progress_.emplace(out_, err_, options_.json, options_.progress_terminal, options_.nproc,
-                      status::trials_in_mode(options_.mode, options_.trials), timed ? options_.launches : 1,
+                      status::trials_in_mode(options_.mode, options_.trials), timed ? launch_count() : 1,
                       compares());
     return &*progress_;
 }

@@ -45,6 +45,10 @@ struct RunOptions {
     // Independent launches of the pair (fresh processes, buffers and side order each; docs/perf.md
     // "Replication"): the first checks correctness, every one is timed.
     int launches = 3;
+    // Launches a run may extend to when the verdict after `launches` is ambiguous (one look, then the
+    // verdict stands; docs/perf.md "Replication"). 0: twice `launches` where that is 3 or more, else no
+    // extension; `launches` or less: no extension.
+    int max_launches = 0;
     double min_effect = 0.05; // the least speedup that counts as a difference (the verdict's band)
     std::uint64_t seed = 42;
     std::string inputs = "pkb"; // pkb | exact

@@ -52,6 +52,10 @@ void RunProgress::set_launch(int index) {
          "] started: fresh rank processes, timing only (" + format_duration(seconds()) + ")");
 }
 
+void RunProgress::set_launches(int launches) {
+    launches_ = launches < 1 ? 1 : launches;
+}
+
 void RunProgress::on_event(int rank, const protocol::Message& message) {
     if (message.event == protocol::kRankResult) {
         const int trial = message.body.value("trial", 0);

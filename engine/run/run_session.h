@@ -128,6 +128,11 @@ private:
     VerdictRule verdict_rule() const;
     std::string noise_floor_key() const;
     void record_noise_floor(const PerfFigures& figures);
+    // The launches a perf run plans, and how many it extends to when the verdict after them is
+    // ambiguous (RunOptions::max_launches); extended_from_ says after how many it extended (0: not).
+    int launch_count() const;
+    int extended_launch_count(int launches);
+    int extended_from_ = 0;
     // Launches 1.. of a perf run (launch 0 is the run's own launch): timing only.
     LaunchOutcome launch_more(const LaunchSpec& first, const fs::path& reference_lib,
                               const fs::path& candidate_lib, Observer& observer, LaunchOutcome outcome);

@@ -175,6 +175,39 @@ TEST(PerfStats, ReplicatedEstimateSaysWhenBetweenLaunchVarianceDominates) {
     EXPECT_EQ(one.pooled.verdict, Verdict::Faster);
 }
 
+// Three launches of identical code (3.2 us a call) that agree to 0.1%, where one launch holds a single
+// candidate block 15% slow (a stall in one block of five): that launch's own interval reaches 0.87. As
+// measured on the H200 (an A/A run read [0.94, 1.05], "ambiguous"), Student's t with two degrees of
+// freedom applied to that floor made the pooled interval fail the 5% band; the floor comes from the
+// launch's blocks, not from the three launches, and takes the normal quantile.
+TEST(PerfStats, OneLaunchsSlowBlockDoesNotMakeIdenticalCodeAmbiguous) {
+    const CounterRng rng(11, 0xAA);
+    std::uint64_t draw = 0;
+    auto block = [&](BlockSide side, int index, double ms) {
+        TimedBlock b{side, index, {}};
+        for (int i = 0; i < 50; ++i)
+            b.samples.push_back(ms * (1 + 0.002 * rng.normal(draw++)));
+        return b;
+    };
+    std::vector<std::vector<TimedBlock>> launches(3);
+    for (int l = 0; l < 3; ++l) {
+        for (int pair = 0; pair < 5; ++pair) {
+            const bool stalled = l == 2 && pair == 3;
+            launches[l].push_back(block(BlockSide::Reference, 2 * pair, 0.0032));
+            launches[l].push_back(
+                block(BlockSide::Candidate, 2 * pair + 1, stalled ? 0.0032 * 1.15 : 0.0032));
+        }
+    }
+    const auto r = estimate_replicated(launches, {}, 2000, 5);
+    ASSERT_TRUE(r.replicated);
+    EXPECT_LT(r.launches[2].ci_low, 0.95) << "the stalled launch's own interval reaches past the band";
+    EXPECT_GT(r.within_sd, 3 * r.between_sd) << "the launches agree; the floor is the within-launch noise";
+    // The floor: 1.96 x the within-launch sd over sqrt(3), no narrower and not t(2)'s 4.3.
+    const double floor_half = 1.96 * r.within_sd / std::sqrt(3.0);
+    EXPECT_NEAR(std::log(r.pooled.ci_high) - std::log(r.pooled.speedup), floor_half, 1e-9);
+    EXPECT_EQ(r.pooled.verdict, Verdict::Same);
+}
+
 namespace {
 MachinePeaks test_peaks() {
     MachinePeaks peaks;

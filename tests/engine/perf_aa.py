@@ -13,14 +13,15 @@ import tempfile
 pkbw, root = sys.argv[1], sys.argv[2]
 work = tempfile.mkdtemp(prefix="pkbw-aa-")
 env = dict(os.environ, PKBW_STORE=os.path.join(work, "runs.db"), PKBW_CACHE_DIR=os.path.join(work, "cache"))
-common = ["--problem", "1", "--backend", "host", "--nproc", "2", "--m", "128", "--n", "128", "--trials", "1",
-          "--launches", "3", "--pairs", "3", "--iters", "20", "--warmup", "10", "--no-pkb", "--json"]
+common = ["--problem", "1", "--backend", "host", "--nproc", "2", "--trials", "1",
+          "--pairs", "3", "--iters", "20", "--warmup", "10", "--no-pkb", "--json"]
 failures = []
 
 
-def perf(solution):
-    done = subprocess.run([pkbw, "perf", "--solution", solution] + common, env=env, capture_output=True,
-                          text=True, timeout=600)
+def perf(solution, *extra, size="128", launches="3"):
+    sized = ["--m", size, "--n", size, "--launches", launches]
+    done = subprocess.run([pkbw, "perf", "--solution", solution] + sized + common + list(extra), env=env,
+                          capture_output=True, text=True, timeout=600)
     final = {}
     for line in done.stdout.splitlines():
         try:
@@ -42,7 +43,10 @@ def check(condition, what):
 
 
 aa, aa_run = perf("reference")
-check(len(aa["launches"]) == 5 and aa["replicated"], f"an A/A run pools at least five launches ({len(aa['launches'])})")
+# At least five launches; ten when the verdict after five was ambiguous (one look, docs/perf.md "Replication").
+check(aa["replicated"] and len(aa["launches"]) == (10 if aa["extended_from"] == 5 else 5)
+      and aa["extended_from"] in (0, 5), f"an A/A run pools at least five launches ({len(aa['launches'])}, "
+      f"extended from {aa['extended_from']})")
 check(aa["ci_low"] <= aa["speedup"] <= aa["ci_high"], "the interval holds the speedup")
 check(aa["verdict"] in ("same", "ambiguous"), f"A/A is never faster or slower: {aa['verdict']} "
       f"{aa['speedup']:.3f} [{aa['ci_low']:.3f}, {aa['ci_high']:.3f}]")
@@ -57,8 +61,19 @@ check(entry is not None and abs(entry["floor"] - (math.exp(reach) - 1)) < 1e-9 a
 
 # The reference given as a file: an ordinary pair (three launches, as asked), judged with the recorded floor.
 pair, _ = perf(os.path.join(root, "problems", "1_allreduce", "reference_host.cpp"))
-check(len(pair["launches"]) == 3, f"an ordinary pair times the launches asked for ({len(pair['launches'])})")
+check(len(pair["launches"]) == (6 if pair["extended_from"] == 3 else 3) and pair["extended_from"] in (0, 3),
+      f"an ordinary pair times the launches asked for, doubled once if ambiguous ({len(pair['launches'])})")
 check(abs(pair["band"] - max(0.05, entry["floor"])) < 1e-9, f"the band is max(min effect, floor): {pair['band']}")
 check(f"run {aa_run} " in pair["noise_floor_source"], f"the source names the A/A run: {pair['noise_floor_source']}")
 check(pair["verdict"] in ("same", "ambiguous"), f"identical code is not faster or slower: {pair['verdict']}")
+# No band (--min-effect 0, and a size with no floor recorded): identical code can never be "same" and
+# is faster or slower only when its interval leaves 1, so the run extends to --max-launches and stops
+# there: the one look. Without ambiguity after two launches it must have said so and stayed at two.
+no_band, _ = perf(os.path.join(root, "problems", "1_allreduce", "reference_host.cpp"), "--min-effect", "0",
+                  "--max-launches", "3", size="64", launches="2")
+extended = no_band["extended_from"] == 2 and len(no_band["launches"]) == 3
+stayed = no_band["extended_from"] == 0 and len(no_band["launches"]) == 2 and no_band["verdict"] != "ambiguous"
+check(no_band["band"] == 0 and (extended or stayed),
+      f"an ambiguous verdict after --launches extends the run once to --max-launches "
+      f"({len(no_band['launches'])} launches, extended from {no_band['extended_from']}, {no_band['verdict']})")
 sys.exit(1 if failures else 0)

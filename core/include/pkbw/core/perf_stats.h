@@ -82,8 +82,9 @@ SpeedupEstimate estimate_speedup(const std::vector<TimedBlock>& blocks, int boot
 // Several independent launches of the same pair (fresh processes, buffer offsets and side order
 // randomised): each launch's speedup is one replicate. The speedup is the geometric mean over launches;
 // its 95% interval is Student's t over the launches' log speedups (L-1 degrees of freedom), never
-// narrower than what the launches' own intervals say (docs/perf.md "Replication"). One launch: its own
-// interval, and `replicated` false.
+// narrower than the launches' own intervals say (their pooled sd over sqrt(L), times the normal's 1.96:
+// that sd comes from each launch's blocks, not from the L launches; docs/perf.md "Replication"). One launch:
+// its own interval, and `replicated` false.
 struct ReplicatedEstimate {
     SpeedupEstimate pooled;                  // speedup, interval and verdict over launches
     std::vector<SpeedupEstimate> launches;   // each launch's own estimate
