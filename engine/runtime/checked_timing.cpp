@@ -340,6 +340,11 @@ void CheckedTiming::send_plan() {
     if (candidate_.worker) {
         event["containment"] = candidate_.worker->process->container().describe();
     }
+    // What the fresh sets cost before the first block (docs/perf.md): the drawing, and the part of it the
+    // blocks waited for.
+    event["sets"] = inputs_->sets();
+    event["draw_seconds"] = inputs_->draw_seconds();
+    event["draw_wait_seconds"] = inputs_->wait_seconds();
     event.update(plan_scheduling_);
     p_.events.send(event);
 }

@@ -259,7 +259,11 @@ TimingInputs::TimingInputs(const Problem& problem, const ProblemConfig& base, in
     }
     tie_rows_.resize(static_cast<std::size_t>(sets_));
     drawn_.resize(set_bytes_ * static_cast<std::size_t>(sets_));
-    drawing_ = std::thread([this, &problem, rank, threads] { draw(problem, rank, threads); });
+    drawing_ = std::thread([this, &problem, rank, threads] {
+        const auto start = std::chrono::steady_clock::now();
+        draw(problem, rank, threads);
+        draw_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    });
 }
 
 // In waves of `threads` sets on as many threads, into host memory: the device's context stays the
@@ -312,7 +316,9 @@ void TimingInputs::draw(const Problem& problem, int rank, int threads) {
 
 void TimingInputs::upload(Device& device) {
     if (drawing_.joinable()) {
+        const auto start = std::chrono::steady_clock::now();
         drawing_.join();
+        wait_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
     if (!failure_.empty()) {
         throw Error("drawing timed inputs: " + failure_);

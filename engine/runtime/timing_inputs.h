@@ -113,6 +113,10 @@ public:
     void upload(Device& device);
 
     int sets() const { return sets_; }
+    // Wall seconds the drawing took, and how long upload() waited for it (the part the eval's trials did
+    // not hide: all of it in a perf run's later launches, which run no trials). Read after upload().
+    double draw_seconds() const { return draw_seconds_; }
+    double wait_seconds() const { return wait_seconds_; }
     // Bytes of one set, each tensor 256-byte aligned (the layout of staging and of the input slots).
     std::size_t set_bytes() const { return set_bytes_; }
     const std::vector<TensorSpec>& specs() const { return specs_; }
@@ -139,6 +143,8 @@ private:
     std::string failure_;                // of the drawing
     std::atomic<bool> cancelled_{false}; // the run ends before its perf phase: stop drawing
     std::thread drawing_;
+    double draw_seconds_ = 0; // written by the drawing thread, read after its join
+    double wait_seconds_ = 0;
     void* staging_ = nullptr;
 };
 
