@@ -1,5 +1,6 @@
 #include "candidate_process.h"
 
+#include "candidate_child.h"
 #include "pkbw/core/candidate_protocol.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/status.h"
@@ -20,8 +21,6 @@
 #include <thread>
 #include <unistd.h>
 
-extern char** environ;
-
 namespace pkbw::engine {
 namespace {
 
@@ -29,8 +28,8 @@ namespace cp = candidate_protocol;
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr int kChildChannelFd = 3;
-constexpr int kChildListenFd = 4; // rank 0: its rendezvous socket (CandidateLaunch::rendezvous_listen_fd)
+constexpr int kChildChannelFd = candidate_child::kChannelFd;
+constexpr int kChildListenFd = candidate_child::kListenFd; // rank 0: its rendezvous socket
 
 std::string hex(const std::string& bytes) {
     static const char* digits = "0123456789abcdef";
@@ -40,62 +39,6 @@ std::string hex(const std::string& bytes) {
         text += digits[b & 15];
     }
     return text;
-}
-
-bool starts_with(const std::string& text, const char* prefix) {
-    return text.rfind(prefix, 0) == 0;
-}
-
-// The candidate's environment is built, not inherited: nothing of the judge's (its control pipe's
-// number, the judges' rendezvous token, the launcher's pid) reaches it. What CUDA, NCCL and the
-// dynamic loader need passes through.
-std::vector<std::string> candidate_environment(const CandidateLaunch& launch, const std::string& directory) {
-    std::vector<std::string> env;
-    for (char** e = environ; *e; ++e) {
-        const std::string entry = *e;
-        const std::string name = entry.substr(0, entry.find('='));
-        const bool tracing_variable = name == "CUDA_INJECTION64_PATH" || name == "NVTX_INJECTION64_PATH" ||
-                                      name == "PKBW_TRACE_DEFERRED";
-        if (name == "PATH" || name == "LANG" || name == "LC_ALL" || name == "LD_LIBRARY_PATH" ||
-            name == "OMP_NUM_THREADS" || starts_with(name, "NCCL_") || starts_with(name, "NVIDIA_") ||
-            (starts_with(name, "CUDA_") && !tracing_variable) ||
-            (tracing_variable && !launch.trace_dir.empty())) {
-            env.push_back(entry);
-        }
-    }
-    env.push_back("HOME=" + directory);
-    env.push_back("TMPDIR=" + directory);
-    env.push_back("RANK=" + std::to_string(launch.rank));
-    env.push_back("WORLD_SIZE=" + std::to_string(launch.world_size));
-    env.push_back("LOCAL_RANK=" + std::to_string(launch.local_rank));
-    env.push_back("MASTER_ADDR=" + launch.rendezvous_address);
-    env.push_back("PKBW_RDZV_PORT=" + std::to_string(launch.rendezvous_port));
-    env.push_back("PKBW_RDZV_TOKEN=" + launch.rendezvous_token);
-    if (launch.rendezvous_listen_fd >= 0) {
-        env.push_back("PKBW_RDZV_LISTEN_FD=" + std::to_string(kChildListenFd));
-    }
-    if (!launch.trace_dir.empty()) {
-        env.push_back("PKBW_TRACE_DIR=" + launch.trace_dir);
-    }
-    return env;
-}
-
-// What the candidate may read: the system's libraries and configuration, the devices, its own
-// program; never the user's home (store, compile cache), the run directories or pkbw's sources.
-SandboxSpec candidate_sandbox(const CandidateLaunch& launch, const std::string& directory) {
-    SandboxSpec spec = base_sandbox_spec();
-    spec.read_paths.push_back(fs::path(launch.program).parent_path().string());
-    if (const char* tracer = std::getenv("CUDA_INJECTION64_PATH"); tracer && !launch.trace_dir.empty()) {
-        spec.read_paths.push_back(fs::path(tracer).parent_path().string());
-    }
-    if (const char* nvtx = std::getenv("NVTX_INJECTION64_PATH"); nvtx && !launch.trace_dir.empty()) {
-        spec.read_paths.push_back(fs::path(nvtx).parent_path().string());
-    }
-    spec.write_paths.insert(spec.write_paths.begin(), directory);
-    if (!launch.trace_dir.empty()) {
-        spec.write_paths.push_back(launch.trace_dir);
-    }
-    return spec;
 }
 
 } // namespace
@@ -135,14 +78,14 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch)
     if (!launch.trace_dir.empty()) {
         fs::create_directories(launch.trace_dir, ec);
     }
-    const SandboxSpec spec = candidate_sandbox(launch, directory_);
+    const SandboxSpec spec = candidate_child::sandbox(launch, directory_);
     sandbox_.emplace(launch.sandbox ? Sandbox::prepare(spec)
                                     : Sandbox::limits_only(spec, "PKBW_SANDBOX=off"));
     container_.emplace(ProcessContainer::create("cand-r" + std::to_string(launch.rank)));
 
     auto [channel, child_fd] = Channel::make_pair();
     channel_ = std::move(channel);
-    std::vector<std::string> env_storage = candidate_environment(launch, directory_);
+    std::vector<std::string> env_storage = candidate_child::environment(launch, directory_);
     std::vector<char*> envp;
     for (auto& e : env_storage) {
         envp.push_back(e.data());
@@ -420,101 +363,6 @@ int CandidateProcess::define_views(const std::vector<TensorView>& inputs,
     message["id"] = id;
     request(message);
     return id;
-}
-
-namespace {
-// What a worker reports of a block: numbers it chose, so each must be one (finite, not negative).
-BlockTiming timing_from(const json& reply) {
-    auto number = [](const json& value) {
-        if (!value.is_number() || !(value.get<double>() >= 0) || value.get<double>() > 1e12) {
-            throw CandidateFailure(std::string(cp::kFailProtocol),
-                                   "the process answered a timed request with " + value.dump().substr(0, 80) +
-                                       " where a time belongs");
-        }
-        return value.get<double>();
-    };
-    BlockTiming timing;
-    const json samples = reply.value("samples_ms", json());
-    if (!samples.is_array()) {
-        throw CandidateFailure(std::string(cp::kFailProtocol), "a timed reply without samples_ms");
-    }
-    for (const auto& sample : samples) {
-        timing.samples_ms.push_back(number(sample));
-    }
-    timing.span_ms = number(reply.value("span_ms", json(0.0)));
-    timing.enqueue_ms = number(reply.value("enqueue_ms", json(0.0)));
-    timing.host_ms = number(reply.value("host_ms", json(0.0)));
-    timing.worker_ms = number(reply.value("worker_ms", json(0.0)));
-    const json calls = reply.value("calls", json(0));
-    timing.calls = calls.is_number_integer() ? calls.get<int>() : -1;
-    return timing;
-}
-} // namespace
-
-BlockTiming CandidateProcess::pkb_series(const std::vector<int>& views,
-                                         const std::map<std::string, double>& params, int warmup,
-                                         int iterations) {
-    const json reply = request({{"msg", cp::kPkbSeries},
-                                {"views", views},
-                                {"params", params},
-                                {"warmup", warmup},
-                                {"iterations", iterations}});
-    BlockTiming timing = timing_from(reply);
-    if (timing.samples_ms.size() != static_cast<std::size_t>(iterations)) {
-        throw CandidateFailure(std::string(cp::kFailProtocol),
-                               "the candidate process returned " + std::to_string(timing.samples_ms.size()) +
-                                   " samples for " + std::to_string(iterations));
-    }
-    return timing;
-}
-
-BlockTiming CandidateProcess::timed_calls(const std::vector<int>& views,
-                                          const std::map<std::string, double>& params, bool barrier) {
-    const json reply =
-        request({{"msg", cp::kTimedCalls}, {"views", views}, {"params", params}, {"barrier", barrier}});
-    BlockTiming timing = timing_from(reply);
-    if (timing.samples_ms.size() != views.size() || timing.calls != static_cast<int>(views.size())) {
-        throw CandidateFailure(std::string(cp::kFailProtocol),
-                               "the process returned " + std::to_string(timing.samples_ms.size()) +
-                                   " samples for a block of " + std::to_string(views.size()) + " calls");
-    }
-    return timing;
-}
-
-bool CandidateProcess::capture_graph(const std::vector<int>& views,
-                                     const std::map<std::string, double>& params, std::string& why) {
-    const json reply =
-        request({{"msg", cp::kGraphCalls}, {"views", views}, {"params", params}, {"capture", true}});
-    if (reply.value("graph", false) == true) {
-        return true;
-    }
-    const json error = reply.value("graph_error", json("no reason given"));
-    why = error.is_string() ? error.get<std::string>().substr(0, 400) : error.dump().substr(0, 400);
-    return false;
-}
-
-std::optional<BlockTiming> CandidateProcess::graph_calls(const std::vector<int>& views,
-                                                         const std::map<std::string, double>& params,
-                                                         bool barrier, std::string& why) {
-    const json reply =
-        request({{"msg", cp::kGraphCalls}, {"views", views}, {"params", params}, {"barrier", barrier}});
-    if (reply.value("graph", false) != true) {
-        const json error = reply.value("graph_error", json("no reason given"));
-        why = error.is_string() ? error.get<std::string>().substr(0, 400) : error.dump().substr(0, 400);
-        return std::nullopt;
-    }
-    BlockTiming timing = timing_from(reply);
-    if (!timing.samples_ms.empty() || timing.calls != static_cast<int>(views.size())) {
-        throw CandidateFailure(std::string(cp::kFailProtocol),
-                               "the process answered a graph block of " + std::to_string(views.size()) +
-                                   " calls with " + std::to_string(timing.calls) + " calls and " +
-                                   std::to_string(timing.samples_ms.size()) + " samples");
-    }
-    return timing;
-}
-
-void CandidateProcess::trace(int views, int iterations) {
-    request({{"msg", cp::kTrace}, {"views", views}, {"iterations", iterations}});
 }
 
 bool CandidateProcess::freeze(int timeout_ms) {
