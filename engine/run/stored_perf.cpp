@@ -129,7 +129,10 @@ void print_stored_perf(std::ostream& out, const StoredPerf& perf) {
 std::string speedup_cell(const StoredPerf& perf) {
     if (!perf.pooled.speedup)
         return "-";
-    std::string cell = number(*perf.pooled.speedup) + "x";
+    // Three decimals, as the run's own report prints it ("1.000x same", not "1x same" beside "0.9998x").
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3fx", *perf.pooled.speedup);
+    std::string cell = text;
     if (perf.pooled.verdict)
         cell += " " + verdict_name(*perf.pooled.verdict);
     return cell;
