@@ -30,6 +30,11 @@ const Rule kRules[] = {
     {"processes left behind", FlagSeverity::Suspect, "processes outlived the run"},
     {"Landlock", FlagSeverity::Suspect, "the sandbox could not restrict its file access"},
     {"calls cuBLAS", FlagSeverity::Info, "cuBLAS is a library a reference-grade solution may use"},
+    // An honest kernel's order of summation: the tuned sample of 46 on the H200 had one element 2 bf16 ulps
+    // off in 1 of 50 timed calls; more than a few elements, or any far off, fails the check instead.
+    {"numerically borderline", FlagSeverity::Info,
+     "a few elements just beyond the tolerance on a few fresh inputs, as a different order of summation "
+     "gives; the timed calls' check fails anything more (docs/perf.md)"},
     {"creates CUDA streams", FlagSeverity::Suspect,
      "work on a stream of its own can run outside the timed stream (the timing checks look for it)"},
 };
