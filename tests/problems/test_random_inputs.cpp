@@ -18,7 +18,8 @@ TEST(RandomInputs, StandardNormalInputsAreThePlainDrawInEveryFloatingDtype) {
                 const CounterRng rng(pkb_seed(c.seed, 21, rank, c.trial), k);
                 std::int64_t differ = 0;
                 for (std::int64_t i = 0; i < inputs[k].numel(); ++i) {
-                    differ += inputs[k].get_f64(i) != round_to(dtype, rng.normal(static_cast<std::uint64_t>(i)));
+                    differ +=
+                        inputs[k].get_f64(i) != round_to(dtype, rng.normal(static_cast<std::uint64_t>(i)));
                 }
                 EXPECT_EQ(differ, 0) << dtype_name(dtype) << " rank " << rank << " input " << k;
             }
