@@ -48,7 +48,15 @@ pkb_revision() {
 }
 
 [ -x "$p" ] || { line "fidelity.sh: no pkbw at $p (build first: cmake --build $build)"; exit 2; }
-[ -f "$pkb/utils/input_output_tensors.py" ] || { line "fidelity.sh: $pkb is not a PKB checkout (reference/, utils/)"; exit 2; }
+# Only the sections that run PKB's references need its checkout: the samples and the MoE check do not.
+needs_pkb=0
+for section in crosscheck stages rp_off; do
+    [[ " $sections " == *" $section "* ]] && needs_pkb=1
+done
+if [ "$needs_pkb" = 1 ] && [ ! -f "$pkb/utils/input_output_tensors.py" ]; then
+    line "fidelity.sh: $pkb is not a PKB checkout (reference/, utils/), which the sections $sections need"
+    exit 2
+fi
 line "fidelity.sh: $("$p" --version | tr '\n' ' '); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); torch $(python3 -c 'import torch; print(torch.__version__, torch.version.cuda)' 2>&1 | tail -1); PKB $(pkb_revision)"
 
 # The problems: every folder, the five that mismatched on the H200 (issue 29) first.
