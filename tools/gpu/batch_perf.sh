@@ -16,7 +16,7 @@ cd "$(dirname "$0")/../.." || exit 1
 work=${WORK:-/tmp/pkbw-batch-perf}
 export PATH=/usr/local/cuda/bin:$PATH NCCL_NVLS_ENABLE=0
 mkdir -p "$out" "$work"
-[ -f "$out/perf.md" ] || printf '%s\n' "| sample | status | figure | speedup [95%% CI] verdict | reference / candidate a call | s |" \
+[ -f "$out/perf.md" ] || printf '%s\n' "| sample | status | figure | speedup [95% CI] verdict | reference / candidate a call | s |" \
     "|---|---|---|---|---|---|" > "$out/perf.md"
 for f in "$@"; do
     [ "$(gpu_left)" -lt 40 ] && { echo "budget: stopped before $f" >> "$out/perf.md"; break; }

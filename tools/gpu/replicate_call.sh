@@ -18,19 +18,9 @@ t0=$(date +%s)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PATH=/usr/local/cuda/bin:$PATH
 elapsed() { echo $(($(date +%s) - t0)); }
 mkdir -p "$out/r" "$work/run"
-if [ ! -x build-dev/bin/pkbw ]; then
-    deps=$PWD/.deps
-    { cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DPKBW_BUILD_GUI=OFF -DPKBW_BUILD_TESTS=OFF \
-        -DPKBW_BUILD_BENCH=OFF -DPKBW_BUILD_GENERATE=OFF -DCMAKE_PREFIX_PATH="$deps" \
-        -DSQLite3_INCLUDE_DIR="$deps/include" -DSQLite3_LIBRARY="$deps/lib/libsqlite3.a" &&
-        cmake --build build-dev -j "$(nproc)"; } > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
-    rm -f "$out/build.log"
-    echo "build $(elapsed) s; $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader)" |
-        tee -a "$out/r/replicate.txt"
-else
-    echo "warm machine: build-dev kept; $(ls "$work"/run/*.jsonl 2>/dev/null | wc -l) run files in WORK" |
-        tee -a "$out/r/replicate.txt"
-fi
+bash tools/gpu/build_dev.sh "$out" | tee -a "$out/r/replicate.txt"
+[ -x build-dev/bin/pkbw ] || exit 1
+echo "$(ls "$work"/run/*.jsonl 2>/dev/null | wc -l) run files in WORK" | tee -a "$out/r/replicate.txt"
 pkbw=$PWD/build-dev/bin/pkbw
 tuned=samples/solutions_cuda_bf16_h200_2_samples_tuned
 if [ ! -d "$work/run/cache" ]; then
