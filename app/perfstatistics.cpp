@@ -37,6 +37,7 @@ constexpr Known kKnown[] = {
     {"verdict", "verdict", Unit::Verdict},
     {"verdict_band", "verdict band (a difference beyond ±)", Unit::Band},
     {"launches", "launches", Unit::Count},
+    {"extended_from", "launches planned before an ambiguous verdict extended the run", Unit::Count},
     {"pkb_mean_ms", "PKB protocol: mean per iteration", Unit::Time},
     {"pkb_speedup", "PKB's speedup", Unit::Speedup},
     {"pkb_speedup_min", "PKB's speedup, lowest trial", Unit::Speedup},
@@ -162,6 +163,7 @@ PerfFigures compute_perf(const RunData& data) {
                                     : classify_speedup(f.speedup, f.ci_low, f.ci_high, VerdictRule{});
         f.verdict = verdict_text(verdict);
         f.launches = stored.launches ? *stored.launches : std::max<int>(1, stored.per_launch.size());
+        f.extended_from = stored.extended_from.value_or(0);
         f.per_launch = stored.per_launch;
     }
     const GroupedSamples g = group_samples(data);

@@ -33,6 +33,7 @@ struct PerfFigures {
     double speedup = 0, ci_low = 0, ci_high = 0;
     QString verdict;
     int launches = 1;                     // launches the speedup is pooled over
+    int extended_from = 0;                // the planned launches, when an ambiguous verdict extended the run
     std::vector<StoredLaunch> per_launch; // each launch's speedup and interval (stored, or recomputed)
     int slowest_reference_rank = -1, slowest_candidate_rank = -1;
 };

@@ -284,7 +284,15 @@ QString figures_text(const PerfFigures& f) {
             .arg(QString::number(f.speedup, 'f', 3))
             .arg(QString::number(f.ci_low, 'f', 3))
             .arg(QString::number(f.ci_high, 'f', 3))
-            .arg(f.launches > 1 ? QObject::tr(", pooled over %1 launches").arg(f.launches) : QString())
+            .arg(f.launches > 1
+                     ? QObject::tr(", pooled over %1 launches%2")
+                           .arg(f.launches)
+                           .arg(f.extended_from > 0
+                                    ? QObject::tr(", %1 of them added when the first %2 read ambiguous")
+                                          .arg(f.launches - f.extended_from)
+                                          .arg(f.extended_from)
+                                    : QString())
+                     : QString())
             .arg(f.verdict);
     return text;
 }

@@ -44,6 +44,9 @@ StoredSpeedup stored_speedup(const std::vector<PerfSummaryRow>& summaries) {
         } else if (name == "launches") {
             if (std::isfinite(s.value) && s.value >= 0)
                 out.launches = static_cast<int>(s.value);
+        } else if (name == "extended_from") {
+            if (std::isfinite(s.value) && s.value > 0)
+                out.extended_from = static_cast<int>(s.value);
         } else if (name == "pkb_speedup") {
             out.pkb_speedup = s.value;
         } else if (auto i = launch_index(name, "launch_speedup_")) {

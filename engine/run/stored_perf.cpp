@@ -67,6 +67,7 @@ json stored_perf_json(const StoredPerf& perf) {
             {"verdict_code", p.verdict ? json(static_cast<int>(verdict_code(*p.verdict))) : json(nullptr)},
             {"verdict_band", optional_number(p.band)},
             {"launches", p.launches ? json(*p.launches) : json(nullptr)},
+            {"extended_from", p.extended_from ? json(*p.extended_from) : json(0)},
             {"per_launch", per_launch},
             {"pkb_speedup", optional_number(p.pkb_speedup)},
             {"sides", sides}};
@@ -111,6 +112,8 @@ void print_stored_perf(std::ostream& out, const StoredPerf& perf) {
         if (p.launches)
             notes += (notes.empty() ? "" : ", ") + std::to_string(*p.launches) + " launch" +
                      (*p.launches == 1 ? "" : "es");
+        if (p.extended_from)
+            notes += ", added when the first " + std::to_string(*p.extended_from) + " read ambiguous";
         if (!notes.empty())
             out << " (" << notes << ")";
         out << "\n";

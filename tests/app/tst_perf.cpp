@@ -142,6 +142,28 @@ private slots:
         QVERIFY2(!text.contains(QStringLiteral("graph figure")), qPrintable(text));
     }
 
+    // A run an ambiguous verdict extended (docs/perf.md "One look") says so beside its launches.
+    void an_extended_run_says_after_how_many_launches() {
+        std::int64_t id = 0;
+        {
+            Store store = Store::open(path_.toStdString());
+            id = perf_run(store, RunStatus::Pass, 4);
+            add_summaries(store, id,
+                          {{"speedup", 0.993},
+                           {"speedup_ci_low", 0.966},
+                           {"speedup_ci_high", 1.006},
+                           {"verdict", 0},
+                           {"launches", 6},
+                           {"extended_from", 3}});
+        }
+        PerfView view;
+        view.set_data(load(id));
+        const QString text = view.summary_text();
+        QVERIFY2(text.contains(QStringLiteral(
+                     "pooled over 6 launches, 3 of them added when the first 3 read ambiguous)")),
+                 qPrintable(text));
+    }
+
     // The review's damaged store: the samples table cannot be read; the figures the run stored can.
     void damaged_samples_are_named_as_the_reason() {
         const QString path = test::temp_path(QStringLiteral("perf-damaged.db"));

@@ -31,6 +31,8 @@ struct StoredSpeedup {
     std::optional<Verdict> verdict;        // "verdict" (the code, verdict_from_code)
     std::optional<double> band;            // "verdict_band"
     std::optional<int> launches;           // "launches"
+    std::optional<int> extended_from;      // "extended_from": the planned launches of a run an ambiguous
+                                           // verdict extended (docs/perf.md "One look")
     std::vector<StoredLaunch> per_launch;  // in launch order, when stored
     std::optional<double> pkb_speedup;     // "pkb_speedup"
 };
