@@ -219,9 +219,16 @@ void HeatmapView::fit_aspect(QCustomPlot* plot) {
     fit_pending_[i] = false;
     const double cols = static_cast<double>(m->source_cols), rows = static_cast<double>(m->source_rows);
     const double per_px = std::max(cols / r.width(), rows / r.height());
+    // Square cells, except that no map is drawn flatter or narrower than kMinExtentPx: square cells
+    // made a [1, 1024] output a line under a pixel high.
+    constexpr double kMinExtentPx = 48;
+    const double per_px_x =
+        cols / per_px < kMinExtentPx ? cols / std::min<double>(kMinExtentPx, r.width()) : per_px;
+    const double per_px_y =
+        rows / per_px < kMinExtentPx ? rows / std::min<double>(kMinExtentPx, r.height()) : per_px;
     const QSignalBlocker bx(plot->xAxis), by(plot->yAxis);
-    plot->xAxis->setRange(cols / 2, per_px * r.width(), Qt::AlignCenter);
-    plot->yAxis->setRange(rows / 2, per_px * r.height(), Qt::AlignCenter);
+    plot->xAxis->setRange(cols / 2, per_px_x * r.width(), Qt::AlignCenter);
+    plot->yAxis->setRange(rows / 2, per_px_y * r.height(), Qt::AlignCenter);
 }
 
 void HeatmapView::reset_view() {
@@ -315,16 +322,21 @@ void HeatmapView::put_cells(QCPColorMap* map, const PooledMap& pooled, bool rati
     auto* data = map->data();
     const auto which = std::find(maps_, maps_ + 3, map) - maps_;
     const double symlog_c = which < 3 ? symlog_c_[which] : 0;
-    data->setSize(pooled.cols, pooled.rows);
+    // QCPColorMap sizes a cell from the spacing of two: a map of one row (a [1, N] output, a vector)
+    // or one column is drawn with no height or width at all. Such a map is drawn as two identical rows
+    // (columns) that span the one's extent.
+    const int draw_cols = pooled.cols == 1 ? 2 : pooled.cols;
+    const int draw_rows = pooled.rows == 1 ? 2 : pooled.rows;
+    data->setSize(draw_cols, draw_rows);
     // Cell centres span the source extent (from col0, row0 for a region), so axes read in source rows
     // and columns.
-    const double cw = static_cast<double>(pooled.source_cols) / pooled.cols;
-    const double rh = static_cast<double>(pooled.source_rows) / pooled.rows;
+    const double cw = static_cast<double>(pooled.source_cols) / draw_cols;
+    const double rh = static_cast<double>(pooled.source_rows) / draw_rows;
     data->setRange(QCPRange(col0 + cw / 2, col0 + pooled.source_cols - cw / 2),
                    QCPRange(row0 + rh / 2, row0 + pooled.source_rows - rh / 2));
-    for (int r = 0; r < pooled.rows; ++r) {
-        for (int c = 0; c < pooled.cols; ++c) {
-            float v = pooled.at(r, c);
+    for (int r = 0; r < draw_rows; ++r) {
+        for (int c = 0; c < draw_cols; ++c) {
+            float v = pooled.at(std::min(r, pooled.rows - 1), std::min(c, pooled.cols - 1));
             if (ratio && !std::isnan(v)) {
                 v = std::clamp(v, static_cast<float>(kRatioFloor), static_cast<float>(kRatioCeil));
             } else if (symlog_c > 0 && std::isfinite(v)) {

@@ -84,6 +84,31 @@ private slots:
         QVERIFY(!view.zoomed());
     }
 
+    // A vector output ([1, 1024]: problem 46's on the H200) showed no map at all: QCPColorMap gives a
+    // single row no height, and square cells made the row under a pixel high anyway.
+    void a_single_row_output_is_drawn_at_a_readable_height() {
+        std::vector<float> ref(1024), cand(1024);
+        for (std::size_t c = 0; c < ref.size(); ++c) {
+            ref[c] = static_cast<float>(c);
+            cand[c] = static_cast<float>(c) + (c == 329 ? 2.0f : 0.0f);
+        }
+        HeatmapView view;
+        view.resize(1200, 700);
+        view.show();
+        view.show_set(compute_heatmaps(f32(1, 1024, ref), f32(1, 1024, cand), 0.01, 0.0, 256));
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        for (int which : {0, 1, 2, 3}) {
+            QCustomPlot* plot = view.plots().at(which);
+            QTRY_VERIFY_WITH_TIMEOUT(
+                std::abs(plot->yAxis->coordToPixel(1) - plot->yAxis->coordToPixel(0)) >= 40, 3000);
+            QCOMPARE(map_of(view, which)->data()->valueSize(), 2); // the one row, drawn twice
+        }
+        // Both drawn rows hold the row's values: the reference's pooled cell of elements 328-331 (max 331).
+        QCOMPARE(map_of(view, 0)->data()->data(330.0, 0.25), 331.0);
+        QCOMPARE(map_of(view, 0)->data()->data(330.0, 0.75), 331.0);
+        QCOMPARE(map_of(view, 2)->data()->data(330.0, 0.5), 2.0);
+    }
+
     void heavy_tails_are_clipped_to_percentiles_unless_asked() {
         // Typical values about ±1e5, and a few elements at 2e6 (the review's MoE LoRA output).
         std::vector<float> ref(64 * 64);
