@@ -52,12 +52,13 @@ rows = dict(((side, stat), value) for side, stat, value in db.execute(
     "SELECT side, statistic, value FROM perf_summaries WHERE run_id = 1 AND rank = -1"))
 names = {1: "faster", -1: "slower", 0: "same", 2: "ambiguous"}
 c, r = "candidate", "reference"
-print("%.4g %.4g %.4g %s %d %.4g %.4g" % (rows[(c, "speedup")], rows[(c, "speedup_ci_low")],
+print("%.4g %.4g %.4g %s %d %.4g %.4g %.3fx" % (rows[(c, "speedup")], rows[(c, "speedup_ci_low")],
       rows[(c, "speedup_ci_high")], names[int(rows[(c, "verdict")])], int(rows[(c, "launches")]),
-      rows[(r, "median_ms")], rows[(c, "median_ms")]))
+      rows[(r, "median_ms")], rows[(c, "median_ms")], rows[(c, "speedup")]))
 EOF
 )
-read -r speedup low high verdict launches ref_median cand_median <<<"$stored"
+# listed: the runs list's speedup, three decimals (show keeps four significant digits).
+read -r speedup low high verdict launches ref_median cand_median listed <<<"$stored"
 echo "stored: speedup $speedup [$low, $high] $verdict, $launches launches, medians $ref_median / $cand_median ms"
 expect 0 "show of the perf run" -- "$pkbw" show 1
 contains "perf (as stored):"
@@ -74,7 +75,7 @@ expect 0 "show --json of an eval run: perf null" -- "$pkbw" show 2 --json
 [ "$(json_field "j['perf']")" = "None" ] || fail "an eval run has a perf object"
 expect 0 "runs: a speedup column" -- "$pkbw" runs
 contains "speedup"
-contains "${speedup}x $verdict"
+contains "$listed $verdict"
 expect 0 "runs --json: perf per run" -- "$pkbw" runs --json
 [ "$(json_lines "[r['perf'] and r['perf']['verdict'] for r in j]")" = "[None, '$verdict']" ] || fail "runs --json perf"
 
@@ -118,7 +119,7 @@ EOF
 expect 0 "export-bundle" -- "$pkbw" export-bundle 1 2 "$work/b.pkbw"
 sum=$(sha256sum <"$work/b.pkbw")
 expect 0 "runs --store bundle" -- "$pkbw" runs --store "$work/b.pkbw"
-contains "${speedup}x $verdict"
+contains "$listed $verdict"
 expect 0 "show --store bundle" -- "$pkbw" show 1 --store "$work/b.pkbw"
 contains "perf (as stored):"
 same_bytes "$work/b.pkbw" "$sum"
@@ -161,7 +162,7 @@ fi
 for store in "$work/ro/runs.db" "$work/ro/b.pkbw"; do
     name=$(basename "$store")
     expect 0 "runs in a read-only folder ($name)" -- "${as_reader[@]}" "$pkbw" runs --store "$store"
-    contains "${speedup}x $verdict"
+    contains "$listed $verdict"
     expect 0 "show in a read-only folder ($name)" -- "${as_reader[@]}" "$pkbw" show 1 --store "$store"
     contains "speedup    ${speedup}x"
     expect 0 "show --json in a read-only folder ($name)" -- "${as_reader[@]}" "$pkbw" show 1 --json --store "$store"
