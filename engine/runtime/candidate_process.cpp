@@ -28,9 +28,6 @@ namespace cp = candidate_protocol;
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr int kChildChannelFd = candidate_child::kChannelFd;
-constexpr int kChildListenFd = candidate_child::kListenFd; // rank 0: its rendezvous socket
-
 std::string hex(const std::string& bytes) {
     static const char* digits = "0123456789abcdef";
     std::string text;
@@ -92,7 +89,7 @@ CandidateProcess::CandidateProcess(const CandidateLaunch& launch)
     }
     envp.push_back(nullptr);
     std::string program = launch.program;
-    std::string channel_arg = std::to_string(kChildChannelFd);
+    std::string channel_arg = std::to_string(candidate_child::kChannelFd);
     char flag[] = "--channel";
     char* argv[] = {program.data(), flag, channel_arg.data(), nullptr};
     const pid_t parent = ::getpid();
@@ -126,20 +123,20 @@ void CandidateProcess::exec_in_child(const CandidateLaunch& launch, int child_fd
     if (code == 0 && launch.rendezvous_listen_fd >= 0 && listener < 0) {
         code = errno;
     }
-    if (code == 0 && child_fd == kChildChannelFd) {
+    if (code == 0 && child_fd == candidate_child::kChannelFd) {
         ::fcntl(child_fd, F_SETFD, 0);
-    } else if (code == 0 && ::dup2(child_fd, kChildChannelFd) < 0) {
+    } else if (code == 0 && ::dup2(child_fd, candidate_child::kChannelFd) < 0) {
         code = errno;
     }
     // The sandbox first: its ruleset is a descriptor above the channel.
     if (code == 0) {
         code = sandbox_->apply_in_child();
     }
-    if (code == 0 && listener >= 0 && ::dup2(listener, kChildListenFd) < 0) {
+    if (code == 0 && listener >= 0 && ::dup2(listener, candidate_child::kListenFd) < 0) {
         code = errno;
     }
     // Nothing else of the judge's: the control pipe, the rendezvous sockets, the run's files.
-    const int first_closed = listener >= 0 ? kChildListenFd + 1 : kChildChannelFd + 1;
+    const int first_closed = listener >= 0 ? candidate_child::kListenFd + 1 : candidate_child::kChannelFd + 1;
     if (code == 0 && ::syscall(SYS_close_range, first_closed, ~0U, 0) != 0) {
         for (int fd = first_closed; fd < 4096; ++fd) {
             ::close(fd);

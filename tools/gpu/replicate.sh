@@ -94,11 +94,12 @@ for name in ("launched", "graph"):
     if "speedup" in f:
         parts.append(f"{name} {f['speedup']:.3f} [{f['ci_low']:.3f}, {f['ci_high']:.3f}] {f['verdict']}"
                      + (f" ({f.get('passes')} passes)" if name == "graph" else ""))
+import json
 waits = []
 for text in open(sys.argv[1], errors="replace"):
     if '"timing_plan"' in text and '"rank": 0' in text.replace('"rank":0', '"rank": 0'):
         try:
-            plan = __import__("json").loads(text)
+            plan = json.loads(text)
         except ValueError:
             continue
         waits.append(f"{plan.get('draw_wait_seconds', 0):.1f}/{plan.get('draw_seconds', 0):.1f}")
