@@ -60,6 +60,8 @@ def check_held_to_judge_clock(perf, factor, failures):
         failures.append(f"{floored} of {blocks} candidate blocks raised to the judge's floor, expected all")
     reported = ((perf.get("sides") or {}).get("candidate") or {}).get("median_ms")
     own = (((perf.get("call_samples") or {}).get("candidate")) or {}).get("median_ms")
+    if isinstance(reported, (int, float)) and isinstance(own, (int, float)) and own > 0:
+        print(f"  held: candidate {reported:.4f} ms a call, its own samples {own:.4f} ms: {reported / own:.2f}x")
     if not isinstance(reported, (int, float)) or not isinstance(own, (int, float)) or own <= 0 \
             or reported < factor * own:
         failures.append(f"candidate's time {reported} ms a call against its own samples' {own} ms, expected "

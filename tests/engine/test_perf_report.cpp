@@ -230,11 +230,44 @@ TEST(PerfReport, JitterLikeTheReferencesRaisesNoHonestBlockAndAForgerGainsAtMost
     EXPECT_NEAR(honest.judge_margin_call_ms, tolerance / 10, 1e-9);
     const PerfFigures forged = run(0.3);
     EXPECT_EQ(forged.floored_blocks, 5);
-    // Held block by block to its judge time less the reference's median overhead (and 0.02 ms): nearly
-    // its true time, whatever the level test's tolerance.
+    // Raised by the level test, so held block by block to its judge time less the reference's least
+    // overhead (0.50 ms, and 0.02 ms): its true time and its requests' jitter beyond the reference's best,
+    // whatever the level test's tolerance (its median block: (0.5 + 0.60 - 0.50 - 0.02) / 10).
     EXPECT_GE(forged.sides.at("candidate").summary.median, (0.5 - tolerance) / 10);
-    EXPECT_NEAR(forged.sides.at("candidate").summary.median, 0.048, 1e-9);
+    EXPECT_NEAR(forged.sides.at("candidate").summary.median, 0.058, 1e-9);
     EXPECT_LT(forged.pkbw.speedup, 1.0 / (0.05 - tolerance / 10) + 1e-9);
+}
+
+// On an oversubscribed host a request waits milliseconds for a core: the reference's median overhead
+// grows to a good part of a short block. A process the level test raised is held to its judge time less
+// the reference's least overhead, not that median, so a clock slowed tenfold is not let off by the load
+// (with the median, forge_clock read 4.5x its own clock on a loaded CI host, about half its true time).
+TEST(PerfReport, UnderLoadAForgerIsHeldToTheReferencesBestRequestNotItsMedian) {
+    const double reference_overheads[] = {0.3, 5.0, 6.0, 7.0, 6.5};
+    const double candidate_overheads[] = {4.0, 6.0, 0.4, 5.0, 3.0};
+    PerfCollector perf;
+    for (int pair = 0; pair < 5; ++pair) {
+        // 20 calls of 0.5 ms: 10 ms a block; the candidate's clock says a tenth of it.
+        perf.add(0, judged_block("reference", 4 * pair, 1.0, 20.0 + reference_overheads[pair], 20));
+        perf.add(0, judged_block("candidate", 4 * pair + 1, 0.05, 10.0 + candidate_overheads[pair], 20));
+    }
+    const PerfFigures forged = perf.compute(allreduce_of(1e6), 1);
+    EXPECT_EQ(forged.floored_blocks, 5);
+    // Each block: (10 + its overhead - 0.3 - 0.02) / 20; the median block's overhead is 4.0 ms.
+    EXPECT_NEAR(forged.sides.at("candidate").summary.median, (10.0 + 4.0 - 0.32) / 20, 1e-9);
+    EXPECT_GE(forged.sides.at("candidate").summary.median, 10 * 0.05);
+    EXPECT_LT(forged.pkbw.speedup, 2.0);
+    // An honest candidate on the same host, its requests as erratic as the reference's, is not raised by
+    // the level test and keeps the median's allowance: no block is held above its own time by more than
+    // its overhead beyond the reference's median.
+    PerfCollector honest;
+    for (int pair = 0; pair < 5; ++pair) {
+        honest.add(0, judged_block("reference", 4 * pair, 1.0, 20.0 + reference_overheads[pair], 20));
+        honest.add(0, judged_block("candidate", 4 * pair + 1, 0.5, 10.0 + reference_overheads[4 - pair], 20));
+    }
+    const PerfFigures h = honest.compute(allreduce_of(1e6), 1);
+    EXPECT_NEAR(h.sides.at("candidate").summary.median, 0.5, 1e-9);
+    EXPECT_NEAR(h.pkbw.speedup, 2.0, 1e-9);
 }
 
 // Over launches the hold tests the run as a whole: one launch whose five candidate blocks happen to carry
