@@ -5,7 +5,8 @@
 # from run FIRST until END seconds after this script started, writing under $OUT/r. A later call on the
 # same warm machine (within its 30 s) continues in the same WORK; a fresh machine starts over, and the
 # calls' tarballs ($OUT/r/replicate-run.tgz) are merged by file name (pair-run.jsonl).
-# Usage (the repo root, .deps carried: tools/gpu/prepare.sh):
+# Usage (the repo root, .deps carried: tools/gpu/prepare.sh; .cache/rep-cache.tgz carried if an earlier
+# call left one in its OUT):
 #   END=555 bash tools/gpu/replicate_call.sh                      # runs 1..
 #   PAIRS="46 73 aa 1 2 12 21" FIRST=4 END=565 bash tools/gpu/replicate_call.sh
 # Environment: END (555), FIRST (1), RUNS (10), PAIRS (replicate.sh's), FLOORS (empty: the band is the
@@ -23,7 +24,13 @@ bash tools/gpu/build_dev.sh "$out" | tee -a "$out/r/replicate.txt"
 echo "$(ls "$work"/run/*.jsonl 2>/dev/null | wc -l) run files in WORK" | tee -a "$out/r/replicate.txt"
 pkbw=$PWD/build-dev/bin/pkbw
 tuned=samples/solutions_cuda_bf16_h200_2_samples_tuned
-if [ ! -d "$work/run/cache" ]; then
+# A fresh machine takes the pairs' compiled libraries from an earlier call's tarball when one is carried
+# (.cache/rep-cache.tgz, from $OUT/r/rep-cache.tgz): the compile cache checks each entry's key (sources,
+# flags, compiler) itself, so a stale one is compiled again, not used.
+if [ ! -d "$work/run/cache" ] && [ -s .cache/rep-cache.tgz ]; then
+    tar xzf .cache/rep-cache.tgz -C "$work/run" && echo "compile cache from .cache/rep-cache.tgz" | tee -a "$out/r/replicate.txt"
+fi
+if [ ! -d "$work/run/cache" ] || [ -z "$(ls "$work/run/cache")" ]; then
     dry() { timeout 150 "$pkbw" dryrun "$@" --backend cuda --nproc 1 --store "$work/dry.db" --cache-dir "$work/run/cache"; }
     for p in 1 2 12 21 46 73; do
         dry --problem "$p" --solution cuda --solutions-dir "$tuned" > "$work/dry$p.log" 2>&1 &
@@ -35,4 +42,5 @@ fi
 left=$((${END:-555} - $(elapsed)))
 WORK=$work FLOORS="${FLOORS-}" RUNS=${RUNS:-10} FIRST=${FIRST:-1} DEADLINE=$((left - 45)) PKBW_GPU_BUDGET_S=$left \
     bash tools/gpu/replicate.sh "$out/r" "$pkbw"
+[ -d "$work/run/cache" ] && tar czf "$out/r/rep-cache.tgz" -C "$work/run" cache
 echo "end $(elapsed) s" | tee -a "$out/r/replicate.txt"
