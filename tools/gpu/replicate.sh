@@ -10,6 +10,7 @@
 #        FLOORS (problems whose A/A noise floor is measured first, `perf --solution reference`; default
 #        PROBLEMS, and 1 for the aa pair), FIRST (the first run's number, default 1: a later device call
 #        continues a table into the same WORK folder's naming, and the tables read both calls' files).
+#        Runs already finished in WORK (a chained call on a warm machine) are skipped, not run again.
 set -uo pipefail
 source "$(dirname "$0")/budget.sh"
 gpu_budget "$@" # runs under tools/gpu/budget.sh's budget (450 s)
@@ -77,6 +78,11 @@ for i in $(seq "${FIRST:-1}" "$runs"); do
         if [ $(( $(date +%s) - started )) -ge "$deadline" ]; then
             line "deadline reached after run $((i - 1)) of each pair"
             break 2
+        fi
+        # A run a previous call on this warm machine finished is kept: a chained call continues with the
+        # first run not yet done, whatever the pairs' order (no renumbering, no two runs of one name).
+        if grep -q '"run_finished"' "$work/$p-$i.jsonl" 2>/dev/null; then
+            continue
         fi
         # shellcheck disable=SC2046
         perf "$p-$i" $(pair_args "$p")

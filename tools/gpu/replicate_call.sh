@@ -8,7 +8,7 @@
 # Usage (the repo root, .deps carried: tools/gpu/prepare.sh; .cache/rep-cache.tgz carried if an earlier
 # call left one in its OUT):
 #   END=555 bash tools/gpu/replicate_call.sh                      # runs 1..
-#   PAIRS="46 73 aa 1 2 12 21" FIRST=4 END=565 bash tools/gpu/replicate_call.sh
+#   END=565 bash tools/gpu/replicate_call.sh     # chained on the warm machine: continues where it stopped
 # Environment: END (555), FIRST (1), RUNS (10), PAIRS (replicate.sh's), FLOORS (empty: the band is the
 # minimum effect), WORK (/tmp/rep), OUT (the device call's output folder).
 set -u
