@@ -230,11 +230,11 @@ TEST(PerfReport, JitterLikeTheReferencesRaisesNoHonestBlockAndAForgerGainsAtMost
     EXPECT_NEAR(honest.judge_margin_call_ms, tolerance / 10, 1e-9);
     const PerfFigures forged = run(0.3);
     EXPECT_EQ(forged.floored_blocks, 5);
-    // Raised by the level test, so held block by block to its judge time less the reference's least
-    // overhead (0.50 ms, and 0.02 ms): its true time and its requests' jitter beyond the reference's best,
-    // whatever the level test's tolerance (its median block: (0.5 + 0.60 - 0.50 - 0.02) / 10).
+    // Held block by block to its judge time less the reference's median overhead (and 0.02 ms): nearly
+    // its true time, whatever the level test's tolerance. (Its samples, 0.2 ms of a 0.5 ms block, are
+    // within what samples_disagree allows a block, so it keeps the median's allowance, not the least.)
     EXPECT_GE(forged.sides.at("candidate").summary.median, (0.5 - tolerance) / 10);
-    EXPECT_NEAR(forged.sides.at("candidate").summary.median, 0.058, 1e-9);
+    EXPECT_NEAR(forged.sides.at("candidate").summary.median, 0.048, 1e-9);
     EXPECT_LT(forged.pkbw.speedup, 1.0 / (0.05 - tolerance / 10) + 1e-9);
 }
 
@@ -307,6 +307,32 @@ TEST(PerfReport, ALaunchThatExceedsByChanceIsNotRaisedWhenTheRunDoesNot) {
     EXPECT_NEAR(traded.judge_margin_call_ms, 0.01, 1e-9);
     EXPECT_LT(traded.pkbw.ci_low, 1.0);
     EXPECT_NE(traded.pkbw.verdict, Verdict::Faster);
+}
+
+// A rank raised over the run is held to the reference's least overhead in every launch, also in one
+// whose own excess stayed within that launch's tolerance (found by the red team on the host backend: such
+// a launch kept the median's allowance and let through 0.81 of its true time).
+TEST(PerfReport, EveryLaunchOfARankRaisedOverTheRunIsHeldToTheReferencesBestRequest) {
+    const double reference_overheads[] = {0.3, 1.0, 1.2, 1.4, 1.1}; // least 0.3, median 1.1
+    PerfCollector perf;
+    // Calls of 0.1 ms, 10 a block; the candidate's requests cost what the reference's median does (1.1 ms).
+    // It leaves 0.3 ms a block out of launch 0 (within that launch's tolerance, about 0.35 ms) and 1.0 ms
+    // out of launches 1 and 2: the run's mean excess, 0.77 ms, is beyond the run's tolerance.
+    const double under_report[] = {0.3, 1.0, 1.0};
+    for (int launch = 0; launch < 3; ++launch) {
+        perf.set_launch(launch);
+        for (int pair = 0; pair < 5; ++pair) {
+            perf.add(0, judged_block("reference", 4 * pair, 0.2, 2.0 + reference_overheads[pair], 10));
+            perf.add(0, judged_block("candidate", 4 * pair + 1, (1.0 - under_report[launch]) / 10, 2.1, 10));
+        }
+    }
+    const PerfFigures f = perf.compute(allreduce_of(1e6), 1);
+    EXPECT_EQ(f.floored_blocks, 15);
+    ASSERT_EQ(f.replicated.launches.size(), 3u);
+    // Launch 0's blocks: (2.1 - 0.3 - 0.02) / 10 = 0.178 ms a call (with the median's allowance, 0.098:
+    // below its true 0.1), so launch 0 reads 0.2 / 0.178.
+    EXPECT_NEAR(f.replicated.launches[0].speedup, 0.2 / 0.178, 1e-9);
+    EXPECT_LE(f.pkbw.speedup, 2.0);
 }
 
 // The pooled speedup is the launches' geometric mean: what one launch's process leaves out moves it by
