@@ -309,6 +309,22 @@ TEST(PerfReport, ALaunchThatExceedsByChanceIsNotRaisedWhenTheRunDoesNot) {
     EXPECT_NE(traded.pkbw.verdict, Verdict::Faster);
 }
 
+// An honest process whose requests cost more than the reference worker's (a loaded host) is raised by
+// the level test, but its samples agree with the judge's clock: it keeps the median's allowance.
+TEST(PerfReport, ARaisedProcessWhoseSamplesAreItsBlocksKeepsTheMediansAllowance) {
+    const double reference_overheads[] = {0.5, 0.6, 0.7, 0.6, 0.5}; // median 0.6, least 0.5
+    const double candidate_overheads[] = {1.6, 1.7, 1.8, 1.7, 1.6}; // median 1.7: raised
+    PerfCollector perf;
+    for (int pair = 0; pair < 5; ++pair) {
+        perf.add(0, judged_block("reference", 4 * pair, 1.0, 20.0 + reference_overheads[pair], 20));
+        perf.add(0, judged_block("candidate", 4 * pair + 1, 0.5, 10.0 + candidate_overheads[pair], 20));
+    }
+    const PerfFigures f = perf.compute(allreduce_of(1e6), 1);
+    EXPECT_EQ(f.floored_blocks, 5);
+    // The median block (1.7 ms of overhead): (11.7 - 0.6 - 0.02) / 20; with the least, (11.7 - 0.5 - 0.02) / 20.
+    EXPECT_NEAR(f.sides.at("candidate").summary.median, (11.7 - 0.62) / 20, 1e-9);
+}
+
 // A rank raised over the run is held to the reference's least overhead in every launch, also in one
 // whose own excess stayed within that launch's tolerance (found by the red team on the host backend: such
 // a launch kept the median's allowance and let through 0.81 of its true time).
