@@ -23,12 +23,13 @@ double median_absolute_deviation(const std::vector<double>& values) {
 
 // How one launch and rank's candidate blocks are held to the judge's clock.
 struct Hold {
-    double shift_ms = 0;     // added to each candidate block's own time (ms a block)
-    double tolerance_ms = 0; // the excess overhead that chance explains (ms a block)
-    double reference_overhead_ms = 0; // the reference blocks' median overhead (ms a block)
+    double shift_ms = 0;                    // added to each candidate block's own time (ms a block)
+    double tolerance_ms = 0;                // the excess overhead that chance explains (ms a block)
+    double reference_overhead_ms = 0;       // the reference blocks' median overhead (ms a block)
     double reference_least_overhead_ms = 0; // the least overhead of the reference's blocks (ms a block)
     bool raised = false; // the level test found the rank under-reporting (over the run where it has launches)
-    bool strict = false; // raised, and its samples are not its blocks' (samples_disagree): the least allowance
+    bool strict =
+        false; // raised, and its samples are not its blocks' (samples_disagree): the least allowance
 };
 
 using LaunchRank = std::pair<int, int>;
@@ -38,7 +39,8 @@ using LaunchRank = std::pair<int, int>;
 // reports a fraction of its blocks, as a slowed clock does. A raised honest process whose requests merely
 // cost more than the reference worker's (a loaded host) keeps the median: with the least, the host
 // backend's A/A check read identical code 0.784 [0.643, 0.938] slower under load.
-void mark_strict(std::map<LaunchRank, Hold>& holds, const std::map<LaunchRank, std::vector<ReportedBlock>>& reported) {
+void mark_strict(std::map<LaunchRank, Hold>& holds,
+                 const std::map<LaunchRank, std::vector<ReportedBlock>>& reported) {
     std::map<int, std::vector<ReportedBlock>> by_rank;
     for (const auto& [key, blocks] : reported) {
         const auto hold = holds.find(key);
@@ -63,7 +65,8 @@ void mark_strict(std::map<LaunchRank, Hold>& holds, const std::map<LaunchRank, s
 // a candidate cannot widen it by making its own overheads erratic.
 std::map<LaunchRank, Hold> holds_of(const std::vector<PerfSeries>& series, const std::string& protocol) {
     std::map<LaunchRank, std::vector<double>> overheads[2]; // [0] reference, [1] candidate
-    std::map<LaunchRank, std::vector<ReportedBlock>> reported; // the candidate's blocks (round trip set below)
+    std::map<LaunchRank, std::vector<ReportedBlock>>
+        reported; // the candidate's blocks (round trip set below)
     for (const auto& s : series) {
         if (s.protocol != protocol || (s.side != "reference" && s.side != "candidate")) {
             continue;
@@ -83,7 +86,7 @@ std::map<LaunchRank, Hold> holds_of(const std::vector<PerfSeries>& series, const
     struct RankExcess {
         double excess = 0, variance = 0; // summed over launches
         double positive = 0;             // the excesses above 0, summed over launches
-        double cap = 1e300;              // the least of the launches' tolerance caps (each >= kMinToleranceMs)
+        double cap = 1e300; // the least of the launches' tolerance caps (each >= kMinToleranceMs)
         int launches = 0;
     };
     std::map<int, RankExcess> by_rank;
@@ -135,7 +138,8 @@ std::map<LaunchRank, Hold> holds_of(const std::vector<PerfSeries>& series, const
             continue;
         }
         const double n = rank.launches;
-        const double tolerance = std::min(std::max(kMinToleranceMs, 3 * std::sqrt(rank.variance) / n), rank.cap);
+        const double tolerance =
+            std::min(std::max(kMinToleranceMs, 3 * std::sqrt(rank.variance) / n), rank.cap);
         // Raised or not as a run: a launch of a raised rank whose own excess stayed within its own
         // tolerance is still that process (the red team found one such launch letting through 0.81 of
         // its true time with the median's allowance).
@@ -207,7 +211,8 @@ BlockFigures estimate_blocks(const std::vector<PerfSeries>& series, const std::s
         const auto slowest = slowest_rank_per_iteration(ranks);
         per_side[s.side].insert(per_side[s.side].end(), slowest.begin(), slowest.end());
         if (s.side == "reference" || s.side == "candidate") {
-            TimedBlock block{s.side == "reference" ? BlockSide::Reference : BlockSide::Candidate, s.block, slowest};
+            TimedBlock block{s.side == "reference" ? BlockSide::Reference : BlockSide::Candidate, s.block,
+                             slowest};
             (s.throttled ? throttled_by_launch : by_launch)[s.launch].push_back(std::move(block));
         }
     }
@@ -215,7 +220,8 @@ BlockFigures estimate_blocks(const std::vector<PerfSeries>& series, const std::s
     for (auto& [launch, dropped] : throttled_by_launch) {
         auto& kept = by_launch[launch];
         const auto count = [](const std::vector<TimedBlock>& blocks, BlockSide side) {
-            return std::count_if(blocks.begin(), blocks.end(), [side](const TimedBlock& b) { return b.side == side; });
+            return std::count_if(blocks.begin(), blocks.end(),
+                                 [side](const TimedBlock& b) { return b.side == side; });
         };
         bool enough = true;
         for (BlockSide side : {BlockSide::Reference, BlockSide::Candidate}) {
