@@ -27,9 +27,10 @@ struct Hold {
     double tolerance_ms = 0;                // the excess overhead that chance explains (ms a block)
     double reference_overhead_ms = 0;       // the reference blocks' median overhead (ms a block)
     double reference_least_overhead_ms = 0; // the least overhead of the reference's blocks (ms a block)
-    bool raised = false; // the level test found the rank under-reporting (over the run where it has launches)
-    bool strict =
-        false; // raised, and its samples are not its blocks' (samples_disagree): the least allowance
+    // The level test found the rank under-reporting (over the run, where it has launches).
+    bool raised = false;
+    // Raised, and its samples are not its blocks' (samples_disagree): the floor allows the least overhead.
+    bool strict = false;
 };
 
 using LaunchRank = std::pair<int, int>;
@@ -65,8 +66,8 @@ void mark_strict(std::map<LaunchRank, Hold>& holds,
 // a candidate cannot widen it by making its own overheads erratic.
 std::map<LaunchRank, Hold> holds_of(const std::vector<PerfSeries>& series, const std::string& protocol) {
     std::map<LaunchRank, std::vector<double>> overheads[2]; // [0] reference, [1] candidate
-    std::map<LaunchRank, std::vector<ReportedBlock>>
-        reported; // the candidate's blocks (round trip set below)
+    // The candidate's blocks as it reported them (mark_strict sets their round trip).
+    std::map<LaunchRank, std::vector<ReportedBlock>> reported;
     for (const auto& s : series) {
         if (s.protocol != protocol || (s.side != "reference" && s.side != "candidate")) {
             continue;
@@ -186,13 +187,12 @@ BlockFigures estimate_blocks(const std::vector<PerfSeries>& series, const std::s
                 // passed at 11-54x under load with the level test alone). It raises an honest block by its
                 // own jitter beyond the reference's median, which the replication table measures.
                 // A rank the level test raised (over the run's launches, or in its only one) whose samples
-                // are not its blocks' (holds_of: strict) has shown that its process under-reports: each of
-                // its launches is
-                // allowed only the least overhead of the reference's requests, not their median. On an
-                // oversubscribed host the median request waits milliseconds for a core, a good part of a
-                // short block, and the floor left that much of a forger's work out (forge_clock read
-                // 4.5x its own clock where it slows it tenfold, CI under load). An honest candidate is
-                // not raised there, and keeps the median's allowance.
+                // are not its blocks' (mark_strict) has shown that its process under-reports: each of its
+                // launches is allowed only the least overhead of the reference's requests, not their
+                // median. On an oversubscribed host the median request waits milliseconds for a core, a
+                // good part of a short block, and the floor left that much of a forger's work out
+                // (forge_clock read 4.5x its own clock where it slows it tenfold, CI under load). An honest
+                // candidate's samples are its blocks': it keeps the median's allowance, raised or not.
                 const double allowed = hold->second.strict ? hold->second.reference_least_overhead_ms
                                                            : hold->second.reference_overhead_ms;
                 const auto j = s.judge_ms.find(rank);
