@@ -98,20 +98,32 @@ TEST(PerfHold, JitterLikeTheReferencesRaisesNoHonestBlockAndAForgerGainsAtMostTh
     EXPECT_LT(forged.pkbw.speedup, 1.0 / (0.05 - tolerance / 10) + 1e-9);
 }
 
+namespace {
+// One launch of five pairs of 20-call blocks: the reference's calls take 1 ms (20 ms a block), the
+// candidate's 0.5 ms (10 ms a block) whatever it reports a call; each side's requests cost its overheads
+// (ms a block) on the judge's clock.
+PerfFigures twenty_call_launch(const double (&reference_overheads)[5], double candidate_reported_call_ms,
+                               const double (&candidate_overheads)[5]) {
+    PerfCollector perf;
+    for (int pair = 0; pair < 5; ++pair) {
+        perf.add(0, judged_block("reference", 4 * pair, 1.0, 20.0 + reference_overheads[pair], 20));
+        perf.add(0, judged_block("candidate", 4 * pair + 1, candidate_reported_call_ms,
+                                 10.0 + candidate_overheads[pair], 20));
+    }
+    return perf.compute(allreduce_of(1e6), 1);
+}
+} // namespace
+
 // On an oversubscribed host a request waits milliseconds for a core: the reference's median overhead
-// grows to a good part of a short block. A process the level test raised is held to its judge time less
-// the reference's least overhead, not that median, so a clock slowed tenfold is not let off by the load
-// (with the median, forge_clock read 4.5x its own clock on a loaded CI host, about half its true time).
+// grows to a good part of a short block. A process the level test raised, whose samples are not its
+// blocks', is held to its judge time less the reference's least overhead, not that median, so a clock
+// slowed tenfold is not let off by the load (with the median, forge_clock read 4.5x its own clock on a
+// loaded CI host, about half its true time).
 TEST(PerfHold, UnderLoadAForgerIsHeldToTheReferencesBestRequestNotItsMedian) {
     const double reference_overheads[] = {0.3, 5.0, 6.0, 7.0, 6.5};
     const double candidate_overheads[] = {4.0, 6.0, 0.4, 5.0, 3.0};
-    PerfCollector perf;
-    for (int pair = 0; pair < 5; ++pair) {
-        // 20 calls of 0.5 ms: 10 ms a block; the candidate's clock says a tenth of it.
-        perf.add(0, judged_block("reference", 4 * pair, 1.0, 20.0 + reference_overheads[pair], 20));
-        perf.add(0, judged_block("candidate", 4 * pair + 1, 0.05, 10.0 + candidate_overheads[pair], 20));
-    }
-    const PerfFigures forged = perf.compute(allreduce_of(1e6), 1);
+    // The candidate's clock says a tenth of its 0.5 ms a call.
+    const PerfFigures forged = twenty_call_launch(reference_overheads, 0.05, candidate_overheads);
     EXPECT_EQ(forged.floored_blocks, 5);
     // Each block: (10 + its overhead - 0.3 - 0.02) / 20; the median block's overhead is 4.0 ms.
     EXPECT_NEAR(forged.sides.at("candidate").summary.median, (10.0 + 4.0 - 0.32) / 20, 1e-9);
@@ -120,12 +132,8 @@ TEST(PerfHold, UnderLoadAForgerIsHeldToTheReferencesBestRequestNotItsMedian) {
     // An honest candidate on the same host, its requests as erratic as the reference's, is not raised by
     // the level test and keeps the median's allowance: no block is held above its own time by more than
     // its overhead beyond the reference's median.
-    PerfCollector honest;
-    for (int pair = 0; pair < 5; ++pair) {
-        honest.add(0, judged_block("reference", 4 * pair, 1.0, 20.0 + reference_overheads[pair], 20));
-        honest.add(0, judged_block("candidate", 4 * pair + 1, 0.5, 10.0 + reference_overheads[4 - pair], 20));
-    }
-    const PerfFigures h = honest.compute(allreduce_of(1e6), 1);
+    const double reversed[] = {6.5, 7.0, 6.0, 5.0, 0.3};
+    const PerfFigures h = twenty_call_launch(reference_overheads, 0.5, reversed);
     EXPECT_NEAR(h.sides.at("candidate").summary.median, 0.5, 1e-9);
     EXPECT_NEAR(h.pkbw.speedup, 2.0, 1e-9);
 }
@@ -174,15 +182,9 @@ TEST(PerfHold, ALaunchThatExceedsByChanceIsNotRaisedWhenTheRunDoesNot) {
 TEST(PerfHold, ARaisedProcessWhoseSamplesAreItsBlocksKeepsTheMediansAllowance) {
     const double reference_overheads[] = {0.5, 0.6, 0.7, 0.6, 0.5}; // median 0.6, least 0.5
     const double candidate_overheads[] = {1.6, 1.7, 1.8, 1.7, 1.6}; // median 1.7: raised
-    PerfCollector perf;
-    for (int pair = 0; pair < 5; ++pair) {
-        perf.add(0, judged_block("reference", 4 * pair, 1.0, 20.0 + reference_overheads[pair], 20));
-        perf.add(0, judged_block("candidate", 4 * pair + 1, 0.5, 10.0 + candidate_overheads[pair], 20));
-    }
-    const PerfFigures f = perf.compute(allreduce_of(1e6), 1);
+    const PerfFigures f = twenty_call_launch(reference_overheads, 0.5, candidate_overheads);
     EXPECT_EQ(f.floored_blocks, 5);
-    // The median block (1.7 ms of overhead): (11.7 - 0.6 - 0.02) / 20; with the least, (11.7 - 0.5 - 0.02)
-    // / 20.
+    // The median block (1.7 ms of overhead): (11.7 - 0.6 - 0.02) / 20 (with the least: 11.7 - 0.52).
     EXPECT_NEAR(f.sides.at("candidate").summary.median, (11.7 - 0.62) / 20, 1e-9);
 }
 
