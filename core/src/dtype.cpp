@@ -148,20 +148,6 @@ bool is_integral(DType dtype) {
     return !is_floating(dtype) && !is_complex(dtype);
 }
 
-float bf16_to_f32(std::uint16_t bits) {
-    return bits_to_f32(static_cast<std::uint32_t>(bits) << 16);
-}
-
-std::uint16_t f32_to_bf16(float value) {
-    std::uint32_t bits = f32_to_bits(value);
-    if (std::isnan(value)) {
-        // PyTorch produces the canonical quiet NaN, keeping the sign.
-        return static_cast<std::uint16_t>(((bits >> 16) & 0x8000u) | 0x7FC0u);
-    }
-    const std::uint32_t rounding_bias = 0x7FFFu + ((bits >> 16) & 1u);
-    return static_cast<std::uint16_t>((bits + rounding_bias) >> 16);
-}
-
 float f16_to_f32(std::uint16_t bits) {
     const std::uint32_t sign = (bits & 0x8000u) ? 1u : 0u;
     const int exponent = (bits >> 10) & 0x1F;

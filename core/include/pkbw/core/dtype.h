@@ -4,6 +4,7 @@
 
 #include "pkbw/dtype_enum.h"
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -32,8 +33,19 @@ bool is_integral(DType dtype); // the integer types and bool
 // Narrow float conversions. *_to_f32 is exact (every value of these formats is an f32).
 // f32_to_* rounds to nearest, ties to even, as PyTorch's casts do. Overflow follows PyTorch:
 // bf16/f16/e5m2 become +-inf; e4m3 (which has no infinity) becomes NaN.
-float bf16_to_f32(std::uint16_t bits);
-std::uint16_t f32_to_bf16(float value);
+// The bf16 pair is inline: the timed inputs' draws round gigabytes of values through f32_to_bf16.
+inline float bf16_to_f32(std::uint16_t bits) {
+    return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+}
+inline std::uint16_t f32_to_bf16(float value) {
+    const auto bits = std::bit_cast<std::uint32_t>(value);
+    if (value != value) {
+        // PyTorch produces the canonical quiet NaN, keeping the sign.
+        return static_cast<std::uint16_t>(((bits >> 16) & 0x8000u) | 0x7FC0u);
+    }
+    const std::uint32_t rounding_bias = 0x7FFFu + ((bits >> 16) & 1u);
+    return static_cast<std::uint16_t>((bits + rounding_bias) >> 16);
+}
 float f16_to_f32(std::uint16_t bits);
 std::uint16_t f32_to_f16(float value);
 float e4m3_to_f32(std::uint8_t bits);
