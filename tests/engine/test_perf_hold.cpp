@@ -90,12 +90,31 @@ TEST(PerfHold, JitterLikeTheReferencesRaisesNoHonestBlockAndAForgerGainsAtMostTh
     EXPECT_NEAR(honest.judge_margin_call_ms, tolerance / 10, 1e-9);
     const PerfFigures forged = run(0.3);
     EXPECT_EQ(forged.floored_blocks, 5);
-    // Held block by block to its judge time less the reference's median overhead (and 0.02 ms): nearly
+    // Held block by block to its judge time less the reference's median overhead and its upper
+    // quartile's excess (0.05 ms, within the tolerance) and 0.02 ms: (1.1 - 0.65 - 0.02) / 10, nearly
     // its true time, whatever the level test's tolerance. (Its samples, 0.2 ms of a 0.5 ms block, are
-    // within what samples_disagree allows a block, so it keeps the median's allowance, not the least.)
+    // within what samples_disagree allows a block, so it keeps that allowance, not the least.)
     EXPECT_GE(forged.sides.at("candidate").summary.median, (0.5 - tolerance) / 10);
-    EXPECT_NEAR(forged.sides.at("candidate").summary.median, 0.048, 1e-9);
+    EXPECT_NEAR(forged.sides.at("candidate").summary.median, 0.043, 1e-9);
     EXPECT_LT(forged.pkbw.speedup, 1.0 / (0.05 - tolerance / 10) + 1e-9);
+}
+
+// An honest candidate whose requests all cost a little more than the reference's typical one, within the
+// reference's own upper quartile (a launched block of 50 calls of 20 us is 1 ms; on the H200 the
+// request's round trip moves by 0.15-0.65 ms from block to block on both sides): the per-block floor
+// leaves its time alone. With the reference's median as the allowance every such block was raised, and
+// a tuned sample of problem 21 read 1.61 in one run where its device spans said 1.82.
+TEST(PerfHold, RequestsWithinTheReferencesUpperQuartileRaiseNoHonestBlock) {
+    const double reference_overheads[] = {0.50, 0.70, 0.60, 0.55, 0.65}; // median 0.60, upper quartile 0.65
+    const double candidate_overheads[] = {0.63, 0.66, 0.64, 0.68, 0.65}; // median 0.65: not raised
+    PerfCollector perf;
+    for (int pair = 0; pair < 5; ++pair) {
+        perf.add(0, judged_block("reference", 4 * pair, 0.1, 1.0 + reference_overheads[pair], 10));
+        perf.add(0, judged_block("candidate", 4 * pair + 1, 0.05, 0.5 + candidate_overheads[pair], 10));
+    }
+    const PerfFigures f = perf.compute(allreduce_of(1e6), 1);
+    EXPECT_LE(f.floored_blocks, 1); // the 0.68 ms block only, by 0.01 ms (the median's allowance: all five)
+    EXPECT_NEAR(f.pkbw.speedup, 2.0, 1e-9); // 1.89 with the median's allowance
 }
 
 namespace {
