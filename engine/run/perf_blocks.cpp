@@ -59,6 +59,22 @@ void mark_strict(std::map<LaunchRank, Hold>& holds,
         hold.strict = hold.raised && samples_disagree(by_rank[key.second]).has_value();
 }
 
+// The per-block floor's allowance: the reference's median overhead and its upper quartile's excess
+// over it, at most the tolerance the margin counts. A launched block of 50 calls of 20 us lasts 1 ms,
+// and the request's round trip moves by 0.15-0.65 ms from block to block on both sides alike (H200):
+// with the median alone the floor raised every honest block that drew a slower request than the
+// reference's typical one, and one run in seven of problem 21's tuned sample read 1.61 where its
+// device spans said 1.82 (13 of its 15 blocks raised; 1.67 with the quartile, and the replication
+// table's spreads fell for every pair, recomputed from 105 H200 runs). What it lets a process that
+// under-reports keep is within the tolerance, which the margin already takes off the interval. Called
+// once the run's level test has set each hold's tolerance.
+void set_floor_allowances(std::map<LaunchRank, Hold>& holds) {
+    for (auto& [key, hold] : holds) {
+        const double upper = std::max(hold.reference_upper_overhead_ms - hold.reference_overhead_ms, 0.0);
+        hold.floor_allowance_ms = hold.reference_overhead_ms + std::min(upper, hold.tolerance_ms);
+    }
+}
+
 // The judge's hold (docs/perf.md "The time"). A block's overhead is its judge time less its worker's own
 // span; the reference's worker is trusted, so its blocks measure what a request of this launch and rank
 // costs. A candidate whose blocks carry more overhead than the reference's (median against median) by
@@ -154,18 +170,7 @@ std::map<LaunchRank, Hold> holds_of(const std::vector<PerfSeries>& series, const
             hold.tolerance_ms = std::max(tolerance, rank.positive / n);
         }
     }
-    // The per-block floor's allowance: the reference's median overhead and its upper quartile's excess
-    // over it, at most the tolerance the margin counts. A launched block of 50 calls of 20 us lasts 1 ms,
-    // and the request's round trip moves by 0.15-0.65 ms from block to block on both sides alike (H200):
-    // with the median alone the floor raised every honest block that drew a slower request than the
-    // reference's typical one, and one run in seven of problem 21's tuned sample read 1.61 where its
-    // device spans said 1.82 (13 of its 15 blocks raised; 1.67 with the quartile, and the replication
-    // table's spreads fell for every pair, recomputed from 105 H200 runs). What it lets a process that
-    // under-reports keep is within the tolerance, which the margin already takes off the interval.
-    for (auto& [key, hold] : holds) {
-        const double upper = std::max(hold.reference_upper_overhead_ms - hold.reference_overhead_ms, 0.0);
-        hold.floor_allowance_ms = hold.reference_overhead_ms + std::min(upper, hold.tolerance_ms);
-    }
+    set_floor_allowances(holds);
     mark_strict(holds, reported);
     return holds;
 }
