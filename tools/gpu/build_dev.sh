@@ -7,9 +7,17 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 log=${1:?usage: tools/gpu/build_dev.sh LOG_DIR}/build.log
 mkdir -p "$(dirname "$log")"
+# A warm machine keeps build-dev; a fresh one may be given build-dev/bin and build-dev/lib carried from a
+# Release build elsewhere (tools/gpu/carry_build.sh), which saves the build's minute if this machine's
+# libraries run it: `pkbw --version` and every program's libraries found (ldd) decide; otherwise it is
+# removed and built here. A carried build names the commit it was built from (bin/REVISION).
 if [ -x build-dev/bin/pkbw ]; then
-    echo "warm machine: build-dev kept"
-    exit 0
+    if version=$(build-dev/bin/pkbw --version 2>&1) && ! ldd build-dev/bin/* 2>/dev/null | grep -q "not found"; then
+        echo "build-dev kept (warm machine or carried): $(echo "$version" | head -1)$(cat build-dev/bin/REVISION 2>/dev/null | sed 's/^/, built from /')"
+        exit 0
+    fi
+    echo "build-dev/bin/pkbw does not run here ($(echo "$version" | tail -1)): building"
+    rm -rf build-dev
 fi
 t0=$(date +%s)
 deps=$PWD/.deps
