@@ -28,7 +28,7 @@ struct Hold {
     double reference_overhead_ms = 0;       // the reference blocks' median overhead (ms a block)
     double reference_least_overhead_ms = 0; // the least overhead of the reference's blocks (ms a block)
     double reference_upper_overhead_ms = 0; // their upper quartile (ms a block)
-    // What the per-block floor allows a block that is not held strictly (ms a block): set by holds_of.
+    // What the per-block floor allows a block that is not held strictly (ms a block): set_floor_allowances.
     double floor_allowance_ms = 0;
     // The level test found the rank under-reporting (over the run, where it has launches).
     bool raised = false;
@@ -204,10 +204,11 @@ BlockFigures estimate_blocks(const std::vector<PerfSeries>& series, const std::s
                 margins.push_back(std::min(held.front(), hold->second.tolerance_ms / calls));
                 // And each block on its own: never below its judge time less the allowance (the
                 // reference's median overhead and its upper quartile's excess, within the tolerance;
-                // holds_of) and the least tolerance. The level test's tolerance grows with a loaded host's
-                // jitter; this floor does not, so a clock slowed tenfold gains nothing there (forge_clock
-                // passed at 11-54x under load with the level test alone). It raises an honest block by its
-                // own jitter beyond the reference's median, which the replication table measures.
+                // set_floor_allowances) and the least tolerance. The level test's tolerance grows with a
+                // loaded host's jitter; this floor grows only by the quartile's excess, so a clock slowed
+                // tenfold gains nothing there (forge_clock passed at 11-54x under load with the level test
+                // alone). It raises an honest block by its own jitter beyond the allowance, which the
+                // replication table measures.
                 // A rank the level test raised (over the run's launches, or in its only one) whose samples
                 // are not its blocks' (mark_strict) has shown that its process under-reports: each of its
                 // launches is allowed only the least overhead of the reference's requests, not their
