@@ -139,7 +139,8 @@ private:
     std::vector<std::size_t> offsets_;
     std::vector<ProblemConfig> configs_;
     std::vector<TieRowsByOutput> tie_rows_;
-    std::vector<std::byte> drawn_;       // host memory, until upload()
+    std::unique_ptr<std::byte[]> drawn_; // host memory (drawn_bytes_), until upload()
+    std::size_t drawn_bytes_ = 0;
     std::string failure_;                // of the drawing
     std::atomic<bool> cancelled_{false}; // the run ends before its perf phase: stop drawing
     std::thread drawing_;

@@ -3,6 +3,7 @@
 // gets the draws whose shapes are the eval's first trial's on every rank, and a problem where too few
 // are is refused by name. A problem whose sets are slow to draw gets fewer calls a block, so that the
 // blocks do not wait minutes for their inputs.
+#include "device.h"
 #include "pkbw/core/error.h"
 #include "pkbw/problems/registry.h"
 #include "rendezvous.h"
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <gtest/gtest.h>
 #include <thread>
+#include <vector>
 
 namespace pkbw::engine {
 namespace {
@@ -204,6 +206,73 @@ TEST(TimingDraws, TheAgreementTimesTheDrawsAndLowersTheCallsOfSlowOnes) {
     // Quick draws keep every call asked for.
     request.draw_seconds = 1000;
     EXPECT_EQ(agree_on_timing(judge, problem, base_config(1), 0, request).plan.calls_per_block, 50);
+}
+
+// Two inputs of 12 and 20 bytes, each in a 256-byte slot of the set: the padding must read zero.
+class PaddedDraws final : public Problem {
+public:
+    const ProblemInfo& info() const override {
+        static const ProblemInfo info{9002, "9002_padded_draws", "TI", "padded draws", "padded draws"};
+        return info;
+    }
+    std::vector<TensorSpec> input_specs(const ProblemConfig&, int) const override {
+        return {{"x", DType::F32, {3}}, {"y", DType::F32, {5}}};
+    }
+    std::vector<TensorSpec> output_specs(const ProblemConfig&, int) const override {
+        return {{"z", DType::F32, {5}}};
+    }
+    void make_inputs(const ProblemConfig& config, int, std::vector<Tensor>& inputs) const override {
+        for (std::size_t t = 0; t < inputs.size(); ++t) {
+            for (std::int64_t i = 0; i < inputs[t].numel(); ++i) {
+                const float value =
+                    static_cast<float>(config.trial * 100 + static_cast<int>(t) * 10 + i) + 0.5f;
+                std::memcpy(inputs[t].mutable_data() + i * static_cast<std::int64_t>(sizeof value), &value,
+                            sizeof value);
+            }
+        }
+    }
+};
+
+// The sets are drawn into memory that is not cleared beforehand (each drawing thread clears its own set):
+// what reaches the device is every set's tensors at their offsets and zeros between them.
+TEST(TimingDraws, TheStagedSetsHoldTheDrawsAndZerosBetweenTheirTensors) {
+    OneJudge judge;
+    const PaddedDraws problem;
+    TimingRequest request;
+    request.calls = 6;
+    request.pairs = 1;
+    request.threads = 3;
+    const ProblemConfig base = base_config(1);
+    const TimingAgreement agreed = agree_on_timing(judge, problem, base, 0, request);
+    // The heap's chunk of the staging's size left full of ones first (malloc hands it back for the
+    // drawn sets), so that bytes the drawing does not clear would show.
+    {
+        std::vector<std::byte> dirty(512 * agreed.draws.size(), std::byte{0xff});
+        asm volatile("" : : "r"(dirty.data()) : "memory");
+    }
+    const auto device = make_host_device(0, "pkbw-test-draws"); // outlives the inputs' staging
+    TimingInputs inputs(problem, base, 0, agreed, request.threads);
+    inputs.upload(*device);
+    ASSERT_EQ(inputs.set_bytes(), 512u);
+    const std::size_t bytes = inputs.set_bytes() * static_cast<std::size_t>(inputs.sets());
+    void* staged = device->allocate(bytes);
+    inputs.load(0, inputs.sets(), staged);
+    device->synchronize();
+    std::vector<std::byte> host(bytes);
+    device->download(host.data(), staged, bytes);
+    for (int set = 0; set < inputs.sets(); ++set) {
+        const auto want = problem.build_inputs(inputs.config(set), 0);
+        const std::byte* got = host.data() + inputs.set_bytes() * static_cast<std::size_t>(set);
+        for (std::size_t t = 0; t < want.size(); ++t) {
+            const std::size_t offset = inputs.offsets()[t];
+            EXPECT_EQ(std::memcmp(got + offset, want[t].data(), want[t].nbytes()), 0) << "set " << set;
+            const std::size_t end = t + 1 < want.size() ? inputs.offsets()[t + 1] : inputs.set_bytes();
+            for (std::size_t b = offset + want[t].nbytes(); b < end; ++b) {
+                ASSERT_EQ(got[b], std::byte{0}) << "set " << set << " byte " << b;
+            }
+        }
+    }
+    device->release(staged);
 }
 
 } // namespace
