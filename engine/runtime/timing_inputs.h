@@ -130,6 +130,7 @@ public:
 
 private:
     void draw(const Problem& problem, int rank, int threads);
+    std::size_t drawn_bytes() const { return set_bytes_ * static_cast<std::size_t>(sets_); }
 
     Device* device_ = nullptr; // from upload()
     TimingAgreement agreement_;
@@ -139,8 +140,7 @@ private:
     std::vector<std::size_t> offsets_;
     std::vector<ProblemConfig> configs_;
     std::vector<TieRowsByOutput> tie_rows_;
-    std::unique_ptr<std::byte[]> drawn_; // host memory (drawn_bytes_), until upload()
-    std::size_t drawn_bytes_ = 0;
+    std::unique_ptr<std::byte[]> drawn_; // host memory (drawn_bytes()), until upload()
     std::string failure_;                // of the drawing
     std::atomic<bool> cancelled_{false}; // the run ends before its perf phase: stop drawing
     std::thread drawing_;
