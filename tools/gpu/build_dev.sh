@@ -11,7 +11,8 @@ mkdir -p "$(dirname "$log")"
 # Release build elsewhere (tools/gpu/carry_build.sh), which saves the build's minute if this machine's
 # libraries run it: `pkbw --version` and every program's libraries found (ldd) decide; otherwise it is
 # removed and built here. A carried build names the commit it was built from (bin/REVISION).
-if [ -x build-dev/bin/pkbw ]; then
+# REBUILD=1 (tools/gpu/carry_build.sh) builds whatever is there: the sources may have changed since.
+if [ "${REBUILD:-0}" != 1 ] && [ -x build-dev/bin/pkbw ]; then
     if version=$(build-dev/bin/pkbw --version 2>&1) && ! ldd build-dev/bin/* 2>/dev/null | grep -q "not found"; then
         echo "build-dev kept (warm machine or carried): $(echo "$version" | head -1)$(cat build-dev/bin/REVISION 2>/dev/null | sed 's/^/, built from /')"
         exit 0
@@ -26,4 +27,4 @@ deps=$PWD/.deps
     -DSQLite3_INCLUDE_DIR="$deps/include" -DSQLite3_LIBRARY="$deps/lib/libsqlite3.a" &&
     cmake --build build-dev -j "$(nproc)"; } > "$log" 2>&1 || { tail -30 "$log"; exit 1; }
 rm -f "$log"
-echo "build $(($(date +%s) - t0)) s; $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader)"
+echo "build $(($(date +%s) - t0)) s; $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader 2>/dev/null || echo "no GPU")"
