@@ -324,6 +324,14 @@ namespace {
 // The pooled speedup, its verdict and what qualifies it: the extension, the clock's margin, each launch.
 void print_speedup(std::ostream& out, const PerfFigures& f) {
     char line[320];
+    if (!f.withheld.empty()) { // no verdict, no interval that reads as one: the figures, for inspection
+        std::snprintf(line, sizeof(line),
+                      "    speedup withheld: %s; for inspection only, %.3fx [%.3f, %.3f] over %d launch%s\n",
+                      f.withheld.c_str(), f.pkbw.speedup, f.pkbw.ci_low, f.pkbw.ci_high, f.launches,
+                      f.launches == 1 ? "" : "es");
+        out << line;
+        return;
+    }
     std::snprintf(line, sizeof(line),
                   "    speedup %.3fx  95%% CI [%.3f, %.3f]  %s  (%d launch%s; no difference "
                   "within x%.3f: %s)\n",
@@ -437,8 +445,10 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
     }
     if (f.has_pkbw)
         print_speedup(out, f);
-    for (const std::string& text : graph_lines(f)) {
-        out << "    " << text << "\n";
+    if (f.withheld.empty()) { // the other figure's verdict is no result either
+        for (const std::string& text : graph_lines(f)) {
+            out << "    " << text << "\n";
+        }
     }
     if (f.pkb) {
         std::snprintf(

@@ -64,6 +64,10 @@ struct PerfFigures {
     // Why, in words.
     std::string headline = "launched";
     std::string headline_reason;
+    // Why the run's speedup is not a result (speedup_withheld_reason of its status: "timing not trusted
+    // (invalid_timing)"), "" when it is: the report then prints no verdict, only the figures for
+    // inspection, and --json carries the reason as perf.withheld.
+    std::string withheld;
     std::map<std::string, SideFigures> sides;
     std::optional<PkbSpeedup> pkb;             // PKB-compatible figure
     std::map<std::string, double> pkb_side_ms; // dryrun: the one side's PKB figure

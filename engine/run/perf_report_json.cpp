@@ -143,7 +143,10 @@ json to_json(const PerfFigures& f) {
               {"clocks", f.clocks},
               {"warnings", f.warnings},
               {"plausibility", plausibility_json(f)},
-              {"headline", f.headline}};
+              {"headline", f.headline},
+              // Why the speedup is no result (the run's status), null when it is one: the figures below
+              // stay, for inspection (docs/cli.md "--json").
+              {"withheld", f.withheld.empty() ? json(nullptr) : json(f.withheld)}};
     if (!f.plan.is_null()) {
         j["timing"] = timing_json(f.plan);
     }

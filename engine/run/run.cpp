@@ -10,8 +10,8 @@
 #include "pkbw/core/generation.h"
 #include "pkbw/core/kineto.h"
 #include "pkbw/core/protocol.h"
-#include "pkbw/core/run_archive.h"
 #include "pkbw/core/rank_config.h"
+#include "pkbw/core/run_archive.h"
 #include "pkbw/core/run_layout.h"
 #include "pkbw/core/sha256.h"
 #include "pkbw/core/status.h"
@@ -25,8 +25,8 @@
 #include "run_session.h"
 #include "safety.h"
 #include "signals.h"
-#include "suggest.h"
 #include "solution_names.h"
+#include "suggest.h"
 #include "trust_report.h"
 #include "version.h"
 
@@ -349,7 +349,7 @@ int Run::conclude(const LaunchOutcome& launch, bool is_reference) {
     }
     record_results(launch, verdict);
     if (!perf_.empty()) {
-        report_perf();
+        report_perf(verdict.status);
         for (const auto& warning : perf_warnings_)
             add_warning(verdict, warning);
     }

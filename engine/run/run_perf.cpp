@@ -2,6 +2,7 @@
 // of a run's life.
 #include "pkbw/core/perf_stats.h"
 #include "pkbw/core/run_layout.h"
+#include "pkbw/core/sweep_table.h"
 #include "run_session.h"
 
 #include <algorithm>
@@ -189,13 +190,15 @@ void Run::record_noise_floor(const PerfFigures& figures) {
         err_ << "pkbw: cannot write " << path.string() << ": " << ec.message() << "\n";
 }
 
-void Run::report_perf() {
+void Run::report_perf(const std::string& status) {
     ProblemConfig config = options_config();
     // A PKB problem pkbw has no descriptor for has no work model: no bandwidth, the timings stand.
     perf_.set_rule(verdict_rule());
     PerfFigures figures = perf_.compute(problem_ ? problem_->work(config) : WorkModel{}, options_.nproc);
     figures.on_host = backend_ != "cuda";
     figures.extended_from = extended_from_;
+    const auto run_status = parse_run_status(status);
+    figures.withheld = run_status ? speedup_withheld_reason(*run_status) : "no clean result (" + status + ")";
     // The machine's measured peak for this collective, when `pkbw calibrate` ran at this world size.
     // It also sets the plausibility floor's communication term, so a malformed row is named, not used.
     const fs::path calibration_path =

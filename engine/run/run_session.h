@@ -108,7 +108,7 @@ private:
     // few, then a count), each also printed on stderr.
     std::vector<std::string> store_traces();
     void record_results(const LaunchOutcome& launch, const Verdict& verdict);
-    void report_perf();
+    void report_perf(const std::string& status);
     // The rates the plausibility floor of this run's perf figures uses (none on the host backend).
     MachinePeaks machine_peaks(const PerfFigures& figures) const;
     int calibrate();

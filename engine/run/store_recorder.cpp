@@ -261,7 +261,7 @@ int list_runs(const fs::path& path, const RunsQuery& query, std::ostream& out, s
         for (const auto& run : runs) {
             json row = run_json(run);
             row["event"] = "run";
-            row["perf"] = stored_perf_json(stored_perf(store.perf_summaries(run.id)));
+            row["perf"] = stored_perf_json(stored_perf(store.perf_summaries(run.id), run.status));
             out << row.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
         }
         return 0;
@@ -271,7 +271,7 @@ int list_runs(const fs::path& path, const RunsQuery& query, std::ostream& out, s
                   "problem", "mode", "back", "W", "status", "speedup", "summary");
     out << line;
     for (const auto& run : runs) {
-        const std::string speedup = speedup_cell(stored_perf(store.perf_summaries(run.id)));
+        const std::string speedup = speedup_cell(stored_perf(store.perf_summaries(run.id), run.status));
         std::snprintf(line, sizeof line, "%6lld  %-24s %-28s %-6s %-5s %2d  %-14s %-18s %s\n",
                       static_cast<long long>(run.id), run.started_at.c_str(),
                       shorten(run.problem_stem, 28).c_str(), std::string(to_string(run.mode)).c_str(),
@@ -419,7 +419,7 @@ int show_run(const fs::path& path, std::int64_t run_id, bool as_json, std::ostre
     auto tensors = store.tensor_results(run_id, false);
     auto artifacts = store.artifacts(run_id);
     const auto summaries = store.perf_summaries(run_id);
-    const StoredPerf perf = stored_perf(summaries);
+    const StoredPerf perf = stored_perf(summaries, run->status);
     if (as_json) {
         json body = show_run_json(*run, ranks, tensors, perf, artifacts);
         body["event"] = "run";

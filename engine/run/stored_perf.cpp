@@ -29,9 +29,10 @@ std::string interval(const std::optional<double>& low, const std::optional<doubl
 
 } // namespace
 
-StoredPerf stored_perf(const std::vector<PerfSummaryRow>& summaries) {
+StoredPerf stored_perf(const std::vector<PerfSummaryRow>& summaries, RunStatus status) {
     StoredPerf perf;
     perf.pooled = stored_speedup(summaries);
+    perf.status = status;
     for (const auto& row : summaries) {
         if (row.rank != -1)
             continue;
@@ -60,23 +61,31 @@ json stored_perf_json(const StoredPerf& perf) {
             figures[name] = std::isfinite(value) ? json(value) : json(nullptr);
         sides[side] = figures;
     }
-    return {{"speedup", optional_number(p.speedup)},
-            {"ci_low", optional_number(p.ci_low)},
-            {"ci_high", optional_number(p.ci_high)},
-            {"verdict", p.verdict ? json(verdict_name(*p.verdict)) : json(nullptr)},
-            {"verdict_code", p.verdict ? json(static_cast<int>(verdict_code(*p.verdict))) : json(nullptr)},
-            {"verdict_band", optional_number(p.band)},
-            {"launches", p.launches ? json(*p.launches) : json(nullptr)},
-            {"extended_from", p.extended_from ? json(*p.extended_from) : json(0)},
-            {"per_launch", per_launch},
-            {"pkb_speedup", optional_number(p.pkb_speedup)},
-            {"sides", sides}};
+    return {
+        {"speedup", optional_number(p.speedup)},
+        {"ci_low", optional_number(p.ci_low)},
+        {"ci_high", optional_number(p.ci_high)},
+        // A withheld run's verdict is not a result either: its figures stay, for inspection.
+        {"verdict", p.verdict && perf.withheld().empty() ? json(verdict_name(*p.verdict)) : json(nullptr)},
+        {"verdict_code", p.verdict && perf.withheld().empty()
+                             ? json(static_cast<int>(verdict_code(*p.verdict)))
+                             : json(nullptr)},
+        {"withheld", perf.withheld().empty() ? json(nullptr) : json(perf.withheld())},
+        {"verdict_band", optional_number(p.band)},
+        {"launches", p.launches ? json(*p.launches) : json(nullptr)},
+        {"extended_from", p.extended_from ? json(*p.extended_from) : json(0)},
+        {"per_launch", per_launch},
+        {"pkb_speedup", optional_number(p.pkb_speedup)},
+        {"sides", sides}};
 }
 
 void print_stored_perf(std::ostream& out, const StoredPerf& perf) {
     if (perf.empty())
         return;
-    out << "  perf (as stored):\n";
+    if (perf.withheld().empty())
+        out << "  perf (as stored):\n";
+    else
+        out << "  perf (as stored; no result: " << perf.withheld() << ", the figures for inspection only):\n";
     for (const char* side : {"reference", "candidate", "bare_nccl"}) {
         const auto found = perf.sides.find(side);
         if (found == perf.sides.end())
@@ -104,7 +113,9 @@ void print_stored_perf(std::ostream& out, const StoredPerf& perf) {
     const StoredSpeedup& p = perf.pooled;
     if (p.speedup) {
         out << "    speedup    " << number(*p.speedup) << "x" << interval(p.ci_low, p.ci_high);
-        if (p.verdict)
+        if (!perf.withheld().empty())
+            out << " withheld";
+        else if (p.verdict)
             out << " " << verdict_name(*p.verdict);
         std::string notes;
         if (p.band)
@@ -132,6 +143,8 @@ void print_stored_perf(std::ostream& out, const StoredPerf& perf) {
 std::string speedup_cell(const StoredPerf& perf) {
     if (!perf.pooled.speedup)
         return "-";
+    if (!speedup_is_result(perf.status))
+        return perf.status == RunStatus::InvalidTiming ? "untrusted" : "withheld";
     // Three decimals, as the run's own report prints it ("1.000x same", not "1x same" beside "0.9998x").
     char text[32];
     std::snprintf(text, sizeof text, "%.3fx", *perf.pooled.speedup);

@@ -78,6 +78,28 @@ contains "speedup"
 contains "$listed $verdict"
 expect 0 "runs --json: perf per run" -- "$pkbw" runs --json
 [ "$(json_lines "[r['perf'] and r['perf']['verdict'] for r in j]")" = "[None, '$verdict']" ] || fail "runs --json perf"
+[ "$(json_lines "[r['perf'] and r['perf']['withheld'] for r in j]")" = "[None, None]" ] || fail "runs --json: a pass withheld"
+
+# A run whose timing is not trusted (a candidate that skips calls it recognises) keeps its figures in the
+# store, for inspection, but no surface shows them as its speedup: the runs list says "untrusted", show
+# says why, --json has the reason and no verdict (docs/cli.md "runs", "show"). Its own store.
+untrusted_store=$work/untrusted.db
+expect 1 "perf of a candidate whose timing is not trusted" -- "$pkbw" perf --problem 1 --backend host --nproc 2 \
+    --dtype f32 --solution "$root/tests/adversarial/host/skip_by_count.cpp" --m 128 --n 128 --trials 1 --launches 1 --pairs 2 \
+    --iters 10 --no-pkb --store "$untrusted_store"
+contains "timing not trusted"
+contains "speedup withheld: timing not trusted (invalid_timing)"
+lacks "95% CI"
+expect 0 "runs of the untrusted run" -- "$pkbw" runs --store "$untrusted_store"
+contains "invalid_timing untrusted"
+if grep -E "invalid_timing +[0-9.]+x" "$work/out" >/dev/null; then fail "the runs list shows an untrusted speedup"; fi
+expect 0 "show of the untrusted run" -- "$pkbw" show 1 --store "$untrusted_store"
+contains "perf (as stored; no result: timing not trusted (invalid_timing), the figures for inspection only):"
+contains "x \[.*\] withheld"
+lacks "\] faster\|\] slower\|\] same\|\] ambiguous"
+expect 0 "show --json of the untrusted run" -- "$pkbw" show 1 --json --store "$untrusted_store"
+[ "$(json_field "(j['perf']['withheld'], j['perf']['verdict'], j['perf']['verdict_code'], j['perf']['speedup'] > 0)")" \
+    = "('timing not trusted (invalid_timing)', None, None, True)" ] || fail "show --json of the untrusted run"
 
 # Filters.
 expect 0 "runs --problem 1 (a number)" -- "$pkbw" runs --problem 1 --json
