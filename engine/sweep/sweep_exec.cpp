@@ -90,6 +90,9 @@ std::string speedup_text(const json& finished) {
     const json& pkbw = (*perf)["pkbw"];
     if (!pkbw.contains("speedup") || !pkbw["speedup"].is_number())
         return {};
+    // A run whose speedup is no result (invalid_timing, ...) says so, not its figures (docs/cli.md).
+    if (perf->contains("withheld") && (*perf)["withheld"].is_string())
+        return "withheld: " + (*perf)["withheld"].get<std::string>();
     auto number = [&pkbw](const char* key) {
         return pkbw.contains(key) && pkbw[key].is_number() ? pkbw[key].get<double>() : 0.0;
     };
@@ -241,19 +244,10 @@ std::vector<std::vector<std::string>> run_slots(const SweepRecord& sweep, const 
 
 std::vector<std::string> pair_command(const SweepRecord& sweep, const SweepPair& pair,
                                       const SweepContext& context) {
-    std::vector<std::string> argv = {context.pkbw.string(),
-                                     sweep.mode,
-                                     "--problem",
-                                     pair.problem_stem,
-                                     "--solution",
-                                     pair.solution_path,
-                                     "--nproc",
-                                     std::to_string(sweep.world_size),
-                                     "--store",
-                                     context.store_path.string(),
-                                     "--cache-dir",
-                                     context.cache_dir.string(),
-                                     "--json",
+    std::vector<std::string> argv = {context.pkbw.string(), sweep.mode, "--problem", pair.problem_stem,
+                                     "--solution", pair.solution_path, "--nproc",
+                                     std::to_string(sweep.world_size), "--store", context.store_path.string(),
+                                     "--cache-dir", context.cache_dir.string(), "--json",
                                      // The sweep's plan placed this file (by its name rules or --place):
                                      // the child run must not refuse it for naming another problem.
                                      "--ignore-name"};

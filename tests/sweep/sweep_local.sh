@@ -92,5 +92,18 @@ PY
     { fail "pkb plan exit $?"; cat "$work/pkb.json"; }
 json_get 'p=d[0]; assert sorted(x["problem"] for x in p["pairs"]) == ["10_varying_rows", "1_allreduce", "9_scale_gather"], p' "$work/pkb.json" ||
     fail "pkb checkout plan"
+# 5. A perf sweep's pair whose timing is not trusted (a candidate skipping calls it recognises) reports
+# why its speedup is withheld, never the figures as its speedup, on the progress line and in pair_finished.
+untrusted=$work/solutions_host_f32_none_untrusted
+mkdir -p "$untrusted" && cp "$root/tests/adversarial/host/skip_by_count.cpp" "$untrusted/1_allreduce_host.cpp"
+"$pkbw" sweep --name untrusted --solutions-dir "$untrusted" --problems 1 --nproc 2 --backend host --mode perf -- \
+    --dtype f32 --trials 1 --m 128 --n 128 --launches 1 --pairs 2 --iters 10 --no-pkb > "$work/untrusted.txt" 2>&1 ||
+    { fail "untrusted sweep exit $?"; cat "$work/untrusted.txt"; }
+grep -q "1_allreduce: invalid_timing (.*) speedup withheld: timing not trusted (invalid_timing)" "$work/untrusted.txt" &&
+    ! grep -q "invalid_timing (.*) speedup [0-9]" "$work/untrusted.txt" || { fail "untrusted sweep's progress line"; cat "$work/untrusted.txt"; }
+"$pkbw" sweep --name untrusted2 --solutions-dir "$untrusted" --problems 1 --nproc 2 --backend host --mode perf --json -- \
+    --dtype f32 --trials 1 --m 128 --n 128 --launches 1 --pairs 2 --iters 10 --no-pkb > "$work/untrusted.jsonl" 2>/dev/null
+json_get 'e=[e for e in d if e["event"]=="pair_finished"][0]; assert e["speedup"] == "withheld: timing not trusted (invalid_timing)", e' \
+    "$work/untrusted.jsonl" || fail "untrusted sweep's pair_finished"
 echo "sweep_local: $failures failures"
 exit $((failures > 0))
