@@ -140,7 +140,13 @@ Verdict JudgeOutputReader::verdict(const std::string& source) const {
         if (header)
             feedback << "\n";
     }
-    if (finished.contains("perf") && finished["perf"].contains("pkbw")) {
+    const bool withheld = finished.contains("perf") && finished["perf"].is_object() &&
+                          finished["perf"].contains("withheld") && finished["perf"]["withheld"].is_string();
+    if (withheld) {
+        // The speedup is no result (timing not trusted, ...): neither the model nor the trajectory gets
+        // its figures as one, only why (docs/cli.md "Stored timing").
+        feedback << "\nPerf: speedup withheld: " << finished["perf"]["withheld"].get<std::string>() << "\n";
+    } else if (finished.contains("perf") && finished["perf"].contains("pkbw")) {
         const json& p = finished["perf"]["pkbw"];
         if (p["speedup"].is_number())
             v.speedup = p["speedup"].get<double>();

@@ -68,8 +68,9 @@ TEST_P(AgentJudgeOutput, PassesOnTheSecondAttemptWithFiveTrials) {
                                                       std::to_string(c.world_size) + (c.maps ? "_maps" : ""));
     fs::remove_all(dir);
     fs::create_directories(dir);
-    const std::string right = read_file(fs::path(PKBW_TEST_SOURCE_ROOT) /
-                                        "samples/solutions_host_f32_none_samples_baseline/1_allreduce_host.cpp");
+    const std::string right =
+        read_file(fs::path(PKBW_TEST_SOURCE_ROOT) /
+                  "samples/solutions_host_f32_none_samples_baseline/1_allreduce_host.cpp");
     FakeProvider server;
     server.push({200, chat_reply("Skip the peers.\n```cpp\n" + kWrong + "```\n")});
     server.push({200, chat_reply("Sum every peer's buffer.\n```cpp\n" + right + "```\n")});
@@ -139,9 +140,11 @@ INSTANTIATE_TEST_SUITE_P(WorldSizes, AgentJudgeOutput,
 // around the JSON; the verdict comes from run_finished.
 TEST(JudgeOutputReader, ReadsLinesCutAnywhereAndOfAnySize) {
     json big = {{"event", "rank_result"}, {"rank", 0}, {"tensors", json::array()}};
-    big["tensors"].push_back({{"name", "output"}, {"error_map", {{"ratio", std::vector<double>(3000000, 0.0)}}}});
-    const std::string output = "pkbw: a note on stderr\n" + json{{"event", "run_started"}, {"run_id", 7}}.dump() +
-                               "\n" + big.dump() + "\n" +
+    big["tensors"].push_back(
+        {{"name", "output"}, {"error_map", {{"ratio", std::vector<double>(3000000, 0.0)}}}});
+    const std::string output = "pkbw: a note on stderr\n" +
+                               json{{"event", "run_started"}, {"run_id", 7}}.dump() + "\n" + big.dump() +
+                               "\n" +
                                json{{"event", "run_finished"},
                                     {"run_id", 7},
                                     {"status", "pass"},
@@ -167,6 +170,30 @@ TEST(JudgeOutputReader, ReadsLinesCutAnywhereAndOfAnySize) {
     EXPECT_LE(failed.feedback.size(), 2200u);
 }
 
+// A run whose timing is not trusted (perf.withheld, docs/cli.md "Stored timing") gives the model and the
+// trajectory why, never its figures as a speedup; a clean perf run gives both.
+TEST(JudgeOutputReader, AnUntrustedRunsSpeedupIsWithheldFromTheModel) {
+    const auto read = [](const json& perf, const char* status) {
+        JudgeOutputReader reader;
+        reader.feed(
+            json{{"event", "run_finished"}, {"run_id", 3}, {"status", status}, {"perf", perf}}.dump() + "\n");
+        return reader.verdict("");
+    };
+    json perf = {
+        {"pkbw", {{"speedup", 19408.5}, {"ci_low", 9049.4}, {"ci_high", 20813.1}, {"verdict", "faster"}}},
+        {"withheld", "timing not trusted (invalid_timing)"}};
+    const Verdict untrusted = read(perf, "invalid_timing");
+    EXPECT_FALSE(untrusted.speedup.has_value());
+    EXPECT_NE(untrusted.feedback.find("Perf: speedup withheld: timing not trusted (invalid_timing)"),
+              std::string::npos)
+        << untrusted.feedback;
+    EXPECT_EQ(untrusted.feedback.find("19408"), std::string::npos) << untrusted.feedback;
+    perf["withheld"] = nullptr; // a result
+    const Verdict clean = read(perf, "pass");
+    ASSERT_TRUE(clean.speedup.has_value());
+    EXPECT_DOUBLE_EQ(*clean.speedup, 19408.5);
+    EXPECT_NE(clean.feedback.find("Perf: speedup 1.941e+04x"), std::string::npos) << clean.feedback;
+}
 // `pkbw agent --json`: JSON lines only on stdout, one object per line with an "event": the start, each
 // attempt's progress (asking, judging, the judge's trials as they finish), each attempt's verdict, the end.
 TEST(AgentJson, EveryLineIsAnEventInOrder) {
