@@ -4,9 +4,8 @@
 #pragma once
 
 #include "launcher.h"
-#include "recorder.h"
-
 #include "pkbw/core/status.h"
+#include "recorder.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -83,6 +82,13 @@ struct RunOptions {
 
 // Whether this machine has an NVIDIA GPU device node (no driver call: pkbw itself stays CUDA-free).
 bool gpu_present();
+
+// The rank launch of a perf run's launch after the first (docs/tracing.md "Later launches"): `first`'s
+// with `config` as the ranks' configuration and none of the tracing variables. Only the first launch
+// is traced; a later rank process given CUDA_INJECTION64_PATH and PKBW_TRACE_DIR loaded the tracer,
+// which opened the first launch's rank_<r>.cupti.jsonl again and left it empty (H200: the reference
+// side of every traced perf run had no kernels).
+LaunchSpec later_launch_spec(const LaunchSpec& first, const std::filesystem::path& config);
 
 // Runs it; returns the process exit code. `out` receives the human summary or the JSON lines,
 // `err` diagnostics.

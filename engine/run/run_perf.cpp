@@ -3,6 +3,7 @@
 #include "pkbw/core/perf_stats.h"
 #include "pkbw/core/run_layout.h"
 #include "pkbw/core/sweep_table.h"
+#include "pkbw/tracer_control.h"
 #include "run_session.h"
 
 #include <algorithm>
@@ -107,8 +108,7 @@ LaunchOutcome Run::launch_more(const LaunchSpec& first, const fs::path& referenc
         config["perf"]["reference_first"] = reference_first(index);
         const fs::path path = run_dir_ / ("config_launch" + std::to_string(index) + ".json");
         std::ofstream(path) << config.dump(2) << "\n";
-        LaunchSpec spec = first;
-        spec.args = {"--config", path.string()};
+        const LaunchSpec spec = later_launch_spec(first, path);
         if (progress_)
             progress_->set_launch(index);
         else if (!options_.json)
@@ -419,3 +419,15 @@ int Run::calibrate() {
 }
 
 } // namespace pkbw::cli::detail
+
+namespace pkbw::cli {
+
+LaunchSpec later_launch_spec(const LaunchSpec& first, const std::filesystem::path& config) {
+    LaunchSpec spec = first;
+    spec.args = {"--config", config.string()};
+    for (const char* name : tracer::kTracingVariables)
+        spec.extra_env.erase(name);
+    return spec;
+}
+
+} // namespace pkbw::cli

@@ -4,6 +4,7 @@
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/sha256.h"
 #include "pkbw/core/store.h"
+#include "pkbw/tracer_control.h"
 #include "recorder.h"
 #include "run.h"
 #include "signals.h"
@@ -274,8 +275,9 @@ TEST_F(RunTest, MissingSolutionListsTheFolder) {
     EXPECT_NE(message.find("solution file not found: " + (folder / "1_allreduce_host.cpp").string()),
               std::string::npos)
         << message;
-    EXPECT_NE(message.find("1_allreduce_cuda.cu  (this problem, by name; a .cu file, this backend runs .cpp)"),
-              std::string::npos)
+    EXPECT_NE(
+        message.find("1_allreduce_cuda.cu  (this problem, by name; a .cu file, this backend runs .cpp)"),
+        std::string::npos)
         << message;
     EXPECT_NE(message.find("2_allgather_host.cpp  (names 2_allgather)"), std::string::npos) << message;
     EXPECT_EQ(message.find("notes.txt"), std::string::npos);
@@ -353,9 +355,10 @@ TEST_F(RunTest, AFolderIsSearchedByTheSweepsNameRules) {
     o.solutions_dir = folder;
     ASSERT_EQ(run(o, memory), 0) << err.str();
     EXPECT_EQ(only_run().start.solution_path, (folder / "5_allreduce_host.cpp").string());
-    EXPECT_NE(err.str().find("placed 5_allreduce_host.cpp at 1_allreduce (by its name; the folder numbers this "
-                             "problem differently)"),
-              std::string::npos)
+    EXPECT_NE(
+        err.str().find("placed 5_allreduce_host.cpp at 1_allreduce (by its name; the folder numbers this "
+                       "problem differently)"),
+        std::string::npos)
         << err.str();
 }
 
@@ -365,7 +368,8 @@ TEST_F(RunTest, PkbFolderNumberedAsPkbsHistoryIsPlacedByName) {
     const fs::path checkout = fs::path(PKBW_TEST_SOURCE_ROOT) / "tests/engine/pkb_checkout";
     const fs::path folder = dir.path() / "solutions_cuda_f32_none_samples_old";
     for (const char* name : {"2_allreduce_cuda.py", "10_scale_gather_cuda.py", "11_varying_row_cuda.py"})
-        dir.write(std::string("solutions_cuda_f32_none_samples_old/") + name, "def solution(x):\n    return x\n");
+        dir.write(std::string("solutions_cuda_f32_none_samples_old/") + name,
+                  "def solution(x):\n    return x\n");
     auto o = options();
     o.pkb_checkout = checkout;
     o.solutions_dir = folder;
@@ -376,9 +380,10 @@ TEST_F(RunTest, PkbFolderNumberedAsPkbsHistoryIsPlacedByName) {
     o.dtype = "int8";
     ASSERT_EQ(run(o, memory), 2) << err.str();
     EXPECT_EQ(only_run().start.solution_path, (folder / "10_scale_gather_cuda.py").string());
-    EXPECT_NE(err.str().find("placed 10_scale_gather_cuda.py at 9_scale_gather (by its name; the folder numbers "
-                             "this problem differently)"),
-              std::string::npos)
+    EXPECT_NE(
+        err.str().find("placed 10_scale_gather_cuda.py at 9_scale_gather (by its name; the folder numbers "
+                       "this problem differently)"),
+        std::string::npos)
         << err.str();
 
     // A miss (the file's name is no problem's): the closest files, what each is, and --place.
@@ -694,4 +699,27 @@ TEST_F(HostMisbehaviour, PerfAndTraceAreStoredAndExported) {
     EXPECT_EQ(warmups, 2 * 2);        // one untraced-as-iteration call per rank and side first
     EXPECT_GT(phases, 0);
     EXPECT_EQ(store.integrity_check(), "ok");
+}
+
+// Only a perf run's first launch is traced: a later launch's ranks get none of the tracing variables, so
+// none of them loads the tracer, which would open the first launch's rank_<r>.cupti.jsonl again and
+// leave it empty (the H200: every traced perf run's reference side had no kernels).
+TEST(LaterLaunch, CarriesNoTracingVariablesAndItsOwnConfig) {
+    LaunchSpec first;
+    first.program = "/opt/pkbw/bin/pkbw-rank";
+    first.args = {"--config", "/runs/r/config.json"};
+    first.world_size = 2;
+    first.extra_env["OMP_NUM_THREADS"] = "4";
+    for (const auto& [name, value] :
+         pkbw::tracer::tracing_environment("/opt/pkbw/lib/libpkbw_tracer.so", "/runs/r/trace"))
+        first.extra_env[name] = value;
+    first.extra_env["NVTX_INJECTION64_PATH"] = "/opt/cuda/lib64/libcupti.so";
+    const LaunchSpec later = later_launch_spec(first, "/runs/r/config_launch1.json");
+    for (const char* name : pkbw::tracer::kTracingVariables)
+        EXPECT_EQ(later.extra_env.count(name), 0u) << name;
+    EXPECT_EQ(later.extra_env.at("OMP_NUM_THREADS"), "4");
+    EXPECT_EQ(later.args, (std::vector<std::string>{"--config", "/runs/r/config_launch1.json"}));
+    EXPECT_EQ(later.program, first.program);
+    EXPECT_EQ(later.world_size, 2);
+    EXPECT_EQ(first.extra_env.count("CUDA_INJECTION64_PATH"), 1u); // the first launch keeps its tracing
 }
