@@ -13,7 +13,7 @@
 namespace pkbw::app {
 namespace {
 
-enum class Unit { Time, Speedup, Bandwidth, Clock, Count, Verdict, Band, None };
+enum class Unit { Time, Speedup, Bandwidth, Clock, Count, Verdict, Band, Figure, None };
 
 struct Known {
     std::string_view key;
@@ -50,6 +50,17 @@ constexpr Known kKnown[] = {
     {"pkb_iterations", "PKB: timed iterations", Unit::Count},
     {"pkb_warmup_iterations", "PKB: warm-up iterations", Unit::Count},
     {"pkb_num_input_groups", "PKB: input groups", Unit::Count},
+    {"headline_graph", "headline figure (docs/perf.md \"A method per kernel size\")", Unit::Figure},
+    {"launched_speedup", "launched figure: speedup", Unit::Speedup},
+    {"launched_ci_low", "launched figure: 95% interval from", Unit::Speedup},
+    {"launched_ci_high", "launched figure: 95% interval to", Unit::Speedup},
+    {"launched_verdict", "launched figure: verdict", Unit::Verdict},
+    {"graph_speedup", "graph figure: speedup", Unit::Speedup},
+    {"graph_ci_low", "graph figure: 95% interval from", Unit::Speedup},
+    {"graph_ci_high", "graph figure: 95% interval to", Unit::Speedup},
+    {"graph_verdict", "graph figure: verdict", Unit::Verdict},
+    {"graph_median_ms", "graph figure: median per call", Unit::Time},
+    {"graph_passes", "graph figure: passes over the input sets a block", Unit::Count},
     {"sm_clock_start_mhz", "SM clock at the start", Unit::Clock},
     {"sm_clock_end_mhz", "SM clock at the end", Unit::Clock},
 };
@@ -78,6 +89,9 @@ QString value_text(Unit unit, double value, bool microseconds) {
         return verdict_text(verdict_from_code(value));
     case Unit::Band:
         return QObject::tr("%1%").arg(QString::number(100 * value, 'g', 3));
+    case Unit::Figure:
+        return value == 1.0 ? QObject::tr("graph figure (calls replayed from a CUDA graph)")
+                            : QObject::tr("launched figure (each call launched by its process)");
     case Unit::None:
         break;
     }

@@ -278,6 +278,16 @@ QString unreadable_timing(const RunData& data) {
     return parts.join(QStringLiteral(", "));
 }
 
+// The pooled figures of a run whose speedup is no result, for inspection: plain text, no verdict (a
+// "faster" there read as the result it is not: the H200 store's reply_early run, 19408.500×).
+QString inspection_text(const PerfFigures& f) {
+    return QObject::tr("%1× (95% interval %2–%3%4; no verdict)")
+        .arg(QString::number(f.speedup, 'f', 3))
+        .arg(QString::number(f.ci_low, 'f', 3))
+        .arg(QString::number(f.ci_high, 'f', 3))
+        .arg(f.launches > 1 ? QObject::tr(", pooled over %1 launches").arg(f.launches) : QString());
+}
+
 QString figures_text(const PerfFigures& f) {
     QString text =
         QObject::tr("%1×</b> (95% interval %2–%3%4): <b>%5")
@@ -342,11 +352,38 @@ QString PerfView::method_text() const {
     const auto graph = data_->summary("headline_graph");
     const auto launched = data_->summary("launched_speedup");
     const auto launched_verdict = data_->summary("launched_verdict");
-    if (!graph || *graph != 1.0) {
-        return {};
+    if (!graph) {
+        return {}; // stored before the graph figure: one method only
     }
-    QString text = tr(" The figure is the graph figure: each side's calls replayed from a CUDA graph, since they "
-                      "take under 20 µs of device time and a launched call is mostly its launch.");
+    if (*graph != 1.0) {
+        // The launched figure is the headline: say so, and what the graph's replays read or that there were
+        // none, so that two runs of one problem measured differently are not read alike.
+        QString text =
+            tr(" The figure is the launched figure: each call launched by its process, as a caller "
+               "pays it.");
+        if (const auto g = data_->summary("graph_speedup")) {
+            text +=
+                tr(" Graph figure (each side's calls replayed from a CUDA graph, the host's launches left "
+                   "out): %1×")
+                    .arg(QString::number(*g, 'f', 3));
+            const auto low = data_->summary("graph_ci_low");
+            const auto high = data_->summary("graph_ci_high");
+            if (low && high) {
+                text += tr(" (%1–%2)").arg(QString::number(*low, 'f', 3), QString::number(*high, 'f', 3));
+            }
+            if (const auto v = data_->summary("graph_verdict")) {
+                text += QStringLiteral(", ") + verdict_text(verdict_from_code(*v));
+            }
+            text += QStringLiteral(".");
+        } else {
+            text += tr(" No graph figure was measured: its calls could not be captured into a CUDA graph, or "
+                       "the run was asked for none (the run's report says which).");
+        }
+        return text;
+    }
+    QString text =
+        tr(" The figure is the graph figure: each side's calls replayed from a CUDA graph, since they "
+           "take under 20 µs of device time and a launched call is mostly its launch.");
     if (launched) {
         text += tr(" Launched, as a caller pays each call: %1×").arg(QString::number(*launched, 'f', 3));
         const auto low = data_->summary("launched_ci_low");
@@ -371,10 +408,10 @@ QString PerfView::summary_text() const {
     QString text = headline();
     if (f.has_figures && !trusted) {
         // Withheld: the figures stay, for inspection, never as a result.
-        text += (f.stored ? tr(" Stored figures, for inspection only (not a result): <b>%1</b>.")
+        text += (f.stored ? tr(" Stored figures, for inspection only (not a result): %1.")
                           : tr(" Figures recomputed from its samples, for inspection only (not a result): "
-                               "<b>%1</b>."))
-                    .arg(figures_text(f));
+                               "%1."))
+                    .arg(inspection_text(f));
     } else if (f.has_figures) {
         QString pooled;
         if (!f.per_launch.empty()) {
@@ -447,7 +484,8 @@ QString PerfView::summary_text() const {
             lo = std::min(lo, value);
             hi = std::max(hi, value);
         }
-        text += tr(" <b>PKB's speedup %1×</b>").arg(QString::number(*pkb, 'f', 3));
+        text += trusted ? tr(" <b>PKB's speedup %1×</b>").arg(QString::number(*pkb, 'f', 3))
+                        : tr(" PKB's figure, for inspection as well: %1×").arg(QString::number(*pkb, 'f', 3));
         if (per_trial.size() > 1) {
             text += tr(" (geometric mean of %1 trials; %2; spread %3–%4×, %5× apart)")
                         .arg(per_trial.size())
