@@ -92,7 +92,7 @@ private:
 
     std::shared_ptr<const TimelineData> trace_;
     double t0_ = 0, t1_ = 1;
-    static constexpr int kLabelWidth = 110, kLaneHeight = 18, kRankHeader = 16, kAxisHeight = 22;
+    static constexpr int kLabelWidth = 170, kLaneHeight = 18, kRankHeader = 16, kAxisHeight = 22;
     bool dragging_ = false;
     QPointF drag_from_;
     double drag_t0_ = 0;

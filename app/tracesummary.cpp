@@ -87,6 +87,10 @@ struct Breakdown {
 Breakdown breakdown(const RankTrace& trace, TimeWindow w, const std::set<std::string>& marked) {
     std::vector<Interval> compute, comm, all;
     for (const TraceEvent& e : trace.events) {
+        if (is_collective_annotation(e) && e.end_ns > w.start_ns && e.start_ns < w.end_ns) {
+            comm.emplace_back(e.start_ns, e.end_ns); // its device work is the collective's, by any name
+            continue;
+        }
         if (!is_gpu_activity(e.kind) || e.end_ns <= w.start_ns || e.start_ns >= w.end_ns) {
             continue;
         }
@@ -136,6 +140,11 @@ std::string communication_reason(const TraceEvent& e, const std::set<std::string
         return "name";
     }
     return "";
+}
+
+bool is_collective_annotation(const TraceEvent& e) {
+    return e.kind == TraceEventKind::NvtxRange && e.category == "gpu_user_annotation" &&
+           e.name.starts_with("nccl:");
 }
 
 bool is_communication(const TraceEvent& event, const std::set<std::string>& marked) {

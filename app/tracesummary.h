@@ -22,6 +22,11 @@ namespace pkbw::app {
 // broadcast), or a kernel the user marked (its display name in `marked`).
 bool is_communication(const TraceEvent& event, const std::set<std::string>& marked = {});
 // Why: "NCCL", "peer copy", "name", "marked by you", or "" when it is not communication.
+// A torch profiler's GPU annotation of a c10d collective ("nccl:all_reduce", "nccl:_all_gather_base":
+// category gpu_user_annotation) spans the collective's device work, whatever its kernels or copies are
+// called (at one rank NCCL's all-gather is a device-to-device copy): the overlap counts its span as
+// communication.
+bool is_collective_annotation(const TraceEvent& event);
 std::string communication_reason(const TraceEvent& event, const std::set<std::string>& marked = {});
 
 struct TraceSummaryRow {

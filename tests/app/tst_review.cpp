@@ -104,7 +104,8 @@ private slots:
         v.set_executable(QStringLiteral(PKBW_BINARY_DIR "/bin/pkbw"));
         v.set_store(test::temp_path(QStringLiteral("review-launch.db")));
         // The problems the form accepts (pkbw's own list arrives asynchronously; not what is tested).
-        v.set_problem_list({QStringLiteral("1_allreduce"), QStringLiteral("2_allgather"), QStringLiteral("3_broadcast")});
+        v.set_problem_list(
+            {QStringLiteral("1_allreduce"), QStringLiteral("2_allgather"), QStringLiteral("3_broadcast")});
         v.set_problem(QStringLiteral("1,3"));
         v.set_solutions_dir(
             QStringLiteral(PKBW_SOURCE_ROOT "/samples/solutions_host_f32_none_samples_baseline"));
@@ -189,6 +190,29 @@ private slots:
         copy.copy_kind = "PtoP";
         QVERIFY(is_communication(copy));
         QVERIFY(!is_communication(test::trace_event(TraceEventKind::Kernel, "", "gemm", 0, 1, 7)));
+        // A torch profiler's GPU annotation of a c10d collective counts, whatever runs under it: the H200's
+        // PKB reference of problem 2 at one rank (NCCL's all-gather a device-to-device copy) read "no
+        // communication".
+        RankTrace torch;
+        torch.rank = 0;
+        TraceEvent annotation = test::trace_event(TraceEventKind::NvtxRange, "gpu_user_annotation",
+                                                  "nccl:_all_gather_base", 20'000, 35'000);
+        TraceEvent dtod = test::trace_event(TraceEventKind::Memcpy, "", "Memcpy DtoD (Device -> Device)",
+                                            21'000, 34'000, 7);
+        dtod.copy_kind = "DtoD";
+        TraceEvent other_range =
+            test::trace_event(TraceEventKind::NvtxRange, "gpu_user_annotation", "aten::mm", 50'000, 60'000);
+        torch.events = {
+            test::trace_event(TraceEventKind::EngineRange, "iteration", "reference/0", 0, 100'000),
+            annotation, dtod, other_range,
+            test::trace_event(TraceEventKind::Kernel, "", "gemm", 50'000, 60'000, 7)};
+        sort_events(torch.events);
+        const SideOverlap* t0 = overlap_of(summarize_trace({torch}), 0);
+        QVERIFY(t0);
+        QCOMPARE(t0->communication_us, 15.0); // the annotation's span, not only its copy
+        QCOMPARE(t0->compute_us, 10.0);
+        QVERIFY(is_collective_annotation(annotation));
+        QVERIFY(!is_collective_annotation(other_range));
     }
 
     // #10, #11, #8 in the Trace tab: launch configuration on click, rows that zoom to their events,

@@ -106,6 +106,7 @@ private slots:
         auto data = std::make_shared<RunData>();
         data->run.id = 5;
         data->run.backend = "pkb-cuda";
+        data->run.status = RunStatus::Pass; // a finished import (a running run's figures are for inspection)
         for (const auto& [name, value] : {std::pair{"pkb_speedup", 0.976},
                                           {"pkb_speedup.trial_0", 1.44},
                                           {"pkb_speedup.trial_1", 0.665}}) {
