@@ -33,14 +33,48 @@ std::pair<std::size_t, std::size_t> TimelineData::visible(const TimelineLane& la
             static_cast<std::size_t>(last - lane.events.begin())};
 }
 
+namespace {
+
+// Per side, the span of its traced iterations.
+std::map<std::string, std::pair<double, double>> side_spans(const std::vector<IterationSpan>& iterations) {
+    std::map<std::string, std::pair<double, double>> spans;
+    for (const auto& it : iterations) {
+        auto [at, fresh] = spans.try_emplace(it.side, it.start_us, it.end_us);
+        if (!fresh) {
+            at->second.first = std::min(at->second.first, it.start_us);
+            at->second.second = std::max(at->second.second, it.end_us);
+        }
+    }
+    return spans;
+}
+
+} // namespace
+
+std::string TimelineData::focus_side() const {
+    const auto spans = side_spans(iterations);
+    if (spans.size() < 2 || !spans.count("candidate")) {
+        return {};
+    }
+    double sides = 0, t0 = std::numeric_limits<double>::infinity(), t1 = -t0;
+    for (const auto& [side, span] : spans) {
+        sides += span.second - span.first;
+        t0 = std::min(t0, span.first);
+        t1 = std::max(t1, span.second);
+    }
+    return t1 - t0 > 3 * sides ? "candidate" : "";
+}
+
 std::pair<double, double> TimelineData::focus() const {
     if (iterations.empty()) {
         return {begin_us, end_us};
     }
-    double t0 = iterations.front().start_us, t1 = iterations.front().end_us;
+    const std::string side = focus_side();
+    double t0 = std::numeric_limits<double>::infinity(), t1 = -t0;
     for (const auto& it : iterations) {
-        t0 = std::min(t0, it.start_us);
-        t1 = std::max(t1, it.end_us);
+        if (side.empty() || it.side == side) {
+            t0 = std::min(t0, it.start_us);
+            t1 = std::max(t1, it.end_us);
+        }
     }
     const double margin = (t1 - t0) * 0.02;
     return {t0 - margin, t1 + margin};

@@ -303,13 +303,23 @@ void TraceView::show_timeline(const Loaded<LoadedTrace>& r) {
     trace_ = r.value;
     timeline_->set_trace(trace_.timeline);
     const auto& tl = *trace_.timeline;
+    const std::string alone = tl.focus_side();
+    const auto shown =
+        std::count_if(tl.iterations.begin(), tl.iterations.end(),
+                      [&](const IterationSpan& it) { return alone.empty() || it.side == alone; });
     QString text =
-        tl.iterations.empty()
-            ? tr("%1 events in %2 lanes").arg(tl.event_count()).arg(tl.lanes.size())
-            : tr("%1 events in %2 lanes; opened on the %3 traced iterations (ruler from the first)")
+        tl.iterations.empty() ? tr("%1 events in %2 lanes").arg(tl.event_count()).arg(tl.lanes.size())
+        : alone.empty()
+            ? tr("%1 events in %2 lanes; opened on the %3 traced iterations (ruler from the first)")
                   .arg(tl.event_count())
                   .arg(tl.lanes.size())
-                  .arg(tl.iterations.size());
+                  .arg(tl.iterations.size())
+            : tr("%1 events in %2 lanes; opened on the %3's %4 traced iterations (ruler from the first): the "
+                 "sides' iterations lie far apart, a warm-up call between them; Home shows all")
+                  .arg(tl.event_count())
+                  .arg(tl.lanes.size())
+                  .arg(to_qstring(alone))
+                  .arg(shown);
     if (trace_.traces && pkbw::profiles_placed_end_to_end(*trace_.traces)) {
         text += tr(". The reference's and the candidate's torch-profiler profiles are placed end to end: "
                    "they were recorded on unrelated clocks, so the gap between them is not measured.");

@@ -367,7 +367,9 @@ private slots:
         // Trial 0's two files of 6 events each; the profiler steps are the traced iterations.
         QCOMPARE(tl->event_count(), std::size_t(12));
         QCOMPARE(tl->iterations.size(), std::size_t(4));
-        QVERIFY2(view.info_text().contains(QStringLiteral("4 traced iterations")),
+        // The two profiles' steps lie far apart (their first steps' one-time costs between them): the view
+        // opens on the candidate's.
+        QVERIFY2(view.info_text().contains(QStringLiteral("opened on the candidate's 2 traced iterations")),
                  qPrintable(view.info_text()));
         QStringList lanes;
         for (const TimelineLane& lane : tl->lanes) {
@@ -478,6 +480,27 @@ private slots:
         const TraceSummary plain = summarize_trace({t});
         QCOMPARE(plain.rows.size(), std::size_t(1));
         QCOMPARE(QString::fromStdString(plain.rows[0].side), QStringLiteral("trace"));
+    }
+
+    // The timeline opens on both sides' traced iterations, unless a gap (a side's warm-up call) would
+    // take most of that view: then on the candidate's (the H200 store: 0.4 ms of iterations a side, 5.3
+    // ms of warm-up between them, every kernel a pixel wide).
+    void timeline_opens_on_the_candidates_iterations_when_the_sides_lie_far_apart() {
+        TimelineData far;
+        far.iterations = {{0, "reference", 0, 40},
+                          {0, "reference", 40, 80},
+                          {0, "candidate", 5400, 5450},
+                          {0, "candidate", 5450, 5500}};
+        QCOMPARE(QString::fromStdString(far.focus_side()), QStringLiteral("candidate"));
+        const auto [t0, t1] = far.focus();
+        QVERIFY2(t0 > 5390 && t0 < 5400 && t1 > 5500 && t1 < 5510,
+                 qPrintable(QStringLiteral("%1 %2").arg(t0).arg(t1)));
+        TimelineData near = far;
+        near.iterations[2] = {0, "candidate", 100, 150};
+        near.iterations[3] = {0, "candidate", 150, 200};
+        QVERIFY(near.focus_side().empty());
+        const auto [n0, n1] = near.focus();
+        QVERIFY2(n0 < 0 && n1 > 200, qPrintable(QStringLiteral("%1 %2").arg(n0).arg(n1)));
     }
 };
 
