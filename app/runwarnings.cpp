@@ -91,7 +91,10 @@ SplitSummary split_summary(const std::string& summary) {
     }
     const int distrust = out.verdict.indexOf(QStringLiteral("timing not trusted"));
     if (distrust >= 0) {
+        // Its reasons live in the invalidating flag; the verdict keeps the words alone, so that the Run
+        // header and the Runs list do not print the same sentence twice (the H200 store's runs 5 and 6).
         out.flags.push_back(classify(out.verdict.mid(distrust), false));
+        out.verdict = out.verdict.left(distrust) + QStringLiteral("timing not trusted");
     }
     std::stable_sort(out.flags.begin(), out.flags.end(),
                      [](const RunFlag& a, const RunFlag& b) { return a.severity < b.severity; });
@@ -115,7 +118,8 @@ SplitSummary split_summary(const std::string& summary, const std::vector<RunFlag
     }
     // "timing not trusted" lives in the verdict, not among the flags: kept as split_summary found it.
     for (const RunFlag& flag : out.flags) {
-        const bool kept = std::any_of(flags.begin(), flags.end(), [&](const RunFlag& f) { return f.text == flag.text; });
+        const bool kept =
+            std::any_of(flags.begin(), flags.end(), [&](const RunFlag& f) { return f.text == flag.text; });
         if (flag.severity == FlagSeverity::Invalidating && !kept) {
             flags.push_back(flag);
         }

@@ -281,6 +281,9 @@ private slots:
         // The timing distrust is invalidating, listed first.
         const SplitSummary untrusted = split_summary(kDistrust);
         QVERIFY(untrusted.flags.at(0).severity == FlagSeverity::Invalidating);
+        // Its reasons are the flag's; the verdict says it once, in its words alone.
+        QCOMPARE(untrusted.verdict, QStringLiteral("timing not trusted"));
+        QCOMPARE(untrusted.flags.at(0).text, QString::fromLatin1(kDistrust));
 
         RunsModel model;
         QSignalSpy loaded(&model, &RunsModel::page_loaded);
