@@ -85,10 +85,15 @@ RunsBrowser::RunsBrowser(QWidget* parent)
     view_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     view_->horizontalHeader()->setSortIndicator(RunsModel::Started, Qt::DescendingOrder);
     view_->setSortingEnabled(true);
-    const int widths[] = {60, 150, 160, 260, 70, 60, 50, 100, 80};
+    const int widths[] = {50, 150, 160, 220, 70, 60, 50, 100, 75};
     for (int c = 0; c < static_cast<int>(std::size(widths)); ++c) {
         view_->setColumnWidth(c, widths[c]);
     }
+    // The Speedup column holds verdict and interval, and PKB's figure when it points the other way: as wide
+    // as the widest such cell in this font.
+    view_->setColumnWidth(RunsModel::Speedup, view_->fontMetrics().horizontalAdvance(QStringLiteral(
+                                                  "1.131× ambiguous [0.850–1.415] ≠ PKB 0.692×")) +
+                                                  16);
     layout->addWidget(view_, 1);
     count_ = new QLabel(this);
     count_->setObjectName(QStringLiteral("runCount"));

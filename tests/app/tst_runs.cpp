@@ -626,6 +626,18 @@ private slots:
         QCOMPARE(model.headerData(RunsModel::Speedup, Qt::Horizontal, Qt::DisplayRole).toString(),
                  QStringLiteral("Speedup"));
     }
+
+    // The Speedup column opens wide enough for a speedup with its verdict, interval and PKB's disagreement
+    // (the H200 store's list cut "1.247× faste…" and hid the rest).
+    void runs_list_speedup_column_shows_verdict_and_interval_whole() {
+        RunsBrowser browser;
+        const QString widest = QStringLiteral("1.131× ambiguous [0.850–1.415] ≠ PKB 0.692×");
+        const int need = browser.view()->fontMetrics().horizontalAdvance(widest) + 8; // the cell's margins
+        QVERIFY2(browser.view()->columnWidth(RunsModel::Speedup) >= need,
+                 qPrintable(QStringLiteral("%1 px for %2 px")
+                                .arg(browser.view()->columnWidth(RunsModel::Speedup))
+                                .arg(need)));
+    }
 };
 
 QTEST_MAIN(TestRuns)
