@@ -107,7 +107,12 @@ int main(int argc, char** argv) {
     const QCommandLineOption launch(
         QStringLiteral("launch"),
         QStringLiteral("Start the launcher's remembered form once the store is open."));
-    parser.addOptions({store, folder, run, tab, dark, shots, shot, launch});
+    const QCommandLineOption size(
+        QStringLiteral("size"),
+        QStringLiteral("The window's size, WIDTHxHEIGHT (for --screenshot(s) 1500x950 "
+                       "unless set; 1366x768 is a laptop's screen)."),
+        QStringLiteral("WxH"));
+    parser.addOptions({store, folder, run, tab, dark, shots, shot, launch, size});
     parser.addPositionalArgument(
         QStringLiteral("FILE"), QStringLiteral("A store, or a bundle from pkbw export-bundle (as --store)."));
     parser.process(app);
@@ -116,9 +121,22 @@ int main(int argc, char** argv) {
         store_file = parser.positionalArguments().first();
     Q_INIT_RESOURCE(pkbw_gui);
 
+    QSize shot_size(1500, 950);
+    if (parser.isSet(size)) {
+        const QStringList wh = parser.value(size).split(QLatin1Char('x'));
+        const int w = wh.size() == 2 ? wh[0].toInt() : 0, h = wh.size() == 2 ? wh[1].toInt() : 0;
+        if (w < 320 || h < 240 || w > 10000 || h > 10000) {
+            std::cerr << "pkbw-gui: --size '" << parser.value(size).toStdString()
+                      << "': WIDTHxHEIGHT in pixels, e.g. 1366x768 (at least 320x240)\n";
+            return 2;
+        }
+        shot_size = QSize(w, h);
+    }
     pkbw::app::apply_theme(parser.isSet(dark) ? pkbw::app::Theme::Dark : pkbw::app::Theme::Light);
     quit_on_signals(app);
     pkbw::app::MainWindow window;
+    if (parser.isSet(size))
+        window.resize(shot_size);
     window.show();
     if (!store_file.isEmpty() && pkbw::is_bundle(pkbw::app::to_path(store_file))) {
         // Unpacked for the session into a folder the window removes when it goes (a SIGTERM too).
@@ -161,7 +179,7 @@ int main(int argc, char** argv) {
     if (parser.isSet(shot)) {
         // One tab, once the run (if any) and the tab's own loading had time: tools/screenshots.sh.
         const QString file = parser.value(shot);
-        window.resize(1500, 950);
+        window.resize(shot_size);
         auto grab = [&window, file] {
             QTimer::singleShot(2500, &window, [&window, file] {
                 // pkbw's problem list arrives asynchronously: a slow one is waited for, so that the
@@ -201,7 +219,7 @@ int main(int argc, char** argv) {
         // Each tab is shown, given time for its workers and queued replots, then grabbed.
         const QString out = parser.value(shots);
         QDir().mkpath(out);
-        window.resize(1500, 950);
+        window.resize(shot_size);
         auto grab_all = [&window, out] {
             pkbw::app::problem_catalog_loader().wait(); // the Problems tab shows the list
             for (int i = 0; i < window.tabs()->count(); ++i) {

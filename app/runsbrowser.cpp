@@ -96,6 +96,9 @@ RunsBrowser::RunsBrowser(QWidget* parent)
                                                   16);
     layout->addWidget(view_, 1);
     count_ = new QLabel(this);
+    // Wrapped: a long line here (the empty store's guidance, an error naming the file) set the window's
+    // minimum width while it showed, and a window never shrinks back (1409 px on a 1366 px laptop).
+    count_->setWordWrap(true);
     count_->setObjectName(QStringLiteral("runCount"));
     layout->addWidget(count_);
 

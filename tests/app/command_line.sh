@@ -38,5 +38,12 @@ else
     fail "--run $eval_run without --store (PKBW_STORE set): $got"
 fi
 [ -s "$work/startup.png" ] || fail "no screenshot written"
+# --size: a laptop's window (the screenshot is the window's size); a size that is none is refused.
+shot laptop --store "$work/fx/fixture.db" --run "$perf_run" --tab 2 --size 1366x768 >/dev/null
+got=$(python3 -c "import struct,sys; d=open(sys.argv[1],'rb').read(24); print('%dx%d' % struct.unpack('>II', d[16:24]))" "$work/laptop.png" 2>&1)
+[ "$got" = "1366x768" ] && echo "ok: --size 1366x768" || fail "--size 1366x768 gave a $got screenshot"
+out=$(QT_QPA_PLATFORM=offscreen "$gui" --size 12 2>&1)
+rc=$?
+[ $rc -eq 2 ] && grep -q "WIDTHxHEIGHT" <<< "$out" && echo "ok: --size 12 refused" || fail "--size 12: rc $rc: $out"
 if [ $failures -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "all command-line checks passed"
