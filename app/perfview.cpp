@@ -414,7 +414,7 @@ QString PerfView::summary_text() const {
                     .arg(inspection_text(f));
     } else if (f.has_figures) {
         QString pooled;
-        if (!f.per_launch.empty()) {
+        if (f.per_launch.size() > 1) { // one launch: its interval is the pooled one (less the judge's margin)
             QStringList launches;
             for (const StoredLaunch& l : f.per_launch) {
                 QString one = tr("%1×").arg(QString::number(l.speedup, 'f', 3));

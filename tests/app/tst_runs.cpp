@@ -199,6 +199,30 @@ private slots:
                  qPrintable(text));
         QVERIFY2(!text.contains(QStringLiteral("Recomputed")), qPrintable(text));
         QCOMPARE(view.series_plot()->graphCount(), 4); // both launches' samples, in timing order
+
+        // One launch: its interval is the pooled one (the lower end less the judge's margin), so it is not
+        // listed again with another lower end (the H200's PKB run: pooled 1.155, "per launch" 1.159).
+        std::int64_t one = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            one = store.begin_run(test::perf_run_record("1_allreduce"));
+            for (const auto& [name, value] : {std::pair{"speedup", 1.247},
+                                              {"speedup_ci_low", 1.155},
+                                              {"speedup_ci_high", 1.585},
+                                              {"verdict", 1.0},
+                                              {"launches", 1.0},
+                                              {"launch_speedup_0", 1.247},
+                                              {"launch_ci_low_0", 1.159},
+                                              {"launch_ci_high_0", 1.585}}) {
+                store.add_perf_summary({one, Side::Candidate, -1, name, value});
+            }
+            store.finish_run(one, RunStatus::Pass, 0, "");
+        }
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), one)));
+        QVERIFY2(!view.summary_text().contains(QStringLiteral("Per launch")),
+                 qPrintable(view.summary_text()));
+        QVERIFY2(view.summary_text().contains(QStringLiteral("(95% interval 1.155–1.585)")),
+                 qPrintable(view.summary_text()));
     }
 
     // A run stored before the pooled figures: recomputed from its samples, each launch apart.
