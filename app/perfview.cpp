@@ -376,8 +376,17 @@ QString PerfView::method_text() const {
             }
             text += QStringLiteral(".");
         } else {
-            text += tr(" No graph figure was measured: its calls could not be captured into a CUDA graph, or "
-                       "the run was asked for none (the run's report says which).");
+            // The run's info flag says why (runs since 2026-12-04); older ones leave it to their report.
+            QString why;
+            for (const RunFlagRow& flag : data_->flags) {
+                if (flag.text.rfind("no graph figure: ", 0) == 0) {
+                    why = to_qstring(flag.text.substr(17));
+                }
+            }
+            text += why.isEmpty()
+                        ? tr(" No graph figure was measured: its calls could not be captured into a CUDA "
+                             "graph, or the run was asked for none (the run's report says which).")
+                        : tr(" No graph figure was measured: %1.").arg(why.toHtmlEscaped());
         }
         return text;
     }

@@ -240,6 +240,11 @@ double launched_median_ms(const PerfFigures& f, const std::string& side) {
     return median_call_ms(f.launched, side);
 }
 
+std::string graph_unavailable_flag(const PerfFigures& f) {
+    return f.graph.has_estimate || f.graph_unavailable.empty() ? std::string()
+                                                               : "no graph figure: " + f.graph_unavailable;
+}
+
 std::vector<std::string> graph_lines(const PerfFigures& f) {
     std::vector<std::string> lines;
     char text[600];

@@ -116,6 +116,10 @@ double graph_median_ms(const PerfFigures& figures, const std::string& side);
 // The report's lines for the graph figure: the figure, or why there is none, and a note when its
 // verdict differs from the launched blocks'.
 std::vector<std::string> graph_lines(const PerfFigures& figures);
+// The text of the info flag a run stores when it measured no graph figure ("no graph figure: <why>"),
+// so that the store, `pkbw show` and the GUI say why the launched figure stands alone; "" when the run
+// has a graph figure or did not try (the host backend, --graph off).
+std::string graph_unavailable_flag(const PerfFigures& figures);
 // What the judge's clock confirms of the candidate's own time, in words (printed where it moved the
 // interval).
 std::string unconfirmed_line(const PerfFigures& figures);

@@ -303,6 +303,12 @@ void Run::report_perf(const std::string& status) {
         recorder_.add_perf_summary(run_id_, "candidate", r, "sm_clock_end_mhz",
                                    clocks["end"].value("sm_mhz", 0));
     }
+    if (const std::string why = graph_unavailable_flag(figures); !why.empty())
+        candidate_flags_.push_back(
+            {"info", why,
+             "the graph figure replays each side's calls from a CUDA graph; where they "
+             "cannot be captured the launched figure stands alone (docs/perf.md \"The "
+             "graph figure\")"});
     record_noise_floor(figures);
     perf_json_ = to_json(figures);
     if (!options_.json)

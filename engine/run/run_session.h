@@ -159,8 +159,9 @@ private:
     // the run's warnings.
     std::vector<std::string> perf_warnings_;
     const Problem* problem_ = nullptr;
-    std::uint64_t input_bytes_ = 0;     // the most any rank draws (the inputs phase's deadline grows with it)
-    std::vector<Flag> candidate_flags_; // from the candidate's own object (elf_symbols.h)
+    std::uint64_t input_bytes_ = 0; // the most any rank draws (the inputs phase's deadline grows with it)
+    std::vector<Flag>
+        candidate_flags_; // from the candidate's own object (elf_symbols.h); report_perf adds info
     CompileRequest compile_request(const fs::path& source) const;
     nlohmann::json flags_json() const;
     // What the store's run_flags keep: the code flags with their severity, then the verdict's other

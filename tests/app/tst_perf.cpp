@@ -168,6 +168,20 @@ private slots:
         text = view.summary_text();
         QVERIFY2(text.contains(QStringLiteral("The figure is the launched figure")), qPrintable(text));
         QVERIFY2(text.contains(QStringLiteral("No graph figure was measured")), qPrintable(text));
+        {
+            // The run's info flag says why.
+            Store store = Store::open(path_.toStdString());
+            store.set_run_flags(launched, {{launched, 0, "info",
+                                            "no graph figure: candidate's calls cannot be captured in a CUDA "
+                                            "graph: cudaStreamSynchronize",
+                                            "the graph figure replays each side's calls"}});
+        }
+        view.set_data(load(launched));
+        text = view.summary_text();
+        QVERIFY2(
+            text.contains(QStringLiteral("No graph figure was measured: candidate's calls cannot be captured "
+                                         "in a CUDA graph: cudaStreamSynchronize.")),
+            qPrintable(text));
         view.set_data(load(launched_with_graph));
         text = view.summary_text();
         QVERIFY2(text.contains(QStringLiteral("The figure is the launched figure")), qPrintable(text));

@@ -321,6 +321,11 @@ TEST(PerfReport, TheGraphFigureStandsBesideTheLaunchedOneAndIsHeldToTheJudgesClo
         << printed(n);
     EXPECT_NE(to_json(n)["graph"]["unavailable"].get<std::string>().find("cudaStreamSynchronize"),
               std::string::npos);
+    // ... and as the info flag the run stores (the H200 store's run of problem 12 said nothing of it).
+    EXPECT_EQ(graph_unavailable_flag(n),
+              "no graph figure: candidate's calls cannot be captured in a CUDA graph: cudaStreamSynchronize");
+    EXPECT_EQ(graph_unavailable_flag(g), "");             // a graph figure
+    EXPECT_EQ(graph_unavailable_flag(PerfFigures{}), ""); // did not try
 }
 
 // Passes (docs/perf.md "The graph figure"): the graph's blocks of microsecond calls replay 32 passes
