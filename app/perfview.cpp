@@ -352,8 +352,8 @@ QString PerfView::method_text() const {
     const auto graph = data_->summary("headline_graph");
     const auto launched = data_->summary("launched_speedup");
     const auto launched_verdict = data_->summary("launched_verdict");
-    if (!graph) {
-        return {}; // stored before the graph figure: one method only
+    if (!graph || data_->run.backend != "cuda") {
+        return {}; // stored before the graph figure, or CPU loops (the host backend): one method only
     }
     if (*graph != 1.0) {
         // The launched figure is the headline: say so, and what the graph's replays read or that there were

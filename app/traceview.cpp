@@ -314,8 +314,9 @@ void TraceView::show_timeline(const Loaded<LoadedTrace>& r) {
                   .arg(tl.event_count())
                   .arg(tl.lanes.size())
                   .arg(tl.iterations.size())
-            : tr("%1 events in %2 lanes; opened on the %3's %4 traced iterations (ruler from the first): the "
-                 "sides' iterations lie far apart, a warm-up call between them; Home shows all")
+            : tr("%1 events in %2 lanes; opened on the %3's %4 traced iterations (ruler from the first of "
+                 "all): "
+                 "the sides' iterations lie far apart; Home shows all")
                   .arg(tl.event_count())
                   .arg(tl.lanes.size())
                   .arg(to_qstring(alone))

@@ -3,12 +3,13 @@
 // L launches, each computed with this build's rules (the launcher's PerfCollector: the hold, the pooling
 // over launches, the headline figure, the verdict) and given the one look the launcher gives an
 // ambiguous run (L more launches, up to twice L, drawn from the rest). Printed per L: how often the
-// run's 95% interval holds the figure of all the pooled launches together (the best estimate of the
-// pair's speedup there is), the interval's median half-width, the verdicts, and the launches the runs
-// took (the look included). Each launch is an independent set of processes with its own placement and
-// inputs, so a draw of L of them is what a run of L launches could have measured; what it cannot show is
-// variation slower than the batch the launches came from (another machine, another day).
-// Usage: pkbw_bench_launch_count [--draws N] [--seed S] [--launches 2,3,4,5,6] RUN.jsonl...
+// run's 95% interval holds the pooled figure of the launches it did not take (held out), the interval's
+// median half-width, the verdicts (against the verdict of all the launches pooled), and the launches
+// the runs took (the look included). With 400 draws a coverage near 95% is known to about +-1 point. Each
+// launch is an independent set of processes with its own placement and inputs, so a draw of L of them is what
+// a run of L launches could have measured; what it cannot show is variation slower than the batch the
+// launches came from (another machine, another day). Usage: pkbw_bench_launch_count [--draws N] [--seed S]
+// [--launches 2,3,4,5,6] RUN.jsonl...
 //        (the runs of one pair, as tools/gpu/replicate.sh writes them)
 #include "perf_report.h"
 
@@ -38,9 +39,11 @@ struct Event {
 using Launch = std::vector<Event>; // its perf_result events, PKB's protocol left out
 
 // The launches of one run file: a timing_plan event of rank 0 starts one (as perf_recompute reads them).
-// Only launches that timed both sides of pkbw's protocol are kept.
+// Only launches that timed both sides of pkbw's protocol are kept, and only from a run that passed (an
+// invalid_timing run's figures are no result).
 std::vector<Launch> read_launches(const char* path) {
     std::vector<Launch> launches;
+    bool passed = false;
     std::ifstream in(path);
     if (!in) {
         std::fprintf(stderr, "%s: cannot be read\n", path);
@@ -51,6 +54,8 @@ std::vector<Launch> read_launches(const char* path) {
         if (!event.is_object())
             continue;
         const std::string name = event.value("event", "");
+        if (name == "run_finished")
+            passed = event.value("status", "") == "pass";
         if (name != "timing_plan" && name != "perf_result")
             continue; // other events' fields may be null (a rank's exit code)
         const int rank = event.value("rank", 0);
@@ -67,6 +72,10 @@ std::vector<Launch> read_launches(const char* path) {
         }
         return !(reference && candidate);
     });
+    if (!passed) {
+        std::fprintf(stderr, "%s: the run did not pass; its launches are left out\n", path);
+        launches.clear();
+    }
     return launches;
 }
 
@@ -142,9 +151,14 @@ int main(int argc, char** argv) {
                 chosen.assign(order.begin(), order.begin() + 2 * count);
                 f = compute(pool, chosen);
             }
+            // The target: the pooled figure of the launches this run did not take (held out, so that a
+            // run's own launches do not pull the target towards it).
+            const std::vector<std::size_t> rest(order.begin() + static_cast<std::ptrdiff_t>(chosen.size()),
+                                                order.end());
+            const double target = compute(pool, rest).pkbw.speedup;
             ++t.draws;
             t.launches_used += static_cast<int>(chosen.size());
-            t.covered += f.pkbw.ci_low <= whole.pkbw.speedup && whole.pkbw.speedup <= f.pkbw.ci_high;
+            t.covered += f.pkbw.ci_low <= target && target <= f.pkbw.ci_high;
             t.half_widths.push_back(0.5 * std::log(f.pkbw.ci_high / f.pkbw.ci_low));
             ++t.verdicts[pkbw::verdict_name(f.pkbw.verdict)];
         }

@@ -459,8 +459,9 @@ void print_perf(std::ostream& out, const PerfFigures& f) {
         std::snprintf(
             line, sizeof(line),
             "    PKB-compatible (timed inside each side's process, as PKB does): ref %.4f ms | cand "
-            "%.4f ms | speedup %.3fx\n",
-            f.pkb->reference_ms, f.pkb->candidate_ms, f.pkb->speedup);
+            "%.4f ms | speedup %.3fx%s\n",
+            f.pkb->reference_ms, f.pkb->candidate_ms, f.pkb->speedup,
+            f.withheld.empty() ? "" : " (for inspection only: the run's speedup is withheld)");
         out << line;
     }
     for (const auto& warning : f.warnings)

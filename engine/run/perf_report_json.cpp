@@ -181,6 +181,15 @@ json to_json(const PerfFigures& f) {
     } else if (!f.pkb_side_ms.empty()) {
         j["pkb"] = f.pkb_side_ms;
     }
+    if (!f.withheld.empty()) {
+        // No verdict of a run whose speedup is no result, in any figure (as `show --json`): the figures
+        // stay, for inspection, and `withheld` says why.
+        for (const char* figure : {"pkbw", "launched", "graph"}) {
+            if (j.contains(figure) && j[figure].contains("verdict")) {
+                j[figure]["verdict"] = nullptr;
+            }
+        }
+    }
     return j;
 }
 

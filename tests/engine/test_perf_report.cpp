@@ -169,6 +169,24 @@ TEST(PerfReport, LaunchesArePooledAndADisagreementWithPkbIsExplained) {
     EXPECT_NE(f.pkb_disagreement.find("the candidate pays more under PKB's method"), std::string::npos)
         << f.pkb_disagreement;
     EXPECT_NE(to_json(f)["pkbw"]["pkb_disagreement"].get<std::string>().find("0.400x"), std::string::npos);
+
+    // The same figures of a run whose speedup is no result (invalid_timing): no verdict in the report or
+    // in --json, PKB's figure for inspection only, the reason in perf.withheld.
+    PerfFigures withheld = f;
+    withheld.withheld = "timing not trusted (invalid_timing)";
+    const std::string text = printed(withheld);
+    EXPECT_NE(text.find("speedup withheld: timing not trusted (invalid_timing); for inspection only"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("faster"), std::string::npos) << text;
+    EXPECT_EQ(text.find("95% CI"), std::string::npos) << text;
+    EXPECT_NE(text.find("(for inspection only: the run's speedup is withheld)"), std::string::npos) << text;
+    const json j = to_json(withheld);
+    EXPECT_EQ(j["withheld"], "timing not trusted (invalid_timing)");
+    EXPECT_TRUE(j["pkbw"]["verdict"].is_null());
+    EXPECT_GT(j["pkbw"]["speedup"].get<double>(), 2.0); // the figures stay, for inspection
+    EXPECT_TRUE(to_json(f)["withheld"].is_null());
+    EXPECT_EQ(to_json(f)["pkbw"]["verdict"], "faster");
 }
 
 namespace {

@@ -65,7 +65,9 @@ def main():
     header = ["pair", "runs", "cand us", "ref us", "speedups", "spread", "covered", "verdicts"]
     rows = []
     for pair, entries in sorted(runs.items(), key=lambda kv: (not kv[0][0].isdigit(), kv[0].zfill(8))):
-        good = [e for e in entries if isinstance(e["speedup"], (int, float)) and e["speedup"] > 0]
+        # Only a clean pass has a speedup that is a result (an invalid_timing run's figures are withheld).
+        good = [e for e in entries
+                if e["status"] == "pass" and isinstance(e["speedup"], (int, float)) and e["speedup"] > 0]
         if not good:
             rows.append([pair, str(len(entries)), "-", "-", "statuses " + ",".join(e["status"] for e in entries),
                          "-", "-", "-"])
