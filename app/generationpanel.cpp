@@ -227,7 +227,12 @@ void TrajectoryPanel::set_generation(const RunGeneration& generation) {
         // The perf verdict its run stored, beside the speedup ("1.31 faster"; "1.12 ambiguous").
         QString speedup = a.speedup ? format_ratio(*a.speedup) : QStringLiteral("-");
         const auto index = static_cast<std::size_t>(row);
-        if (a.speedup && index < data_.trajectory_verdicts.size() && data_.trajectory_verdicts[index]) {
+        const auto status = parse_run_status(a.verdict);
+        if (a.speedup && status && !speedup_is_result(*status)) {
+            // Attempts stored before the agent withheld them keep an untrusted run's speedup: not shown.
+            speedup = withheld_speedup_text(*status);
+        } else if (a.speedup && index < data_.trajectory_verdicts.size() &&
+                   data_.trajectory_verdicts[index]) {
             speedup += QLatin1Char(' ') + verdict_text(*data_.trajectory_verdicts[index]);
         }
         table_->insertRow(row);

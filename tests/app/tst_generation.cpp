@@ -182,6 +182,29 @@ private slots:
                  QStringLiteral("  a\n- b\n+ x\n  c"));
         QCOMPARE(attempt_diff(QString(), QStringLiteral("a\nb")), QStringLiteral("+ a\n+ b"));
     }
+
+    // An attempt stored before the agent withheld untrusted speedups keeps one: the trajectory shows it
+    // withheld ("untrusted"), as every other surface does; a clean pass keeps its speedup.
+    void trajectory_withholds_an_untrusted_attempts_speedup() {
+        RunGeneration g;
+        GenerationRow row;
+        g.generation = row;
+        AgentAttemptRow untrusted;
+        untrusted.attempt = 1;
+        untrusted.verdict = "invalid_timing";
+        untrusted.speedup = 19408.5;
+        AgentAttemptRow clean = untrusted;
+        clean.attempt = 2;
+        clean.verdict = "pass";
+        clean.speedup = 1.31;
+        g.trajectory = {untrusted, clean};
+        g.trajectory_verdicts = {Verdict::Faster, Verdict::Faster};
+        TrajectoryPanel panel;
+        panel.set_generation(g);
+        QCOMPARE(panel.table()->item(0, 3)->text(), QStringLiteral("untrusted"));
+        QVERIFY2(panel.table()->item(1, 3)->text().startsWith(QStringLiteral("1.31")),
+                 qPrintable(panel.table()->item(1, 3)->text()));
+    }
 };
 
 QTEST_MAIN(TestGeneration)
