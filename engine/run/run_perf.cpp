@@ -190,15 +190,8 @@ void Run::record_noise_floor(const PerfFigures& figures) {
         err_ << "pkbw: cannot write " << path.string() << ": " << ec.message() << "\n";
 }
 
-void Run::report_perf(const std::string& status) {
-    ProblemConfig config = options_config();
-    // A PKB problem pkbw has no descriptor for has no work model: no bandwidth, the timings stand.
-    perf_.set_rule(verdict_rule());
-    PerfFigures figures = perf_.compute(problem_ ? problem_->work(config) : WorkModel{}, options_.nproc);
-    figures.on_host = backend_ != "cuda";
-    figures.extended_from = extended_from_;
-    const auto run_status = parse_run_status(status);
-    figures.withheld = run_status ? speedup_withheld_reason(*run_status) : "no clean result (" + status + ")";
+double Run::calibrated_busbw(CollectiveKind collective) {
+    double best = 0;
     // The machine's measured peak for this collective, when `pkbw calibrate` ran at this world size.
     // It also sets the plausibility floor's communication term, so a malformed row is named, not used.
     const fs::path calibration_path =
@@ -208,7 +201,7 @@ void Run::report_perf(const std::string& status) {
     if (calibration && !(saved.is_object() && saved.contains("results") && saved["results"].is_array()))
         err_ << "pkbw: " << calibration_path.string() << ": no 'results' array; calibration not used\n";
     if (saved.is_object() && saved.contains("results") && saved["results"].is_array()) {
-        const std::string kind(collective_kind_name(figures.collective));
+        const std::string kind(collective_kind_name(collective));
         for (std::size_t i = 0; i < saved["results"].size(); ++i) {
             const json& row = saved["results"][i];
             if (!row.is_object() || !row.contains("kind") || !row["kind"].is_string() ||
@@ -218,10 +211,22 @@ void Run::report_perf(const std::string& status) {
                 continue;
             }
             if (row["kind"] == kind)
-                figures.calibrated_busbw_gbps =
-                    std::max(figures.calibrated_busbw_gbps, row["busbw_gbps"].get<double>());
+                best = std::max(best, row["busbw_gbps"].get<double>());
         }
     }
+    return best;
+}
+
+void Run::report_perf(const std::string& status) {
+    ProblemConfig config = options_config();
+    // A PKB problem pkbw has no descriptor for has no work model: no bandwidth, the timings stand.
+    perf_.set_rule(verdict_rule());
+    PerfFigures figures = perf_.compute(problem_ ? problem_->work(config) : WorkModel{}, options_.nproc);
+    figures.on_host = backend_ != "cuda";
+    figures.extended_from = extended_from_;
+    const auto run_status = parse_run_status(status);
+    figures.withheld = run_status ? speedup_withheld_reason(*run_status) : "no clean result (" + status + ")";
+    figures.calibrated_busbw_gbps = calibrated_busbw(figures.collective);
     check_plausibility(figures, problem_ ? problem_->work(config) : WorkModel{}, machine_peaks(figures));
     perf_warnings_ = figures.warnings;
     // Every sample of every rank goes to the store, PKB's series as block -1.
