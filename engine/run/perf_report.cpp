@@ -365,6 +365,15 @@ void print_speedup(std::ostream& out, const PerfFigures& f) {
                                                  "run-to-run variation dominates)"
                                                : "")
             << "\n";
+        if (f.replicated.unseen_run_sd > 0) {
+            char allowance[160];
+            std::snprintf(
+                allowance, sizeof allowance,
+                "    the interval also allows %.1f%% (sd) for what moves between runs and not between "
+                "one run's launches\n",
+                100 * f.replicated.unseen_run_sd);
+            out << allowance;
+        }
     } else {
         out << "    one launch: the interval covers this process's blocks only, not run-to-run "
                "variation\n";

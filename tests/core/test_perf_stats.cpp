@@ -202,10 +202,64 @@ TEST(PerfStats, OneLaunchsSlowBlockDoesNotMakeIdenticalCodeAmbiguous) {
     ASSERT_TRUE(r.replicated);
     EXPECT_LT(r.launches[2].ci_low, 0.95) << "the stalled launch's own interval reaches past the band";
     EXPECT_GT(r.within_sd, 3 * r.between_sd) << "the launches agree; the floor is the within-launch noise";
-    // The floor: 1.96 x the within-launch sd over sqrt(3), no narrower and not t(2)'s 4.3.
+    // The floor: 1.96 x the within-launch sd over sqrt(3), no narrower and not t(2)'s 4.3; with the
+    // allowance for what moves between runs in quadrature.
     const double floor_half = 1.96 * r.within_sd / std::sqrt(3.0);
-    EXPECT_NEAR(std::log(r.pooled.ci_high) - std::log(r.pooled.speedup), floor_half, 1e-9);
+    const double unseen_half = 1.96 * kUnseenRunSd;
+    EXPECT_NEAR(std::log(r.pooled.ci_high) - std::log(r.pooled.speedup),
+                std::sqrt(floor_half * floor_half + unseen_half * unseen_half), 1e-9);
     EXPECT_EQ(r.pooled.verdict, Verdict::Same);
+}
+
+namespace {
+// One run of `launches` launches whose every launch shares the run's state (a device mode that lasts
+// minutes: sd `run_sd` of the log speedup), each launch moving a little on its own (sd `launch_sd`) and
+// its blocks steady.
+std::vector<std::vector<TimedBlock>> run_in_one_state(double truth, int launches, double run_sd, double launch_sd,
+                                                      std::uint64_t seed) {
+    const CounterRng rng(seed, 0x5E55);
+    const double state = std::exp(run_sd * rng.normal(0));
+    std::vector<std::vector<TimedBlock>> out;
+    for (int l = 0; l < launches; ++l) {
+        const double launch = std::exp(launch_sd * rng.normal(static_cast<std::uint64_t>(l) + 1));
+        std::vector<TimedBlock> blocks;
+        for (int pair = 0; pair < 5; ++pair) {
+            TimedBlock reference{BlockSide::Reference, 2 * pair, {}}, candidate{BlockSide::Candidate, 2 * pair + 1, {}};
+            for (int i = 0; i < 20; ++i) {
+                const auto draw = static_cast<std::uint64_t>(1000 + 100 * l + 20 * pair + i);
+                reference.samples.push_back(0.0110 * truth * state * launch * (1 + 0.0005 * rng.normal(2 * draw)));
+                candidate.samples.push_back(0.0110 * (1 + 0.0005 * rng.normal(2 * draw + 1)));
+            }
+            blocks.push_back(std::move(reference));
+            blocks.push_back(std::move(candidate));
+        }
+        out.push_back(std::move(blocks));
+    }
+    return out;
+}
+} // namespace
+
+// Problem 12's tuned pair on the H200: the launches of one run agreed to about 0.1% while runs moved by
+// about 0.45% (a device mode lasting minutes); two of nine intervals missed the median of the nine. The
+// allowance covers what the launches cannot see; without it, a run whose launches agree claims their
+// agreement.
+TEST(PerfStats, TheIntervalCoversWhatMovesBetweenRunsAndNotBetweenLaunches) {
+    int with_allowance = 0, without = 0;
+    const int runs = 300;
+    for (int e = 0; e < runs; ++e) {
+        const auto launches = run_in_one_state(0.82, 3, 0.0045, 0.001, 900 + static_cast<std::uint64_t>(e));
+        const auto r = estimate_replicated(launches, {}, 200, static_cast<std::uint64_t>(e) + 1);
+        with_allowance += r.pooled.ci_low <= 0.82 && 0.82 <= r.pooled.ci_high;
+        EXPECT_DOUBLE_EQ(r.unseen_run_sd, kUnseenRunSd);
+        const auto bare = estimate_replicated(launches, {}, 200, static_cast<std::uint64_t>(e) + 1, 0.0);
+        without += bare.pooled.ci_low <= 0.82 && 0.82 <= bare.pooled.ci_high;
+    }
+    EXPECT_GE(with_allowance, runs * 93 / 100);
+    EXPECT_LT(without, runs * 75 / 100) << "the launches alone claim their agreement";
+    // One launch keeps its own interval: it says already that it does not cover run-to-run variation.
+    const auto one = estimate_replicated(run_in_one_state(0.82, 1, 0.0, 0.0, 7), {}, 200, 1);
+    EXPECT_FALSE(one.replicated);
+    EXPECT_EQ(one.unseen_run_sd, 0.0);
 }
 
 namespace {
