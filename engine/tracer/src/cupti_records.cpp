@@ -48,6 +48,10 @@ nlohmann::json payload_of(CUpti_MetricValueKind kind, const CUpti_MetricValue& v
 
 } // namespace
 
+std::FILE* open_new_trace_file(const std::string& path) {
+    return std::fopen(path.c_str(), "wbx");
+}
+
 std::string demangle(const char* name) {
     if (!name || name[0] != '_' || name[1] != 'Z') {
         return {};

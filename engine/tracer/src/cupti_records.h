@@ -5,6 +5,7 @@
 #include "pkbw/core/trace.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <cupti_activity.h>
 #include <functional>
 #include <map>
@@ -38,6 +39,11 @@ private:
     std::vector<std::pair<std::uint32_t, TraceEvent>> ready_;
     std::map<std::uint32_t, std::pair<std::uint32_t, nlohmann::json>> data_;
 };
+
+// Opens a rank's trace file for writing only where none exists (O_EXCL): a second process of the same
+// rank that loads the tracer (a later launch's rank given the tracing variables) once truncated the
+// traced pass's records to an empty file. nullptr (errno set) where the file exists or cannot be made.
+std::FILE* open_new_trace_file(const std::string& path);
 
 // abi::__cxa_demangle, or "" when `name` is not a mangled C++ name.
 std::string demangle(const char* name);

@@ -253,10 +253,9 @@ __attribute__((visibility("default"))) int InitializeInjection(void) {
             return 1;
         }
         s.path = dir + "/rank_" + std::to_string(rank_number) + ".cupti.jsonl";
-        // Never over another process's trace ("x": O_EXCL): a second process of the same rank that loads
-        // the tracer (a later launch's rank given the tracing variables) once truncated the traced
-        // pass's records to an empty file. It traces nothing instead, and says so.
-        s.file = std::fopen(s.path.c_str(), "wbx");
+        // Never over another process's trace: a second process of the same rank traces nothing instead,
+        // and says so.
+        s.file = pkbw::tracer::open_new_trace_file(s.path);
         if (!s.file) {
             std::fprintf(stderr, "pkbw tracer: cannot write %s: %s; tracing off\n", s.path.c_str(),
                          std::strerror(errno));

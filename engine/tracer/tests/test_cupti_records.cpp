@@ -1,8 +1,12 @@
 // CUPTI record conversion on hand-made records (no GPU): field mapping, demangling, NVTX pairing.
 #include "cupti_records.h"
 
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 namespace pkbw::tracer {
 namespace {
@@ -189,6 +193,34 @@ TEST(CuptiRecords, NamesOfThreadsAndStreams) {
     EXPECT_EQ(names[0].object, "stream");
     EXPECT_EQ(names[0].id, 21);
     EXPECT_EQ(names[0].name, "comm");
+}
+
+} // namespace
+} // namespace pkbw::tracer
+
+namespace pkbw::tracer {
+namespace {
+
+// A later launch's rank that loaded the tracer once opened the first launch's trace with "wb" and left
+// it empty (the reference side of every traced perf run on the H200). The tracer makes its file only
+// where none exists, and leaves an existing one as it was.
+TEST(CuptiRecords, ATraceFileIsNeverOpenedOverAnExistingOne) {
+    const std::string path =
+        (std::filesystem::temp_directory_path() / ("pkbw_trace_" + std::to_string(::getpid()) + ".jsonl"))
+            .string();
+    std::filesystem::remove(path);
+    std::FILE* first = open_new_trace_file(path);
+    ASSERT_NE(first, nullptr);
+    std::fputs("{\"events\":220}\n", first);
+    std::fclose(first);
+    errno = 0;
+    EXPECT_EQ(open_new_trace_file(path), nullptr);
+    EXPECT_EQ(errno, EEXIST);
+    std::ifstream kept(path);
+    std::string line;
+    std::getline(kept, line);
+    EXPECT_EQ(line, "{\"events\":220}") << "the first process's records are untouched";
+    std::filesystem::remove(path);
 }
 
 } // namespace
