@@ -137,7 +137,7 @@ QString result_speedup_tooltip(const PairOutcome& pair) {
 }
 
 QString withheld_speedup_text(RunStatus status) {
-    return status == RunStatus::InvalidTiming ? QStringLiteral("untrusted") : QStringLiteral("—");
+    return to_qstring(speedup_withheld_word(status));
 }
 
 QString withheld_speedup_tooltip(RunStatus status, std::optional<double> speedup,
@@ -173,11 +173,11 @@ QString format_ratio_compact(double ratio) {
     // 8.32e+04 -> 8.3e4: five characters, where a grid cell of the rank x trial grid holds about six.
     auto shortened = [ratio](int decimals) {
         QString text = QString::number(ratio, 'e', decimals);
-        return text.replace(QStringLiteral("e+0"), QStringLiteral("e")).replace(QStringLiteral("e+"), QStringLiteral("e"));
+        return text.replace(QStringLiteral("e+0"), QStringLiteral("e"))
+            .replace(QStringLiteral("e+"), QStringLiteral("e"));
     };
     const QString text = shortened(1);
     return text.size() <= 6 ? text : shortened(0); // 1.0e100 -> 1e100
-
 }
 
 QString format_shape(const Shape& shape) {

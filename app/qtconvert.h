@@ -52,8 +52,8 @@ QString result_speedup_text(const PairOutcome& pair, int decimals = 3);
 // The same figures said in a sentence for tooltips: interval, verdict, PKB's figure and whether the
 // pair counts toward fast_1 (and why not).
 QString result_speedup_tooltip(const PairOutcome& pair);
-// The cell of a run whose speedup is withheld (speedup_is_result false): "untrusted" for
-// invalid_timing, "—" otherwise.
+// The cell of a run whose speedup is withheld (speedup_is_result false): core's speedup_withheld_word,
+// "untrusted" for invalid_timing, "withheld" otherwise, as `pkbw runs` prints it.
 QString withheld_speedup_text(RunStatus status);
 // Its tooltip: why, and the stored figures "for inspection" when there are any.
 QString withheld_speedup_tooltip(RunStatus status, std::optional<double> speedup,

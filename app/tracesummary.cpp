@@ -121,6 +121,10 @@ bool contains_lower(const std::string& text, std::initializer_list<const char*> 
 } // namespace
 
 std::string communication_reason(const TraceEvent& e, const std::set<std::string>& marked) {
+    // Its span counts as communication in the overlap (breakdown), so its row says why as well.
+    if (is_collective_annotation(e)) {
+        return "collective (torch annotation)";
+    }
     if (e.kind == TraceEventKind::Memcpy && e.copy_kind == "PtoP") {
         return "peer copy";
     }

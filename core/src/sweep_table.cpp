@@ -85,6 +85,12 @@ std::string speedup_withheld_reason(RunStatus status) {
     }
 }
 
+std::string speedup_withheld_word(RunStatus status) {
+    if (speedup_is_result(status))
+        return "";
+    return status == RunStatus::InvalidTiming ? "untrusted" : "withheld";
+}
+
 namespace {
 
 // The default band of "a difference" (VerdictRule's 5%): a direction is only read beyond it.

@@ -144,7 +144,7 @@ std::string speedup_cell(const StoredPerf& perf) {
     if (!perf.pooled.speedup)
         return "-";
     if (!speedup_is_result(perf.status))
-        return perf.status == RunStatus::InvalidTiming ? "untrusted" : "withheld";
+        return speedup_withheld_word(perf.status);
     // Three decimals, as the run's own report prints it ("1.000x same", not "1x same" beside "0.9998x").
     char text[32];
     std::snprintf(text, sizeof text, "%.3fx", *perf.pooled.speedup);

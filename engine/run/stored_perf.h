@@ -38,8 +38,8 @@ nlohmann::json stored_perf_json(const StoredPerf& perf);
 void print_stored_perf(std::ostream& out, const StoredPerf& perf);
 
 // The runs list's cell: "1.234x faster", "0.91x ambiguous", "-" when no speedup was stored,
-// "untrusted" (invalid_timing) or "withheld" (another status) when the run's speedup is not a result.
-// The GUI's Runs list says "untrusted" too (app/qtconvert.h withheld_speedup_text; "—" for the rest).
+// "untrusted" (invalid_timing) or "withheld" (another status) when the run's speedup is not a result
+// (core's speedup_withheld_word, which the GUI's Runs list reads too).
 std::string speedup_cell(const StoredPerf& perf);
 
 } // namespace pkbw::cli

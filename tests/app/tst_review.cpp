@@ -213,6 +213,17 @@ private slots:
         QCOMPARE(t0->compute_us, 10.0);
         QVERIFY(is_collective_annotation(annotation));
         QVERIFY(!is_collective_annotation(other_range));
+        // Its summary row says why it counts, as the overlap counts it.
+        bool annotated_row = false;
+        for (const TraceSummaryRow& row : summarize_trace({torch}).rows) {
+            if (row.name == "nccl:_all_gather_base") {
+                QCOMPARE(row.communication, std::string("collective (torch annotation)"));
+                annotated_row = true;
+            } else if (row.name == "aten::mm") {
+                QVERIFY(row.communication.empty());
+            }
+        }
+        QVERIFY(annotated_row);
     }
 
     // #10, #11, #8 in the Trace tab: launch configuration on click, rows that zoom to their events,

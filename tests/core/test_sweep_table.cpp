@@ -220,6 +220,11 @@ TEST_F(SweepTableTest, PaperFiguresCountByTrustAndVerdict) {
     EXPECT_TRUE(speedup_is_result(RunStatus::Pass));
     EXPECT_FALSE(speedup_is_result(RunStatus::InvalidTiming));
     EXPECT_EQ(speedup_withheld_reason(RunStatus::InvalidTiming), "timing not trusted (invalid_timing)");
+    // The word every table shows in its place: the CLI's and the GUI's Runs lists agree.
+    EXPECT_EQ(speedup_withheld_word(RunStatus::InvalidTiming), "untrusted");
+    EXPECT_EQ(speedup_withheld_word(RunStatus::Mismatch), "withheld");
+    EXPECT_EQ(speedup_withheld_word(RunStatus::Error), "withheld");
+    EXPECT_EQ(speedup_withheld_word(RunStatus::Pass), "");
 }
 
 } // namespace

@@ -47,6 +47,10 @@ bool speedup_is_result(RunStatus status);
 // Why a run's speedup is withheld, in a few words ("timing not trusted (invalid_timing)", "outputs
 // wrong (mismatch)", "still running"); "" when it is a result.
 std::string speedup_withheld_reason(RunStatus status);
+// The word a table shows in place of a stored speedup that is not a result: "untrusted" (invalid_timing:
+// the timing itself failed a check) or "withheld" (any other status); "" when it is a result. The CLI's
+// `pkbw runs` and the GUI's Runs list and trajectories read it.
+std::string speedup_withheld_word(RunStatus status);
 
 // One attempted pair (or matrix cell) as every paper figure reads it.
 struct PairOutcome {
