@@ -36,6 +36,7 @@ SweepContext make_context(const SweepFlags& flags, const fs::path& store_path, c
     context.terminal = !flags.json && ::isatty(STDOUT_FILENO);
     context.jobs = flags.jobs;
     context.perf_concurrent = flags.perf_concurrent;
+    context.runs_per_gpu = flags.runs_per_gpu;
     context.prefetch_compiles = !flags.no_prefetch;
     return context;
 }
@@ -89,6 +90,12 @@ SweepCommands::SweepCommands(CLI::App& app) {
     sweep_->add_option("--name", f.name, "the sweep's name; a sweep of this name with pairs left is resumed");
     sweep_->add_option("--resume", f.resume, "resume sweep ID: run its pairs that are not judged yet");
     sweep_->add_option("--jobs,-j", f.jobs, "at most this many runs at once (host default: the cores / W)");
+    sweep_
+        ->add_option(
+            "--runs-per-gpu", f.runs_per_gpu,
+            "eval: at most this many runs share each GPU (slot) at once, their compiles and start-up "
+            "overlapping (1; perf never shares)")
+        ->check(CLI::Range(1, 64));
     sweep_->add_flag("--perf-concurrent", f.perf_concurrent,
                      "perf: time G/W runs at once on disjoint GPUs (they share the NVSwitch fabric)");
     sweep_->add_flag("--no-prefetch", f.no_prefetch, "do not compile upcoming pairs ahead of their runs");
@@ -230,6 +237,12 @@ int SweepCommands::sweep() {
             return kExitUsage;
         }
         return run_sweep_task(*f.task_file, f.task_index, f.cluster, f.json, std::cout, std::cerr);
+    }
+    if (f.runs_per_gpu > 1 && f.mode == "perf") {
+        std::cerr
+            << "pkbw: --runs-per-gpu " << f.runs_per_gpu
+            << " would share GPUs between timed runs, which perf never does; it applies to --mode eval\n";
+        return kExitUsage;
     }
     const fs::path store_path = resolve_store_path(f.store);
     Store store = Store::open(store_path);

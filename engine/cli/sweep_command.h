@@ -27,6 +27,7 @@ struct SweepFlags {
     int task_index = -1;
     bool json = false, plan_only = false, perf_concurrent = false, no_prefetch = false;
     int jobs = 0;
+    int runs_per_gpu = 1;
     std::optional<std::string> store, cache_dir;
     std::vector<std::string> run_args;
     std::vector<std::string> place; // FILE=PROBLEM

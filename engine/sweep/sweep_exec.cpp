@@ -230,10 +230,12 @@ std::vector<std::vector<std::string>> run_slots(const SweepRecord& sweep, const 
         int count = static_cast<int>(gpus.size()) / w;
         if (sweep.mode == "perf" && !context.perf_concurrent)
             count = 1; // timing owns the node: no other run on its GPUs, NVLink or NVSwitch
-        if (context.jobs > 0)
-            count = std::min(count, context.jobs);
-        for (int s = 0; s < count; ++s)
-            slots.emplace_back(gpus.begin() + s * w, gpus.begin() + (s + 1) * w);
+        const int sharing = sweep.mode == "eval" ? std::max(1, context.runs_per_gpu) : 1;
+        for (int round = 0; round < sharing; ++round)
+            for (int s = 0; s < count; ++s)
+                slots.emplace_back(gpus.begin() + s * w, gpus.begin() + (s + 1) * w);
+        if (context.jobs > 0 && static_cast<int>(slots.size()) > context.jobs)
+            slots.resize(static_cast<std::size_t>(context.jobs));
         return slots;
     }
     int count = context.jobs > 0 ? context.jobs

@@ -22,15 +22,20 @@ struct SweepContext {
     int jobs = 0;          // host backend: pairs at once (0: the cores / W)
     bool perf_concurrent = false;
     bool prefetch_compiles = true;
+    // eval on GPUs: runs that may share one slot's GPUs at once (their compiles, Python start-up and
+    // torch extension builds overlap; correctness only). perf never shares: 1 there.
+    int runs_per_gpu = 1;
 };
 
 // GPU ids this process may use: CUDA_VISIBLE_DEVICES when set (an empty value is none), else
 // /dev/nvidia0.. counted.
 std::vector<std::string> visible_gpus();
 
-// Disjoint resource sets for the runs that may go at once: on cuda G/W sets of W GPUs (perf: one
-// set unless perf_concurrent, so that timing never shares the node); on host `jobs` (default the
-// cores / W, at least 1) empty sets. Throws pkbw::Error when cuda has fewer than W GPUs.
+// Resource sets for the runs that may go at once: on cuda G/W disjoint sets of W GPUs (perf: one set
+// unless perf_concurrent, so that timing never shares the node), each listed `runs_per_gpu` times in
+// eval (the sets in turn, so that runs spread over the GPUs before they share one), then capped at
+// `jobs`; on host `jobs` (default the cores / W, at least 1) empty sets. Throws pkbw::Error when cuda
+// has fewer than W GPUs.
 std::vector<std::vector<std::string>> run_slots(const SweepRecord& sweep, const SweepContext& context);
 
 // The child command of one pair.

@@ -105,5 +105,11 @@ grep -q "1_allreduce: invalid_timing (.*) speedup withheld: timing not trusted (
     --dtype f32 --trials 1 --m 128 --n 128 --launches 1 --pairs 2 --iters 10 --no-pkb > "$work/untrusted.jsonl" 2>/dev/null
 json_get 'e=[e for e in d if e["event"]=="pair_finished"][0]; assert e["speedup"] == "withheld: timing not trusted (invalid_timing)", e' \
     "$work/untrusted.jsonl" || fail "untrusted sweep's pair_finished"
+# 6. Timing never shares a GPU: --runs-per-gpu with a perf sweep is refused (usage) before the store is touched.
+"$pkbw" sweep --name shared --solutions-dir "$untrusted" --problems 1 --nproc 2 --backend host --mode perf \
+    --runs-per-gpu 2 --store "$work/shared.db" > "$work/shared.txt" 2>&1
+code=$?
+[ "$code" = 2 ] && grep -q "perf never does" "$work/shared.txt" && [ ! -e "$work/shared.db" ] ||
+    { fail "--runs-per-gpu with perf: exit $code"; cat "$work/shared.txt"; }
 echo "sweep_local: $failures failures"
 exit $((failures > 0))

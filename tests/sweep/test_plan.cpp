@@ -1,9 +1,11 @@
 // Placing solution files at problems by name (issue 17): PKB's historic generation folders number
 // problems 33-87 one higher than PKB's HEAD; a number alone never places a file.
 #include "pkbw/core/error.h"
+#include "sweep_exec.h"
 #include "sweep_plan.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -246,3 +248,38 @@ TEST(SweepSelection, NativeProblemsMatchTheSampleFolders) {
 }
 
 } // namespace
+
+namespace pkbw::cli {
+namespace {
+
+// The slots of a sweep on GPUs (CUDA_VISIBLE_DEVICES lists them): disjoint sets of W GPUs; an eval may
+// put several runs on each (--runs-per-gpu: on one H200 the torch extension builds of PKB's solutions
+// took about 95 s each, so ten at once is what made all 87 fit), spread over the GPUs first; perf never
+// shares, whatever is asked.
+TEST(SweepSlots, EvalRunsMayShareAGpuAndPerfNever) {
+    const char* before = std::getenv("CUDA_VISIBLE_DEVICES");
+    const std::string saved = before ? before : "";
+    ::setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3", 1);
+    SweepRecord sweep;
+    sweep.backend = "cuda";
+    sweep.world_size = 2;
+    sweep.mode = "eval";
+    SweepContext context;
+    using Slots = std::vector<std::vector<std::string>>;
+    EXPECT_EQ(run_slots(sweep, context), (Slots{{"0", "1"}, {"2", "3"}}));
+    context.runs_per_gpu = 3;
+    EXPECT_EQ(run_slots(sweep, context),
+              (Slots{{"0", "1"}, {"2", "3"}, {"0", "1"}, {"2", "3"}, {"0", "1"}, {"2", "3"}}));
+    context.jobs = 3;
+    EXPECT_EQ(run_slots(sweep, context), (Slots{{"0", "1"}, {"2", "3"}, {"0", "1"}}));
+    sweep.mode = "perf";
+    context.jobs = 0;
+    EXPECT_EQ(run_slots(sweep, context), (Slots{{"0", "1"}})) << "timing owns the node";
+    if (before)
+        ::setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);
+    else
+        ::unsetenv("CUDA_VISIBLE_DEVICES");
+}
+
+} // namespace
+} // namespace pkbw::cli

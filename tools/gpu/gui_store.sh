@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Records a store of real GPU runs for the workbench (the GUI review's data, docs/gui.md): a calibration,
 # traced perf of native samples, a wrong candidate with its outputs kept, two candidates whose timing is
-# not trusted, evals of both sample generations, PKB's own LLM solutions with --trace, and a PKB logs folder written by PKB's run_local.py
-# with --download --profile (for `pkbw import-pkb`). Packs the store, its run folders and the PKB logs
+# not trusted, PKB's own LLM solutions with --trace, an eval sweep over both sample generations, and a
+# PKB logs folder written by PKB's run_local.py with --download --profile (for `pkbw import-pkb`; not
+# with QUICK). Packs the store, its run folders and the PKB logs
 # into OUT_DIR/gui_store.tar.gz (the device returns few files), to open with pkbw-gui elsewhere.
 # Usage: tools/gpu/gui_store.sh OUT_DIR   (needs a built tree: tools/gpu/checks.sh OUT_DIR build; .pkb:
 # a PKB checkout with the cfbf870^ solution folders). QUICK=1: one run of each kind (about 2 minutes).
@@ -24,9 +25,9 @@ export PKBW_STORE=$root/runs.db PKBW_CACHE_DIR=/tmp/pkbw-gui-cache TORCH_EXTENSI
 base=samples/solutions_cuda_bf16_h200_2_samples_baseline
 tuned=samples/solutions_cuda_bf16_h200_2_samples_tuned
 models="anthropic_claude-opus-4-7 google_gemini-3-pro-preview openai_gpt-5.5"
-native="12 13 18 20" pkb_problems="2 5" generations="$base $tuned"
+native="12 13 18 20" pkb_problems="2 5" sweep_problems=1-30
 if [ "${QUICK:-0}" = 1 ]; then
-    models=anthropic_claude-opus-4-7 native=12 pkb_problems=2 generations=""
+    models=anthropic_claude-opus-4-7 native=12 pkb_problems=2 sweep_problems=1,2,12,46
 fi
 log=$out/gui_store.log
 step() { # label, pkbw args...: one line per run (its final status) in the log and on stdout
@@ -91,22 +92,26 @@ for model in $models; do
     done
 done
 pack
-gpu_section "PKB's run_local.py with --download --profile" "$out"
-# PKB's own harness, with its outputs and torch-profiler traces, for import-pkb.
-(cd .pkb && timeout "$(gpu_limit 240)" python3 run_local.py --mode eval --problem 2 --solution cuda \
-    --solutions-dir "$PWD/solutions_cuda_bf16_h100_8_anthropic_claude-opus-4-7" --nproc-per-node 1 \
-    --measure-perf --trials 2 --download --profile --logs-dir "$root/pkb_logs" > "$root/run_local.log" 2>&1)
-echo "run_local.py --download --profile rc=$? ($(find "$root/pkb_logs" -type f 2>/dev/null | wc -l) files)" | tee -a "$log"
-cp "$root/run_local.log" "$out/"
+# A sweep over the two sample generations (the Sweeps and Generations tabs, fast_p): evals, four runs
+# sharing the GPU (correctness only).
+gpu_section "eval sweep over both sample generations (problems $sweep_problems)" "$out"
+if [ "$(gpu_left)" -gt 40 ]; then
+    timeout -s INT "$(gpu_limit 300)" "$p" sweep --solutions-dir "$base" --solutions-dir "$tuned" --problems "$sweep_problems" \
+        --mode eval --nproc 1 --backend cuda --runs-per-gpu 4 --name two-generations --store "$PKBW_STORE" \
+        > "$root/sweep.log" 2>&1
+    echo "sweep over two generations rc=$? ($(grep -c . "$root/sweep.log") lines)" | tee -a "$log"
+    "$p" show --sweep 1 --store "$PKBW_STORE" 2>&1 | head -30 | tee -a "$log"
+fi
 pack
-# Last, as the longest part (one eval per sample): what the budget leaves of it is recorded.
-gpu_section "evals of both sample generations" "$out"
-for dir in $generations; do
-    for f in "$dir"/*_cuda.cu; do
-        stem=$(basename "$f" _cuda.cu)
-        step "eval $(basename "$dir") $stem" eval --problem "$stem" --solution cuda --solutions-dir "$dir" --nproc 1
-    done
-done
-pack
+if [ "${QUICK:-0}" != 1 ]; then
+    gpu_section "PKB's run_local.py with --download --profile" "$out"
+    # PKB's own harness, with its outputs and torch-profiler traces, for import-pkb (over a minute: not in QUICK).
+    (cd .pkb && timeout "$(gpu_limit 240)" python3 run_local.py --mode eval --problem 2 --solution cuda \
+        --solutions-dir "$PWD/solutions_cuda_bf16_h100_8_anthropic_claude-opus-4-7" --nproc-per-node 1 \
+        --measure-perf --trials 2 --download --profile --logs-dir "$root/pkb_logs" > "$root/run_local.log" 2>&1)
+    echo "run_local.py --download --profile rc=$? ($(find "$root/pkb_logs" -type f 2>/dev/null | wc -l) files)" | tee -a "$log"
+    cp "$root/run_local.log" "$out/"
+    pack
+fi
 gpu_section_end
 ls -la "$out/gui_store.tar.gz" | tee -a "$log"

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# PKB's published solutions of one model through pkbw on one GPU machine (docs/pkb-interop.md "PKB's
-# published solutions on one H200"): first evals of PROBLEMS, JOBS at once on the machine's GPUs (one
-# trial each; they also JIT-compile each solution's torch extensions into the compile cache, in its
-# sandbox), one table row per problem as it ends (status, seconds, flags/warnings, message), then a
-# `pkbw sweep` of those that passed or mismatched, in the time left. Builds nothing: build-dev/bin/pkbw
-# (tools/gpu/judge.sh SECTIONS=build) or PKBW. Needs .pkb (tools/gpu/prepare.sh).
+# PKB's published solutions of one model through `pkbw sweep` on one GPU machine (docs/pkb-interop.md
+# "PKB's published solutions on one H200"): an eval sweep of PROBLEMS with JOBS runs sharing each GPU
+# (`--runs-per-gpu`: the solutions' torch extension builds, about 95 s each on the H200, overlap on its
+# 16 cores), stopped with SIGINT before the budget ends (the sweep records what finished; a later call
+# on the same machine resumes it by its name, a fresh machine starts over). Then one row per pair
+# (status, seconds, flags by severity, message) from the pairs' logs, the status counts, `pkbw show
+# --sweep`, and one tarball of the store and the logs ($OUT_DIR/pkbsol.tgz: a device call returns few
+# files). Builds nothing: build-dev/bin/pkbw (tools/gpu/build_dev.sh) or PKBW. Needs .pkb
+# (tools/gpu/prepare.sh).
 # Usage: tools/gpu/pkbsol_sweep.sh OUT_DIR   Environment: MODEL (anthropic_claude-opus-4-7),
-#        PROBLEMS (default 1-87, as a space-separated list or A-B), JOBS (10), W (1), SWEEP (1: run the sweep).
+#        PROBLEMS (1-87: a comma list or A-B), JOBS (10 runs per GPU), W (1), WORK (/tmp/pkbsol: the
+#        store, kept on a warm machine so that the next call resumes), TRIALS (2).
 set -uo pipefail
 source "$(dirname "$0")/budget.sh"
 gpu_budget "$@"
@@ -15,39 +19,55 @@ cd "$(dirname "$0")/../.." || exit 1
 p=$(realpath -m "${PKBW:-build-dev/bin/pkbw}")
 model=${MODEL:-anthropic_claude-opus-4-7} jobs=${JOBS:-10} W=${W:-1}
 sol=$PWD/.pkb/solutions_cuda_bf16_h100_8_$model
-problems=${PROBLEMS:-1-87}
-[[ $problems == *-* ]] && problems=$(seq "${problems%-*}" "${problems#*-}")
+work=${WORK:-/tmp/pkbsol}/$model
 export PATH=/usr/local/cuda/bin:$PATH NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-mkdir -p "$out/first"
+mkdir -p "$out" "$work"
 line() { printf '%s\n' "$*" | tee -a "$out/summary.txt"; }
 [ -x "$p" ] || { line "pkbsol_sweep.sh: no pkbw at $p"; exit 2; }
 [ -d "$sol" ] || { line "pkbsol_sweep.sh: no $sol (tools/gpu/prepare.sh)"; exit 2; }
 
-first_eval() { # problem
-    local n=$1 t0
-    t0=$(date +%s)
-    PKBW_STORE=$out/first/$n.db timeout 150 "$p" eval --pkb-checkout "$PWD/.pkb" --solutions-dir "$sol" --problem "$n" \
-        --nproc "$W" --backend cuda --trials 1 --timeout-compile 140 --json > "$out/first/$n.jsonl" 2>&1
-    python3 tools/gpu/final_row.py "$out/first/$n.jsonl" "$n" $(( $(date +%s) - t0 )) --flags >> "$out/first/rows.md"
-}
-gpu_section "first evals of $model (W=$W, 1 trial, $jobs at once)" "$out"
-for n in $problems; do
-    [ "$(gpu_left)" -lt 170 ] && { line "budget: first evals started up to problem $((n - 1))"; break; }
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-    first_eval "$n" &
-done
-wait
-sort -t'|' -k2 -n "$out/first/rows.md" | tee -a "$out/summary.txt"
-line "status counts: $(awk -F'|' '{gsub(/ /, "", $3); print $3}' "$out/first/rows.md" | sort | uniq -c | tr '\n' ' ')"
+gpu_section "sweep of $model (W=$W, problems ${PROBLEMS:-1-87}, $jobs runs per GPU)" "$out"
+# SIGINT 60 s before the budget: the sweep stops starting pairs, its running children end, and what
+# finished is recorded; the rows below still get their time.
+timeout -s INT "$(($(gpu_left) - 60))" "$p" sweep --name "pkbsol-$model" --pkb-checkout "$PWD/.pkb" \
+    --solutions-dir "$sol" --problems "${PROBLEMS:-1-87}" --mode eval --nproc "$W" --backend cuda \
+    --runs-per-gpu "$jobs" --store "$work/sweep.db" --json -- --trials "${TRIALS:-2}" --timeout-compile 170 \
+    >> "$work/sweep.jsonl" 2>> "$work/sweep.err"
+line "sweep exit $?"
 gpu_section_end
-if [ "${SWEEP:-1}" = 1 ]; then
-    warm=$(awk -F'|' '$3 ~ /pass|mismatch/ {gsub(/ /, "", $2); print $2}' "$out/first/rows.md" | sort -n | paste -sd,)
-    gpu_section "sweep of the warmed problems ($warm)" "$out"
-    if [ -n "$warm" ] && [ "$(gpu_left)" -gt 40 ]; then
-        timeout "$(gpu_limit 600)" "$p" sweep --pkb-checkout "$PWD/.pkb" --solutions-dir "$sol" --problems "$warm" --mode eval \
-            --nproc "$W" --backend cuda --store "$out/sweep.db" --json > "$out/sweep.jsonl" 2> "$out/sweep.err"
-        line "sweep exit $?"
-        "$p" show --sweep 1 --store "$out/sweep.db" 2>&1 | head -60 | tee -a "$out/summary.txt"
-    fi
-    gpu_section_end
-fi
+
+# A pair that ran out of device memory beside nine others is judged again alone, while time is left
+# (68's solution did, sharing the GPU; alone it passes PKB's run_local.py).
+gpu_section "pairs out of memory, again alone" "$out"
+for log in $(grep -l -i "out of memory" "$work"/sweeps/*/logs/pair_*.jsonl 2>/dev/null); do
+    [ "$(gpu_left)" -lt 200 ] && { line "no time left to run $log alone"; break; }
+    problem=$(grep -o '"problem": *"[^"]*"' "$log" | head -1 | sed 's/.*"\([^"]*\)"$/\1/')
+    [ -n "$problem" ] || continue
+    timeout 170 "$p" eval --pkb-checkout "$PWD/.pkb" --solutions-dir "$sol" --problem "$problem" --nproc "$W" \
+        --backend cuda --trials "${TRIALS:-2}" --store "$work/sweep.db" --json > "$log.alone" 2>&1
+    line "$(python3 tools/gpu/final_row.py "$log.alone" "$problem (alone)" - --flags)"
+done
+gpu_section_end
+
+gpu_section "rows" "$out"
+: > "$out/rows.md"
+for log in "$work"/sweeps/*/logs/pair_*.jsonl; do
+    [ -s "$log" ] || continue
+    stem=$(python3 -c "
+import json, sys
+for text in open(sys.argv[1], errors='replace'):
+    try:
+        e = json.loads(text)
+    except ValueError:
+        continue
+    if isinstance(e, dict) and e.get('event') == 'run_started':
+        print(e.get('problem', '?')); break
+" "$log")
+    python3 tools/gpu/final_row.py "$log" "${stem:-$(basename "$log")}" "-" --flags >> "$out/rows.md"
+done
+sort -t'|' -k2 -V "$out/rows.md" | tee -a "$out/summary.txt" > /dev/null
+line "status counts: $(awk -F'|' '{gsub(/ /, "", $3); print $3}' "$out/rows.md" | sort | uniq -c | tr '\n' ' ')"
+sweep_id=$(python3 -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('select max(id) from sweeps').fetchone()[0] or 1)" "$work/sweep.db" 2>/dev/null || echo 1)
+"$p" show --sweep "$sweep_id" --store "$work/sweep.db" 2>&1 | head -40 >> "$out/summary.txt"
+tar czf "$out/pkbsol.tgz" -C "$work" sweep.db sweep.jsonl sweep.err sweeps 2>/dev/null
+gpu_section_end
