@@ -84,7 +84,8 @@ struct Breakdown {
 };
 
 // HTA's breakdown of one window with pkbw's notion of communication (is_communication).
-Breakdown breakdown(const RankTrace& trace, TimeWindow w, const std::set<std::string>& marked) {
+Breakdown breakdown(const RankTrace& trace, TimeWindow w, const std::set<std::string>& marked,
+                    const std::set<std::int64_t>& nccl_issued) {
     std::vector<Interval> compute, comm, all;
     for (const TraceEvent& e : trace.events) {
         if (is_collective_annotation(e) && e.end_ns > w.start_ns && e.start_ns < w.end_ns) {
@@ -95,7 +96,7 @@ Breakdown breakdown(const RankTrace& trace, TimeWindow w, const std::set<std::st
             continue;
         }
         all.emplace_back(e.start_ns, e.end_ns);
-        if (is_communication(e, marked)) {
+        if (is_communication(e, marked, nccl_issued)) {
             comm.emplace_back(e.start_ns, e.end_ns);
         } else if (e.kind == TraceEventKind::Kernel) {
             compute.emplace_back(e.start_ns, e.end_ns);
@@ -120,10 +121,14 @@ bool contains_lower(const std::string& text, std::initializer_list<const char*> 
 
 } // namespace
 
-std::string communication_reason(const TraceEvent& e, const std::set<std::string>& marked) {
+std::string communication_reason(const TraceEvent& e, const std::set<std::string>& marked,
+                                 const std::set<std::int64_t>& nccl_issued) {
     // Its span counts as communication in the overlap (breakdown), so its row says why as well.
     if (is_collective_annotation(e)) {
         return "collective (torch annotation)";
+    }
+    if (is_gpu_activity(e.kind) && e.correlation_id != 0 && nccl_issued.count(e.correlation_id)) {
+        return "issued by NCCL";
     }
     if (e.kind == TraceEventKind::Memcpy && e.copy_kind == "PtoP") {
         return "peer copy";
@@ -151,8 +156,38 @@ bool is_collective_annotation(const TraceEvent& e) {
            e.name.starts_with("nccl:");
 }
 
-bool is_communication(const TraceEvent& event, const std::set<std::string>& marked) {
-    return !communication_reason(event, marked).empty();
+bool is_communication(const TraceEvent& event, const std::set<std::string>& marked,
+                      const std::set<std::int64_t>& nccl_issued) {
+    return !communication_reason(event, marked, nccl_issued).empty();
+}
+
+std::set<std::int64_t> nccl_issued_calls(const RankTrace& trace) {
+    std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> nccl_by_thread;
+    for (const TraceEvent& e : trace.events) {
+        if (e.kind == TraceEventKind::NvtxRange && e.domain == "NCCL" && e.thread != 0) {
+            nccl_by_thread[e.thread].emplace_back(e.start_ns, e.end_ns);
+        }
+    }
+    std::set<std::int64_t> issued;
+    if (nccl_by_thread.empty()) {
+        return issued;
+    }
+    for (const TraceEvent& e : trace.events) {
+        if (!is_cuda_api_call(e) || e.correlation_id == 0) {
+            continue;
+        }
+        const auto ranges = nccl_by_thread.find(e.thread);
+        if (ranges == nccl_by_thread.end()) {
+            continue;
+        }
+        for (const auto& [start, end] : ranges->second) {
+            if (start <= e.start_ns && e.start_ns <= end) {
+                issued.insert(e.correlation_id);
+                break;
+            }
+        }
+    }
+    return issued;
 }
 
 TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
@@ -167,6 +202,7 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
     // (side, iteration name) -> rank -> when the rank ended it: the waiting for peers.
     std::map<std::pair<std::string, std::string>, std::map<int, std::int64_t>> iteration_ends;
     for (const RankTrace& trace : traces) {
+        const std::set<std::int64_t> issued = nccl_issued_calls(trace);
         // `w`: the iteration clipped to the selection (its time, and the overlap's); `starts`: the
         // whole iteration, since its events are those that start in it.
         struct Window {
@@ -237,7 +273,7 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
             o.rank = trace.rank;
             o.iterations += 1;
             o.iteration_us += static_cast<double>(win.w.length()) / 1e3;
-            const Breakdown b = breakdown(trace, win.w, communication_marks);
+            const Breakdown b = breakdown(trace, win.w, communication_marks, issued);
             o.compute_us += static_cast<double>(b.compute) / 1e3;
             o.communication_us += static_cast<double>(b.communication) / 1e3;
             o.overlap_us += static_cast<double>(b.overlap) / 1e3;
@@ -270,7 +306,7 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
                 a.count += 1;
                 a.total_ns += counted;
                 if (a.communication.empty()) {
-                    a.communication = communication_reason(*it, communication_marks);
+                    a.communication = communication_reason(*it, communication_marks, issued);
                 }
             }
         }

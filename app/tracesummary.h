@@ -20,14 +20,24 @@ namespace pkbw::app {
 // (copy kind PtoP), a kernel whose name says it works across GPUs (peer, p2p, ipc, symmetric memory,
 // multimem, nvshmem, or a collective's name: allreduce, all_gather, reduce_scatter, alltoall,
 // broadcast), or a kernel the user marked (its display name in `marked`).
-bool is_communication(const TraceEvent& event, const std::set<std::string>& marked = {});
-// Why: "NCCL", "peer copy", "name", "marked by you", or "" when it is not communication.
+// `nccl_issued`: correlation ids of the CUDA calls NCCL made (nccl_issued_calls): what they started
+// on the device is the collective's work, whatever it is.
+bool is_communication(const TraceEvent& event, const std::set<std::string>& marked = {},
+                      const std::set<std::int64_t>& nccl_issued = {});
+// Why: "NCCL", "issued by NCCL", "peer copy", "name", "marked by you", "collective (torch annotation)",
+// or "" when it is not communication.
 // A torch profiler's GPU annotation of a c10d collective ("nccl:all_reduce", "nccl:_all_gather_base":
 // category gpu_user_annotation) spans the collective's device work, whatever its kernels or copies are
 // called (at one rank NCCL's all-gather is a device-to-device copy): the overlap counts its span as
 // communication.
 bool is_collective_annotation(const TraceEvent& event);
-std::string communication_reason(const TraceEvent& event, const std::set<std::string>& marked = {});
+std::string communication_reason(const TraceEvent& event, const std::set<std::string>& marked = {},
+                                 const std::set<std::int64_t>& nccl_issued = {});
+// The correlation ids of a native trace's CUDA API calls made inside an NCCL call (an NVTX range of
+// domain "NCCL" on the same host thread): the device work they start is NCCL's. At one rank NCCL's
+// all-gather is a cudaMemcpyAsync of the input into the output, a device-to-device copy that no name
+// marks as communication (the H200's reference of problem 12 read "no communication").
+std::set<std::int64_t> nccl_issued_calls(const RankTrace& trace);
 
 struct TraceSummaryRow {
     std::string side; // "reference", "candidate", or "trace" when no iteration ranges exist

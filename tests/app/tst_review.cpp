@@ -224,6 +224,50 @@ private slots:
             }
         }
         QVERIFY(annotated_row);
+
+        // A native (CUPTI) trace at one rank, as the H200 recorded problem 12's reference: NCCL's
+        // all-gather is a cudaMemcpyAsync inside the ncclAllGather range on the same thread, its copy a
+        // device-to-device one that no name marks; it is NCCL's work. The same copy started outside an
+        // NCCL call, or by another thread, is not.
+        RankTrace native;
+        native.rank = 0;
+        auto on_thread = [](TraceEvent e, std::int64_t thread, std::int64_t correlation) {
+            e.thread = thread;
+            e.correlation_id = correlation;
+            return e;
+        };
+        TraceEvent nccl_range = test::trace_event(TraceEventKind::NvtxRange, "", "ncclAllGather", 10'000, 20'000);
+        nccl_range.domain = "NCCL";
+        auto api = [&](std::int64_t t0, std::int64_t thread, std::int64_t correlation) {
+            TraceEvent call = test::trace_event(TraceEventKind::NvtxRange, "cuda_runtime", "cudaMemcpyAsync_v3020",
+                                                t0, t0 + 2'000);
+            call.domain = "cupti";
+            return on_thread(call, thread, correlation);
+        };
+        auto nccl_copy = [&](std::int64_t t0, std::int64_t correlation) {
+            TraceEvent copy = test::trace_event(TraceEventKind::Memcpy, "", "memcpy DtoD", t0, t0 + 1'000, 13);
+            copy.copy_kind = "DtoD";
+            return on_thread(copy, 0, correlation);
+        };
+        native.events = {test::trace_event(TraceEventKind::EngineRange, "iteration", "reference/0", 0, 100'000),
+                         on_thread(nccl_range, 7, 0),
+                         api(12'000, 7, 2),
+                         nccl_copy(21'000, 2),
+                         api(40'000, 7, 3), // after the NCCL call: the program's own copy
+                         nccl_copy(45'000, 3),
+                         api(15'000, 8, 4), // another thread, during the NCCL call
+                         nccl_copy(50'000, 4)};
+        sort_events(native.events);
+        QCOMPARE(nccl_issued_calls(native), (std::set<std::int64_t>{2}));
+        const TraceSummary ns = summarize_trace({native});
+        const SideOverlap* n0 = overlap_of(ns, 0);
+        QVERIFY(n0);
+        QCOMPARE(n0->communication_us, 1.0); // the NCCL copy alone
+        int nccl_rows = 0;
+        for (const TraceSummaryRow& row : ns.rows) {
+            nccl_rows += row.communication == "issued by NCCL";
+        }
+        QCOMPARE(nccl_rows, 1); // the DtoD row (one name: its first event's reason)
     }
 
     // #10, #11, #8 in the Trace tab: launch configuration on click, rows that zoom to their events,
