@@ -27,7 +27,7 @@ public:
         Status,
         Duration,
         Speedup, // pkbw's for perf runs, PKB's for imported PKB runs, with verdict and interval; withheld
-                 // ("untrusted", "—") unless the run passed cleanly (not sortable: not a runs column)
+                 // ("untrusted", "withheld") unless the run passed cleanly (not sortable: not a runs column)
         Summary,
         ColumnCount
     };

@@ -238,12 +238,14 @@ int SweepCommands::sweep() {
         }
         return run_sweep_task(*f.task_file, f.task_index, f.cluster, f.json, std::cout, std::cerr);
     }
-    if (f.runs_per_gpu > 1 && f.mode == "perf") {
-        std::cerr
-            << "pkbw: --runs-per-gpu " << f.runs_per_gpu
-            << " would share GPUs between timed runs, which perf never does; it applies to --mode eval\n";
+    const auto refuse_sharing = [&] {
+        std::cerr << "pkbw: --runs-per-gpu " << f.runs_per_gpu
+                  << " would share GPUs between timed runs (--mode perf, or --perf for every run), which timing "
+                     "never does; it applies to eval sweeps\n";
         return kExitUsage;
-    }
+    };
+    if (f.runs_per_gpu > 1 && sweep_times(f.mode, f.run_args))
+        return refuse_sharing();
     const fs::path store_path = resolve_store_path(f.store);
     Store store = Store::open(store_path);
     store.mark_stale_runs_aborted();
@@ -252,6 +254,8 @@ int SweepCommands::sweep() {
     std::optional<SweepRecord> sweep;
     if (const auto ended = find_or_create_sweep(store, store_path, sweep))
         return *ended;
+    if (f.runs_per_gpu > 1 && sweep_times(*sweep)) // a resumed sweep keeps the mode and flags it was made with
+        return refuse_sharing();
     const SweepContext context = make_context(f, store_path, *sweep);
     announce_sweep(std::cout, *sweep, pending_pairs(store, sweep->id).size(), store_path, f.json);
     if (f.cluster.slurm || !f.cluster.remote.empty()) {

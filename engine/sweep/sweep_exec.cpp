@@ -218,6 +218,18 @@ std::vector<std::string> visible_gpus() {
     return ids;
 }
 
+bool sweep_times(const std::string& mode, const std::vector<std::string>& run_args) {
+    return mode == "perf" || std::find(run_args.begin(), run_args.end(), "--perf") != run_args.end();
+}
+
+bool sweep_times(const SweepRecord& sweep) {
+    std::vector<std::string> args;
+    for (const auto& arg : sweep.options.value("run_args", json::array()))
+        if (arg.is_string())
+            args.push_back(arg.get<std::string>());
+    return sweep_times(sweep.mode, args);
+}
+
 std::vector<std::vector<std::string>> run_slots(const SweepRecord& sweep, const SweepContext& context) {
     const int w = std::max(1, sweep.world_size);
     std::vector<std::vector<std::string>> slots;
@@ -230,7 +242,7 @@ std::vector<std::vector<std::string>> run_slots(const SweepRecord& sweep, const 
         int count = static_cast<int>(gpus.size()) / w;
         if (sweep.mode == "perf" && !context.perf_concurrent)
             count = 1; // timing owns the node: no other run on its GPUs, NVLink or NVSwitch
-        const int sharing = sweep.mode == "eval" ? std::max(1, context.runs_per_gpu) : 1;
+        const int sharing = sweep_times(sweep) ? 1 : std::max(1, context.runs_per_gpu);
         for (int round = 0; round < sharing; ++round)
             for (int s = 0; s < count; ++s)
                 slots.emplace_back(gpus.begin() + s * w, gpus.begin() + (s + 1) * w);

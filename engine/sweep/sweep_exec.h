@@ -38,6 +38,11 @@ std::vector<std::string> visible_gpus();
 // has fewer than W GPUs.
 std::vector<std::vector<std::string>> run_slots(const SweepRecord& sweep, const SweepContext& context);
 
+// Whether the sweep's runs time: --mode perf, or flags for every run that ask for it (`-- --perf`).
+// Such runs never share a GPU (--runs-per-gpu applies to the others).
+bool sweep_times(const std::string& mode, const std::vector<std::string>& run_args);
+bool sweep_times(const SweepRecord& sweep);
+
 // The child command of one pair.
 std::vector<std::string> pair_command(const SweepRecord& sweep, const SweepPair& pair,
                                       const SweepContext& context);

@@ -267,7 +267,7 @@ private slots:
         for (const TraceSummaryRow& row : ns.rows) {
             nccl_rows += row.communication == "issued by NCCL";
         }
-        QCOMPARE(nccl_rows, 1); // the DtoD row (one name: its first event's reason)
+        QCOMPARE(nccl_rows, 1); // the DtoD row (one name for the three copies: a row says why if any of its events counts)
     }
 
     // #10, #11, #8 in the Trace tab: launch configuration on click, rows that zoom to their events,

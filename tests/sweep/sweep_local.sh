@@ -109,7 +109,13 @@ json_get 'e=[e for e in d if e["event"]=="pair_finished"][0]; assert e["speedup"
 "$pkbw" sweep --name shared --solutions-dir "$untrusted" --problems 1 --nproc 2 --backend host --mode perf \
     --runs-per-gpu 2 --store "$work/shared.db" > "$work/shared.txt" 2>&1
 code=$?
-[ "$code" = 2 ] && grep -q "perf never does" "$work/shared.txt" && [ ! -e "$work/shared.db" ] ||
+[ "$code" = 2 ] && grep -q "timing never does" "$work/shared.txt" && [ ! -e "$work/shared.db" ] ||
     { fail "--runs-per-gpu with perf: exit $code"; cat "$work/shared.txt"; }
+# ... and so is an eval sweep whose every run times (-- --perf).
+"$pkbw" sweep --name shared --solutions-dir "$untrusted" --problems 1 --nproc 2 --backend host --mode eval \
+    --runs-per-gpu 2 --store "$work/shared.db" -- --perf > "$work/shared.txt" 2>&1
+code=$?
+[ "$code" = 2 ] && grep -q "timing never does" "$work/shared.txt" && [ ! -e "$work/shared.db" ] ||
+    { fail "--runs-per-gpu with -- --perf: exit $code"; cat "$work/shared.txt"; }
 echo "sweep_local: $failures failures"
 exit $((failures > 0))

@@ -272,8 +272,11 @@ TEST(SweepSlots, EvalRunsMayShareAGpuAndPerfNever) {
               (Slots{{"0", "1"}, {"2", "3"}, {"0", "1"}, {"2", "3"}, {"0", "1"}, {"2", "3"}}));
     context.jobs = 3;
     EXPECT_EQ(run_slots(sweep, context), (Slots{{"0", "1"}, {"2", "3"}, {"0", "1"}}));
-    sweep.mode = "perf";
     context.jobs = 0;
+    sweep.options["run_args"] = {"--trials", "1", "--perf"}; // an eval sweep whose every run also times
+    EXPECT_EQ(run_slots(sweep, context), (Slots{{"0", "1"}, {"2", "3"}})) << "timed runs never share a GPU";
+    sweep.options["run_args"] = {"--trials", "1"};
+    sweep.mode = "perf";
     EXPECT_EQ(run_slots(sweep, context), (Slots{{"0", "1"}})) << "timing owns the node";
     if (before)
         ::setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);

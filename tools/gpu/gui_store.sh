@@ -95,15 +95,18 @@ pack
 # A sweep over the two sample generations (the Sweeps and Generations tabs, fast_p): evals, four runs
 # sharing the GPU (correctness only).
 gpu_section "eval sweep over both sample generations (problems $sweep_problems)" "$out"
-if [ "$(gpu_left)" -gt 40 ]; then
-    timeout -s INT "$(gpu_limit 300)" "$p" sweep --solutions-dir "$base" --solutions-dir "$tuned" --problems "$sweep_problems" \
+# SIGINT 45 s before the budget ends, so that the sweep records what finished and the store is packed.
+limit=$(($(gpu_limit 300) - 35))
+if [ "$limit" -ge 30 ]; then
+    timeout --foreground -k 15 -s INT "$limit" "$p" sweep --solutions-dir "$base" --solutions-dir "$tuned" --problems "$sweep_problems" \
         --mode eval --nproc 1 --backend cuda --runs-per-gpu 4 --name two-generations --store "$PKBW_STORE" \
         > "$root/sweep.log" 2>&1
     echo "sweep over two generations rc=$? ($(grep -c . "$root/sweep.log") lines)" | tee -a "$log"
     "$p" show --sweep 1 --store "$PKBW_STORE" 2>&1 | head -30 | tee -a "$log"
 fi
 pack
-if [ "${QUICK:-0}" != 1 ]; then
+# PKB's run_local.py (over a minute; not with QUICK) gets what the sweep left, if that is enough.
+if [ "${QUICK:-0}" != 1 ] && [ "$(gpu_left)" -gt 100 ]; then
     gpu_section "PKB's run_local.py with --download --profile" "$out"
     # PKB's own harness, with its outputs and torch-profiler traces, for import-pkb (over a minute: not in QUICK).
     (cd .pkb && timeout "$(gpu_limit 240)" python3 run_local.py --mode eval --problem 2 --solution cuda \

@@ -26,24 +26,33 @@ line() { printf '%s\n' "$*" | tee -a "$out/summary.txt"; }
 [ -x "$p" ] || { line "pkbsol_sweep.sh: no pkbw at $p"; exit 2; }
 [ -d "$sol" ] || { line "pkbsol_sweep.sh: no $sol (tools/gpu/prepare.sh)"; exit 2; }
 
+# A later call on the same machine resumes the sweep by its name, with the problems and flags it was
+# made with (PROBLEMS and TRIALS of that call are not read again).
 gpu_section "sweep of $model (W=$W, problems ${PROBLEMS:-1-87}, $jobs runs per GPU)" "$out"
 # SIGINT 60 s before the budget: the sweep stops starting pairs, its running children end, and what
-# finished is recorded; the rows below still get their time.
-timeout -s INT "$(($(gpu_left) - 60))" "$p" sweep --name "pkbsol-$model" --pkb-checkout "$PWD/.pkb" \
-    --solutions-dir "$sol" --problems "${PROBLEMS:-1-87}" --mode eval --nproc "$W" --backend cuda \
-    --runs-per-gpu "$jobs" --store "$work/sweep.db" --json -- --trials "${TRIALS:-2}" --timeout-compile 170 \
-    >> "$work/sweep.jsonl" 2>> "$work/sweep.err"
-line "sweep exit $?"
+# finished is recorded; the rows below still get their time. --foreground keeps it in the script's
+# process group, so the budget's own end reaches it too; -k: SIGKILL 20 s after the SIGINT.
+limit=$(($(gpu_left) - 60))
+if [ "$limit" -lt 30 ]; then
+    line "no time for the sweep ($(gpu_left) s left of the budget)"
+else
+    timeout --foreground -k 20 -s INT "$limit" "$p" sweep --name "pkbsol-$model" --pkb-checkout "$PWD/.pkb" \
+        --solutions-dir "$sol" --problems "${PROBLEMS:-1-87}" --mode eval --nproc "$W" --backend cuda \
+        --runs-per-gpu "$jobs" --store "$work/sweep.db" --json -- --trials "${TRIALS:-2}" --timeout-compile 170 \
+        >> "$work/sweep.jsonl" 2>> "$work/sweep.err"
+    line "sweep exit $?"
+fi
 gpu_section_end
 
 # A pair that ran out of device memory beside nine others is judged again alone, while time is left
 # (68's solution did, sharing the GPU; alone it passes PKB's run_local.py).
 gpu_section "pairs out of memory, again alone" "$out"
-for log in $(grep -l -i "out of memory" "$work"/sweeps/*/logs/pair_*.jsonl 2>/dev/null); do
-    [ "$(gpu_left)" -lt 200 ] && { line "no time left to run $log alone"; break; }
+grep -l -i "out of memory" "$work"/sweeps/*/logs/pair_*.jsonl 2>/dev/null | while IFS= read -r log; do
+    [ -s "$log.alone" ] && continue # judged alone by an earlier call
+    [ "$(gpu_left)" -lt 200 ] && { line "no time left to run $log alone (the next call on this machine will)"; break; }
     problem=$(grep -o '"problem": *"[^"]*"' "$log" | head -1 | sed 's/.*"\([^"]*\)"$/\1/')
     [ -n "$problem" ] || continue
-    timeout 170 "$p" eval --pkb-checkout "$PWD/.pkb" --solutions-dir "$sol" --problem "$problem" --nproc "$W" \
+    timeout --foreground -k 10 170 "$p" eval --pkb-checkout "$PWD/.pkb" --solutions-dir "$sol" --problem "$problem" --nproc "$W" \
         --backend cuda --trials "${TRIALS:-2}" --store "$work/sweep.db" --json > "$log.alone" 2>&1
     line "$(python3 tools/gpu/final_row.py "$log.alone" "$problem (alone)" - --flags)"
 done
