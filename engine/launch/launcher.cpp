@@ -4,10 +4,12 @@
 #include "launch_rank.h"
 #include "loopback.h"
 #include "pkbw/core/error.h"
+#include "pkbw/core/status.h"
 #include "sandbox.h"
 #include "signals.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -68,6 +70,7 @@ private:
     void fail(LaunchEnd end, std::string message, std::vector<int> culprits);
     std::vector<int> reap_exited();
     void judge_failures(std::vector<int> failed);
+    bool holds_for_a_cause(Clock::time_point now) const;
     void check_deadlines(Clock::time_point now);
     PollSet poll_set();
     void read_ready(PollSet& set, int wait_ms);
@@ -79,7 +82,14 @@ private:
     pid_t group_ = 0;
     bool killing_ = false;
     Clock::time_point kill_time_{};
+    // Failures seen while none of them is a cause (a signal, a solution that broke or ended the
+    // process): held up to kCauseGrace for one, since a rank whose peer left fails its rendezvous or
+    // collective first and would otherwise be named.
+    std::vector<int> held_failures_;
+    std::optional<Clock::time_point> held_since_;
 };
+
+constexpr auto kCauseGrace = std::chrono::seconds(2);
 
 void RankGroup::kill_all() {
     if (group_ > 0)
@@ -148,7 +158,26 @@ std::vector<int> RankGroup::reap_exited() {
     return failed;
 }
 
+// Whether failures held so far may wait for a cause: none of them is one, a rank is still running, and
+// the grace has not passed.
+bool RankGroup::holds_for_a_cause(Clock::time_point now) const {
+    const bool caused = std::any_of(held_failures_.begin(), held_failures_.end(), [&](int r) {
+        const RankReport& report = ranks_[static_cast<std::size_t>(r)].report;
+        return report.signal != 0 || report.exit_code == status::kExitOk ||
+               report.exit_code == status::kExitSolutionBroke;
+    });
+    const bool running = std::any_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.running(); });
+    return !caused && running && held_since_ && now - *held_since_ < kCauseGrace;
+}
+
 void RankGroup::judge_failures(std::vector<int> failed) {
+    if (!failed.empty() && !held_since_)
+        held_since_ = Clock::now();
+    held_failures_.insert(held_failures_.end(), failed.begin(), failed.end());
+    if (held_failures_.empty() || (interrupt_signal() == 0 && holds_for_a_cause(Clock::now())))
+        return;
+    failed = std::move(held_failures_);
+    held_failures_.clear();
     // A rank ended by SIGTERM or SIGINT while this launcher was not killing: scancel and a
     // terminal's Ctrl-C signal every process of the job or group at once, and the rank may be seen
     // dead before this process's own handler has run. Give the handler a moment; if the interrupt

@@ -8,6 +8,7 @@
 // bad_candidate_trace (as nccl_trace with no NCCL kernel, and rank 0 leaves in trace/candidate what a
 // candidate's process could: a link to a valid trace outside the run, a sparse GiB, garbage) |
 // sigterm (the target ends by SIGTERM, as every process of a job does when scancel or kill reaches it) |
+// peer_reset (the target exits 3 in rendezvous at once; rank 0 exits 4, a solution error, 0.3 s later) |
 // listener (checks the rendezvous socket: rank 0 holds it listening on MASTER_PORT as
 // PKBW_RDZV_LISTEN_FD when FAKE_RANK_EXPECT_LISTENER=1, no other rank has it, and nobody else can
 // bind the port meanwhile; exits 5 naming what is wrong).
@@ -188,6 +189,21 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "rank %d leaving early\n", rank);
         return 0;
     }
+    // A peer's consequence seen first: the target fails its rendezvous at once ("Connection reset by
+    // peer", exit 3) because rank 0's candidate raised and its process left; rank 0's judge reports that
+    // cause and exits 4 a moment later (on a loaded host the order is this one).
+    if (mode == "peer_reset") {
+        if (me) {
+            emit(R"({"event":"error","rank":)" + r +
+                 R"(,"phase":"rendezvous","kind":"environment","message":"init_process_group failed: Connection reset by peer"})");
+            return 3;
+        }
+        if (rank == 0) {
+            ::usleep(300'000);
+            emit(R"({"event":"error","rank":0,"phase":"candidate","kind":"solution_error","message":"candidate raised NameError"})");
+            return 4;
+        }
+    }
     if (me && mode == "exit3") {
         emit(R"({"event":"error","rank":)" + r +
              R"(,"phase":"rendezvous","kind":"environment","message":"no GPU visible"})");
@@ -200,7 +216,8 @@ int main(int argc, char** argv) {
             std::fwrite(line.data(), 1, line.size(), stderr);
     }
     // The other ranks wait "in a collective" for the broken one: forever, unless it is fine.
-    if ((mode == "hang" || mode == "segv" || mode == "exit3" || mode == "exit0" || mode == "sigterm") &&
+    if ((mode == "hang" || mode == "segv" || mode == "exit3" || mode == "exit0" || mode == "sigterm" ||
+         mode == "peer_reset") &&
         !me) {
         emit(R"({"event":"phase","rank":)" + r + R"(,"phase":"compare","trial":0})");
         while (true)

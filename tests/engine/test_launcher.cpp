@@ -116,6 +116,18 @@ TEST_F(Launcher, ExitCodeThreeIsEnvironmentError) {
     EXPECT_NE(outcome.message.find("environment: no GPU visible"), std::string::npos) << outcome.message;
 }
 
+// A rank whose rendezvous failed because a peer's process left is a consequence; the peer whose
+// solution raised is the cause, even when its exit is seen second: the launcher waits a moment for
+// a cause before it names an environment error (CI under load: the agent's crashing candidate read
+// "error: rank 1 ... init_process_group failed: Connection reset by peer").
+TEST_F(Launcher, APeersConsequenceSeenFirstDoesNotHideTheCause) {
+    auto outcome = run("peer_reset", 3);
+    EXPECT_EQ(outcome.end, LaunchEnd::Crash) << outcome.message;
+    EXPECT_EQ(outcome.culprit_ranks, std::vector<int>{0}) << outcome.message;
+    EXPECT_NE(outcome.message.find("rank 0 exited with code 4"), std::string::npos) << outcome.message;
+    EXPECT_LT(seconds, 10.0);
+}
+
 TEST_F(Launcher, ExitCodeZeroBeforeRankDoneIsACrash) {
     auto outcome = run("exit0", 3);
     EXPECT_EQ(outcome.end, LaunchEnd::Crash);
