@@ -9,8 +9,8 @@
 #include "signals.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <optional>
 #include <poll.h>
