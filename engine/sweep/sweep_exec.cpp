@@ -240,8 +240,9 @@ std::vector<std::vector<std::string>> run_slots(const SweepRecord& sweep, const 
             throw Error("sweep: a run needs " + std::to_string(w) + " GPUs and " +
                         std::to_string(gpus.size()) + " are visible (CUDA_VISIBLE_DEVICES / /dev/nvidia*)");
         int count = static_cast<int>(gpus.size()) / w;
-        if (sweep.mode == "perf" && !context.perf_concurrent)
-            count = 1; // timing owns the node: no other run on its GPUs, NVLink or NVSwitch
+        if (sweep_times(sweep) && !context.perf_concurrent)
+            count = 1; // timing owns the node: no other run on its GPUs, NVLink or NVSwitch (also for
+                       // an eval sweep whose every run times: -- --perf)
         const int sharing = sweep_times(sweep) ? 1 : std::max(1, context.runs_per_gpu);
         for (int round = 0; round < sharing; ++round)
             for (int s = 0; s < count; ++s)
