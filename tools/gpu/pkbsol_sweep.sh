@@ -23,6 +23,8 @@ work=${WORK:-/tmp/pkbsol}/$model
 export PATH=/usr/local/cuda/bin:$PATH NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 mkdir -p "$out" "$work"
 line() { printf '%s\n' "$*" | tee -a "$out/summary.txt"; }
+# The problem a pair's log ran (its run_started event).
+pair_problem() { grep -m1 '"run_started"' "$1" | grep -o '"problem": *"[^"]*"' | sed 's/.*"\([^"]*\)"$/\1/'; }
 [ -x "$p" ] || { line "pkbsol_sweep.sh: no pkbw at $p"; exit 2; }
 [ -d "$sol" ] || { line "pkbsol_sweep.sh: no $sol (tools/gpu/prepare.sh)"; exit 2; }
 
@@ -50,7 +52,7 @@ gpu_section "pairs out of memory, again alone" "$out"
 grep -l -i "out of memory" "$work"/sweeps/*/logs/pair_*.jsonl 2>/dev/null | while IFS= read -r log; do
     [ -s "$log.alone" ] && continue # judged alone by an earlier call
     [ "$(gpu_left)" -lt 200 ] && { line "no time left to run $log alone (the next call on this machine will)"; break; }
-    problem=$(grep -o '"problem": *"[^"]*"' "$log" | head -1 | sed 's/.*"\([^"]*\)"$/\1/')
+    problem=$(pair_problem "$log")
     [ -n "$problem" ] || continue
     timeout --foreground -k 10 170 "$p" eval --pkb-checkout "$PWD/.pkb" --solutions-dir "$sol" --problem "$problem" --nproc "$W" \
         --backend cuda --trials "${TRIALS:-2}" --store "$work/sweep.db" --json > "$log.alone" 2>&1
@@ -62,16 +64,7 @@ gpu_section "rows" "$out"
 : > "$out/rows.md"
 for log in "$work"/sweeps/*/logs/pair_*.jsonl; do
     [ -s "$log" ] || continue
-    stem=$(python3 -c "
-import json, sys
-for text in open(sys.argv[1], errors='replace'):
-    try:
-        e = json.loads(text)
-    except ValueError:
-        continue
-    if isinstance(e, dict) and e.get('event') == 'run_started':
-        print(e.get('problem', '?')); break
-" "$log")
+    stem=$(pair_problem "$log")
     python3 tools/gpu/final_row.py "$log" "${stem:-$(basename "$log")}" "-" --flags >> "$out/rows.md"
 done
 sort -t'|' -k2 -V "$out/rows.md" | tee -a "$out/summary.txt" > /dev/null
