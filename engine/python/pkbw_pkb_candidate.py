@@ -1210,7 +1210,14 @@ class CandidateProcess:
             if self.launch_errors is None:
                 self.launch_errors = pkbw_cuda_errors.LaunchErrors()
             pkbw_cuda_errors.raise_pending(self.launch_errors)
-        return self.export(result)
+        reply = self.export(result)
+        if self.cuda and message.get("release_inputs"):
+            # The judge parked its own copy of these large inputs (pkbw_input_parking.py) and takes it
+            # back after this reply: the staged copy goes back to the driver first, as PKB's one
+            # process would hold one copy. (Outputs that are inputs stay: export holds them.)
+            del args, result
+            self.torch.cuda.empty_cache()
+        return reply
 
     def export(self, result):
         torch = self.torch

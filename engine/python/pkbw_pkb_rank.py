@@ -554,7 +554,9 @@ class RankJudge:
         # The first call of a side may JIT-compile (load_inline): it runs under the compile deadline.
         events.phase(PHASE_COMPILE if first else PHASE_CANDIDATE, trial)
         try:
-            reply, fds = self.candidate.send_inputs("call", x, {"trial": trial})
+            # park: inputs that fill much of the device wait in host memory during the call
+            # (pkbw_input_parking.py); they are back, as they were, before the reference runs.
+            reply, fds = self.candidate.send_inputs("call", x, {"trial": trial}, park=True)
             return self.candidate.take_outputs(reply, fds)
         except CandidateRaised as error:
             if error.kind == "invalid_output":
@@ -566,6 +568,8 @@ class RankJudge:
         except (CandidateGone, ProtocolError) as error:
             self.candidate_failed(PHASE_CANDIDATE, trial, error, f"trial {trial}")
             raise SolutionFailed() from error
+        finally:
+            self.candidate.restore_inputs()
 
     def call_reference(self, trial, first, x):
         """PKB's reference, here in the judge: its output; SolutionFailed (reported) when it raised."""

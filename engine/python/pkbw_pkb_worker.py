@@ -18,6 +18,7 @@ import time
 import traceback
 
 import pkbw_containment as containment
+import pkbw_input_parking as parking
 import pkbw_sandbox
 import pkbw_pkb_candidate as channel
 from pkbw_pkb_candidate import ChannelClosed, ProtocolError
@@ -198,6 +199,7 @@ class Candidate:
         # Each request carries a number its reply must echo: bytes the candidate's code writes into
         # the socket on its own (a reply queued ahead of the request) are refused, not taken as one.
         self.sequence = 0
+        self.parked = None  # pkbw_input_parking.ParkedInputs of the call in flight, until restore_inputs
 
     def ended(self):
         """How the process ended, in words; kills it first when it merely closed its channel."""
@@ -272,7 +274,10 @@ class Candidate:
     # Values both ways: host tensors in one memfd, CUDA tensors copied by the judge into buffers the
     # candidate's process allocated (see pkbw_pkb_candidate.py for why the judge exports nothing).
 
-    def send_inputs(self, op, args, fields):
+    def send_inputs(self, op, args, fields, park=False):
+        """Stages `args` in the worker's memory and sends the request. park: where the judge's CUDA
+        inputs are large (pkbw_input_parking.py), their bytes wait in host memory, and the worker
+        releases its staged copy after the call, until restore_inputs()."""
         torch = self.torch
         host, device, leaves = [], [], []
 
@@ -305,9 +310,13 @@ class Candidate:
                     span.view(t.dtype).as_strided(want["shape"], want["stride"]).copy_(t)
             finally:
                 opened.close()
+            if park:
+                self.park_inputs(device)
         fd, host_specs = channel.pack_host(host, torch, seal=False, keep_layout=True)
         specs = [host_specs[i] if where == "host" else {"transport": "staged", "index": i} for where, i in leaves]
         message = dict(fields, op=op, args=tree, tensors=specs)
+        if self.parked is not None:
+            message["release_inputs"] = True
         message.update(INPUT_GROUPS.fields())
         try:
             self.send(message, [fd] if fd is not None else [])
@@ -315,6 +324,24 @@ class Candidate:
             if fd is not None:
                 os.close(fd)
         return self.reply()
+
+    def park_inputs(self, tensors):
+        torch = self.torch
+        total = torch.cuda.get_device_properties(self.device).total_memory
+        if not parking.should_park(tensors, total):
+            return
+        parked = parking.ParkedInputs(torch, tensors, torch.cuda.empty_cache)
+        size = parking.inputs_bytes(tensors)
+        if parked.park():
+            self.parked = parked
+            print(f"pkbw: the judge's inputs ({size / 1e9:.1f} GB, over 1/{parking.PARK_FRACTION} of the device's "
+                  f"{total / 1e9:.0f} GB) wait in host memory during the candidate's call", file=sys.stderr)
+
+    def restore_inputs(self):
+        """The judge's inputs back on the device, as they were (no-op unless send_inputs parked them)."""
+        if self.parked is not None:
+            parked, self.parked = self.parked, None
+            parked.restore()
 
     def take_outputs(self, reply, fds):
         """The outputs of a call reply, in the judge's hands: host tensors as read-only views of the
