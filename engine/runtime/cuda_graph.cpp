@@ -2,10 +2,12 @@
 
 #include "pkbw/core/status.h"
 
+#include <algorithm>
 #include <cuda_runtime.h>
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace pkbw::engine {
 namespace {
@@ -46,6 +48,64 @@ private:
     cudaGraphExec_t exec_ = nullptr;
 };
 
+// Where a captured call copies from host memory (a memcpy node whose source is pageable or pinned host
+// memory), what it copied; "" when no node does. A call's cudaMemcpyAsync from host memory reads it when
+// the call runs (pageable memory is staged before the call returns); a replay of its capture reads the
+// same address when the replay runs, after the call's host code has moved on: a local vector freed, a
+// buffer the next call rewrote. So its replays compute on other data than the call did (on the H200 a
+// sample that copied its per-call counts from a local vector read freed memory and crashed the run).
+// Child graphs are searched too. Kernels that read host memory themselves (mapped pinned memory) are not
+// seen here.
+std::string host_source_copy(cudaGraph_t graph) {
+    std::size_t count = 0;
+    if (cudaGraphGetNodes(graph, nullptr, &count) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return "";
+    }
+    std::vector<cudaGraphNode_t> nodes(count);
+    if (count == 0 || cudaGraphGetNodes(graph, nodes.data(), &count) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return "";
+    }
+    for (cudaGraphNode_t node : nodes) {
+        cudaGraphNodeType type{};
+        if (cudaGraphNodeGetType(node, &type) != cudaSuccess) {
+            (void)cudaGetLastError();
+            continue;
+        }
+        if (type == cudaGraphNodeTypeGraph) {
+            cudaGraph_t child = nullptr;
+            if (cudaGraphChildGraphNodeGetGraph(node, &child) == cudaSuccess && child != nullptr) {
+                if (std::string found = host_source_copy(child); !found.empty()) {
+                    return found;
+                }
+            }
+            (void)cudaGetLastError();
+            continue;
+        }
+        cudaMemcpy3DParms copy{};
+        if (type != cudaGraphNodeTypeMemcpy || cudaGraphMemcpyNodeGetParams(node, &copy) != cudaSuccess ||
+            copy.srcArray != nullptr || copy.srcPtr.ptr == nullptr) {
+            (void)cudaGetLastError();
+            continue;
+        }
+        cudaPointerAttributes where{};
+        const cudaError_t asked = cudaPointerGetAttributes(&where, copy.srcPtr.ptr);
+        (void)cudaGetLastError();
+        if (asked == cudaSuccess &&
+            (where.type == cudaMemoryTypeUnregistered || where.type == cudaMemoryTypeHost)) {
+            const std::size_t bytes = copy.extent.width * std::max<std::size_t>(copy.extent.height, 1) *
+                                      std::max<std::size_t>(copy.extent.depth, 1);
+            return "a call copies " + std::to_string(bytes) + " bytes from " +
+                   (where.type == cudaMemoryTypeHost ? "pinned" : "pageable") +
+                   " host memory (cudaMemcpyAsync): a graph replay reads that memory when it runs, after the "
+                   "call's host code has moved on, not what the call copied (pass such values as kernel "
+                   "arguments, or copy them from device memory)";
+        }
+    }
+    return "";
+}
+
 } // namespace
 
 std::unique_ptr<CapturedCalls> capture_cuda_graph(void* stream_handle, const std::function<void()>& enqueue) {
@@ -76,6 +136,10 @@ std::unique_ptr<CapturedCalls> capture_cuda_graph(void* stream_handle, const std
         if (pending != cudaSuccess && failure.empty()) {
             why += " (after " + cuda_text(pending) + ")";
         }
+        throw DeviceError("capture", why);
+    }
+    if (std::string why = host_source_copy(graph); !why.empty()) {
+        cudaGraphDestroy(graph);
         throw DeviceError("capture", why);
     }
     return std::make_unique<CudaGraph>(stream, graph);

@@ -15,7 +15,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <string>
-#include <vector>
 
 namespace {
 
@@ -68,8 +67,10 @@ struct Gather {
     const void* scores;
     pkbw::DType dtype;
     long long mine;
-    const long long* counts; // device, one per rank
-    const long long* starts; // device, the first object of each rank
+    // By value, in the kernel's arguments: a CUDA graph that captured the call replays them as they were
+    // (a copy from a host vector would be read again, from freed memory, at every replay).
+    long long counts[pkbw::kMaxRanks]; // one per rank
+    long long starts[pkbw::kMaxRanks]; // the first object of each rank
     Layout layout;
     void* const* peers;
     std::uint32_t* const* pads;
@@ -183,12 +184,12 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     if (ctx.param_list("num_obj_per_gpu", list, pkbw::kMaxRanks) != world) {
         return ctx.fail("num_obj_per_gpu must have one entry per rank");
     }
-    std::vector<long long> counts_and_starts(2 * world);
+    Gather g{};
     long long most = 0, total = 0;
     for (int r = 0; r < world; ++r) {
         const auto count = static_cast<long long>(list[r]);
-        counts_and_starts[r] = count;
-        counts_and_starts[world + r] = total;
+        g.counts[r] = count;
+        g.starts[r] = total;
         most = count > most ? count : most;
         total += count;
     }
@@ -203,26 +204,21 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     const std::size_t bytes = most * (pixels * sizeof(float) + pixels / 8 + sizeof(float));
     // One buffer per size: the counts change with the trial, and a buffer cannot grow.
     const pkbw::SymmetricMemory sym = ctx.symmetric(("sam81_tuned_" + std::to_string(most)).c_str(), bytes);
-    auto* meta = static_cast<long long*>(ctx.scratch("sam81_meta", sizeof(long long) * 2 * world));
     auto* all_bits =
         static_cast<std::uint32_t*>(ctx.scratch("sam81_bits", sizeof(std::uint32_t) * total * pixels / 32));
     auto* inter = static_cast<int*>(ctx.scratch("sam81_inter", sizeof(int) * total * total));
-    cudaMemcpyAsync(meta, counts_and_starts.data(), sizeof(long long) * 2 * world, cudaMemcpyHostToDevice,
-                    ctx.stream());
-    const Gather g{masks.data,
-                   ctx.input(1).data,
-                   masks.dtype,
-                   masks.shape[0],
-                   meta,
-                   meta + world,
-                   layout,
-                   sym.peers_device,
-                   sym.signal_pads_device,
-                   ctx.rank,
-                   world,
-                   ctx.output(0).as<float4>(),
-                   ctx.output(1).as<float>(),
-                   all_bits};
+    g.masks = masks.data;
+    g.scores = ctx.input(1).data;
+    g.dtype = masks.dtype;
+    g.mine = masks.shape[0];
+    g.layout = layout;
+    g.peers = sym.peers_device;
+    g.pads = sym.signal_pads_device;
+    g.rank = ctx.rank;
+    g.world = world;
+    g.out_masks = ctx.output(0).as<float4>();
+    g.out_scores = ctx.output(1).as<float>();
+    g.all_bits = all_bits;
     stage_and_gather<<<kBlocks, kThreads, 0, ctx.stream()>>>(g);
     intersect<<<dim3(total, total), kThreads, 0, ctx.stream()>>>(all_bits, pixels / 32,
                                                                  static_cast<int>(total), inter);

@@ -121,8 +121,8 @@ def main():
     header = ("case", "expected", "observed", "detect s", "leftovers", "next run", "result")
     for name, case in cases.items():
         expected = case["status"] if isinstance(case["status"], list) else [case["status"]]
-        expect_text = "|".join(expected) + (" " + "; ".join(case.get("message", []) + case.get("warnings", []))
-                                           if case.get("message") or case.get("warnings") else "")
+        said = case.get("message", []) + case.get("warnings", []) + case.get("info", [])
+        expect_text = "|".join(expected) + (" " + "; ".join(said) if said else "")
         if time.monotonic() - start > options.budget:
             rows.append((name, expect_text, "-", "-", "-", "-", "SKIP (budget)"))
             continue
@@ -155,6 +155,8 @@ def main():
             problems.append(f"exit {code}")
         problems += [f"message lacks '{t}'" for t in case.get("message", []) if t not in message]
         problems += [f"no warning '{t}'" for t in case.get("warnings", []) if not any(t in w for w in warnings)]
+        problems += [f"no info flag '{t}'" for t in case.get("info", [])
+                     if not any(t in w for w in finished.get("info", []))]
         run_dir = next((e.get("run_dir") for _, e in events if e.get("event") == "run_started"), None)
         if case.get("log_contains") and run_dir:
             logs = ""
