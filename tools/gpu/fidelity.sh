@@ -20,7 +20,8 @@
 #   BUILD_DIR: where `cmake --build` put bin/pkbw (e.g. build-dev); PKB_CHECKOUT: a checkout of PKB
 #   HEAD (reference/, utils/; default .pkb-head, else .pkb; an exported tree may name its commit in a
 #   REVISION file).
-# Environment: PROBLEMS (ids, default every folder under problems/), DTYPES (bf16), M, N (1024),
+# Environment: PROBLEMS (ids, default every folder under problems/), DTYPES (bf16), XC_M, XC_N (the
+#   cross-check's M and N, 1024: not M and N, which a machine's environment may set for its own ends),
 #   SKIP_SAMPLES (problem ids whose samples the samples section leaves out),
 #   JOBS (cross-check rows at once, default 12), WORK (/tmp/pkbw-fidelity), SECTIONS (default
 #   "moe crosscheck stages rp_off samples").
@@ -34,7 +35,7 @@ pkb=${3:-$([ -d .pkb-head ] && echo .pkb-head || echo .pkb)}
 pkb=$(realpath -m "$pkb")
 p=$build/bin/pkbw
 work=${WORK:-/tmp/pkbw-fidelity}
-dtypes=${DTYPES:-bf16} m=${M:-1024} n=${N:-1024} jobs=${JOBS:-12}
+dtypes=${DTYPES:-bf16} m=${XC_M:-1024} n=${XC_N:-1024} jobs=${JOBS:-12}
 sections=${SECTIONS:-moe crosscheck stages rp_off samples}
 mkdir -p "$out" "$work"
 export PATH=/usr/local/cuda/bin:$PATH NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
@@ -136,7 +137,9 @@ if want samples; then
     echo "|---|---|---|---|" >> "$out/samples.md"
     # One row per sample as its eval ends (tools/gpu/final_row.py reads the run's final event).
     # shellcheck disable=SC2016 # expanded by the inner sh
-    printf '%s\n' "${samples[@]}" | timeout "$(gpu_limit 110)" xargs -P 6 -I{} sh -c 'stem=$(basename "$1" _cuda.cu)
+    # Every sample, as many at once as keep the GPU busy (about 2.6 s each over the section, 106 samples):
+    # the budget left bounds it, not a fixed share (110 s ended the H200 run of 2026-12-04 after 48).
+    printf '%s\n' "${samples[@]}" | timeout "$(gpu_limit 400)" xargs -P 8 -I{} sh -c 'stem=$(basename "$1" _cuda.cu)
         gen=$(basename "$(dirname "$1")" | sed "s/solutions_cuda_bf16_h200_2_samples_//")
         t0=$(date +%s) log="$3/eval-$gen-$stem.jsonl"
         timeout --foreground 100 "$2" eval --problem "$stem" --solution "$1" --nproc 1 --backend cuda --dtype bf16 --json \
