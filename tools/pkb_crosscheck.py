@@ -346,7 +346,18 @@ def pkbw_dryrun(options, stem, world, dtype, work):
 
 
 def run_ranks(options, python, run_dir, world, dtype, pkb_only=None):
-    port = free_port()
+    """The ranks' results; started again on another port (twice at most) when rank 0's store found its
+    port taken: free_port's port is free when asked, and another job's process may bind it before rank 0
+    does (59 on the H200, twelve jobs at once: EADDRINUSE)."""
+    for attempt in range(3):
+        ranks = run_ranks_on(options, python, run_dir, world, dtype, pkb_only, free_port())
+        if attempt == 2 or not any("EADDRINUSE" in d or "address already in use" in d
+                                   for r in ranks for d in r.get("detail", [])):
+            return ranks
+    return ranks
+
+
+def run_ranks_on(options, python, run_dir, world, dtype, pkb_only, port):
     procs = []
     for rank in range(world):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank),
