@@ -5,7 +5,8 @@
 # PKBW_CACHE_DIR (tools/gpu/fidelity.sh's samples section fills it). Stops starting runs when the
 # budget (tools/gpu/budget.sh) is nearly spent. OUT_DIR/perf.md grows as runs end; the JSON lines stay
 # in WORK (/tmp/pkbw-batch-perf), every run in one store there (WORK/store.db).
-# Usage: tools/gpu/batch_perf.sh OUT_DIR PKBW SAMPLE_FILE...   Environment: LAUNCHES (2), W (1).
+# Usage: tools/gpu/batch_perf.sh OUT_DIR PKBW SAMPLE_FILE...   Environment: LAUNCHES (2), W (1),
+#   PERF_RUN_S (120 s a run), PERF_RUN_77_S (240 s for 77).
 set -uo pipefail
 source "$(dirname "$0")/budget.sh"
 gpu_budget "$@"
@@ -24,7 +25,9 @@ for f in "$@"; do
     gen=$(basename "$(dirname "$f")" | sed 's/solutions_cuda_bf16_h200_2_samples_//')
     log="$work/$gen-$stem.jsonl"
     t0=$(date +%s)
-    timeout --foreground "$(gpu_limit 120)" "$pkbw" perf --problem "$stem" --solution "$f" --nproc "${W:-1}" \
+    limit=${PERF_RUN_S:-120}
+    case "$stem" in 77_*) limit=${PERF_RUN_77_S:-240} ;; esac # its reference's calls take milliseconds
+    timeout --foreground "$(gpu_limit "$limit")" "$pkbw" perf --problem "$stem" --solution "$f" --nproc "${W:-1}" \
         --backend cuda --dtype bf16 --launches "${LAUNCHES:-2}" --store "$work/store.db" --json > "$log" 2>&1
     python3 - "$log" "$gen $stem" $(( $(date +%s) - t0 )) >> "$out/perf.md" <<'PY'
 import sys
