@@ -103,22 +103,26 @@ SweepsView::SweepsView(QWidget* parent)
     failing_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     failing_->horizontalHeader()->setStretchLastSection(true);
     failing_->setToolTip(tr("Pairs that did not pass; double-click one to open its run."));
+    // One line above the pairs, not a panel beside them: with no plot the failing pairs take the width
+    // (as a panel the sentence took half of it and squeezed the table to a sliver on a laptop's screen).
     eval_note_ = new QLabel(tr("An eval sweep times nothing, so it has no fast_p curve: fast_0, the share of "
                                "attempted pairs that passed, is in the table above (pkbw sweep --mode perf "
                                "draws fast_p)."),
-                            lower);
+                            this);
     eval_note_->setObjectName(QStringLiteral("sweepEvalNote"));
     eval_note_->setWordWrap(true);
-    eval_note_->setAlignment(Qt::AlignCenter);
-    eval_note_->setMargin(24);
     eval_note_->hide();
     lower->addWidget(plot_);
-    lower->addWidget(eval_note_);
     lower->addWidget(failing_);
     lower->setStretchFactor(0, 1);
     lower->setStretchFactor(1, 1);
+    auto* below = new QWidget(split);
+    auto* below_layout = new QVBoxLayout(below);
+    below_layout->setContentsMargins(0, 0, 0, 0);
+    below_layout->addWidget(eval_note_);
+    below_layout->addWidget(lower, 1);
     split->addWidget(generations_);
-    split->addWidget(lower);
+    split->addWidget(below);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 3);
     layout->addWidget(split, 1);
@@ -281,7 +285,11 @@ void SweepsView::show_table(const SweepTable& table) {
         auto* run = cell(v.pair.run_id ? QString::number(*v.pair.run_id) : QStringLiteral("-"));
         run->setData(Qt::UserRole, QVariant::fromValue<qlonglong>(v.pair.run_id.value_or(0)));
         failing_->setItem(row, 3, run);
-        failing_->setItem(row, 4, cell(to_qstring(v.pair.message.substr(0, 300))));
+        // The exception's own line where a solution raised (not the traceback's first frames); the whole
+        // message on hover.
+        auto* message = cell(to_qstring(pair_message_headline(v.pair.message, 300)));
+        message->setToolTip(to_qstring(v.pair.message.substr(0, 4000)));
+        failing_->setItem(row, 4, message);
     }
 
     progress_->setRange(0, std::max(1, table.total));

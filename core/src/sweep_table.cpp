@@ -3,8 +3,10 @@
 #include "pkbw/core/error.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <string_view>
 
 namespace pkbw {
 
@@ -272,6 +274,67 @@ SweepTable sweep_table(const Store& store, std::int64_t sweep_id) {
         table.pairs.push_back(std::move(view));
     }
     return table;
+}
+
+namespace {
+
+// Whitespace runs (newlines included) folded to one space, ends trimmed.
+std::string folded(std::string_view text) {
+    std::string out;
+    for (char c : text) {
+        const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+        if (space) {
+            if (!out.empty() && out.back() != ' ')
+                out += ' ';
+        } else {
+            out += c;
+        }
+    }
+    while (!out.empty() && out.back() == ' ')
+        out.pop_back();
+    return out;
+}
+
+// The line a Python traceback ends with: the last line that starts at column 0 with a name ending in
+// Error or Exception (frames and source lines are indented; pybind11's "Invoked with" lines follow it).
+std::size_t exception_line_start(std::string_view text, std::size_t traceback_at) {
+    std::size_t found = std::string_view::npos;
+    for (std::size_t at = text.find('\n', traceback_at); at != std::string_view::npos;
+         at = text.find('\n', at + 1)) {
+        const std::size_t begin = at + 1;
+        const std::size_t colon = text.find(':', begin);
+        const std::size_t end = text.find('\n', begin);
+        if (begin >= text.size() || colon == std::string_view::npos ||
+            (end != std::string_view::npos && colon > end))
+            continue;
+        const std::string_view name = text.substr(begin, colon - begin);
+        const bool word = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+        });
+        if (word && (name.ends_with("Error") || name.ends_with("Exception")))
+            found = begin;
+    }
+    return found;
+}
+
+} // namespace
+
+std::string pair_message_headline(const std::string& message, std::size_t limit) {
+    const std::string_view text = message;
+    std::string line;
+    const std::size_t traceback = text.find("Traceback (most recent call last):");
+    const std::size_t exception =
+        traceback == std::string_view::npos ? std::string_view::npos : exception_line_start(text, traceback);
+    if (exception != std::string_view::npos) {
+        line = folded(text.substr(0, traceback)) + " " + folded(text.substr(exception));
+    } else {
+        line = folded(text.substr(0, std::min(text.size(), limit * 4)));
+    }
+    if (line.size() > limit) {
+        line.resize(limit > 3 ? limit - 3 : 0);
+        line += "...";
+    }
+    return line;
 }
 
 } // namespace pkbw

@@ -117,7 +117,7 @@ void print_sweep(std::ostream& out, const SweepTable& table, const std::vector<d
         if (v.pair.run_id)
             out << "  run " << *v.pair.run_id;
         if (!v.pair.message.empty())
-            out << "  " << v.pair.message.substr(0, 200);
+            out << "  " << pair_message_headline(v.pair.message, 200);
         out << "\n";
     }
     const json& options = s.options;

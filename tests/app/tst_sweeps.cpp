@@ -188,6 +188,14 @@ private slots:
         // An eval sweep: no fast_p plot (a p axis for one dot at 0), a sentence instead (review point 22).
         QVERIFY(view->fast_p_plot()->isHidden());
         QVERIFY(!view->eval_note()->isHidden());
+        // On a laptop's screen the failing pairs take the width the plot would have had (the sentence
+        // beside them used to take half and leave the table a sliver: the H200 sweep of 82 pairs).
+        window.resize(1366, 768);
+        window.show();
+        window.tabs()->setCurrentWidget(view);
+        QTRY_VERIFY(failing->isVisible());
+        QTRY_VERIFY2(failing->width() > view->width() * 3 / 4,
+                     qPrintable(QStringLiteral("failing pairs %1 px of %2").arg(failing->width()).arg(view->width())));
         int mismatch_row = -1;
         // The generation's short name in the cell (a PKB folder such as
         // solutions_cuda_bf16_h100_8_anthropic_claude-opus-4-7 reads anthropic/claude-opus-4-7), the folder in

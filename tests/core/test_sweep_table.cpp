@@ -227,5 +227,50 @@ TEST_F(SweepTableTest, PaperFiguresCountByTrustAndVerdict) {
     EXPECT_EQ(speedup_withheld_word(RunStatus::Pass), "");
 }
 
+// A PKB solution's crash as the H200 sweep stored it: the first line, a traceback, the exception and
+// pybind11's lines after it. The headline keeps the first line and the exception's, not the frames.
+TEST(PairMessageHeadline, KeepsTheExceptionOfATraceback) {
+    const std::string message =
+        "rank 0 exited with code 4 in phase compile (trial 0): solution_error: the candidate raised on rank "
+        "0, "
+        "trial 0:\nTraceback (most recent call last):\n  File \"/x/pkbw_pkb_candidate.py\", line 1070, in "
+        "serve\n"
+        "    reply, reply_fds = handler(message, fds)\n                       ^^^^^^^^^^^^^^^^^^^^^\n"
+        "  File \"/x/15_combined_sharded_gemms_cuda.py\", line 275, in solution\n"
+        "    ext.launch_barrier(res['x_signal'], rank, world_size, ch1)\n"
+        "TypeError: launch_barrier(): incompatible function arguments. The following argument types are "
+        "supported:\n    1. (arg0: torch.Tensor, arg1: typing.SupportsInt) -> None\n\nInvoked with: 1406, "
+        "0\n";
+    const std::string line = pair_message_headline(message, 300);
+    EXPECT_EQ(
+        line.rfind("rank 0 exited with code 4 in phase compile (trial 0): solution_error: the candidate "
+                   "raised on rank 0, trial 0: TypeError: launch_barrier(): incompatible function arguments.",
+                   0),
+        0u)
+        << line;
+    EXPECT_EQ(line.find("File "), std::string::npos) << line;
+    EXPECT_LE(line.size(), 300u);
+    const std::string short_line = pair_message_headline(message, 120);
+    EXPECT_EQ(short_line.size(), 120u);
+    EXPECT_TRUE(short_line.ends_with("...")) << short_line;
+    // A chained exception: the last exception line is the one that ended the call.
+    const std::string chained =
+        "x:\nTraceback (most recent call last):\n  File \"a\", line 1\nKeyError: 'k'\n\n"
+        "During handling of the above exception, another exception occurred:\n\n"
+        "Traceback (most recent call last):\n  File \"b\", line 2\n"
+        "torch.OutOfMemoryError: CUDA out of memory.\n";
+    EXPECT_EQ(pair_message_headline(chained, 300), "x: torch.OutOfMemoryError: CUDA out of memory.");
+}
+
+TEST(PairMessageHeadline, OtherMessagesAreTheirFirstBytesOnOneLine) {
+    EXPECT_EQ(pair_message_headline("trial 0 rank 0: mismatch:\n  output_0:   not allclose", 300),
+              "trial 0 rank 0: mismatch: output_0: not allclose");
+    EXPECT_EQ(pair_message_headline(std::string(500, 'a'), 10), "aaaaaaa...");
+    EXPECT_EQ(pair_message_headline("", 10), "");
+    // "Traceback" with no exception line after it (cut short): the message as it is.
+    EXPECT_EQ(pair_message_headline("failed: Traceback (most recent call last):\n  File \"a\"", 300),
+              "failed: Traceback (most recent call last): File \"a\"");
+}
+
 } // namespace
 } // namespace pkbw

@@ -138,6 +138,13 @@ struct SweepTable {
 // Throws StoreError when the store has no such sweep.
 SweepTable sweep_table(const Store& store, std::int64_t sweep_id);
 
+// A failing pair's message in one line of at most `limit` bytes, for the lists of failing pairs (`pkbw
+// show --sweep`, the Sweeps tab). A message that carries a Python traceback (a PKB solution that
+// raised) keeps its first line and the exception's own ("TypeError: launch_barrier(): incompatible
+// function arguments ..."), which the frames in between would push out of any short cell; others are
+// their first bytes, whitespace runs folded.
+std::string pair_message_headline(const std::string& message, std::size_t limit);
+
 // The p of the printed table: 0, 1, 1.5, 2.
 std::vector<double> default_fast_p();
 
