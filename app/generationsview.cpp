@@ -23,6 +23,10 @@
 
 namespace pkbw::app {
 
+namespace {
+constexpr int kProblemsNamedInline = 12; // the header names at most this many problems, else on hover
+} // namespace
+
 void GenerationMatrixModel::set_matrix(GenerationMatrix matrix) {
     beginResetModel();
     matrix_ = std::move(matrix);
@@ -147,7 +151,13 @@ GenerationsView::GenerationsView(QWidget* parent)
     stats_ = new QTableWidget(0, 6, tables);
     stats_->setObjectName(QStringLiteral("generationStats"));
     stats_->setHorizontalHeaderLabels(
-        {tr("Generation"), tr("Attempted"), tr("Correct"), tr("fast_1"), tr("Geomean ×"), tr("n")});
+        {tr("Generation"), tr("With a result"), tr("Correct"), tr("fast_1"), tr("Geomean ×"), tr("n")});
+    // Not "attempted": the Sweeps tab's attempted counts every pair with a solution file, and a pair whose
+    // only run ended in an infrastructure error (a refusal to run here, as NVLink multicast) has none.
+    stats_->horizontalHeaderItem(1)->setToolTip(tr(
+        "Pairs whose run is a result. Infrastructure errors (error, interrupted, aborted: a refusal to run "
+        "on this machine, such as NVLink multicast) are not, so this can be below the Sweeps tab's "
+        "attempted."));
     stats_->verticalHeader()->hide();
     stats_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     stats_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -196,6 +206,10 @@ QString GenerationsView::status_text() const {
     return status_->text();
 }
 
+QString GenerationsView::status_tooltip() const {
+    return status_->toolTip();
+}
+
 void GenerationsView::set_store(const QString& path) {
     store_ = path;
     reload();
@@ -220,6 +234,10 @@ void GenerationsView::reload() {
             for (const auto& p : m.problems) {
                 problems << to_qstring(p);
             }
+            // A dozen names read in the sentence; more (82 for a sweep of PKB's solutions) filled a third
+            // of a laptop's screen: then the list is on hover.
+            const bool listed = problems.size() <= kProblemsNamedInline;
+            status_->setToolTip(listed ? QString() : problems.join(QStringLiteral(", ")));
             status_->setText(
                 tr("%1 generations × %2 problems. Denominator of fast_p and of the table: the %2 problems "
                    "the "
@@ -229,7 +247,7 @@ void GenerationsView::reload() {
                    "to open its run.")
                     .arg(model_->rowCount())
                     .arg(model_->columnCount())
-                    .arg(problems.join(QStringLiteral(", ")))
+                    .arg(listed ? problems.join(QStringLiteral(", ")) : tr("listed on hover"))
                     .arg(m.pick == CellPick::Best ? tr("best (correct, fastest)") : tr("latest measured"))
                     .arg(m.left_out_calibration)
                     .arg(m.left_out_reference)
@@ -363,8 +381,12 @@ void GenerationsView::update_plots() {
         label->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
         label->setPadding(QMargins(4, 0, 0, 0));
         label->setColor(text);
+        // Correct results with no speedup (eval runs only, as a sweep of PKB's solutions makes) are not
+        // "no correct result": they were never timed.
+        const int correct = m.stats_of(g).correct;
         label->setText(v ? QStringLiteral("%1× (n=%2)").arg(*v, 0, 'f', 2).arg(m.stats_of(g).geomean_n)
-                         : tr("no correct result"));
+                       : correct > 0 ? tr("no timed result (%1 correct)").arg(correct)
+                                     : tr("no correct result"));
         if (v) {
             widest = std::max(widest, QFontMetrics(label->font()).horizontalAdvance(label->text()) + 8);
         }

@@ -103,6 +103,7 @@ public:
     QTableWidget* stats_table() const { return stats_; }
     void set_pick(CellPick pick);
     QString status_text() const;
+    QString status_tooltip() const; // the problems, when the header has too many to name
 
     // The matrix and the per-generation table: side by side when both fit whole, else one above the
     // other (review point 25).

@@ -285,6 +285,51 @@ private slots:
         QCOMPARE(view.fast_p_plot()->graphCount(), 1);
     }
 
+    static void add_passing_eval_run(Store& store, const std::string& problem,
+                                     const std::string& generation) {
+        RunRecord run;
+        run.problem_stem = problem;
+        run.mode = RunMode::Eval;
+        run.backend = "host";
+        run.world_size = 2;
+        run.dtype = "f32";
+        run.trials = 1;
+        run.generation = parse_generation_label(generation);
+        store.finish_run(store.begin_run(run), RunStatus::Pass, 0, "");
+    }
+
+    void header_names_a_dozen_problems_and_more_on_hover() {
+        // A sweep of PKB's solutions spans 82 problems: named in the header they filled a third of a
+        // laptop's screen. Up to 12 are named there; more are on hover.
+        for (const int count : {12, 13}) {
+            const QString path = test::temp_path(QStringLiteral("header%1.db").arg(count));
+            QStringList names;
+            {
+                Store store = Store::open(path.toStdString());
+                for (int i = 1; i <= count; ++i) {
+                    const std::string stem = std::to_string(i) + "_problem";
+                    names << QString::fromStdString(stem);
+                    add_passing_eval_run(store, stem, "solutions_cuda_bf16_none_meta_model");
+                }
+            }
+            GenerationsView view;
+            QSignalSpy loaded(&view, &GenerationsView::loaded);
+            view.set_store(path);
+            QVERIFY(loaded.wait(5000));
+            const QString all = names.join(QStringLiteral(", "));
+            QVERIFY(view.status_text().contains(QStringLiteral("%1 problems").arg(count)));
+            if (count <= 12) {
+                QVERIFY2(view.status_text().contains(all), qPrintable(view.status_text()));
+                QVERIFY(view.status_tooltip().isEmpty());
+            } else {
+                QVERIFY2(!view.status_text().contains(QStringLiteral("13_problem")),
+                         qPrintable(view.status_text()));
+                QVERIFY(view.status_text().contains(QStringLiteral("listed on hover")));
+                QCOMPARE(view.status_tooltip(), all);
+            }
+        }
+    }
+
     void geomean_bar_labels_fit() {
         // A long generation name, speedups 10x and 0.1x, and a generation with no correct result:
         // every bar label and generation name lies inside the chart.
@@ -297,6 +342,7 @@ private slots:
             test::add_perf_run(store, "1_allreduce", "solutions_cuda_bf16_none_openai_slow", 1.0, 10.0);
             test::add_eval_run(store, test::temp_path(QStringLiteral("geomean_runs")).toStdString(),
                                "2_allgather", "solutions_cuda_bf16_none_google_broken");
+            add_passing_eval_run(store, "2_allgather", "solutions_cuda_bf16_none_meta_untimed");
         }
         GenerationsView view;
         view.resize(900, 700);
@@ -317,13 +363,15 @@ private slots:
             }
         }
         texts.sort();
+        // A generation whose correct results were never timed (an eval sweep) says so.
         QCOMPARE(texts, (QStringList{QStringLiteral("0.10× (n=1)"), QStringLiteral("10.00× (n=1)"),
-                                     QStringLiteral("no correct result")}));
+                                     QStringLiteral("no correct result"),
+                                     QStringLiteral("no timed result (1 correct)")}));
         // Generation names: level, elided in the middle, and the left margin holds the longest.
         const QFontMetrics metrics(plot->yAxis->tickLabelFont());
         auto* ticker = dynamic_cast<QCPAxisTickerText*>(plot->yAxis->ticker().data());
         QVERIFY(ticker);
-        QCOMPARE(ticker->ticks().size(), 3);
+        QCOMPARE(ticker->ticks().size(), 4);
         for (const QString& name : ticker->ticks()) {
             QVERIFY2(metrics.horizontalAdvance(name) < plot->axisRect()->left(), qPrintable(name));
         }
