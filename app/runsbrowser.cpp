@@ -89,11 +89,7 @@ RunsBrowser::RunsBrowser(QWidget* parent)
     for (int c = 0; c < static_cast<int>(std::size(widths)); ++c) {
         view_->setColumnWidth(c, widths[c]);
     }
-    // The Speedup column holds verdict and interval, and PKB's figure when it points the other way: as wide
-    // as the widest such cell in this font.
-    view_->setColumnWidth(RunsModel::Speedup, view_->fontMetrics().horizontalAdvance(QStringLiteral(
-                                                  "1.131× ambiguous [0.850–1.415] ≠ PKB 0.692×")) +
-                                                  16);
+    view_->setColumnWidth(RunsModel::Speedup, speedup_column_width(true));
     layout->addWidget(view_, 1);
     count_ = new QLabel(this);
     // Wrapped: a long line here (the empty store's guidance, an error naming the file) set the window's
@@ -106,10 +102,33 @@ RunsBrowser::RunsBrowser(QWidget* parent)
             [this](const QModelIndex& index) { emit run_activated(model_->run_id(index.row())); });
     connect(model_, &RunsModel::page_loaded, this, &RunsBrowser::update_count);
     connect(model_, &RunsModel::page_loaded, this, &RunsBrowser::restore_place);
+    connect(model_, &RunsModel::page_loaded, this, &RunsBrowser::fit_speedup_column);
     connect(model_, &RunsModel::modelReset, this, &RunsBrowser::update_count);
     connect(model_, &RunsModel::load_failed, this, [this](const QString& message) {
         count_->setText(tr("Could not read the store: %1").arg(message));
     });
+}
+
+// The Speedup column holds verdict and interval, and PKB's figure when it points the other way: as wide
+// as the widest such cell in this font. A list with no speedup at all (an eval sweep's 82 runs) gets
+// the header's width, so that the problem and summary columns have the room.
+int RunsBrowser::speedup_column_width(bool any_speedup) const {
+    const QString widest =
+        any_speedup ? QStringLiteral("1.131× ambiguous [0.850–1.415] ≠ PKB 0.692×")
+                    : model_->headerData(RunsModel::Speedup, Qt::Horizontal, Qt::DisplayRole).toString();
+    return view_->fontMetrics().horizontalAdvance(widest) + (any_speedup ? 16 : 32);
+}
+
+void RunsBrowser::fit_speedup_column() {
+    bool any = false;
+    for (int row = 0; row < model_->rowCount() && !any; ++row) {
+        any = !model_->index(row, RunsModel::Speedup).data().toString().isEmpty();
+    }
+    // Only a width of ours is changed: one the user dragged stays.
+    const int now = view_->columnWidth(RunsModel::Speedup);
+    if (now == speedup_column_width(true) || now == speedup_column_width(false)) {
+        view_->setColumnWidth(RunsModel::Speedup, speedup_column_width(any));
+    }
 }
 
 void RunsBrowser::set_store(const QString& path) {

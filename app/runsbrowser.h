@@ -34,6 +34,8 @@ private:
     void load_choices();
     void update_count();
     void restore_place();
+    void fit_speedup_column();
+    int speedup_column_width(bool any_speedup) const;
 
     // What refresh() restores once the pages are back; run 0: nothing selected.
     struct Place {

@@ -662,6 +662,31 @@ private slots:
                                 .arg(browser.view()->columnWidth(RunsModel::Speedup))
                                 .arg(need)));
     }
+
+    // A list with no speedup at all (the H200 eval sweep of PKB's 82 solutions) gives the Speedup column
+    // only its header's width; a speedup anywhere widens it again.
+    void runs_list_without_speedups_keeps_the_column_narrow() {
+        const QString path = test::temp_path(QStringLiteral("eval_only.db"));
+        {
+            Store store = Store::open(path.toStdString());
+            add_run(store, "2_allgather", "solutions_cuda_bf16_none_openai_gpt-5.5", RunMode::Eval,
+                    RunStatus::Pass, std::nullopt, 0, "cuda");
+        }
+        RunsBrowser browser;
+        const int wide = browser.view()->columnWidth(RunsModel::Speedup);
+        QSignalSpy loaded(browser.model(), &RunsModel::page_loaded);
+        browser.set_store(path);
+        QVERIFY(loaded.wait(5000));
+        const int narrow = browser.view()->columnWidth(RunsModel::Speedup);
+        QVERIFY2(narrow < wide / 2, qPrintable(QStringLiteral("%1 px of %2").arg(narrow).arg(wide)));
+        {
+            Store store = Store::open(path.toStdString());
+            test::add_perf_run(store, "1_allreduce", "solutions_cuda_bf16_none_anthropic_claude", 2.0, 1.0);
+        }
+        browser.refresh();
+        QVERIFY(loaded.wait(5000));
+        QCOMPARE(browser.view()->columnWidth(RunsModel::Speedup), wide);
+    }
 };
 
 QTEST_MAIN(TestRuns)
