@@ -21,7 +21,7 @@
 #   HEAD (reference/, utils/; default .pkb-head, else .pkb; an exported tree may name its commit in a
 #   REVISION file).
 # Environment: PROBLEMS (ids, default every folder under problems/), DTYPES (bf16), XC_M, XC_N (the
-#   cross-check's M and N, 1024: not M and N, which a machine's environment may set for its own ends),
+#   cross-check's M and N, 1024),
 #   SKIP_SAMPLES (problem ids whose samples the samples section leaves out), EXACT_TOO (76 87: problems
 #   whose baseline samples also run on exact inputs),
 #   JOBS (cross-check rows at once, default 12), WORK (/tmp/pkbw-fidelity), SECTIONS (default
@@ -36,7 +36,7 @@ pkb=${3:-$([ -d .pkb-head ] && echo .pkb-head || echo .pkb)}
 pkb=$(realpath -m "$pkb")
 p=$build/bin/pkbw
 work=${WORK:-/tmp/pkbw-fidelity}
-dtypes=${DTYPES:-bf16} m=${XC_M:-1024} n=${XC_N:-1024} jobs=${JOBS:-12}
+dtypes=${DTYPES:-bf16} xc_m=${XC_M:-1024} xc_n=${XC_N:-1024} jobs=${JOBS:-12}
 sections=${SECTIONS:-moe crosscheck stages rp_off samples}
 mkdir -p "$out" "$work"
 export PATH=/usr/local/cuda/bin:$PATH NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
@@ -87,8 +87,8 @@ fi
 # compiles the references: both are CPU-bound nvcc runs.
 samples=()
 for f in samples/solutions_cuda_bf16_h200_2_samples_baseline/*_cuda.cu samples/solutions_cuda_bf16_h200_2_samples_tuned/*_cuda.cu; do
-    n=$(basename "$f"); n=${n%%_*}
-    [[ " ${SKIP_SAMPLES:-} " == *" $n "* ]] && continue
+    id=$(basename "$f"); id=${id%%_*}
+    [[ " ${SKIP_SAMPLES:-} " == *" $id "* ]] && continue
     [ -f "$f" ] && samples+=("$f")
 done
 if want samples; then
@@ -103,7 +103,7 @@ crosscheck() { # label, limit_s, problems, markdown file, extra env...
     shift 4
     gpu_section "$label" "$out"
     env "$@" timeout "$(gpu_limit "$limit")" python3 tools/pkb_crosscheck.py table --backend cuda --pkbw "$p" \
-        --pkb-checkout "$pkb" --problems "$problems" --worlds 1 --dtypes "$dtypes" --m "$m" --n "$n" \
+        --pkb-checkout "$pkb" --problems "$problems" --worlds 1 --dtypes "$dtypes" --m "$xc_m" --n "$xc_n" \
         --jobs "$jobs" --timeout 240 --cache-dir "$PKBW_CACHE_DIR" --json "${file%.md}.json" > "$file" 2>&1
     echo "crosscheck exit $?" >> "$file"
     python3 - "$file" <<'PY' | tee -a "$out/summary.txt"
@@ -118,7 +118,7 @@ PY
 }
 
 if want crosscheck; then
-    crosscheck "cross-check W=1 ($dtypes, ${m}x$n), every problem" 300 "$id_list" "$out/crosscheck.md"
+    crosscheck "cross-check W=1 ($dtypes, ${xc_m}x$xc_n), every problem" 300 "$id_list" "$out/crosscheck.md"
 fi
 if want stages; then
     gpu_section "stages of 32 and 40-47: PyTorch against the toolkit, bit for bit" "$out"
@@ -150,8 +150,8 @@ if want samples; then
     # 76 and 87 in bf16 fail PKB's rule by the order of their fp32 sums alone (docs/problems.md, "What
     # is not exact"): their baseline samples also run on exact inputs, where every order sums alike, so
     # that a row says whether the sample computes the problem.
-    for n in ${EXACT_TOO:-76 87}; do
-        for f in samples/solutions_cuda_bf16_h200_2_samples_baseline/${n}_*_cuda.cu; do
+    for id in ${EXACT_TOO:-76 87}; do
+        for f in samples/solutions_cuda_bf16_h200_2_samples_baseline/${id}_*_cuda.cu; do
             [ -f "$f" ] && [ "$(gpu_left)" -gt 40 ] || continue
             stem=$(basename "$f" _cuda.cu) t0=$(date +%s) log="$work/eval-exact-$stem.jsonl"
             timeout --foreground "$(gpu_limit 100)" "$p" eval --problem "$stem" --solution "$f" --nproc 1 --backend cuda \
