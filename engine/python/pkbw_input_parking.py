@@ -33,8 +33,13 @@ def inputs_bytes(tensors):
     return sum(seen.values())
 
 
-def should_park(tensors, device_total_bytes):
-    return bool(tensors) and device_total_bytes > 0 and inputs_bytes(tensors) * PARK_FRACTION > device_total_bytes
+def should_park(tensors, device_total_bytes, device_free_bytes=None):
+    """Over 1/PARK_FRACTION of the device, or (after staging) more than the device has free: a candidate
+    whose working set is its inputs' size again would not fit beside the judge's copy."""
+    if not tensors or device_total_bytes <= 0:
+        return False
+    size = inputs_bytes(tensors)
+    return size * PARK_FRACTION > device_total_bytes or (device_free_bytes is not None and device_free_bytes < size)
 
 
 class ParkedInputs:
@@ -52,13 +57,28 @@ class ParkedInputs:
         self.copies = []
         self.parked = False
 
+    def nbytes(self):
+        return sum(n for _, n, _ in self.storages.values())
+
     def as_bytes(self, storage, nbytes, device):
         return self.torch.empty(0, dtype=self.torch.uint8, device=device).set_(storage, 0, (nbytes,), (1,))
 
+    def overlapping(self):
+        """Two storages over one range of memory (memory wrapped twice, not views of one storage): parking
+        one would leave the other pointing at freed memory."""
+        spans = sorted((ptr, ptr + n) for ptr, (_, n, _) in self.storages.items())
+        return any(end > next_start for (_, end), (next_start, _) in zip(spans, spans[1:]))
+
     def park(self):
-        """True when the bytes left the device; False (nothing changed) when a storage cannot be resized."""
+        """True when the bytes left the device; False (nothing changed) when a storage cannot be resized,
+        two storages overlap or host memory cannot hold the copies."""
         entries = list(self.storages.values())
-        copies = [self.as_bytes(s, n, d).to("cpu", copy=True) for s, n, d in entries]
+        if self.overlapping():
+            return False
+        try:
+            copies = [self.as_bytes(s, n, d).to("cpu", copy=True) for s, n, d in entries]
+        except (RuntimeError, MemoryError):
+            return False
         resized = []
         try:
             for s, nbytes, _ in entries:

@@ -27,6 +27,7 @@ import contextlib
 import ctypes
 import datetime
 import fcntl
+import gc
 import importlib.util
 import io
 import json
@@ -1074,6 +1075,14 @@ class CandidateProcess:
                          "type": type(error).__name__, "message": str(error)[:4000],
                          "traceback": traceback.format_exc()[-8000:]}
                 reply_fds = []
+            if message.get("release_inputs") and getattr(self, "cuda", False) and self.torch is not None:
+                # The judge parked its own copy of these large inputs (pkbw_input_parking.py) and takes it
+                # back after this reply: the staged copy (the handler's, gone with its frame, whether it
+                # returned or raised) goes back to the driver first, as PKB's one process holds one copy.
+                # Outputs that are inputs stay: export holds them.
+                self.staged = []
+                gc.collect()  # a raised call's frames may sit in a cycle with its traceback
+                self.torch.cuda.empty_cache()
             reply.setdefault("ok", True)
             reply["seq"] = message.get("seq")
             try:
@@ -1210,14 +1219,7 @@ class CandidateProcess:
             if self.launch_errors is None:
                 self.launch_errors = pkbw_cuda_errors.LaunchErrors()
             pkbw_cuda_errors.raise_pending(self.launch_errors)
-        reply = self.export(result)
-        if self.cuda and message.get("release_inputs"):
-            # The judge parked its own copy of these large inputs (pkbw_input_parking.py) and takes it
-            # back after this reply: the staged copy goes back to the driver first, as PKB's one
-            # process would hold one copy. (Outputs that are inputs stay: export holds them.)
-            del args, result
-            self.torch.cuda.empty_cache()
-        return reply
+        return self.export(result)
 
     def export(self, result):
         torch = self.torch

@@ -552,24 +552,43 @@ class RankJudge:
         when it raised, died or broke the channel."""
         events = self.events
         # The first call of a side may JIT-compile (load_inline): it runs under the compile deadline.
-        events.phase(PHASE_COMPILE if first else PHASE_CANDIDATE, trial)
+        phase = PHASE_COMPILE if first else PHASE_CANDIDATE
+        events.phase(phase, trial)
+        # Inputs that fill much of the device wait in host memory during the call (pkbw_input_parking.py),
+        # the copies in the inputs phase; they are back, as they were, before the reference runs.
+        parking = (lambda: events.phase(PHASE_INPUTS, trial), lambda: events.phase(phase, trial))
         try:
-            # park: inputs that fill much of the device wait in host memory during the call
-            # (pkbw_input_parking.py); they are back, as they were, before the reference runs.
-            reply, fds = self.candidate.send_inputs("call", x, {"trial": trial}, park=True)
-            return self.candidate.take_outputs(reply, fds)
+            reply, fds = self.candidate.send_inputs("call", x, {"trial": trial}, park=parking)
+            output = self.candidate.take_outputs(reply, fds)
         except CandidateRaised as error:
-            if error.kind == "invalid_output":
-                # The solution returned; only its value cannot be described. A verdict, like a
-                # mismatch: this rank still takes part in the reference's collectives and the stop.
-                return InvalidOutput(error.message)
-            self.candidate_failed(PHASE_CANDIDATE, trial, error, f"trial {trial}")
-            raise SolutionFailed() from error
+            if error.kind != "invalid_output":
+                self.candidate_failed(PHASE_CANDIDATE, trial, error, f"trial {trial}")
+                self.take_back_inputs(trial, report=False)
+                raise SolutionFailed() from error
+            # The solution returned; only its value cannot be described. A verdict, like a mismatch:
+            # this rank still takes part in the reference's collectives and the stop.
+            output = InvalidOutput(error.message)
         except (CandidateGone, ProtocolError) as error:
             self.candidate_failed(PHASE_CANDIDATE, trial, error, f"trial {trial}")
+            self.take_back_inputs(trial, report=False)
             raise SolutionFailed() from error
-        finally:
-            self.candidate.restore_inputs()
+        self.take_back_inputs(trial, report=True)
+        return output
+
+    def take_back_inputs(self, trial, report):
+        """The judge's parked inputs back on the device (a no-op when none were parked). Where they cannot
+        come back the device is full of what the candidate's process still holds after its call, which PKB's
+        one process would not have: the candidate's failure, reported as such when `report` (otherwise
+        the trial has already failed)."""
+        if self.candidate.parked is None:
+            return
+        self.events.phase(PHASE_INPUTS, trial)
+        problem = self.candidate.restore_inputs()
+        if problem and report:
+            self.events.error(PHASE_INPUTS, KIND_SOLUTION_ERROR, f"rank {self.rank}, trial {trial}: {problem}")
+            self.events.send("rank_result", trial=trial, status=STATUS_ERROR, message=problem[:4000], tensors=[],
+                             guard_violations=[], mutated_inputs=[], outputs={})
+            raise SolutionFailed()
 
     def call_reference(self, trial, first, x):
         """PKB's reference, here in the judge: its output; SolutionFailed (reported) when it raised."""
@@ -689,11 +708,14 @@ class RankJudge:
                              f"the reference raised on rank {rank} in the traced pass:\n{traceback.format_exc()}")
                 return EXIT_SOLUTION_BROKE
         if self.run_candidate:
+            same = lambda: None  # noqa: E731 - the trace phase covers the parking's copies too
             try:
-                reply, fds = self.candidate.send_inputs("trace", x, {"iterations": iterations})
+                reply, fds = self.candidate.send_inputs("trace", x, {"iterations": iterations}, park=(same, same))
             except (CandidateRaised, CandidateGone, ProtocolError) as error:
                 self.candidate_failed(PHASE_TRACE, None, error, "the traced pass")
                 return EXIT_SOLUTION_BROKE
+            finally:
+                self.candidate.restore_inputs()  # the pass is the run's last use of x: a failure costs nothing
             try:
                 self.keep_candidate_trace(folder, reply, fds)
             finally:

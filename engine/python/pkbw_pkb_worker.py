@@ -274,10 +274,11 @@ class Candidate:
     # Values both ways: host tensors in one memfd, CUDA tensors copied by the judge into buffers the
     # candidate's process allocated (see pkbw_pkb_candidate.py for why the judge exports nothing).
 
-    def send_inputs(self, op, args, fields, park=False):
-        """Stages `args` in the worker's memory and sends the request. park: where the judge's CUDA
-        inputs are large (pkbw_input_parking.py), their bytes wait in host memory, and the worker
-        releases its staged copy after the call, until restore_inputs()."""
+    def send_inputs(self, op, args, fields, park=None):
+        """Stages `args` in the worker's memory and sends the request. park, None or (before, after): where
+        the judge's CUDA inputs are large (pkbw_input_parking.py) their bytes wait in host memory, and the
+        worker releases its staged copy after the call, until restore_inputs(); before() and after() are
+        called around the parking (the judge's phase events: its copies are not the candidate's time)."""
         torch = self.torch
         host, device, leaves = [], [], []
 
@@ -310,8 +311,8 @@ class Candidate:
                     span.view(t.dtype).as_strided(want["shape"], want["stride"]).copy_(t)
             finally:
                 opened.close()
-            if park:
-                self.park_inputs(device)
+            if park is not None:
+                self.park_inputs(device, *park)
         fd, host_specs = channel.pack_host(host, torch, seal=False, keep_layout=True)
         specs = [host_specs[i] if where == "host" else {"transport": "staged", "index": i} for where, i in leaves]
         message = dict(fields, op=op, args=tree, tensors=specs)
@@ -325,23 +326,36 @@ class Candidate:
                 os.close(fd)
         return self.reply()
 
-    def park_inputs(self, tensors):
+    def park_inputs(self, tensors, before, after):
         torch = self.torch
-        total = torch.cuda.get_device_properties(self.device).total_memory
-        if not parking.should_park(tensors, total):
+        free, total = torch.cuda.mem_get_info(self.device)
+        if not parking.should_park(tensors, total, free):
             return
+        before()
         parked = parking.ParkedInputs(torch, tensors, torch.cuda.empty_cache)
         size = parking.inputs_bytes(tensors)
         if parked.park():
             self.parked = parked
-            print(f"pkbw: the judge's inputs ({size / 1e9:.1f} GB, over 1/{parking.PARK_FRACTION} of the device's "
-                  f"{total / 1e9:.0f} GB) wait in host memory during the candidate's call", file=sys.stderr)
+            print(f"pkbw: the judge's inputs ({size / 1e9:.1f} GB; the device: {total / 1e9:.0f} GB, "
+                  f"{free / 1e9:.0f} GB free after staging) wait in host memory during the candidate's call",
+                  file=sys.stderr)
+        after()
 
     def restore_inputs(self):
-        """The judge's inputs back on the device, as they were (no-op unless send_inputs parked them)."""
-        if self.parked is not None:
-            parked, self.parked = self.parked, None
+        """The judge's inputs back on the device, as they were: None, or why they could not come back
+        (the device's memory is taken: the candidate's process still holds it). A no-op unless
+        send_inputs parked them."""
+        if self.parked is None:
+            return None
+        parked, self.parked = self.parked, None
+        try:
             parked.restore()
+        except (RuntimeError, MemoryError) as error:
+            free, total = self.torch.cuda.mem_get_info(self.device)
+            return (f"the judge could not take its copy of the inputs back onto the device after the candidate's "
+                    f"call ({parked.nbytes() / 1e9:.1f} GB; {free / 1e9:.1f} of {total / 1e9:.0f} GB "
+                    f"free): {str(error).splitlines()[0][:300] if str(error) else type(error).__name__}")
+        return None
 
     def take_outputs(self, reply, fds):
         """The outputs of a call reply, in the judge's hands: host tensors as read-only views of the

@@ -30,6 +30,19 @@ class Parking(unittest.TestCase):
         self.assertFalse(parking.should_park([], 10))
         other = torch.zeros(250, dtype=torch.float64)  # 2000 more bytes, a storage of its own
         self.assertEqual(parking.inputs_bytes(views + [other]), 6000)
+        # Or, after staging, more than the device has free (a working set the inputs' size would not fit).
+        self.assertTrue(parking.should_park(views, 10**9, device_free_bytes=3999))
+        self.assertFalse(parking.should_park(views, 10**9, device_free_bytes=4000))
+
+    def test_memory_wrapped_twice_is_not_parked(self):
+        torch, parking = self.torch, self.parking
+        buffer = bytearray(range(64))
+        whole = torch.frombuffer(buffer, dtype=torch.uint8)
+        tail = torch.frombuffer(buffer, dtype=torch.uint8, offset=16)  # a second storage inside the first
+        parked = parking.ParkedInputs(torch, [whole, tail], lambda: self.fail("released a cache"))
+        self.assertTrue(parked.overlapping())
+        self.assertFalse(parked.park())
+        self.assertFalse(parking.ParkedInputs(torch, [whole, whole[8:]], lambda: None).overlapping())  # views
 
     def test_everything_comes_back_bit_for_bit_and_the_bytes_leave_meanwhile(self):
         torch, parking = self.torch, self.parking
@@ -68,6 +81,21 @@ class Parking(unittest.TestCase):
         self.assertTrue(torch.equal(resizable, keep[0]))
         self.assertTrue(torch.equal(fixed, keep[1]))
         self.assertEqual(parking.storage_of(resizable).nbytes(), 200)
+
+
+class HostMemoryShort(Parking):
+    def test_copies_that_do_not_fit_in_host_memory_leave_everything_in_place(self):
+        torch, parking = self.torch, self.parking
+        data = torch.randn(100)
+        keep = data.clone()
+        parked = parking.ParkedInputs(torch, [data], lambda: self.fail("released a cache"))
+
+        def no_host_memory(*_):
+            raise RuntimeError("DefaultCPUAllocator: can't allocate memory")
+        parked.as_bytes = no_host_memory
+        self.assertFalse(parked.park())
+        self.assertTrue(torch.equal(data, keep))
+        self.assertEqual(parking.storage_of(data).nbytes(), 400)
 
 
 def torch_python():
