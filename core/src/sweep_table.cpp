@@ -326,12 +326,17 @@ std::string pair_message_headline(const std::string& message, std::size_t limit)
     const std::size_t exception =
         traceback == std::string_view::npos ? std::string_view::npos : exception_line_start(text, traceback);
     if (exception != std::string_view::npos) {
-        line = folded(text.substr(0, traceback)) + " " + folded(text.substr(exception));
+        const std::string before = folded(text.substr(0, traceback));
+        line = (before.empty() ? "" : before + " ") + folded(text.substr(exception));
     } else {
         line = folded(text.substr(0, std::min(text.size(), limit * 4)));
     }
     if (line.size() > limit) {
-        line.resize(limit > 3 ? limit - 3 : 0);
+        // Cut at a character's start, not inside a UTF-8 sequence (pkbw's messages hold ×, µ, ≠).
+        std::size_t cut = limit > 3 ? limit - 3 : 0;
+        while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80)
+            --cut;
+        line.resize(cut);
         line += "...";
     }
     return line;

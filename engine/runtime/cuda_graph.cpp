@@ -48,14 +48,14 @@ private:
     cudaGraphExec_t exec_ = nullptr;
 };
 
-// Where a captured call copies from host memory (a memcpy node whose source is pageable or pinned host
-// memory), what it copied; "" when no node does. A call's cudaMemcpyAsync from host memory reads it when
-// the call runs (pageable memory is staged before the call returns); a replay of its capture reads the
+// Where a captured call copies from host memory (a memcpy node whose source is pageable, pinned or
+// managed memory), what it copied; "" when no node does. A call's cudaMemcpyAsync from host memory reads it
+// when the call runs (pageable memory is staged before the call returns); a replay of its capture reads the
 // same address when the replay runs, after the call's host code has moved on: a local vector freed, a
 // buffer the next call rewrote. So its replays compute on other data than the call did (on the H200 a
 // sample that copied its per-call counts from a local vector read freed memory and crashed the run).
-// Child graphs are searched too. Kernels that read host memory themselves (mapped pinned memory) are not
-// seen here.
+// Child graphs are searched too. Not seen here: kernels that read host memory themselves (mapped pinned
+// memory), host nodes, and the bodies of conditional nodes (a call would have to build them on purpose).
 std::string host_source_copy(cudaGraph_t graph) {
     std::size_t count = 0;
     if (cudaGraphGetNodes(graph, nullptr, &count) != cudaSuccess) {
@@ -92,13 +92,17 @@ std::string host_source_copy(cudaGraph_t graph) {
         cudaPointerAttributes where{};
         const cudaError_t asked = cudaPointerGetAttributes(&where, copy.srcPtr.ptr);
         (void)cudaGetLastError();
+        // Managed memory too: the host may rewrite it between the capture and a replay.
         if (asked == cudaSuccess &&
-            (where.type == cudaMemoryTypeUnregistered || where.type == cudaMemoryTypeHost)) {
+            (where.type == cudaMemoryTypeUnregistered || where.type == cudaMemoryTypeHost ||
+             where.type == cudaMemoryTypeManaged)) {
             const std::size_t bytes = copy.extent.width * std::max<std::size_t>(copy.extent.height, 1) *
                                       std::max<std::size_t>(copy.extent.depth, 1);
             return "a call copies " + std::to_string(bytes) + " bytes from " +
-                   (where.type == cudaMemoryTypeHost ? "pinned" : "pageable") +
-                   " host memory (cudaMemcpyAsync): a graph replay reads that memory when it runs, after the "
+                   (where.type == cudaMemoryTypeHost      ? "pinned host"
+                    : where.type == cudaMemoryTypeManaged ? "managed"
+                                                          : "pageable host") +
+                   " memory (cudaMemcpyAsync): a graph replay reads that memory when it runs, after the "
                    "call's host code has moved on, not what the call copied (pass such values as kernel "
                    "arguments, or copy them from device memory)";
         }

@@ -267,6 +267,20 @@ TEST(PairMessageHeadline, OtherMessagesAreTheirFirstBytesOnOneLine) {
               "trial 0 rank 0: mismatch: output_0: not allclose");
     EXPECT_EQ(pair_message_headline(std::string(500, 'a'), 10), "aaaaaaa...");
     EXPECT_EQ(pair_message_headline("", 10), "");
+    // A cut never splits a UTF-8 character: "1.25× faster" cut after the "×"'s first byte keeps none of it.
+    const std::string speedup = "1.25\u00d7 faster than the reference";
+    for (std::size_t limit = 4; limit < 12; ++limit) {
+        const std::string cut = pair_message_headline(speedup, limit);
+        EXPECT_LE(cut.size(), limit);
+        for (std::size_t i = 0; i + 3 < cut.size(); ++i)
+            if ((static_cast<unsigned char>(cut[i]) & 0xE0) == 0xC0)
+                EXPECT_EQ(static_cast<unsigned char>(cut[i + 1]) & 0xC0, 0x80) << limit;
+        EXPECT_NE(static_cast<unsigned char>(cut[cut.size() - 4]) & 0xE0, 0xC0)
+            << "cut " << limit << ": " << cut;
+    }
+    // A message that is a traceback from its first byte: no leading space.
+    EXPECT_EQ(pair_message_headline("Traceback (most recent call last):\n  File \"a\"\nValueError: x\n", 300),
+              "ValueError: x");
     // "Traceback" with no exception line after it (cut short): the message as it is.
     EXPECT_EQ(pair_message_headline("failed: Traceback (most recent call last):\n  File \"a\"", 300),
               "failed: Traceback (most recent call last): File \"a\"");
