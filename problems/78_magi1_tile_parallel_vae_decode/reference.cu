@@ -105,7 +105,10 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
     bf16* all = static_cast<bf16*>(ctx.scratch("vae78_latents", bytes * world));
     PKBW_CHECK(ctx, ncclAllGather(z.data, all, bytes, ncclUint8, ctx.nccl(), ctx.stream()));
     const std::vector<int> owner = tk::deal_tiles(plan, world);
-    // From pageable memory: cudaMemcpyAsync returns once `owner` is staged, so it may go out of scope.
+    // From pageable memory: cudaMemcpyAsync returns once `owner` is staged, so it may go out of scope. A
+    // CUDA graph would replay the copy from that freed memory, so the graph figure refuses this call
+    // (docs/perf.md) and 78's headline is the launched figure, as its 1.7 ms calls make it anyway; a
+    // cache of the upload would buy the graph's secondary figure with state in the ground truth.
     int* owner_dev = static_cast<int*>(ctx.scratch("vae78_owner", owner.size() * sizeof(int)));
     PKBW_CHECK(ctx, cudaMemcpyAsync(owner_dev, owner.data(), owner.size() * sizeof(int),
                                     cudaMemcpyHostToDevice, ctx.stream()));
