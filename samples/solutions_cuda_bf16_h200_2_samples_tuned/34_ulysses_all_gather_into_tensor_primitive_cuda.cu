@@ -4,8 +4,9 @@
 // output directly (push over NVLink with 16-byte stores), then meets block b of every peer at a
 // device-side barrier on the signal pads so that, when the kernel ends, every peer's slice has
 // landed in our output. Pushing instead of pulling needs the peers' output addresses, which change
-// from call to call, so each rank publishes its output pointer in a small symmetric table first and
-// the blocks meet once before pushing (the table entry is read after that first barrier).
+// from call to call, so each rank's blocks publish its output pointer in a small symmetric table first
+// (from the kernel's arguments) and meet once before pushing (the table entry is read after that first
+// barrier).
 #include "pkbw/solution.h"
 
 #include <cstdint>
@@ -32,8 +33,15 @@ __device__ void block_barrier(std::uint32_t* const* pads, int rank, int world, i
     __syncthreads();
 }
 
-__global__ void push_all_gather(const char* x, std::size_t bytes, void* const* tables,
+__global__ void push_all_gather(const char* x, char* out, std::size_t bytes, void* const* tables,
                                 std::uint32_t* const* pads, int rank, int world, bool vector) {
+    // Every block publishes this rank's output pointer (the same value) before its first barrier, so
+    // that block b of a peer, past that barrier with our block b, reads it. A kernel argument, not a
+    // copy from the host: a CUDA graph of the call replays it as it was.
+    if (threadIdx.x == 0) {
+        *static_cast<char**>(tables[rank]) = out;
+        __threadfence_system();
+    }
     block_barrier(pads, rank, world, 0); // every peer's output pointer is in its table
     const std::size_t tid = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
@@ -65,7 +73,6 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         cudaMemcpyAsync(out, x.data, bytes, cudaMemcpyDeviceToDevice, ctx.stream());
     } else {
         const pkbw::SymmetricMemory table = ctx.symmetric("ulysses_agt_tuned", sizeof(void*));
-        cudaMemcpyAsync(table.local, &out, sizeof(void*), cudaMemcpyHostToDevice, ctx.stream());
         const bool vector = bytes % 16 == 0 && reinterpret_cast<std::uintptr_t>(x.data) % 16 == 0 &&
                             reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
         const std::size_t work = vector ? bytes / 16 : bytes;
@@ -74,8 +81,8 @@ extern "C" int pkbw_solution(const pkbw::Context& ctx) {
         blocks = blocks < 1 ? 1 : (blocks > 132 ? 132 : blocks);
         blocks = blocks > max_blocks ? max_blocks : blocks;
         push_all_gather<<<static_cast<int>(blocks), kThreads, 0, ctx.stream()>>>(
-            static_cast<const char*>(x.data), bytes, table.peers_device, table.signal_pads_device, ctx.rank,
-            world, vector);
+            static_cast<const char*>(x.data), static_cast<char*>(out), bytes, table.peers_device,
+            table.signal_pads_device, ctx.rank, world, vector);
     }
     const cudaError_t err = cudaGetLastError();
     return err == cudaSuccess ? 0 : ctx.fail(cudaGetErrorString(err));
