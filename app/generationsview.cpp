@@ -226,6 +226,7 @@ void GenerationsView::reload() {
         [this](Loaded<GenerationMatrix> r) {
             if (!r.ok()) {
                 status_->setText(tr("Could not read the store: %1").arg(r.error));
+                status_->setToolTip(QString()); // not the problems of the store read before
                 return;
             }
             model_->set_matrix(std::move(r.value));
