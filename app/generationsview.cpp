@@ -386,11 +386,12 @@ void GenerationsView::update_plots() {
         // "no correct result": they were never timed.
         const int correct = m.stats_of(g).correct;
         label->setText(v ? QStringLiteral("%1× (n=%2)").arg(*v, 0, 'f', 2).arg(m.stats_of(g).geomean_n)
-                       : correct > 0 ? tr("no timed result (%1 correct)").arg(correct)
+                       : correct > 0 ? tr("untimed: %1 correct").arg(correct)
                                      : tr("no correct result"));
-        if (v) {
-            widest = std::max(widest, QFontMetrics(label->font()).horizontalAdvance(label->text()) + 8);
-        }
+        // A bar's label starts at its end; a label with no bar starts at the axis (x = 0): the right margin
+        // holds either whole, and the no-bar text is short, since it shares the chart's width with the
+        // names' margin (a 423 px chart held 264 px of names and 162 of "no timed result (1 correct)").
+        widest = std::max(widest, QFontMetrics(label->font()).horizontalAdvance(label->text()) + 8);
     }
     auto* one = new QCPItemStraightLine(geomean_); // parity with the reference
     one->point1->setCoords(1, 0);

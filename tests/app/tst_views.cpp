@@ -364,9 +364,9 @@ private slots:
         }
         texts.sort();
         // A generation whose correct results were never timed (an eval sweep) says so.
-        QCOMPARE(texts, (QStringList{QStringLiteral("0.10× (n=1)"), QStringLiteral("10.00× (n=1)"),
-                                     QStringLiteral("no correct result"),
-                                     QStringLiteral("no timed result (1 correct)")}));
+        QCOMPARE(texts,
+                 (QStringList{QStringLiteral("0.10× (n=1)"), QStringLiteral("10.00× (n=1)"),
+                              QStringLiteral("no correct result"), QStringLiteral("untimed: 1 correct")}));
         // Generation names: level, elided in the middle, and the left margin holds the longest.
         const QFontMetrics metrics(plot->yAxis->tickLabelFont());
         auto* ticker = dynamic_cast<QCPAxisTickerText*>(plot->yAxis->ticker().data());
