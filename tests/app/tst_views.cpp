@@ -285,19 +285,6 @@ private slots:
         QCOMPARE(view.fast_p_plot()->graphCount(), 1);
     }
 
-    static void add_passing_eval_run(Store& store, const std::string& problem,
-                                     const std::string& generation) {
-        RunRecord run;
-        run.problem_stem = problem;
-        run.mode = RunMode::Eval;
-        run.backend = "host";
-        run.world_size = 2;
-        run.dtype = "f32";
-        run.trials = 1;
-        run.generation = parse_generation_label(generation);
-        store.finish_run(store.begin_run(run), RunStatus::Pass, 0, "");
-    }
-
     void header_names_a_dozen_problems_and_more_on_hover() {
         // A sweep of PKB's solutions spans 82 problems: named in the header they filled a third of a
         // laptop's screen. Up to 12 are named there; more are on hover.
@@ -309,7 +296,8 @@ private slots:
                 for (int i = 1; i <= count; ++i) {
                     const std::string stem = std::to_string(i) + "_problem";
                     names << QString::fromStdString(stem);
-                    add_passing_eval_run(store, stem, "solutions_cuda_bf16_none_meta_model");
+                    test::add_run(store, stem, "solutions_cuda_bf16_none_meta_model", RunMode::Eval,
+                                  RunStatus::Pass, std::nullopt, i);
                 }
             }
             GenerationsView view;
@@ -342,7 +330,8 @@ private slots:
             test::add_perf_run(store, "1_allreduce", "solutions_cuda_bf16_none_openai_slow", 1.0, 10.0);
             test::add_eval_run(store, test::temp_path(QStringLiteral("geomean_runs")).toStdString(),
                                "2_allgather", "solutions_cuda_bf16_none_google_broken");
-            add_passing_eval_run(store, "2_allgather", "solutions_cuda_bf16_none_meta_untimed");
+            test::add_run(store, "2_allgather", "solutions_cuda_bf16_none_meta_untimed", RunMode::Eval,
+                          RunStatus::Pass, std::nullopt, 0);
         }
         GenerationsView view;
         view.resize(900, 700);
