@@ -372,7 +372,7 @@ def run_ranks_on(options, python, run_dir, world, dtype, pkb_only, port):
                                       start_new_session=True))
     deadline = time.monotonic() + options.timeout
     outputs = []
-    for proc in procs:
+    for index, proc in enumerate(procs):
         try:
             out, _ = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
@@ -381,6 +381,12 @@ def run_ranks_on(options, python, run_dir, world, dtype, pkb_only, port):
                     os.killpg(other.pid, 9)
             out, _ = proc.communicate()
             out += f"\n(timed out after {options.timeout} s)"
+        if index == 0 and "EADDRINUSE" in out:
+            # Rank 0's store never listened: the others would wait on (or join) whatever holds the port
+            # until the timeout. Ended now, so that run_ranks tries another port at once.
+            for other in procs[1:]:
+                if other.poll() is None:
+                    os.killpg(other.pid, 9)
         outputs.append(out)
     ranks = []
     for out in outputs:
