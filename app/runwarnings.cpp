@@ -1,5 +1,8 @@
 #include "runwarnings.h"
 
+#include "pkbw/core/sweep_table.h"
+#include "qtconvert.h"
+
 #include <algorithm>
 
 namespace pkbw::app {
@@ -143,6 +146,9 @@ QString severity_name(FlagSeverity severity) {
 }
 
 QString summary_cell_text(const SplitSummary& split) {
+    // One line: a solution's Python traceback reads as its exception, not its first frames (core's
+    // pair_message_headline, as the Sweeps tab's failing pairs); the whole summary is the tooltip.
+    const QString verdict = to_qstring(pair_message_headline(split.verdict.toStdString(), 400));
     QStringList counts;
     for (FlagSeverity s : {FlagSeverity::Invalidating, FlagSeverity::Suspect, FlagSeverity::Info}) {
         if (const int n = split.count(s)) {
@@ -150,14 +156,14 @@ QString summary_cell_text(const SplitSummary& split) {
         }
     }
     if (counts.isEmpty()) {
-        return split.verdict;
+        return verdict;
     }
     // The first suspicious flag's words, so that the one that matters reads in the list itself.
     QString first;
     if (!split.flags.empty() && split.flags.front().severity != FlagSeverity::Info) {
         first = QStringLiteral(": ") + split.flags.front().text;
     }
-    return split.verdict + QStringLiteral(" ⚠ ") + counts.join(QStringLiteral(" · ")) + first;
+    return verdict + QStringLiteral(" ⚠ ") + counts.join(QStringLiteral(" · ")) + first;
 }
 
 QString flags_tooltip(const SplitSummary& split) {

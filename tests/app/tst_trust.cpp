@@ -274,6 +274,18 @@ private slots:
         QVERIFY(summary_cell_text(split).startsWith(
             QStringLiteral("5 trial(s) match ⚠ 1 suspect · 3 info: calls NCCL")));
         QVERIFY(flags_tooltip(split).contains(QStringLiteral("static CUDA runtime")));
+        // A PKB solution's crash in the Runs list: its exception, not the traceback's first frame.
+        const SplitSummary crash = split_summary("rank 0 exited with code 4 in phase compile (trial 0): "
+                                                 "solution_error: the candidate raised on rank 0, "
+                                                 "trial 0:\nTraceback (most recent call last):\n  File "
+                                                 "\"/x/pkbw_pkb_candidate.py\", line 1070, in serve\n"
+                                                 "    reply, reply_fds = handler(message, fds)\nValueError: "
+                                                 "not enough values to unpack (expected 3, got 2)");
+        QCOMPARE(
+            summary_cell_text(crash),
+            QStringLiteral(
+                "rank 0 exited with code 4 in phase compile (trial 0): solution_error: the candidate "
+                "raised on rank 0, trial 0: ValueError: not enough values to unpack (expected 3, got 2)"));
         // One of the three alone is the candidate's own doing: suspect.
         const SplitSummary alone =
             split_summary("1 trial(s) match; warning: loads code at run time (dlopen)");
