@@ -4,7 +4,8 @@
 # (`--runs-per-gpu`: the solutions' torch extension builds, about 95 s each on the H200, overlap on its
 # 16 cores), stopped with SIGINT before the budget ends (the sweep records what finished; a later call
 # on the same machine resumes it by its name, a fresh machine starts over). Then one row per pair
-# (status, seconds, flags by severity, message) from the pairs' logs, the status counts, `pkbw show
+# (status, seconds, cause as issue 27 sorts failures, flags by severity, message) from the pairs' logs, the
+# status and cause counts, `pkbw show
 # --sweep`, and one tarball of the store and the logs ($OUT_DIR/pkbsol.tgz: a device call returns few
 # files). Builds nothing: build-dev/bin/pkbw (tools/gpu/build_dev.sh) or PKBW. Needs .pkb
 # (tools/gpu/prepare.sh).
@@ -67,7 +68,7 @@ grep -l -i "out of memory" "$work"/sweeps/*/logs/pair_*.jsonl 2>/dev/null | whil
     [ -n "$problem" ] && [ -f "$solution" ] || continue
     timeout --foreground -k 10 170 "$p" eval --pkb-checkout "$PWD/.pkb" --solution "$solution" --problem "$problem" --nproc "$W" \
         --backend cuda --trials "${TRIALS:-2}" --store "$work/sweep.db" --json > "$log.alone" 2>&1
-    line "$(python3 tools/gpu/final_row.py "$log.alone" "$(pair_model "$log") $problem (alone)" - --flags)"
+    line "$(python3 tools/gpu/final_row.py "$log.alone" "$(pair_model "$log") $problem (alone)" - --cause --flags)"
 done
 gpu_section_end
 
@@ -76,10 +77,12 @@ gpu_section "rows" "$out"
 for log in "$work"/sweeps/*/logs/pair_*.jsonl; do
     [ -s "$log" ] || continue
     stem=$(pair_problem "$log")
-    python3 tools/gpu/final_row.py "$log" "$(pair_model "$log") ${stem:-$(basename "$log")}" "-" --flags >> "$out/rows.md"
+    python3 tools/gpu/final_row.py "$log" "$(pair_model "$log") ${stem:-$(basename "$log")}" "-" --cause --flags >> "$out/rows.md"
 done
 sort -t'|' -k2 -V "$out/rows.md" | tee -a "$out/summary.txt" > /dev/null
 line "status counts: $(awk -F'|' '{gsub(/ /, "", $3); print $3}' "$out/rows.md" | sort | uniq -c | tr '\n' ' ')"
+# Issue 27's classes (final_row.py --cause): "pkbw" must be none; "memory" pairs are judged alone above.
+line "cause counts: $(awk -F'|' '{gsub(/ /, "", $5); print $5}' "$out/rows.md" | sort | uniq -c | tr '\n' ' ')"
 sweep_id=$(python3 -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('select max(id) from sweeps').fetchone()[0] or 1)" "$work/sweep.db" 2>/dev/null || echo 1)
 "$p" show --sweep "$sweep_id" --store "$work/sweep.db" 2>&1 | head -40 >> "$out/summary.txt"
 tar czf "$out/pkbsol.tgz" -C "$work" sweep.db sweep.jsonl sweep.err sweeps 2>/dev/null
