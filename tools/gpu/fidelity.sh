@@ -134,8 +134,8 @@ if want samples; then
     gpu_section "samples: pkbw eval of every CUDA sample against its reference (W=1, 5 trials)" "$out"
     kill "$warm_pid" 2>/dev/null
     wait "$warm_pid" 2>/dev/null
-    echo "| sample | status | s | message |" > "$out/samples.md"
-    echo "|---|---|---|---|" >> "$out/samples.md"
+    echo "| sample | status | s | flags | message |" > "$out/samples.md"
+    echo "|---|---|---|---|---|" >> "$out/samples.md"
     # One row per sample as its eval ends (tools/gpu/final_row.py reads the run's final event).
     # shellcheck disable=SC2016 # expanded by the inner sh
     # Every sample, as many at once as keep the GPU busy (about 2.6 s each over the section, 106 samples):
@@ -145,7 +145,7 @@ if want samples; then
         t0=$(date +%s) log="$3/eval-$gen-$stem.jsonl"
         timeout --foreground 100 "$2" eval --problem "$stem" --solution "$1" --nproc 1 --backend cuda --dtype bf16 --json \
             --store "$3/eval-$gen-$stem.db" > "$log" 2>&1
-        python3 tools/gpu/final_row.py "$log" "$gen $stem" $(( $(date +%s) - t0 )) >> "$4/samples.md"' \
+        python3 tools/gpu/final_row.py "$log" "$gen $stem" $(( $(date +%s) - t0 )) --flags >> "$4/samples.md"' \
         _ {} "$p" "$work" "$out"
     # 76 and 87 in bf16 fail PKB's rule by the order of their fp32 sums alone (docs/problems.md, "What
     # is not exact"): their baseline samples also run on exact inputs, where every order sums alike, so
@@ -156,7 +156,7 @@ if want samples; then
             stem=$(basename "$f" _cuda.cu) t0=$(date +%s) log="$work/eval-exact-$stem.jsonl"
             timeout --foreground "$(gpu_limit 100)" "$p" eval --problem "$stem" --solution "$f" --nproc 1 --backend cuda \
                 --dtype bf16 --inputs exact --json --store "$work/eval-exact-$stem.db" > "$log" 2>&1
-            python3 tools/gpu/final_row.py "$log" "baseline $stem (exact inputs)" $(($(date +%s) - t0)) >> "$out/samples.md"
+            python3 tools/gpu/final_row.py "$log" "baseline $stem (exact inputs)" $(($(date +%s) - t0)) --flags >> "$out/samples.md"
         done
     done
     python3 - "$out/samples.md" <<'PY' | tee -a "$out/summary.txt"
@@ -166,6 +166,11 @@ count = collections.Counter(r[2].strip() for r in rows)
 print(f"{len(rows)} samples: " + ", ".join(f"{k} {v}" for k, v in sorted(count.items())))
 for r in [r for r in rows if r[2].strip() != "pass"][:40]:
     print("|".join(r).rstrip()[:400])
+# Issue 27: no sample may raise a flag of severity suspect or worse; the info flags per run, counted.
+flags = [r[4].strip() for r in rows if len(r) > 5]
+print("flags per sample: " + ", ".join(f"{k or '-'} x{v}" for k, v in sorted(collections.Counter(flags).items())))
+for r in [r for r in rows if len(r) > 5 and ("suspect" in r[4] or "invalidating" in r[4])]:
+    print("SUSPECT " + "|".join(r).rstrip()[:400])
 PY
 fi
 
