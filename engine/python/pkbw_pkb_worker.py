@@ -333,10 +333,9 @@ class Candidate:
             return
         before()
         parked = parking.ParkedInputs(torch, tensors, torch.cuda.empty_cache)
-        size = parking.inputs_bytes(tensors)
         if parked.park():
             self.parked = parked
-            print(f"pkbw: the judge's inputs ({size / 1e9:.1f} GB; the device: {total / 1e9:.0f} GB, "
+            print(f"pkbw: the judge's inputs ({parked.nbytes() / 1e9:.1f} GB; the device: {total / 1e9:.0f} GB, "
                   f"{free / 1e9:.0f} GB free after staging) wait in host memory during the candidate's call",
                   file=sys.stderr)
         after()

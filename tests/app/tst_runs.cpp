@@ -1,9 +1,8 @@
-// The runs and their figures (issue 19): generations in problem order over a fixed denominator with
-// PKB's speedups; the Perf tab's axis, samples in timing order and theme; stores that are refused
-// rather than created, the CLI's default store, a damaged table, the runs list following the CLI
-// and keeping the user's place, the tolerance table's fit and the speedup column.
+// The runs and their figures (issue 19): the Perf tab's axis, samples in timing order and theme;
+// stores that are refused rather than created, the CLI's default store, a damaged table, the runs list
+// following the CLI and keeping the user's place, the tolerance table's fit and the speedup column.
+// (The Generations tab's tests are in tst_generations_view.cpp.)
 #include "fixtures.h"
-#include "generationsview.h"
 #include "mainwindow.h"
 #include "perfview.h"
 #include "pkbw/core/store.h"
@@ -36,71 +35,6 @@ class TestRuns : public QObject {
 
 private slots:
     void initTestCase() { QCoreApplication::setOrganizationName(QStringLiteral("pkbw-test")); }
-
-    // --- Generations --------------------------------------------------------------------------
-
-    void generations_are_paper_grade() {
-        const QString path = test::temp_path(QStringLiteral("papers.db"));
-        const std::string g1 = "solutions_cuda_bf16_h100_anthropic_claude-opus-4-7",
-                          g2 = "solutions_cuda_bf16_h100_openai_gpt-5.5";
-        std::int64_t older_pass = 0, newer_mismatch = 0, pass_before_error = 0;
-        {
-            Store store = Store::open(path.toStdString());
-            add_run(store, "calibrate", "", RunMode::Perf, RunStatus::Pass, 1.0, 1);
-            add_run(store, "1_allreduce", "cuda", RunMode::Perf, RunStatus::Pass, 3.0, 2); // ad hoc
-            add_run(store, "12_allgather_gemm", g1, RunMode::Perf, RunStatus::Pass, 0.5, 3);
-            older_pass = add_run(store, "2_allgather", g1, RunMode::Perf, RunStatus::Pass, 1.5, 4);
-            newer_mismatch =
-                add_run(store, "2_allgather", g1, RunMode::Perf, RunStatus::Mismatch, std::nullopt, 5);
-            pass_before_error = add_run(store, "1_allreduce", g1, RunMode::Perf, RunStatus::Pass, 2.0, 6);
-            add_run(store, "1_allreduce", g1, RunMode::Perf, RunStatus::Error, std::nullopt, 7); // infra
-            add_run(store, "2_allgather", g2, RunMode::Perf, RunStatus::Error, std::nullopt, 8);
-            add_run(store, "12_allgather_gemm", g2, RunMode::Eval, RunStatus::Pass, 1.25, 9, "pkb-cuda",
-                    "pkb_speedup");
-        }
-        const GenerationMatrix m = load_generation_matrix(Store::open_read_only(path.toStdString()));
-        QCOMPARE(m.problems, (std::vector<std::string>{"1_allreduce", "2_allgather", "12_allgather_gemm"}));
-        QCOMPARE(m.short_labels, (std::vector<std::string>{"anthropic/claude-opus-4-7", "openai/gpt-5.5"}));
-        QCOMPARE(m.left_out_calibration, 1);
-        QCOMPARE(m.left_out_adhoc, 1);
-        // An infrastructure error never stands in for the pass before it.
-        QCOMPARE(m.cells.at({0, 0}).run_id, pass_before_error);
-        QCOMPARE(m.cells.at({0, 0}).infra_errors, 1);
-        // The latest result is the mismatch, and an older run's speedup does not stand in.
-        QCOMPARE(m.cells.at({0, 1}).run_id, newer_mismatch);
-        QVERIFY(!m.cells.at({0, 1}).speedup);
-        QVERIFY(!m.cells.at({1, 1}).result);
-        // PKB's speedup for the imported run.
-        QCOMPARE(*m.cells.at({1, 2}).speedup, 1.25);
-        QCOMPARE(QString::fromStdString(m.cells.at({1, 2}).speedup_source), QStringLiteral("PKB"));
-        const GenerationStats s1 = m.stats_of(0), s2 = m.stats_of(1);
-        QCOMPARE(s1.attempted, 3);
-        QCOMPARE(s1.correct, 2);
-        QCOMPARE(s1.fast_1, 1);
-        QCOMPARE(s1.geomean_n, 2);
-        QVERIFY(std::fabs(*s1.geomean - 1.0) < 1e-9);
-        QCOMPARE(s2.attempted, 1);
-        QCOMPARE(s2.infra_only, 1);
-        QCOMPARE(s2.geomean_n, 1);
-        QCOMPARE(fast_p(m.results_of(1), 1.0), 1.0 / 3.0); // over the fixed 3 problems
-
-        const GenerationMatrix best =
-            load_generation_matrix(Store::open_read_only(path.toStdString()), CellPick::Best);
-        QCOMPARE(best.cells.at({0, 1}).run_id, older_pass);
-        QCOMPARE(*best.cells.at({0, 1}).speedup, 1.5);
-
-        GenerationsView view;
-        QSignalSpy loaded(&view, &GenerationsView::loaded);
-        view.set_store(path);
-        QVERIFY(loaded.wait(5000));
-        QCOMPARE(view.model()->headerData(2, Qt::Horizontal, Qt::DisplayRole).toString(),
-                 QStringLiteral("12_allgather_gemm"));
-        QCOMPARE(view.stats_table()->item(0, 1)->text(), QStringLiteral("3 / 3"));
-        QCOMPARE(view.stats_table()->item(0, 5)->text(), QStringLiteral("2"));
-        QVERIFY(view.status_text().contains(QStringLiteral("1 calibration")));
-        QCOMPARE(view.model()->index(1, 2).data().toString(), QStringLiteral("pass 1.25× (no interval) PKB"));
-        QCOMPARE(view.model()->index(1, 1).data().toString(), QStringLiteral("no result (error)"));
-    }
 
     void pkb_per_trial_speedups_show_their_spread() {
         auto data = std::make_shared<RunData>();
