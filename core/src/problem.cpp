@@ -53,6 +53,10 @@ std::optional<std::string> Problem::check_config(const ProblemConfig& config) co
     if (config.world_size < 1) {
         return "world size must be at least 1";
     }
+    return check_world(config.world_size);
+}
+
+std::optional<std::string> Problem::check_world(int) const {
     return std::nullopt;
 }
 

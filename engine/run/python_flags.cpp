@@ -27,7 +27,8 @@ const std::map<std::string, std::vector<std::string>>& python_names() {
 std::vector<std::string> matches(const std::string& code, const std::regex& pattern) {
     std::vector<std::string> found;
     std::set<std::string> seen;
-    for (auto it = std::sregex_iterator(code.begin(), code.end(), pattern); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(code.begin(), code.end(), pattern); it != std::sregex_iterator();
+         ++it) {
         if (seen.insert((*it)[1].str()).second) {
             found.push_back((*it)[1].str());
         }
@@ -35,20 +36,13 @@ std::vector<std::string> matches(const std::string& code, const std::regex& patt
     return found;
 }
 
-std::string joined(const std::vector<std::string>& names) {
-    std::string text;
-    for (std::size_t i = 0; i < names.size() && i < 4; ++i) {
-        text += (i ? ", " : "") + names[i];
-    }
-    return text + (names.size() > 4 ? ", ..." : "");
-}
-
 void collective_flags(const std::string& code, const std::string& own, std::vector<Flag>& flags) {
     // Through torch.distributed (dist.all_reduce, funcol.all_gather_tensor, c10d's) and through NCCL in
     // the CUDA source (ncclAllReduce).
     static const std::regex torch_call(
         R"((?:\bdist|\btorch\.distributed|\bfuncol|\b_functional_collectives|\bc10d)\.(\w+)\s*\()");
-    static const std::regex nccl_call(R"(\b(nccl(?:AllReduce|AllGather|ReduceScatter|Broadcast|Bcast|Reduce|AlltoAll|Gather|Scatter|Send|Recv))\s*\()");
+    static const std::regex nccl_call(
+        R"(\b(nccl(?:AllReduce|AllGather|ReduceScatter|Broadcast|Bcast|Reduce|AlltoAll|Gather|Scatter|Send|Recv))\s*\()");
     std::set<std::string> own_names;
     if (auto it = python_names().find(own); it != python_names().end()) {
         own_names.insert(it->second.begin(), it->second.end());
@@ -59,8 +53,9 @@ void collective_flags(const std::string& code, const std::string& own, std::vect
     }
     for (const auto& name : matches(code, torch_call)) {
         if (own_names.count(name)) {
-            flags.push_back({"suspect", "calls torch.distributed " + name,
-                             "the problem's own collective: the library may do the work the candidate is judged on"});
+            flags.push_back(
+                {"suspect", "calls torch.distributed " + name,
+                 "the problem's own collective: the library may do the work the candidate is judged on"});
         } else if (collectives.count(name)) {
             flags.push_back({"info", "calls torch.distributed " + name,
                              "a building block: not the whole problem's answer"});
@@ -68,10 +63,12 @@ void collective_flags(const std::string& code, const std::string& own, std::vect
     }
     for (const auto& name : matches(code, nccl_call)) {
         const bool is_own = name == own || (own == "ncclBroadcast" && name == "ncclBcast");
-        flags.push_back(is_own ? Flag{"suspect", "calls NCCL collective " + name,
-                                      "the problem's own collective: the library may do the work the candidate is judged on"}
-                               : Flag{"info", "calls NCCL collective " + name,
-                                      "a building block: not the whole problem's answer"});
+        flags.push_back(
+            is_own
+                ? Flag{"suspect", "calls NCCL collective " + name,
+                       "the problem's own collective: the library may do the work the candidate is judged on"}
+                : Flag{"info", "calls NCCL collective " + name,
+                       "a building block: not the whole problem's answer"});
     }
 }
 
@@ -86,21 +83,31 @@ const std::vector<Pattern>& patterns() {
     static const std::vector<Pattern> list = [] {
         std::vector<Pattern> p;
         const char* own = "in the solution's own code";
-        p.push_back({"suspect", "replaces a timer", own,
-                     std::regex(R"((?:\btime\.(?:perf_counter(?:_ns)?|time|monotonic(?:_ns)?)|\btorch\.cuda\.(?:Event|synchronize)|\.(?:elapsed_time|record))\s*=[^=])")});
+        p.push_back(
+            {"suspect", "replaces a timer", own,
+             std::regex(
+                 R"((?:\btime\.(?:perf_counter(?:_ns)?|time|monotonic(?:_ns)?)|\btorch\.cuda\.(?:Event|synchronize)|\.(?:elapsed_time|record))\s*=[^=])")});
         p.push_back({"suspect", "reads /proc/self/maps or /proc/self/mem", own,
                      std::regex(R"(/proc/(?:self|%d|\{[^}]*\})/(?:maps|mem)\b)")});
-        p.push_back({"suspect", "imports PKB's reference", own,
-                     std::regex(R"((?:^|\n)\s*(?:from\s+reference\b|import\s+reference\b)|\breference/\d+_)")});
-        p.push_back({"suspect", "reaches into other modules or frames (sys.modules, gc, stack frames)", own,
-                     std::regex(R"(\b(?:sys\.modules|gc\.get_objects|gc\.get_referrers|sys\._getframe|inspect\.(?:stack|currentframe|getouterframes))\b)")});
-        p.push_back({"suspect", "starts host threads or processes (threading, multiprocessing, fork)", own,
-                     std::regex(R"(\b(?:threading\.Thread|multiprocessing\.\w+|os\.fork|subprocess\.\w+|concurrent\.futures)\b)")});
-        p.push_back({"info", "loads a native library at run time (ctypes)", "a library of the system's, not the answer",
+        p.push_back(
+            {"suspect", "imports PKB's reference", own,
+             std::regex(R"((?:^|\n)\s*(?:from\s+reference\b|import\s+reference\b)|\breference/\d+_)")});
+        p.push_back(
+            {"suspect", "reaches into other modules or frames (sys.modules, gc, stack frames)", own,
+             std::regex(
+                 R"(\b(?:sys\.modules|gc\.get_objects|gc\.get_referrers|sys\._getframe|inspect\.(?:stack|currentframe|getouterframes))\b)")});
+        p.push_back(
+            {"suspect", "starts host threads or processes (threading, multiprocessing, fork)", own,
+             std::regex(
+                 R"(\b(?:threading\.Thread|multiprocessing\.\w+|os\.fork|subprocess\.\w+|concurrent\.futures)\b)")});
+        p.push_back({"info", "loads a native library at run time (ctypes)",
+                     "a library of the system's, not the answer",
                      std::regex(R"(\bctypes\.(?:CDLL|cdll|PyDLL|util)\b)")});
-        p.push_back({"info", "calls cuBLAS through torch (matmul, mm, linear)",
-                     "torch's GEMMs; no GEMM marker makes them suspect",
-                     std::regex(R"(\b(?:torch\.(?:matmul|mm|bmm|addmm|baddbmm|einsum)|F\.linear|functional\.linear)\s*\()")});
+        p.push_back(
+            {"info", "calls cuBLAS through torch (matmul, mm, linear)",
+             "torch's GEMMs; no GEMM marker makes them suspect",
+             std::regex(
+                 R"(\b(?:torch\.(?:matmul|mm|bmm|addmm|baddbmm|einsum)|F\.linear|functional\.linear)\s*\()")});
         return p;
     }();
     return list;
@@ -110,10 +117,14 @@ const std::vector<Pattern>& patterns() {
 
 std::string own_collective_symbol(const Problem& problem, const ProblemConfig& config) {
     static const std::map<CollectiveKind, std::string> names = {
-        {CollectiveKind::AllReduce, "ncclAllReduce"}, {CollectiveKind::AllGather, "ncclAllGather"},
-        {CollectiveKind::ReduceScatter, "ncclReduceScatter"}, {CollectiveKind::Broadcast, "ncclBroadcast"},
-        {CollectiveKind::Reduce, "ncclReduce"}, {CollectiveKind::AllToAll, "ncclAlltoAll"},
-        {CollectiveKind::Gather, "ncclGather"}, {CollectiveKind::Scatter, "ncclScatter"}};
+        {CollectiveKind::AllReduce, "ncclAllReduce"},
+        {CollectiveKind::AllGather, "ncclAllGather"},
+        {CollectiveKind::ReduceScatter, "ncclReduceScatter"},
+        {CollectiveKind::Broadcast, "ncclBroadcast"},
+        {CollectiveKind::Reduce, "ncclReduce"},
+        {CollectiveKind::AllToAll, "ncclAlltoAll"},
+        {CollectiveKind::Gather, "ncclGather"},
+        {CollectiveKind::Scatter, "ncclScatter"}};
     // Only where the collective is the whole problem (category CC, PKB 1-8) is calling it the answer;
     // elsewhere it carries the problem's communication around computation the candidate does itself.
     if (problem.info().category != "CC") {

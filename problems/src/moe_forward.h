@@ -67,11 +67,18 @@ public:
         if (auto common = check_common(c, info())) {
             return common;
         }
-        if (auto refused = rules_.refuse_world(c.world_size)) {
-            return info().stem + ": " + *refused;
+        if (auto refused = check_world(c.world_size)) {
+            return refused;
         }
         if (experts(c) > 256) {
             return info().stem + ": more than 256 experts (W = " + std::to_string(c.world_size) + ")";
+        }
+        return std::nullopt;
+    }
+
+    std::optional<std::string> check_world(int world_size) const override {
+        if (auto refused = rules_.refuse_world(world_size)) {
+            return info().stem + ": " + *refused;
         }
         return std::nullopt;
     }

@@ -5,11 +5,8 @@
 #include "pkbw/core/sha256.h"
 #include "pkbw/core/store.h"
 #include "pkbw/tracer_control.h"
-#include "recorder.h"
-#include "run.h"
-#include "signals.h"
+#include "run_test_fixture.h"
 #include "store_recorder.h"
-#include "test_helpers.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -22,51 +19,8 @@ using namespace pkbw::cli;
 
 namespace {
 
-const char* kCandidate = R"(#include "pkbw/solution.h"
-extern "C" int pkbw_solution(const pkbw::Context&) { return 0; }
-)";
-
-class RunTest : public ::testing::Test {
-protected:
-    RunOptions options(const std::string& fake_mode = "ok") {
-        ::setenv("FAKE_RANK_MODE", fake_mode.c_str(), 1);
-        ::setenv("FAKE_RANK_TARGET", "1", 1);
-        RunOptions o;
-        o.problem = "1";
-        o.solution =
-            dir.write("solutions_host_f32_none_samples_test/1_allreduce_host.cpp", kCandidate).string();
-        o.nproc = 2;
-        o.trials = 1;
-        o.dtype = "f32";
-        o.backend = "host";
-        // Shared across tests so the reference compiles once.
-        o.cache_dir = fs::temp_directory_path() / "pkbw-driver-test-cache";
-        o.runs_dir = dir.path() / "runs";
-        o.rank_program = PKBW_FAKE_RANK;
-        o.command_line = {"pkbw", "eval", "(test)"};
-        return o;
-    }
-    int run(const RunOptions& o, Recorder& recorder) {
-        out.str("");
-        err.str("");
-        return execute_run(o, recorder, out, err);
-    }
-    const MemoryRecorder::Run& only_run() {
-        EXPECT_EQ(memory.runs.size(), 1u);
-        return memory.runs.begin()->second;
-    }
-    static int count_kind(const MemoryRecorder::Run& run, const std::string& kind) {
-        int n = 0;
-        for (const auto& a : run.artifacts)
-            n += a.kind == kind;
-        return n;
-    }
-
-    pkbw::test::TempDir dir;
-    SignalScope signals;
-    MemoryRecorder memory;
-    std::ostringstream out, err;
-};
+using pkbw::test::kCandidate;
+using pkbw::test::RunTest;
 
 } // namespace
 
@@ -261,163 +215,6 @@ TEST_F(RunTest, CompileErrorIsTheRunsResult) {
     EXPECT_EQ(count_kind(r, "compile_log"), 2);
     EXPECT_EQ(count_kind(r, "log"), 0); // never launched
     EXPECT_NE(out.str().find("compile candidate: FAILED"), std::string::npos);
-}
-
-TEST_F(RunTest, MissingSolutionListsTheFolder) {
-    auto o = options();
-    fs::path folder = dir.path() / "solutions_x";
-    for (const char* name : {"1_allreduce_cuda.cu", "2_allgather_host.cpp", "notes.txt"})
-        dir.write(std::string("solutions_x/") + name, "//");
-    o.solution = "host";
-    o.solutions_dir = folder;
-    ASSERT_EQ(run(o, memory), 2);
-    std::string message = err.str();
-    EXPECT_NE(message.find("solution file not found: " + (folder / "1_allreduce_host.cpp").string()),
-              std::string::npos)
-        << message;
-    EXPECT_NE(
-        message.find("1_allreduce_cuda.cu  (this problem, by name; a .cu file, this backend runs .cpp)"),
-        std::string::npos)
-        << message;
-    EXPECT_NE(message.find("2_allgather_host.cpp  (names 2_allgather)"), std::string::npos) << message;
-    EXPECT_EQ(message.find("notes.txt"), std::string::npos);
-    EXPECT_NE(message.find("--place FILE=1"), std::string::npos) << message;
-    const auto& r = only_run(); // resolved problem: recorded
-    EXPECT_EQ(r.status, "error");
-    EXPECT_EQ(r.exit_code, 2);
-}
-
-TEST_F(RunTest, UnknownProblemIsUsageErrorNotRecorded) {
-    auto o = options();
-    o.problem = "999_nothing";
-    ASSERT_EQ(run(o, memory), 2);
-    EXPECT_TRUE(memory.runs.empty());
-    EXPECT_NE(err.str().find("unknown problem '999_nothing'"), std::string::npos);
-}
-
-TEST_F(RunTest, EvalOfTheReferenceIsRefused) {
-    auto o = options();
-    o.solution = "reference";
-    ASSERT_EQ(run(o, memory), 2);
-    EXPECT_EQ(only_run().exit_code, 2);
-}
-
-TEST_F(RunTest, MulticastIsNotCheckedOnTheHostBackend) {
-    // Multicast cannot matter on the host backend: a source that would be refused on cuda runs.
-    auto o = options();
-    o.solution =
-        dir.write("mc/1_allreduce_host.cpp",
-                  std::string(kCandidate) + "// fine\nstatic const char* p = \"multimem.st.global.f32\";\n")
-            .string();
-    ::setenv("NCCL_NVLS_ENABLE", "0", 1);
-    int code = run(o, memory);
-    ::unsetenv("NCCL_NVLS_ENABLE");
-    ASSERT_EQ(code, 0) << err.str();
-    EXPECT_EQ(only_run().status, "pass");
-    EXPECT_EQ(err.str().find("multicast"), std::string::npos) << err.str();
-}
-
-TEST_F(RunTest, AFileNamedForAnotherProblemIsRefusedWithBothNames) {
-    auto o = options();
-    o.problem = "2";
-    o.solution = dir.write("named/1_allreduce_host.cpp", kCandidate).string();
-    ASSERT_EQ(run(o, memory), 2);
-    const std::string message = err.str();
-    EXPECT_NE(message.find(o.solution + " is named for problem 1_allreduce"), std::string::npos) << message;
-    EXPECT_NE(message.find("not 2_allgather"), std::string::npos) << message;
-    EXPECT_NE(message.find("--ignore-name"), std::string::npos) << message;
-    EXPECT_EQ(only_run().exit_code, 2);
-    EXPECT_EQ(only_run().start.problem_stem, "2_allgather");
-
-    // The override: judged as the problem asked for (the fake rank passes whatever it is given).
-    MemoryRecorder second;
-    o.ignore_name = true;
-    ASSERT_EQ(run(o, second), 0) << err.str();
-    EXPECT_EQ(second.runs.begin()->second.start.problem_stem, "2_allgather");
-
-    // Names that name no problem, or the one asked for, are accepted as before.
-    for (const char* name : {"free/candidate.cpp", "free/2_allgather_v2_host.cpp", "free/2_allgather.cpp",
-                             "free/2_allgather_host.cpp"}) {
-        MemoryRecorder fine;
-        o.ignore_name = false;
-        o.solution = dir.write(name, kCandidate).string();
-        EXPECT_EQ(run(o, fine), 0) << name << ": " << err.str();
-    }
-}
-
-TEST_F(RunTest, AFolderIsSearchedByTheSweepsNameRules) {
-    // A folder numbered differently: its 5_allreduce_host.cpp is problem 1 by its name.
-    auto o = options();
-    const fs::path folder = dir.path() / "solutions_host_f32_none_samples_renumbered";
-    dir.write("solutions_host_f32_none_samples_renumbered/5_allreduce_host.cpp", kCandidate);
-    dir.write("solutions_host_f32_none_samples_renumbered/1_broadcast_host.cpp", kCandidate);
-    o.solution = "host";
-    o.solutions_dir = folder;
-    ASSERT_EQ(run(o, memory), 0) << err.str();
-    EXPECT_EQ(only_run().start.solution_path, (folder / "5_allreduce_host.cpp").string());
-    EXPECT_NE(
-        err.str().find("placed 5_allreduce_host.cpp at 1_allreduce (by its name; the folder numbers this "
-                       "problem differently)"),
-        std::string::npos)
-        << err.str();
-}
-
-TEST_F(RunTest, PkbFolderNumberedAsPkbsHistoryIsPlacedByName) {
-    // The miniature checkout's HEAD numbers scale_gather 9 and varying_rows 10; this folder, written
-    // under another numbering, one higher (as PKB's historic folders are for 33-87).
-    const fs::path checkout = fs::path(PKBW_TEST_SOURCE_ROOT) / "tests/engine/pkb_checkout";
-    const fs::path folder = dir.path() / "solutions_cuda_f32_none_samples_old";
-    for (const char* name : {"2_allreduce_cuda.py", "10_scale_gather_cuda.py", "11_varying_row_cuda.py"})
-        dir.write(std::string("solutions_cuda_f32_none_samples_old/") + name,
-                  "def solution(x):\n    return x\n");
-    auto o = options();
-    o.pkb_checkout = checkout;
-    o.solutions_dir = folder;
-    o.solution = "";
-    o.problem = "9";
-    // A dtype PKB's worker does not take ends the run right after the solution is resolved and
-    // recorded: no torch needed.
-    o.dtype = "int8";
-    ASSERT_EQ(run(o, memory), 2) << err.str();
-    EXPECT_EQ(only_run().start.solution_path, (folder / "10_scale_gather_cuda.py").string());
-    EXPECT_NE(
-        err.str().find("placed 10_scale_gather_cuda.py at 9_scale_gather (by its name; the folder numbers "
-                       "this problem differently)"),
-        std::string::npos)
-        << err.str();
-
-    // A miss (the file's name is no problem's): the closest files, what each is, and --place.
-    MemoryRecorder miss;
-    o.problem = "10";
-    ASSERT_EQ(run(o, miss), 2);
-    std::string message = err.str();
-    EXPECT_NE(message.find("solution file not found: " + (folder / "10_varying_rows_cuda.py").string()),
-              std::string::npos)
-        << message;
-    EXPECT_NE(message.find("11_varying_row_cuda.py  (not placed: no problem is named 'varying_row'"),
-              std::string::npos)
-        << message;
-    EXPECT_NE(message.find("10_scale_gather_cuda.py  (names 9_scale_gather)"), std::string::npos) << message;
-    EXPECT_NE(message.find("--place FILE=10"), std::string::npos) << message;
-    // ... which places it by hand.
-    MemoryRecorder by_hand;
-    o.place = {"11_varying_row_cuda.py=10"};
-    ASSERT_EQ(run(o, by_hand), 2);
-    EXPECT_EQ(by_hand.runs.begin()->second.start.solution_path, (folder / "11_varying_row_cuda.py").string());
-    EXPECT_NE(err.str().find("placed 11_varying_row_cuda.py at 10_varying_rows (by hand, --place"),
-              std::string::npos)
-        << err.str();
-
-    // A PKB file named for another of the checkout's problems is refused, naming both.
-    MemoryRecorder named;
-    o.place.clear();
-    o.solutions_dir.reset();
-    o.problem = "1";
-    o.solution = (folder / "10_scale_gather_cuda.py").string();
-    ASSERT_EQ(run(o, named), 2);
-    EXPECT_NE(err.str().find("is named for problem 9_scale_gather (by its name), not 1_allreduce"),
-              std::string::npos)
-        << err.str();
 }
 
 TEST_F(RunTest, JsonLinesEndWithRunFinished) {

@@ -54,6 +54,30 @@ TEST(CheckConfig, RefusesBadWorldSizesShapesAndDtypes) {
     }
 }
 
+TEST(CheckConfig, IncludesTheWorldRuleOfEveryProblem) {
+    // check_world is what a PKB run of the same problem is refused by; check_config must agree with it
+    // at the problem's own default shape, and a rule of the world size alone names the problem.
+    int rules = 0;
+    for (const Problem* p : all_problems()) {
+        const std::string& stem = p->info().stem;
+        for (int w = 1; w <= 8; ++w) {
+            const auto world = p->check_world(w);
+            if (!world)
+                continue;
+            ++rules;
+            EXPECT_NE(world->find(stem), std::string::npos) << *world;
+            EXPECT_TRUE(p->check_config(config(w, 1024, 1024, DType::BF16)).has_value())
+                << stem << " W=" << w;
+        }
+    }
+    // 49 (top-2 over E = W experts) refuses W = 1 and nothing else; W = 2 runs.
+    ASSERT_TRUE(problem("49").check_world(1).has_value());
+    EXPECT_NE(problem("49").check_world(1)->find("top-2 needs at least 2 experts"), std::string::npos);
+    EXPECT_FALSE(problem("49").check_world(2).has_value());
+    EXPECT_FALSE(problem("31").check_world(1).has_value());
+    EXPECT_GE(rules, 1);
+}
+
 TEST(Inputs, ExactModeSeedsDifferPerRankAndTrialAndAreDeterministic) {
     for (const Problem* p : all_problems()) {
         auto c = config(4, 8, 256, DType::BF16, InputMode::Exact);

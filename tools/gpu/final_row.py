@@ -5,7 +5,8 @@ Usage: final_row.py LOG LABEL SECONDS [--flags] [--cause]. The status and messag
 run_finished event ("no run_finished" when pkbw ended before it: its last line is shown instead); --flags
 adds a column before the message counting the run's flags by severity ("info 2, suspect 1"; "-" when
 none); --cause one with the class of a failure as issue 27's table sorts them (from the run's error events'
-kind and phase and its message: pass, mismatch, multicast, reference (PKB's reference failed at this W),
+kind and phase and its message: pass, mismatch, multicast, world (the problem cannot run at this W: refused
+before launch), reference (PKB's reference failed at this W),
 pkbw (an internal or environment error: pkbw's to explain), memory (out of device memory: judge it alone),
 solution (the candidate raised, crashed or hung), or "?")."""
 import json
@@ -21,6 +22,8 @@ def cause(final, errors):
         return "mismatch"
     if message.startswith("refused:") and "multicast" in message:
         return "multicast"
+    if message.startswith("refused:") and "cannot run at W =" in message:
+        return "world"
     if any(phase == "reference" for _, phase in kinds):
         return "reference"
     if "out of memory" in message or any("out of memory" in str(e.get("message", "")) for e in errors):

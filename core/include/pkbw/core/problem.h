@@ -93,6 +93,12 @@ public:
 
     // Why `config` is not a valid configuration for this problem (e.g. W must divide 512), or nullopt.
     virtual std::optional<std::string> check_config(const ProblemConfig& config) const;
+    // Why no shape of this problem runs on `world_size` ranks (49: top-2 over E = W experts needs W >= 2),
+    // or nullopt: a rule of the world size alone, which PKB's reference obeys too, so that a PKB run of
+    // the same problem (its shapes are PKB's, not pkbw's) is refused by it before its ranks start rather
+    // than failing in the solution's code. check_config includes it (the default does; an override of
+    // both calls it: tests/problems hold every problem to this).
+    virtual std::optional<std::string> check_world(int world_size) const;
     virtual std::vector<TensorSpec> input_specs(const ProblemConfig& config, int rank) const = 0;
     virtual std::vector<TensorSpec> output_specs(const ProblemConfig& config, int rank) const = 0;
     // Fills `inputs` (allocated by the caller from input_specs, in that order). Deterministic in
