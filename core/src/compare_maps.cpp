@@ -374,6 +374,76 @@ PooledMap pool_values(const Tensor& tensor, int max_side) {
     return m;
 }
 
+namespace {
+
+// The bands' counters into `a` (and the value maps' masked counts): threads own row bands in order, so
+// the first band with a mismatch holds the first mismatch, and the first band reaching the largest
+// ratio holds the worst.
+void merge_partials(const std::vector<Partial>& partial, ErrorAnalysis& a, PooledMap (&values)[2]) {
+    for (const Partial& p : partial) {
+        a.mismatch_count += p.mismatches;
+        if (a.first_mismatch < 0 && p.first >= 0) {
+            a.first_mismatch = p.first;
+        }
+        if (p.worst >= 0 && (a.worst_mismatch < 0 || p.worst_ratio > a.worst_ratio)) {
+            a.worst_mismatch = p.worst;
+        }
+        a.worst_ratio = std::max(a.worst_ratio, p.worst_ratio);
+        for (int s = 0; s < 2; ++s) {
+            values[s].masked_elements += p.masked[s];
+        }
+        for (int b = 0; b < kHistogramBins; ++b) {
+            for (const auto& h : p.slots) {
+                a.histogram[static_cast<std::size_t>(b)] += h[static_cast<std::size_t>(b)];
+            }
+        }
+        for (const auto& h : p.slots) {
+            a.exact_count += h[kExactSlot];
+            a.nonfinite_mismatches += h[kNonFiniteSlot];
+        }
+    }
+    MaxDiff max_diff;
+    for (const Partial& p : partial) {
+        if (p.max_diff.index >= 0) {
+            max_diff.take(p.max_diff.value, p.max_diff.index);
+        }
+        a.nonfinite_diffs += p.nonfinite_diffs;
+    }
+    a.max_abs_diff = max_diff.value;
+    a.max_diff_index = max_diff.index;
+}
+
+// The maps' last touches once every band is in: masked cells become NaN (no colour scale places them)
+// and both sides' values at each cell's worst element are read, one read per cell.
+void finish_maps(const Tensor& ref, const Tensor& cand, ErrorAnalysis& a) {
+    PooledMap& m = a.ratio;
+    const std::size_t cells = m.values.size();
+    m.masked_elements = a.nonfinite_mismatches;
+    // A masked difference cell (magnitude +inf from reduce_values) is NaN in both difference maps.
+    for (std::size_t k = 0; k < cells; ++k) {
+        if (std::isinf(a.abs_diff.values[k])) {
+            a.abs_diff.values[k] = std::numeric_limits<float>::quiet_NaN();
+            ++a.diff.masked_elements;
+        }
+    }
+    a.abs_diff.masked_elements = a.diff.masked_elements;
+    // Both sides' values at each cell's worst element: one read per cell.
+    a.cell_worst_ref.resize(cells);
+    a.cell_worst_cand.resize(cells);
+    for (std::size_t k = 0; k < cells; ++k) {
+        const std::int64_t i = a.cell_worst[k];
+        a.cell_worst_ref[k] = i >= 0 ? ref.get_f32(i) : std::numeric_limits<float>::quiet_NaN();
+        a.cell_worst_cand[k] = i >= 0 ? cand.get_f32(i) : std::numeric_limits<float>::quiet_NaN();
+    }
+    for (float& v : m.values) {
+        if (std::isinf(v)) {
+            v = std::numeric_limits<float>::quiet_NaN(); // masked: no colour scale places it
+        }
+    }
+}
+
+} // namespace
+
 ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, double rtol, int max_side,
                             PooledMap* ref_values, PooledMap* cand_values) {
     if (ref.numel() != cand.numel()) {
@@ -459,61 +529,8 @@ ErrorAnalysis analyse_error(const Tensor& ref, const Tensor& cand, double atol, 
         }
         partial[static_cast<std::size_t>(thread)] = p;
     });
-    // Threads own row bands in order, so the first band with a mismatch holds the first mismatch,
-    // and the first band reaching the largest ratio holds the worst.
-    for (const Partial& p : partial) {
-        a.mismatch_count += p.mismatches;
-        if (a.first_mismatch < 0 && p.first >= 0) {
-            a.first_mismatch = p.first;
-        }
-        if (p.worst >= 0 && (a.worst_mismatch < 0 || p.worst_ratio > a.worst_ratio)) {
-            a.worst_mismatch = p.worst;
-        }
-        a.worst_ratio = std::max(a.worst_ratio, p.worst_ratio);
-        for (int s = 0; s < 2; ++s) {
-            values[s].masked_elements += p.masked[s];
-        }
-        for (int b = 0; b < kHistogramBins; ++b) {
-            for (const auto& h : p.slots) {
-                a.histogram[static_cast<std::size_t>(b)] += h[static_cast<std::size_t>(b)];
-            }
-        }
-        for (const auto& h : p.slots) {
-            a.exact_count += h[kExactSlot];
-            a.nonfinite_mismatches += h[kNonFiniteSlot];
-        }
-    }
-    MaxDiff max_diff;
-    for (const Partial& p : partial) {
-        if (p.max_diff.index >= 0) {
-            max_diff.take(p.max_diff.value, p.max_diff.index);
-        }
-        a.nonfinite_diffs += p.nonfinite_diffs;
-    }
-    a.max_abs_diff = max_diff.value;
-    a.max_diff_index = max_diff.index;
-    m.masked_elements = a.nonfinite_mismatches;
-    // A masked difference cell (magnitude +inf from reduce_values) is NaN in both difference maps.
-    for (std::size_t k = 0; k < cells; ++k) {
-        if (std::isinf(a.abs_diff.values[k])) {
-            a.abs_diff.values[k] = std::numeric_limits<float>::quiet_NaN();
-            ++a.diff.masked_elements;
-        }
-    }
-    a.abs_diff.masked_elements = a.diff.masked_elements;
-    // Both sides' values at each cell's worst element: one read per cell.
-    a.cell_worst_ref.resize(cells);
-    a.cell_worst_cand.resize(cells);
-    for (std::size_t k = 0; k < cells; ++k) {
-        const std::int64_t i = a.cell_worst[k];
-        a.cell_worst_ref[k] = i >= 0 ? ref.get_f32(i) : std::numeric_limits<float>::quiet_NaN();
-        a.cell_worst_cand[k] = i >= 0 ? cand.get_f32(i) : std::numeric_limits<float>::quiet_NaN();
-    }
-    for (float& v : m.values) {
-        if (std::isinf(v)) {
-            v = std::numeric_limits<float>::quiet_NaN(); // masked: no colour scale places it
-        }
-    }
+    merge_partials(partial, a, values);
+    finish_maps(ref, cand, a);
     if (ref_values) {
         *ref_values = std::move(values[0]);
     }
