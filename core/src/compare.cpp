@@ -347,6 +347,63 @@ TensorComparison comparison_header(const std::string& name, const Tensor& ref, c
     return out;
 }
 
+namespace {
+
+// The first and the worst failing element of a chunk whose ratios (|a - b| over the tolerance) say it
+// has some, and the tie rows they fall in.
+void locate_mismatches(const float* ratio, std::int64_t n, std::int64_t position, TieRowMarks* tie_marks,
+                       float& worst_bad, TensorComparison& out) {
+    for (std::int64_t i = 0; i < n; ++i) {
+        if (ratio[i] > 1.0f) {
+            if (tie_marks) {
+                tie_marks->mismatch_at(position + i);
+            }
+            if (out.first_mismatch < 0) {
+                out.first_mismatch = position + i;
+            }
+            if (ratio[i] > worst_bad || out.worst_mismatch < 0) {
+                worst_bad = ratio[i];
+                out.worst_mismatch = position + i;
+            }
+        }
+    }
+}
+
+// The smallest atol at which every finite element of the chunk passes, folded into `min_atol`.
+void raise_min_atol(const Values& a, const Values& b, std::int64_t n, const detail::Tolerance& tol,
+                    float& min_atol) {
+    for (std::int64_t i = 0; i < n; ++i) {
+        const float va = a[i], vb = b[i];
+        if (!std::isfinite(va) || !std::isfinite(vb)) {
+            continue;
+        }
+        const float d = std::fabs(va - vb), x = tol.rtol * std::fabs(vb);
+        if (min_atol_bound(d - x) >= min_atol) {
+            min_atol = std::max(min_atol, element_min_atol(d, x));
+        }
+    }
+}
+
+// The one-line verdict of a failing comparison (PKB's allclose words, the first failure's index, the
+// non-finite mismatches and the tie report).
+std::string mismatch_message(const TensorComparison& out, const std::string& name,
+                             const CompareOptions& options, const std::vector<std::int64_t>& shape,
+                             std::int64_t bad_nonfinite) {
+    std::string message =
+        name + ": tensors not allclose (atol=" + number(options.atol) + ", rtol=" + number(options.rtol) +
+        "); max_abs_diff=" + number(out.max_abs_error) + " mismatches=" + std::to_string(out.mismatch_count) +
+        "/" + std::to_string(out.numel) + " first at " + shape_to_string(unravel(out.first_mismatch, shape));
+    if (bad_nonfinite > 0) {
+        message += " non-finite mismatches=" + std::to_string(bad_nonfinite);
+    }
+    if (out.ties) {
+        message += "; " + tie_report_text(*out.ties);
+    }
+    return message;
+}
+
+} // namespace
+
 TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const CompareOptions& options,
                                  const std::string& name, const TieRows* ties) {
     if (!ref.defined() || !cand.defined()) {
@@ -427,32 +484,10 @@ TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const Co
         pooler.add(position, ratio.data(), n);
 
         if (c.bad > 0) { // rare: find the first and the worst failing element
-            for (std::int64_t i = 0; i < n; ++i) {
-                if (ratio[i] > 1.0f) {
-                    if (tie_marks) {
-                        tie_marks->mismatch_at(position + i);
-                    }
-                    if (out.first_mismatch < 0) {
-                        out.first_mismatch = position + i;
-                    }
-                    if (ratio[i] > worst_bad || out.worst_mismatch < 0) {
-                        worst_bad = ratio[i];
-                        out.worst_mismatch = position + i;
-                    }
-                }
-            }
+            locate_mismatches(ratio.data(), n, position, tie_marks ? &*tie_marks : nullptr, worst_bad, out);
         }
         if (min_atol_bound(c.max_g) >= min_atol) { // this chunk may raise the minimum passing atol
-            for (std::int64_t i = 0; i < n; ++i) {
-                const float va = a[i], vb = b[i];
-                if (!std::isfinite(va) || !std::isfinite(vb)) {
-                    continue;
-                }
-                const float d = std::fabs(va - vb), x = tol.rtol * std::fabs(vb);
-                if (min_atol_bound(d - x) >= min_atol) {
-                    min_atol = std::max(min_atol, element_min_atol(d, x));
-                }
-            }
+            raise_min_atol(a, b, n, tol, min_atol);
         }
     }
 
@@ -468,17 +503,10 @@ TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const Co
     }
     out.pass = out.mismatch_count == 0;
     if (!out.pass) {
-        out.message = name + ": tensors not allclose (atol=" + number(options.atol) +
-                      ", rtol=" + number(options.rtol) + "); max_abs_diff=" + number(out.max_abs_error) +
-                      " mismatches=" + std::to_string(out.mismatch_count) + "/" + std::to_string(numel) +
-                      " first at " + shape_to_string(unravel(out.first_mismatch, ref.shape()));
-        if (bad_nonfinite > 0) {
-            out.message += " non-finite mismatches=" + std::to_string(bad_nonfinite);
-        }
         if (tie_marks) {
             tie_marks->fill(*out.ties, out.mismatch_count);
-            out.message += "; " + tie_report_text(*out.ties);
         }
+        out.message = mismatch_message(out, name, options, ref.shape(), bad_nonfinite);
     }
     return out;
 }
