@@ -100,6 +100,122 @@ bool safe_relative(const fs::path& name) {
 
 } // namespace
 
+namespace {
+
+// The runs to bundle, each once, in the order given: throws naming a run the store lacks.
+std::vector<std::int64_t> bundle_run_ids(const Store& source, const std::vector<std::int64_t>& run_ids,
+                                         const fs::path& file) {
+    if (run_ids.empty())
+        throw StoreError("bundle " + file.string() + ": no runs given");
+    std::vector<std::int64_t> runs;
+    std::set<std::int64_t> unique;
+    for (auto id : run_ids) {
+        if (!source.get_run(id))
+            throw StoreError("store " + source.path().string() + ": no run " + std::to_string(id));
+        if (unique.insert(id).second)
+            runs.push_back(id);
+    }
+    return runs;
+}
+
+// The rows of the runs in the temporary table bundle_runs, from the attached store `src` into the
+// bundle: every table keyed by run (including those later migrations add), whole rows, and the blobs
+// the copied run_files name.
+void copy_run_rows(Connection& db) {
+    db.exec("INSERT INTO main.runs SELECT * FROM src.runs WHERE id IN (SELECT id FROM bundle_runs)");
+    std::vector<std::string> tables;
+    {
+        auto list = db.prepare("SELECT name FROM src.sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                               "'sqlite_%' AND name NOT IN ('runs', 'blobs')");
+        while (list.step())
+            tables.push_back(list.text(0));
+    }
+    for (const auto& table : tables) {
+        bool keyed = false;
+        auto columns = db.prepare("SELECT name FROM pragma_table_info(?1, 'src')");
+        columns.bind(1, table);
+        while (columns.step())
+            keyed = keyed || columns.text(0) == "run_id";
+        if (keyed)
+            db.exec("INSERT INTO main." + sql_identifier(table) + " SELECT * FROM src." +
+                    sql_identifier(table) + " WHERE run_id IN (SELECT id FROM bundle_runs)");
+    }
+    db.exec("INSERT INTO main.blobs SELECT * FROM src.blobs WHERE sha256 IN (SELECT sha256 FROM "
+            "main.run_files)");
+}
+
+// One artifact's files into the bundle under `name` (a folder's files below it), each counted in
+// `report`; what cannot be read, or is over the blob limit, is named in report.missing instead. False
+// when the artifact's path is gone (its row then keeps the path it had).
+bool bundle_artifact(BundleWriter& writer, std::int64_t id, const ArtifactRow& artifact, const fs::path& name,
+                     BundleReport& report) {
+    std::error_code ec;
+    const fs::path path = artifact.path;
+    std::vector<std::pair<fs::path, fs::path>> files; // (on disk, name in the bundle)
+    if (fs::is_directory(path, ec)) {
+        for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec))
+            if (it->is_regular_file(ec))
+                files.emplace_back(it->path(), name / it->path().lexically_relative(path));
+    } else if (fs::is_regular_file(path, ec)) {
+        files.emplace_back(path, name);
+    } else {
+        report.missing.push_back("run " + std::to_string(id) + ": " + artifact.kind + " " + path.string() +
+                                 " (no such file)");
+        return false;
+    }
+    for (const auto& [on_disk, in_bundle] : files) {
+        const auto size = fs::file_size(on_disk, ec);
+        auto data = !ec && size <= kMaxBlobBytes ? read_file(on_disk) : std::nullopt;
+        if (!data) {
+            report.missing.push_back(
+                "run " + std::to_string(id) + ": " + on_disk.string() +
+                (ec || size <= kMaxBlobBytes ? " (cannot be read)" : " (over 1 GB, not bundled)"));
+            continue;
+        }
+        writer.add(id, file_role::kArtifact, in_bundle.generic_string(), *data, artifact.trial,
+                   artifact.rank);
+        ++report.files;
+        report.file_bytes += data->size();
+    }
+    return true;
+}
+
+// One run's files: its folder becomes runs/run-<id> in the bundle, its artifacts' paths follow (those
+// outside its folder go to files/), and sources an older run did not archive are read from where its
+// paths point now.
+void bundle_run_files(Connection& db, BundleWriter& writer, const Store& source, std::int64_t id,
+                      BundleReport& report) {
+    const RunRecord run = *source.get_run(id);
+    const fs::path bundle_dir = fs::path("runs") / ("run-" + std::to_string(id));
+    auto set_run_dir = db.prepare("UPDATE runs SET run_dir = ?2 WHERE id = ?1");
+    set_run_dir.bind(1, id).bind(2, bundle_dir.generic_string());
+    set_run_dir.run();
+    bool archived_sources = false;
+    for (const auto& f : source.run_files(id))
+        archived_sources = archived_sources || f.role == file_role::kCandidateSource ||
+                           f.role == file_role::kReferenceSource;
+    if (!archived_sources)
+        for (const auto& text : run_sources(source, id))
+            if (text.found)
+                writer.add(id, text.role, text.name, text.text);
+    auto set_path = db.prepare("UPDATE artifacts SET path = ?2 WHERE id = ?1");
+    for (const auto& artifact : source.artifacts(id)) {
+        const fs::path path = artifact.path;
+        const auto inside =
+            path.lexically_normal().lexically_relative(fs::path(run.run_dir).lexically_normal());
+        const bool below = !inside.empty() && *inside.begin() != "..";
+        const fs::path name =
+            below ? bundle_dir / inside
+                  : bundle_dir / "files" / (std::to_string(artifact.id) + "-" + path.filename().string());
+        if (!bundle_artifact(writer, id, artifact, name, report))
+            continue;
+        set_path.bind(1, artifact.id).bind(2, name.generic_string());
+        set_path.run();
+    }
+}
+
+} // namespace
+
 BundleReport export_bundle(const Store& source, const std::vector<std::int64_t>& run_ids,
                            const fs::path& file) {
     std::error_code ec;
@@ -110,16 +226,8 @@ BundleReport export_bundle(const Store& source, const std::vector<std::int64_t>&
                          std::to_string(source.schema_version()) + ", not " +
                          std::to_string(Store::latest_schema_version()) +
                          "; open it read-write once to migrate");
-    if (run_ids.empty())
-        throw StoreError("bundle " + file.string() + ": no runs given");
     BundleReport report;
-    std::set<std::int64_t> unique;
-    for (auto id : run_ids) {
-        if (!source.get_run(id))
-            throw StoreError("store " + source.path().string() + ": no run " + std::to_string(id));
-        if (unique.insert(id).second)
-            report.runs.push_back(id);
-    }
+    report.runs = bundle_run_ids(source, run_ids, file);
     const fs::path partial = file.string() + ".partial";
     fs::remove(partial, ec);
     if (file.has_parent_path())
@@ -146,86 +254,10 @@ BundleReport export_bundle(const Store& source, const std::vector<std::int64_t>&
                 add.run();
             }
         }
-        db.exec("INSERT INTO main.runs SELECT * FROM src.runs WHERE id IN (SELECT id FROM bundle_runs)");
-        // Every table keyed by run (including those later migrations add), whole rows.
-        std::vector<std::string> tables;
-        {
-            auto list =
-                db.prepare("SELECT name FROM src.sqlite_master WHERE type = 'table' AND name NOT LIKE "
-                           "'sqlite_%' AND name NOT IN ('runs', 'blobs')");
-            while (list.step())
-                tables.push_back(list.text(0));
-        }
-        for (const auto& table : tables) {
-            bool keyed = false;
-            auto columns = db.prepare("SELECT name FROM pragma_table_info(?1, 'src')");
-            columns.bind(1, table);
-            while (columns.step())
-                keyed = keyed || columns.text(0) == "run_id";
-            if (keyed)
-                db.exec("INSERT INTO main." + sql_identifier(table) + " SELECT * FROM src." +
-                        sql_identifier(table) + " WHERE run_id IN (SELECT id FROM bundle_runs)");
-        }
-        db.exec("INSERT INTO main.blobs SELECT * FROM src.blobs WHERE sha256 IN (SELECT sha256 FROM "
-                "main.run_files)");
-
+        copy_run_rows(db);
         BundleWriter writer{db};
-        auto set_run_dir = db.prepare("UPDATE runs SET run_dir = ?2 WHERE id = ?1");
-        auto set_path = db.prepare("UPDATE artifacts SET path = ?2 WHERE id = ?1");
-        for (auto id : report.runs) {
-            const RunRecord run = *source.get_run(id);
-            const fs::path bundle_dir = fs::path("runs") / ("run-" + std::to_string(id));
-            set_run_dir.bind(1, id).bind(2, bundle_dir.generic_string());
-            set_run_dir.run();
-            // Sources an older run did not archive, from where its paths point now.
-            bool archived_sources = false;
-            for (const auto& f : source.run_files(id))
-                archived_sources = archived_sources || f.role == file_role::kCandidateSource ||
-                                   f.role == file_role::kReferenceSource;
-            if (!archived_sources)
-                for (const auto& text : run_sources(source, id))
-                    if (text.found)
-                        writer.add(id, text.role, text.name, text.text);
-            for (const auto& artifact : source.artifacts(id)) {
-                const fs::path path = artifact.path;
-                const auto inside =
-                    path.lexically_normal().lexically_relative(fs::path(run.run_dir).lexically_normal());
-                const bool below = !inside.empty() && *inside.begin() != "..";
-                const fs::path name =
-                    below ? bundle_dir / inside
-                          : bundle_dir / "files" /
-                                (std::to_string(artifact.id) + "-" + path.filename().string());
-                std::vector<std::pair<fs::path, fs::path>> files; // (on disk, name in the bundle)
-                if (fs::is_directory(path, ec)) {
-                    for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end;
-                         it.increment(ec))
-                        if (it->is_regular_file(ec))
-                            files.emplace_back(it->path(), name / it->path().lexically_relative(path));
-                } else if (fs::is_regular_file(path, ec)) {
-                    files.emplace_back(path, name);
-                } else {
-                    report.missing.push_back("run " + std::to_string(id) + ": " + artifact.kind + " " +
-                                             path.string() + " (no such file)");
-                    continue;
-                }
-                for (const auto& [on_disk, in_bundle] : files) {
-                    const auto size = fs::file_size(on_disk, ec);
-                    auto data = !ec && size <= kMaxBlobBytes ? read_file(on_disk) : std::nullopt;
-                    if (!data) {
-                        report.missing.push_back("run " + std::to_string(id) + ": " + on_disk.string() +
-                                                 (ec || size <= kMaxBlobBytes ? " (cannot be read)"
-                                                                              : " (over 1 GB, not bundled)"));
-                        continue;
-                    }
-                    writer.add(id, file_role::kArtifact, in_bundle.generic_string(), *data, artifact.trial,
-                               artifact.rank);
-                    ++report.files;
-                    report.file_bytes += data->size();
-                }
-                set_path.bind(1, artifact.id).bind(2, name.generic_string());
-                set_path.run();
-            }
-        }
+        for (auto id : report.runs)
+            bundle_run_files(db, writer, source, id, report);
         db.exec("COMMIT");
         db.exec("DETACH DATABASE src");
         db.exec("PRAGMA application_id = " + std::to_string(kBundleApplicationId));
