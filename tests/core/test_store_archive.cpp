@@ -220,6 +220,35 @@ TEST_F(StoreArchiveTest, BundleOpensWithNoCheckoutPresent) {
     EXPECT_FALSE(fs::exists(folder)); // the temporary folder goes with the object
 }
 
+TEST_F(StoreArchiveTest, BundleNamesAFileThatIsGoneAndKeepsItsPath) {
+    // The rank log was deleted after the run: the bundle still holds the outputs, names the log as
+    // missing, and its artifact row is not pointed into the bundle (there is nothing there to point at).
+    const fs::path machine = dir_ / "gpu_machine";
+    const fs::path bundle = dir_ / "partial.pkbw";
+    std::int64_t id = 0;
+    std::string log_path;
+    {
+        Store store = Store::open(machine / "runs.db");
+        id = record_run(store, machine);
+        log_path = store.artifacts(id).at(1).path;
+        fs::remove(log_path);
+        const BundleReport report = export_bundle(store, {id, id}, bundle);
+        EXPECT_EQ(report.runs, std::vector<std::int64_t>{id}); // each run once
+        EXPECT_EQ(report.files, 1u);
+        ASSERT_EQ(report.missing.size(), 1u);
+        EXPECT_EQ(report.missing[0], "run " + std::to_string(id) + ": log " + log_path + " (no such file)");
+    }
+    OpenedBundle opened = OpenedBundle::open(bundle);
+    Store store = Store::open_read_only(opened.store_path());
+    const auto artifacts = store.artifacts(id);
+    ASSERT_EQ(artifacts.size(), 2u);
+    EXPECT_EQ(read(artifacts[0].path), "tensor bytes");
+    // Not renamed into the bundle's runs/run-<id>/ (where nothing is): the reader finds no file there.
+    EXPECT_EQ(artifacts[1].path.find("run-" + std::to_string(id)), std::string::npos) << artifacts[1].path;
+    EXPECT_EQ(fs::path(artifacts[1].path).filename(), "rank_1.log");
+    EXPECT_FALSE(fs::exists(artifacts[1].path));
+}
+
 TEST_F(StoreArchiveTest, BundleRefusesNamesThatLeaveItsFolder) {
     const fs::path bundle = dir_ / "evil.pkbw";
     {
