@@ -190,143 +190,138 @@ std::set<std::int64_t> nccl_issued_calls(const RankTrace& trace) {
     return issued;
 }
 
-TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
-                             std::optional<std::pair<std::int64_t, std::int64_t>> window_ns,
-                             const std::set<std::string>& communication_marks) {
-    struct Acc {
-        std::int64_t count = 0, total_ns = 0;
-        std::string communication;
-    };
-    std::map<std::tuple<std::string, int, std::string, std::string>, Acc> acc;
-    std::map<std::pair<std::string, int>, SideOverlap> overlaps;
-    // (side, iteration name) -> rank -> when the rank ended it: the waiting for peers.
-    std::map<std::pair<std::string, std::string>, std::map<int, std::int64_t>> iteration_ends;
-    for (const RankTrace& trace : traces) {
-        const std::set<std::int64_t> issued = nccl_issued_calls(trace);
-        // `w`: the iteration clipped to the selection (its time, and the overlap's); `starts`: the
-        // whole iteration, since its events are those that start in it.
-        struct Window {
-            std::string side;
-            TimeWindow w, starts;
-            std::string iteration; // the iteration range's name ("" for phases and spans)
-        };
-        std::vector<Window> windows;
-        for (const TraceEvent& e : trace.events) {
-            if (e.kind != TraceEventKind::EngineRange || e.category != "iteration") {
-                continue;
-            }
-            TimeWindow w{e.start_ns, e.end_ns};
-            if (window_ns) {
-                w.start_ns = std::max(w.start_ns, window_ns->first);
-                w.end_ns = std::min(w.end_ns, window_ns->second);
-                if (w.end_ns <= w.start_ns) {
-                    continue;
-                }
-            }
+namespace {
+
+// One event total of the summary's rows, keyed by (side, rank, kind, name).
+struct EventTotal {
+    std::int64_t count = 0, total_ns = 0;
+    std::string communication;
+};
+using EventTotals = std::map<std::tuple<std::string, int, std::string, std::string>, EventTotal>;
+
+// A span of one rank's trace that the summary reads as one iteration of a side. `w`: the iteration
+// clipped to the selection (its time, and the overlap's); `starts`: the whole iteration, since its
+// events are those that start in it.
+struct SideWindow {
+    std::string side;
+    TimeWindow w, starts;
+    std::string iteration; // the iteration range's name ("" for phases and spans)
+};
+
+TimeWindow clipped(TimeWindow w, std::optional<std::pair<std::int64_t, std::int64_t>> window_ns) {
+    if (window_ns) {
+        w.start_ns = std::max(w.start_ns, window_ns->first);
+        w.end_ns = std::min(w.end_ns, window_ns->second);
+    }
+    return w;
+}
+
+bool is_iteration(const TraceEvent& e) {
+    return e.kind == TraceEventKind::EngineRange && e.category == "iteration";
+}
+
+// Where a trace has no iterations: each side's whole phase where the phase names its side, else the
+// whole trace (none where sided phases exist but none is in the selection).
+void add_phase_or_span_windows(const RankTrace& trace,
+                               std::optional<std::pair<std::int64_t, std::int64_t>> window_ns,
+                               std::vector<SideWindow>& windows) {
+    bool sided_phase = false;
+    for (const TraceEvent& e : trace.events) {
+        if (e.kind != TraceEventKind::EngineRange || e.category != "phase" || !e.payload.is_object() ||
+            !e.payload.contains("side") || !e.payload["side"].is_string()) {
+            continue;
+        }
+        sided_phase = true;
+        const TimeWindow w = clipped({e.start_ns, e.end_ns}, window_ns);
+        if (w.end_ns > w.start_ns) {
+            windows.push_back({e.payload["side"].get<std::string>(), w, {e.start_ns, e.end_ns}});
+        }
+    }
+    if (windows.empty() && !sided_phase) {
+        const TimeWindow w = clipped(trace_span(trace), window_ns);
+        if (w.end_ns > w.start_ns) {
+            windows.push_back({"trace", w, trace_span(trace)});
+        }
+    }
+}
+
+// The windows of a rank's trace, in time order: its iterations in the selection; without iterations,
+// each side's whole phase where the phase names its side (import-pkb's torch-profiler profiles, which
+// PKB's worker records without ProfilerStep#N steps); without either, the whole trace. None where
+// iterations (or sided phases) exist but none is in the selection.
+std::vector<SideWindow> side_windows(const RankTrace& trace,
+                                     std::optional<std::pair<std::int64_t, std::int64_t>> window_ns) {
+    std::vector<SideWindow> windows;
+    for (const TraceEvent& e : trace.events) {
+        const TimeWindow w = clipped({e.start_ns, e.end_ns}, window_ns);
+        if (is_iteration(e) && (!window_ns || w.end_ns > w.start_ns)) {
             windows.push_back({iteration_side(e), w, {e.start_ns, e.end_ns}, e.name});
         }
-        if (windows.empty()) {
-            bool any_iteration =
-                std::any_of(trace.events.begin(), trace.events.end(), [](const TraceEvent& e) {
-                    return e.kind == TraceEventKind::EngineRange && e.category == "iteration";
-                });
-            if (any_iteration) {
-                continue; // iterations exist, none in the window
-            }
-            // No iterations: a side's whole phase, when it names its side (import-pkb's
-            // torch-profiler profiles, which PKB's worker records without ProfilerStep#N steps).
-            bool sided_phase = false;
-            for (const TraceEvent& e : trace.events) {
-                if (e.kind != TraceEventKind::EngineRange || e.category != "phase" ||
-                    !e.payload.is_object() || !e.payload.contains("side") || !e.payload["side"].is_string()) {
-                    continue;
-                }
-                sided_phase = true;
-                TimeWindow w{e.start_ns, e.end_ns};
-                if (window_ns) {
-                    w.start_ns = std::max(w.start_ns, window_ns->first);
-                    w.end_ns = std::min(w.end_ns, window_ns->second);
-                }
-                if (w.end_ns > w.start_ns) {
-                    windows.push_back({e.payload["side"].get<std::string>(), w, {e.start_ns, e.end_ns}});
-                }
-            }
-            if (sided_phase && windows.empty()) {
-                continue; // sided phases exist, none in the window
-            }
+    }
+    if (windows.empty() && std::none_of(trace.events.begin(), trace.events.end(), is_iteration)) {
+        add_phase_or_span_windows(trace, window_ns, windows);
+    }
+    std::sort(windows.begin(), windows.end(),
+              [](const SideWindow& a, const SideWindow& b) { return a.w.start_ns < b.w.start_ns; });
+    return windows;
+}
+
+// The events of one window into the totals. Events are sorted by start: the first one at or after the
+// iteration's start. Without a selection an event counts at its full length (a kernel may outlast its
+// host-side step); within a selection only its part inside the selection counts, whether it began
+// before the selection or ends after it.
+void count_events(const RankTrace& trace, const SideWindow& win,
+                  std::optional<std::pair<std::int64_t, std::int64_t>> window_ns,
+                  const std::set<std::string>& communication_marks, const std::set<std::int64_t>& issued,
+                  EventTotals& totals) {
+    auto first = std::lower_bound(trace.events.begin(), trace.events.end(), win.starts.start_ns,
+                                  [](const TraceEvent& e, std::int64_t t) { return e.start_ns < t; });
+    for (auto it = first; it != trace.events.end() && it->start_ns < win.w.end_ns; ++it) {
+        if (!summarised(*it)) {
+            continue;
         }
-        if (windows.empty()) {
-            TimeWindow w = trace_span(trace);
-            if (window_ns) {
-                w.start_ns = std::max(w.start_ns, window_ns->first);
-                w.end_ns = std::min(w.end_ns, window_ns->second);
+        std::int64_t counted = it->duration_ns();
+        if (window_ns) {
+            const std::int64_t from = std::max(it->start_ns, window_ns->first);
+            const std::int64_t to = std::min(it->end_ns, window_ns->second);
+            if (it->start_ns < window_ns->first && to <= from) {
+                continue; // ended before the selection
             }
-            if (w.end_ns > w.start_ns) {
-                windows.push_back({"trace", w, trace_span(trace)});
-            }
+            counted = std::max<std::int64_t>(0, to - from);
         }
-        std::sort(windows.begin(), windows.end(),
-                  [](const Window& a, const Window& b) { return a.w.start_ns < b.w.start_ns; });
-        for (const Window& win : windows) {
-            SideOverlap& o = overlaps[{win.side, trace.rank}];
-            o.side = win.side;
-            o.rank = trace.rank;
-            o.iterations += 1;
-            o.iteration_us += static_cast<double>(win.w.length()) / 1e3;
-            const Breakdown b = breakdown(trace, win.w, communication_marks, issued);
-            o.compute_us += static_cast<double>(b.compute) / 1e3;
-            o.communication_us += static_cast<double>(b.communication) / 1e3;
-            o.overlap_us += static_cast<double>(b.overlap) / 1e3;
-            o.idle_us += static_cast<double>(b.idle) / 1e3;
-            o.busy_percent_by_iteration.push_back(100.0 * static_cast<double>(win.w.length() - b.idle) /
-                                                  static_cast<double>(win.w.length()));
-            if (!win.iteration.empty()) {
-                iteration_ends[{win.side, win.iteration}][trace.rank] = win.starts.end_ns;
-            }
-            // Events are sorted by start: the first one at or after the iteration's start. Without a
-            // selection an event counts at its full length (a kernel may outlast its host-side
-            // step); within a selection only its part inside the selection counts, whether it began
-            // before the selection or ends after it.
-            auto first = std::lower_bound(trace.events.begin(), trace.events.end(), win.starts.start_ns,
-                                          [](const TraceEvent& e, std::int64_t t) { return e.start_ns < t; });
-            for (auto it = first; it != trace.events.end() && it->start_ns < win.w.end_ns; ++it) {
-                if (!summarised(*it)) {
-                    continue;
-                }
-                std::int64_t counted = it->duration_ns();
-                if (window_ns) {
-                    const std::int64_t from = std::max(it->start_ns, window_ns->first);
-                    const std::int64_t to = std::min(it->end_ns, window_ns->second);
-                    if (it->start_ns < window_ns->first && to <= from) {
-                        continue; // ended before the selection
-                    }
-                    counted = std::max<std::int64_t>(0, to - from);
-                }
-                Acc& a = acc[{win.side, trace.rank, kind_name(*it), it->display_name()}];
-                a.count += 1;
-                a.total_ns += counted;
-                if (a.communication.empty()) {
-                    a.communication = communication_reason(*it, communication_marks, issued);
-                }
-            }
+        EventTotal& a = totals[{win.side, trace.rank, kind_name(*it), it->display_name()}];
+        a.count += 1;
+        a.total_ns += counted;
+        if (a.communication.empty()) {
+            a.communication = communication_reason(*it, communication_marks, issued);
         }
     }
-    for (const auto& [key, ends] : iteration_ends) {
-        std::int64_t last = 0;
-        for (const auto& [rank, end] : ends) {
-            last = std::max(last, end);
-        }
-        for (const auto& [rank, end] : ends) {
-            overlaps[{key.first, rank}].waiting_for_peers_us += static_cast<double>(last - end) / 1e3;
-        }
-    }
+}
+
+// One window's time into its side's and rank's overlap figures.
+void add_window(SideOverlap& o, const SideWindow& win, const Breakdown& b) {
+    o.iterations += 1;
+    o.iteration_us += static_cast<double>(win.w.length()) / 1e3;
+    o.compute_us += static_cast<double>(b.compute) / 1e3;
+    o.communication_us += static_cast<double>(b.communication) / 1e3;
+    o.overlap_us += static_cast<double>(b.overlap) / 1e3;
+    o.idle_us += static_cast<double>(b.idle) / 1e3;
+    o.busy_percent_by_iteration.push_back(100.0 * static_cast<double>(win.w.length() - b.idle) /
+                                          static_cast<double>(win.w.length()));
+}
+
+// The summary from the totals: percentages, rows' means and shares of their iterations, and the order
+// a reader expects: reference before candidate (as the trace runs them), then by rank, then the
+// heaviest first.
+TraceSummary summary_of(const EventTotals& totals,
+                        std::map<std::pair<std::string, int>, SideOverlap>& overlaps) {
     TraceSummary s;
     for (auto& [key, o] : overlaps) {
         o.overlap_percent = o.communication_us > 0 ? 100.0 * o.overlap_us / o.communication_us : 0.0;
         o.busy_percent = o.iteration_us > 0 ? 100.0 * (o.iteration_us - o.idle_us) / o.iteration_us : 0.0;
         s.overlaps.push_back(o);
     }
-    for (const auto& [key, a] : acc) {
+    for (const auto& [key, a] : totals) {
         TraceSummaryRow row;
         std::tie(row.side, row.rank, row.kind, row.name) = key;
         row.count = a.count;
@@ -337,7 +332,6 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
         row.percent_of_iteration = it_us > 0 ? 100.0 * row.total_us / it_us : 0.0;
         s.rows.push_back(std::move(row));
     }
-    // Reference before candidate (as the trace runs them), then by rank, then the heaviest first.
     auto side_order = [](const std::string& side) {
         return side == "reference" ? 0 : side == "candidate" ? 1 : 2;
     };
@@ -351,6 +345,40 @@ TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
                std::make_tuple(side_order(b.side), b.side, b.rank);
     });
     return s;
+}
+
+} // namespace
+
+TraceSummary summarize_trace(const std::vector<RankTrace>& traces,
+                             std::optional<std::pair<std::int64_t, std::int64_t>> window_ns,
+                             const std::set<std::string>& communication_marks) {
+    EventTotals totals;
+    std::map<std::pair<std::string, int>, SideOverlap> overlaps;
+    // (side, iteration name) -> rank -> when the rank ended it: the waiting for peers.
+    std::map<std::pair<std::string, std::string>, std::map<int, std::int64_t>> iteration_ends;
+    for (const RankTrace& trace : traces) {
+        const std::set<std::int64_t> issued = nccl_issued_calls(trace);
+        for (const SideWindow& win : side_windows(trace, window_ns)) {
+            SideOverlap& o = overlaps[{win.side, trace.rank}];
+            o.side = win.side;
+            o.rank = trace.rank;
+            add_window(o, win, breakdown(trace, win.w, communication_marks, issued));
+            if (!win.iteration.empty()) {
+                iteration_ends[{win.side, win.iteration}][trace.rank] = win.starts.end_ns;
+            }
+            count_events(trace, win, window_ns, communication_marks, issued, totals);
+        }
+    }
+    for (const auto& [key, ends] : iteration_ends) {
+        std::int64_t last = 0;
+        for (const auto& [rank, end] : ends) {
+            last = std::max(last, end);
+        }
+        for (const auto& [rank, end] : ends) {
+            overlaps[{key.first, rank}].waiting_for_peers_us += static_cast<double>(last - end) / 1e3;
+        }
+    }
+    return summary_of(totals, overlaps);
 }
 
 } // namespace pkbw::app
