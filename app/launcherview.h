@@ -96,6 +96,12 @@ signals:
 
 private:
     void handle_message(const std::string& event, const nlohmann::json& body);
+    // The events that change a rank's bar or the run's status line (handle_message's larger cases).
+    QProgressBar* bar_for_event(int rank); // created as needed; nullptr for an event without a rank
+    void show_phase(int rank, const nlohmann::json& body);
+    void show_rank_result(int rank, const nlohmann::json& body, const QString& text);
+    void show_run_finished(const nlohmann::json& body, const QString& text);
+    void show_perf_progress(int rank, const nlohmann::json& body);
     void ensure_ranks(int count);
     void append_log(const QString& text, const QColor& color = {});
     void read_stdout();

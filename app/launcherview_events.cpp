@@ -166,15 +166,125 @@ void LauncherView::handle_line(const QByteArray& line) {
     }
 }
 
+QProgressBar* LauncherView::bar_for_event(int rank) {
+    if (rank < 0) {
+        return nullptr;
+    }
+    ensure_ranks(std::max(rank + 1, static_cast<int>(bars_.size())));
+    return bars_[static_cast<std::size_t>(rank)];
+}
+
+void LauncherView::show_phase(int rank, const nlohmann::json& body) {
+    if (QProgressBar* b = bar_for_event(rank)) {
+        const std::string phase_name = body["phase"].get<std::string>();
+        const QString phase = to_qstring(phase_name);
+        const QString& verdict = verdicts_[static_cast<std::size_t>(rank)];
+        const QString suffix = verdict.isEmpty() ? QString() : QStringLiteral(" · ") + verdict;
+        const QColor color = verdict.isEmpty() ? QColor() : QColor(0xc0, 0x30, 0x30);
+        if (phase_name == status::kPhasePerf) {
+            // Busy until the first perf_progress (PKB's Python ranks send none): never a stuck 100%.
+            b->setRange(0, 0);
+            set_bar(rank, tr("perf · timing…") + suffix, color);
+        } else {
+            b->setRange(0, 100);
+            const bool per_trial =
+                phase_name == status::kPhaseInputs || phase_name == status::kPhaseReference ||
+                phase_name == status::kPhaseCandidate || phase_name == status::kPhaseCompare;
+            set_bar(rank,
+                    (per_trial ? tr("trial %1/%2 · %3")
+                                     .arg(body["trial"].get<int>() + 1)
+                                     .arg(trials_expected_)
+                                     .arg(phase)
+                               : phase) +
+                        suffix + QStringLiteral(" · %p%"),
+                    color);
+        }
+    }
+}
+
+void LauncherView::show_rank_result(int rank, const nlohmann::json& body, const QString& text) {
+    QProgressBar* b = bar_for_event(rank);
+    if (b == nullptr) {
+        return; // a result without a rank: nothing to show it on
+    }
+    const std::string status = body["status"].get<std::string>();
+    int& done = trials_done_[static_cast<std::size_t>(rank)];
+    done = std::max(done, body["trial"].get<int>() + 1);
+    b->setRange(0, 100);
+    b->setValue(std::min(100, 100 * done / std::max(1, trials_expected_)));
+    if (status != status::kPass && verdicts_[static_cast<std::size_t>(rank)].isEmpty()) {
+        // The trial as the grid and pkbw's messages number it (from 0); the progress "trial k/N"
+        // counts trials done.
+        verdicts_[static_cast<std::size_t>(rank)] =
+            tr("%1 in trial %2").arg(to_qstring(status)).arg(body["trial"].get<int>());
+    }
+    set_bar(rank,
+            verdicts_[static_cast<std::size_t>(rank)].isEmpty()
+                ? tr("trial %1/%2 · pass · %p%").arg(done).arg(trials_expected_)
+                : verdicts_[static_cast<std::size_t>(rank)] + QStringLiteral(" · %p%"),
+            verdicts_[static_cast<std::size_t>(rank)].isEmpty() ? QColor(0x2e, 0x8b, 0x57)
+                                                                : QColor(0xc0, 0x30, 0x30));
+    if (status != status::kPass) {
+        append_log(tr("rank %1 trial %2: %3 %4")
+                       .arg(rank)
+                       .arg(body["trial"].get<int>())
+                       .arg(to_qstring(status), text),
+                   QColor(0xdc, 0x4a, 0x38));
+    }
+}
+
+void LauncherView::show_run_finished(const nlohmann::json& body, const QString& text) {
+    run_id_ = body["run_id"].get<qint64>();
+    final_status_ = to_qstring(body["status"].get<std::string>());
+    const QString queued = queue_.isEmpty() ? QString() : tr(" (%1 more queued)").arg(queue_.size());
+    status_->setText(run_id_ > 0 ? tr("Run %1 finished: %2 (exit %3) %4%5")
+                                       .arg(run_id_)
+                                       .arg(final_status_)
+                                       .arg(body["exit_code"].get<int>())
+                                       .arg(text, queued)
+                                 : tr("pkbw refused the run: %1 (exit %2) %3%4")
+                                       .arg(final_status_)
+                                       .arg(body["exit_code"].get<int>())
+                                       .arg(text, queued));
+    for (int r = 0; r < static_cast<int>(bars_.size()); ++r) {
+        QProgressBar* b = bars_[static_cast<std::size_t>(r)];
+        if (final_status_ == to_qstring(to_string(RunStatus::Interrupted))) {
+            set_bar(r, interrupted_text(r), QColor(0x90, 0x90, 0x90));
+        } else if (b->maximum() == 0 || b->format() == tr("waiting")) {
+            b->setRange(0, 100);
+            set_bar(r, run_id_ > 0 ? final_status_ : tr("not started"),
+                    final_status_ == to_qstring(status::kPass) ? QColor(0x2e, 0x8b, 0x57)
+                                                               : QColor(0x90, 0x90, 0x90));
+        }
+    }
+    if (run_id_ > 0) {
+        open_run_id_ = run_id_;
+        open_run_->setText(tr("Open run %1").arg(run_id_));
+        open_run_->setVisible(true);
+    }
+    emit run_finished(run_id_);
+}
+
+// The perf phase's own progress (native ranks): block k of N timed on this rank.
+void LauncherView::show_perf_progress(int rank, const nlohmann::json& body) {
+    if (QProgressBar* b = bar_for_event(rank)) {
+        const int blocks = std::max(body["blocks"].get<int>(), 1);
+        const int block = std::clamp(body["block"].get<int>(), 0, blocks);
+        b->setRange(0, blocks);
+        b->setValue(block);
+        set_bar(rank,
+                tr("perf · block %1/%2 (%3 %4)")
+                    .arg(block)
+                    .arg(blocks)
+                    .arg(to_qstring(body.value("side", std::string())),
+                         to_qstring(body.value("protocol", std::string()))),
+                block == blocks ? QColor(0x2e, 0x8b, 0x57) : QColor());
+    }
+}
+
 void LauncherView::handle_message(const std::string& event, const nlohmann::json& body) {
     const int rank = body.contains("rank") && body["rank"].is_number_integer() ? body["rank"].get<int>() : -1;
-    auto bar = [&]() -> QProgressBar* {
-        if (rank < 0) {
-            return nullptr;
-        }
-        ensure_ranks(std::max(rank + 1, static_cast<int>(bars_.size())));
-        return bars_[static_cast<std::size_t>(rank)];
-    };
+    auto bar = [&] { return bar_for_event(rank); };
     const QString text = to_qstring(body.value("message", std::string()));
     if (event == protocol::kRunStarted) {
         run_id_ = body["run_id"].get<qint64>();
@@ -191,57 +301,9 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
             append_log(text, QColor(0xc0, 0x7a, 0x10));
         }
     } else if (event == protocol::kPhase) {
-        if (QProgressBar* b = bar()) {
-            const std::string phase_name = body["phase"].get<std::string>();
-            const QString phase = to_qstring(phase_name);
-            const QString& verdict = verdicts_[static_cast<std::size_t>(rank)];
-            const QString suffix = verdict.isEmpty() ? QString() : QStringLiteral(" · ") + verdict;
-            const QColor color = verdict.isEmpty() ? QColor() : QColor(0xc0, 0x30, 0x30);
-            if (phase_name == status::kPhasePerf) {
-                // Busy until the first perf_progress (PKB's Python ranks send none): never a stuck 100%.
-                b->setRange(0, 0);
-                set_bar(rank, tr("perf · timing…") + suffix, color);
-            } else {
-                b->setRange(0, 100);
-                const bool per_trial =
-                    phase_name == status::kPhaseInputs || phase_name == status::kPhaseReference ||
-                    phase_name == status::kPhaseCandidate || phase_name == status::kPhaseCompare;
-                set_bar(rank,
-                        (per_trial ? tr("trial %1/%2 · %3")
-                                         .arg(body["trial"].get<int>() + 1)
-                                         .arg(trials_expected_)
-                                         .arg(phase)
-                                   : phase) +
-                            suffix + QStringLiteral(" · %p%"),
-                        color);
-            }
-        }
+        show_phase(rank, body);
     } else if (event == protocol::kRankResult) {
-        QProgressBar* b = bar();
-        const std::string status = body["status"].get<std::string>();
-        int& done = trials_done_[static_cast<std::size_t>(rank)];
-        done = std::max(done, body["trial"].get<int>() + 1);
-        b->setRange(0, 100);
-        b->setValue(std::min(100, 100 * done / std::max(1, trials_expected_)));
-        if (status != status::kPass && verdicts_[static_cast<std::size_t>(rank)].isEmpty()) {
-            // The trial as the grid and pkbw's messages number it (from 0); the progress "trial k/N"
-            // counts trials done.
-            verdicts_[static_cast<std::size_t>(rank)] =
-                tr("%1 in trial %2").arg(to_qstring(status)).arg(body["trial"].get<int>());
-        }
-        set_bar(rank,
-                verdicts_[static_cast<std::size_t>(rank)].isEmpty()
-                    ? tr("trial %1/%2 · pass · %p%").arg(done).arg(trials_expected_)
-                    : verdicts_[static_cast<std::size_t>(rank)] + QStringLiteral(" · %p%"),
-                verdicts_[static_cast<std::size_t>(rank)].isEmpty() ? QColor(0x2e, 0x8b, 0x57)
-                                                                    : QColor(0xc0, 0x30, 0x30));
-        if (status != status::kPass) {
-            append_log(tr("rank %1 trial %2: %3 %4")
-                           .arg(rank)
-                           .arg(body["trial"].get<int>())
-                           .arg(to_qstring(status), text),
-                       QColor(0xdc, 0x4a, 0x38));
-        }
+        show_rank_result(rank, body, text);
     } else if (event == protocol::kRankDone) {
         if (QProgressBar* b = bar()) {
             b->setRange(0, 100);
@@ -264,50 +326,9 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
                        .arg(text),
                    QColor(0xdc, 0x4a, 0x38));
     } else if (event == protocol::kRunFinished) {
-        run_id_ = body["run_id"].get<qint64>();
-        final_status_ = to_qstring(body["status"].get<std::string>());
-        const QString queued = queue_.isEmpty() ? QString() : tr(" (%1 more queued)").arg(queue_.size());
-        status_->setText(run_id_ > 0 ? tr("Run %1 finished: %2 (exit %3) %4%5")
-                                           .arg(run_id_)
-                                           .arg(final_status_)
-                                           .arg(body["exit_code"].get<int>())
-                                           .arg(text, queued)
-                                     : tr("pkbw refused the run: %1 (exit %2) %3%4")
-                                           .arg(final_status_)
-                                           .arg(body["exit_code"].get<int>())
-                                           .arg(text, queued));
-        for (int r = 0; r < static_cast<int>(bars_.size()); ++r) {
-            QProgressBar* b = bars_[static_cast<std::size_t>(r)];
-            if (final_status_ == to_qstring(to_string(RunStatus::Interrupted))) {
-                set_bar(r, interrupted_text(r), QColor(0x90, 0x90, 0x90));
-            } else if (b->maximum() == 0 || b->format() == tr("waiting")) {
-                b->setRange(0, 100);
-                set_bar(r, run_id_ > 0 ? final_status_ : tr("not started"),
-                        final_status_ == to_qstring(status::kPass) ? QColor(0x2e, 0x8b, 0x57)
-                                                                   : QColor(0x90, 0x90, 0x90));
-            }
-        }
-        if (run_id_ > 0) {
-            open_run_id_ = run_id_;
-            open_run_->setText(tr("Open run %1").arg(run_id_));
-            open_run_->setVisible(true);
-        }
-        emit run_finished(run_id_);
+        show_run_finished(body, text);
     } else if (event == protocol::kPerfProgress) {
-        // The perf phase's own progress (native ranks): block k of N timed on this rank.
-        if (QProgressBar* b = bar()) {
-            const int blocks = std::max(body["blocks"].get<int>(), 1);
-            const int block = std::clamp(body["block"].get<int>(), 0, blocks);
-            b->setRange(0, blocks);
-            b->setValue(block);
-            set_bar(rank,
-                    tr("perf · block %1/%2 (%3 %4)")
-                        .arg(block)
-                        .arg(blocks)
-                        .arg(to_qstring(body.value("side", std::string())),
-                             to_qstring(body.value("protocol", std::string()))),
-                    block == blocks ? QColor(0x2e, 0x8b, 0x57) : QColor());
-        }
+        show_perf_progress(rank, body);
     } else if (event == protocol::kPerfResult) {
         append_log(tr("rank %1: timing samples received").arg(rank));
         // Ranks that report no progress inside perf (PKB's Python ranks): the first samples end
