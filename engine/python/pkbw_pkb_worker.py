@@ -20,8 +20,11 @@ import traceback
 import pkbw_containment as containment
 import pkbw_input_parking as parking
 import pkbw_sandbox
-import pkbw_pkb_candidate as channel
-from pkbw_pkb_candidate import ChannelClosed, ProtocolError
+from pkbw_channel import PR_SET_PDEATHSIG, Channel, ChannelClosed, ProtocolError, close_fds
+from pkbw_pkb_timed_loops import TRACE_LIMIT_BYTES
+from pkbw_tensor_layout import dense_layout, span_elements
+from pkbw_tensor_transport import OpenedCuda, host_tensor, map_host, pack_host
+from pkbw_value_encoding import InputEncoder, decode_value, encode_value
 
 
 CANDIDATE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pkbw_pkb_candidate.py")
@@ -89,7 +92,7 @@ def _start_in(container):
     torch or starts a process group, so no other thread exists to hold a lock the child would need."""
 
     def start():
-        _libc.prctl(channel.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         # Into the candidate's container before anything of it runs, so that all it starts is inside.
         container.join_in_child()
 
@@ -186,7 +189,7 @@ class Candidate:
         finally:
             child.close()
         self.container.set_root(self.process.pid)
-        self.channel = channel.Channel(parent)
+        self.channel = Channel(parent)
         self.pid = self.process.pid
         try:
             self.pidfd = os.pidfd_open(self.pid)
@@ -255,10 +258,10 @@ class Candidate:
         except (ChannelClosed, ConnectionError):
             raise CandidateGone(self.ended()) from None
         if message.get("seq") != self.sequence:
-            channel.close_fds(fds)
+            close_fds(fds)
             raise ProtocolError(f"a reply numbered {str(message.get('seq'))[:20]} to request {self.sequence}")
         if message.get("ok") is not True:
-            channel.close_fds(fds)
+            close_fds(fds)
             if message.get("kind") == "input_error":
                 who = "the candidate's process" if self.untrusted else "the reference's timing worker"
                 raise InputsCannotCross(f"{who} could not rebuild them: {str(message.get('message'))[:2000]}")
@@ -268,11 +271,11 @@ class Candidate:
     def request(self, message, fds=()):
         self.send(message, fds)
         reply, reply_fds = self.reply()
-        channel.close_fds(reply_fds)
+        close_fds(reply_fds)
         return reply
 
     # Values both ways: host tensors in one memfd, CUDA tensors copied by the judge into buffers the
-    # candidate's process allocated (see pkbw_pkb_candidate.py for why the judge exports nothing).
+    # candidate's process allocated (see pkbw_tensor_transport.py for why the judge exports nothing).
 
     def send_inputs(self, op, args, fields, park=None):
         """Stages `args` in the worker's memory and sends the request. park, None or (before, after): where
@@ -289,20 +292,19 @@ class Candidate:
             return len(leaves) - 1
 
         try:
-            tree = channel.encode_value(list(args), torch, tensor, "input",
-                                        inputs=channel.InputEncoder(torch, tensor))
+            tree = encode_value(list(args), torch, tensor, "input", inputs=InputEncoder(torch, tensor))
         except TypeError as error:
             raise InputsCannotCross(str(error)) from None
         if device:
             wanted = [{"dtype": str(t.dtype).split(".")[-1], "shape": list(t.shape),
-                       "stride": channel.dense_layout(t)} for t in device]
+                       "stride": dense_layout(t)} for t in device]
             given = self.request({"op": "alloc", "tensors": wanted}).get("tensors")
             if not isinstance(given, list) or len(given) != len(device):
                 raise ProtocolError("an alloc reply without one description per input")
-            opened = channel.OpenedCuda(self.ipc, torch, self.device)
+            opened = OpenedCuda(self.ipc, torch, self.device)
             try:
                 for t, want, got in zip(device, wanted, given):
-                    nbytes = channel.span_elements(want["shape"], want["stride"]) * t.element_size()
+                    nbytes = span_elements(want["shape"], want["stride"]) * t.element_size()
                     if nbytes == 0:
                         continue
                     if not isinstance(got, dict):
@@ -313,7 +315,7 @@ class Candidate:
                 opened.close()
             if park is not None:
                 self.park_inputs(device, *park)
-        fd, host_specs = channel.pack_host(host, torch, seal=False, keep_layout=True)
+        fd, host_specs = pack_host(host, torch, seal=False, keep_layout=True)
         specs = [host_specs[i] if where == "host" else {"transport": "staged", "index": i} for where, i in leaves]
         message = dict(fields, op=op, args=tree, tensors=specs)
         if self.parked is not None:
@@ -365,26 +367,26 @@ class Candidate:
             if len(fds) > 1:
                 raise ProtocolError(f"{len(fds)} file descriptors on one reply (one memfd at most)")
             if fds:
-                mapping, size = channel.map_host(fds[0], writable=False, require_sealed=True)
+                mapping, size = map_host(fds[0], writable=False, require_sealed=True)
         finally:
-            channel.close_fds(fds)
+            close_fds(fds)
         specs = reply.get("tensors")
         if not isinstance(specs, list):
             raise ProtocolError("a call reply without a tensor list")
-        opened = channel.OpenedCuda(self.ipc, torch, self.device) if self.ipc is not None else None
+        opened = OpenedCuda(self.ipc, torch, self.device) if self.ipc is not None else None
 
         def tensor(index):
             if type(index) is not int or not 0 <= index < len(specs) or not isinstance(specs[index], dict):
                 raise ProtocolError(f"a tensor reference {str(index)[:20]} outside the reply's tensor list")
             spec = specs[index]
             if spec.get("transport") == "memfd":
-                return channel.host_tensor(mapping, size, spec, torch, contiguous_only=True)
+                return host_tensor(mapping, size, spec, torch, contiguous_only=True)
             if spec.get("transport") == "cuda" and opened is not None:
                 return opened.output(spec).clone()
             raise ProtocolError(f"a tensor transport {str(spec.get('transport'))[:20]!r}")
 
         try:
-            return channel.decode_value(reply.get("result"), torch, tensor)
+            return decode_value(reply.get("result"), torch, tensor)
         finally:
             if opened is not None:
                 opened.close()
@@ -423,17 +425,17 @@ def read_candidate_trace(fd):
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         return None, "its descriptor is not a memfd"
-    if info.st_size > channel.TRACE_LIMIT_BYTES:
-        return None, f"{info.st_size} bytes, over {channel.TRACE_LIMIT_BYTES}"
+    if info.st_size > TRACE_LIMIT_BYTES:
+        return None, f"{info.st_size} bytes, over {TRACE_LIMIT_BYTES}"
     os.lseek(fd, 0, os.SEEK_SET)
     chunks, size = [], 0
-    while size <= channel.TRACE_LIMIT_BYTES:
-        chunk = os.read(fd, min(1 << 20, channel.TRACE_LIMIT_BYTES + 1 - size))
+    while size <= TRACE_LIMIT_BYTES:
+        chunk = os.read(fd, min(1 << 20, TRACE_LIMIT_BYTES + 1 - size))
         if not chunk:
             return b"".join(chunks), None
         chunks.append(chunk)
         size += len(chunk)
-    return None, f"over {channel.TRACE_LIMIT_BYTES} bytes"
+    return None, f"over {TRACE_LIMIT_BYTES} bytes"
 
 
 def write_beside_candidate(folder, name, data):

@@ -14,7 +14,10 @@ sys.path[:0] = [HERE, os.path.join(os.path.dirname(os.path.dirname(HERE)), "engi
 import pkb_fake_torch  # noqa: E402,F401 - installs torch
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
-import pkbw_pkb_candidate as channel  # noqa: E402
+from pkbw_channel import Channel, ChannelClosed, close_fds  # noqa: E402
+from pkbw_pkb_candidate import CandidateProcess  # noqa: E402
+from pkbw_pkb_solution import error_kind  # noqa: E402
+from pkbw_value_encoding import type_name  # noqa: E402
 
 
 def describe(value, seen):
@@ -25,7 +28,7 @@ def describe(value, seen):
         if id(value) in seen:
             return {"same": seen[id(value)]}
         seen[id(value)] = len(seen)
-    kind = channel.type_name(value)
+    kind = type_name(value)
     if isinstance(value, torch.SparseTensor):
         return {"type": kind, "indices": describe(value.indices, seen), "values": describe(value.nonzeros, seen),
                 "size": list(value.shape), "coalesced": value.coalesced, "requires_grad": value.requires_grad}
@@ -57,21 +60,21 @@ def describe(value, seen):
 def main():
     fd, rank, world = (int(x) for x in sys.argv[1:4])
     dist.set_world(rank, world)
-    link = channel.Channel(socket.socket(fileno=fd))
-    process = channel.CandidateProcess(link)
+    link = Channel(socket.socket(fileno=fd))
+    process = CandidateProcess(link)
     process.torch, process.dist, process.rank, process.world = torch, dist, rank, world
     while True:
         try:
             message, fds = link.recv()
-        except channel.ChannelClosed:
+        except ChannelClosed:
             return
-        channel.close_fds(fds)
+        close_fds(fds)
         wire = message.get("fake_tensors", [])
         try:
             args = process.inputs(message, lambda i: torch.Tensor.from_wire(wire[i]))
             reply = {"ok": True, "args": describe(args, {}), "new_group_calls": dist.calls}
         except Exception as error:  # noqa: BLE001 - the test reads the kind and the text
-            reply = {"ok": False, "kind": channel.error_kind(error), "type": type(error).__name__,
+            reply = {"ok": False, "kind": error_kind(error), "type": type(error).__name__,
                      "message": str(error)}
         link.send(reply)
 

@@ -1,7 +1,7 @@
 """A minimal stand-in for torch, for tests of the PKB judge's value crossing without torch
 (tests/engine/test_pkb_crossing.py). Importing it installs modules named torch, torch.nn and
 torch.distributed in sys.modules (unless a real torch is already imported), with just what
-engine/python/pkbw_pkb_candidate.py's encode_value / decode_value, InputEncoder and InputDecoder touch:
+engine/python/pkbw_value_encoding.py's encode_value / decode_value, InputEncoder and InputDecoder touch:
 dense and sparse COO tensors (values as a flat Python list), nn.Parameter, nn.Module and nn.Linear,
 torch.Size, dtypes, devices, layouts, torch.Generator, and process groups whose new_group calls are
 recorded. Its classes live in those module names, so pickles made with them load in another process

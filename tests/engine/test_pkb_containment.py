@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""The Python judge's containment (engine/python/pkbw_containment.py), as tests/runtime/test_containment.cpp
-checks the native one: freeze and thaw of a busy tree, its CPU time, a kill that names only what existed,
-and a fork bomb that forks and exits every ~0.1 ms, gone after kill_all; in cgroup v2 where this machine
-has a writable one (skipped with the reason where not) and through the signals fallback
-(PKBW_CONTAINMENT=signals). Needs no torch. Also the judge's own use: pkbw_pkb_rank.Candidate in its container and
-Resources.release killing what its process left.
+"""The Python judge's containment (engine/python/pkbw_containment.py, with pkbw_cgroup.py and
+pkbw_processes.py), as tests/runtime/test_containment.cpp checks the native one: freeze and thaw of a
+busy tree, its CPU time, a kill that names only what existed, and a fork bomb that forks and exits every
+~0.1 ms, gone after kill_all; in cgroup v2 where this machine has a writable one (skipped with the
+reason where not) and through the signals fallback (PKBW_CONTAINMENT=signals). Needs no torch. Also the
+judge's own use: pkbw_pkb_worker.Candidate in its container and
+pkbw_pkb_rank_resources.Resources.release killing what its process left.
 """
 import ctypes
 import os
@@ -16,7 +17,9 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "engine", "python"))
+import pkbw_cgroup as cgroup  # noqa: E402
 import pkbw_containment as containment  # noqa: E402
+import pkbw_processes as processes  # noqa: E402
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -82,7 +85,7 @@ def beating(heart, within=8.0):
 def named(marker):
     """Living processes whose comm is `marker`, anywhere on the machine."""
     found = []
-    for process in containment.all_processes():
+    for process in processes.all_processes():
         try:
             with open(f"/proc/{process.pid}/comm") as f:
                 if f.read().strip() == marker and not process.dead:
@@ -98,8 +101,8 @@ def sweep(marker):
     while time.monotonic() < end:
         left = named(marker)
         for pid in left:
-            containment._kill(pid, 9)
-        containment.reap_zombie_children(-1)
+            processes.send_signal(pid, 9)
+        processes.reap_zombie_children(-1)
         if not left:
             time.sleep(0.1)
             if not named(marker):
@@ -125,7 +128,7 @@ class Base:
             if process.poll() is None:
                 process.kill()
             process.wait()
-        containment.reap_zombie_children(-1)
+        processes.reap_zombie_children(-1)
         os.environ.pop("PKBW_CONTAINMENT", None)
 
     def start(self, script, *args):
@@ -149,15 +152,15 @@ class Base:
             with open(os.path.join(self.container.directory, "cgroup.events")) as f:
                 self.assertIn("frozen 1", f.read())
         else:
-            self.assertTrue(containment.read_process(process.pid).stopped)
-        before, tree = containment.process_cpu_ms(process.pid), self.container.cpu_ms()
+            self.assertTrue(processes.read_process(process.pid).stopped)
+        before, tree = processes.process_cpu_ms(process.pid), self.container.cpu_ms()
         time.sleep(0.15)
-        self.assertLess(containment.process_cpu_ms(process.pid) - before, 2.0, "the frozen process ran")
+        self.assertLess(processes.process_cpu_ms(process.pid) - before, 2.0, "the frozen process ran")
         self.assertLess(self.container.cpu_ms() - tree, 2.0)
         self.assertTrue(self.container.thaw(2000))
-        before = containment.process_cpu_ms(process.pid)
+        before = processes.process_cpu_ms(process.pid)
         time.sleep(0.3)
-        self.assertGreater(containment.process_cpu_ms(process.pid) - before, 20.0, "the thawed process did not run")
+        self.assertGreater(processes.process_cpu_ms(process.pid) - before, 20.0, "the thawed process did not run")
         report = self.container.kill_all(2000)
         self.assertTrue(report.all_gone)
         self.assertEqual(process.wait(5), -9)
@@ -181,7 +184,7 @@ class Base:
         self.assertEqual(len(killed), 3)
         self.assertTrue(killed <= started, f"named {killed - started}, which never ran in the tree")
         for pid in killed:
-            self.assertFalse(containment.alive(pid))
+            self.assertFalse(processes.alive(pid))
         self.assertEqual(self.container.members(), [])
 
     def test_a_fork_bomb_in_its_own_session_is_gone_after_kill_all(self):
@@ -213,10 +216,11 @@ time.sleep(30)
 
 class JudgeRelease:
     def test_the_judge_kills_its_candidates_tree_through_the_container(self):
-        import pkbw_pkb_rank as judge  # imports no torch until run()
-        resources = judge.Resources()
-        candidate = resources.candidate = judge.Candidate([], [sys.executable, "-c", LEAVES_A_SLEEPER],
-                                                          dict(os.environ), "cand-r9")
+        from pkbw_pkb_rank_resources import Resources
+        from pkbw_pkb_worker import Candidate  # imports no torch
+        resources = Resources()
+        candidate = resources.candidate = Candidate([], [sys.executable, "-c", LEAVES_A_SLEEPER],
+                                                    dict(os.environ), "cand-r9")
         self.assertIn(self.MODE_TEXT, candidate.container.describe())
         for _ in range(200):
             sleepers = [pid for pid, command in candidate.container.members() if command == "sleep 30"]
@@ -232,20 +236,21 @@ class JudgeRelease:
         self.assertEqual(left.killed, [(sleepers[0], "sleep 30")])  # not the candidate's own process
         self.assertEqual(left.count, 1)
         self.assertEqual(left.escaped, [])
-        self.assertFalse(containment.alive(sleepers[0]))
+        self.assertFalse(processes.alive(sleepers[0]))
         self.assertEqual(candidate.process.returncode, -9)
         if directory:
             self.assertFalse(os.path.exists(directory))
         self.assertEqual(resources.release().count, 0)  # once
 
     def test_the_reference_timing_worker_is_neither_in_the_candidates_tree_nor_a_leftover(self):
-        import pkbw_pkb_rank as judge
-        resources = judge.Resources()
-        candidate = resources.candidate = judge.Candidate([], [sys.executable, "-c", LEAVES_A_SLEEPER],
-                                                          dict(os.environ), "cand-r9")
+        from pkbw_pkb_rank_resources import Resources
+        from pkbw_pkb_worker import Candidate
+        resources = Resources()
+        candidate = resources.candidate = Candidate([], [sys.executable, "-c", LEAVES_A_SLEEPER],
+                                                    dict(os.environ), "cand-r9")
         # (the worker's argv ends in --channel-fd N, which python -c leaves in sys.argv)
-        worker = resources.reference = judge.Candidate([], [sys.executable, "-c", "import time; time.sleep(30)"],
-                                                       dict(os.environ), "ref-r9", subtree=True)
+        worker = resources.reference = Candidate([], [sys.executable, "-c", "import time; time.sleep(30)"],
+                                                 dict(os.environ), "ref-r9", subtree=True)
         try:
             candidate.container.exclude(worker.pid)
             for _ in range(200):
@@ -258,14 +263,14 @@ class JudgeRelease:
             self.assertEqual([pid for pid, _ in worker.container.members()], [worker.pid])
             # Freezing the candidate's tree leaves the worker running.
             self.assertTrue(candidate.freeze(2000))
-            self.assertFalse(containment.read_process(worker.pid).stopped)
+            self.assertFalse(processes.read_process(worker.pid).stopped)
             self.assertTrue(candidate.thaw(2000))
         finally:
             left = resources.release()
         self.assertEqual(left.killed, [(sleepers[0], "sleep 30")])
         self.assertEqual(left.count, 1)
         self.assertEqual(worker.process.returncode, -9)
-        self.assertFalse(containment.alive(sleepers[0]))
+        self.assertFalse(processes.alive(sleepers[0]))
 
 
 class CgroupContainment(Base, JudgeRelease, unittest.TestCase):
@@ -287,9 +292,9 @@ class CgroupContainment(Base, JudgeRelease, unittest.TestCase):
         self.processes.append(sleeper)
         with open(os.path.join(stale, "cgroup.procs"), "w") as f:
             f.write(str(sleeper.pid))
-        killed = containment.reclaim_orphans([gone])
+        killed = cgroup.reclaim_orphans([gone])
         self.assertEqual([pid for pid, _ in killed], [sleeper.pid])
-        self.assertFalse(containment.alive(sleeper.pid))
+        self.assertFalse(processes.alive(sleeper.pid))
         self.assertFalse(os.path.exists(stale))
 
 

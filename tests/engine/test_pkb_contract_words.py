@@ -11,8 +11,8 @@ fails when
     KIND_CUDA_ERROR <-> kKindCudaError, PHASE_INPUTS <-> kPhaseInputs);
   - a phase, kind, status or exit code a judge module sends or returns is a literal, or is not core's
     word, or a judge module other than the contract defines such a constant;
-  - a kind the candidate process (pkbw_pkb_candidate.py) reports is neither core's nor one the judge
-    turns into a status itself.
+  - a kind the candidate process (pkbw_pkb_candidate.py, pkbw_pkb_solution.py) reports is neither
+    core's nor one the judge turns into a status itself.
 Standard library only: no torch, no build.
 """
 
@@ -27,8 +27,11 @@ RUN_LAYOUT_H = ROOT / "core/include/pkbw/core/run_layout.h"
 CONTRACT = ROOT / "engine/python/pkbw_pkb_contract.py"  # the judge's constants, one module
 # The judge's modules: every word they send or return is checked.
 JUDGE_MODULES = [ROOT / "engine/python" / name for name in
-                 ("pkbw_pkb_rank.py", "pkbw_pkb_worker.py", "pkbw_pkb_timing.py", "pkbw_pkb_outputs.py")]
-CANDIDATE = ROOT / "engine/python/pkbw_pkb_candidate.py"
+                 ("pkbw_pkb_rank.py", "pkbw_pkb_rank_startup.py", "pkbw_pkb_rank_resources.py", "pkbw_pkb_worker.py",
+                  "pkbw_pkb_timing.py", "pkbw_pkb_checked_timing.py", "pkbw_pkb_timed_sides.py",
+                  "pkbw_pkb_timing_slots.py", "pkbw_pkb_outputs.py")]
+# The candidate's process (pkbw_pkb_candidate.py) and the module whose error_kind names its failures.
+CANDIDATE_MODULES = [ROOT / "engine/python" / name for name in ("pkbw_pkb_candidate.py", "pkbw_pkb_solution.py")]
 
 # Kinds the candidate process reports to its judge only: the judge makes them an invalid_output status
 # (OutputRefused) or re-draws the inputs (InputsNotRebuilt); they never reach the launcher as a kind.
@@ -195,19 +198,20 @@ def check_uses(path, tree, constants, words, failures):
 
 
 def check_candidate_kinds(words, failures):
-    """The kinds pkbw_pkb_candidate.py reports: {"kind": "..."} replies and error_kind()'s answers."""
-    tree = ast.parse(CANDIDATE.read_text(), str(CANDIDATE))
+    """The kinds the candidate's process reports: {"kind": "..."} replies and error_kind()'s answers."""
     kinds = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Dict):
-            kinds += [(v.value, v.lineno) for k, v in zip(node.keys, node.values)
-                      if isinstance(k, ast.Constant) and k.value == "kind" and isinstance(v, ast.Constant)]
-        if isinstance(node, ast.FunctionDef) and node.name == "error_kind":
-            for ret in (n for n in ast.walk(node) if isinstance(n, ast.Return)):
-                kinds += [(v.value, ret.lineno) for v in alternatives(ret.value) if isinstance(v, ast.Constant)]
-    for kind, line in kinds:
+    for path in CANDIDATE_MODULES:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Dict):
+                kinds += [(path, v.value, v.lineno) for k, v in zip(node.keys, node.values)
+                          if isinstance(k, ast.Constant) and k.value == "kind" and isinstance(v, ast.Constant)]
+            if isinstance(node, ast.FunctionDef) and node.name == "error_kind":
+                for ret in (n for n in ast.walk(node) if isinstance(n, ast.Return)):
+                    kinds += [(path, v.value, ret.lineno) for v in alternatives(ret.value)
+                              if isinstance(v, ast.Constant)]
+    for path, kind, line in kinds:
         if kind not in words["KIND"] | CHANNEL_ONLY_KINDS:
-            failures.append(f"{CANDIDATE.name}:{line}: kind {kind!r} is neither core's nor a channel-only kind")
+            failures.append(f"{path.name}:{line}: kind {kind!r} is neither core's nor a channel-only kind")
     return len(kinds)
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every kind of input PKB's create_input_tensor returns crosses from the judge to a worker process
-(engine/python/pkbw_pkb_candidate.py: encode_value with an InputEncoder in the judge, InputDecoder in
+(engine/python/pkbw_value_encoding.py: encode_value with an InputEncoder in the judge, InputDecoder in
 the worker; docs/pkb-interop.md, "What crosses"), and what cannot cross is refused naming the input,
 its type and why.
 
@@ -29,9 +29,12 @@ if REAL_TORCH:
     sys.argv.remove("--torch")
 else:
     import pkb_fake_torch  # noqa: F401 - installs the fake torch before the judge's modules import it
-import pkbw_pkb_candidate as channel  # noqa: E402
+from pkbw_channel import Channel, ProtocolError  # noqa: E402
+from pkbw_pkb_candidate import CandidateProcess  # noqa: E402
+from pkbw_pkb_timing_slots import lay_out_inputs  # noqa: E402
+from pkbw_tensor_layout import slot_view  # noqa: E402
+from pkbw_value_encoding import InputEncoder, decode_value, encode_value  # noqa: E402
 import pkbw_pkb_outputs as outputs  # noqa: E402
-import pkbw_pkb_timing as timing  # noqa: E402
 import pkbw_pkb_worker as judge  # noqa: E402
 
 
@@ -43,7 +46,7 @@ class Worker:
         self.process = subprocess.Popen([sys.executable, os.path.join(HERE, "pkb_crossing_worker.py"),
                                          str(theirs.fileno()), str(rank), str(world)], pass_fds=(theirs.fileno(),))
         theirs.close()
-        self.link = channel.Channel(mine)
+        self.link = Channel(mine)
 
     def cross(self, args, **fields):
         """The judge's side of a send (Candidate.send_inputs' encoding, tensors in the message): the
@@ -55,7 +58,7 @@ class Worker:
             wire.append(t.detach().to_wire())
             return len(wire) - 1
 
-        tree = channel.encode_value(list(args), torch, tensor, "input", inputs=channel.InputEncoder(torch, tensor))
+        tree = encode_value(list(args), torch, tensor, "input", inputs=InputEncoder(torch, tensor))
         message = json.loads(json.dumps(dict(fields, op="call", args=tree, fake_tensors=wire)))
         self.link.send(message)
         reply, _ = self.link.recv()
@@ -253,8 +256,8 @@ class FakeTorchCrossing(unittest.TestCase):
     # What cannot cross: refused in the judge, naming the input, its type and why.
 
     def encode(self, args):
-        return channel.encode_value(list(args), self.torch, lambda t, path: 0, "input",
-                                    inputs=channel.InputEncoder(self.torch, lambda t, path: 0))
+        return encode_value(list(args), self.torch, lambda t, path: 0, "input",
+                            inputs=InputEncoder(self.torch, lambda t, path: 0))
 
     def test_a_sparse_csr_tensor_is_refused_by_layout(self):
         csr = self.torch.SparseTensor(self.tensor([0]), self.tensor([1.0]), (1, 1), self.torch.sparse_csr)
@@ -292,12 +295,12 @@ class FakeTorchCrossing(unittest.TestCase):
     def test_outputs_still_refuse_modules(self):
         """The worker's replies carry no pickles: a module output is refused as before."""
         with self.assertRaisesRegex(TypeError, r"output_1: a value of type Linear cannot cross"):
-            channel.encode_value((self.tensor([1.0]), self.torch.nn.Linear(1, 1)), self.torch, lambda t, p: 0)
+            encode_value((self.tensor([1.0]), self.torch.nn.Linear(1, 1)), self.torch, lambda t, p: 0)
 
     def test_the_judge_never_decodes_input_kinds_from_a_reply(self):
         for node in ({"x": ["t", 0, True]}, {"o": {"type": "x", "pickle": ""}}):
-            with self.assertRaisesRegex(channel.ProtocolError, "only the judge's inputs hold those"):
-                channel.decode_value(node, self.torch, lambda i: None)
+            with self.assertRaisesRegex(ProtocolError, "only the judge's inputs hold those"):
+                decode_value(node, self.torch, lambda i: None)
 
     def test_an_input_error_reply_is_pkbws_failure_not_the_candidates(self):
         mine, theirs = socket.socketpair()
@@ -307,9 +310,9 @@ class FakeTorchCrossing(unittest.TestCase):
                 return None
 
         candidate = judge.Candidate.__new__(judge.Candidate)
-        candidate.channel, candidate.sequence, candidate.untrusted = channel.Channel(mine), 1, True
+        candidate.channel, candidate.sequence, candidate.untrusted = Channel(mine), 1, True
         candidate.pidfd, candidate.process = None, Running()
-        channel.Channel(theirs).send({"seq": 1, "ok": False, "kind": "input_error", "message": "input[0]: broken"})
+        Channel(theirs).send({"seq": 1, "ok": False, "kind": "input_error", "message": "input[0]: broken"})
         with self.assertRaisesRegex(judge.InputsCannotCross,
                                     r"^the candidate's process could not rebuild them: input\[0\]: broken"):
             candidate.reply(timeout=10)
@@ -435,16 +438,16 @@ class RealTorchCrossing(unittest.TestCase):
         torch = self.torch
         # (A generator's state differs between draws: its inputs are timed unchecked, each worker drawing its own.)
         first, second = ([None if isinstance(v, torch.Generator) else v for v in self.inputs(seed)] for seed in (2, 3))
-        tree, leaves, set_bytes = timing.lay_out_inputs(first, torch, torch.device("cpu"))
-        other_tree, _, _ = timing.lay_out_inputs(second, torch, torch.device("cpu"))
+        tree, leaves, set_bytes = lay_out_inputs(first, torch, torch.device("cpu"))
+        other_tree, _, _ = lay_out_inputs(second, torch, torch.device("cpu"))
         self.assertEqual(tree, other_tree)
         raw = torch.zeros(set_bytes, dtype=torch.uint8)
         for tensor, spec in leaves:
-            channel.slot_view(raw, 0, spec, torch).copy_(tensor)
-        process = channel.CandidateProcess(None)
+            slot_view(raw, 0, spec, torch).copy_(tensor)
+        process = CandidateProcess(None)
         process.torch, process.dist, process.world = torch, self.dist, 1
         message = {"args": tree, **judge.INPUT_GROUPS.fields()}
-        rebuilt = process.inputs(message, lambda i: channel.slot_view(raw, 0, leaves[i][1], torch))
+        rebuilt = process.inputs(message, lambda i: slot_view(raw, 0, leaves[i][1], torch))
         self.assertIsInstance(rebuilt[1], torch.nn.Linear)
         self.assertTrue(torch.equal(rebuilt[1].weight, first[1].weight))
         self.assertTrue(raw.data_ptr() <= rebuilt[1].weight.data_ptr() < raw.data_ptr() + set_bytes)  # a slot view

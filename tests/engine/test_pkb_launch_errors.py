@@ -12,6 +12,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "engine", "python"))
 import pkbw_cuda_errors  # noqa: E402
 import pkbw_pkb_candidate  # noqa: E402
+import pkbw_pkb_solution  # noqa: E402
 
 NAMES = {1: (b"cudaErrorInvalidValue", b"invalid argument"), 719: (b"cudaErrorLaunchFailure", b"unspecified launch failure")}
 
@@ -46,7 +47,7 @@ class LaunchErrors(unittest.TestCase):
             pkbw_cuda_errors.raise_pending(errors)
         text = str(raised.exception)
         self.assertIn("cudaErrorInvalidValue: invalid argument", text)
-        self.assertEqual(pkbw_pkb_candidate.error_kind(raised.exception), "cuda_error")
+        self.assertEqual(pkbw_pkb_solution.error_kind(raised.exception), "cuda_error")
         pkbw_cuda_errors.raise_pending(errors)  # cleared: the next call is not blamed for it
         self.assertEqual(runtime.cudaGetErrorName.restype, ctypes.c_char_p)
 

@@ -12,6 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "engine", "python"))
 import pkbw_pkb_worker as worker  # noqa: E402
+from pkbw_pkb_timed_loops import TRACE_LIMIT_BYTES  # noqa: E402
 
 
 class WriteBesideCandidate(unittest.TestCase):
@@ -75,7 +76,7 @@ class ReadCandidateTrace(unittest.TestCase):
             data, why = worker.read_candidate_trace(fd)
             self.assertLess(time.monotonic() - start, 1.0)
             self.assertIsNone(data)
-            self.assertIn(f"{4 << 30} bytes, over {worker.channel.TRACE_LIMIT_BYTES}", why)
+            self.assertIn(f"{4 << 30} bytes, over {TRACE_LIMIT_BYTES}", why)
         finally:
             os.close(fd)
 
