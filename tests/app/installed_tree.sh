@@ -13,6 +13,29 @@ prefix="$work/prefix"
 for f in bin/pkbw bin/pkbw-gui share/pkbw/problems/1_allreduce/reference_host.cpp; do
     [ -e "$prefix/$f" ] || { echo "FAIL: $f is not installed"; exit 1; }
 done
+# PKB's judge and candidate programs with every pkbw_* module they import, directly or not (a module left
+# out of the install list is an ImportError in a user's first PKB run, which CI's source-tree runs miss).
+python3 - "$prefix/share/pkbw/python" <<'PY' || exit 1
+import ast, os, sys
+folder = sys.argv[1]
+todo, seen, missing = ["pkbw_pkb_rank", "pkbw_pkb_candidate"], set(), []
+while todo:
+    name = todo.pop()
+    if name in seen:
+        continue
+    seen.add(name)
+    path = os.path.join(folder, name + ".py")
+    if not os.path.isfile(path):
+        missing.append(name)
+        continue
+    for node in ast.walk(ast.parse(open(path).read(), path)):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+        todo += [n.split(".")[0] for n in names if n.startswith("pkbw_")]
+if missing:
+    sys.exit("FAIL: not installed in %s: %s" % (folder, ", ".join(sorted(missing))))
+print("ok: %d Python modules of PKB's judge and candidate installed" % len(seen))
+PY
 expected=$("$prefix/bin/pkbw" problems --json | python3 -c 'import json, sys; print(sum(1 for line in sys.stdin if json.loads(line)["event"] == "problem"))')
 export QT_QPA_PLATFORM=offscreen XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data"
 # A scratch directory as the working directory: nothing relative to the source tree or the build.
