@@ -56,6 +56,17 @@ LauncherView::LauncherView(QWidget* parent, ProblemCatalogLoader* problems)
     auto* layout = new QHBoxLayout(this);
     auto* form_box = new QGroupBox(tr("Run"), this);
     auto* form = new QFormLayout(form_box);
+    add_run_fields(form, form_box);
+    add_option_fields(form, form_box);
+    layout->addWidget(form_box, 0);
+    layout->addLayout(build_progress_side(), 1);
+    watch_problem_list(problems);
+    restore_form();
+    connect_form_and_process();
+}
+
+// What runs: pkbw, the problem(s), the candidate, the mode, ranks, dtype and trials.
+void LauncherView::add_run_fields(QFormLayout* form, QGroupBox* form_box) {
     exe_ = new QLineEdit(default_pkbw_executable(), form_box);
     form->addRow(tr("pkbw"), with_browse(exe_, form_box, false));
     problem_ = new QComboBox(form_box);
@@ -86,6 +97,11 @@ LauncherView::LauncherView(QWidget* parent, ProblemCatalogLoader* problems)
     trials_->setRange(1, 1000);
     trials_->setValue(5);
     form->addRow(tr("Trials"), trials_);
+}
+
+// How it runs: tolerances, backend, sizes, a PKB checkout, trace and outputs, perf's settings, and the
+// Start and Cancel buttons.
+void LauncherView::add_option_fields(QFormLayout* form, QGroupBox* form_box) {
     atol_ = new QDoubleSpinBox(form_box);
     rtol_ = new QDoubleSpinBox(form_box);
     for (QDoubleSpinBox* box : {atol_, rtol_}) {
@@ -136,8 +152,10 @@ LauncherView::LauncherView(QWidget* parent, ProblemCatalogLoader* problems)
     buttons->addWidget(start_);
     buttons->addWidget(cancel_);
     form->addRow(buttons);
-    layout->addWidget(form_box, 0);
+}
 
+// The right side: the status line with "Open run N", a bar per rank, the log.
+QVBoxLayout* LauncherView::build_progress_side() {
     auto* right = new QVBoxLayout;
     auto* status_row = new QHBoxLayout;
     status_ = new QLabel(tr("Idle."), this);
@@ -160,10 +178,12 @@ LauncherView::LauncherView(QWidget* parent, ProblemCatalogLoader* problems)
     log_->setMaximumBlockCount(20000);
     log_->setFont(QFont(QStringLiteral("monospace")));
     right->addWidget(log_, 1);
-    layout->addLayout(right, 1);
+    return right;
+}
 
-    // pkbw's problem list, from its child process: the form is usable at once, and checked (or a
-    // start waits) once the list is here.
+// pkbw's problem list, from its child process: the form is usable at once, and checked (or a start
+// waits) once the list is here.
+void LauncherView::watch_problem_list(ProblemCatalogLoader* problems) {
     ProblemCatalogLoader& source = problems != nullptr ? *problems : problem_catalog_loader();
     problems_source_ = source.source();
     if (source.ready()) {
@@ -177,7 +197,9 @@ LauncherView::LauncherView(QWidget* parent, ProblemCatalogLoader* problems)
         });
         source.start();
     }
-    restore_form();
+}
+
+void LauncherView::connect_form_and_process() {
     // The user's backend brings the dtype its samples are written for (the host samples are f32:
     // bf16 on the host backend ends every sample in "only f32").
     connect(backend_, &QComboBox::activated, this, [this] { pick_sample_dtype(); });
@@ -198,32 +220,36 @@ LauncherView::LauncherView(QWidget* parent, ProblemCatalogLoader* problems)
             emit process_ended(-1);
         }
     });
-    connect(process_, &QProcess::finished, this, [this](int exit_code, QProcess::ExitStatus exit_status) {
-        read_stdout();
-        if (!stdout_buffer_.isEmpty()) {
-            handle_line(stdout_buffer_);
-            stdout_buffer_.clear();
-        }
-        if (final_status_.isEmpty()) {
-            status_->setText(exit_status == QProcess::CrashExit
-                                 ? tr("pkbw crashed.")
-                                 : tr("pkbw exited with code %1 without a result.").arg(exit_code));
-            for (int r = 0; r < static_cast<int>(bars_.size()); ++r) {
-                if (!cancelled_ && bars_[static_cast<std::size_t>(r)]->maximum() == 0) {
-                    bars_[static_cast<std::size_t>(r)]->setRange(0, 1); // no busy bar after the end
-                }
-                set_bar(r, cancelled_ ? interrupted_text(r) : tr("no result"), QColor(0x90, 0x90, 0x90));
+    connect(process_, &QProcess::finished, this, &LauncherView::process_finished);
+}
+
+// pkbw ended: the rest of its output is read; without a result, the bars say why; a comma list goes on
+// with its next problem unless the user cancelled.
+void LauncherView::process_finished(int exit_code, QProcess::ExitStatus exit_status) {
+    read_stdout();
+    if (!stdout_buffer_.isEmpty()) {
+        handle_line(stdout_buffer_);
+        stdout_buffer_.clear();
+    }
+    if (final_status_.isEmpty()) {
+        status_->setText(exit_status == QProcess::CrashExit
+                             ? tr("pkbw crashed.")
+                             : tr("pkbw exited with code %1 without a result.").arg(exit_code));
+        for (int r = 0; r < static_cast<int>(bars_.size()); ++r) {
+            if (!cancelled_ && bars_[static_cast<std::size_t>(r)]->maximum() == 0) {
+                bars_[static_cast<std::size_t>(r)]->setRange(0, 1); // no busy bar after the end
             }
+            set_bar(r, cancelled_ ? interrupted_text(r) : tr("no result"), QColor(0x90, 0x90, 0x90));
         }
-        emit process_ended(exit_status == QProcess::CrashExit ? -1 : exit_code);
-        if (!cancelled_ && !queue_.isEmpty()) {
-            start_next();
-            return;
-        }
-        queue_.clear();
-        start_->setEnabled(true);
-        cancel_->setEnabled(false);
-    });
+    }
+    emit process_ended(exit_status == QProcess::CrashExit ? -1 : exit_code);
+    if (!cancelled_ && !queue_.isEmpty()) {
+        start_next();
+        return;
+    }
+    queue_.clear();
+    start_->setEnabled(true);
+    cancel_->setEnabled(false);
 }
 
 void LauncherView::set_problem_list(const QStringList& stems, const QString& error) {

@@ -22,6 +22,8 @@ class QPushButton;
 class QSpinBox;
 class QFormLayout;
 class QGridLayout;
+class QGroupBox;
+class QVBoxLayout;
 
 namespace pkbw::app {
 
@@ -112,6 +114,14 @@ private:
     void set_bar(int rank, const QString& text, const QColor& color = {});
     void apply_problem_list(const ProblemCatalog& catalog);
     void add_perf_fields(QFormLayout* form, QWidget* box);
+    // The constructor's parts: the form's two halves, the progress side, the problem list, the
+    // connections, and what happens when pkbw ends.
+    void add_run_fields(QFormLayout* form, QGroupBox* form_box);
+    void add_option_fields(QFormLayout* form, QGroupBox* form_box);
+    QVBoxLayout* build_progress_side();
+    void watch_problem_list(ProblemCatalogLoader* problems);
+    void connect_form_and_process();
+    void process_finished(int exit_code, QProcess::ExitStatus exit_status);
     QStringList perf_arguments() const; // --no-pkb, --warmup, --pairs, --iters, --launches as set
     void pick_sample_dtype();
     void follow_generation_dtype();     // the dtype a generation folder's name gives, when it gives one
