@@ -3,6 +3,7 @@
 #include "pkbw/core/error.h"
 
 #include <array>
+#include <optional>
 #include <set>
 
 namespace pkbw::torch_pt {
@@ -77,12 +78,17 @@ std::uint32_t crc32(std::span<const std::byte> bytes) {
     return c ^ 0xFFFFFFFFu;
 }
 
-ZipArchive::ZipArchive(std::span<const std::byte> bytes, std::string source)
-    : bytes_(bytes)
-    , source_(std::move(source)) {
-    const Reader r(bytes_, source_);
+namespace {
+
+// Where the central directory lies and how many entries it claims (the zip64 records' figures where
+// they exist), checked against the archive.
+struct CentralDirectory {
+    std::uint64_t count = 0, offset = 0, size = 0;
+};
+
+CentralDirectory find_central_directory(const Reader& r, const std::string& source) {
     if (r.size() < kEndSize) {
-        throw FormatError(source_ + ": " + std::to_string(r.size()) +
+        throw FormatError(source + ": " + std::to_string(r.size()) +
                           " bytes is too short for a zip archive (torch.save's format since PyTorch 1.6)");
     }
     // The end record sits in the last 22 + 65535 bytes (its comment is at most 65535 bytes).
@@ -95,14 +101,12 @@ ZipArchive::ZipArchive(std::span<const std::byte> bytes, std::string source)
         }
     }
     if (!end_pos) {
-        throw FormatError(source_ + ": not a zip archive (no end-of-central-directory record); legacy "
-                                    "(pre-1.6) torch.save files are not supported");
+        throw FormatError(source + ": not a zip archive (no end-of-central-directory record); legacy "
+                                   "(pre-1.6) torch.save files are not supported");
     }
-    std::uint64_t count = r.u16(*end_pos + 10);
-    std::uint64_t cd_size = r.u32(*end_pos + 12);
-    std::uint64_t cd_offset = r.u32(*end_pos + 16);
+    CentralDirectory cd{r.u16(*end_pos + 10), r.u32(*end_pos + 16), r.u32(*end_pos + 12)};
     if (r.u16(*end_pos + 4) != 0 || r.u16(*end_pos + 6) != 0) {
-        throw FormatError(source_ + ": multi-disk zip archives are not supported");
+        throw FormatError(source + ": multi-disk zip archives are not supported");
     }
     std::uint64_t cd_limit = *end_pos; // the directory ends before the end records
     if (*end_pos >= kLocatorSize && r.u32(*end_pos - kLocatorSize) == kEnd64LocatorSig) {
@@ -110,100 +114,117 @@ ZipArchive::ZipArchive(std::span<const std::byte> bytes, std::string source)
         const std::uint64_t end64 = r.u64(loc + 8);
         r.need(end64, kEnd64Size, "zip64 end-of-central-directory record");
         if (r.u32(end64) != kEnd64Sig || end64 + kEnd64Size > loc) {
-            throw FormatError(source_ + ": zip64 end-of-central-directory record at offset " +
+            throw FormatError(source + ": zip64 end-of-central-directory record at offset " +
                               std::to_string(end64) + " is malformed");
         }
-        count = r.u64(end64 + 32);
-        cd_size = r.u64(end64 + 40);
-        cd_offset = r.u64(end64 + 48);
+        cd = {r.u64(end64 + 32), r.u64(end64 + 48), r.u64(end64 + 40)};
         cd_limit = end64;
     }
-    r.need(cd_offset, cd_size, "central directory");
-    if (cd_offset + cd_size > cd_limit) {
-        throw FormatError(source_ + ": zip central directory overlaps its end record");
+    r.need(cd.offset, cd.size, "central directory");
+    if (cd.offset + cd.size > cd_limit) {
+        throw FormatError(source + ": zip central directory overlaps its end record");
     }
-    if (count > cd_size / kCentralSize) {
-        throw FormatError(source_ + ": zip claims " + std::to_string(count) + " entries in a " +
-                          std::to_string(cd_size) + "-byte central directory");
+    if (cd.count > cd.size / kCentralSize) {
+        throw FormatError(source + ": zip claims " + std::to_string(cd.count) + " entries in a " +
+                          std::to_string(cd.size) + "-byte central directory");
     }
+    return cd;
+}
 
+// The zip64 extra field of entry `name` (extra fields at [x, x_end)): the 64-bit values of the
+// saturated fields, in this order.
+void read_zip64_extra(const Reader& r, std::uint64_t x, std::uint64_t x_end, const std::string& name,
+                      const std::string& source, std::uint64_t& size, std::uint64_t& compressed,
+                      std::uint64_t& local) {
+    while (x + 4 <= x_end) {
+        const std::uint64_t id = r.u16(x), len = r.u16(x + 2);
+        if (x + 4 + len > x_end) {
+            throw FormatError(source + ": zip entry '" + name + "' has a malformed extra field");
+        }
+        if (id == 0x0001) {
+            std::uint64_t f = x + 4;
+            auto take = [&](std::uint64_t& field) {
+                if (field != 0xFFFFFFFFu) {
+                    return;
+                }
+                if (f + 8 > x + 4 + len) {
+                    throw FormatError(source + ": zip entry '" + name + "' has a short zip64 field");
+                }
+                field = r.u64(f);
+                f += 8;
+            };
+            take(size);
+            take(compressed);
+            take(local);
+        }
+        x += 4 + len;
+    }
+}
+
+// Entry `index` of the central directory at `pos` (which moves past it): a stored, unencrypted entry
+// whose local header names it and whose data lies inside the archive.
+ZipEntry read_entry(const Reader& r, std::uint64_t& pos, std::uint64_t cd_end, std::uint64_t index,
+                    const std::string& source) {
+    const std::string where = "central directory entry " + std::to_string(index);
+    if (pos + kCentralSize > cd_end || r.u32(pos) != kCentralSig) {
+        throw FormatError(source + ": zip " + where + " is malformed");
+    }
+    const std::uint64_t flags = r.u16(pos + 8), method = r.u16(pos + 10);
+    const std::uint64_t name_len = r.u16(pos + 28), extra_len = r.u16(pos + 30),
+                        comment_len = r.u16(pos + 32);
+    if (pos + kCentralSize + name_len + extra_len + comment_len > cd_end) {
+        throw FormatError(source + ": zip " + where + " runs past the central directory");
+    }
+    ZipEntry e;
+    e.name = r.text(pos + kCentralSize, name_len);
+    e.crc32 = static_cast<std::uint32_t>(r.u32(pos + 16));
+    std::uint64_t compressed = r.u32(pos + 20), size = r.u32(pos + 24), local = r.u32(pos + 42);
+    const std::uint64_t x = pos + kCentralSize + name_len;
+    read_zip64_extra(r, x, x + extra_len, e.name, source, size, compressed, local);
+    if (flags & 0x1) {
+        throw FormatError(source + ": zip entry '" + e.name + "' is encrypted");
+    }
+    if (method != 0) {
+        throw FormatError(source + ": zip entry '" + e.name + "' is compressed (method " +
+                          std::to_string(method) + "); only stored entries, as torch.save writes, are read");
+    }
+    if (compressed != size) {
+        throw FormatError(source + ": zip entry '" + e.name + "' is stored but its sizes differ (" +
+                          std::to_string(compressed) + " vs " + std::to_string(size) + ")");
+    }
+    r.need(local, kLocalSize, "local header of entry '" + e.name + "'");
+    if (r.u32(local) != kLocalSig) {
+        throw FormatError(source + ": zip entry '" + e.name + "' has no local header at offset " +
+                          std::to_string(local));
+    }
+    const std::uint64_t local_name = r.u16(local + 26), local_extra = r.u16(local + 28);
+    r.need(local + kLocalSize, local_name + local_extra, "local header of entry '" + e.name + "'");
+    if (r.text(local + kLocalSize, local_name) != e.name) {
+        throw FormatError(source + ": zip entry '" + e.name + "': local header names a different entry");
+    }
+    e.data_offset = local + kLocalSize + local_name + local_extra;
+    e.size = size;
+    r.need(e.data_offset, e.size, "data of entry '" + e.name + "'");
+    pos += kCentralSize + name_len + extra_len + comment_len;
+    return e;
+}
+
+} // namespace
+
+ZipArchive::ZipArchive(std::span<const std::byte> bytes, std::string source)
+    : bytes_(bytes)
+    , source_(std::move(source)) {
+    const Reader r(bytes_, source_);
+    const CentralDirectory cd = find_central_directory(r, source_);
     std::set<std::string> seen;
-    std::uint64_t pos = cd_offset;
-    const std::uint64_t cd_end = cd_offset + cd_size;
-    entries_.reserve(count);
-    for (std::uint64_t i = 0; i < count; ++i) {
-        const std::string where = "central directory entry " + std::to_string(i);
-        if (pos + kCentralSize > cd_end || r.u32(pos) != kCentralSig) {
-            throw FormatError(source_ + ": zip " + where + " is malformed");
-        }
-        const std::uint64_t flags = r.u16(pos + 8), method = r.u16(pos + 10);
-        const std::uint64_t name_len = r.u16(pos + 28), extra_len = r.u16(pos + 30),
-                            comment_len = r.u16(pos + 32);
-        if (pos + kCentralSize + name_len + extra_len + comment_len > cd_end) {
-            throw FormatError(source_ + ": zip " + where + " runs past the central directory");
-        }
-        ZipEntry e;
-        e.name = r.text(pos + kCentralSize, name_len);
-        e.crc32 = static_cast<std::uint32_t>(r.u32(pos + 16));
-        std::uint64_t compressed = r.u32(pos + 20);
-        std::uint64_t size = r.u32(pos + 24);
-        std::uint64_t local = r.u32(pos + 42);
-        // Zip64 extra field: the 64-bit values of the saturated fields, in this order.
-        std::uint64_t x = pos + kCentralSize + name_len;
-        const std::uint64_t x_end = x + extra_len;
-        while (x + 4 <= x_end) {
-            const std::uint64_t id = r.u16(x), len = r.u16(x + 2);
-            if (x + 4 + len > x_end) {
-                throw FormatError(source_ + ": zip entry '" + e.name + "' has a malformed extra field");
-            }
-            if (id == 0x0001) {
-                std::uint64_t f = x + 4;
-                auto take = [&](std::uint64_t& field) {
-                    if (field != 0xFFFFFFFFu) {
-                        return;
-                    }
-                    if (f + 8 > x + 4 + len) {
-                        throw FormatError(source_ + ": zip entry '" + e.name + "' has a short zip64 field");
-                    }
-                    field = r.u64(f);
-                    f += 8;
-                };
-                take(size);
-                take(compressed);
-                take(local);
-            }
-            x += 4 + len;
-        }
-        if (flags & 0x1) {
-            throw FormatError(source_ + ": zip entry '" + e.name + "' is encrypted");
-        }
-        if (method != 0) {
-            throw FormatError(source_ + ": zip entry '" + e.name + "' is compressed (method " +
-                              std::to_string(method) +
-                              "); only stored entries, as torch.save writes, are read");
-        }
-        if (compressed != size) {
-            throw FormatError(source_ + ": zip entry '" + e.name + "' is stored but its sizes differ (" +
-                              std::to_string(compressed) + " vs " + std::to_string(size) + ")");
-        }
-        r.need(local, kLocalSize, "local header of entry '" + e.name + "'");
-        if (r.u32(local) != kLocalSig) {
-            throw FormatError(source_ + ": zip entry '" + e.name + "' has no local header at offset " +
-                              std::to_string(local));
-        }
-        const std::uint64_t local_name = r.u16(local + 26), local_extra = r.u16(local + 28);
-        r.need(local + kLocalSize, local_name + local_extra, "local header of entry '" + e.name + "'");
-        if (r.text(local + kLocalSize, local_name) != e.name) {
-            throw FormatError(source_ + ": zip entry '" + e.name + "': local header names a different entry");
-        }
-        e.data_offset = local + kLocalSize + local_name + local_extra;
-        e.size = size;
-        r.need(e.data_offset, e.size, "data of entry '" + e.name + "'");
+    std::uint64_t pos = cd.offset;
+    entries_.reserve(cd.count);
+    for (std::uint64_t i = 0; i < cd.count; ++i) {
+        ZipEntry e = read_entry(r, pos, cd.offset + cd.size, i, source_);
         if (!seen.insert(e.name).second) {
             throw FormatError(source_ + ": zip entry '" + e.name + "' appears twice");
         }
         entries_.push_back(std::move(e));
-        pos += kCentralSize + name_len + extra_len + comment_len;
     }
     crc_checked_.assign(entries_.size(), false);
 }

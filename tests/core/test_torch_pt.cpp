@@ -370,6 +370,45 @@ TEST(TorchPt, ZipContainerIsChecked) {
     EXPECT_NE(archive_refusal(bytes).find("'f32/data/0' fails its CRC-32 check"), std::string::npos);
 }
 
+TEST(TorchPt, ZipEntriesAreCheckedOneByOne) {
+    // The central directory's own checks, each on an archive edited after it was written: the end
+    // record sits in the last 22 bytes, the directory at the offset it names.
+    const std::string pickle = kProto + "N.";
+    const Bytes good = test::make_zip({{"archive/data.pkl", pickle}});
+    const std::size_t end = good.size() - 22;
+    auto u32 = [](const Bytes& b, std::size_t at) {
+        std::uint32_t v = 0;
+        for (int i = 3; i >= 0; --i)
+            v = (v << 8) | std::to_integer<std::uint32_t>(b[at + static_cast<std::size_t>(i)]);
+        return v;
+    };
+    const std::size_t central = u32(good, end + 16);
+    ASSERT_EQ(archive_refusal(good), "(accepted)");
+
+    Bytes encrypted = good; // general-purpose flag bit 0
+    encrypted[central + 8] |= std::byte{1};
+    EXPECT_NE(archive_refusal(encrypted).find("zip entry 'archive/data.pkl' is encrypted"),
+              std::string::npos);
+
+    Bytes many = good; // 1000 entries claimed in a directory that holds one
+    many[end + 10] = std::byte{0xE8};
+    many[end + 11] = std::byte{0x03};
+    EXPECT_NE(archive_refusal(many).find("zip claims 1000 entries in a"), std::string::npos);
+
+    Bytes renamed = good; // the local header's copy of the name differs from the directory's
+    renamed[30] = std::byte{'X'};
+    EXPECT_NE(archive_refusal(renamed).find("'archive/data.pkl': local header names a different entry"),
+              std::string::npos);
+
+    Bytes moved = good; // the directory's offset of the local header points past its signature
+    moved[central + 42] = std::byte{1};
+    EXPECT_NE(archive_refusal(moved).find("has no local header at offset 1"), std::string::npos);
+
+    EXPECT_NE(archive_refusal(test::make_zip({{"archive/data.pkl", pickle}, {"archive/data.pkl", pickle}}))
+                  .find("zip entry 'archive/data.pkl' appears twice"),
+              std::string::npos);
+}
+
 TEST(TorchPt, EveryTruncationOfARealFileIsRefusedCleanly) {
     const Bytes bytes = read_bytes(kFixtures / "pkb_tuple.pt");
     for (std::size_t n = 0; n < bytes.size(); ++n) {
