@@ -96,11 +96,8 @@ struct RunResult {
     std::optional<double> pkb_speedup; // PKB's figure beside pkbw's
 };
 
-} // namespace
-
-GenerationMatrix load_generation_matrix(const Store& store, CellPick pick) {
-    GenerationMatrix m;
-    m.pick = pick;
+// Every run of the store, newest first, read a page at a time.
+std::vector<RunRecord> all_runs_newest_first(const Store& store) {
     RunSort sort;
     sort.column = RunSortColumn::StartedAt;
     sort.descending = true;
@@ -112,9 +109,92 @@ GenerationMatrix load_generation_matrix(const Store& store, CellPick pick) {
             runs.push_back(std::move(r));
         }
         if (last) {
+            return runs;
+        }
+    }
+}
+
+// Two generations with one short label (same model, other precision): the full label for both.
+void disambiguate_short_labels(GenerationMatrix& m) {
+    for (std::size_t i = 0; i < m.short_labels.size(); ++i) {
+        if (std::count(m.short_labels.begin(), m.short_labels.end(), m.short_labels[i]) > 1) {
+            for (std::size_t j = 0; j < m.short_labels.size(); ++j) {
+                if (j != i && m.short_labels[j] == m.short_labels[i]) {
+                    m.short_labels[j] = m.generations[j];
+                }
+            }
+            m.short_labels[i] = m.generations[i];
+        }
+    }
+}
+
+// A run's result with its speedup: a perf run's as pkbw stored it, an imported PKB run's PKB's (the
+// figures read by core, as the Sweeps tab reads them).
+RunResult run_result(const Store& store, const RunRecord* r) {
+    RunResult res{r, std::nullopt, "", false, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    const bool imported =
+        r->backend.rfind("pkb-", 0) == 0 && r->command_line.size() > 1 && r->command_line[1] == "import-pkb";
+    if (r->mode == RunMode::Perf || imported) {
+        const StoredSpeedup stored = stored_speedup(store.perf_summaries(r->id));
+        if (r->mode == RunMode::Perf && stored.speedup) {
+            res.speedup = stored.speedup;
+            res.source = "pkbw";
+            res.ci_low = stored.ci_low;
+            res.ci_high = stored.ci_high;
+            res.verdict = stored.verdict;
+            res.pkb_speedup = stored.pkb_speedup;
+        } else if (imported && stored.pkb_speedup) {
+            res.speedup = stored.pkb_speedup;
+            res.source = "PKB";
+        }
+        res.measured = res.speedup.has_value() || r->mode == RunMode::Perf;
+    }
+    return res;
+}
+
+// A cell from its pair's results (newest first): the latest measured result, else the latest; with
+// CellPick::Best the passing result with the largest speedup where one has a speedup.
+void fill_cell(MatrixCell& c, const std::vector<RunResult>& results, CellPick pick) {
+    c.results = static_cast<int>(results.size());
+    const RunResult* chosen = nullptr;
+    for (const RunResult& r : results) {
+        if (r.measured) {
+            chosen = &r;
             break;
         }
     }
+    if (!chosen) {
+        chosen = &results.front();
+    }
+    if (pick == CellPick::Best) {
+        for (const RunResult& r : results) {
+            if (r.run->status == RunStatus::Pass && r.speedup &&
+                (!chosen->speedup || chosen->run->status != RunStatus::Pass ||
+                 *r.speedup > *chosen->speedup)) {
+                chosen = &r;
+            }
+        }
+    }
+    c.run_id = chosen->run->id;
+    c.status = chosen->run->status;
+    c.correct = chosen->run->status == RunStatus::Pass;
+    c.speedup = chosen->run->status == RunStatus::Pass ? chosen->speedup : std::nullopt;
+    c.speedup_source = c.speedup ? chosen->source : "";
+    if (c.speedup) {
+        c.ci_low = chosen->ci_low;
+        c.ci_high = chosen->ci_high;
+        c.verdict = chosen->verdict;
+        c.pkb_speedup = chosen->pkb_speedup;
+    }
+    c.result = true;
+}
+
+} // namespace
+
+GenerationMatrix load_generation_matrix(const Store& store, CellPick pick) {
+    GenerationMatrix m;
+    m.pick = pick;
+    const std::vector<RunRecord> runs = all_runs_newest_first(store);
     std::map<std::string, std::string> short_of;
     std::map<std::pair<long, std::string>, int> problem_keys;
     std::vector<const RunRecord*> kept;
@@ -137,17 +217,7 @@ GenerationMatrix load_generation_matrix(const Store& store, CellPick pick) {
         m.generations.push_back(label);
         m.short_labels.push_back(short_label);
     }
-    // Two generations with one short label (same model, other precision): the full label for both.
-    for (std::size_t i = 0; i < m.short_labels.size(); ++i) {
-        if (std::count(m.short_labels.begin(), m.short_labels.end(), m.short_labels[i]) > 1) {
-            for (std::size_t j = 0; j < m.short_labels.size(); ++j) {
-                if (j != i && m.short_labels[j] == m.short_labels[i]) {
-                    m.short_labels[j] = m.generations[j];
-                }
-            }
-            m.short_labels[i] = m.generations[i];
-        }
-    }
+    disambiguate_short_labels(m);
     for (const auto& [key, unused] : problem_keys) {
         if (!problem_index.count(key.second)) {
             problem_index[key.second] = static_cast<int>(m.problems.size());
@@ -166,61 +236,10 @@ GenerationMatrix load_generation_matrix(const Store& store, CellPick pick) {
             }
             continue;
         }
-        RunResult res{r, std::nullopt, "", false, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
-        const bool imported = r->backend.rfind("pkb-", 0) == 0 && r->command_line.size() > 1 &&
-                              r->command_line[1] == "import-pkb";
-        if (r->mode == RunMode::Perf || imported) {
-            // The figures as the run stored them, read by core (the Sweeps tab reads them the same way).
-            const StoredSpeedup stored = stored_speedup(store.perf_summaries(r->id));
-            if (r->mode == RunMode::Perf && stored.speedup) {
-                res.speedup = stored.speedup;
-                res.source = "pkbw";
-                res.ci_low = stored.ci_low;
-                res.ci_high = stored.ci_high;
-                res.verdict = stored.verdict;
-                res.pkb_speedup = stored.pkb_speedup;
-            } else if (imported && stored.pkb_speedup) {
-                res.speedup = stored.pkb_speedup;
-                res.source = "PKB";
-            }
-            res.measured = res.speedup.has_value() || r->mode == RunMode::Perf;
-        }
-        by_cell[key].push_back(res);
+        by_cell[key].push_back(run_result(store, r));
     }
-    for (auto& [key, results] : by_cell) {
-        MatrixCell& c = m.cells[key];
-        c.results = static_cast<int>(results.size());
-        const RunResult* chosen = nullptr;
-        for (const RunResult& r : results) { // latest measured result, else latest result
-            if (r.measured) {
-                chosen = &r;
-                break;
-            }
-        }
-        if (!chosen) {
-            chosen = &results.front();
-        }
-        if (pick == CellPick::Best) {
-            for (const RunResult& r : results) {
-                if (r.run->status == RunStatus::Pass && r.speedup &&
-                    (!chosen->speedup || chosen->run->status != RunStatus::Pass ||
-                     *r.speedup > *chosen->speedup)) {
-                    chosen = &r;
-                }
-            }
-        }
-        c.run_id = chosen->run->id;
-        c.status = chosen->run->status;
-        c.correct = chosen->run->status == RunStatus::Pass;
-        c.speedup = chosen->run->status == RunStatus::Pass ? chosen->speedup : std::nullopt;
-        c.speedup_source = c.speedup ? chosen->source : "";
-        if (c.speedup) {
-            c.ci_low = chosen->ci_low;
-            c.ci_high = chosen->ci_high;
-            c.verdict = chosen->verdict;
-            c.pkb_speedup = chosen->pkb_speedup;
-        }
-        c.result = true;
+    for (const auto& [key, results] : by_cell) {
+        fill_cell(m.cells[key], results, pick);
     }
     return m;
 }
