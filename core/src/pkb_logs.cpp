@@ -151,9 +151,10 @@ PkbPerf read_pkb_perf(const fs::path& path) {
     return parse_pkb_perf(text.str(), path.string());
 }
 
-PkbLogs scan_pkb_logs(const fs::path& dir) {
-    PkbLogs logs;
-    logs.root = dir;
+namespace {
+
+// The problem_<stem> folders of PKB's logs folder `dir` (or `dir` itself when it is one), sorted.
+std::vector<fs::path> problem_folders(const fs::path& dir) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) {
         throw FormatError(dir.string() + ": not a folder");
@@ -171,7 +172,76 @@ PkbLogs scan_pkb_logs(const fs::path& dir) {
     if (problems.empty()) {
         throw FormatError(dir.string() + ": holds no problem_<stem> folders (PKB's logs layout)");
     }
-    for (const auto& problem : problems) {
+    return problems;
+}
+
+// A problem folder's backends (reference, cuda, ...): each with its flat job (perf) and its trial_<k>
+// jobs (eval); a folder with neither is skipped with a warning.
+std::map<std::string, BackendDir> scan_backends(const fs::path& problem, std::vector<std::string>& warnings) {
+    std::map<std::string, BackendDir> backends;
+    for (const auto& e : sorted_entries(problem)) {
+        if (!is_dir(e)) {
+            continue; // comparison_<backend>.json and other files
+        }
+        BackendDir b;
+        b.flat = scan_job(e.path(), warnings);
+        for (const auto& t : sorted_entries(e.path())) {
+            const auto k = numbered(t.path().filename().string(), "trial_", "");
+            if (k && is_dir(t)) {
+                if (auto job = scan_job(t.path(), warnings)) {
+                    b.trials.emplace(*k, std::move(*job));
+                } else {
+                    warnings.push_back(t.path().string() + ": no rank files; trial skipped");
+                }
+            }
+        }
+        if (!b.flat && b.trials.empty()) {
+            warnings.push_back(e.path().string() + ": no rank files; folder skipped");
+            continue;
+        }
+        backends.emplace(e.path().filename().string(), std::move(b));
+    }
+    return backends;
+}
+
+// The eval run of backend `b`: a trial for every index either it or the reference has, each side's
+// job where it has one (`run` carries the problem and backend).
+PkbRun eval_run(PkbRun run, const BackendDir& b, const BackendDir* ref, bool is_ref) {
+    std::set<int> indices;
+    for (const auto& [k, job] : b.trials) {
+        indices.insert(k);
+    }
+    if (ref && !is_ref) {
+        for (const auto& [k, job] : ref->trials) {
+            indices.insert(k);
+        }
+    }
+    for (const int k : indices) {
+        PkbTrial t;
+        t.trial = k;
+        const auto own = b.trials.find(k);
+        const std::optional<PkbJob> mine =
+            own == b.trials.end() ? std::nullopt : std::optional<PkbJob>(own->second);
+        if (is_ref) {
+            t.reference = mine;
+        } else {
+            t.candidate = mine;
+            if (ref && ref->trials.count(k)) {
+                t.reference = ref->trials.at(k);
+            }
+        }
+        run.world_size = std::max({run.world_size, job_ranks(t.reference), job_ranks(t.candidate)});
+        run.trials.push_back(std::move(t));
+    }
+    return run;
+}
+
+} // namespace
+
+PkbLogs scan_pkb_logs(const fs::path& dir) {
+    PkbLogs logs;
+    logs.root = dir;
+    for (const auto& problem : problem_folders(dir)) {
         const std::string stem = problem.filename().string().substr(8);
         std::optional<int> id;
         std::size_t digits = 0;
@@ -181,89 +251,35 @@ PkbLogs scan_pkb_logs(const fs::path& dir) {
         if (digits > 0) {
             id = std::stoi(stem.substr(0, digits));
         }
-        std::map<std::string, BackendDir> backends;
-        for (const auto& e : sorted_entries(problem)) {
-            if (!is_dir(e)) {
-                continue; // comparison_<backend>.json and other files
-            }
-            BackendDir b;
-            b.flat = scan_job(e.path(), logs.warnings);
-            for (const auto& t : sorted_entries(e.path())) {
-                const auto k = numbered(t.path().filename().string(), "trial_", "");
-                if (k && is_dir(t)) {
-                    if (auto job = scan_job(t.path(), logs.warnings)) {
-                        b.trials.emplace(*k, std::move(*job));
-                    } else {
-                        logs.warnings.push_back(t.path().string() + ": no rank files; trial skipped");
-                    }
-                }
-            }
-            if (!b.flat && b.trials.empty()) {
-                logs.warnings.push_back(e.path().string() + ": no rank files; folder skipped");
-                continue;
-            }
-            backends.emplace(e.path().filename().string(), std::move(b));
-        }
+        const std::map<std::string, BackendDir> backends = scan_backends(problem, logs.warnings);
         const auto ref_it = backends.find("reference");
         const BackendDir* ref = ref_it == backends.end() ? nullptr : &ref_it->second;
         const bool candidates = backends.size() > (ref ? 1u : 0u);
-        for (const auto& entry : backends) {
-            const std::string& name = entry.first; // named, not a structured binding: lambdas capture it
-            const BackendDir& b = entry.second;
+        for (const auto& [name, b] : backends) {
             const bool is_ref = name == "reference";
             if (is_ref && candidates) {
                 continue; // paired with each candidate instead
             }
-            auto make_run = [&](bool eval) {
-                PkbRun run;
-                run.problem_stem = stem;
-                run.problem_id = id;
-                run.backend = name;
-                run.eval = eval;
-                run.problem_dir = problem;
-                return run;
-            };
+            PkbRun run;
+            run.problem_stem = stem;
+            run.problem_id = id;
+            run.backend = name;
+            run.problem_dir = problem;
             if (b.flat) {
-                PkbRun run = make_run(false);
+                PkbRun perf = run;
+                perf.eval = false;
                 PkbTrial t;
                 t.reference = is_ref ? b.flat : (ref ? ref->flat : std::nullopt);
                 if (!is_ref) {
                     t.candidate = b.flat;
                 }
-                run.world_size = std::max(job_ranks(t.reference), job_ranks(t.candidate));
-                run.trials.push_back(std::move(t));
-                logs.runs.push_back(std::move(run));
+                perf.world_size = std::max(job_ranks(t.reference), job_ranks(t.candidate));
+                perf.trials.push_back(std::move(t));
+                logs.runs.push_back(std::move(perf));
             }
             if (!b.trials.empty()) {
-                PkbRun run = make_run(true);
-                std::set<int> indices;
-                for (const auto& [k, job] : b.trials) {
-                    indices.insert(k);
-                }
-                if (ref && !is_ref) {
-                    for (const auto& [k, job] : ref->trials) {
-                        indices.insert(k);
-                    }
-                }
-                for (const int k : indices) {
-                    PkbTrial t;
-                    t.trial = k;
-                    const auto own = b.trials.find(k);
-                    const std::optional<PkbJob> mine =
-                        own == b.trials.end() ? std::nullopt : std::optional<PkbJob>(own->second);
-                    if (is_ref) {
-                        t.reference = mine;
-                    } else {
-                        t.candidate = mine;
-                        if (ref && ref->trials.count(k)) {
-                            t.reference = ref->trials.at(k);
-                        }
-                    }
-                    run.world_size =
-                        std::max({run.world_size, job_ranks(t.reference), job_ranks(t.candidate)});
-                    run.trials.push_back(std::move(t));
-                }
-                logs.runs.push_back(std::move(run));
+                run.eval = true;
+                logs.runs.push_back(eval_run(run, b, ref, is_ref));
             }
         }
     }
