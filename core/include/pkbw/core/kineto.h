@@ -45,7 +45,7 @@ struct KinetoTrace {
 };
 
 // A profiler trace's byte cap: the Python judge keeps the candidate's at most this size too
-// (TRACE_LIMIT_BYTES in engine/python/pkbw_pkb_candidate.py).
+// (TRACE_LIMIT_BYTES in engine/python/pkbw_pkb_timed_loops.py).
 inline constexpr std::uint64_t kProfilerTraceMaxBytes = 512ull << 20;
 // JSON values one element of traceEvents may hold, and the top level besides (deviceProperties):
 // the parse keeps one element's tree at a time, so these bound its memory with max_events.
