@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <ostream>
 #include <vector>
 
@@ -91,61 +92,44 @@ const std::string& worse_status(const std::string& a, const std::string& b) {
     return status_severity(b) > status_severity(a) ? b : a;
 }
 
-Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, nlohmann::json>& results,
-               int world_size, int expected_trials, bool all_trials) {
-    Verdict verdict;
-    for (const auto& [key, body] : results)
-        verdict.trials[key.first][key.second] = body;
+namespace {
 
-    // PKB only warns about failures in process-group teardown: once every rank has reported every
-    // trial, a rank failing (or hanging) in teardown does not change the verdict; it is noted.
-    bool teardown_only = launch.end != LaunchEnd::Completed && launch.end != LaunchEnd::Interrupted &&
-                         launch.end != LaunchEnd::SpawnFailed && !launch.culprit_ranks.empty();
-    for (int rank : launch.culprit_ranks) {
-        const auto& phase = launch.ranks.at(static_cast<std::size_t>(rank)).phase;
-        teardown_only = teardown_only && (phase == status::kPhaseTeardown || phase == "exit");
-    }
-    if (teardown_only) {
-        LaunchOutcome completed = launch;
-        completed.end = LaunchEnd::Completed;
-        Verdict verdict = decide(completed, results, world_size, expected_trials, all_trials);
-        add_warning(verdict, launch.message.substr(0, launch.message.find('\n')));
-        return verdict;
-    }
-
+// The verdict of a launch that did not complete (a timeout, a crash, an environment or internal
+// error, an interruption); nullopt when every rank exited 0.
+std::optional<Verdict> launch_verdict(const LaunchOutcome& launch, Verdict verdict) {
     switch (launch.end) {
     case LaunchEnd::Timeout:
         verdict.status = to_string(RunStatus::Timeout);
         verdict.exit_code = 1;
-        verdict.summary = launch.message;
-        return verdict;
+        break;
     case LaunchEnd::Crash:
         verdict.status = status::kCrash;
         verdict.exit_code = 1;
-        verdict.summary = launch.message;
-        return verdict;
+        break;
     case LaunchEnd::EnvironmentError:
     case LaunchEnd::SpawnFailed:
         verdict.status = status::kError;
         verdict.exit_code = 3;
-        verdict.summary = launch.message;
-        return verdict;
+        break;
     case LaunchEnd::InternalError:
         verdict.status = status::kError;
         verdict.exit_code = 1;
-        verdict.summary = launch.message;
-        return verdict;
+        break;
     case LaunchEnd::Interrupted:
         verdict.status = to_string(RunStatus::Interrupted);
         verdict.exit_code = 130;
-        verdict.summary = launch.message;
-        return verdict;
-    case LaunchEnd::Completed:
         break;
+    case LaunchEnd::Completed:
+        return std::nullopt;
     }
+    verdict.summary = launch.message;
+    return verdict;
+}
 
-    // Every rank exited 0: the verdict is in the results. A trial every rank ran must have a result
-    // from each; ranks stop together after the first failing trial (unless all_trials).
+// Why the results are incomplete ("" when they are not): a trial every rank ran must have a result
+// from each; ranks stop together after the first failing trial (unless all_trials), so the trials
+// after it are dropped from `verdict`.
+std::string missing_result(Verdict& verdict, int world_size, int expected_trials, bool all_trials) {
     for (int trial = 0; trial < expected_trials; ++trial) {
         auto found = verdict.trials.find(trial);
         if (found == verdict.trials.end()) {
@@ -153,21 +137,53 @@ Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, 
                 !all_trials && trial > 0 && trial_status(verdict.trials[trial - 1]) != status::kPass;
             verdict.trials.erase(trial);
             if (stopped_early)
-                break;
-            verdict.status = status::kError;
-            verdict.exit_code = 1;
-            verdict.summary = "no rank reported a result for trial " + std::to_string(trial);
-            return verdict;
+                return "";
+            return "no rank reported a result for trial " + std::to_string(trial);
         }
         for (int rank = 0; rank < world_size; ++rank) {
-            if (!found->second.count(rank)) {
-                verdict.status = status::kError;
-                verdict.exit_code = 1;
-                verdict.summary =
-                    "rank " + std::to_string(rank) + " reported no result for trial " + std::to_string(trial);
-                return verdict;
-            }
+            if (!found->second.count(rank))
+                return "rank " + std::to_string(rank) + " reported no result for trial " +
+                       std::to_string(trial);
         }
+    }
+    return "";
+}
+
+// PKB only warns about failures in process-group teardown: once every rank has reported every trial,
+// a rank failing (or hanging) in teardown does not change the verdict.
+bool failed_in_teardown_only(const LaunchOutcome& launch) {
+    bool teardown_only = launch.end != LaunchEnd::Completed && launch.end != LaunchEnd::Interrupted &&
+                         launch.end != LaunchEnd::SpawnFailed && !launch.culprit_ranks.empty();
+    for (int rank : launch.culprit_ranks) {
+        const auto& phase = launch.ranks.at(static_cast<std::size_t>(rank)).phase;
+        teardown_only = teardown_only && (phase == status::kPhaseTeardown || phase == "exit");
+    }
+    return teardown_only;
+}
+
+} // namespace
+
+Verdict decide(const LaunchOutcome& launch, const std::map<std::pair<int, int>, nlohmann::json>& results,
+               int world_size, int expected_trials, bool all_trials) {
+    Verdict verdict;
+    for (const auto& [key, body] : results)
+        verdict.trials[key.first][key.second] = body;
+    if (failed_in_teardown_only(launch)) { // decided as completed, the failure noted
+        LaunchOutcome completed = launch;
+        completed.end = LaunchEnd::Completed;
+        Verdict decided = decide(completed, results, world_size, expected_trials, all_trials);
+        add_warning(decided, launch.message.substr(0, launch.message.find('\n')));
+        return decided;
+    }
+    if (auto ended = launch_verdict(launch, verdict))
+        return *ended;
+    // Every rank exited 0: the verdict is in the results.
+    if (const std::string missing = missing_result(verdict, world_size, expected_trials, all_trials);
+        !missing.empty()) {
+        verdict.status = status::kError;
+        verdict.exit_code = 1;
+        verdict.summary = missing;
+        return verdict;
     }
     int failing_trial = -1;
     for (const auto& [trial, ranks] : verdict.trials) {
