@@ -48,6 +48,9 @@ sqlite3* open_connection_like(const Store& store, bool write, std::string_view w
 
 // "table X" / "tables X, Y": the tables a statement names (for error messages).
 std::string statement_tables(std::string_view sql);
+// What a failed statement was doing, in words and without its SQL ("cannot read table perf_samples",
+// "cannot read its schema version"): store errors reach the GUI and the CLI as they are.
+std::string statement_failure(std::string_view sql);
 [[noreturn]] void throw_store_error(const std::filesystem::path& file, std::string_view what, sqlite3* db);
 
 // One prepared statement. bind() counts parameters from 1; columns count from 0. Text is copied on

@@ -52,8 +52,7 @@ public:
             return true;
         if (rc == SQLITE_DONE)
             return false;
-        detail::throw_store_error(db_.path(), std::string("\"") + sqlite3_sql(stmt_) + "\" failed",
-                                  db_.get());
+        detail::throw_store_error(db_.path(), detail::statement_failure(sqlite3_sql(stmt_)), db_.get());
     }
     void run_and_reset() {
         while (step()) {

@@ -126,7 +126,7 @@ TableConnection::TableConnection(const Store& store, bool write, int min_schema,
 void Connection::exec(std::string_view sql) {
     const std::string text(sql);
     if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
-        throw_store_error(path_, "\"" + text.substr(0, 80) + "\" failed", db_);
+        throw_store_error(path_, statement_failure(text), db_);
     }
 }
 
@@ -182,10 +182,59 @@ std::string statement_tables(std::string_view sql) {
     return text;
 }
 
+namespace {
+
+// SQLite's words for what went wrong, with what a user can do about the two a damaged or foreign file
+// gives (the review found raw "database disk image is malformed" and SQL text in the GUI).
+std::string sqlite_failure(sqlite3* db) {
+    const std::string words = sqlite3_errmsg(db);
+    switch (sqlite3_errcode(db) & 0xff) {
+    case SQLITE_CORRUPT:
+        return "the file is damaged (" + words + "; `pkbw store check` names what)";
+    default:
+        return words;
+    }
+}
+
+} // namespace
+
+std::string statement_failure(std::string_view sql) {
+    std::string upper(sql);
+    for (char& ch : upper)
+        ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    const std::size_t first = upper.find_first_not_of(" \t\n");
+    std::string keyword;
+    for (std::size_t i = first; i < upper.size() && std::isalpha(static_cast<unsigned char>(upper[i])); ++i)
+        keyword += upper[i];
+    if (keyword == "PRAGMA") {
+        if (upper.find("USER_VERSION") != std::string::npos)
+            return "cannot read its schema version";
+        if (upper.find("INTEGRITY_CHECK") != std::string::npos)
+            return "cannot check its integrity";
+        return "cannot set up the connection";
+    }
+    if (keyword == "SELECT" || keyword == "WITH")
+        return "cannot read " + statement_tables(sql);
+    if (keyword == "INSERT" || keyword == "UPDATE" || keyword == "DELETE" || keyword == "REPLACE")
+        return "cannot write " + statement_tables(sql);
+    if (keyword == "BEGIN" || keyword == "COMMIT" || keyword == "ROLLBACK" || keyword == "SAVEPOINT" ||
+        keyword == "RELEASE")
+        return "cannot complete a transaction";
+    if (keyword == "CREATE" || keyword == "ALTER" || keyword == "DROP")
+        return "cannot update its schema";
+    if (keyword == "ATTACH" || keyword == "DETACH")
+        return "cannot open another store beside it";
+    return "cannot read or write " + statement_tables(sql);
+}
+
 void throw_store_error(const std::filesystem::path& file, std::string_view what, sqlite3* db) {
+    // A file that is no database at all: what was being read does not matter.
+    if (db != nullptr && (sqlite3_errcode(db) & 0xff) == SQLITE_NOTADB)
+        throw StoreError("store " + file.string() + ": not a pkbw store: not an SQLite database (" +
+                         sqlite3_errmsg(db) + ")");
     std::string message = "store " + file.string() + ": " + std::string(what);
     if (db != nullptr)
-        message += ": " + std::string(sqlite3_errmsg(db));
+        message += ": " + sqlite_failure(db);
     throw StoreError(message);
 }
 
@@ -251,7 +300,7 @@ bool Stmt::step() {
         return false;
     std::string sql = sqlite3_sql(stmt_);
     sqlite3_reset(stmt_);
-    throw_store_error(file_, "\"" + sql.substr(0, 80) + "\" failed", db_);
+    throw_store_error(file_, statement_failure(sql), db_);
 }
 
 void Stmt::run() {
@@ -340,7 +389,7 @@ Store::Impl::Use Store::Impl::cached(const char* sql) {
 void Store::Impl::exec(std::string_view sql) {
     std::string text(sql);
     if (sqlite3_exec(db, text.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
-        throw_store_error(path, "\"" + text.substr(0, 80) + "\" failed", db);
+        throw_store_error(path, detail::statement_failure(text), db);
 }
 
 std::int64_t Store::Impl::pragma_int(const char* pragma) {

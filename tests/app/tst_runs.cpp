@@ -2,6 +2,7 @@
 // table, the runs list following the CLI and keeping the user's place, the tolerance table's fit and
 // the speedup column. (The Generations tab's tests are in tst_generations_view.cpp, the Perf tab's
 // plots in tst_perf_plots.cpp.)
+#include "../damaged_store.h"
 #include "fixtures.h"
 #include "mainwindow.h"
 #include "perfview.h"
@@ -257,6 +258,42 @@ private slots:
                      header.contains(QStringLiteral("no such table")),
                  qPrintable(header));
         QVERIFY2(!header.contains(QStringLiteral("SELECT")), qPrintable(header));
+    }
+
+    // Review defect 23 (old), the part a damaged page shows: the table reads but its page is bad, so
+    // SQLite fails while stepping, where the statement's text used to reach the header ("\"SELECT side,
+    // ... ORDE\" failed: database disk image is malformed"). Now the part, the table and what to do;
+    // and a text file opened as a store is "not a pkbw store", not a PRAGMA that failed.
+    void a_damaged_page_is_named_in_words_and_a_text_file_is_no_store() {
+        const auto [path, id] = one_eval_run_store(QStringLiteral("damaged-page"));
+        test::damage_table(path.toStdString(), "perf_samples");
+        RunView view;
+        view.set_store(path);
+        QSignalSpy loaded(&view, &RunView::run_loaded);
+        view.open_run(id);
+        QVERIFY(loaded.wait(10000));
+        QVERIFY(!view.data()->ranks.empty());
+        const QString header = view.header_text();
+        QVERIFY2(header.contains(QStringLiteral("perf samples: store ")) &&
+                     header.contains(QStringLiteral("cannot read table perf_samples: the file is damaged")) &&
+                     header.contains(QStringLiteral("pkbw store check")),
+                 qPrintable(header));
+        QVERIFY2(!header.contains(QStringLiteral("SELECT")) && !header.contains(QStringLiteral("\" failed")),
+                 qPrintable(header));
+
+        const QString notes = test::temp_path(QStringLiteral("notes.txt"));
+        {
+            QFile file(notes);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write("meeting notes, long enough to fill an SQLite header and then some more text\n");
+        }
+        MainWindow window;
+        QSignalSpy failed(&window, &MainWindow::store_failed);
+        window.open_store(notes);
+        QVERIFY(failed.count() > 0 || failed.wait(5000));
+        const QString message = failed.first().first().toString();
+        QVERIFY2(message.contains(QStringLiteral("not a pkbw store")) && !message.contains(QStringLiteral("PRAGMA")),
+                 qPrintable(message));
     }
 
     // Review defect 24: at the window's default size the tolerance explorer needs no sideways

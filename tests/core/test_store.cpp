@@ -1,4 +1,5 @@
 // Store: opening, migrations, version refusal, and a round trip of every writer through its reader.
+#include "../damaged_store.h"
 #include "pkbw/core/error.h"
 #include "store_test_util.h"
 
@@ -95,6 +96,33 @@ TEST_F(StoreTest, RefusesAFileThatIsNotAStore) {
     std::string message = error_of([&] { Store::open(path); });
     EXPECT_NE(message.find(path.string()), std::string::npos) << message;
     EXPECT_NE(message.find("not a database"), std::string::npos) << message;
+}
+
+TEST_F(StoreTest, ErrorsSayWhatFailedInWordsNotSql) {
+    // A text file: "not a pkbw store", not the statement that first read it.
+    std::filesystem::create_directories(dir_);
+    const auto notes = dir_ / "notes.txt";
+    std::ofstream(notes) << "this is not an SQLite database, just some text long enough to have a header";
+    std::string message = error_of([&] { Store::open_read_only(notes); });
+    EXPECT_EQ(message, "store " + notes.string() + ": not a pkbw store: not an SQLite database (file is not a "
+                       "database)");
+    // One damaged table: the table, what was being done and what to do, no SQL text.
+    std::int64_t id = 0;
+    {
+        Store store = Store::open(db_path());
+        id = store.begin_run(sample_run());
+        store.add_perf_samples(id, Side::Candidate, 0, 0, std::vector<double>{1.0, 2.0});
+    }
+    test::damage_table(db_path(), "perf_samples");
+    Store store = Store::open_read_only(db_path());
+    EXPECT_TRUE(store.get_run(id).has_value()); // the rest of the store reads
+    message = error_of([&] { store.perf_samples(id); });
+    EXPECT_NE(message.find("cannot read table perf_samples: the file is damaged (database disk image is "
+                           "malformed; `pkbw store check` names what)"),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(message.find("SELECT"), std::string::npos) << message;
+    EXPECT_EQ(message.find('"'), std::string::npos) << message;
 }
 
 TEST_F(StoreTest, ReadOnlyOpenMissingOlderAndCreate) {
