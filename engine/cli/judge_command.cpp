@@ -5,6 +5,7 @@
 #include "json_maps_filter.h"
 #include "launcher.h"
 #include "pkbw/core/error.h"
+#include "recorder.h"
 #include "signals.h"
 #include "store_recorder.h"
 
@@ -163,6 +164,16 @@ int run_command(RunOptions options, const std::optional<std::string>& store_flag
 } // namespace
 
 int JudgeCommand::run(const std::vector<std::string>& command_line) const {
+    if (options.mode == "check") {
+        // No store is opened (or created): a check records nothing.
+        RunOptions check_options = options;
+        if (solutions_dir)
+            check_options.solutions_dir = *solutions_dir;
+        check_options.cache_dir = cache_dir ? std::filesystem::path(*cache_dir) : default_cache_root();
+        check_options.command_line = command_line;
+        MemoryRecorder nothing_kept;
+        return execute_run(check_options, nothing_kept, std::cout, std::cerr);
+    }
     RunOptions run_options = options;
     run_options.perf = perf_always || perf.perf;
     run_options.perf_options = perf_json(perf);
@@ -180,6 +191,31 @@ void add_calibrate(CLI::App& app, JudgeCommand& c) {
     c.app->add_option("--nproc,--nproc-per-node,--num-gpus", c.options.nproc, "world size W")->required();
     c.app->add_option("--store", c.store, "SQLite store");
     c.app->add_flag("--json", c.options.json, "JSON lines on stdout (docs/cli.md)");
+}
+
+void add_check(CLI::App& app, JudgeCommand& c) {
+    c.app = app.add_subcommand("check", "compile a native candidate and list its flags, without running it "
+                                        "(no GPU needed; nothing recorded)");
+    RunOptions& o = c.options;
+    o.mode = "check";
+    o.nproc = 2;
+    c.app->add_option("-p,--problem", o.problem, "problem number or stem (1, 2_allgather)")->required();
+    c.app
+        ->add_option("-s,--solution", o.solution,
+                     "a file, or a name resolved as {stem}_{name}.cu/.cpp in --solutions-dir")
+        ->required();
+    c.app->add_option("--solutions-dir", c.solutions_dir,
+                      "folder of candidate solutions (default solutions_<name>)");
+    c.app->add_option("--backend", o.backend, "cuda | host (default: from the file's extension)")
+        ->check(CLI::IsMember({"cuda", "host"}));
+    c.app->add_option("--arch", o.arch, "nvcc -arch (cuda backend; default sm_90)");
+    c.app->add_option("--nproc,--nproc-per-node,--num-gpus", o.nproc,
+                      "world size the flags are read for (the problem's own collective; default 2)");
+    c.app->add_option("--cache-dir", c.cache_dir, "compile cache root (default ~/.cache/pkbw)");
+    c.app->add_option("--place", o.place, "FILE=PROBLEM: take this file of --solutions-dir as PROBLEM");
+    c.app->add_flag("--ignore-name", o.ignore_name,
+                    "check a --solution file as --problem even when its name names another problem");
+    c.app->add_flag("--json", o.json, "one check_finished JSON line on stdout (docs/cli.md)");
 }
 
 void add_judge(CLI::App& app, JudgeCommand& c, const char* name, const char* help, bool is_perf,

@@ -46,6 +46,8 @@ struct JudgeCommand {
 
 // `pkbw calibrate`: only --nproc, --store and --json.
 void add_calibrate(CLI::App& app, JudgeCommand& command);
+// `pkbw check`: a native candidate compiled and its flags listed, no run, no store (run_check.cpp).
+void add_check(CLI::App& app, JudgeCommand& command);
 // eval, perf and dryrun; eval and perf compare over trials (with_trials).
 void add_judge(CLI::App& app, JudgeCommand& command, const char* name, const char* help, bool is_perf,
                bool with_trials);

@@ -6,9 +6,9 @@
 #include "bundle_command.h"
 #include "cli_errors.h"
 #include "export_command.h"
-#include "pkb_import.h"
 #include "judge_command.h"
 #include "launcher.h"
+#include "pkb_import.h"
 #include "pkbw/core/error.h"
 #include "pkbw/problems/registry.h"
 #include "problems_command.h"
@@ -188,7 +188,7 @@ public:
         if (auto code = generation_->run_parsed())
             return *code;
 #endif
-        for (const JudgeCommand* judge : {&eval_, &perf_, &dryrun_, &calibrate_})
+        for (const JudgeCommand* judge : {&eval_, &perf_, &dryrun_, &calibrate_, &check_})
             if (judge->app->parsed())
                 return judge->run(command_line_);
         if (import_.app->parsed())
@@ -221,6 +221,7 @@ private:
                   true, true);
         add_judge(app, dryrun_, "dryrun", "run one side (reference or candidate) once", false, false);
         add_calibrate(app, calibrate_);
+        add_check(app, check_);
         import_.add(app);
         export_.add(app);
         bundle_.add(app);
@@ -250,7 +251,7 @@ private:
     bool show_version_ = false;
     CLI::App* problems_ = nullptr;
     bool problems_json_ = false;
-    JudgeCommand eval_, perf_, dryrun_, calibrate_;
+    JudgeCommand eval_, perf_, dryrun_, calibrate_, check_;
     ImportCommand import_;
     ExportCommand export_;
     BundleCommand bundle_;
@@ -294,9 +295,9 @@ int main(int argc, char** argv) {
     if (json_output)
         stderr_tail.emplace(std::cerr);
     const std::string command = command_path(app, command_line);
-    // The judging commands write their own JSON error lines (run.h).
-    const bool run_command_parsed =
-        command == "eval" || command == "perf" || command == "dryrun" || command == "calibrate";
+    // The judging commands write their own JSON error lines (run.h); check its check_finished line.
+    const bool run_command_parsed = command == "eval" || command == "perf" || command == "dryrun" ||
+                                    command == "calibrate" || command == "check";
     int code = 0;
     try {
         code = commands.dispatch();

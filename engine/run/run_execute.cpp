@@ -39,6 +39,8 @@ bool looks_like_path(const std::string& text) {
 int Run::execute() {
     if (options_.mode == "calibrate")
         return calibrate();
+    if (options_.mode == "check")
+        return check();
     if (auto code = check_options())
         return *code;
     if (options_.pkb_checkout)

@@ -114,6 +114,10 @@ private:
     // The rates the plausibility floor of this run's perf figures uses (none on the host backend).
     MachinePeaks machine_peaks(const PerfFigures& figures) const;
     int calibrate();
+    // run_check.cpp: `pkbw check`, a candidate compiled and its flags read without a run or a record.
+    int check();
+    int check_finished(const std::string& status, int exit_code, const std::string& message,
+                       const std::string& solution_path, const nlohmann::json& diagnostics);
     bool compares() const { return options_.mode == status::kModeEval || options_.mode == status::kModePerf; }
     // `pkbw perf --solution reference`: the reference timed against itself (A/A), whose interval is
     // the problem's noise floor (noise_floors.json beside the runs).

@@ -33,6 +33,7 @@ inline constexpr std::string_view kCompile = "compile";        // launcher: a co
 inline constexpr std::string_view kRankExit = "rank_exit";     // launcher: a rank process ended
 inline constexpr std::string_view kLog = "log";                // launcher: a line a rank printed
 inline constexpr std::string_view kRunFinished = "run_finished"; // launcher: the final object
+inline constexpr std::string_view kCheckFinished = "check_finished"; // pkbw check: its final object (no run)
 
 struct Message {
     std::string event;
