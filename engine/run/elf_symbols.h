@@ -4,6 +4,8 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,11 @@ std::vector<std::string> undefined_dynamic_symbols(const std::filesystem::path& 
 // file.o` lists): what the candidate's own code calls, without what the libraries it links bring
 // (the static CUDA runtime's dlopen, pthread_create, /proc/self/maps). Same errors as above.
 std::vector<std::string> undefined_object_symbols(const std::filesystem::path& object);
+
+// For each undefined symbol a relocatable object refers to, the sections whose relocations refer to it
+// (".text" for the candidate's own non-inline code, ".text.<function>" for inline and header code
+// such as NVTX's ".text.nvtxMarkEx_impl_init_v3"). Same errors as above.
+std::map<std::string, std::set<std::string>> undefined_symbol_users(const std::filesystem::path& object);
 
 // The NCCL collectives (ncclAllReduce, ncclAllGather, ncclReduceScatter, ncclBroadcast, ncclBcast,
 // ncclReduce, ncclAlltoAll, ncclGather, ncclScatter, ncclSend, ncclRecv) among `symbols`, in order.

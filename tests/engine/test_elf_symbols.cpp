@@ -170,7 +170,8 @@ TEST(ElfSymbols, CudaSampleObjectHasNoRuntimeFalseAlarms) {
     pkbw::test::TempDir dir;
     const fs::path object =
         build(nvcc.string(),
-              fs::path(PKBW_TEST_SOURCE_ROOT) / "samples/solutions_cuda_bf16_h200_2_samples_tuned/1_allreduce_cuda.cu",
+              fs::path(PKBW_TEST_SOURCE_ROOT) /
+                  "samples/solutions_cuda_bf16_h200_2_samples_tuned/1_allreduce_cuda.cu",
               dir.path() / "sample.o", "-std=c++17 -O3 -arch=sm_90 -Xcompiler -fPIC -DPKBW_BACKEND_CUDA -c");
     if (object.empty())
         GTEST_SKIP() << "nvcc -c failed (see " << dir.path() << "/sample.o.log)";
@@ -179,4 +180,44 @@ TEST(ElfSymbols, CudaSampleObjectHasNoRuntimeFalseAlarms) {
         EXPECT_EQ(flag.text.find("host threads"), std::string::npos) << flag.text;
         EXPECT_EQ(flag.text.find("/proc"), std::string::npos) << flag.text;
     }
+}
+
+// NVTX's header (which CUB and CCCL include) compiles its injection loader into the candidate: dlopen
+// and dlsym referred to only from NVTX's own functions (.text.nvtx..._v3) are info, with why; the same
+// candidate calling dlsym from its own code stays suspect. The user of each symbol is read from the
+// object's relocations.
+TEST(ElfSymbols, NvtxsInjectionLoaderIsNotTheCandidatesOwnLoading) {
+    const fs::path nvtx = "/usr/local/cuda/include/nvtx3/nvToolsExt.h";
+    if (!fs::exists(nvtx))
+        GTEST_SKIP() << "no " << nvtx << ": NVTX's header is not on this machine";
+    pkbw::test::TempDir dir;
+    const std::string common =
+        "#include <nvtx3/nvToolsExt.h>\n#include <dlfcn.h>\n#include \"pkbw/solution.h\"\n";
+    const fs::path honest_source = dir.path() / "marks.cpp", mixed_source = dir.path() / "mixed.cpp";
+    std::ofstream(honest_source) << common
+                                 << "extern \"C\" int pkbw_solution(const pkbw::Context&) {\n"
+                                    "    nvtxMarkA(\"step\");\n    return 0;\n}\n";
+    std::ofstream(mixed_source) << common
+                                << "extern \"C\" int pkbw_solution(const pkbw::Context&) {\n"
+                                   "    nvtxMarkA(\"step\");\n"
+                                   "    return dlsym(RTLD_DEFAULT, \"ncclAllReduce\") ? 0 : 1;\n}\n";
+    const std::string flags = "-std=c++20 -O2 -fPIC -DPKBW_BACKEND_HOST -I/usr/local/cuda/include -c";
+    const fs::path honest = build("c++", honest_source, dir.path() / "marks.o", flags);
+    const fs::path mixed = build("c++", mixed_source, dir.path() / "mixed.o", flags);
+    ASSERT_FALSE(honest.empty() || mixed.empty()) << "c++ -c failed (logs in " << dir.path() << ")";
+
+    const auto users = undefined_symbol_users(honest);
+    ASSERT_TRUE(users.count("dlopen")) << "NVTX's loader refers to dlopen";
+    for (const auto& section : users.at("dlopen"))
+        EXPECT_TRUE(section.starts_with(".text.nvtx")) << section;
+    const auto honest_flags = candidate_flags(undefined_object_symbols(honest), honest, "ncclAllReduce");
+    ASSERT_EQ(honest_flags.size(), 1u);
+    EXPECT_EQ(honest_flags[0].severity, "info");
+    EXPECT_EQ(honest_flags[0].text.rfind("loads code at run time (dlopen", 0), 0u) << honest_flags[0].text;
+    EXPECT_NE(honest_flags[0].reason.find("NVTX's injection loader"), std::string::npos);
+
+    const auto mixed_flags = candidate_flags(undefined_object_symbols(mixed), mixed, "ncclAllReduce");
+    ASSERT_EQ(mixed_flags.size(), 1u);
+    EXPECT_EQ(mixed_flags[0].severity, "suspect") << mixed_flags[0].text;
+    EXPECT_TRUE(undefined_symbol_users(mixed).at("dlsym").count(".text")) << "the candidate's own call";
 }
