@@ -6,6 +6,7 @@
 #include <QHeaderView>
 #include <QSplitter>
 #include <QTableWidget>
+#include <algorithm>
 
 namespace pkbw::app {
 namespace {
@@ -141,6 +142,15 @@ void TraceView::fill_tables(const TraceSummary& s) {
         summary_->setItem(i, 8, comm);
     }
     summary_->setSortingEnabled(true);
+    // The side and kind columns hold their longest word ("cuda runtime", "gpu annotation" of a torch
+    // profile; review point 11): never narrower than the defaults the table opened with.
+    for (const auto& [column, least] : {std::pair{0, 80}, std::pair{2, 72}}) {
+        int widest = least;
+        for (int r = 0; r < summary_->rowCount(); ++r)
+            if (const QTableWidgetItem* item = summary_->item(r, column))
+                widest = std::max(widest, summary_->fontMetrics().horizontalAdvance(item->text()) + 16);
+        summary_->setColumnWidth(column, widest);
+    }
     overlap_->setRowCount(static_cast<int>(s.overlaps.size()));
     for (int i = 0; i < static_cast<int>(s.overlaps.size()); ++i) {
         const SideOverlap& o = s.overlaps[static_cast<std::size_t>(i)];

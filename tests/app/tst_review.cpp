@@ -236,27 +236,30 @@ private slots:
             e.correlation_id = correlation;
             return e;
         };
-        TraceEvent nccl_range = test::trace_event(TraceEventKind::NvtxRange, "", "ncclAllGather", 10'000, 20'000);
+        TraceEvent nccl_range =
+            test::trace_event(TraceEventKind::NvtxRange, "", "ncclAllGather", 10'000, 20'000);
         nccl_range.domain = "NCCL";
         auto api = [&](std::int64_t t0, std::int64_t thread, std::int64_t correlation) {
-            TraceEvent call = test::trace_event(TraceEventKind::NvtxRange, "cuda_runtime", "cudaMemcpyAsync_v3020",
-                                                t0, t0 + 2'000);
+            TraceEvent call = test::trace_event(TraceEventKind::NvtxRange, "cuda_runtime",
+                                                "cudaMemcpyAsync_v3020", t0, t0 + 2'000);
             call.domain = "cupti";
             return on_thread(call, thread, correlation);
         };
         auto nccl_copy = [&](std::int64_t t0, std::int64_t correlation) {
-            TraceEvent copy = test::trace_event(TraceEventKind::Memcpy, "", "memcpy DtoD", t0, t0 + 1'000, 13);
+            TraceEvent copy =
+                test::trace_event(TraceEventKind::Memcpy, "", "memcpy DtoD", t0, t0 + 1'000, 13);
             copy.copy_kind = "DtoD";
             return on_thread(copy, 0, correlation);
         };
-        native.events = {test::trace_event(TraceEventKind::EngineRange, "iteration", "reference/0", 0, 100'000),
-                         on_thread(nccl_range, 7, 0),
-                         api(12'000, 7, 2),
-                         nccl_copy(21'000, 2),
-                         api(40'000, 7, 3), // after the NCCL call: the program's own copy
-                         nccl_copy(45'000, 3),
-                         api(15'000, 8, 4), // another thread, during the NCCL call
-                         nccl_copy(50'000, 4)};
+        native.events = {
+            test::trace_event(TraceEventKind::EngineRange, "iteration", "reference/0", 0, 100'000),
+            on_thread(nccl_range, 7, 0),
+            api(12'000, 7, 2),
+            nccl_copy(21'000, 2),
+            api(40'000, 7, 3), // after the NCCL call: the program's own copy
+            nccl_copy(45'000, 3),
+            api(15'000, 8, 4), // another thread, during the NCCL call
+            nccl_copy(50'000, 4)};
         sort_events(native.events);
         QCOMPARE(nccl_issued_calls(native), (std::set<std::int64_t>{2}));
         const TraceSummary ns = summarize_trace({native});
@@ -267,11 +270,73 @@ private slots:
         for (const TraceSummaryRow& row : ns.rows) {
             nccl_rows += row.communication == "issued by NCCL";
         }
-        QCOMPARE(nccl_rows, 1); // the DtoD row (one name for the three copies: a row says why if any of its events counts)
+        QCOMPARE(
+            nccl_rows,
+            1); // the DtoD row (one name for the three copies: a row says why if any of its events counts)
     }
 
     // #10, #11, #8 in the Trace tab: launch configuration on click, rows that zoom to their events,
     // the Comm column's tick, search, and names that keep their identifying part.
+    // Review points 11 and 13: the summary's Kind column holds its longest kind ("gpu annotation",
+    // "cuda runtime" of a torch-profiled rank; it was cut at 72 px), and a trace of host ranges only,
+    // whose caption explains why there is no GPU time, does not widen the window past a laptop screen.
+    void trace_kinds_fit_and_a_host_traces_caption_wraps() {
+        const QString path = test::temp_path(QStringLiteral("review-kinds.db"));
+        QFile::remove(path);
+        std::int64_t torch_run = 0, host_run = 0;
+        {
+            Store store = Store::open(path.toStdString());
+            torch_run = test::add_perf_run(store, "1_allreduce", "solutions_cuda_bf16_h200_x_y", 2.0, 1.0);
+            RankTrace t;
+            t.events = {
+                test::trace_event(TraceEventKind::EngineRange, "iteration", "candidate/0", 0, 100'000),
+                test::trace_event(TraceEventKind::Kernel, "", "gemm", 25'000, 35'000, 7)};
+            for (const char* category : {"cuda_runtime", "gpu_user_annotation"}) {
+                TraceEvent e =
+                    test::trace_event(TraceEventKind::NvtxRange, category, category, 10'000, 40'000);
+                e.domain = "torch";
+                t.events.push_back(e);
+            }
+            sort_events(t.events);
+            store_run_traces(store, torch_run, {t});
+            host_run = test::add_perf_run(store, "1_allreduce", "solutions_cuda_bf16_h200_x_y", 2.0, 1.0);
+            RankTrace host;
+            host.events = {
+                test::trace_event(TraceEventKind::EngineRange, "iteration", "candidate/0", 0, 100'000),
+                test::trace_event(TraceEventKind::EngineRange, "phase", "perf", 0, 200'000)};
+            sort_events(host.events);
+            store_run_traces(store, host_run, {host});
+        }
+        TraceView view;
+        view.set_store(path);
+        QSignalSpy loaded(&view, &TraceView::loaded);
+        view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), torch_run)));
+        QVERIFY(loaded.wait(10000));
+        QTableWidget* s = view.summary_table();
+        QStringList kinds;
+        for (int r = 0; r < s->rowCount(); ++r) {
+            const QString kind = s->item(r, 2)->text();
+            kinds << kind;
+            const int needed = s->fontMetrics().horizontalAdvance(kind) + 8;
+            QVERIFY2(s->columnWidth(2) >= needed,
+                     qPrintable(QStringLiteral("'%1' needs %2 px, the column has %3")
+                                    .arg(kind)
+                                    .arg(needed)
+                                    .arg(s->columnWidth(2))));
+        }
+        QVERIFY2(kinds.contains(QStringLiteral("gpu annotation")) &&
+                     kinds.contains(QStringLiteral("cuda runtime")),
+                 qPrintable(kinds.join(QStringLiteral(", "))));
+
+        TraceView host_view;
+        host_view.set_store(path);
+        QSignalSpy host_loaded(&host_view, &TraceView::loaded);
+        host_view.set_data(std::make_shared<const RunData>(load_run(path.toStdString(), host_run)));
+        QVERIFY(host_loaded.wait(10000));
+        QVERIFY2(host_view.minimumSizeHint().width() <= 1366,
+                 qPrintable(QStringLiteral("%1 px").arg(host_view.minimumSizeHint().width())));
+    }
+
     void trace_tab_details_rows_search_and_marks() {
         TraceView view;
         view.resize(1400, 900);
