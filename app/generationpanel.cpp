@@ -224,16 +224,18 @@ void TrajectoryPanel::set_generation(const RunGeneration& generation) {
     int current = -1;
     for (const AgentAttemptRow& a : data_.trajectory) {
         const int row = table_->rowCount();
-        // The perf verdict its run stored, beside the speedup ("1.31 faster"; "1.12 ambiguous").
+        // The speedup as every table shows one: verdict and interval ("1.310× faster [1.201–1.402]").
         QString speedup = a.speedup ? format_ratio(*a.speedup) : QStringLiteral("-");
+        QString speedup_tip;
         const auto index = static_cast<std::size_t>(row);
         const auto status = parse_run_status(a.verdict);
         if (a.speedup && status && !speedup_is_result(*status)) {
             // Attempts stored before the agent withheld them keep an untrusted run's speedup: not shown.
             speedup = withheld_speedup_text(*status);
-        } else if (a.speedup && index < data_.trajectory_verdicts.size() &&
-                   data_.trajectory_verdicts[index]) {
-            speedup += QLatin1Char(' ') + verdict_text(*data_.trajectory_verdicts[index]);
+        } else if (a.speedup && index < data_.trajectory_speedups.size() &&
+                   data_.trajectory_speedups[index]) {
+            speedup = result_speedup_text(*data_.trajectory_speedups[index]);
+            speedup_tip = result_speedup_tooltip(*data_.trajectory_speedups[index]);
         }
         table_->insertRow(row);
         table_->setItem(row, 0, item(QString::number(a.attempt)));
@@ -245,6 +247,7 @@ void TrajectoryPanel::set_generation(const RunGeneration& generation) {
         }
         table_->setItem(row, 2, verdict);
         table_->setItem(row, 3, item(speedup));
+        table_->item(row, 3)->setToolTip(speedup_tip);
         table_->setItem(row, 4, item(a.fast ? tr("yes") : tr("no")));
         table_->setItem(row, 5, item(optional_number(a.cost_usd, 4)));
         table_->setItem(row, 6, item(optional_number(a.run_id)));

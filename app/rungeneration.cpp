@@ -14,11 +14,13 @@ RunGeneration load_run_generation(const Store& store, const RunRecord& run) {
         out.attempt = attempt->attempt;
         for (auto& a : agent_attempts(store, attempt->generation_id)) {
             if (a.problem_stem == attempt->problem_stem) {
-                std::optional<Verdict> verdict;
+                std::optional<PairOutcome> speedup;
                 if (a.run_id && a.speedup) {
-                    verdict = stored_speedup(store.perf_summaries(*a.run_id)).verdict;
+                    const StoredSpeedup stored = stored_speedup(store.perf_summaries(*a.run_id));
+                    speedup = PairOutcome{true,           a.speedup,      stored.ci_low,
+                                          stored.ci_high, stored.verdict, stored.pkb_speedup};
                 }
-                out.trajectory_verdicts.push_back(verdict);
+                out.trajectory_speedups.push_back(speedup);
                 out.trajectory.push_back(std::move(a));
             }
         }

@@ -5,6 +5,7 @@
 
 #include "pkbw/core/generation_store.h"
 #include "pkbw/core/perf_stats.h"
+#include "pkbw/core/sweep_table.h"
 
 #include <optional>
 #include <vector>
@@ -17,8 +18,9 @@ struct RunGeneration {
     // exchange of the run's problem in that generation, in order (the conversation).
     std::vector<ExchangeRow> exchanges;
     std::vector<AgentAttemptRow> trajectory; // agent only: the attempts of the run's problem
-    // Per attempt of `trajectory`: the perf verdict its run stored (none for eval runs and older runs).
-    std::vector<std::optional<Verdict>> trajectory_verdicts;
+    // Per attempt of `trajectory`: the speedup as every table shows one, with the verdict, interval
+    // and PKB's figure its run stored (none for attempts without a speedup; older runs lack some parts).
+    std::vector<std::optional<PairOutcome>> trajectory_speedups;
     std::optional<int> attempt; // agent only: the attempt this run judged
     bool found() const { return generation.has_value(); }
 };

@@ -198,12 +198,15 @@ private slots:
         clean.verdict = "pass";
         clean.speedup = 1.31;
         g.trajectory = {untrusted, clean};
-        g.trajectory_verdicts = {Verdict::Faster, Verdict::Faster};
+        g.trajectory_speedups = {PairOutcome{true, 19408.5, 100.0, 20000.0, Verdict::Faster, std::nullopt},
+                                 PairOutcome{true, 1.31, 1.201, 1.402, Verdict::Faster, std::nullopt}};
         TrajectoryPanel panel;
         panel.set_generation(g);
         QCOMPARE(panel.table()->item(0, 3)->text(), QStringLiteral("untrusted"));
-        QVERIFY2(panel.table()->item(1, 3)->text().startsWith(QStringLiteral("1.31")),
-                 qPrintable(panel.table()->item(1, 3)->text()));
+        // Review: every speedup shown carries its verdict and interval, the trajectory's too.
+        QCOMPARE(panel.table()->item(1, 3)->text(), QStringLiteral("1.310× faster [1.201–1.402]"));
+        QVERIFY2(panel.table()->item(1, 3)->toolTip().contains(QStringLiteral("1.201")),
+                 qPrintable(panel.table()->item(1, 3)->toolTip()));
     }
 };
 
