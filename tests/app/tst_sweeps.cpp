@@ -239,6 +239,12 @@ private slots:
         QCOMPARE(view.fast_p_plot()->graphCount(), 2);
         QVERIFY(!view.fast_p_plot()->isHidden());
         QVERIFY(view.eval_note()->isHidden());
+        // Review point 22: the legend stands beside the plot, in the plot's layout, not inset over the
+        // curves, and shows once there are curves.
+        QCustomPlot* plot = view.fast_p_plot();
+        QVERIFY(plot->legend->visible());
+        QVERIFY(plot->plotLayout()->hasElement(1, 1) && plot->plotLayout()->element(1, 1) == plot->legend);
+        QCOMPARE(plot->axisRect()->insetLayout()->elementCount(), 0);
         const QJsonObject json = show_json(perf_sweep_);
         for (const QJsonValue& value : json[QStringLiteral("generations")].toArray()) {
             const QJsonObject g = value.toObject();
