@@ -191,9 +191,18 @@ void fill_cell(MatrixCell& c, const std::vector<RunResult>& results, CellPick pi
 
 } // namespace
 
+std::vector<std::string> store_generation_labels(const Store& store) {
+    std::vector<std::string> labels;
+    for (auto& label : store.distinct_values(RunField::Generation))
+        if (is_generation(parse_generation_label(label)))
+            labels.push_back(std::move(label));
+    return labels; // distinct_values orders them
+}
+
 GenerationMatrix load_generation_matrix(const Store& store, CellPick pick) {
     GenerationMatrix m;
     m.pick = pick;
+    m.store_generations = store_generation_labels(store);
     const std::vector<RunRecord> runs = all_runs_newest_first(store);
     std::map<std::string, std::string> short_of;
     std::map<std::pair<long, std::string>, int> problem_keys;

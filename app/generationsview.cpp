@@ -338,10 +338,8 @@ void GenerationsView::update_plots() {
         QCPGraph* graph = fast_p_->addGraph();
         graph->setName(name);
         graph->setLineStyle(QCPGraph::lsStepLeft);
-        // Ten distinct colours (Tableau's), then the same hues dashed, so no two lines look alike.
-        static const QRgb palette[10] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
-                                         0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
-        graph->setPen(QPen(QColor::fromRgb(palette[g % 10]), 2, g < 10 ? Qt::SolidLine : Qt::DashLine));
+        // The generation's colour on every tab (generation_pen): its rank among the store's generations.
+        graph->setPen(generation_pen(m.store_generations, m.generations[static_cast<std::size_t>(g)]));
         for (const auto& [p, value] : curve) {
             graph->addData(p, value);
             pmax = std::max(pmax, p * 1.1);

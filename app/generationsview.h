@@ -56,6 +56,7 @@ struct GenerationStats {
 
 struct GenerationMatrix {
     std::vector<std::string> generations;            // full labels (folder names)
+    std::vector<std::string> store_generations;      // every generation of the store: plot colours
     std::vector<std::string> short_labels;           // provider/model when parsed
     std::vector<std::string> problems;               // in problem-number order
     std::map<std::pair<int, int>, MatrixCell> cells; // (generation, problem)
@@ -69,6 +70,9 @@ struct GenerationMatrix {
 // Reads every run (newest first) and the speedup summaries of the runs that carry one.
 GenerationMatrix load_generation_matrix(const Store& store, CellPick pick = CellPick::Latest);
 
+// The store's generation labels (its runs' folders that parse as generations), in name order: what a
+// generation's plot colour is ranked among on every tab (generation_pen).
+std::vector<std::string> store_generation_labels(const Store& store);
 // "provider/model" of a parsed label, else the label.
 std::string short_generation_label(const GenerationLabel& label);
 bool is_infrastructure_error(RunStatus status);

@@ -5,6 +5,7 @@
 #include "pkbw/core/status.h"
 #include "pkbw/core/sweep_store.h"
 #include "qtconvert.h"
+#include "theme.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -29,15 +30,6 @@ QTableWidgetItem* cell(const QString& text) {
     auto* item = new QTableWidgetItem(text);
     item->setFlags(item->flags() & ~Qt::ItemIsEditable);
     return item;
-}
-
-// A generation's colour: its rank among the table's labels in name order (the Generations tab's order).
-int generation_colour_index(const SweepTable& table, const std::string& label) {
-    int rank = 0;
-    for (const auto& g : table.generations) {
-        rank += g.label < label ? 1 : 0;
-    }
-    return rank;
 }
 
 } // namespace
@@ -223,9 +215,9 @@ void SweepsView::show_sweep(qint64 sweep_id) {
         this,
         [p = to_path(store_), sweep_id] {
             const Store store = Store::open_read_only(p);
-            return sweep_table(store, sweep_id);
+            return std::pair{sweep_table(store, sweep_id), store_generation_labels(store)};
         },
-        [this, request](Loaded<SweepTable> r) {
+        [this, request](Loaded<std::pair<SweepTable, std::vector<std::string>>> r) {
             if (request != request_) {
                 return;
             }
@@ -235,7 +227,8 @@ void SweepsView::show_sweep(qint64 sweep_id) {
                 emit loaded();
                 return;
             }
-            show_table(r.value);
+            store_generations_ = std::move(r.value.second);
+            show_table(r.value.first);
             emit loaded();
         });
 }
@@ -273,7 +266,8 @@ void SweepsView::show_table(const SweepTable& table) {
         failing_->insertRow(row);
         // The model's short name (a folder name such as solutions_cuda_bf16_h100_8_<provider>_<model> is
         // wide enough to push the other columns out of view), the folder in the tooltip.
-        auto* generation = cell(to_qstring(short_generation_label(parse_generation_label(v.pair.generation_label))));
+        auto* generation =
+            cell(to_qstring(short_generation_label(parse_generation_label(v.pair.generation_label))));
         generation->setToolTip(to_qstring(v.pair.generation_label));
         failing_->setItem(row, 0, generation);
         failing_->setItem(row, 1, cell(to_qstring(v.pair.problem_stem)));
@@ -295,7 +289,8 @@ void SweepsView::show_table(const SweepTable& table) {
     progress_->setRange(0, std::max(1, table.total));
     progress_->setValue(table.done);
     progress_->setFormat(table.total > 0 ? tr("%v / %m pairs judged") : tr("no sweep"));
-    const bool running = table.sweep.status == sweep_status::kRunning || table.sweep.status == sweep_status::kSubmitted;
+    const bool running =
+        table.sweep.status == sweep_status::kRunning || table.sweep.status == sweep_status::kSubmitted;
     if (table.sweep.id > 0) {
         const auto& s = table.sweep;
         header_->setText(
@@ -330,17 +325,14 @@ void SweepsView::show_table(const SweepTable& table) {
             p_end = std::max(p_end, b * 1.1);
         }
     }
-    static const QRgb palette[10] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
-                                     0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
     for (int g = 0; g < static_cast<int>(table.generations.size()); ++g) {
         const auto& row = table.generations[static_cast<std::size_t>(g)];
         QCPGraph* graph = plot_->addGraph();
         graph->setName(to_qstring(row.label));
         graph->setLineStyle(QCPGraph::lsStepLeft);
-        // The colour of the generation's rank among the labels in name order, as on the Generations
-        // tab, so that one generation keeps its colour on both.
-        const int hue = generation_colour_index(table, row.label);
-        graph->setPen(QPen(QColor::fromRgb(palette[hue % 10]), 2, hue < 10 ? Qt::SolidLine : Qt::DashLine));
+        // The generation's colour on every tab: its rank among the store's generations, as on the
+        // Generations tab (generation_pen).
+        graph->setPen(generation_pen(store_generations_, row.label));
         graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
         // An eval sweep measures no speedup: its curve is the correct share at p = 0 alone.
         const auto steps = sweep_fast_p_steps(row, p_end);

@@ -62,6 +62,7 @@ private:
     quint64 request_ = 0;
     bool filling_picker_ = false;
     SweepTable table_;
+    std::vector<std::string> store_generations_; // the store's generation labels: plot colours
     QComboBox* picker_ = nullptr;
     QLabel* header_ = nullptr;
     QProgressBar* progress_ = nullptr;

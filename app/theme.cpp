@@ -95,4 +95,13 @@ void theme_plots(QWidget* root) {
     }
 }
 
+QPen generation_pen(const std::vector<std::string>& generations, const std::string& label) {
+    static const QRgb palette[10] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
+                                     0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
+    int rank = 0; // a label the list lacks takes the place it would have
+    for (const auto& g : generations)
+        rank += g < label ? 1 : 0;
+    return QPen(QColor::fromRgb(palette[rank % 10]), 2, rank < 10 ? Qt::SolidLine : Qt::DashLine);
+}
+
 } // namespace pkbw::app

@@ -235,6 +235,43 @@ private slots:
                     .contains(QStringLiteral("disagree in direction")));
     }
 
+    // Review point 4: one generation has one colour on the Sweeps and Generations tabs, also when the
+    // store holds a generation the sweep does not (it sorts first here: ranked among the sweep's own
+    // labels, the sweep's generation took the first colour on Sweeps and the second on Generations).
+    void one_generation_has_one_colour_on_both_tabs() {
+        const QString path = test::temp_path(QStringLiteral("trust-colours.db"));
+        QFile::remove(path);
+        QVERIFY(QFile::copy(t_.path, path));
+        {
+            Store store = Store::open(path.toStdString());
+            RunRecord other = test::perf_run_record("1_allreduce");
+            other.generation = parse_generation_label("solutions_cuda_bf16_h200_8_anthropic_claude");
+            QVERIFY(other.generation.label < kGen);
+            store.finish_run(store.begin_run(other), RunStatus::Pass, 0, "");
+        }
+        SweepsView sweeps;
+        QSignalSpy sweeps_loaded(&sweeps, &SweepsView::loaded);
+        sweeps.set_store(path);
+        QVERIFY(sweeps_loaded.wait(10000));
+        sweeps.show_sweep(t_.sweep);
+        QVERIFY(sweeps_loaded.wait(10000));
+        GenerationsView generations;
+        QSignalSpy generations_loaded(&generations, &GenerationsView::loaded);
+        generations.set_store(path);
+        QVERIFY(generations_loaded.wait(10000));
+        QColor on_sweeps, on_generations;
+        for (int i = 0; i < sweeps.fast_p_plot()->graphCount(); ++i)
+            if (sweeps.fast_p_plot()->graph(i)->name() == QString::fromStdString(kGen))
+                on_sweeps = sweeps.fast_p_plot()->graph(i)->pen().color();
+        const GenerationMatrix& m = generations.model()->matrix();
+        for (int i = 0; i < static_cast<int>(m.generations.size()); ++i)
+            if (m.generations[static_cast<std::size_t>(i)] == kGen)
+                on_generations = generations.fast_p_plot()->graph(i)->pen().color();
+        QVERIFY(on_sweeps.isValid() && on_generations.isValid());
+        QCOMPARE(on_sweeps.name(), on_generations.name());
+        QCOMPARE(m.store_generations.size(), std::size_t(2));
+    }
+
     // The Sweeps tab's curve is its table: at every p of the table the curve reads the table's value.
     void sweeps_curve_reads_its_table() {
         SweepsView view;
