@@ -37,6 +37,17 @@ if grep -q "^pkbw-gui: tab: Trace" <<< "$got" && grep -q "^pkbw-gui: run: $eval_
 else
     fail "--run $eval_run without --store (PKBW_STORE set): $got"
 fi
+# --screenshot prints the shown tab's headline, what a user reads first there (issue: the workbench
+# shows only numbers it trusts): the Run tab's verdict, the Generations tab's counts, the Sweeps tab's
+# state, as well as the Perf tab's (tst_trust).
+headline() { # headline NAME TAB TEXT: the summary of --run $eval_run --tab TAB has a headline with TEXT
+    local got
+    got=$(shot "$1" --store "$work/fx/fixture.db" --run "$eval_run" --tab "$2" | grep '^pkbw-gui: headline: ')
+    if grep -qF -- "$3" <<< "$got"; then echo "ok: tab $2's headline says '$3'"; else fail "tab $2 headline: $got"; fi
+}
+headline run_tab 1 "mismatch on rank 1, trial 1"
+headline generations_tab 5 "3 generations × 2 problems"
+headline sweeps_tab 8 "No sweep in this store"
 [ -s "$work/startup.png" ] || fail "no screenshot written"
 # --size: a laptop's window (the screenshot is the window's size); a size that is none is refused.
 shot laptop --store "$work/fx/fixture.db" --run "$perf_run" --tab 2 --size 1366x768 >/dev/null
