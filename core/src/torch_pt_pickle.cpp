@@ -1,171 +1,14 @@
-#include "torch_pt_pickle.h"
-
-#include "pkbw/core/error.h"
+// Running a pickle: the opcodes torch_pt accepts, one group at a time (torch_pt_unpickler.h); what
+// an accepted call builds is torch_pt_rebuild.cpp's.
+#include "torch_pt_unpickler.h"
 
 #include <bit>
 #include <cstdio>
 #include <cstring>
-#include <map>
-#include <optional>
 
 namespace pkbw::torch_pt {
+namespace detail {
 namespace {
-
-// Opcodes accepted; every other byte is refused by name or number.
-enum Op : std::uint8_t {
-    MARK = '(',
-    STOP = '.',
-    POP = '0',
-    BINFLOAT = 'G',
-    BININT = 'J',
-    BININT1 = 'K',
-    BININT2 = 'M',
-    NONE = 'N',
-    BINPERSID = 'Q',
-    REDUCE = 'R',
-    BINUNICODE = 'X',
-    APPEND = 'a',
-    BUILD = 'b',
-    GLOBAL = 'c',
-    APPENDS = 'e',
-    BINGET = 'h',
-    LONG_BINGET = 'j',
-    BINPUT = 'q',
-    LONG_BINPUT = 'r',
-    SETITEM = 's',
-    TUPLE = 't',
-    SETITEMS = 'u',
-    EMPTY_DICT = '}',
-    EMPTY_LIST = ']',
-    EMPTY_TUPLE = ')',
-    PROTO = 0x80,
-    TUPLE1 = 0x85,
-    TUPLE2 = 0x86,
-    TUPLE3 = 0x87,
-    NEWTRUE = 0x88,
-    NEWFALSE = 0x89,
-    LONG1 = 0x8a,
-    SHORT_BINUNICODE = 0x8c,
-    BINUNICODE8 = 0x8d,
-    STACK_GLOBAL = 0x93,
-    MEMOIZE = 0x94,
-    FRAME = 0x95,
-};
-
-class Unpickler {
-public:
-    Unpickler(std::span<const std::byte> bytes, const std::string& source)
-        : bytes_(bytes)
-        , source_(source) {}
-
-    Unpickled run();
-
-private:
-    // One opcode each group knows: true when it was this group's (run() refuses what no group takes).
-    bool push_scalar(std::uint8_t op);
-    bool build_container(std::uint8_t op);
-    bool use_memo(std::uint8_t op);
-    bool call(std::uint8_t op);
-    [[noreturn]] void fail(const std::string& what) const {
-        throw FormatError(source_ + ": pickle byte " + std::to_string(op_pos_) + ": " + what);
-    }
-    std::span<const std::byte> take(std::uint64_t n, const char* what) {
-        if (n > bytes_.size() - pos_) {
-            fail(std::string(what) + " of " + std::to_string(n) + " bytes runs past the end of the pickle (" +
-                 std::to_string(bytes_.size() - pos_) + " bytes left)");
-        }
-        auto out = bytes_.subspan(pos_, n);
-        pos_ += n;
-        return out;
-    }
-    std::uint64_t uint_le(int width, const char* what) {
-        const auto b = take(width, what);
-        std::uint64_t v = 0;
-        for (int i = width - 1; i >= 0; --i) {
-            v = (v << 8) | std::to_integer<std::uint64_t>(b[i]);
-        }
-        return v;
-    }
-    std::string text(std::uint64_t n, const char* what) {
-        const auto b = take(n, what);
-        return std::string(reinterpret_cast<const char*>(b.data()), b.size());
-    }
-    std::string line(const char* what) {
-        std::string out;
-        while (true) {
-            if (pos_ >= bytes_.size()) {
-                fail(std::string(what) + " has no terminating newline");
-            }
-            const char c = static_cast<char>(bytes_[pos_++]);
-            if (c == '\n') {
-                return out;
-            }
-            if (out.size() >= 256) {
-                fail(std::string(what) + " is longer than 256 characters");
-            }
-            out += c;
-        }
-    }
-
-    Value* make(ValueKind kind) {
-        auto& v = out_.arena.emplace_back();
-        v.kind = kind;
-        return &v;
-    }
-    Value* pop(const char* op) {
-        if (stack_.size() <= mark_floor()) {
-            fail(std::string(op) + " on an empty stack");
-        }
-        Value* v = stack_.back();
-        stack_.pop_back();
-        return v;
-    }
-    Value* top(const char* op) {
-        if (stack_.size() <= mark_floor()) {
-            fail(std::string(op) + " on an empty stack");
-        }
-        return stack_.back();
-    }
-    std::size_t mark_floor() const { return marks_.empty() ? 0 : marks_.back(); }
-    // The values pushed since the last MARK, which is removed.
-    std::vector<Value*> pop_mark(const char* op) {
-        if (marks_.empty()) {
-            fail(std::string(op) + " without a MARK");
-        }
-        const std::size_t floor = marks_.back();
-        marks_.pop_back();
-        std::vector<Value*> items(stack_.begin() + static_cast<std::ptrdiff_t>(floor), stack_.end());
-        stack_.resize(floor);
-        return items;
-    }
-    Value* tuple(std::vector<Value*> items) {
-        Value* v = make(ValueKind::Tuple);
-        v->items = std::move(items);
-        return v;
-    }
-    void memo_put(std::uint64_t index) { memo_[index] = top("PUT"); }
-    void memo_get(std::uint64_t index) {
-        const auto it = memo_.find(index);
-        if (it == memo_.end()) {
-            fail("memo index " + std::to_string(index) + " was never stored");
-        }
-        stack_.push_back(it->second);
-    }
-    void set_items(Value* dict, const std::vector<Value*>& kv, const char* op);
-    void push_global(std::string module, std::string name);
-    Value* reduce(Value* callable, Value* args);
-    Value* persistent_load(Value* pid);
-    Value* rebuild_tensor(const std::vector<Value*>& a, bool v3);
-    std::vector<std::int64_t> int_tuple(Value* v, const char* what);
-
-    std::span<const std::byte> bytes_;
-    const std::string& source_;
-    std::uint64_t pos_ = 0, op_pos_ = 0;
-    std::vector<Value*> stack_;
-    std::vector<std::size_t> marks_;
-    std::map<std::uint64_t, Value*> memo_;
-    Unpickled out_;
-};
 
 bool keys_equal(const Value* a, const Value* b) {
     if (a->kind != b->kind) {
@@ -183,6 +26,8 @@ bool keys_equal(const Value* a, const Value* b) {
         return a == b;
     }
 }
+
+} // namespace
 
 void Unpickler::set_items(Value* dict, const std::vector<Value*>& kv, const char* op) {
     if (dict->kind != ValueKind::Dict) {
@@ -223,128 +68,6 @@ void Unpickler::push_global(std::string module, std::string name) {
     stack_.push_back(v);
 }
 
-std::vector<std::int64_t> Unpickler::int_tuple(Value* v, const char* what) {
-    if (v->kind != ValueKind::Tuple && v->kind != ValueKind::List && v->kind != ValueKind::Size) {
-        fail(std::string(what) + " is not a tuple of integers");
-    }
-    if (v->kind == ValueKind::Size) {
-        return v->ints;
-    }
-    std::vector<std::int64_t> out;
-    for (const Value* item : v->items) {
-        if (item->kind != ValueKind::Int) {
-            fail(std::string(what) + " holds a non-integer");
-        }
-        out.push_back(item->i);
-    }
-    return out;
-}
-
-Value* Unpickler::rebuild_tensor(const std::vector<Value*>& a, bool v3) {
-    const char* fn = v3 ? "_rebuild_tensor_v3" : "_rebuild_tensor_v2";
-    const std::size_t base = v3 ? 7 : 6;
-    if (a.size() != base && a.size() != base + 1) {
-        fail(std::string(fn) + " with " + std::to_string(a.size()) + " arguments");
-    }
-    if (a[0]->kind != ValueKind::StorageRef) {
-        fail(std::string(fn) + ": first argument is not a storage");
-    }
-    if (a[1]->kind != ValueKind::Int || a[1]->i < 0) {
-        fail(std::string(fn) + ": storage offset is not a non-negative integer");
-    }
-    if (a[5]->kind != ValueKind::Dict || !a[5]->entries.empty()) {
-        fail(std::string(fn) + ": backward hooks are not an empty OrderedDict");
-    }
-    Value* t = make(ValueKind::Tensor);
-    t->storage = a[0];
-    t->offset = a[1]->i;
-    t->ints = int_tuple(a[2], "tensor size");
-    t->stride = int_tuple(a[3], "tensor stride");
-    t->dtype = a[0]->dtype;
-    if (v3) {
-        const auto d = a[6]->kind == ValueKind::Global ? dtype_global(a[6]->s) : std::nullopt;
-        if (!d) {
-            fail("_rebuild_tensor_v3: dtype argument is not a supported torch dtype");
-        }
-        t->dtype = *d;
-    }
-    if (t->ints.size() != t->stride.size()) {
-        fail(std::string(fn) + ": size and stride have different lengths");
-    }
-    if (a.size() == base + 1) {
-        const Value* meta = a[base];
-        // Metadata carries flags such as a negative or conjugate bit that change what the bytes mean.
-        if (!(meta->kind == ValueKind::None || (meta->kind == ValueKind::Dict && meta->entries.empty()))) {
-            fail(std::string(fn) + ": tensor metadata (conjugate/negative bits, ...) is not supported");
-        }
-    }
-    return t;
-}
-
-Value* Unpickler::reduce(Value* callable, Value* args) {
-    if (callable->kind != ValueKind::Global) {
-        fail("REDUCE of a value that is not an allowed global");
-    }
-    if (args->kind != ValueKind::Tuple) {
-        fail("REDUCE of " + callable->s + " with arguments that are not a tuple");
-    }
-    const auto& a = args->items;
-    const std::string& fn = callable->s;
-    if (fn == "torch._utils._rebuild_tensor_v2" || fn == "torch._utils._rebuild_tensor_v3") {
-        return rebuild_tensor(a, fn.back() == '3');
-    }
-    if (fn == "torch._utils._rebuild_parameter") {
-        // nn.Parameter(data, requires_grad, hooks): the data is all an output needs.
-        if (a.size() != 3 || a[0]->kind != ValueKind::Tensor) {
-            fail("_rebuild_parameter with unexpected arguments");
-        }
-        return a[0];
-    }
-    if (fn == "collections.OrderedDict") {
-        if (!a.empty()) {
-            fail("collections.OrderedDict called with arguments (only OrderedDict() is accepted)");
-        }
-        Value* d = make(ValueKind::Dict);
-        d->ordered_dict = true;
-        return d;
-    }
-    if (fn == "torch.Size") {
-        if (a.size() != 1) {
-            fail("torch.Size with " + std::to_string(a.size()) + " arguments");
-        }
-        Value* s = make(ValueKind::Size);
-        s->ints = int_tuple(a[0], "torch.Size argument");
-        return s;
-    }
-    fail("refused call of " + fn +
-         " (REDUCE is accepted only for tensor rebuilders, OrderedDict and "
-         "torch.Size)");
-}
-
-Value* Unpickler::persistent_load(Value* pid) {
-    const auto& a = pid->items;
-    if (pid->kind != ValueKind::Tuple || a.size() != 5 || a[0]->kind != ValueKind::String ||
-        a[0]->s != "storage") {
-        fail("persistent id is not ('storage', type, key, location, numel)");
-    }
-    const auto dtype = a[1]->kind == ValueKind::Global ? storage_dtype(a[1]->s) : std::nullopt;
-    if (!dtype) {
-        fail("persistent id names an unsupported storage type" +
-             (a[1]->kind == ValueKind::Global ? " " + a[1]->s : std::string()));
-    }
-    if (a[2]->kind != ValueKind::String || a[3]->kind != ValueKind::String || a[4]->kind != ValueKind::Int ||
-        a[4]->i < 0) {
-        fail("persistent id ('storage', ...) has a malformed key, location or numel");
-    }
-    Value* s = make(ValueKind::StorageRef);
-    s->dtype = *dtype;
-    s->s = a[2]->s;
-    s->location = a[3]->s;
-    s->numel = a[4]->i;
-    return s;
-}
-
-// None, booleans, integers, floats and strings: pushed as values.
 bool Unpickler::push_scalar(std::uint8_t op) {
     switch (op) {
     case NONE:
@@ -580,10 +303,10 @@ Unpickled Unpickler::run() {
     }
 }
 
-} // namespace
+} // namespace detail
 
 Unpickled unpickle(std::span<const std::byte> pickle, const std::string& source) {
-    return Unpickler(pickle, source).run();
+    return detail::Unpickler(pickle, source).run();
 }
 
 } // namespace pkbw::torch_pt
