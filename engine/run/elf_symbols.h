@@ -33,6 +33,9 @@ std::vector<std::string> nccl_collectives(const std::vector<std::string>& symbol
 // processes, loading code or inspecting processes at run time, creating CUDA streams or host threads
 // of its own. One line each, e.g. "starts processes (fork, execl)"; none of them fails a run.
 std::vector<std::string> imported_capability_flags(const std::vector<std::string>& symbols);
+// The syscall instructions (bytes 0f 05) in an object's executable sections: raw system calls its own
+// code may make without importing a symbol. Throws pkbw::FormatError as above.
+std::size_t syscall_instructions(const std::filesystem::path& object);
 // Flags from the library's bytes: the /proc paths a candidate reads to search its own memory or a
 // peer's ("/proc/self/maps", "/proc/self/mem", "/proc/%d/mem").
 std::vector<std::string> proc_path_flags(const std::filesystem::path& library);

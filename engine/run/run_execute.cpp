@@ -15,8 +15,8 @@
 #include "run_session.h"
 #include "safety.h"
 #include "signals.h"
-#include "suggest.h"
 #include "solution_names.h"
+#include "suggest.h"
 #include "version.h"
 
 #include <algorithm>
@@ -230,24 +230,31 @@ std::optional<int> Run::refuse_source(const std::string& solution_path) {
 // The flags come from the candidate's own object, not the linked library, whose imports include what
 // the static CUDA runtime and cuBLAS bring (docs/engine.md "Flags").
 void Run::read_candidate_flags(const std::string& solution_path, const CompileResult& result) {
+    // Fails closed: flags that could not be read are a flag of their own, never "none" (a candidate's
+    // own assembler directives can make an object the reader refuses).
+    auto unknown = [this](const std::string& why) {
+        candidate_flags_ = {
+            {"suspect", "its own code's flags are unknown: " + why,
+             "pkbw could not read the candidate's object, so nothing it imports was checked"}};
+        candidate_warnings_.push_back(candidate_flags_.front().text);
+        err_ << "pkbw: no flags from the candidate's code: " << why << "\n";
+    };
     try {
         std::string object_error;
         const fs::path object = cache_->object(compile_request(solution_path), result, object_error);
-        if (object.empty()) {
-            err_ << "pkbw: no flags from the candidate's code: " << object_error << "\n";
-        } else {
-            const std::string own =
-                problem_ ? own_collective_symbol(*problem_,
-                                                 ProblemConfig{options_.nproc, options_.m, options_.n, dtype_,
-                                                               0, options_.seed, InputMode::Pkb})
-                         : std::string();
-            candidate_flags_ = candidate_flags(undefined_object_symbols(object), object, own);
-            for (const auto& flag : candidate_flags_)
-                if (flag.severity != "info")
-                    candidate_warnings_.push_back(flag.text);
-        }
+        if (object.empty())
+            return unknown(object_error);
+        const std::string own =
+            problem_
+                ? own_collective_symbol(*problem_, ProblemConfig{options_.nproc, options_.m, options_.n,
+                                                                 dtype_, 0, options_.seed, InputMode::Pkb})
+                : std::string();
+        candidate_flags_ = candidate_flags(undefined_object_symbols(object), object, own);
+        for (const auto& flag : candidate_flags_)
+            if (flag.severity != "info")
+                candidate_warnings_.push_back(flag.text);
     } catch (const Error& error) {
-        err_ << "pkbw: cannot read the candidate's symbols: " << error.what() << "\n";
+        unknown(error.what());
     }
 }
 

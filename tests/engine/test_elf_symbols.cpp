@@ -221,3 +221,99 @@ TEST(ElfSymbols, NvtxsInjectionLoaderIsNotTheCandidatesOwnLoading) {
     EXPECT_EQ(mixed_flags[0].severity, "suspect") << mixed_flags[0].text;
     EXPECT_TRUE(undefined_symbol_users(mixed).at("dlsym").count(".text")) << "the candidate's own call";
 }
+
+namespace {
+
+// The flags of a host candidate whose body is `source` (after the ABI's include), compiled to an object.
+std::vector<Flag> flags_of(const pkbw::test::TempDir& dir, const std::string& name, const std::string& source,
+                           const std::string& collective = "ncclAllReduce") {
+    const fs::path file = dir.path() / (name + ".cpp");
+    std::ofstream(file) << "#include \"pkbw/solution.h\"\n#include <cstddef>\n" << source;
+    const fs::path object = build("c++", file, dir.path() / (name + ".o"), "-std=c++20 -O1 -fPIC -c");
+    if (object.empty())
+        ADD_FAILURE() << name << ": c++ -c failed (log " << dir.path() / (name + ".o.log") << ")";
+    return object.empty() ? std::vector<Flag>{}
+                          : candidate_flags(undefined_object_symbols(object), object, collective);
+}
+
+std::string described(const std::vector<Flag>& flags) {
+    std::string text;
+    for (const auto& f : flags)
+        text += f.severity + ": " + f.text + "\n";
+    return text;
+}
+
+bool has(const std::vector<Flag>& flags, const std::string& severity, const std::string& start) {
+    return std::any_of(flags.begin(), flags.end(),
+                       [&](const Flag& f) { return f.severity == severity && f.text.rfind(start, 0) == 0; });
+}
+
+} // namespace
+
+// What a hostile candidate tried, each reached here without a GPU (the red team's cases): a symbol
+// versioned with .symver, NCCL's pncclAllReduce alias, an all-reduce made of two collectives, C11
+// threads and timers, raw syscalls (the libc wrapper and the instruction), /proc paths built at run
+// time, the environment pointed at a plugin, more sections than ELF's header counts, control bytes in
+// a name. Each must be flagged, none silently.
+TEST(ElfSymbols, HostileSpellingsOfTheSameCallsAreFlagged) {
+    pkbw::test::TempDir dir;
+    const auto symver = flags_of(dir, "symver",
+                                 "extern \"C\" void* my_dlsym(void*, const char*);\n"
+                                 "__asm__(\".symver my_dlsym, dlsym@GLIBC_2.2.5\");\n"
+                                 "extern \"C\" int pkbw_solution(const pkbw::Context&) {\n"
+                                 "    return my_dlsym(nullptr, \"ncclAllReduce\") ? 0 : 1;\n}\n");
+    EXPECT_TRUE(has(symver, "suspect", "loads code at run time (dlsym)")) << described(symver);
+
+    const auto nccl =
+        flags_of(dir, "pnccl",
+                 "extern \"C\" int pncclAllReduce(const void*, void*, std::size_t, int, int, void*, "
+                 "void*);\nextern \"C\" int ncclReduceScatter(const void*, void*, std::size_t, int, int, "
+                 "void*, void*);\nextern \"C\" int ncclAllGather(const void*, void*, std::size_t, int, "
+                 "void*, void*);\nextern \"C\" int pkbw_solution(const pkbw::Context& c) {\n"
+                 "    if (c.rank == 7) { ncclReduceScatter(0, 0, 0, 0, 0, 0, 0); ncclAllGather(0, 0, 0, "
+                 "0, 0, 0); }\n    return pncclAllReduce(0, 0, 0, 0, 0, 0, 0);\n}\n");
+    EXPECT_TRUE(has(nccl, "suspect", "calls NCCL collective ncclAllReduce")) << described(nccl);
+    EXPECT_TRUE(has(nccl, "suspect",
+                    "calls NCCL collectives that make an all-reduce (ncclReduceScatter + "
+                    "ncclAllGather)"))
+        << described(nccl);
+
+    const auto escapes =
+        flags_of(dir, "escapes",
+                 "#include <threads.h>\n#include <time.h>\n#include <csignal>\n#include <cstdlib>\n"
+                 "#include <unistd.h>\n#include <sys/syscall.h>\n#include <cstdio>\n"
+                 "static int body(void*) { return 0; }\n"
+                 "extern \"C\" int pkbw_solution(const pkbw::Context& c) {\n"
+                 "    if (c.rank != 9) return 0;\n    thrd_t t; thrd_create(&t, body, nullptr);\n"
+                 "    timer_t timer; sigevent e{}; timer_create(CLOCK_REALTIME, &e, &timer);\n"
+                 "    setenv(\"NCCL_NET_PLUGIN\", \"/tmp/p.so\", 1);\n"
+                 "    char path[64]; std::snprintf(path, 64, \"/proc/%s/%s\", \"self\", \"maps\");\n"
+                 "    __asm__ volatile(\"syscall\" ::: \"rcx\", \"r11\", \"memory\");\n"
+                 "    return static_cast<int>(syscall(SYS_getpid)) + path[0];\n}\n");
+    EXPECT_TRUE(has(escapes, "suspect", "starts host threads (thrd_create, timer_create)"))
+        << described(escapes);
+    EXPECT_TRUE(has(escapes, "suspect", "makes raw system calls (syscall)")) << described(escapes);
+    EXPECT_TRUE(has(escapes, "suspect", "changes its environment (setenv)")) << described(escapes);
+    EXPECT_TRUE(has(escapes, "suspect", "reads /proc/%s/%s")) << described(escapes);
+    EXPECT_TRUE(has(escapes, "info", "may make raw system calls (")) << described(escapes);
+
+    const auto many = flags_of(
+        dir, "many_sections",
+        "#include <dlfcn.h>\n"
+        "__asm__(\".altmacro\\n.macro padsec n\\n.section .text.pad\\\\n,\\\"ax\\\",@progbits\\nret\\n"
+        ".endm\\n.set padi,0\\n.rept 66000\\npadsec %padi\\n.set padi,padi+1\\n.endr\\n.text\\n"
+        ".noaltmacro\\n\");\n"
+        "extern \"C\" int pkbw_solution(const pkbw::Context&) {\n"
+        "    return dlsym(RTLD_DEFAULT, \"ncclAllReduce\") ? 0 : 1;\n}\n");
+    EXPECT_TRUE(has(many, "suspect", "loads code at run time (dlsym)")) << described(many);
+
+    const auto named =
+        flags_of(dir, "control_bytes",
+                 "extern \"C\" __attribute__((weak)) int fake() __asm__(\"\\\"cublasX\\r\\x1b[2A\\\"\");\n"
+                 "extern \"C\" int pkbw_solution(const pkbw::Context& c) {\n"
+                 "    return (c.rank == 99 && fake) ? fake() : 0;\n}\n");
+    ASSERT_TRUE(has(named, "info", "calls cuBLAS (")) << described(named);
+    for (const auto& f : named)
+        EXPECT_EQ(f.text.find_first_of("\r\x1b"), std::string::npos) << "raw control bytes in: " << f.text;
+    EXPECT_NE(described(named).find("cublasX\\x0d\\x1b[2A"), std::string::npos) << described(named);
+}
