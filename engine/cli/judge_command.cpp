@@ -200,10 +200,9 @@ void add_check(CLI::App& app, JudgeCommand& c) {
     o.mode = "check";
     o.nproc = 2;
     c.app->add_option("-p,--problem", o.problem, "problem number or stem (1, 2_allgather)")->required();
-    c.app
-        ->add_option("-s,--solution", o.solution,
-                     "a file, or a name resolved as {stem}_{name}.cu/.cpp in --solutions-dir")
-        ->required();
+    c.app->add_option("-s,--solution", o.solution,
+                      "a file, or a name resolved as {stem}_{name}.cu/.cpp in --solutions-dir (with "
+                      "--pkb-checkout: a .py file, or the folder's file for the problem)");
     c.app->add_option("--solutions-dir", c.solutions_dir,
                       "folder of candidate solutions (default solutions_<name>)");
     c.app->add_option("--backend", o.backend, "cuda | host (default: from the file's extension)")
@@ -215,6 +214,12 @@ void add_check(CLI::App& app, JudgeCommand& c) {
     c.app->add_option("--place", o.place, "FILE=PROBLEM: take this file of --solutions-dir as PROBLEM");
     c.app->add_flag("--ignore-name", o.ignore_name,
                     "check a --solution file as --problem even when its name names another problem");
+    c.app->add_option("--pkb-checkout", o.pkb_checkout,
+                      "check a PKB Python solution against this ParallelKernelBench checkout (placement, "
+                      "refusals, its source's flags)");
+    c.app->add_flag(
+        "--allow-multicast", o.allow_multicast,
+        "as eval: a candidate that uses NVLink multicast is not refused (a machine with multicast)");
     c.app->add_flag("--json", o.json, "one check_finished JSON line on stdout (docs/cli.md)");
 }
 

@@ -6,10 +6,12 @@
 // thing it writes. A clean check says nothing of correctness or speed: those need a run.
 #include "compile_cache.h"
 #include "locate.h"
+#include "pkb_locate.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
 #include "pkbw/core/status.h"
 #include "pkbw/problems/registry.h"
+#include "python_flags.h"
 #include "run_session.h"
 #include "suggest.h"
 #include "version.h"
@@ -46,12 +48,67 @@ int Run::check_finished(const std::string& status, int exit_code, const std::str
     return exit_code;
 }
 
+// The flags of one's own code, most severe first; printed as a run's header is.
+void Run::print_check(const std::string& solution_path, const std::string& build) {
+    std::stable_sort(candidate_flags_.begin(), candidate_flags_.end(), [](const Flag& a, const Flag& b) {
+        return severity_rank(a.severity) < severity_rank(b.severity);
+    });
+    if (options_.json)
+        return;
+    out_ << "pkbw check\n  Problem:  " << stem_ << "\n  Solution: " << solution_path
+         << "\n  Backend:  " << backend_
+         << (backend_ == "cuda" && !options_.pkb_checkout ? "  arch: " + options_.arch : std::string())
+         << "\n  Compile:  " << build
+         << "\n  Flags:    " << (candidate_flags_.empty() ? "none" : std::to_string(candidate_flags_.size()))
+         << "\n";
+    for (const Flag& flag : candidate_flags_)
+        out_ << "    " << flag.severity << ": " << flag.text
+             << (flag.reason.empty() ? "" : "  (" + flag.reason + ")") << "\n";
+}
+
+// A PKB Python solution: placed as a run places it, refused as a run refuses it (a world size its
+// problem cannot run at, NVLink multicast where the ranks have it off), its source's flags; its torch
+// extensions are built only when it runs.
+int Run::check_pkb() {
+    const auto none = nlohmann::json::array();
+    std::string error;
+    const fs::path checkout = fs::absolute(*options_.pkb_checkout);
+    const auto problem = resolve_pkb_problem(checkout, options_.problem, error);
+    if (!problem)
+        return check_finished("error", kExitUsage, error, "", none);
+    stem_ = problem->stem;
+    if (const Problem* native = find_problem(stem_); native && native->info().stem == stem_)
+        problem_ = native;
+    backend_ = options_.backend.empty() ? "cuda" : options_.backend;
+    const PkbSolution found = find_pkb_solution(options_, checkout, *problem);
+    if (!found.error.empty())
+        return check_finished("error", kExitUsage, found.error, found.path, none);
+    if (!found.note.empty())
+        err_ << "pkbw: " << found.note << "\n";
+    if (const auto why = problem_ ? problem_->check_world(options_.nproc) : std::nullopt)
+        return check_finished("refused", kExitUsage,
+                              "refused: " + *why + "; PKB's reference cannot run at W = " +
+                                  std::to_string(options_.nproc) + " either (--nproc)",
+                              found.path, none);
+    std::ifstream in(found.path);
+    const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string refusal =
+        source_refusal(found.path, source, multicast_environment(options_.allow_multicast));
+    if (!refusal.empty())
+        return check_finished("refused", kExitFailed, refusal, found.path, none);
+    ProblemConfig config = options_config();
+    config.input_mode = InputMode::Pkb;
+    candidate_flags_ =
+        python_candidate_flags(source, problem_ ? own_collective_symbol(*problem_, config) : "");
+    print_check(found.path, "not here: its torch extensions build when it runs");
+    return check_finished("checked", 0,
+                          options_.json ? "checked; not run: correctness and speed need eval or perf" : "",
+                          found.path, none);
+}
+
 int Run::check() {
     if (options_.pkb_checkout)
-        return check_finished("error", kExitUsage,
-                              "check takes native candidates (.cu, .cpp); PKB's Python solutions are checked "
-                              "when they run (eval --pkb-checkout)",
-                              "", nlohmann::json::array());
+        return check_pkb();
     if (options_.solution.empty() || options_.solution == "reference")
         return check_finished("error", kExitUsage,
                               "--solution is required: a file, or a backend name with --solutions-dir", "",
@@ -96,19 +153,7 @@ int Run::check() {
                               "compile candidate: FAILED: " + result.message, solution_path, diagnostics);
     }
     read_candidate_flags(solution_path, result);
-    std::stable_sort(candidate_flags_.begin(), candidate_flags_.end(), [](const Flag& a, const Flag& b) {
-        return severity_rank(a.severity) < severity_rank(b.severity);
-    });
-    if (!options_.json) {
-        out_ << "pkbw check\n  Problem:  " << stem_ << "\n  Solution: " << solution_path
-             << "\n  Backend:  " << backend_
-             << (backend_ == "cuda" ? "  arch: " + options_.arch : std::string()) << "\n  Compile:  ok"
-             << (result.cached ? " (cached)" : "") << "\n  Flags:    "
-             << (candidate_flags_.empty() ? "none" : std::to_string(candidate_flags_.size())) << "\n";
-        for (const Flag& flag : candidate_flags_)
-            out_ << "    " << flag.severity << ": " << flag.text
-                 << (flag.reason.empty() ? "" : "  (" + flag.reason + ")") << "\n";
-    }
+    print_check(solution_path, result.cached ? "ok (cached)" : "ok");
     return check_finished("compiled", 0,
                           options_.json ? "compiled; not run: correctness and speed need eval or perf" : "",
                           solution_path, diagnostics);

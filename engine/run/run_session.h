@@ -116,6 +116,8 @@ private:
     int calibrate();
     // run_check.cpp: `pkbw check`, a candidate compiled and its flags read without a run or a record.
     int check();
+    int check_pkb();
+    void print_check(const std::string& solution_path, const std::string& build);
     int check_finished(const std::string& status, int exit_code, const std::string& message,
                        const std::string& solution_path, const nlohmann::json& diagnostics);
     bool compares() const { return options_.mode == status::kModeEval || options_.mode == status::kModePerf; }

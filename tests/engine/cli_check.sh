@@ -70,6 +70,19 @@ expect 2 "an unknown problem" -- "$pkbw" check --problem 999 --solution "$sample
 expect 0 "a folder and a backend name, as eval takes them" -- "$pkbw" check --problem 2 --solution host --solutions-dir "$samples"
 says out "2_allgather_host.cpp"
 
+# PKB's Python solutions (--pkb-checkout; the miniature checkout): placed as a run places them, a
+# multicast one refused, the source's flags listed; no torch or GPU needed.
+pkb=$root/tests/engine/pkb_checkout
+expect 0 "a PKB solution is placed and its source's flags listed" -- "$pkbw" check --pkb-checkout "$pkb" \
+    --solutions-dir "$pkb/solutions_cuda_f32_none_samples_ci" --problem 1 --nproc 2
+says out "Solution: $pkb/solutions_cuda_f32_none_samples_ci/1_allreduce_cuda.py"
+says out "Compile:  not here: its torch extensions build when it runs"
+expect 1 "a PKB solution using multicast is refused, naming the line" -- "$pkbw" check --pkb-checkout "$pkb" \
+    --solution "$pkb/misbehaving/1_allreduce_multicast.py" --problem 1 --nproc 2 --ignore-name --json
+[ "$(field status)" = '"refused"' ] || fail "status $(field status)"
+python3 -c 'import json, sys; m = json.loads(sys.argv[1]); assert "multicast" in m and "1_allreduce_multicast.py:" in m, m' \
+    "$(field message)" || fail "message $(field message)"
+
 if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc > /dev/null; then
     cuda=$root/samples/solutions_cuda_bf16_h200_2_samples_baseline
     expect 0 "a CUDA sample compiles here without a GPU" -- "$pkbw" check --problem 1 --solution "$cuda/1_allreduce_cuda.cu"
