@@ -128,6 +128,31 @@ private slots:
         QCOMPARE(view.grid_model()->cell(1, 0).state, CellState::Pass);
     }
 
+    // Review point 16: a failing cell whose worst ratio is 8.32e+04 read "8...." in the grid's 52-px
+    // column; the grid now shows "8.3e4", which the column holds whole.
+    void grid_cells_hold_a_large_ratio_whole() {
+        auto data = std::make_shared<RunData>();
+        data->run.world_size = 1;
+        data->run.trials = 1;
+        RankResultRow rank;
+        rank.outcome = RankOutcome::Mismatch;
+        data->ranks.push_back(rank);
+        TensorResultRow tensor;
+        tensor.name = "output";
+        tensor.pass = false;
+        tensor.numel = 1024;
+        tensor.mismatch_count = 9;
+        tensor.worst_ratio = 8.32e4;
+        data->tensors.push_back(tensor);
+        RunView view;
+        view.grid_model()->set_run(data);
+        const QString text = view.grid_model()->index(0, 0).data(Qt::DisplayRole).toString();
+        QCOMPARE(text, QStringLiteral("8.3e4"));
+        const int room = view.grid_view()->horizontalHeader()->defaultSectionSize() - 8;
+        QVERIFY2(view.grid_view()->fontMetrics().horizontalAdvance(text) <= room,
+                 qPrintable(QStringLiteral("'%1' in %2 px").arg(text).arg(room)));
+    }
+
     void run_view_shows_grid_heatmaps_and_rescoring() {
         RunView view;
         view.set_store(store_);
