@@ -26,9 +26,11 @@
 #include <QCryptographicHash>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QKeySequence>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -116,7 +118,10 @@ MainWindow::MainWindow(QWidget* parent)
     build_menus();
     install_export_menus(this);
     QSettings settings;
-    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    // A first start (no saved geometry) opens at a laptop's screen, 1366x768, or the screen's room when
+    // smaller: Qt's default (about 1020x670) needed sideways scrolling in the runs list.
+    if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray()))
+        resize(first_start_size());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     // Start on the Runs tab: a remembered Launch or Trace tab would greet a fresh start with a form
     // or an empty timeline.
@@ -320,6 +325,12 @@ void MainWindow::open_store_file(const QString& path, bool create, std::shared_p
                         : tr("Store %1 (schema %2)").arg(absolute).arg(r.value.first));
             emit store_opened(absolute);
         });
+}
+
+QSize MainWindow::first_start_size() const {
+    const QSize laptop(1366, 768);
+    const QScreen* shown_on = screen() ? screen() : QGuiApplication::primaryScreen();
+    return shown_on ? laptop.boundedTo(shown_on->availableGeometry().size()) : laptop;
 }
 
 QStringList MainWindow::shown_summary() const {

@@ -63,6 +63,8 @@ public:
     // (`--screenshot` prints them): the tab's name; on Sources, each side's title, line count and
     // first line; on Problems, how many problems came from which pkbw and where their folders are.
     QStringList shown_summary() const;
+    // The window's size at a first start (nothing saved): 1366x768, bounded by the screen's room.
+    QSize first_start_size() const;
 
     QTabWidget* tabs() const { return tabs_; }
     RunsBrowser* runs() const { return runs_; }

@@ -16,6 +16,7 @@
 #include <QDir>
 #include <QProcess>
 #include <QScopeGuard>
+#include <QScreen>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
@@ -292,7 +293,8 @@ private slots:
         window.open_store(notes);
         QVERIFY(failed.count() > 0 || failed.wait(5000));
         const QString message = failed.first().first().toString();
-        QVERIFY2(message.contains(QStringLiteral("not a pkbw store")) && !message.contains(QStringLiteral("PRAGMA")),
+        QVERIFY2(message.contains(QStringLiteral("not a pkbw store")) &&
+                     !message.contains(QStringLiteral("PRAGMA")),
                  qPrintable(message));
     }
 
@@ -358,6 +360,38 @@ private slots:
                                     .arg(table->columnWidth(c))
                                     .arg(need)));
         }
+    }
+
+    // Review point 24: a first start (nothing saved) opens at a laptop's 1366x768, or the screen's room
+    // when smaller, and at that size the runs list of a store with a timed run needs no sideways
+    // scrolling (Qt's default of about 1020x670 did).
+    void first_start_opens_at_a_laptops_size_with_the_runs_list_whole() {
+        QSettings().remove(QStringLiteral("window/geometry"));
+        const QString path = test::temp_path(QStringLiteral("first-size.db"));
+        QFile::remove(path);
+        {
+            Store store = Store::open(path.toStdString());
+            test::add_perf_run(store, "1_allreduce", "solutions_cuda_bf16_none_anthropic_claude", 2.0, 1.0);
+        }
+        MainWindow window;
+        const QSize room = window.screen()->availableGeometry().size();
+        QCOMPARE(window.size(), QSize(1366, 768).boundedTo(room));
+        QCOMPARE(window.first_start_size(), QSize(1366, 768).boundedTo(room));
+        window.resize(1366, 768);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QSignalSpy loaded(window.runs()->model(), &RunsModel::page_loaded);
+        window.open_store(path);
+        QVERIFY(loaded.wait(5000));
+        QCoreApplication::processEvents();
+        const QTableView* list = window.runs()->view();
+        int columns = 0;
+        for (int c = 0; c < list->model()->columnCount(); ++c)
+            columns += list->columnWidth(c);
+        QVERIFY2(
+            columns <= list->viewport()->width() || list->horizontalScrollBar()->maximum() == 0,
+            qPrintable(
+                QStringLiteral("columns %1 px, viewport %2 px").arg(columns).arg(list->viewport()->width())));
     }
 
     void runs_list_has_a_speedup_column() {
