@@ -1,5 +1,6 @@
 // The Qt-free helpers behind the views: pooling, error analysis, line diff, fast_p, trace windows.
 #include "fixtures.h"
+#include "timelinewidget.h"
 #include "linediff.h"
 #include "pkbw/core/compare.h"
 #include "pkbw/core/dtype.h"
@@ -345,6 +346,15 @@ private slots:
         QCOMPARE(text_color_on(ratio_color(true, 1.0)), QColor(Qt::black));
         QCOMPARE(text_color_on(not_run_color()), QColor(Qt::black));
     }
+    // Review point 11: a selection's times read with three decimals in every unit, as the trace
+    // summary prints them ("44.9995 µs" beside "45.000 µs" was the defect).
+    void selection_times_have_three_decimals() {
+        QCOMPARE(format_us(44.9996), QStringLiteral("45.000 µs"));
+        QCOMPARE(format_us(1234.5678), QStringLiteral("1.235 ms"));
+        QCOMPARE(format_us(2.5e6), QStringLiteral("2.500 s"));
+        QCOMPARE(format_us(0.0), QStringLiteral("0.000 µs"));
+    }
+
     void grid_ratios_fit_their_cells() {
         // The review saw "8...." for a worst ratio of 8.32e+04 in a 52-px cell.
         QCOMPARE(format_ratio_compact(8.32e4), QStringLiteral("8.3e4"));
