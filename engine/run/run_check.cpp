@@ -1,9 +1,10 @@
-// `pkbw check` (docs/cli.md): what pkbw can say of a native candidate without running it, on any machine
-// with the compiler (nvcc builds a CUDA candidate where there is no GPU): the problem and the file a run
+// `pkbw check` (docs/cli.md): what pkbw can say of a candidate without running it, on any machine with
+// the compiler (nvcc builds a CUDA candidate where there is no GPU): the problem and the file a run
 // would judge, the source refusals (NVLink multicast, the NCCL device API, a name that names another
-// problem), the compile with its diagnostics, and the flags of the candidate's own object by severity
-// (docs/engine.md "Flags"). Nothing is recorded: no store, no run folder; the compile cache is the one
-// thing it writes. A clean check says nothing of correctness or speed: those need a run.
+// problem, a world size), the compile with its diagnostics, and the flags of the candidate's own object
+// by severity (docs/engine.md "Flags"); for a PKB Python solution (--pkb-checkout) its source's flags.
+// Nothing is recorded: no store, no run folder; the compile cache is the one thing it writes. A clean
+// check says nothing of correctness or speed: those need a run.
 #include "compile_cache.h"
 #include "locate.h"
 #include "pkb_locate.h"
@@ -92,15 +93,16 @@ int Run::check_pkb() {
                               found.path, none);
     std::ifstream in(found.path);
     const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::string refusal =
-        source_refusal(found.path, source, multicast_environment(options_.allow_multicast));
-    if (!refusal.empty())
-        return check_finished("refused", kExitFailed, refusal, found.path, none);
+    // The source's flags first: a refused solution's are still worth reading (--json carries them).
     ProblemConfig config = options_config();
     config.input_mode = InputMode::Pkb;
     candidate_flags_ =
         python_candidate_flags(source, problem_ ? own_collective_symbol(*problem_, config) : "");
     print_check(found.path, "not here: its torch extensions build when it runs");
+    const std::string refusal =
+        source_refusal(found.path, source, multicast_environment(options_.allow_multicast));
+    if (!refusal.empty())
+        return check_finished("refused", kExitFailed, refusal, found.path, none);
     return check_finished("checked", 0,
                           options_.json ? "checked; not run: correctness and speed need eval or perf" : "",
                           found.path, none);
