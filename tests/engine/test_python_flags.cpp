@@ -148,9 +148,14 @@ TEST(PythonFlags, TheRedTeamsSpellingsAreSuspect) {
     EXPECT_TRUE(flagged("x = 1 + \\\r\n    dist.all_reduce(t)\r\n", own));
     EXPECT_TRUE(flagged("dist.reduce_scatter_tensor(o, x)\ndist.all_gather_into_tensor(y, o)\n",
                         "suspect: calls torch.distributed collectives that make an all-reduce"));
-    // Honest look-alikes stay quiet: a tensor's gather, torch.compile, a literal getattr.
+    EXPECT_TRUE(
+        flagged("import sys as S\nS.modules['pkb']\n", "suspect: reaches into other modules or frames"));
+    EXPECT_TRUE(flagged("setattr(T, name, f)\n", "suspect: runs code it builds at run time"));
+    // Honest look-alikes stay quiet: a tensor's gather, torch.compile, a literal getattr or setattr, a
+    // module's submodules.
     EXPECT_TRUE(lines(python_candidate_flags("y = torch.gather(x, 0, i)\nm = torch.compile(model)\n"
-                                             "w = getattr(module, 'weight')\n",
+                                             "w = getattr(module, 'weight')\nsetattr(self, 'bias', b)\n"
+                                             "for m in model.modules():\n    pass\n",
                                              "ncclAllReduce"))
                     .empty());
 }
