@@ -18,9 +18,9 @@ done
 python3 - "$prefix/share/pkbw/python" <<'PY' || exit 1
 import ast, os, sys
 folder = sys.argv[1]
-todo, seen, missing = ["pkbw_pkb_rank", "pkbw_pkb_candidate"], set(), []
-while todo:
-    name = todo.pop()
+pending, seen, missing = ["pkbw_pkb_rank", "pkbw_pkb_candidate"], set(), []
+while pending:
+    name = pending.pop()
     if name in seen:
         continue
     seen.add(name)
@@ -31,7 +31,7 @@ while todo:
     for node in ast.walk(ast.parse(open(path).read(), path)):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
             [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
-        todo += [n.split(".")[0] for n in names if n.startswith("pkbw_")]
+        pending += [n.split(".")[0] for n in names if n.startswith("pkbw_")]
 if missing:
     sys.exit("FAIL: not installed in %s: %s" % (folder, ", ".join(sorted(missing))))
 print("ok: %d Python modules of PKB's judge and candidate installed" % len(seen))
