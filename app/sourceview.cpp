@@ -10,7 +10,9 @@
 #include "runsources.h"
 #include "theme.h"
 
+#include <QCheckBox>
 #include <QFile>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
 #include <QPlainTextEdit>
@@ -20,6 +22,7 @@
 #include <QTabWidget>
 #include <QTextBlock>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace pkbw::app {
 namespace {
@@ -69,7 +72,15 @@ SourceView::SourceView(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     summary_ = new QLabel(tr("No run open."), this);
     summary_->setObjectName(QStringLiteral("diffSummary"));
-    layout->addWidget(summary_);
+    aligned_ = new QCheckBox(tr("Align by diff"), this);
+    aligned_->setObjectName(QStringLiteral("alignByDiff"));
+    aligned_->setChecked(true);
+    aligned_->setToolTip(tr("Unticked: each side is its own file, scrolled on its own (for two unrelated "
+                            "implementations, which a line diff scatters over filler rows)"));
+    auto* header = new QHBoxLayout;
+    header->addWidget(summary_, 1);
+    header->addWidget(aligned_);
+    layout->addLayout(header);
     auto* split = new QSplitter(Qt::Horizontal, this);
     auto column = [&](QLabel*& title, QPlainTextEdit*& editor) {
         auto* w = new QWidget(split);
@@ -85,6 +96,8 @@ SourceView::SourceView(QWidget* parent)
     };
     column(left_title_, left_);
     column(right_title_, right_);
+    left_->setObjectName(QStringLiteral("referenceSource"));
+    right_->setObjectName(QStringLiteral("candidateSource"));
     // Sources above, diagnostics / exchanges / trajectory / logs below, the split movable.
     auto* vertical = new QSplitter(Qt::Vertical, this);
     vertical->setObjectName(QStringLiteral("sourceSplit"));
@@ -117,11 +130,18 @@ SourceView::SourceView(QWidget* parent)
             side->centerCursor();
         }
     });
-    // Scroll the two sides together, as a diff tool does.
-    connect(left_->verticalScrollBar(), &QScrollBar::valueChanged, right_->verticalScrollBar(),
-            &QScrollBar::setValue);
-    connect(right_->verticalScrollBar(), &QScrollBar::valueChanged, left_->verticalScrollBar(),
-            &QScrollBar::setValue);
+    // Aligned, the two sides scroll together, as a diff tool does; unaligned, each on its own.
+    connect(left_->verticalScrollBar(), &QScrollBar::valueChanged, this, [this](int value) {
+        if (aligned()) {
+            right_->verticalScrollBar()->setValue(value);
+        }
+    });
+    connect(right_->verticalScrollBar(), &QScrollBar::valueChanged, this, [this](int value) {
+        if (aligned()) {
+            left_->verticalScrollBar()->setValue(value);
+        }
+    });
+    connect(aligned_, &QCheckBox::toggled, this, [this] { show_given(); });
 }
 
 void SourceView::set_data(std::shared_ptr<const RunData> data) {
@@ -314,25 +334,46 @@ QString SourceView::right_title() const {
 void SourceView::set_sources(const QString& left_title, const QString& left, const QString& right_title,
                              const QString& right, const QString& log, const QString& left_error,
                              const QString& right_error, const QString& reference_log) {
-    left_text_ = left_error.isEmpty() ? left : QString();
-    right_text_ = right_error.isEmpty() ? right : QString();
+    given_ = {left_title, left, right_title, right, log, left_error, right_error, reference_log, 0};
+    show_given();
+}
+
+bool SourceView::aligned() const {
+    return aligned_->isChecked();
+}
+
+void SourceView::set_aligned(bool aligned) {
+    aligned_->setChecked(aligned); // toggled shows the texts again
+}
+
+void SourceView::show_given() {
+    const ShownSources& g = given_;
+    left_text_ = g.left_error.isEmpty() ? g.left : QString();
+    right_text_ = g.right_error.isEmpty() ? g.right : QString();
     const bool dark = current_theme() == Theme::Dark;
-    left_title_->setText(left_title.isEmpty() ? left_error : left_title);
-    right_title_->setText(right_title.isEmpty() ? right_error : right_title);
+    left_title_->setText(g.left_title.isEmpty() ? g.left_error : g.left_title);
+    right_title_->setText(g.right_title.isEmpty() ? g.right_error : g.right_title);
     left_title_->setToolTip(left_title_->text());
     right_title_->setToolTip(right_title_->text());
-    const auto a = split_lines(to_std(left)), b = split_lines(to_std(right));
-    const bool both = left_error.isEmpty() && right_error.isEmpty();
+    const auto a = split_lines(to_std(g.left)), b = split_lines(to_std(g.right));
+    const bool both = g.left_error.isEmpty() && g.right_error.isEmpty();
+    // The counts in the header come from the diff, aligned or not.
+    const std::vector<DiffLine> diff = both ? diff_lines(a, b) : std::vector<DiffLine>{};
+    inserted_ = static_cast<int>(std::count_if(diff.begin(), diff.end(), [](const DiffLine& d) {
+        return d.op == DiffOp::Insert;
+    }));
+    deleted_ = static_cast<int>(std::count_if(diff.begin(), diff.end(), [](const DiffLine& d) {
+        return d.op == DiffOp::Delete;
+    }));
     // Aligned: one display row per diff line, a filler where a side has no line, each real line
-    // prefixed with its number. Without both texts there is nothing to align against: each side is
-    // shown alone, numbered, and no diff is counted.
-    std::vector<DiffLine> diff;
-    if (both) {
-        diff = diff_lines(a, b);
-    } else {
+    // prefixed with its number. Unaligned, or without both texts (nothing to align against): each
+    // side is its file alone, numbered, untinted.
+    const bool align = both && aligned();
+    std::vector<DiffLine> rows_of = align ? diff : std::vector<DiffLine>{};
+    if (!align) {
         for (int i = 0; i < static_cast<int>(std::max(a.size(), b.size())); ++i) {
-            diff.push_back({DiffOp::Equal, i < static_cast<int>(a.size()) ? i : -1,
-                            i < static_cast<int>(b.size()) ? i : -1});
+            rows_of.push_back({DiffOp::Equal, i < static_cast<int>(a.size()) ? i : -1,
+                               i < static_cast<int>(b.size()) ? i : -1});
         }
     }
     const int width_l = static_cast<int>(QString::number(static_cast<int>(a.size())).size());
@@ -341,44 +382,40 @@ void SourceView::set_sources(const QString& left_title, const QString& left, con
     right_block_of_line_ = QVector<int>(static_cast<int>(b.size()), 0);
     left_block_of_line_ = QVector<int>(static_cast<int>(a.size()), 0);
     QList<int> del_rows, ins_rows;
-    inserted_ = deleted_ = 0;
-    for (const DiffLine& d : diff) {
-        const int row = static_cast<int>(left_rows.size());
-        left_rows << (d.left >= 0 ? QStringLiteral("%1  %2")
-                                        .arg(d.left + 1, width_l)
-                                        .arg(to_qstring(a[static_cast<std::size_t>(d.left)]))
-                                  : QString());
-        right_rows << (d.right >= 0 ? QStringLiteral("%1  %2")
-                                          .arg(d.right + 1, width_r)
-                                          .arg(to_qstring(b[static_cast<std::size_t>(d.right)]))
-                                    : QString());
-        if (d.right >= 0) {
-            right_block_of_line_[d.right] = row;
-        }
+    int row = -1; // the display row: the diff's line aligned, the file's line unaligned
+    for (const DiffLine& d : rows_of) {
+        ++row;
         if (d.left >= 0) {
+            left_rows << QStringLiteral("%1  %2").arg(d.left + 1, width_l).arg(to_qstring(a[std::size_t(d.left)]));
             left_block_of_line_[d.left] = row;
+        } else if (align) {
+            left_rows << QString(); // a filler row; unaligned, the shorter side simply ends
         }
-        if (both && d.op == DiffOp::Delete) {
-            ++deleted_;
+        if (d.right >= 0) {
+            right_rows << QStringLiteral("%1  %2").arg(d.right + 1, width_r).arg(to_qstring(b[std::size_t(d.right)]));
+            right_block_of_line_[d.right] = row;
+        } else if (align) {
+            right_rows << QString();
+        }
+        if (align && d.op == DiffOp::Delete) {
             del_rows << row;
-        } else if (both && d.op == DiffOp::Insert) {
-            ++inserted_;
+        } else if (align && d.op == DiffOp::Insert) {
             ins_rows << row;
         }
     }
-    if (!left_error.isEmpty()) {
-        left_rows = QStringList{left_error};
+    if (!g.left_error.isEmpty()) {
+        left_rows = QStringList{g.left_error};
     }
-    if (!right_error.isEmpty()) {
-        right_rows = QStringList{right_error};
+    if (!g.right_error.isEmpty()) {
+        right_rows = QStringList{g.right_error};
     }
     left_->setPlainText(left_rows.join(QLatin1Char('\n')));
     right_->setPlainText(right_rows.join(QLatin1Char('\n')));
     delete left_highlighter_;
     delete right_highlighter_;
     // PKB's solutions and references are Python (their inline CUDA sources show as strings).
-    left_highlighter_ = new CudaHighlighter(left_->document(), dark, source_language(left_title));
-    right_highlighter_ = new CudaHighlighter(right_->document(), dark, source_language(right_title));
+    left_highlighter_ = new CudaHighlighter(left_->document(), dark, source_language(g.left_title));
+    right_highlighter_ = new CudaHighlighter(right_->document(), dark, source_language(g.right_title));
     const QColor del = dark ? QColor(0x5a, 0x22, 0x22) : QColor(0xff, 0xe0, 0xe0);
     const QColor ins = dark ? QColor(0x1f, 0x4a, 0x2a) : QColor(0xdc, 0xf5, 0xdc);
     const QColor filler = dark ? QColor(0x30, 0x30, 0x34) : QColor(0xee, 0xee, 0xee);
@@ -391,8 +428,23 @@ void SourceView::set_sources(const QString& left_title, const QString& left, con
         right_marks << line_selection(right_, row, ins);
         left_marks << line_selection(left_, row, filler);
     }
-    diagnostics_ = parse_diagnostics(log);
-    for (Diagnostic d : parse_diagnostics(reference_log)) {
+    mark_diagnostics(left_marks, right_marks);
+    left_->setExtraSelections(left_marks);
+    right_->setExtraSelections(right_marks);
+    aligned_->setEnabled(both);
+    summary_->setText(
+        both ? diff_summary()
+             : tr("No diff: %1")
+                       .arg(!g.right_error.isEmpty() ? tr("the candidate source is not available")
+                                                     : tr("the reference source is not available")) +
+                   (diagnostics_.isEmpty() ? QString()
+                                           : tr("; %1 compiler diagnostics").arg(diagnostics_.size())));
+}
+
+void SourceView::mark_diagnostics(QList<QTextEdit::ExtraSelection>& left_marks,
+                                  QList<QTextEdit::ExtraSelection>& right_marks) {
+    diagnostics_ = parse_diagnostics(given_.log);
+    for (Diagnostic d : parse_diagnostics(given_.reference_log)) {
         d.reference = true;
         diagnostics_ << d;
     }
@@ -402,7 +454,7 @@ void SourceView::set_sources(const QString& left_title, const QString& left, con
         const bool is_error = d.severity.contains(QLatin1String("error"));
         // Each diagnostic marks the side whose file it is about: the reference's log the left.
         const QVector<int>& blocks = d.reference ? left_block_of_line_ : right_block_of_line_;
-        const bool shown = (d.reference ? left_error : right_error).isEmpty();
+        const bool shown = (d.reference ? given_.left_error : given_.right_error).isEmpty();
         if (shown && d.line >= 1 && d.line <= blocks.size()) {
             QTextEdit::ExtraSelection s =
                 line_selection(d.reference ? left_ : right_, blocks[d.line - 1],
@@ -416,15 +468,6 @@ void SourceView::set_sources(const QString& left_title, const QString& left, con
                                        .arg(d.severity, d.message));
     }
     bottom_->setTabText(0, tr("Diagnostics (%1)").arg(diagnostics_.size()));
-    left_->setExtraSelections(left_marks);
-    right_->setExtraSelections(right_marks);
-    summary_->setText(
-        both ? diff_summary()
-             : tr("No diff: %1")
-                       .arg(!right_error.isEmpty() ? tr("the candidate source is not available")
-                                                   : tr("the reference source is not available")) +
-                   (diagnostics_.isEmpty() ? QString()
-                                           : tr("; %1 compiler diagnostics").arg(diagnostics_.size())));
 }
 
 QString SourceView::diff_summary() const {

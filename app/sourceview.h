@@ -1,5 +1,7 @@
 // Reference and candidate sources side by side, highlighted, aligned by a line diff (filler lines
-// where one side has none, line numbers on each side, changed lines tinted, counts in the header),
+// where one side has none, line numbers on each side, changed lines tinted, counts in the header)
+// or, with "Align by diff" unticked, each side as its own file, scrolled on its own (two unrelated
+// implementations, such as a PKB solution beside its reference, scatter over filler rows when aligned),
 // every compiler diagnostic annotated on its line and listed, and the run's compile and rank logs;
 // for a candidate made by pkbw generate or pkbw agent, the model exchanges and the agent's trajectory
 // (generationpanel.h) in the lower tabs.
@@ -7,9 +9,11 @@
 
 #include "rundata.h"
 
+#include <QTextEdit>
 #include <QWidget>
 #include <memory>
 
+class QCheckBox;
 class QLabel;
 class QListWidget;
 class QPlainTextEdit;
@@ -61,6 +65,10 @@ public:
     bool has_trajectory() const;
     QTabWidget* lower_tabs() const { return bottom_; }
 
+    // Whether the sides are aligned by the diff (the default) or shown unaligned, each as its file.
+    bool aligned() const;
+    void set_aligned(bool aligned);
+
     QString diff_summary() const;
     int inserted_lines() const { return inserted_; }
     int deleted_lines() const { return deleted_; }
@@ -85,8 +93,15 @@ private:
         quint64 request = 0; // the set_data call these came from
     };
 
+    // Shows given_ (the texts of the last set_sources) aligned or not.
+    void show_given();
+    // Tints each diagnostic's line and lists every diagnostic.
+    void mark_diagnostics(QList<QTextEdit::ExtraSelection>& left_marks,
+                          QList<QTextEdit::ExtraSelection>& right_marks);
+
     QString store_;
     quint64 request_ = 0;
+    ShownSources given_; // what set_sources was last given
     ShownSources shown_;
     QString attempt_source_;
     int attempt_number_ = 0;
@@ -96,6 +111,7 @@ private:
     QLabel* left_title_ = nullptr;
     QLabel* right_title_ = nullptr;
     QLabel* summary_ = nullptr;
+    QCheckBox* aligned_ = nullptr;
     QPlainTextEdit* left_ = nullptr;
     QPlainTextEdit* right_ = nullptr;
     QListWidget* diagnostics_list_ = nullptr;

@@ -17,6 +17,7 @@
 #include "tolerancemodel.h"
 
 #include <QMenu>
+#include <QPlainTextEdit>
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QSvgRenderer>
@@ -250,6 +251,44 @@ private slots:
         QCOMPARE(view.diagnostics()[0].severity, QStringLiteral("error"));
         QCOMPARE(view.diagnostics()[1].line, 4);
         QCOMPARE(view.diagnostics()[1].column, 5);
+    }
+
+    // Review #19: two unrelated implementations scatter over filler rows when aligned; unticking
+    // "Align by diff" shows each side as its file, numbered, with the diff's counts kept.
+    void source_view_shows_the_sides_unaligned() {
+        SourceView view;
+        view.set_sources(QStringLiteral("ref.py"), QStringLiteral("a\nb\nc\n"), QStringLiteral("cand.py"),
+                         QStringLiteral("x\ny\nb\nz\n"),
+                         QStringLiteral("cand.py:4:1: warning: w\n"));
+        QVERIFY(view.aligned());
+        const QStringList aligned_left = view.shown_left().split(QLatin1Char('\n'));
+        QVERIFY2(aligned_left.size() > 3, qPrintable(view.shown_left())); // fillers for x, y
+        view.set_aligned(false);
+        QCOMPARE(view.shown_left(), QStringLiteral("1  a\n2  b\n3  c"));
+        QCOMPARE(view.shown_right(), QStringLiteral("1  x\n2  y\n3  b\n4  z"));
+        QCOMPARE(view.deleted_lines(), 2);  // a, c
+        QCOMPARE(view.inserted_lines(), 3); // x, y, z
+        QCOMPARE(view.marked_lines(false), 1); // the warning still marks the candidate's line 4
+        QVERIFY(view.diff_summary().contains(QStringLiteral("2 lines only in the reference")));
+        // Unaligned, each side scrolls on its own.
+        const QString long_text = QStringLiteral("line\n").repeated(400);
+        view.set_sources(QStringLiteral("l"), long_text, QStringLiteral("r"),
+                         QStringLiteral("other\n").repeated(400));
+        view.resize(600, 400);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        auto* left = view.findChild<QPlainTextEdit*>(QStringLiteral("referenceSource"));
+        auto* right = view.findChild<QPlainTextEdit*>(QStringLiteral("candidateSource"));
+        QVERIFY(left && right);
+        QTRY_VERIFY(right->verticalScrollBar()->maximum() >= 300);
+        left->verticalScrollBar()->setValue(200);
+        QCOMPARE(right->verticalScrollBar()->value(), 0);
+        view.set_aligned(true); // aligned, the two scroll together again
+        QTRY_VERIFY(right->verticalScrollBar()->maximum() >= 300); // the new texts' scroll ranges
+        left->verticalScrollBar()->setValue(300);
+        QCOMPARE(right->verticalScrollBar()->value(), 300);
+        QCOMPARE(view.shown_left().split(QLatin1Char('\n')).size(),
+                 view.shown_right().split(QLatin1Char('\n')).size());
     }
 
     void generations_view_loads() {
