@@ -187,6 +187,14 @@ fs::path rank_script(const DataLayout& layout) {
 // What the ranks' environment will say about NVLink multicast: the launcher adds NCCL_NVLS_ENABLE=0
 // and this run adds TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and NVSHMEM_DISABLE_NVLS=1, unless pkbw's own
 // environment sets them; with --allow-multicast (`allow`) only what that environment sets.
+std::optional<std::string> pkb_world_refusal(const Problem* problem, int world) {
+    const auto why = problem ? problem->check_world(world) : std::nullopt;
+    if (!why)
+        return std::nullopt;
+    return "refused: " + *why + "; PKB's reference cannot run at W = " + std::to_string(world) +
+           " either (--nproc)";
+}
+
 std::map<std::string, std::string> multicast_environment(bool allow) {
     std::map<std::string, std::string> environment = {
         {"NCCL_NVLS_ENABLE", "0"}, {"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}, {"NVSHMEM_DISABLE_NVLS", "1"}};

@@ -4,6 +4,7 @@
 
 #include "locate.h"
 #include "pkbw/core/dtype.h"
+#include "pkbw/core/problem.h"
 #include "run.h"
 
 #include <filesystem>
@@ -51,6 +52,10 @@ PythonChoice choose_python(const std::string& option, const fs::path& checkout);
 fs::path rank_script(const DataLayout& layout);
 // The ranks' multicast switches (docs/pkb-interop.md, "multicast").
 std::map<std::string, std::string> multicast_environment(bool allow);
+// Why a PKB run of `problem` at `world` ranks is refused before launch (no shape of the problem runs
+// at that world size: 49 at W = 1), or nothing. PKB's reference would fail there as the solution
+// would, so the failure is not the solution's (run_pkb.cpp and run_check.cpp say the same).
+std::optional<std::string> pkb_world_refusal(const Problem* problem, int world);
 // The candidate's file: a .py --solution (refused when named for another of the checkout's problems),
 // else the file of --solutions-dir the sweep's name rules place at the problem.
 PkbSolution find_pkb_solution(const RunOptions& options, const fs::path& checkout, const PkbProblem& problem);

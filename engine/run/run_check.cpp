@@ -86,11 +86,8 @@ int Run::check_pkb() {
         return check_finished("error", kExitUsage, found.error, found.path, none);
     if (!found.note.empty())
         err_ << "pkbw: " << found.note << "\n";
-    if (const auto why = problem_ ? problem_->check_world(options_.nproc) : std::nullopt)
-        return check_finished("refused", kExitUsage,
-                              "refused: " + *why + "; PKB's reference cannot run at W = " +
-                                  std::to_string(options_.nproc) + " either (--nproc)",
-                              found.path, none);
+    if (const auto refusal = pkb_world_refusal(problem_, options_.nproc))
+        return check_finished("refused", kExitUsage, *refusal, found.path, none);
     std::ifstream in(found.path);
     const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     // The source's flags first: a refused solution's are still worth reading (--json carries them).

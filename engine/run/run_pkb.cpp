@@ -93,10 +93,8 @@ std::optional<int> Run::resolve_pkb(PkbPlan& plan) {
         return fail(to_string(RunStatus::Error), kExitUsage, usage_error);
     // A world size no shape of the problem runs at (49 at W = 1) fails PKB's reference as it would the
     // solution: refused before the ranks start, so that the failure is not read as the solution's.
-    if (const auto why = problem_ ? problem_->check_world(options_.nproc) : std::nullopt)
-        return fail(to_string(RunStatus::Error), kExitUsage,
-                    "refused: " + *why + "; PKB's reference cannot run at W = " +
-                        std::to_string(options_.nproc) + " either (--nproc)");
+    if (const auto refusal = pkb_world_refusal(problem_, options_.nproc))
+        return fail(to_string(RunStatus::Error), kExitUsage, *refusal);
     if (backend_ != "cuda" && backend_ != "host")
         return fail(to_string(RunStatus::Error), kExitUsage,
                     "--backend must be cuda or host, not '" + backend_ + "'");

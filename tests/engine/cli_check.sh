@@ -83,6 +83,16 @@ expect 1 "a PKB solution using multicast is refused, naming the line" -- "$pkbw"
 python3 -c 'import json, sys; m = json.loads(sys.argv[1]); assert "multicast" in m and "1_allreduce_multicast.py:" in m, m' \
     "$(field message)" || fail "message $(field message)"
 
+# A world size no shape of the problem runs at (49 at W = 1) is refused as a run refuses it.
+cp -r "$pkb" "$work/pkb49"
+printf 'def solution(*args):\n    return args[0]\n' > "$work/pkb49/reference/49_moe_ep_balanced.py"
+printf 'def solution(*args):\n    return args[0]\n' > "$work/pkb49/49_moe_ep_balanced_cuda.py"
+expect 2 "a PKB solution at a world size its problem cannot run at is refused" -- "$pkbw" check \
+    --pkb-checkout "$work/pkb49" --solution "$work/pkb49/49_moe_ep_balanced_cuda.py" --problem 49 --nproc 1 --json
+[ "$(field status)" = '"refused"' ] || fail "status $(field status)"
+python3 -c 'import json, sys; m = json.loads(sys.argv[1]); assert "E = W (got W = 1)" in m and "cannot run at W = 1 either" in m, m' \
+    "$(field message)" || fail "message $(field message)"
+
 if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc > /dev/null; then
     cuda=$root/samples/solutions_cuda_bf16_h200_2_samples_baseline
     expect 0 "a CUDA sample compiles here without a GPU" -- "$pkbw" check --problem 1 --solution "$cuda/1_allreduce_cuda.cu"
