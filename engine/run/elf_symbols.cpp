@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace pkbw::cli {
@@ -98,17 +99,23 @@ struct ElfImage {
     }
 };
 
-ElfImage read_elf(const std::filesystem::path& path) {
-    ElfImage elf;
-    elf.file = path.string();
+// The file's bytes, at most 1 GiB. Throws FormatError naming the file.
+std::string read_object_bytes(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in)
-        throw FormatError(elf.file + ": cannot open");
+        throw FormatError(path.string() + ": cannot open");
     std::error_code ec;
     const auto size = std::filesystem::file_size(path, ec);
     if (ec || size > kMaxLibraryBytes)
-        throw FormatError(elf.file + ": not a readable library of at most 1 GiB");
-    elf.bytes.assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        throw FormatError(path.string() + ": not a readable library of at most 1 GiB");
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The ELF image of `bytes` (read from `file`), its headers checked.
+ElfImage parse_elf(std::string bytes, const std::string& file) {
+    ElfImage elf;
+    elf.file = file;
+    elf.bytes = std::move(bytes);
     elf.header = read_at<Elf64_Ehdr>(elf.bytes, 0, "ELF header", elf.file);
     if (std::memcmp(elf.header.e_ident, ELFMAG, SELFMAG) != 0)
         throw FormatError(elf.file + ": not an ELF file (e_ident)");
@@ -138,11 +145,14 @@ ElfImage read_elf(const std::filesystem::path& path) {
     return elf;
 }
 
+ElfImage read_elf(const std::filesystem::path& path) {
+    return parse_elf(read_object_bytes(path), path.string());
+}
+
 // The undefined symbols of the sections of type `type` (SHT_DYNSYM: a library's imports; SHT_SYMTAB:
 // a relocatable object's references to code outside it).
-std::vector<std::string> undefined_symbols(const std::filesystem::path& library, std::uint32_t type,
-                                           const char* table_name, const char* strings_name) {
-    const ElfImage elf = read_elf(library);
+std::vector<std::string> undefined_symbols(const ElfImage& elf, std::uint32_t type, const char* table_name,
+                                           const char* strings_name) {
     std::vector<std::string> names;
     bool found_table = false;
     for (const auto& section : elf.sections) {
@@ -166,10 +176,7 @@ std::vector<std::string> undefined_symbols(const std::filesystem::path& library,
     return names;
 }
 
-} // namespace
-
-std::map<std::string, std::set<std::string>> undefined_symbol_users(const std::filesystem::path& object) {
-    const ElfImage elf = read_elf(object);
+std::map<std::string, std::set<std::string>> symbol_users(const ElfImage& elf) {
     std::map<std::string, std::set<std::string>> users;
     for (const auto& section : elf.sections) {
         if (section.sh_type != SHT_RELA)
@@ -193,12 +200,22 @@ std::map<std::string, std::set<std::string>> undefined_symbol_users(const std::f
     return users;
 }
 
+std::vector<std::string> object_symbols(const ElfImage& elf) {
+    return undefined_symbols(elf, SHT_SYMTAB, ".symtab", ".strtab");
+}
+
+} // namespace
+
+std::map<std::string, std::set<std::string>> undefined_symbol_users(const std::filesystem::path& object) {
+    return symbol_users(read_elf(object));
+}
+
 std::vector<std::string> undefined_dynamic_symbols(const std::filesystem::path& library) {
-    return undefined_symbols(library, SHT_DYNSYM, ".dynsym", ".dynstr");
+    return undefined_symbols(read_elf(library), SHT_DYNSYM, ".dynsym", ".dynstr");
 }
 
 std::vector<std::string> undefined_object_symbols(const std::filesystem::path& object) {
-    return undefined_symbols(object, SHT_SYMTAB, ".symtab", ".strtab");
+    return object_symbols(read_elf(object));
 }
 
 std::vector<std::string> nccl_collectives(const std::vector<std::string>& symbols) {
@@ -270,9 +287,9 @@ std::vector<std::string> imported_capability_flags(const std::vector<std::string
     return flags;
 }
 
-std::vector<std::string> proc_path_flags(const std::filesystem::path& library) {
-    std::ifstream in(library, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+namespace {
+
+std::vector<std::string> proc_paths_in(std::string_view bytes) {
     // Any /proc path the code holds ("/proc/self/maps", "/proc/%d/mem", "/proc/%s/%s" built at run
     // time): an honest kernel has none, and a list of files would miss the one it was not written for.
     std::vector<std::string> paths;
@@ -291,8 +308,7 @@ std::vector<std::string> proc_path_flags(const std::filesystem::path& library) {
     return flags;
 }
 
-std::size_t syscall_instructions(const std::filesystem::path& object) {
-    const ElfImage elf = read_elf(object);
+std::size_t syscalls_in(const ElfImage& elf) {
     std::size_t count = 0;
     for (const auto& section : elf.sections) {
         if (section.sh_type != SHT_PROGBITS || !(section.sh_flags & SHF_EXECINSTR))
@@ -307,6 +323,16 @@ std::size_t syscall_instructions(const std::filesystem::path& object) {
     return count;
 }
 
+} // namespace
+
+std::vector<std::string> proc_path_flags(const std::filesystem::path& library) {
+    return proc_paths_in(read_object_bytes(library));
+}
+
+std::size_t syscall_instructions(const std::filesystem::path& object) {
+    return syscalls_in(read_elf(object));
+}
+
 namespace {
 
 // Whether every reference `object` makes to the dynamic loader (dlopen, dlmopen, dlsym, dlvsym) lies in
@@ -315,7 +341,9 @@ namespace {
 // could name a function of its own so: the flag then stays listed (info), and what such code could
 // load is still seen at run time (NCCL kernels in its trace, the sandbox's file rules). False for a
 // file that is not a relocatable object or has no such reference.
-bool only_nvtx_loads_code(const std::filesystem::path& object, const std::vector<std::string>& symbols) {
+bool only_nvtx_loads_code(const ElfImage* object, const std::vector<std::string>& symbols) {
+    if (!object)
+        return false;
     // A candidate that sets its environment can point NVTX's loader at a library of its choice.
     for (const auto& symbol : symbols) {
         const std::string name = canonical_symbol(symbol);
@@ -324,7 +352,7 @@ bool only_nvtx_loads_code(const std::filesystem::path& object, const std::vector
     }
     std::map<std::string, std::set<std::string>> users;
     try {
-        users = undefined_symbol_users(object);
+        users = symbol_users(*object);
     } catch (const Error&) {
         return false;
     }
@@ -358,9 +386,7 @@ bool only_nvtx_loads_code(const std::filesystem::path& object, const std::vector
 
 // Whether the object's bytes name an environment variable that makes a library load code: NCCL's and
 // CUDA's plugin and injection variables, the dynamic loader's own.
-bool names_a_loader_variable(const std::filesystem::path& object) {
-    std::ifstream in(object, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+bool names_a_loader_variable(std::string_view bytes) {
     for (const char* name : {"PLUGIN", "INJECTION", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"})
         if (bytes.find(name) != std::string::npos)
             return true;
@@ -382,10 +408,10 @@ std::vector<std::string> all_reduce_pairs(const std::vector<std::string>& collec
     return pairs;
 }
 
-} // namespace
-
-std::vector<Flag> candidate_flags(const std::vector<std::string>& symbols, const std::filesystem::path& code,
-                                  const std::string& problem_collective) {
+// The flags of `symbols` and of the code's bytes; `object`, the bytes read as ELF (null when they are
+// not one pkbw can read section by section: the symbols and bytes are then what it has).
+std::vector<Flag> flags_from(const ElfImage* object, std::string_view bytes, const std::vector<std::string>& symbols,
+                             const std::string& problem_collective) {
     std::vector<Flag> flags;
     const std::vector<std::string> collectives = nccl_collectives(symbols);
     for (const auto& name : collectives) {
@@ -410,9 +436,9 @@ std::vector<Flag> candidate_flags(const std::vector<std::string>& symbols, const
             flags.push_back({"info", line, "CUDA runs them on its own thread, in stream order"});
         else if (line.rfind("looks up driver functions", 0) == 0)
             flags.push_back({"info", line, "kernels use it for the driver's newer calls (TMA descriptors)"});
-        else if (line.rfind("changes its environment", 0) == 0 && !names_a_loader_variable(code))
+        else if (line.rfind("changes its environment", 0) == 0 && !names_a_loader_variable(bytes))
             flags.push_back({"info", line, "it names no variable that makes a library load code"});
-        else if (line.rfind("loads code at run time", 0) == 0 && only_nvtx_loads_code(code, symbols))
+        else if (line.rfind("loads code at run time", 0) == 0 && only_nvtx_loads_code(object, symbols))
             flags.push_back(
                 {"info", line,
                  "only from functions named as NVTX's injection loader (.text.nvtx..._impl_init_v3, header "
@@ -423,13 +449,13 @@ std::vector<Flag> candidate_flags(const std::vector<std::string>& symbols, const
             flags.push_back(
                 {"suspect", line, "called from the candidate's own code, not a library it links"});
     }
-    for (const auto& line : proc_path_flags(code))
+    for (const auto& line : proc_paths_in(bytes))
         flags.push_back({"suspect", line, "the path is in the candidate's own code"});
     std::size_t syscalls = 0;
     try {
-        syscalls = syscall_instructions(code);
+        syscalls = object ? syscalls_in(*object) : 0;
     } catch (const Error&) {
-        // Not an object pkbw can read section by section: the symbols above are what it has.
+        // An executable section outside the file: the symbols above are what pkbw has.
     }
     if (syscalls > 0)
         flags.push_back({"info",
@@ -437,6 +463,29 @@ std::vector<Flag> candidate_flags(const std::vector<std::string>& symbols, const
                              " syscall instruction(s) in its own code)",
                          "the bytes 0f 05 in executable code: a syscall, or part of another instruction"});
     return flags;
+}
+
+} // namespace
+
+std::vector<Flag> candidate_flags(const std::vector<std::string>& symbols, const std::filesystem::path& code,
+                                  const std::string& problem_collective) {
+    std::string bytes;
+    try {
+        bytes = read_object_bytes(code);
+    } catch (const Error&) {
+        // Nothing to read beyond the symbols given.
+    }
+    std::optional<ElfImage> object;
+    try {
+        object = parse_elf(bytes, code.string());
+    } catch (const Error&) {
+    }
+    return flags_from(object ? &*object : nullptr, object ? object->bytes : bytes, symbols, problem_collective);
+}
+
+std::vector<Flag> object_flags(const std::filesystem::path& object, const std::string& problem_collective) {
+    const ElfImage elf = read_elf(object); // once: symbols, relocations, paths and code from one read
+    return flags_from(&elf, elf.bytes, object_symbols(elf), problem_collective);
 }
 
 } // namespace pkbw::cli

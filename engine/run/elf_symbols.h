@@ -55,5 +55,9 @@ struct Flag {
 // collective ("ncclAllReduce"), empty when the problem has none.
 std::vector<Flag> candidate_flags(const std::vector<std::string>& symbols, const std::filesystem::path& code,
                                   const std::string& problem_collective);
+// The same from the object alone, read once (its undefined symbols, relocations, bytes and code).
+// Throws pkbw::FormatError naming the file when it is not an object pkbw can read: the caller's flag
+// "its own code's flags are unknown".
+std::vector<Flag> object_flags(const std::filesystem::path& object, const std::string& problem_collective);
 
 } // namespace pkbw::cli

@@ -249,7 +249,7 @@ void Run::read_candidate_flags(const std::string& solution_path, const CompileRe
                 ? own_collective_symbol(*problem_, ProblemConfig{options_.nproc, options_.m, options_.n,
                                                                  dtype_, 0, options_.seed, InputMode::Pkb})
                 : std::string();
-        candidate_flags_ = candidate_flags(undefined_object_symbols(object), object, own);
+        candidate_flags_ = object_flags(object, own);
         for (const auto& flag : candidate_flags_)
             if (flag.severity != "info")
                 candidate_warnings_.push_back(flag.text);

@@ -210,13 +210,14 @@ TEST(ElfSymbols, NvtxsInjectionLoaderIsNotTheCandidatesOwnLoading) {
     ASSERT_TRUE(users.count("dlopen")) << "NVTX's loader refers to dlopen";
     for (const auto& section : users.at("dlopen"))
         EXPECT_TRUE(section.starts_with(".text.nvtx")) << section;
-    const auto honest_flags = candidate_flags(undefined_object_symbols(honest), honest, "ncclAllReduce");
+    const auto honest_flags = object_flags(honest, "ncclAllReduce");
     ASSERT_EQ(honest_flags.size(), 1u);
     EXPECT_EQ(honest_flags[0].severity, "info");
     EXPECT_EQ(honest_flags[0].text.rfind("loads code at run time (dlopen", 0), 0u) << honest_flags[0].text;
     EXPECT_NE(honest_flags[0].reason.find("NVTX's injection loader"), std::string::npos);
 
-    const auto mixed_flags = candidate_flags(undefined_object_symbols(mixed), mixed, "ncclAllReduce");
+    const auto mixed_flags = object_flags(mixed, "ncclAllReduce");
+    EXPECT_THROW(object_flags(mixed_source, "ncclAllReduce"), pkbw::FormatError) << "not an object: unknown";
     ASSERT_EQ(mixed_flags.size(), 1u);
     EXPECT_EQ(mixed_flags[0].severity, "suspect") << mixed_flags[0].text;
     EXPECT_TRUE(undefined_symbol_users(mixed).at("dlsym").count(".text")) << "the candidate's own call";
@@ -232,8 +233,17 @@ std::vector<Flag> flags_of(const pkbw::test::TempDir& dir, const std::string& na
     const fs::path object = build("c++", file, dir.path() / (name + ".o"), "-std=c++20 -O1 -fPIC -c");
     if (object.empty())
         ADD_FAILURE() << name << ": c++ -c failed (log " << dir.path() / (name + ".o.log") << ")";
-    return object.empty() ? std::vector<Flag>{}
-                          : candidate_flags(undefined_object_symbols(object), object, collective);
+    if (object.empty())
+        return {};
+    // A run reads the object once (object_flags); the symbol-list form must say the same.
+    const std::vector<Flag> flags = object_flags(object, collective);
+    const std::vector<Flag> again = candidate_flags(undefined_object_symbols(object), object, collective);
+    EXPECT_EQ(flags.size(), again.size()) << name;
+    for (std::size_t i = 0; i < std::min(flags.size(), again.size()); ++i)
+        EXPECT_EQ(flags[i].severity + flags[i].text + flags[i].reason,
+                  again[i].severity + again[i].text + again[i].reason)
+            << name;
+    return flags;
 }
 
 std::string described(const std::vector<Flag>& flags) {
