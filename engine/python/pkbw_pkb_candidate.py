@@ -36,6 +36,7 @@ import pkbw_cuda_errors
 from pkbw_channel import Channel, ChannelClosed, ProtocolError, close_fds, die_with_parent
 from pkbw_pkb_solution import OutputRefused, error_kind, load_module
 from pkbw_pkb_timed_loops import TRACE_LIMIT_BYTES, OutputSlot, Timing, TraceUnavailable, profile_iterations
+from pkbw_process_group import init_default_group
 from pkbw_tensor_layout import contiguous_strides, dtype_named, slot_view
 from pkbw_tensor_transport import CudaIpc, DeviceBytes, export_cuda, host_tensor, map_host, pack_host
 from pkbw_value_encoding import InputDecoder, InputsNotRebuilt, decode_value, encode_value
@@ -136,20 +137,12 @@ class CandidateProcess:
             self.ipc.require_context()
         else:
             self.device = torch.device("cpu")
-        kwargs = {"backend": "nccl" if self.cuda else "gloo", "rank": self.rank, "world_size": self.world}
         try:
             # Rank 0's store is already listening ("store"), so no peer's connection is refused and
-            # retried; the PrefixStore is the one init_process_group would put over an env:// store.
+            # retried.
             store = self.store if self.store is not None else torch.distributed.TCPStore(
                 message["master_addr"], int(message["master_port"]), self.world, self.rank == 0, STORE_TIMEOUT)
-            kwargs["store"] = torch.distributed.PrefixStore("default_pg", store)
-            if self.cuda:
-                try:
-                    dist.init_process_group(**kwargs, device_id=self.device)
-                except TypeError:
-                    dist.init_process_group(**kwargs)
-            else:
-                dist.init_process_group(**kwargs)
+            init_default_group(dist, store, self.rank, self.world, self.device if self.cuda else None)
         except Exception as error:  # noqa: BLE001
             return {"ok": False, "kind": "rendezvous", "type": type(error).__name__,
                     "message": f"the candidates' init_process_group failed: {error}", "traceback": ""}, []

@@ -23,6 +23,7 @@ from pkbw_pkb_worker import (
     CandidateRaised, ConfigError, INPUT_GROUPS, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, REFERENCE_PORT_KEY,
     worker_sandbox
 )
+from pkbw_process_group import init_default_group
 from pkbw_tensor_transport import CudaIpc
 
 
@@ -221,15 +222,7 @@ class RankStartup:
             store, _, _ = next(self.torch_rendezvous("env://", rank, world))
             for worker, key, _ in self.workers:
                 self.start_worker_group(store, worker, key)
-            kwargs = {"backend": "nccl" if self.cuda else "gloo", "store": dist.PrefixStore("default_pg", store),
-                      "rank": rank, "world_size": world}
-            if self.cuda:
-                try:
-                    dist.init_process_group(**kwargs, device_id=self.device)
-                except TypeError:
-                    dist.init_process_group(**kwargs)
-            else:
-                dist.init_process_group(**kwargs)
+            init_default_group(dist, store, rank, world, self.device if self.cuda else None)
         except Exception as error:  # noqa: BLE001
             events.error(PHASE_RENDEZVOUS, KIND_RENDEZVOUS, f"init_process_group failed: {error}")
             return EXIT_ENVIRONMENT
