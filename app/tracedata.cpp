@@ -215,6 +215,10 @@ std::string event_detail(const pkbw::TraceEvent& e) {
     } else if ((e.kind == TraceEventKind::Memcpy || e.kind == TraceEventKind::Memset) && e.bytes > 0) {
         out = (e.copy_kind.empty() ? std::string() : e.copy_kind + ", ") + std::to_string(e.bytes) + " B";
     }
+    if (e.peer_memory) {
+        out += (out.empty() ? "" : ", ") + std::string("touches peer memory (given a pointer into another GPU's "
+                                                        "memory at its launch)");
+    }
     if (e.correlation_id != 0) {
         out += (out.empty() ? "" : ", ") + std::string("launch correlation id ") +
                std::to_string(e.correlation_id);

@@ -142,6 +142,9 @@ std::string communication_reason(const TraceEvent& e, const std::set<std::string
     if (is_nccl_kernel(e)) {
         return "NCCL";
     }
+    if (e.peer_memory) {
+        return "touches peer memory";
+    }
     if (contains_lower(e.display_name(),
                        {"peer", "p2p", "ipc", "symmetric", "symm_mem", "multimem", "nvshmem", "allreduce",
                         "all_reduce", "allgather", "all_gather", "reduce_scatter", "reducescatter",

@@ -17,15 +17,16 @@
 namespace pkbw::app {
 
 // Whether an event counts as communication in the overlap: an NCCL kernel, a peer-to-peer copy
-// (copy kind PtoP), a kernel whose name says it works across GPUs (peer, p2p, ipc, symmetric memory,
+// (copy kind PtoP), a kernel the tracer saw given a pointer into a peer's memory (peer_memory), a
+// kernel whose name says it works across GPUs (peer, p2p, ipc, symmetric memory,
 // multimem, nvshmem, or a collective's name: allreduce, all_gather, reduce_scatter, alltoall,
 // broadcast), or a kernel the user marked (its display name in `marked`).
 // `nccl_issued`: correlation ids of the CUDA calls NCCL made (nccl_issued_calls): what they started
 // on the device is the collective's work, whatever it is.
 bool is_communication(const TraceEvent& event, const std::set<std::string>& marked = {},
                       const std::set<std::int64_t>& nccl_issued = {});
-// Why: "NCCL", "issued by NCCL", "peer copy", "name", "marked by you", "collective (torch annotation)",
-// or "" when it is not communication.
+// Why: "NCCL", "issued by NCCL", "peer copy", "touches peer memory", "name", "marked by you",
+// "collective (torch annotation)", or "" when it is not communication.
 // A torch profiler's GPU annotation of a c10d collective ("nccl:all_reduce", "nccl:_all_gather_base":
 // category gpu_user_annotation) spans the collective's device work, whatever its kernels or copies are
 // called (at one rank NCCL's all-gather is a device-to-device copy): the overlap counts its span as

@@ -413,10 +413,10 @@ void TraceView::update_summary(double t0_us, double t1_us) {
             tr("Summary of the traced iterations, by side and rank (Ctrl+drag to select an "
                "area; double-click a row to see and zoom to its events). Overlap: the share of "
                "communication time during which computation ran, as HTA computes it; communication is "
-               "NCCL kernels and the device work NCCL's calls start, peer copies, kernels whose names say "
-               "peer, P2P, IPC or a collective, and "
-               "the kernels you tick in the Comm column (a candidate's own peer-memory kernel otherwise "
-               "reads as computation)"));
+               "NCCL kernels and the device work NCCL's calls start, peer copies, kernels given a pointer "
+               "into a peer's memory (seen by the tracer), kernels whose names say peer, P2P, IPC or a "
+               "collective, and the kernels you tick in the Comm column (a candidate's own peer-memory "
+               "kernel the tracer could not see otherwise reads as computation)"));
     }
     const TraceSummary s = summarize_trace(*trace_.traces, window, marks_);
     if (s.rows.empty()) {

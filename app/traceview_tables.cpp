@@ -83,8 +83,9 @@ QSplitter* TraceView::make_tables(QWidget* parent) {
     summary_->setHorizontalHeaderLabels({tr("Side"), tr("Rank"), tr("Kind"), tr("Name"), tr("Count"),
                                          tr("Total µs"), tr("Mean µs"), tr("% of iteration"), tr("Comm")});
     summary_->horizontalHeaderItem(8)->setToolTip(
-        tr("Counted as communication in the overlap: NCCL, a peer copy, a name that says so, or ticked "
-           "by you (tick a kernel your candidate uses to reach other GPUs)"));
+        tr("Counted as communication in the overlap: NCCL, a peer copy, a kernel given a pointer into a "
+           "peer's memory, a name that says so, or ticked by you (tick a kernel your candidate uses to "
+           "reach other GPUs)"));
     overlap_ = new QTableWidget(0, 10, tables);
     overlap_->setObjectName(QStringLiteral("traceOverlap"));
     overlap_->setHorizontalHeaderLabels({tr("Side"), tr("Rank"), tr("Iterations"), tr("Compute µs"),

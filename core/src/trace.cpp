@@ -24,7 +24,7 @@ constexpr std::pair<TraceEventKind, std::string_view> kKindNames[] = {
 const std::set<std::string> kEventKeys = {
     "kind",        "name",       "demangled",  "start_ns", "end_ns",    "stream",        "device",
     "correlation", "thread",     "grid",       "block",    "registers", "shared_memory", "bytes",
-    "copy_kind",   "src_device", "dst_device", "domain",   "category",  "payload"};
+    "copy_kind",   "src_device", "dst_device", "domain",   "category",  "payload",       "peer_memory"};
 
 [[noreturn]] void fail(const std::string& where, const std::string& what) {
     throw FormatError(where + ": " + what);
@@ -145,6 +145,8 @@ json to_json(const TraceEvent& e) {
         j["category"] = e.category;
     if (!e.payload.is_null())
         j["payload"] = e.payload;
+    if (e.peer_memory)
+        j["peer_memory"] = true;
     return j;
 }
 
@@ -192,6 +194,12 @@ TraceEvent trace_event_from_json(const json& j, const std::string& where) {
     e.category = get_string(j, "category", where);
     if (auto it = j.find("payload"); it != j.end()) {
         e.payload = *it;
+    }
+    if (auto it = j.find("peer_memory"); it != j.end()) {
+        if (!it->is_boolean()) {
+            fail(where, "field 'peer_memory': expected true or false");
+        }
+        e.peer_memory = it->get<bool>();
     }
     return e;
 }

@@ -6,6 +6,7 @@
 #include "cuda_graph.h"
 #include "device.h"
 #include "pkbw/core/status.h"
+#include "pkbw/tracer_control.h"
 #include "rendezvous.h"
 
 #include <algorithm>
@@ -500,6 +501,15 @@ public:
         upload(allocation->pads_table, result.signal_pads.data(), table_bytes);
         result.peers_device = allocation->peers_table;
         result.signal_pads_device = allocation->pads_table;
+        // A traced candidate's kernels given a pointer into a peer's buffer or these tables communicate
+        // through their own code: the tracer marks them (nothing happens untraced or at W = 1).
+        if (world > 1) {
+            for (int r = 0; r < world; ++r)
+                if (r != rank)
+                    tracer::note_peer_memory(result.peers[r], buffer_bytes + kPadBytes);
+            tracer::note_peer_memory(allocation->peers_table, table_bytes);
+            tracer::note_peer_memory(allocation->pads_table, table_bytes);
+        }
         result.keepalive = allocation;
         allocations_.push_back(allocation);
         // Nobody may touch a peer's buffer before every rank has mapped every buffer.

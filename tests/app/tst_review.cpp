@@ -183,6 +183,26 @@ private slots:
         QCOMPARE(m0->idle_us, 30.0);              // 0-10 and 80-100 µs
         QCOMPARE(m0->waiting_for_peers_us, 20.0); // rank 1 ended its iteration 20 µs later
         QCOMPARE(overlap_of(marked, 1)->waiting_for_peers_us, 0.0);
+        // The tracer marks a kernel it saw given a pointer into a peer's memory (TraceEvent::peer_memory):
+        // it counts with no mark of the user's, and its row says why.
+        auto seen = traces;
+        for (RankTrace& t : seen)
+            for (TraceEvent& e : t.events)
+                e.peer_memory = e.display_name() == "(anonymous namespace)::push_shards(float*)";
+        const TraceSummary by_tracer = summarize_trace(seen);
+        QCOMPARE(overlap_of(by_tracer, 0)->communication_us, 40.0);
+        QCOMPARE(overlap_of(by_tracer, 0)->overlap_us, 10.0);
+        bool peer_row = false;
+        for (const TraceSummaryRow& row : by_tracer.rows)
+            if (row.name == "(anonymous namespace)::push_shards(float*)") {
+                QCOMPARE(row.communication, std::string("touches peer memory"));
+                peer_row = true;
+            }
+        QVERIFY(peer_row);
+        TraceEvent pushed = test::trace_event(TraceEventKind::Kernel, "", "push_shards", 0, 1, 7);
+        QVERIFY(event_detail(pushed).find("peer memory") == std::string::npos);
+        pushed.peer_memory = true;
+        QVERIFY(event_detail(pushed).find("touches peer memory") != std::string::npos);
         // Names that say so, peer copies and NCCL count without a mark.
         TraceEvent p2p = test::trace_event(TraceEventKind::Kernel, "", "allgather_p2p_kernel", 0, 1, 7);
         QCOMPARE(communication_reason(p2p), std::string("name"));

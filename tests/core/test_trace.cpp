@@ -35,6 +35,7 @@ TEST(TraceFile, RoundTripKeepsEveryField) {
     k.demangled = "add(float*, float*)";
     k.correlation_id = 91;
     k.shared_memory = 4096;
+    k.peer_memory = true;
     auto m = copy(TraceEventKind::Memcpy, 3000, 3100, 1 << 20);
     m.src_device = 0;
     m.dst_device = 1;
@@ -62,6 +63,7 @@ TEST(TraceFile, DefaultsAreLeftOutOfLines) {
     EXPECT_FALSE(j.contains("grid"));
     EXPECT_FALSE(j.contains("stream"));
     EXPECT_FALSE(j.contains("payload"));
+    EXPECT_FALSE(j.contains("peer_memory"));
     EXPECT_EQ(j["kind"], "engine_range");
 }
 
@@ -91,6 +93,12 @@ TEST(TraceFile, ErrorsNameFileLineAndField) {
                      kHeader + "\n" + R"({"kind":"kernel","name":"k","start_ns":1,"end_ns":2,"grid":[1,2]})" +
                          "\n");
     EXPECT_NE(error_of(path).find("grid.jsonl:2: field 'grid'"), std::string::npos);
+
+    path = dir.write("peer.jsonl", kHeader + "\n" +
+                                       R"({"kind":"kernel","name":"k","start_ns":1,"end_ns":2,"peer_memory":1})" +
+                                       "\n");
+    EXPECT_NE(error_of(path).find("peer.jsonl:2: field 'peer_memory': expected true or false"), std::string::npos)
+        << error_of(path);
 }
 
 TEST(TraceFile, RejectsBadHeaders) {

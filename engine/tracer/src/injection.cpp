@@ -1,8 +1,10 @@
 // libpkbw_tracer.so: a CUPTI activity tracer the CUDA driver loads into a rank process through
 // CUDA_INJECTION64_PATH (docs/tracing.md). It writes $PKBW_TRACE_DIR/rank_<RANK>.cupti.jsonl in core's
-// trace format. Activity records only (API calls among them, no callbacks) and never
-// CUPTI_ACTIVITY_KIND_KERNEL, which serializes kernels.
+// trace format. Activity records (API calls among them) and never CUPTI_ACTIVITY_KIND_KERNEL, which
+// serializes kernels; launch callbacks only in a process that maps a peer's memory, and only in the
+// traced pass, to mark the kernels given a pointer into it (peer_params.h).
 #include "cupti_records.h"
+#include "peer_params.h"
 #include "pkbw/core/trace.h"
 
 #include <cerrno>
@@ -14,6 +16,8 @@
 #include <dlfcn.h>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -34,6 +38,16 @@ struct State {
     std::int64_t clock_offset_ns = 0; // added to CUPTI times when the timestamp callback is unavailable
     bool finished = false;
     NvtxJoiner nvtx;
+    // Peer memory (pkbw_tracer_note_peer_memory) and the traced launches given a pointer into it, by
+    // correlation id, until their kernel records arrive.
+    PeerRanges peers;
+    // The launch callbacks' switch, apart from `mutex` (which CUPTI's buffer thread takes): no CUPTI
+    // call is made while `mutex` is held.
+    std::mutex callbacks_mutex;
+    CUpti_SubscriberHandle subscriber = nullptr; // made at the first peer range
+    bool recording = false;                      // the activity kinds are enabled
+    std::set<std::uint32_t> peer_launches;
+    std::map<std::string, std::optional<std::vector<bool>>> signatures; // kernel name -> pointer params
 };
 
 // Leaked on purpose: CUPTI's worker thread may deliver buffers while static destructors run.
@@ -116,6 +130,10 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* b
             write_line_locked(s, {{"meta", "name"}, {"object", n.object}, {"id", n.id}, {"name", n.name}});
         }
         for (auto& e : events) {
+            if (e.kind == TraceEventKind::Kernel && !s.peer_launches.empty() &&
+                s.peer_launches.erase(static_cast<std::uint32_t>(e.correlation_id)) > 0) {
+                e.peer_memory = true;
+            }
             write_event_locked(s, std::move(e));
         }
         size_t dropped = 0;
@@ -124,6 +142,101 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* b
         }
     }
     std::free(buffer);
+}
+
+// The parameter array of a kernel launch's API call (runtime or driver), nullptr for other calls or a
+// launch whose parameters are packed in `extra`. CUDA 13's compiled launches (__cudaLaunchKernel) take
+// a kernel handle where cudaLaunchKernel takes a stub, with the same layout around it.
+void* const* launch_arguments(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params) {
+    if (params == nullptr) {
+        return nullptr;
+    }
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+        switch (cbid) {
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+        case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+        case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
+            return static_cast<const cudaLaunchKernel_v7000_params*>(params)->args;
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
+            return static_cast<const cudaLaunchCooperativeKernel_v9000_params*>(params)->args;
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+            return static_cast<const cudaLaunchKernelExC_v11060_params*>(params)->args;
+        default:
+            return nullptr;
+        }
+    }
+    switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+        return static_cast<const cuLaunchKernel_params*>(params)->kernelParams;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+        return static_cast<const cuLaunchCooperativeKernel_params*>(params)->kernelParams;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+        return static_cast<const cuLaunchKernelEx_params*>(params)->kernelParams;
+    default:
+        return nullptr;
+    }
+}
+
+constexpr std::pair<CUpti_CallbackDomain, CUpti_CallbackId> kLaunchCalls[] = {
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz},
+};
+
+// At a traced launch's entry: whether the kernel is given a pointer into peer memory. Reads only the
+// parameters its mangled name says are pointers (peer_params.h); a kernel without a signature in its
+// name is left unmarked.
+void CUPTIAPI on_launch(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+    const auto* call = static_cast<const CUpti_CallbackData*>(data);
+    if (call == nullptr || call->callbackSite != CUPTI_API_ENTER || call->symbolName == nullptr) {
+        return;
+    }
+    void* const* args = launch_arguments(domain, cbid, call->functionParams);
+    State& s = state();
+    if (args == nullptr || s.peers.empty()) {
+        return;
+    }
+    std::optional<std::vector<bool>> pointers;
+    {
+        std::lock_guard lock(s.mutex);
+        auto it = s.signatures.find(call->symbolName);
+        if (it == s.signatures.end()) {
+            it = s.signatures.emplace(call->symbolName, pointer_parameters(call->symbolName)).first;
+        }
+        pointers = it->second;
+    }
+    if (pointers && launch_touches_peer_memory(*pointers, args, s.peers)) {
+        std::lock_guard lock(s.mutex);
+        s.peer_launches.insert(call->correlationId);
+    }
+}
+
+// Switches the launch callbacks with the activity kinds: only in the traced pass, never while timing.
+void set_launch_callbacks(State& s, bool enable) {
+    if (s.subscriber == nullptr) {
+        return;
+    }
+    for (const auto& [domain, cbid] : kLaunchCalls) {
+        // A call this CUDA lacks is CUPTI_ERROR_INVALID_PARAMETER: the others still count.
+        cuptiEnableCallback(enable ? 1 : 0, s.subscriber, domain, cbid);
+    }
 }
 
 // Writes the NVTX events whose ranges closed since the last flush (their MARKER_DATA has arrived by
@@ -186,6 +299,12 @@ static bool set_activity(bool enable) {
         CUPTI_ACTIVITY_KIND_DRIVER,
     };
     bool ok = true;
+    {
+        State& s = state();
+        std::lock_guard lock(s.callbacks_mutex);
+        s.recording = enable;
+        set_launch_callbacks(s, enable);
+    }
     for (auto kind : kinds) {
         const CUptiResult result = enable ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
         if (result != CUPTI_SUCCESS) {
@@ -224,6 +343,27 @@ __attribute__((visibility("default"))) int pkbw_tracer_set_enabled(int enabled) 
         flush_all(false);
     }
     return ok ? 0 : -1;
+}
+
+// Where another GPU's memory lies in this process (the rank runtime's symmetric allocations: a peer's
+// buffer, the device tables of the peers' addresses). A traced launch given a pointer into one marks
+// its kernel "peer_memory". The first call subscribes the launch callbacks (one CUPTI subscriber per
+// process: only a process that maps a peer's memory takes it). Returns 0 on success.
+__attribute__((visibility("default"))) int pkbw_tracer_note_peer_memory(const void* begin, size_t bytes) {
+    State& s = state();
+    if (s.owner_pid != ::getpid()) {
+        return -1;
+    }
+    s.peers.add(reinterpret_cast<std::uint64_t>(begin), bytes);
+    std::lock_guard lock(s.callbacks_mutex);
+    if (s.subscriber == nullptr) {
+        if (!call("cuptiSubscribe (peer memory)", cuptiSubscribe(&s.subscriber, on_launch, nullptr))) {
+            s.subscriber = nullptr;
+            return -1;
+        }
+        set_launch_callbacks(s, s.recording);
+    }
+    return 0;
 }
 
 // Delivers every record CUPTI holds (incomplete ones included) to the file. Returns 0 on success.

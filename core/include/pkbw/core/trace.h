@@ -52,6 +52,9 @@ struct TraceEvent {
     std::string domain;     // NVTX domain ("NCCL", "pkbw", "" for the default domain)
     std::string category;   // NVTX / engine category ("phase", "iteration", ...)
     nlohmann::json payload; // null when none
+    // A kernel the tracer saw given a pointer into another GPU's memory at its launch (a peer's
+    // symmetric buffer or the table of their addresses): communication by its own kernel.
+    bool peer_memory = false;
 
     std::int64_t duration_ns() const { return end_ns - start_ns; }
     // The demangled name when there is one, else the name.

@@ -2,6 +2,7 @@
 // here links CUDA or CUPTI (docs/tracing.md, "Running with the tracer").
 #pragma once
 
+#include <cstddef>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <string>
@@ -76,6 +77,25 @@ inline bool set_tracing_enabled(bool enabled) {
     using EnableFn = int (*)(int);
     auto fn = reinterpret_cast<EnableFn>(::dlsym(handle, "pkbw_tracer_set_enabled"));
     const bool ok = fn && fn(enabled ? 1 : 0) == 0;
+    ::dlclose(handle);
+    return ok;
+}
+
+// Tells a loaded tracer where another GPU's memory lies in this process (a peer's symmetric buffer,
+// the device table of the peers' addresses): a traced launch given a pointer into it marks its kernel
+// as touching peer memory (docs/tracing.md). Returns false when no tracer is loaded in this process.
+inline bool note_peer_memory(const void* begin, std::size_t bytes) {
+    const char* tracer = std::getenv("CUDA_INJECTION64_PATH");
+    if (!tracer || !*tracer) {
+        return false;
+    }
+    void* handle = ::dlopen(tracer, RTLD_NOW | RTLD_NOLOAD);
+    if (!handle) {
+        return false;
+    }
+    using NoteFn = int (*)(const void*, std::size_t);
+    auto fn = reinterpret_cast<NoteFn>(::dlsym(handle, "pkbw_tracer_note_peer_memory"));
+    const bool ok = fn && fn(begin, bytes) == 0;
     ::dlclose(handle);
     return ok;
 }
