@@ -63,6 +63,8 @@ json event_args(const TraceEvent& e) {
         args["block"] = e.block;
         args["registers"] = e.registers;
         args["shared_memory"] = e.shared_memory;
+        if (e.peer_memory)
+            args["peer_memory"] = true; // given a pointer into another GPU's memory at its launch
     }
     if (e.kind == TraceEventKind::Memcpy || e.kind == TraceEventKind::Memset) {
         args["bytes"] = e.bytes;

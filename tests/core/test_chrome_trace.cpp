@@ -96,6 +96,11 @@ TEST(ChromeTrace, MicrosecondsFromTheEarliestEvent) {
     EXPECT_EQ((*r1)["args"]["device"], 1);
     EXPECT_EQ((*r1)["args"]["grid"], json::array({4, 1, 1}));
     EXPECT_EQ((*r1)["args"]["registers"], 32);
+    EXPECT_FALSE((*r1)["args"].contains("peer_memory"));
+    auto peer = chrome_sample();
+    peer[1].events[0].peer_memory = true;
+    const auto peer_doc = chrome_trace_json(peer);
+    EXPECT_EQ((*find_event(peer_doc, "gemm", 1))["args"]["peer_memory"], true);
     const auto* copy_event = find_event(doc, "memcpy HtoD", 0);
     ASSERT_NE(copy_event, nullptr);
     EXPECT_EQ((*copy_event)["args"]["bytes"], 4096);

@@ -23,6 +23,8 @@ std::vector<RankTrace> two_ranks() {
     traces[0].complete = false;
     traces[0].events[0].payload = {{"trial", 3}, {"note", "x"}};
     traces[0].events.back().correlation_id = 12;
+    for (auto& e : traces[1].events)
+        e.peer_memory = e.kind == TraceEventKind::Kernel; // kept in the row's details
     traces[1].pid = 99;
     traces[1].source = "engine+cupti";
     return traces;
