@@ -2,6 +2,7 @@
 // their shared options and how those become a run's RunOptions.
 #pragma once
 
+#include "pkbw/core/perf_defaults.h"
 #include "run.h"
 
 #include <CLI/CLI.hpp>
@@ -16,10 +17,12 @@ namespace pkbw::cli {
 struct PerfFlags {
     bool perf = false;
     bool no_pkb = false;
-    int pkb_warmup = 500, pkb_iterations = 100, warmup = 50, pairs = 5, iterations = 50, launches = 3;
+    int pkb_warmup = perf_defaults::kPerfPkbWarmup, pkb_iterations = perf_defaults::kPerfPkbIterations;
+    int warmup = perf_defaults::kPerfWarmup, pairs = perf_defaults::kPerfPairs;
+    int iterations = perf_defaults::kPerfIterations, launches = 3;
     int max_launches = 0; // 0: twice --launches (RunOptions::max_launches)
     double min_effect = 0.05;
-    std::string rotation = "copies";
+    std::string rotation = std::string(perf_defaults::kPerfRotation);
     bool bare_nccl = false;
     std::string graph = "on";
 };

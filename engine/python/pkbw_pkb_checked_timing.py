@@ -7,6 +7,7 @@ import secrets
 import time
 
 from pkbw_channel import ProtocolError
+from pkbw_pkb_contract import PERF_ITERATIONS, PERF_PAIRS, PERF_ROTATION, PERF_ROTATION_MEMORY_FRACTION, PERF_WARMUP
 from pkbw_pkb_outputs import pkb_mismatch
 from pkbw_pkb_timed_sides import PROBE_SPIN_US, GpuProbe, Stillness
 from pkbw_pkb_timing_slots import HOST_MEMORY_BUDGET, Region, lay_out_inputs, lay_out_outputs, plan_calls
@@ -42,7 +43,7 @@ class CheckedTiming:
         self.reference = next((side for side in sides if not side.untrusted), None)
         self.candidate = next((side for side in sides if side.untrusted), None)
         self.draw, self.first_output = draw, first_output
-        self.pairs = max(int(self.o.get("pairs", 10)), 1)
+        self.pairs = max(int(self.o.get("pairs", PERF_PAIRS)), 1)
         self.inputs_note = self.inputs_info = ""
         self.flush_buffer, self.flush_value = None, 0
         self.unchecked_reason = ""  # set: the calls read inputs their workers drew, and are not checked
@@ -90,11 +91,11 @@ class CheckedTiming:
         self.leaves, self.slot_bytes = lay_out_outputs(self.first_output, torch) \
             if self.first_output is not None and not self.unchecked_reason else ([], 0)
         # Every rank makes the same number of calls: the calls may be collectives.
-        self.cold = self.o.get("rotation", "copies") == "copies"
+        self.cold = self.o.get("rotation", PERF_ROTATION) == "copies"
         budget = HOST_MEMORY_BUDGET if not s.cuda else \
-            int(float(self.o.get("rotation_memory_fraction", 0.25)) * s.total_memory)
-        calls, self.reason = plan_calls(self.input_bytes, self.slot_bytes, budget, int(self.o.get("iterations", 50)),
-                                        self.pairs)
+            int(float(self.o.get("rotation_memory_fraction", PERF_ROTATION_MEMORY_FRACTION)) * s.total_memory)
+        iterations = int(self.o.get("iterations", PERF_ITERATIONS))
+        calls, self.reason = plan_calls(self.input_bytes, self.slot_bytes, budget, iterations, self.pairs)
         self.calls = self.reduce(calls, s.dist.ReduceOp.MIN)
         if self.calls != calls:
             self.reason += f"; {self.calls} on every rank (the fewest any rank could hold)"
@@ -249,7 +250,7 @@ class CheckedTiming:
         return samples[len(samples) // 2]
 
     def warm_up(self, side, still):
-        warmup = int(self.o.get("warmup", 50))
+        warmup = int(self.o.get("warmup", PERF_WARMUP))
         if warmup <= 0:
             return
         self.load(self.pairs, side)  # the warm-up's own inputs: never timed, never shown again

@@ -27,6 +27,11 @@ LAYOUT_TORCH_TRACE = "rank_{rank}.{side}.torch.json"
 PHASE_START, PHASE_COMPILE, PHASE_RENDEZVOUS, PHASE_INPUTS = "start", "compile", "rendezvous", "inputs"
 PHASE_CANDIDATE, PHASE_REFERENCE, PHASE_COMPARE = "candidate", "reference", "compare"
 PHASE_PERF, PHASE_TRACE, PHASE_TEARDOWN = "perf", "trace", "teardown"
+# The perf options' defaults, where the configuration's "perf" object leaves a field out
+# (core/include/pkbw/core/perf_defaults.h: PERF_PAIRS <-> kPerfPairs).
+PERF_PKB, PERF_PKB_WARMUP, PERF_PKB_ITERATIONS = True, 500, 100
+PERF_PKBW, PERF_WARMUP, PERF_PAIRS, PERF_ITERATIONS = True, 50, 5, 50
+PERF_ROTATION, PERF_ROTATION_MEMORY_FRACTION = "copies", 0.25
 
 
 class Events:

@@ -34,8 +34,9 @@ from pkbw_channel import ProtocolError, close_fds
 from pkbw_pkb_contract import (
     EXIT_INTERNAL, EXIT_OK, EXIT_SOLUTION_BROKE, KIND_CUDA_ERROR, KIND_INTERNAL, KIND_NCCL_ERROR,
     KIND_SOLUTION_ERROR, LAYOUT_CANDIDATE_TRACE_DIR, LAYOUT_TORCH_TRACE, LAYOUT_TRACE_DIR, LAYOUT_TRIAL_DIR,
-    LAYOUT_TRIAL_OUTPUTS, PHASE_CANDIDATE, PHASE_COMPARE, PHASE_COMPILE, PHASE_INPUTS, PHASE_PERF, PHASE_REFERENCE,
-    PHASE_TEARDOWN, PHASE_TRACE, STATUS_CRASH, STATUS_ERROR, STATUS_INVALID_OUTPUT, STATUS_MISMATCH, STATUS_PASS
+    LAYOUT_TRIAL_OUTPUTS, PERF_PKB, PERF_PKBW, PHASE_CANDIDATE, PHASE_COMPARE, PHASE_COMPILE, PHASE_INPUTS,
+    PHASE_PERF, PHASE_REFERENCE, PHASE_TEARDOWN, PHASE_TRACE, STATUS_CRASH, STATUS_ERROR, STATUS_INVALID_OUTPUT,
+    STATUS_MISMATCH, STATUS_PASS
 )
 from pkbw_pkb_outputs import output_leaves, pkb_mismatch, write_safetensors
 from pkbw_pkb_rank_resources import Resources, listed_processes
@@ -303,9 +304,9 @@ class RankJudge(RankStartup):
                  (("reference", self.timing_worker), ("candidate", self.candidate)) if worker is not None]
         try:
             perf.count_blocks(len(sides))
-            if perf.o.get("pkb", True):
+            if perf.o.get("pkb", PERF_PKB):
                 perf.pkb(sides, self.inputs(0))
-            if perf.o.get("pkbw", True) and sides:
+            if perf.o.get("pkbw", PERF_PKBW) and sides:
                 perf.pkbw(sides, self.inputs, self.first_output)
         except TimingWorkerFailed as error:
             events.error(PHASE_PERF, KIND_INTERNAL, str(error))

@@ -7,6 +7,7 @@ pkbw_pkb_timing_slots.py's.
 
 from pkbw_channel import ProtocolError
 from pkbw_pkb_checked_timing import CheckedTiming
+from pkbw_pkb_contract import PERF_PAIRS, PERF_PKB, PERF_PKB_ITERATIONS, PERF_PKB_WARMUP, PERF_PKBW
 from pkbw_pkb_timed_loops import pkb_plan
 from pkbw_pkb_timed_sides import Stillness, finite
 
@@ -23,9 +24,9 @@ class Perf:
     def count_blocks(self, sides):
         """The perf phase's block count (PKB's series of each side, then pkbw's blocks), known before the
         first, as engine/runtime/perf_runner.cpp counts them for perf_progress."""
-        pairs = max(int(self.o.get("pairs", 5)), 1)
-        self.blocks = (sides if self.o.get("pkb", True) else 0) + \
-            ((pairs if sides == 1 else 2 * pairs) if self.o.get("pkbw", True) and sides else 0)
+        pairs = max(int(self.o.get("pairs", PERF_PAIRS)), 1)
+        self.blocks = (sides if self.o.get("pkb", PERF_PKB) else 0) + \
+            ((pairs if sides == 1 else 2 * pairs) if self.o.get("pkbw", PERF_PKBW) and sides else 0)
 
     def progress(self, protocol, side):
         self.timed += 1
@@ -40,8 +41,8 @@ class Perf:
         for side in sides:
             s.barrier()
             with Stillness(None if side.untrusted else candidate):
-                side.send_inputs("pkb_warmup", args, {"groups": groups, "warmup": int(o.get("pkb_warmup", 500))})
-                reply = side.request({"op": "pkb_timed", "iterations": int(o.get("pkb_iterations", 100))})
+                side.send_inputs("pkb_warmup", args, {"groups": groups, "warmup": int(o.get("pkb_warmup", PERF_PKB_WARMUP))})
+                reply = side.request({"op": "pkb_timed", "iterations": int(o.get("pkb_iterations", PERF_PKB_ITERATIONS))})
             samples = reply.get("samples_ms")
             if not isinstance(samples, list) or not all(finite(x) for x in samples) or not finite(reply.get("span_ms")):
                 side.fail(ProtocolError("a PKB series' reply without finite samples"))

@@ -185,23 +185,6 @@ PerfOptions parse_perf_options(const json& perf, const std::string& source) {
     return o;
 }
 
-json to_json(const PerfOptions& o) {
-    return {{"pkb", o.pkb},
-            {"pkb_warmup", o.pkb_warmup},
-            {"pkb_iterations", o.pkb_iterations},
-            {"pkbw", o.pkbw},
-            {"warmup", o.warmup},
-            {"pairs", o.pairs},
-            {"graph", o.graph},
-            {"iterations", o.iterations},
-            {"rotation", o.rotation},
-            {"bare_nccl", o.bare_nccl},
-            {"rotation_memory_fraction", o.rotation_memory_fraction},
-            {"launch_index", o.launch_index},
-            {"launch_seed", o.launch_seed},
-            {"reference_first", o.reference_first}};
-}
-
 namespace {
 
 // Enough copies of every input that one pass over them exceeds 3x L2, within a memory budget (the

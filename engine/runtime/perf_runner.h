@@ -5,6 +5,7 @@
 
 #include "device.h"
 #include "event_sink.h"
+#include "pkbw/core/perf_defaults.h"
 #include "pkbw/core/problem.h"
 #include "shared_buffers.h"
 #include "timing.h"
@@ -18,17 +19,19 @@ namespace pkbw::engine {
 
 class Rendezvous;
 
+// The defaults are the run contract's (pkbw/core/perf_defaults.h).
 struct PerfOptions {
-    bool pkb = true; // PKB's protocol
-    int pkb_warmup = 500;
-    int pkb_iterations = 100;
-    bool pkbw = true;                // pkbw's protocol
-    int warmup = 50;                 // calls per side, before the first block
-    int pairs = 10;                  // ABBA: `pairs` blocks of each side
-    int iterations = 50;             // calls per block (raised until a block's inputs span 3x L2)
-    std::string rotation = "copies"; // copies (fresh inputs spanning 3x L2) | none (as asked, maybe cached)
-    bool bare_nccl = false;          // also time a bare ncclAllReduce/AllGather of the problem's first input
-    double rotation_memory_fraction = 0.25; // cap on device memory for timed inputs and output slots
+    bool pkb = perf_defaults::kPerfPkb; // PKB's protocol
+    int pkb_warmup = perf_defaults::kPerfPkbWarmup;
+    int pkb_iterations = perf_defaults::kPerfPkbIterations;
+    bool pkbw = perf_defaults::kPerfPkbw;             // pkbw's protocol
+    int warmup = perf_defaults::kPerfWarmup;          // calls per side, before the first block
+    int pairs = perf_defaults::kPerfPairs;            // ABBA: `pairs` blocks of each side
+    int iterations = perf_defaults::kPerfIterations;  // calls per block (raised until inputs span 3x L2)
+    // copies (fresh inputs spanning 3x L2) | none (as asked, maybe cached)
+    std::string rotation = std::string(perf_defaults::kPerfRotation);
+    bool bare_nccl = false; // also time a bare ncclAllReduce/AllGather of the problem's first input
+    double rotation_memory_fraction = perf_defaults::kPerfRotationMemoryFraction; // timed inputs' memory cap
     // Which of a perf run's independent launches this is (docs/perf.md "Replication"): its seed sets
     // which side is timed first and where each side's buffers lie, so that what a process fixes for
     // its life varies from launch to launch.
@@ -42,7 +45,6 @@ struct PerfOptions {
 
 // Reads the "perf" object of the rank configuration (absent fields keep their defaults).
 PerfOptions parse_perf_options(const nlohmann::json& perf, const std::string& source);
-nlohmann::json to_json(const PerfOptions& options);
 
 struct PerfContext {
     Device& device;

@@ -12,7 +12,9 @@ fails when
   - a phase, kind, status or exit code a judge module sends or returns is a literal, or is not core's
     word, or a judge module other than the contract defines such a constant;
   - a kind the candidate process (pkbw_pkb_candidate.py, pkbw_pkb_solution.py) reports is neither
-    core's nor one the judge turns into a status itself.
+    core's nor one the judge turns into a status itself;
+  - a perf option's default (PERF_PAIRS <-> core/include/pkbw/core/perf_defaults.h's kPerfPairs) differs
+    from core's, or a judge module reads a perf option with a literal default (`o.get("pairs", 10)`).
 Standard library only: no torch, no build.
 """
 
@@ -24,6 +26,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 STATUS_H = ROOT / "core/include/pkbw/core/status.h"
 RUN_LAYOUT_H = ROOT / "core/include/pkbw/core/run_layout.h"
+PERF_DEFAULTS_H = ROOT / "core/include/pkbw/core/perf_defaults.h"
 CONTRACT = ROOT / "engine/python/pkbw_pkb_contract.py"  # the judge's constants, one module
 # The judge's modules: every word they send or return is checked.
 JUDGE_MODULES = [ROOT / "engine/python" / name for name in
@@ -40,11 +43,14 @@ CATEGORIES = ("EXIT", "STATUS", "KIND", "PHASE")
 
 
 def core_constants(text):
-    """status.h's `inline constexpr int kName = N;` and `... std::string_view kName = "value";`."""
+    """A header's `inline constexpr int kName = N;`, `... std::string_view kName = "value";`, and the
+    bool and double constants (`... bool kName = true;`, `... double kName = 0.25;`)."""
     found = {}
-    pattern = r'inline\s+constexpr\s+(?:int|std::string_view)\s+(k\w+)\s*=\s*(?:"([^"]*)"|(-?\d+))\s*;'
-    for name, text_value, int_value in re.findall(pattern, text):
-        found[name] = text_value if int_value == "" else int(int_value)
+    pattern = (r'inline\s+constexpr\s+(?:int|bool|double|std::string_view)\s+(k\w+)\s*=\s*'
+               r'(?:"([^"]*)"|(true|false)|(-?\d+\.\d*)|(-?\d+))\s*;')
+    for name, text_value, bool_value, double_value, int_value in re.findall(pattern, text):
+        found[name] = (text_value if not (bool_value or double_value or int_value) else
+                       bool_value == "true" if bool_value else float(double_value) if double_value else int(int_value))
     return found
 
 
@@ -215,6 +221,41 @@ def check_candidate_kinds(words, failures):
     return len(kinds)
 
 
+def check_perf_defaults(contract, modules, failures):
+    """The judge's PERF_* defaults are perf_defaults.h's (PERF_PKB_WARMUP <-> kPerfPkbWarmup), and no judge
+    module reads a perf option with a literal default. Returns how many defaults it holds."""
+    core = core_constants(PERF_DEFAULTS_H.read_text())
+    perf = {}
+    for node in contract.body:
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        pairs = zip(target.elts, value.elts) if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) \
+            else [(target, value)]
+        perf.update({name.id: (constant.value, node.lineno) for name, constant in pairs
+                     if isinstance(name, ast.Name) and name.id.startswith("PERF_") and isinstance(constant, ast.Constant)})
+    for name, (value, line) in sorted(perf.items()):
+        counterpart = "kPerf" + "".join(part.capitalize() for part in name.split("_")[1:])
+        if counterpart not in core:
+            failures.append(f"{CONTRACT.name}:{line}: {name} has no counterpart {counterpart} in perf_defaults.h")
+        elif core[counterpart] != value or type(core[counterpart]) is not type(value):
+            failures.append(f"{CONTRACT.name}:{line}: {name} = {value!r}, but perf_defaults.h's {counterpart} = "
+                            f"{core[counterpart]!r}")
+    fields = {"_".join(name.split("_")[1:]).lower() for name in perf}  # "pairs", "pkb_warmup", ...
+    for path, tree in modules:
+        for node in ast.walk(tree):
+            # The perf options are the judge's `o` (Perf.o, self.o): a trace's "iterations" is another field.
+            receiver = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
+            named_o = isinstance(receiver, ast.Name) and receiver.id == "o" or \
+                isinstance(receiver, ast.Attribute) and receiver.attr == "o"
+            if named_o and node.func.attr == "get" \
+                    and len(node.args) == 2 and isinstance(node.args[0], ast.Constant) \
+                    and node.args[0].value in fields and isinstance(node.args[1], ast.Constant):
+                failures.append(f"{path.name}:{node.lineno}: perf option {node.args[0].value!r} read with the "
+                                f"literal default {node.args[1].value!r}: use PERF_{node.args[0].value.upper()}")
+    return len(perf)
+
+
 def main():
     core = core_constants(STATUS_H.read_text())
     failures = []
@@ -234,6 +275,9 @@ def main():
     uses = sum(check_uses(path, tree, constants, words, failures) for path, tree in modules)
     candidate_kinds = check_candidate_kinds(words, failures)
     layout = check_layout(contract, modules, failures)
+    perf = check_perf_defaults(contract, modules, failures)
+    if perf < 9:
+        failures.append(f"found only {perf} PERF_* defaults in the judge's contract")
     if layout < 5:
         failures.append(f"found only {layout} LAYOUT_* patterns in the judge")
     if uses < 40 or candidate_kinds < 3:
@@ -242,7 +286,8 @@ def main():
     for failure in failures:
         print(failure)
     print(f"{len(core)} core constants, {len(constants)} judge constants, {uses} uses, "
-          f"{candidate_kinds} candidate kinds, {layout} layout patterns: {'FAILED' if failures else 'all agree'}")
+          f"{candidate_kinds} candidate kinds, {layout} layout patterns, {perf} perf defaults: "
+          f"{'FAILED' if failures else 'all agree'}")
     return 1 if failures else 0
 
 
