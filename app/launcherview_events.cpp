@@ -338,7 +338,7 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
             b->setValue(100);
             set_bar(rank, tr("perf · samples received"), QColor(0x2e, 0x8b, 0x57));
         }
-    } else if (event == "candidate") {
+    } else if (event == protocol::kCandidate) {
         // The candidate process's own reports: its sandbox when it starts, leftovers when it ends.
         if (body.contains("sandbox") && body["sandbox"].is_string()) {
             append_log(tr("rank %1: candidate sandboxed: %2")
@@ -348,9 +348,9 @@ void LauncherView::handle_message(const std::string& event, const nlohmann::json
             append_log(
                 tr("rank %1: candidate %2").arg(rank).arg(to_qstring(body.value("stage", std::string("?")))));
         }
-    } else if (event == "progress") {
+    } else if (event == protocol::kProgress) {
         append_log(progress_text(body)); // pkbw's own progress of the run (docs/cli.md, "--json")
-    } else if (event == "hello") {
+    } else if (event == protocol::kHello) {
         append_log(
             tr("rank %1: started on %2").arg(rank).arg(to_qstring(body.value("device", std::string("?")))));
     } else {

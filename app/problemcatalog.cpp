@@ -1,5 +1,7 @@
 #include "problemcatalog.h"
 
+#include "pkbw/core/protocol.h"
+
 #include <QCoreApplication>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -64,8 +66,8 @@ ProblemCatalog parse_problem_catalog(const QByteArray& json) {
                 return catalog;
             }
             const QJsonObject o = one.object();
-            if (o.value(QStringLiteral("event")).toString(QStringLiteral("problem")) ==
-                QLatin1String("problem")) {
+            const QLatin1String problem_event(protocol::kProblem.data(), protocol::kProblem.size());
+            if (o.value(QStringLiteral("event")).toString(problem_event) == problem_event) {
                 list.append(o);
             }
         }

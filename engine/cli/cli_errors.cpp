@@ -1,5 +1,6 @@
 #include "cli_errors.h"
 
+#include "pkbw/core/protocol.h"
 #include "pkbw/core/status.h"
 #include "suggest.h"
 
@@ -154,12 +155,12 @@ std::string parse_error_message(CLI::App& app, const CLI::ParseError& error,
 
 std::string error_json_line(const std::string& command, int exit_code, const std::string& message) {
     if (command == "eval" || command == "perf" || command == "dryrun" || command == "calibrate")
-        return json{{"event", "run_finished"},  {"run_id", 0},        {"status", status::kError},
+        return json{{"event", protocol::kRunFinished},  {"run_id", 0},        {"status", status::kError},
                     {"exit_code", exit_code},   {"message", message}, {"trials", json::array()},
                     {"warnings", json::array()}}
                    .dump() +
                "\n";
-    return json{{"event", "error"}, {"command", command}, {"exit_code", exit_code}, {"message", message}}
+    return json{{"event", protocol::kError}, {"command", command}, {"exit_code", exit_code}, {"message", message}}
                .dump(-1, ' ', false, json::error_handler_t::replace) +
            "\n";
 }

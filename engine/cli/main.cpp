@@ -10,6 +10,7 @@
 #include "launcher.h"
 #include "pkb_import.h"
 #include "pkbw/core/error.h"
+#include "pkbw/core/protocol.h"
 #include "pkbw/problems/registry.h"
 #include "problems_command.h"
 #include "run.h"
@@ -35,7 +36,7 @@ namespace {
 int list_problems(bool as_json) {
     if (as_json) {
         for (auto problem : problems_json()) {
-            problem["event"] = "problem";
+            problem["event"] = protocol::kProblem;
             std::cout << problem.dump() << "\n";
         }
         return 0;

@@ -1,5 +1,7 @@
 #include "command_output.h"
 
+#include "pkbw/core/protocol.h"
+
 #include <ostream>
 
 namespace pkbw::generate {
@@ -15,7 +17,7 @@ void CommandOutput::event(const std::string& name, nlohmann::json body) {
 void CommandOutput::progress(const std::string& stage, nlohmann::json body, const std::string& text) {
     if (json_) {
         body["stage"] = stage;
-        event("progress", std::move(body));
+        event(std::string(protocol::kProgress), std::move(body));
         return;
     }
     std::lock_guard lock(mutex_);

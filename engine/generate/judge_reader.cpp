@@ -1,5 +1,6 @@
 #include "judge_reader.h"
 
+#include "pkbw/core/protocol.h"
 #include "pkbw/core/status.h"
 
 #include <cmath>
@@ -64,13 +65,13 @@ void JudgeOutputReader::line(std::string_view text) {
     if (j.is_discarded() || !j.is_object() || !j.contains("event"))
         return;
     const std::string event = j.value("event", "");
-    if (event == "run_started")
+    if (event == protocol::kRunStarted)
         run_id_ = j.value("run_id", std::int64_t{0});
-    else if (event == "compile" && j.value("side", "") == "candidate" && j.value("status", "") == "error")
+    else if (event == protocol::kCompile && j.value("side", "") == "candidate" && j.value("status", "") == "error")
         compile_errors_.push_back(std::move(j));
-    else if (event == "run_finished")
+    else if (event == protocol::kRunFinished)
         finished_ = std::move(j);
-    else if (event == "progress" && on_progress)
+    else if (event == protocol::kProgress && on_progress)
         on_progress(j);
 }
 

@@ -7,7 +7,10 @@ import secrets
 import time
 
 from pkbw_channel import ProtocolError
-from pkbw_pkb_contract import PERF_ITERATIONS, PERF_PAIRS, PERF_ROTATION, PERF_ROTATION_MEMORY_FRACTION, PERF_WARMUP
+from pkbw_pkb_contract import (
+    PERF_ITERATIONS, PERF_PAIRS, PERF_ROTATION, PERF_ROTATION_MEMORY_FRACTION, PERF_WARMUP, STATUS_MISMATCH, STATUS_PASS,
+    STATUS_UNCHECKED
+)
 from pkbw_pkb_outputs import pkb_mismatch
 from pkbw_pkb_timed_sides import PROBE_SPIN_US, GpuProbe, Stillness
 from pkbw_pkb_timing_slots import HOST_MEMORY_BUDGET, Region, lay_out_inputs, lay_out_outputs, plan_calls
@@ -342,15 +345,15 @@ class CheckedTiming:
 
     def check_pair(self, candidate_block, ref_reply, cand_reply):
         s = self.s
-        status, failed, message = "pass", 0, ""
+        status, failed, message = STATUS_PASS, 0, ""
         if self.unchecked_reason:
             return  # nothing to check against: the plan said so (checked false, and why)
         if not any(not leaf.get("value") for leaf in self.leaves):
-            status, message = "unchecked", "the problem has no tensor output to check"
+            status, message = STATUS_UNCHECKED, "the problem has no tensor output to check"
         elif ref_reply["failed"] or ref_reply["failed_count"]:
             k, why = next(iter(sorted(ref_reply["failed"].items())), (0, "?"))
-            status, message = "unchecked", (f"the reference's outputs do not keep trial 0's structure (call {k}: "
-                                            f"{why}): the timed calls are not checked")
+            status, message = STATUS_UNCHECKED, (f"the reference's outputs do not keep trial 0's structure (call {k}: "
+                                                 f"{why}): the timed calls are not checked")
         else:
             reasons = dict(self.tensor_failures())
             for k, why in cand_reply["failed"].items():
@@ -363,7 +366,7 @@ class CheckedTiming:
                             reasons[k] = why
             failed = len(reasons)
             if failed:
-                status = "mismatch"
+                status = STATUS_MISMATCH
                 k = min(reasons)
                 why = reasons[k]
                 if isinstance(why, dict):  # a tensor leaf: PKB's own words for it

@@ -14,6 +14,7 @@ import os
 EXIT_OK, EXIT_ENVIRONMENT, EXIT_SOLUTION_BROKE, EXIT_INTERNAL = 0, 3, 4, 5
 STATUS_PASS, STATUS_MISMATCH, STATUS_INVALID_OUTPUT = "pass", "mismatch", "invalid_output"
 STATUS_ERROR, STATUS_CRASH = "error", "crash"
+STATUS_UNCHECKED = "unchecked"  # a timed_check's: the block's timed calls were not compared
 KIND_SOLUTION_ERROR, KIND_CUDA_ERROR, KIND_NCCL_ERROR = "solution_error", "cuda_error", "nccl_error"
 KIND_RENDEZVOUS, KIND_ENVIRONMENT, KIND_INTERNAL = "rendezvous", "environment", "internal"
 # The run folder's layout (core/include/pkbw/core/run_layout.h, kRankEvents <-> LAYOUT_RANK_EVENTS ...):

@@ -1,5 +1,6 @@
 #include "run_progress.h"
 
+#include "pkbw/core/protocol.h"
 #include "pkbw/core/status.h"
 
 #include <cmath>
@@ -172,7 +173,7 @@ void RunProgress::redraw() {
 }
 
 void RunProgress::event(json body) {
-    body["event"] = "progress";
+    body["event"] = protocol::kProgress;
     body["seconds"] = seconds();
     out_ << protocol::to_line(body) << std::flush;
 }

@@ -144,7 +144,7 @@ void check_calls(const json& event, int rank, Findings& invalid, Findings& warni
     const std::string calls = std::to_string(event.value("calls", 0));
     const int failed = event.value("failed_calls", 0);
     if (failed > 0 ||
-        (event.value("status", "") != status::kPass && event.value("status", "") != "unchecked")) {
+        (event.value("status", "") != status::kPass && event.value("status", "") != status::kUnchecked)) {
         const std::string kind = event.value("kind", "");
         const std::string how = kind == "wrong" ? ", the first computed but not allclose on its fresh inputs"
                                 : kind == "unwritten" ? ", the first left unwritten"
@@ -225,7 +225,7 @@ void apply_trust_findings(Verdict& verdict, const std::vector<json>& events) {
             for (const auto& process : event.value("escaped", json::array())) {
                 escaped.push_back(process_text(process, rank));
             }
-        } else if (name == protocol::kTimedCheck && event.value("status", "") == "unchecked") {
+        } else if (name == protocol::kTimedCheck && event.value("status", "") == status::kUnchecked) {
             warnings.note("unchecked_calls", "timing: " + event.value("message", std::string("not checked")),
                           rank);
         } else if (name == protocol::kTimedCheck) {

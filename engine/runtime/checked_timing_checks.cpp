@@ -113,9 +113,8 @@ void CheckedTiming::check_pair(int group, int candidate_block) {
         }
         ++(is_borderline ? borderline : failed);
     }
-    // A timed check's status: core's pass and mismatch, or "unchecked" (a timed_check's own word: the
-    // problem has no tensor output to compare).
-    const std::string status = per_call == 0 ? std::string("unchecked")
+    // A timed check's status: pass, mismatch, or unchecked (the problem has no tensor output to compare).
+    const std::string status = per_call == 0 ? std::string(pkbw::status::kUnchecked)
                                : failed == 0 ? std::string(pkbw::status::kPass)
                                              : std::string(pkbw::status::kMismatch);
     if (per_call == 0) {

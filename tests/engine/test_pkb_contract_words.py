@@ -13,6 +13,8 @@ fails when
     word, or a judge module other than the contract defines such a constant;
   - a kind the candidate process (pkbw_pkb_candidate.py, pkbw_pkb_solution.py) reports is neither
     core's nor one the judge turns into a status itself;
+  - an event a judge or candidate module sends (`events.send("perf_result", ...)`) is not one of
+    core/include/pkbw/core/protocol.h's event names;
   - a perf option's default (PERF_PAIRS <-> core/include/pkbw/core/perf_defaults.h's kPerfPairs) differs
     from core's, or a judge module reads a perf option with a literal default (`o.get("pairs", 10)`).
 Standard library only: no torch, no build.
@@ -27,6 +29,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 STATUS_H = ROOT / "core/include/pkbw/core/status.h"
 RUN_LAYOUT_H = ROOT / "core/include/pkbw/core/run_layout.h"
 PERF_DEFAULTS_H = ROOT / "core/include/pkbw/core/perf_defaults.h"
+PROTOCOL_H = ROOT / "core/include/pkbw/core/protocol.h"
 CONTRACT = ROOT / "engine/python/pkbw_pkb_contract.py"  # the judge's constants, one module
 # The judge's modules: every word they send or return is checked.
 JUDGE_MODULES = [ROOT / "engine/python" / name for name in
@@ -167,7 +170,7 @@ class Uses(ast.NodeVisitor):
             self.uses.append(("PHASE", args[0], node.lineno))
         elif owner == "events" and method == "send" and args and isinstance(args[0], ast.Constant):
             roles = {"rank_result": {"status": "STATUS"}, "error": {"phase": "PHASE", "kind": "KIND"},
-                     "phase": {"phase": "PHASE"}}.get(args[0].value, {})
+                     "phase": {"phase": "PHASE"}, "timed_check": {"status": "STATUS"}}.get(args[0].value, {})
             self.uses += [(roles[k.arg], k.value, node.lineno) for k in node.keywords if k.arg in roles]
         elif owner in ("sys", "os") and method in ("exit", "_exit") and args:
             self.uses.append(("EXIT", args[0], node.lineno))
@@ -219,6 +222,26 @@ def check_candidate_kinds(words, failures):
         if kind not in words["KIND"] | CHANNEL_ONLY_KINDS:
             failures.append(f"{path.name}:{line}: kind {kind!r} is neither core's nor a channel-only kind")
     return len(kinds)
+
+
+def check_event_names(failures):
+    """Every event name the judge's and the candidate's modules send is protocol.h's. Returns how many."""
+    names = {v for v in core_constants(PROTOCOL_H.read_text()).values() if isinstance(v, str)}
+    sent = 0
+    for path in JUDGE_MODULES + CANDIDATE_MODULES + [CONTRACT]:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "send" \
+                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                receiver = node.func.value
+                events = isinstance(receiver, ast.Name) and receiver.id in ("events", "self") or \
+                    isinstance(receiver, ast.Attribute) and receiver.attr == "events"
+                if not events:
+                    continue
+                sent += 1
+                if node.args[0].value not in names:
+                    failures.append(f"{path.name}:{node.lineno}: event {node.args[0].value!r} is not one of "
+                                    f"protocol.h's event names")
+    return sent
 
 
 def check_perf_defaults(contract, modules, failures):
@@ -276,6 +299,9 @@ def main():
     candidate_kinds = check_candidate_kinds(words, failures)
     layout = check_layout(contract, modules, failures)
     perf = check_perf_defaults(contract, modules, failures)
+    events = check_event_names(failures)
+    if events < 8:
+        failures.append(f"found only {events} events sent by the judge's modules")
     if perf < 9:
         failures.append(f"found only {perf} PERF_* defaults in the judge's contract")
     if layout < 5:
@@ -286,7 +312,7 @@ def main():
     for failure in failures:
         print(failure)
     print(f"{len(core)} core constants, {len(constants)} judge constants, {uses} uses, "
-          f"{candidate_kinds} candidate kinds, {layout} layout patterns, {perf} perf defaults: "
+          f"{candidate_kinds} candidate kinds, {layout} layout patterns, {perf} perf defaults, {events} events sent: "
           f"{'FAILED' if failures else 'all agree'}")
     return 1 if failures else 0
 

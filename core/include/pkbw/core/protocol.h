@@ -34,6 +34,8 @@ inline constexpr std::string_view kRankExit = "rank_exit";     // launcher: a ra
 inline constexpr std::string_view kLog = "log";                // launcher: a line a rank printed
 inline constexpr std::string_view kRunFinished = "run_finished"; // launcher: the final object
 inline constexpr std::string_view kCheckFinished = "check_finished"; // pkbw check: its final object (no run)
+inline constexpr std::string_view kProgress = "progress"; // pkbw --json: where a run, generate or agent is
+inline constexpr std::string_view kProblem = "problem";   // pkbw problems --json: one problem per line
 
 struct Message {
     std::string event;

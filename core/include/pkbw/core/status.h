@@ -38,6 +38,10 @@ inline constexpr std::string_view kInvalidOutput = "invalid_output";
 inline constexpr std::string_view kError = "error";
 inline constexpr std::string_view kCrash = "crash";
 
+// A timed_check's status beside pass and mismatch: the timed calls of a block were not compared (the
+// problem has no tensor output, or the reference's outputs lost trial 0's structure).
+inline constexpr std::string_view kUnchecked = "unchecked";
+
 // A perf run whose timing cannot be trusted (a timed call's output failed its check, the candidate's
 // processes ran or held the GPU while the reference was timed; docs/perf.md): run status
 // "invalid_timing" (RunStatus::InvalidTiming).
