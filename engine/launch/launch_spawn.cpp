@@ -2,6 +2,7 @@
 // the fork and exec that put it in the run's process group with its pipes on stdout, stderr and the
 // control descriptor, rank 0 holding the rendezvous listener.
 #include "launch_rank.h"
+#include "pkbw/core/rank_environment.h"
 #include "pkbw/core/run_layout.h"
 #include "pkbw/core/status.h"
 #include "subprocess.h"
@@ -94,11 +95,11 @@ std::map<std::string, std::string> run_environment(const LaunchSpec& spec, const
     common["WORLD_SIZE"] = std::to_string(spec.world_size);
     common["MASTER_ADDR"] = "127.0.0.1";
     common["MASTER_PORT"] = std::to_string(outcome.port);
-    common["PKBW_RDZV_PORT"] = std::to_string(outcome.port);
-    common["PKBW_RDZV_TOKEN"] = outcome.token;
-    common["PKBW_CONTROL_FD"] = std::to_string(kControlFd);
-    common["PKBW_LAUNCHER_PID"] = std::to_string(::getpid());
-    common["PKBW_SEGMENT_TAG"] = outcome.segment_tag;
+    common[std::string(rank_environment::kEnvRendezvousPort)] = std::to_string(outcome.port);
+    common[std::string(rank_environment::kEnvRendezvousToken)] = outcome.token;
+    common[std::string(rank_environment::kEnvControlFd)] = std::to_string(kControlFd);
+    common[std::string(rank_environment::kEnvLauncherPid)] = std::to_string(::getpid());
+    common[std::string(rank_environment::kEnvSegmentTag)] = outcome.segment_tag;
     if (spec.cuda && !std::getenv("NCCL_NVLS_ENABLE"))
         common["NCCL_NVLS_ENABLE"] = "0";
     return common;
@@ -116,8 +117,8 @@ std::string start_rank(Rank& rank, int r, const LaunchSpec& spec,
     env_map["RANK"] = std::to_string(r);
     env_map["LOCAL_RANK"] = std::to_string(r);
     if (listener >= 0)
-        env_map["PKBW_RDZV_LISTEN_FD"] = std::to_string(kRendezvousListenFd);
-    auto env = current_environment({"TORCHELASTIC_RUN_ID", "PKBW_RDZV_LISTEN_FD"}, env_map);
+        env_map[std::string(rank_environment::kEnvRendezvousListenFd)] = std::to_string(kRendezvousListenFd);
+    auto env = current_environment({"TORCHELASTIC_RUN_ID", std::string(rank_environment::kEnvRendezvousListenFd)}, env_map);
     Spawned spawned = spawn_rank(spec, r, group, env, out, err, control, listener);
     if (spawned.pid < 0)
         return spawned.exec_error;

@@ -14,6 +14,7 @@ import signal
 import time
 
 from pkbw_cgroup import PREFIX, CgroupDir, container_parents, probe_join, reclaim_orphans, remove_tree
+from pkbw_pkb_contract import ENV_CONTAINMENT
 from pkbw_processes import (
     alive, all_processes, below, process_cpu_ms, read_process, reap_zombie_children, send_signal
 )
@@ -46,7 +47,7 @@ class ProcessContainer:
         self.frozen = False
         self.subtree = subtree
         self._not_ours = set()
-        mode = os.environ.get("PKBW_CONTAINMENT", "")
+        mode = os.environ.get(ENV_CONTAINMENT, "")
         if mode == "signals":
             self.why = "PKBW_CONTAINMENT=signals"
             return

@@ -28,6 +28,9 @@ LAYOUT_TORCH_TRACE = "rank_{rank}.{side}.torch.json"
 PHASE_START, PHASE_COMPILE, PHASE_RENDEZVOUS, PHASE_INPUTS = "start", "compile", "rendezvous", "inputs"
 PHASE_CANDIDATE, PHASE_REFERENCE, PHASE_COMPARE = "candidate", "reference", "compare"
 PHASE_PERF, PHASE_TRACE, PHASE_TEARDOWN = "perf", "trace", "teardown"
+# The rank environment's variables this judge reads (core/include/pkbw/core/rank_environment.h:
+# ENV_CONTROL_FD <-> kEnvControlFd).
+ENV_CONTROL_FD, ENV_SANDBOX, ENV_CONTAINMENT = "PKBW_CONTROL_FD", "PKBW_SANDBOX", "PKBW_CONTAINMENT"
 # The perf options' defaults, where the configuration's "perf" object leaves a field out
 # (core/include/pkbw/core/perf_defaults.h: PERF_PAIRS <-> kPerfPairs).
 PERF_PKB, PERF_PKB_WARMUP, PERF_PKB_ITERATIONS = True, 500, 100
@@ -39,7 +42,7 @@ class Events:
     """The control pipe: one JSON object per line (core/protocol.h is the reader)."""
 
     def __init__(self, rank, fallback_path):
-        fd = os.environ.get("PKBW_CONTROL_FD", "")
+        fd = os.environ.get(ENV_CONTROL_FD, "")
         if fd.isdigit():
             self.stream = os.fdopen(int(fd), "w", buffering=1, closefd=False)
         else:

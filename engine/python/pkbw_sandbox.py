@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+from pkbw_pkb_contract import ENV_SANDBOX
+
 # Read and execute, for compiling torch extensions (headers, nvcc's and the compilers' own files) and
 # for what Python's packages look up in shared data (zoneinfo, locales).
 BUILD_READS = ("/usr/include", "/usr/local/include", "/usr/share", "/usr/local/bin", "/usr/local/share")
@@ -117,7 +119,7 @@ def worker_sandbox(pkb, extensions_folder, solution_file, run_folder=None):
     (may be None) must exist: Landlock's rules name existing folders. `run_folder`: the run's output
     folder, which no readable folder may hold."""
     program = pkb.get("sandbox_program")
-    if os.environ.get("PKBW_SANDBOX") == "off":
+    if os.environ.get(ENV_SANDBOX) == "off":
         return WorkerSandbox([], {}, "no sandbox (PKBW_SANDBOX=off): the candidate can read and write "
                              "whatever this user can", 0)
     if not program or not os.access(program, os.X_OK):

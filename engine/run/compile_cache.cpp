@@ -2,6 +2,7 @@
 
 #include "pkbw/core/error.h"
 #include "pkbw/core/sha256.h"
+#include "pkbw/tracer_control.h"
 #include "subprocess.h"
 
 #include <atomic>
@@ -35,7 +36,7 @@ std::string env_or(const char* name, const std::string& fallback) {
 // The compiler must not load a profiler's injection library that pkbw itself was started with.
 std::vector<std::string> compiler_environment() {
     return current_environment(
-        {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "PKBW_TRACE_DIR", "PKBW_TRACE_DEFERRED"});
+        std::vector<std::string>(std::begin(tracer::kTracingVariables), std::end(tracer::kTracingVariables)));
 }
 
 constexpr const char* kLibraryName = "lib.so";

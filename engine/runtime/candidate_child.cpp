@@ -1,5 +1,7 @@
 #include "candidate_child.h"
 
+#include "pkbw/tracer_control.h"
+
 #include <cstdlib>
 #include <filesystem>
 
@@ -20,7 +22,7 @@ std::vector<std::string> environment(const CandidateLaunch& launch, const std::s
         const std::string entry = *e;
         const std::string name = entry.substr(0, entry.find('='));
         const bool tracing_variable = name == "CUDA_INJECTION64_PATH" || name == "NVTX_INJECTION64_PATH" ||
-                                      name == "PKBW_TRACE_DEFERRED";
+                                      name == tracer::kTraceDeferredVariable;
         if (name == "PATH" || name == "LANG" || name == "LC_ALL" || name == "LD_LIBRARY_PATH" ||
             name == "OMP_NUM_THREADS" || starts_with(name, "NCCL_") || starts_with(name, "NVIDIA_") ||
             (starts_with(name, "CUDA_") && !tracing_variable) ||

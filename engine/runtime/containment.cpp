@@ -3,6 +3,7 @@
 #include "containment.h"
 
 #include "cgroup_dir.h"
+#include "pkbw/core/rank_environment.h"
 #include "process_scan.h"
 
 #include <algorithm>
@@ -86,7 +87,7 @@ pid_t launcher_of(const std::string& name) {
 
 // This judge's launcher (pkbw), from its environment; empty when started by another launcher.
 std::string launcher_part() {
-    const char* launcher = std::getenv("PKBW_LAUNCHER_PID");
+    const char* launcher = std::getenv(rank_environment::kEnvLauncherPid.data());
     const long pid = launcher ? std::atol(launcher) : 0;
     return pid > 0 ? "-l" + std::to_string(pid) : "";
 }
@@ -95,7 +96,7 @@ std::string launcher_part() {
 
 ProcessContainer ProcessContainer::create(const std::string& label) {
     ProcessContainer container;
-    const char* requested = std::getenv("PKBW_CONTAINMENT");
+    const char* requested = std::getenv(rank_environment::kEnvContainment.data());
     const std::string mode = requested ? requested : "";
     if (mode == "signals") {
         container.why_ = "PKBW_CONTAINMENT=signals";

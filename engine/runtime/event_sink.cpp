@@ -2,6 +2,7 @@
 
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
+#include "pkbw/core/rank_environment.h"
 #include "pkbw/core/status.h"
 
 #include <cerrno>
@@ -16,7 +17,7 @@ namespace pkbw::engine {
 EventSink EventSink::from_environment(const std::string& fallback_path) {
     // A closed pipe must surface as EPIPE from write(), not kill the process with SIGPIPE.
     std::signal(SIGPIPE, SIG_IGN);
-    if (const char* fd_text = std::getenv("PKBW_CONTROL_FD"); fd_text && *fd_text) {
+    if (const char* fd_text = std::getenv(rank_environment::kEnvControlFd.data()); fd_text && *fd_text) {
         char* end = nullptr;
         const long fd = std::strtol(fd_text, &end, 10);
         if (*end == '\0' && fd >= 0 && ::fcntl(static_cast<int>(fd), F_GETFD) != -1) {

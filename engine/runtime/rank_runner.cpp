@@ -6,6 +6,7 @@
 #include "pkbw/core/compare.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/protocol.h"
+#include "pkbw/core/rank_environment.h"
 #include "pkbw/core/run_layout.h"
 #include "pkbw/core/safetensors.h"
 #include "pkbw/core/status.h"
@@ -135,10 +136,10 @@ void RankRun::name_segments() {
     // launcher's pid so a later pkbw can clean up after a launcher that was killed.
     // PKBW_SEGMENT_TAG is the launcher's, independent of the token (the workers' segment names carry
     // it too); ranks started by another launcher take a random one.
-    const char* tag = std::getenv("PKBW_SEGMENT_TAG");
+    const char* tag = std::getenv(rank_environment::kEnvSegmentTag.data());
     shm_prefix_ =
         "/pkbw-" + (tag && *tag ? std::string(tag).substr(0, 16) : random_hex_token().substr(0, 16));
-    if (const char* launcher = std::getenv("PKBW_LAUNCHER_PID"); launcher && *launcher) {
+    if (const char* launcher = std::getenv(rank_environment::kEnvLauncherPid.data()); launcher && *launcher) {
         shm_prefix_ += "-p" + std::to_string(std::atoll(launcher));
     }
 }
@@ -399,7 +400,7 @@ std::unique_ptr<CandidateProcess> RankRun::start_worker(const std::string& side,
     if (recorder_ && side == "candidate") {
         launch.trace_dir = (trace_dir_ / run_layout::kCandidateTraceDir).string();
     }
-    const char* sandbox = std::getenv("PKBW_SANDBOX");
+    const char* sandbox = std::getenv(rank_environment::kEnvSandbox.data());
     launch.sandbox = !(sandbox && std::string(sandbox) == "off");
     launch.spin = placement_.spin;
     try {

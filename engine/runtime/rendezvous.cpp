@@ -1,6 +1,7 @@
 #include "rendezvous.h"
 
 #include "pkbw/core/error.h"
+#include "pkbw/core/rank_environment.h"
 
 #include <algorithm>
 #include <arpa/inet.h>
@@ -476,7 +477,7 @@ RendezvousConfig rendezvous_config_from_env() {
             config.address = "127.0.0.1";
         }
     }
-    int port = env_int("PKBW_RDZV_PORT", 0);
+    int port = env_int(rank_environment::kEnvRendezvousPort.data(), 0);
     if (port == 0) {
         port = env_int("MASTER_PORT", 0);
         // Under torchrun the elastic agent's store owns MASTER_PORT.
@@ -488,7 +489,7 @@ RendezvousConfig rendezvous_config_from_env() {
         throw Error("set MASTER_PORT (or PKBW_RDZV_PORT) to the rendezvous port");
     }
     config.port = port;
-    if (const int fd = env_int("PKBW_RDZV_LISTEN_FD", -1); fd >= 0 && config.rank == 0) {
+    if (const int fd = env_int(rank_environment::kEnvRendezvousListenFd.data(), -1); fd >= 0 && config.rank == 0) {
         // Not passed on: the candidate process and anything else rank 0 starts stay off it.
         if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
             throw Error("PKBW_RDZV_LISTEN_FD=" + std::to_string(fd) +
@@ -496,7 +497,7 @@ RendezvousConfig rendezvous_config_from_env() {
         }
         config.listen_fd = fd;
     }
-    if (const char* token = std::getenv("PKBW_RDZV_TOKEN"); token && *token) {
+    if (const char* token = std::getenv(rank_environment::kEnvRendezvousToken.data()); token && *token) {
         config.token = token;
     } else {
         // Launched by hand or by another launcher: all ranks share the job's identity instead.

@@ -15,6 +15,8 @@ fails when
     core's nor one the judge turns into a status itself;
   - an event a judge or candidate module sends (`events.send("perf_result", ...)`) is not one of
     core/include/pkbw/core/protocol.h's event names;
+  - a rank environment variable (ENV_SANDBOX <-> core/include/pkbw/core/rank_environment.h's
+    kEnvSandbox) differs from core's, or a module of engine/python names one as a literal;
   - a perf option's default (PERF_PAIRS <-> core/include/pkbw/core/perf_defaults.h's kPerfPairs) differs
     from core's, or a judge module reads a perf option with a literal default (`o.get("pairs", 10)`).
 Standard library only: no torch, no build.
@@ -30,6 +32,7 @@ STATUS_H = ROOT / "core/include/pkbw/core/status.h"
 RUN_LAYOUT_H = ROOT / "core/include/pkbw/core/run_layout.h"
 PERF_DEFAULTS_H = ROOT / "core/include/pkbw/core/perf_defaults.h"
 PROTOCOL_H = ROOT / "core/include/pkbw/core/protocol.h"
+RANK_ENVIRONMENT_H = ROOT / "core/include/pkbw/core/rank_environment.h"
 CONTRACT = ROOT / "engine/python/pkbw_pkb_contract.py"  # the judge's constants, one module
 # The judge's modules: every word they send or return is checked.
 JUDGE_MODULES = [ROOT / "engine/python" / name for name in
@@ -244,6 +247,31 @@ def check_event_names(failures):
     return sent
 
 
+def check_environment(contract, failures):
+    """The judge's ENV_* names are rank_environment.h's, and no module of engine/python spells one of
+    core's variables as a literal. Returns how many the contract holds."""
+    core = core_constants(RANK_ENVIRONMENT_H.read_text())
+    env = {}
+    for node in contract.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+                and isinstance(node.value, ast.Tuple):
+            env.update({n.id: (c.value, node.lineno) for n, c in zip(node.targets[0].elts, node.value.elts)
+                        if isinstance(n, ast.Name) and n.id.startswith("ENV_") and isinstance(c, ast.Constant)})
+    for name, (value, line) in sorted(env.items()):
+        counterpart = "kEnv" + "".join(part.capitalize() for part in name.split("_")[1:])
+        if core.get(counterpart) != value:
+            failures.append(f"{CONTRACT.name}:{line}: {name} = {value!r}, but rank_environment.h's {counterpart} = "
+                            f"{core.get(counterpart)!r}")
+    names = set(core.values())
+    for path in sorted((ROOT / "engine/python").glob("*.py")):
+        if path == CONTRACT:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and node.value in names:
+                failures.append(f"{path.name}:{node.lineno}: {node.value!r} is a literal: use the contract's ENV_*")
+    return len(env)
+
+
 def check_perf_defaults(contract, modules, failures):
     """The judge's PERF_* defaults are perf_defaults.h's (PERF_PKB_WARMUP <-> kPerfPkbWarmup), and no judge
     module reads a perf option with a literal default. Returns how many defaults it holds."""
@@ -300,6 +328,9 @@ def main():
     layout = check_layout(contract, modules, failures)
     perf = check_perf_defaults(contract, modules, failures)
     events = check_event_names(failures)
+    environment = check_environment(contract, failures)
+    if environment < 3:
+        failures.append(f"found only {environment} ENV_* names in the judge's contract")
     if events < 8:
         failures.append(f"found only {events} events sent by the judge's modules")
     if perf < 9:

@@ -6,6 +6,7 @@
 #include "cupti_records.h"
 #include "peer_params.h"
 #include "pkbw/core/trace.h"
+#include "pkbw/tracer_control.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -384,7 +385,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void) {
             return 1; // already initialised in this process
         }
         s.owner_pid = ::getpid();
-        const std::string dir = env_or("PKBW_TRACE_DIR", ".");
+        const std::string dir = env_or(kTraceDirVariable, ".");
         const std::string rank = env_or("RANK", std::to_string(::getpid()));
         char* end = nullptr;
         const long rank_number = std::strtol(rank.c_str(), &end, 10);
@@ -421,7 +422,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void) {
                    cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
     // pkbw's launcher defers recording to the rank's traced pass (PKBW_TRACE_DEFERRED=1), so that the
     // timing that precedes it runs with no activity enabled; other processes are traced from the start.
-    const char* deferred = std::getenv("PKBW_TRACE_DEFERRED");
+    const char* deferred = std::getenv(kTraceDeferredVariable);
     if (!(deferred && *deferred == '1')) {
         ok = set_activity(true) && ok;
     }

@@ -11,15 +11,20 @@
 
 namespace pkbw::tracer {
 
+// The tracer's variables: the library the driver injects, the folder its file goes to, and "1" where
+// recording waits for the traced pass (pkbw_tracer_set_enabled).
+inline constexpr const char* kTraceDirVariable = "PKBW_TRACE_DIR";
+inline constexpr const char* kTraceDeferredVariable = "PKBW_TRACE_DEFERRED";
+
 // Every variable tracing sets. A launcher removes them from children that are not ranks (compilers,
 // nvidia-smi, helpers): CUDA_INJECTION64_PATH is inherited and would trace them too.
 inline constexpr const char* kTracingVariables[] = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH",
-                                                    "PKBW_TRACE_DIR", "PKBW_TRACE_DEFERRED"};
+                                                    kTraceDirVariable, kTraceDeferredVariable};
 
 // The environment a launcher adds for a traced rank (RANK is already set per rank).
 inline std::vector<std::pair<std::string, std::string>> tracing_environment(const std::string& tracer_library,
                                                                             const std::string& trace_dir) {
-    return {{"CUDA_INJECTION64_PATH", tracer_library}, {"PKBW_TRACE_DIR", trace_dir}, {"PKBW_TRACE_DEFERRED", "1"}};
+    return {{"CUDA_INJECTION64_PATH", tracer_library}, {kTraceDirVariable, trace_dir}, {kTraceDeferredVariable, "1"}};
 }
 
 // In a traced rank, before its first NVTX call: loads the tracer named by CUDA_INJECTION64_PATH
