@@ -3,6 +3,7 @@
 #include "pkbw/core/bundle.h"
 
 #include "pkbw/core/run_archive.h"
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/sha256.h"
 #include "store_db.h"
 
@@ -186,7 +187,7 @@ bool bundle_artifact(BundleWriter& writer, std::int64_t id, const ArtifactRow& a
 void bundle_run_files(Connection& db, BundleWriter& writer, const Store& source, std::int64_t id,
                       BundleReport& report) {
     const RunRecord run = *source.get_run(id);
-    const fs::path bundle_dir = fs::path("runs") / ("run-" + std::to_string(id));
+    const fs::path bundle_dir = fs::path(run_layout::kRunsDir) / ("run-" + std::to_string(id));
     auto set_run_dir = db.prepare("UPDATE runs SET run_dir = ?2 WHERE id = ?1");
     set_run_dir.bind(1, id).bind(2, bundle_dir.generic_string());
     set_run_dir.run();

@@ -60,4 +60,14 @@ fs::path engine_trace(const fs::path& folder, int rank) {
     return folder / fill(kEngineTrace, rank);
 }
 
+fs::path runs_dir_of_store(const fs::path& store_file) {
+    return store_file.parent_path() / kRunsDir;
+}
+
+std::string calibration_file_name(int world_size) {
+    std::string text(kCalibration);
+    replace(text, "{world}", std::to_string(world_size));
+    return text;
+}
+
 } // namespace pkbw::run_layout

@@ -1,5 +1,6 @@
 // Archived files (schema 5): content-addressed blobs and the run -> blob links, and the recorded paths
 // that make a store and its runs/ folder movable (docs/store.md "Archived files", "Recorded paths").
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/sha256.h"
 #include "store_db.h"
 
@@ -60,7 +61,7 @@ std::string resolve_recorded(const Store::Impl& impl, std::string_view recorded,
     if (run_dir.is_absolute() && !run_dir.filename().empty()) {
         const auto rest = below(path.lexically_normal(), run_dir.lexically_normal());
         for (const fs::path& moved_dir :
-             {impl.folder / "runs" / run_dir.filename(), impl.folder / run_dir.filename()}) {
+             {impl.folder / run_layout::kRunsDir / run_dir.filename(), impl.folder / run_dir.filename()}) {
             if (!path_exists(moved_dir))
                 continue;
             if (recorded_run_dir.empty())

@@ -5,6 +5,7 @@
 #include "json_maps_filter.h"
 #include "launcher.h"
 #include "pkbw/core/error.h"
+#include "pkbw/core/run_layout.h"
 #include "recorder.h"
 #include "signals.h"
 #include "store_recorder.h"
@@ -133,7 +134,7 @@ int run_command(RunOptions options, const std::optional<std::string>& store_flag
     options.command_line = std::move(command_line);
     std::filesystem::path store_path = resolve_store_path(store_flag);
     options.cache_dir = cache_dir ? std::filesystem::path(*cache_dir) : default_cache_root();
-    options.runs_dir = store_path.parent_path() / "runs";
+    options.runs_dir = run_layout::runs_dir_of_store(store_path);
     std::unique_ptr<Recorder> recorder;
     try {
         recorder = open_store_recorder(store_path);

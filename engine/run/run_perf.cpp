@@ -29,7 +29,7 @@ MachinePeaks Run::machine_peaks(const PerfFigures& figures) const {
         peaks.source = device.empty() ? "an unnamed device" : device;
     if (figures.calibrated_busbw_gbps > 0) {
         peaks.busbw_gbps = figures.calibrated_busbw_gbps;
-        peaks.busbw_source = "calibrated, calibration_w" + std::to_string(options_.nproc) + ".json";
+        peaks.busbw_source = "calibrated, " + run_layout::calibration_file_name(options_.nproc);
     }
     // The memory term assumes every call reads its inputs from device memory. A block whose inputs do
     // not span 3x L2 (--rotation none, a memory budget too small) may be served from L2 (tens of MiB
@@ -195,7 +195,7 @@ double Run::calibrated_busbw(CollectiveKind collective) {
     // The machine's measured peak for this collective, when `pkbw calibrate` ran at this world size.
     // It also sets the plausibility floor's communication term, so a malformed row is named, not used.
     const fs::path calibration_path =
-        options_.runs_dir.parent_path() / ("calibration_w" + std::to_string(options_.nproc) + ".json");
+        options_.runs_dir.parent_path() / run_layout::calibration_file_name(options_.nproc);
     std::ifstream calibration(calibration_path);
     const json saved = calibration ? json::parse(calibration, nullptr, false) : json();
     if (calibration && !(saved.is_object() && saved.contains("results") && saved["results"].is_array()))
@@ -422,8 +422,7 @@ int Run::calibrate() {
     }
     json saved = {
         {"host", host_name()}, {"world_size", options_.nproc}, {"run_id", run_id_}, {"results", results}};
-    std::ofstream(options_.runs_dir.parent_path() /
-                  ("calibration_w" + std::to_string(options_.nproc) + ".json"))
+    std::ofstream(options_.runs_dir.parent_path() / run_layout::calibration_file_name(options_.nproc))
         << saved.dump(2) << "\n";
     perf_json_ = saved;
     return finish(std::string(to_string(RunStatus::Pass)), kExitOk, "calibrated");

@@ -1,6 +1,7 @@
 #include "sweep_cluster.h"
 
 #include "pkbw/core/error.h"
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/status.h"
 #include "pkbw/core/store_merge.h"
 #include "signals.h"
@@ -311,8 +312,8 @@ int run_sweep_task(const fs::path& task_file, int index, const ClusterOptions& c
     for (const char* file : {"store.db", "store.db-wal"})
         if (fs::exists(local / file, ec))
             fs::copy_file(local / file, staging / file, fs::copy_options::overwrite_existing, ec);
-    if (!ec && fs::exists(local / "runs", ec))
-        fs::copy(local / "runs", staging / "runs", fs::copy_options::recursive, ec);
+    if (!ec && fs::exists(local / run_layout::kRunsDir, ec))
+        fs::copy(local / run_layout::kRunsDir, staging / run_layout::kRunsDir, fs::copy_options::recursive, ec);
     if (ec) {
         err << "pkbw: sweep task " << index << ": cannot publish its store to " << staging.string() << ": "
             << ec.message() << " (kept in " << local.string() << ")\n";

@@ -40,4 +40,11 @@ std::filesystem::path trace_dir(const std::filesystem::path& run_dir);
 // `folder`: a trace folder (the run's trace/, or the candidate's own below it).
 std::filesystem::path engine_trace(const std::filesystem::path& folder, int rank);
 
+// The store's folder (docs/formats.md): the run folders under runs/ beside the store file, and the
+// machine's calibration per world size (`pkbw calibrate`) beside it.
+inline constexpr std::string_view kRunsDir = "runs";
+inline constexpr std::string_view kCalibration = "calibration_w{world}.json";
+std::filesystem::path runs_dir_of_store(const std::filesystem::path& store_file);
+std::string calibration_file_name(int world_size);
+
 } // namespace pkbw::run_layout
