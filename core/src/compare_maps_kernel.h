@@ -1,8 +1,8 @@
-// Internal to compare_maps.cpp: the vectorised inner loops of the error-map pass (the element rule is
-// core's comparison rule, compare.h; tests/core/test_compare_maps.cpp checks them against it). A map row is
-// processed in column chunks of kChunk source columns: the rows of the map row are folded, column by column,
-// into a small "band" of running maxima (vertical, element-wise, branch-free, stays in L1), and the
-// band is reduced into the map's cells once per chunk.
+// Internal to compare_maps.cpp and compare_maps_error.cpp: the vectorised inner loops of the error-map
+// pass (the element rule is core's comparison rule, compare.h; tests/core/test_compare_maps.cpp checks them
+// against it). A map row is processed in column chunks of kChunk source columns: the rows of the map row are
+// folded, column by column, into a small "band" of running maxima (vertical, element-wise, branch-free,
+// stays in L1), and the band is reduced into the map's cells once per chunk.
 #pragma once
 
 #include <cstdint>
