@@ -1,50 +1,21 @@
-// Safetensors reading and writing. docs/formats.md ("Per-rank outputs: safetensors") states the rules
-// enforced here; they match what Hugging Face's reference implementation accepts, plus checks of our
-// own (duplicate keys, unknown fields), so that a file that loads here also loads with load_file.
+// Safetensors reading (writing is in safetensors_write.cpp). docs/formats.md ("Per-rank outputs:
+// safetensors") states the rules enforced here; they match what Hugging Face's reference implementation
+// accepts, plus checks of our own (duplicate keys, unknown fields), so that a file that loads here also loads
+// with load_file.
 #include "pkbw/core/safetensors.h"
 
 #include "pkbw/core/error.h"
+#include "safetensors_format.h"
 
 #include <algorithm>
-#include <atomic>
-#include <bit>
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <numeric>
 #include <string_view>
-#include <unistd.h>
 #include <unordered_set>
 
 namespace pkbw {
-namespace {
 
-// The length field and every tensor's bytes are little-endian on disk; we copy them as they are.
-static_assert(std::endian::native == std::endian::little, "safetensors I/O assumes a little-endian host");
-
-// ordered_json keeps the header's key order, which is the tensors' output order.
-using Json = nlohmann::ordered_json;
-
-constexpr std::size_t kLengthBytes = 8;
-constexpr std::string_view kMetadataKey = "__metadata__";
-constexpr std::string_view kValuesKey = "pkbw.values";
-// Variable-length outputs: {name: {"bound": B, "length": L}}; the tensor is the valid prefix.
-constexpr std::string_view kLengthsKey = "pkbw.output_lengths";
-// Output values are None, sizes, numbers and short lists; deeper nesting is refused so that a
-// hostile file cannot make the (recursive) serializer overflow the stack.
-constexpr int kMaxValueDepth = 64;
-
-std::string json_quote(std::string_view text) {
-    return Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-std::string an(const Json& value) {
-    const std::string type = value.is_number_float() ? "non-integer number" : value.type_name();
-    const bool vowel = std::string_view("aeiou").find(type[0]) != std::string_view::npos;
-    return (vowel ? "an " : "a ") + type;
-}
+namespace safetensors_detail {
 
 // Parses `text` as JSON, refusing duplicate keys (nlohmann would keep one silently) and nesting
 // deeper than `max_depth`. Errors are "<context>: ...".
@@ -94,6 +65,18 @@ Json parse_strict_json(std::string_view text, const std::string& context, int ma
     } catch (const Json::exception& e) { // parse_error, or out_of_range for a number like 1e400
         throw FormatError(context + ": not well-formed JSON (" + e.what() + ")");
     }
+}
+
+} // namespace safetensors_detail
+
+namespace {
+
+using namespace safetensors_detail;
+
+std::string an(const Json& value) {
+    const std::string type = value.is_number_float() ? "non-integer number" : value.type_name();
+    const bool vowel = std::string_view("aeiou").find(type[0]) != std::string_view::npos;
+    return (vowel ? "an " : "a ") + type;
 }
 
 std::uint64_t read_le_u64(const std::byte* p) {
@@ -330,166 +313,7 @@ Layout parse_layout(std::span<const std::byte> bytes, const std::string& src) {
     return layout;
 }
 
-// A file created beside its destination and renamed over it on commit(); removed if never committed.
-class AtomicFile {
-public:
-    explicit AtomicFile(std::string path)
-        : path_(std::move(path)) {
-        static std::atomic<unsigned> counter{0};
-        for (int attempt = 0; fd_ < 0; ++attempt) {
-            temp_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-            fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-            if (fd_ < 0 && (errno != EEXIST || attempt > 100))
-                fail("cannot create temporary file " + temp_);
-        }
-    }
-    AtomicFile(const AtomicFile&) = delete;
-    AtomicFile& operator=(const AtomicFile&) = delete;
-    ~AtomicFile() {
-        if (fd_ >= 0)
-            ::close(fd_);
-        if (!committed_)
-            ::unlink(temp_.c_str());
-    }
-
-    void write(const void* data, std::size_t size) {
-        const char* p = static_cast<const char*>(data);
-        while (size > 0) {
-            const ssize_t written = ::write(fd_, p, size);
-            if (written < 0 && errno == EINTR)
-                continue;
-            if (written <= 0)
-                fail("cannot write");
-            p += written;
-            size -= static_cast<std::size_t>(written);
-        }
-    }
-
-    void commit() {
-        if (::fsync(fd_) != 0)
-            fail("cannot flush");
-        const int fd = fd_;
-        fd_ = -1;
-        if (::close(fd) != 0)
-            fail("cannot close");
-        if (::rename(temp_.c_str(), path_.c_str()) != 0)
-            fail("cannot rename " + temp_ + " into place");
-        committed_ = true;
-        // Make the rename itself durable; failing here loses nothing already visible, so it is not an error.
-        std::string dir = std::filesystem::path(path_).parent_path().string();
-        const int dir_fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dir_fd >= 0) {
-            ::fsync(dir_fd);
-            ::close(dir_fd);
-        }
-    }
-
-private:
-    [[noreturn]] void fail(const std::string& what) const {
-        throw Error(path_ + ": " + what + ": " + std::strerror(errno));
-    }
-
-    std::string path_;
-    std::string temp_;
-    int fd_ = -1;
-    bool committed_ = false;
-};
-
 } // namespace
-
-void write_safetensors(const std::string& path, const OutputSet& outputs,
-                       const std::map<std::string, std::string>& metadata) {
-    if (metadata.contains(std::string(kValuesKey)))
-        throw Error(path + ": __metadata__: key " + json_quote(kValuesKey) +
-                    " is reserved for output values");
-    if (metadata.contains(std::string(kLengthsKey)))
-        throw Error(path + ": __metadata__: key " + json_quote(kLengthsKey) +
-                    " is reserved for output lengths");
-    for (const auto& [name, length] : outputs.lengths) {
-        const Tensor* tensor = outputs.find(name);
-        const std::int64_t rows = tensor == nullptr || tensor->shape().empty() ? -1 : tensor->shape()[0];
-        if (rows != (length.valid() ? length.reported : 0))
-            throw Error(path + ": output length of " + json_quote(name) + " (" +
-                        std::to_string(length.reported) + " of " + std::to_string(length.bound) +
-                        ") does not match its tensor's rows");
-    }
-    std::unordered_set<std::string> names;
-    std::vector<Tensor> tensors;
-    tensors.reserve(outputs.tensors.size());
-    for (const auto& [name, tensor] : outputs.tensors) {
-        if (name.empty() || name == kMetadataKey)
-            throw Error(path + ": tensor name " + json_quote(name) + " cannot be stored");
-        if (!names.insert(name).second)
-            throw Error(path + ": two tensors named " + json_quote(name));
-        if (!tensor.defined())
-            throw Error(path + ": tensor " + json_quote(name) + " has no data");
-        // An empty tensor has no bytes to lay out, so there is nothing to make contiguous.
-        tensors.push_back(tensor.numel() == 0 ? tensor : tensor.contiguous());
-    }
-
-    Json values = Json::object();
-    for (const auto& [name, text] : outputs.values) {
-        if (names.contains(name))
-            throw Error(path + ": value " + json_quote(name) + " has the name of a tensor");
-        values[name] = parse_strict_json(text, path + ": value " + json_quote(name), kMaxValueDepth);
-    }
-
-    // Data is laid out largest element first, so that with the 8-aligned data section every tensor is
-    // naturally aligned in the mapping (no padding: the format forbids holes). The header lists the
-    // tensors in output order, which is the order the reader returns.
-    std::vector<std::size_t> data_order(tensors.size());
-    std::iota(data_order.begin(), data_order.end(), 0);
-    std::stable_sort(data_order.begin(), data_order.end(), [&](std::size_t a, std::size_t b) {
-        return dtype_size(tensors[a].dtype()) > dtype_size(tensors[b].dtype());
-    });
-    std::vector<std::uint64_t> begins(tensors.size());
-    std::uint64_t offset = 0;
-    for (std::size_t i : data_order) {
-        begins[i] = offset;
-        offset += tensors[i].nbytes();
-    }
-
-    Json header = Json::object();
-    if (!metadata.empty() || !values.empty() || !outputs.lengths.empty()) {
-        Json meta = Json::object();
-        for (const auto& [key, value] : metadata)
-            meta[key] = value;
-        if (!values.empty())
-            meta[std::string(kValuesKey)] = values.dump();
-        if (!outputs.lengths.empty()) {
-            Json lengths = Json::object();
-            for (const auto& [name, length] : outputs.lengths)
-                lengths[name] = {{"bound", length.bound}, {"length", length.reported}};
-            meta[std::string(kLengthsKey)] = lengths.dump();
-        }
-        header[std::string(kMetadataKey)] = std::move(meta);
-    }
-    for (std::size_t i = 0; i < tensors.size(); ++i) {
-        header[outputs.tensors[i].name] = {
-            {"dtype", std::string(safetensors_dtype_name(tensors[i].dtype()))},
-            {"shape", tensors[i].shape()},
-            {"data_offsets", {begins[i], begins[i] + tensors[i].nbytes()}},
-        };
-    }
-    std::string text;
-    try {
-        text = header.dump();
-    } catch (const Json::type_error& e) {
-        throw Error(path + ": a tensor name or metadata entry is not valid UTF-8 (" + e.what() + ")");
-    }
-    text.append((8 - text.size() % 8) % 8, ' ');
-
-    std::byte length[kLengthBytes];
-    for (std::size_t i = 0; i < kLengthBytes; ++i)
-        length[i] = static_cast<std::byte>((static_cast<std::uint64_t>(text.size()) >> (8 * i)) & 0xff);
-
-    AtomicFile file(path);
-    file.write(length, sizeof length);
-    file.write(text.data(), text.size());
-    for (std::size_t i : data_order)
-        file.write(tensors[i].data(), tensors[i].nbytes());
-    file.commit();
-}
 
 SafetensorsFile read_safetensors(const std::string& path) {
     // Checked before mapping so that a short or empty file gets the format's message, not mmap's.

@@ -2,7 +2,8 @@
 
 The format: an 8-byte little-endian header length L, L bytes of JSON (per tensor its dtype, shape
 and [begin, end) byte offsets into the data that follows; an optional "__metadata__" of strings),
-then the raw little-endian tensor bytes. pkbw writes it (core/src/safetensors.cpp, docs/formats.md).
+then the raw little-endian tensor bytes. pkbw writes it (core/src/safetensors_write.cpp,
+docs/formats.md).
 
 float8 tensors load as torch.float8_* where torch has them (>= 2.1); on older torch they load as
 uint8 codes and `decode_float8` turns them into float32 for the comparison.
