@@ -3,6 +3,7 @@
 #include "pkbw/core/compare.h"
 
 #include "compare_kernel.h"
+#include "compare_sides.h"
 #include "pkbw/core/error.h"
 
 #include <algorithm>
@@ -12,169 +13,13 @@
 namespace pkbw {
 namespace {
 
+using detail::ChunkReader;
 using detail::ChunkStats;
-using detail::Cursor;
-using detail::GatherFn;
 using detail::kChunk;
+using detail::RawUlp;
+using detail::UlpKind;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-GatherFn pick_gather(DType dtype, bool contiguous) {
-    switch (dtype) {
-    case DType::BF16:
-        return contiguous ? detail::gather_bf16<true> : detail::gather_bf16<false>;
-    case DType::F16:
-        return contiguous ? detail::gather_f16<true> : detail::gather_f16<false>;
-    case DType::F32:
-        return contiguous ? detail::gather_f32<true> : detail::gather_f32<false>;
-    case DType::F64:
-        return detail::gather_generic<DType::F64>;
-    case DType::F8E4M3:
-        return detail::gather_generic<DType::F8E4M3>;
-    case DType::F8E5M2:
-        return detail::gather_generic<DType::F8E5M2>;
-    case DType::I8:
-        return detail::gather_generic<DType::I8>;
-    case DType::I16:
-        return detail::gather_generic<DType::I16>;
-    case DType::I32:
-        return detail::gather_generic<DType::I32>;
-    case DType::I64:
-        return detail::gather_generic<DType::I64>;
-    case DType::U8:
-        return detail::gather_generic<DType::U8>;
-    case DType::Bool:
-        return detail::gather_generic<DType::Bool>;
-    case DType::C64:
-        return detail::gather_generic<DType::C64>;
-    }
-    throw Error("invalid dtype value " + std::to_string(static_cast<int>(dtype)));
-}
-
-// One side of the pair: widens the next chunk into `buffer`, or points straight at contiguous,
-// aligned f32 data so that the common f32 case copies nothing.
-class Side {
-public:
-    explicit Side(const Tensor& t)
-        : tensor_(t)
-        , cursor_(t)
-        , element_(dtype_size(t.dtype())) {
-        direct_ = t.dtype() == DType::F32 && t.is_contiguous() &&
-                  reinterpret_cast<std::uintptr_t>(t.data()) % alignof(std::uint32_t) == 0;
-        contiguous_gather_ = pick_gather(t.dtype(), true);
-        strided_gather_ = pick_gather(t.dtype(), false);
-        direct_bf16_ = t.dtype() == DType::BF16 && t.is_contiguous() &&
-                       reinterpret_cast<std::uintptr_t>(t.data()) % alignof(std::uint16_t) == 0;
-        if (!direct_) {
-            buffer_.resize(kChunk);
-        }
-    }
-
-    bool direct_bf16() const { return direct_bf16_; }
-    const std::uint16_t* halves(std::int64_t position) const {
-        return reinterpret_cast<const std::uint16_t*>(tensor_.data()) + position;
-    }
-
-    const std::uint32_t* next(std::int64_t position, std::int64_t n) {
-        if (direct_) {
-            return reinterpret_cast<const std::uint32_t*>(tensor_.data()) + position;
-        }
-        std::uint32_t* out = buffer_.data();
-        cursor_.take(n, [&](const std::byte* p, std::int64_t stride, std::int64_t count) {
-            const bool dense = stride == static_cast<std::int64_t>(element_);
-            (dense ? contiguous_gather_ : strided_gather_)(p, stride, count, out);
-            out += count;
-        });
-        return buffer_.data();
-    }
-
-private:
-    const Tensor& tensor_;
-    Cursor cursor_;
-    std::size_t element_;
-    bool direct_ = false, direct_bf16_ = false;
-    GatherFn contiguous_gather_, strided_gather_;
-    std::vector<std::uint32_t> buffer_;
-};
-
-// ULP distance in a format other than f32 (f16, f64, fp8), from raw bit patterns.
-class RawUlp {
-public:
-    RawUlp(const Tensor& ref, const Tensor& cand)
-        : dtype_(ref.dtype())
-        , size_(dtype_size(ref.dtype()))
-        , ref_(ref)
-        , cand_(cand)
-        , a_(kChunk)
-        , b_(kChunk) {
-        const int bits = static_cast<int>(size_ * 8);
-        sign_ = std::uint64_t{1} << (bits - 1);
-    }
-
-    std::uint64_t chunk_max(std::int64_t n) {
-        fill(ref_, n, a_.data());
-        fill(cand_, n, b_.data());
-        std::uint64_t worst = 0;
-        for (std::int64_t i = 0; i < n; ++i) {
-            if (!finite(a_[i]) || !finite(b_[i])) {
-                continue;
-            }
-            const std::uint64_t ma = a_[i] & (sign_ - 1), mb = b_[i] & (sign_ - 1);
-            const bool same_sign = ((a_[i] ^ b_[i]) & sign_) == 0;
-            worst = std::max(worst, same_sign ? (ma > mb ? ma - mb : mb - ma) : ma + mb);
-        }
-        return worst;
-    }
-
-private:
-    void fill(Cursor& cursor, std::int64_t n, std::uint64_t* out) {
-        cursor.take(n, [&](const std::byte* p, std::int64_t stride, std::int64_t count) {
-            detail::gather_raw(p, stride, count, size_, out);
-            out += count;
-        });
-    }
-    bool finite(std::uint64_t bits) const {
-        switch (dtype_) {
-        case DType::F16:
-            return (bits & 0x7C00u) != 0x7C00u;
-        case DType::F8E5M2:
-            return (bits & 0x7Cu) != 0x7Cu;
-        case DType::F8E4M3: // no infinities; S.1111.111 is NaN
-            return (bits & 0x7Fu) != 0x7Fu;
-        default: // f64
-            return (bits & 0x7FF0000000000000ull) != 0x7FF0000000000000ull;
-        }
-    }
-
-    DType dtype_;
-    std::size_t size_;
-    std::uint64_t sign_;
-    Cursor ref_, cand_;
-    std::vector<std::uint64_t> a_, b_;
-};
-
-enum class UlpKind { None, F32, BF16, Raw };
-
-UlpKind ulp_kind(DType ref, DType cand) {
-    const auto floatish = [](DType d) { return is_floating(d) || is_complex(d); };
-    if (!floatish(ref) || !floatish(cand)) {
-        return UlpKind::None;
-    }
-    if (ref == cand) {
-        switch (ref) {
-        case DType::BF16:
-            return UlpKind::BF16; // bf16 is the top half of f32: its distance is the f32 one >> 16
-        case DType::F16:
-        case DType::F64:
-        case DType::F8E4M3:
-        case DType::F8E5M2:
-            return UlpKind::Raw;
-        default:
-            break;
-        }
-    }
-    return UlpKind::F32;
-}
 
 // Max-pools error ratios into the map, cell by cell, as chunks stream past in row-major order.
 class MapPooler {
@@ -382,6 +227,35 @@ void raise_min_atol(const Values& a, const Values& b, std::int64_t n, const deta
     }
 }
 
+// A chunk holding a NaN or an infinity, element by element: NaN told from Inf on each side, and the
+// mismatches whose difference is not finite counted.
+void count_nonfinite(const Values& a, const Values& b, std::int64_t n, SideTotals (&totals)[2],
+                     std::int64_t& bad_nonfinite) {
+    for (std::int64_t i = 0; i < n; ++i) {
+        const float va = a[i], vb = b[i];
+        totals[0].count_nonfinite(va);
+        totals[1].count_nonfinite(vb);
+        bad_nonfinite += va != vb && !std::isfinite(va - vb);
+    }
+}
+
+// The figures streamed over every chunk into `out`: both sides' value summaries, the mismatch fraction,
+// the smallest passing atol (none when a mismatch is not finite) and the max ULP distance in the pair's
+// own format.
+void finish_figures(const SideTotals (&totals)[2], std::int64_t bad_nonfinite, float min_atol, UlpKind ulp,
+                    std::uint64_t max_ulp, TensorComparison& out) {
+    out.ref_summary = totals[0].summary(out.numel);
+    out.cand_summary = totals[1].summary(out.numel);
+    out.mismatch_fraction = static_cast<double>(out.mismatch_count) / static_cast<double>(out.numel);
+    out.min_passing_atol = bad_nonfinite > 0 ? kInf : static_cast<double>(min_atol);
+    if (ulp == UlpKind::BF16) {
+        max_ulp >>= 16;
+    }
+    if (ulp != UlpKind::None) {
+        out.max_ulp = max_ulp;
+    }
+}
+
 // The one-line verdict of a failing comparison (PKB's allclose words, the first failure's index, the
 // non-finite mismatches and the tie report).
 std::string mismatch_message(const TensorComparison& out, const std::string& name,
@@ -422,7 +296,7 @@ TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const Co
     out.numel = numel;
     std::int64_t row_block = 1, col_block = 1;
     setup_map(out.error_map, ref.shape(), numel, options.error_map_max_side, row_block, col_block);
-    const UlpKind ulp = ulp_kind(ref.dtype(), cand.dtype());
+    const UlpKind ulp = detail::ulp_kind(ref.dtype(), cand.dtype());
     if (ulp != UlpKind::None) {
         out.max_ulp = 0;
     }
@@ -432,7 +306,7 @@ TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const Co
     }
 
     const detail::Tolerance tol{static_cast<float>(options.atol), static_cast<float>(options.rtol)};
-    Side side_a(ref), side_b(cand);
+    ChunkReader side_a(ref), side_b(cand);
     std::optional<RawUlp> raw_ulp;
     if (ulp == UlpKind::Raw) {
         raw_ulp.emplace(ref, cand);
@@ -468,12 +342,7 @@ TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const Co
         totals[1].add(c, 1);
         out.mismatch_count += c.bad;
         if (c.nonfinite[0] + c.nonfinite[1] > 0) { // rare: split NaN from Inf, find non-finite mismatches
-            for (std::int64_t i = 0; i < n; ++i) {
-                const float va = a[i], vb = b[i];
-                totals[0].count_nonfinite(va);
-                totals[1].count_nonfinite(vb);
-                bad_nonfinite += va != vb && !std::isfinite(va - vb);
-            }
+            count_nonfinite(a, b, n, totals, bad_nonfinite);
         }
         out.max_abs_error = std::max(out.max_abs_error, static_cast<double>(c.max_abs));
         out.max_rel_error = std::max(out.max_rel_error, static_cast<double>(c.max_rel));
@@ -489,16 +358,7 @@ TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const Co
         }
     }
 
-    out.ref_summary = totals[0].summary(numel);
-    out.cand_summary = totals[1].summary(numel);
-    out.mismatch_fraction = static_cast<double>(out.mismatch_count) / static_cast<double>(numel);
-    out.min_passing_atol = bad_nonfinite > 0 ? kInf : static_cast<double>(min_atol);
-    if (ulp == UlpKind::BF16) {
-        max_ulp >>= 16;
-    }
-    if (ulp != UlpKind::None) {
-        out.max_ulp = max_ulp;
-    }
+    finish_figures(totals, bad_nonfinite, min_atol, ulp, max_ulp, out);
     out.pass = out.mismatch_count == 0;
     if (!out.pass) {
         if (tie_marks) {

@@ -1,6 +1,6 @@
-// Internal to compare.cpp: the streaming pieces of the comparison. A tensor pair is walked in chunks
-// of at most kChunk logical elements; each chunk is widened to f32 words in a small buffer (never the
-// whole tensor), then one vectorised pass computes the verdict and every statistic for the chunk.
+// Internal to compare.cpp and compare_sides.cpp: the streaming pieces of the comparison. A tensor pair is
+// walked in chunks of at most kChunk logical elements; each chunk is widened to f32 words in a small buffer
+// (never the whole tensor), then one vectorised pass computes the verdict and every statistic for the chunk.
 #pragma once
 
 #include "pkbw/core/tensor.h"
