@@ -46,6 +46,10 @@ private:
     QCustomPlot* series_ = nullptr;
     QTableWidget* table_ = nullptr;
 
+    // The per-rank box plots of both sides, in `unit_label` (samples in ms times `scale`).
+    void draw_boxes(const GroupedSamples& g, double scale, const QString& unit_label);
+    // A run without samples (an imported PKB run): PKB's speedup per trial, when it stored them.
+    void draw_pkb_trials();
     void draw_series(double scale, const QString& unit_label);
     void fill_table(bool microseconds);
 };
