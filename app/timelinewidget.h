@@ -83,6 +83,8 @@ private:
     double x_of(double t) const;
     QString flow_text() const;          // the selected event's launch or kernel, in words
     void draw_flows(QPainter& p) const; // arrows from a launch to its kernel
+    void draw_lane_events(QPainter& p, std::size_t lane, int y);
+    void draw_area(QPainter& p) const;
     double t_of(double x) const;
     struct Tick {
         double x;
