@@ -69,32 +69,32 @@ SourceFile read_source(const std::vector<fs::path>& candidates, const std::strin
     return f;
 }
 
-} // namespace
-
-RunSources load_run_sources(const RunData& data, const fs::path& store_path, const fs::path& problems_root) {
-    RunSources s;
-    const RunRecord& run = data.run;
-    const nlohmann::json config = read_config(data);
-
-    // The reference that ran: PKB's Python reference for PKB runs, else pkbw's problem file.
+// The reference that ran: PKB's Python reference for PKB runs, else pkbw's problem file.
+SourceFile reference_source(const RunRecord& run, const nlohmann::json& config,
+                            const fs::path& problems_root) {
+    SourceFile f;
     const std::string pkb_reference = json_string(config, "pkb", "reference_file");
     if (!pkb_reference.empty()) {
-        s.reference = read_source({fs::path(pkb_reference)}, pkb_reference);
+        f = read_source({fs::path(pkb_reference)}, pkb_reference);
     } else if (!problems_root.empty()) {
         const fs::path folder = problems_root / run.problem_stem;
         const fs::path file = folder / (run.backend == "host" ? "reference_host.cpp" : "reference.cu");
-        s.reference = read_source({file}, file.string());
-        s.reference.note = "pkbw's problem file (the run recorded no reference file)";
+        f = read_source({file}, file.string());
+        f.note = "pkbw's problem file (the run recorded no reference file)";
     } else {
-        s.reference.error = "no reference file recorded for this run";
+        f.error = "no reference file recorded for this run";
     }
+    return f;
+}
 
-    // The candidate: the recorded path; a relative one against the checkout PKB runs name, the
-    // store's folder, the run folder's parent and the working directory.
+// The candidate: the recorded path; a relative one against the checkout PKB runs name, the
+// store's folder, the run folder's parent and the working directory.
+SourceFile candidate_source(const RunRecord& run, const nlohmann::json& config, const fs::path& store_path) {
+    SourceFile f;
     const std::string pkb_solution = json_string(config, "pkb", "solution_file");
     const std::string recorded = !pkb_solution.empty() ? pkb_solution : run.solution_path;
     if (recorded.empty()) {
-        s.candidate.error = "no solution file recorded";
+        f.error = "no solution file recorded";
     } else {
         std::vector<fs::path> tries;
         const fs::path p(recorded);
@@ -113,16 +113,18 @@ RunSources load_run_sources(const RunData& data, const fs::path& store_path, con
             }
             tries.push_back(fs::absolute(p));
         }
-        s.candidate = read_source(tries, recorded);
-        if (s.candidate.found() && !run.solution_sha256.empty() &&
-            sha256_hex(s.candidate.text) != run.solution_sha256) {
-            s.candidate.note =
-                "sha256 differs from the one recorded at run time: this file was edited since the run, "
-                "and is not the code that ran";
+        f = read_source(tries, recorded);
+        if (f.found() && !run.solution_sha256.empty() && sha256_hex(f.text) != run.solution_sha256) {
+            f.note = "sha256 differs from the one recorded at run time: this file was edited since the run, "
+                     "and is not the code that ran";
         }
     }
+    return f;
+}
 
-    // Every log of the run folder: compile logs first, then the ranks' in rank order.
+// Every log of the run folder: compile logs first, then the ranks' in rank order.
+std::vector<RunLog> run_folder_logs(const RunRecord& run) {
+    std::vector<RunLog> out;
     std::error_code ec;
     if (!run.run_dir.empty() && fs::is_directory(run.run_dir, ec)) {
         std::vector<fs::path> logs;
@@ -143,12 +145,17 @@ RunSources load_run_sources(const RunData& data, const fs::path& store_path, con
             RunLog log;
             log.name = p.filename().string();
             read_file(p, &log.text);
-            s.logs.push_back(std::move(log));
+            out.push_back(std::move(log));
         }
     }
-    // What the store archived when the run was recorded is the code that ran: it replaces what the
-    // files on disk say (they may be gone, or edited since), and the disk stays the fallback for runs
-    // recorded before the archive existed.
+    return out;
+}
+
+// What the store archived when the run was recorded is the code that ran: it replaces what the
+// files on disk say (they may be gone, or edited since), and the disk stays the fallback for runs
+// recorded before the archive existed.
+void take_archived(const RunData& data, const fs::path& store_path, RunSources& s) {
+    const RunRecord& run = data.run;
     if (data.from_store && run.id > 0 && !store_path.empty() && fs::exists(store_path)) {
         try {
             const Store store = Store::open_read_only(store_path);
@@ -180,7 +187,17 @@ RunSources load_run_sources(const RunData& data, const fs::path& store_path, con
             // An older or unreadable store: the files on disk are all there is (said per file below).
         }
     }
+}
 
+} // namespace
+
+RunSources load_run_sources(const RunData& data, const fs::path& store_path, const fs::path& problems_root) {
+    RunSources s;
+    const nlohmann::json config = read_config(data);
+    s.reference = reference_source(data.run, config, problems_root);
+    s.candidate = candidate_source(data.run, config, store_path);
+    s.logs = run_folder_logs(data.run);
+    take_archived(data, store_path, s);
     return s;
 }
 
