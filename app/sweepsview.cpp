@@ -257,6 +257,39 @@ void SweepsView::show_table(const SweepTable& table) {
         }
     }
 
+    fill_failing(table);
+
+    progress_->setRange(0, std::max(1, table.total));
+    progress_->setValue(table.done);
+    progress_->setFormat(table.total > 0 ? tr("%v / %m pairs judged") : tr("no sweep"));
+    const bool running =
+        table.sweep.status == sweep_status::kRunning || table.sweep.status == sweep_status::kSubmitted;
+    if (table.sweep.id > 0) {
+        const auto& s = table.sweep;
+        header_->setText(
+            tr("Sweep %1%2: %3, W=%4, backend %5, %6 — %7/%8 pairs judged; created %9, updated %10%11")
+                .arg(s.id)
+                .arg(s.name.empty() ? QString() : QStringLiteral(" '%1'").arg(to_qstring(s.name)))
+                .arg(to_qstring(s.mode))
+                .arg(s.world_size)
+                .arg(to_qstring(s.backend), to_qstring(s.status))
+                .arg(table.done)
+                .arg(table.total)
+                .arg(format_time(s.created_at), format_time(s.updated_at))
+                .arg(running ? tr(" (re-read every %1 s while running)").arg(refresh_->interval() / 1000.0)
+                             : QString()));
+    }
+    if (running && refresh_->interval() > 0 && !refresh_->isActive()) {
+        refresh_->start();
+    } else if (!running) {
+        refresh_->stop();
+    }
+
+    plot_fast_p(table, perf);
+}
+
+// Every pair that did not pass: its generation, problem, status, run and the message's headline.
+void SweepsView::fill_failing(const SweepTable& table) {
     failing_->setRowCount(0);
     for (const SweepPairView& v : table.pairs) {
         if (v.status == status::kPass) {
@@ -285,33 +318,10 @@ void SweepsView::show_table(const SweepTable& table) {
         message->setToolTip(to_qstring(v.pair.message.substr(0, 4000)));
         failing_->setItem(row, 4, message);
     }
+}
 
-    progress_->setRange(0, std::max(1, table.total));
-    progress_->setValue(table.done);
-    progress_->setFormat(table.total > 0 ? tr("%v / %m pairs judged") : tr("no sweep"));
-    const bool running =
-        table.sweep.status == sweep_status::kRunning || table.sweep.status == sweep_status::kSubmitted;
-    if (table.sweep.id > 0) {
-        const auto& s = table.sweep;
-        header_->setText(
-            tr("Sweep %1%2: %3, W=%4, backend %5, %6 — %7/%8 pairs judged; created %9, updated %10%11")
-                .arg(s.id)
-                .arg(s.name.empty() ? QString() : QStringLiteral(" '%1'").arg(to_qstring(s.name)))
-                .arg(to_qstring(s.mode))
-                .arg(s.world_size)
-                .arg(to_qstring(s.backend), to_qstring(s.status))
-                .arg(table.done)
-                .arg(table.total)
-                .arg(format_time(s.created_at), format_time(s.updated_at))
-                .arg(running ? tr(" (re-read every %1 s while running)").arg(refresh_->interval() / 1000.0)
-                             : QString()));
-    }
-    if (running && refresh_->interval() > 0 && !refresh_->isActive()) {
-        refresh_->start();
-    } else if (!running) {
-        refresh_->stop();
-    }
-
+// The fast_p curve of each generation (for an eval sweep, its correct share at p = 0 alone).
+void SweepsView::plot_fast_p(const SweepTable& table, bool perf) {
     // An eval sweep measures no speedup: a p axis with a dot at 0 would only repeat fast_0.
     plot_->setVisible(perf);
     eval_note_->setVisible(!perf && table.sweep.id > 0);

@@ -56,6 +56,8 @@ signals:
 private:
     void load_list(qint64 select);
     void show_table(const SweepTable& table);
+    void fill_failing(const SweepTable& table);
+    void plot_fast_p(const SweepTable& table, bool perf);
 
     QString store_;
     qint64 sweep_id_ = 0;
