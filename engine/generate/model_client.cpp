@@ -40,6 +40,63 @@ std::string ModelClient::redact(std::string text) const {
     return text;
 }
 
+namespace {
+
+void write_solution(const fs::path& file, const std::string& code) {
+    fs::create_directories(file.parent_path());
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out << code;
+    out.close();
+    if (!out)
+        throw Error("cannot write " + file.string());
+}
+
+// What a reply that arrived (HTTP 200) comes to: the outcome and its message, and for a complete reply
+// with a code block, that code, written to the request's solution path (`path` and `sha` then name it).
+void judge_reply(const ModelReply& reply, const AskRequest& request, AskResult& result, std::string& path,
+                 std::string& sha) {
+    if (!reply.error.empty()) {
+        result.outcome = "http_error";
+        result.message = "unreadable reply: " + reply.error;
+    } else if (reply.refused) {
+        result.outcome = "refused";
+        result.message = "the provider stopped the reply (" + reply.finish_reason + ")";
+    } else if (reply.truncated) {
+        result.outcome = "truncated";
+        result.message = "the reply stopped at the token limit (" + reply.finish_reason + ", " +
+                         std::to_string(reply.output_tokens.value_or(0)) + " output tokens); not saved";
+    } else if (reply.text.empty()) {
+        result.outcome = "empty";
+        result.message = "the reply has no text (finish reason '" + reply.finish_reason + "')";
+    } else {
+        Extracted code = extract_code(reply.text, request.language);
+        if (code.status != ExtractStatus::Ok) {
+            result.outcome = "no_code";
+            result.message = code.note + "; the reply is kept in the store";
+        } else {
+            result.outcome = "saved";
+            result.code = code.code;
+            result.message = code.note;
+            if (!request.solution_path.empty()) {
+                write_solution(request.solution_path, code.code);
+                path = request.solution_path.string();
+                sha = sha256_hex(code.code);
+            }
+        }
+    }
+}
+
+// The reply's estimated cost from its token counts and the model's price; none when either is unknown.
+std::optional<double> reply_cost(const ModelReply& reply,
+                                 const std::optional<std::pair<double, double>>& price) {
+    if (!price || (!reply.input_tokens && !reply.output_tokens))
+        return std::nullopt;
+    return (reply.input_tokens.value_or(0) * price->first + reply.output_tokens.value_or(0) * price->second) /
+           1e6;
+}
+
+} // namespace
+
 AskResult ModelClient::ask(const AskRequest& request) {
     ProviderRequest built = build_request(model_, provider_, request.system, request.turns);
     const std::string user_prompt = request.turns.empty() ? "" : request.turns.back().text;
@@ -49,11 +106,7 @@ AskResult ModelClient::ask(const AskRequest& request) {
     auto record = [&](int try_number, const HttpResult& http, const ModelReply* reply,
                       const std::string& outcome, const std::string& message, const std::string& path,
                       const std::string& sha) {
-        std::optional<double> cost;
-        if (reply && price && (reply->input_tokens || reply->output_tokens))
-            cost = (reply->input_tokens.value_or(0) * price->first +
-                    reply->output_tokens.value_or(0) * price->second) /
-                   1e6;
+        const std::optional<double> cost = reply ? reply_cost(*reply, price) : std::nullopt;
         if (reply)
             result.cost_usd = cost;
         if (store_ == nullptr)
@@ -122,40 +175,7 @@ AskResult ModelClient::ask(const AskRequest& request) {
     ModelReply reply = parse_reply(model_, last.body, built.streamed);
     result.reply_text = reply.text;
     std::string path, sha;
-    if (!reply.error.empty()) {
-        result.outcome = "http_error";
-        result.message = "unreadable reply: " + reply.error;
-    } else if (reply.refused) {
-        result.outcome = "refused";
-        result.message = "the provider stopped the reply (" + reply.finish_reason + ")";
-    } else if (reply.truncated) {
-        result.outcome = "truncated";
-        result.message = "the reply stopped at the token limit (" + reply.finish_reason + ", " +
-                         std::to_string(reply.output_tokens.value_or(0)) + " output tokens); not saved";
-    } else if (reply.text.empty()) {
-        result.outcome = "empty";
-        result.message = "the reply has no text (finish reason '" + reply.finish_reason + "')";
-    } else {
-        Extracted code = extract_code(reply.text, request.language);
-        if (code.status != ExtractStatus::Ok) {
-            result.outcome = "no_code";
-            result.message = code.note + "; the reply is kept in the store";
-        } else {
-            result.outcome = "saved";
-            result.code = code.code;
-            result.message = code.note;
-            if (!request.solution_path.empty()) {
-                fs::create_directories(request.solution_path.parent_path());
-                std::ofstream out(request.solution_path, std::ios::binary | std::ios::trunc);
-                out << code.code;
-                out.close();
-                if (!out)
-                    throw Error("cannot write " + request.solution_path.string());
-                path = request.solution_path.string();
-                sha = sha256_hex(code.code);
-            }
-        }
-    }
+    judge_reply(reply, request, result, path, sha);
     result.exchange_id = record(final_try, last, &reply, result.outcome, result.message, path, sha);
     return result;
 }
