@@ -71,6 +71,14 @@ struct PkbPrompts::Impl {
             throw FormatError(where(path) + " is missing or not a string");
         return *value;
     }
+
+    // The parts of user_prompt (defined below, after the TOML helpers they use).
+    using Context = std::map<std::string, std::string>;
+    std::string hardware_body(const toml::table& templates, const std::string& profile_name) const;
+    std::string example_entries(const toml::table& backend, const toml::table& common,
+                                const std::string& backend_name, Context& ctx) const;
+    std::string components_body(const toml::table& shared, const toml::table& common,
+                                const Context& ctx) const;
 };
 
 PkbPrompts::PkbPrompts(std::unique_ptr<Impl> impl)
@@ -202,6 +210,100 @@ std::vector<std::string> PkbPrompts::resolve_problems(const std::string& argumen
     return {resolve_one(raw)};
 }
 
+// The hardware section's body for a profile: its header, then its specs, definitions and best practices
+// filled with the profile's values (a section without a profile strips to nothing and is dropped).
+std::string PkbPrompts::Impl::hardware_body(const toml::table& templates,
+                                            const std::string& profile_name) const {
+    std::string hardware_body;
+    const toml::table* profiles = config["hardware_profiles"].as_table();
+    const toml::table* profile = profiles ? (*profiles)[profile_name].as_table() : nullptr;
+    if (profile == nullptr) {
+        std::string have;
+        for (const auto& key : keys_of(std::as_const(config)["hardware_profiles"]))
+            have += (have.empty() ? "" : ", ") + key;
+        throw FormatError(where("hardware_profiles." + profile_name) + " missing (have: " + have + ")");
+    }
+    std::map<std::string, std::string> profile_values;
+    for (const auto& [key, value] : *profile)
+        profile_values[std::string(key.str())] = python_str(value);
+    const toml::table& hw = table(templates, "hardware", "[templates.hardware]");
+    std::vector<std::string> parts{
+        python_strip(string(hw, "hardware_header", "templates.hardware.hardware_header"))};
+    for (const char* key : {"hardware_specs", "hardware_definitions", "hardware_best_practices"})
+        parts.push_back(python_format(string(hw, key, std::string("templates.hardware.") + key),
+                                      profile_values, where(std::string("templates.hardware.") + key)));
+    for (const auto& part : parts)
+        if (!part.empty())
+            hardware_body += (hardware_body.empty() ? "" : "\n\n") + part;
+    return hardware_body;
+}
+
+// The in-context examples: their introduction into ctx["examples_intro"], and each example's entry
+// (its PyTorch and custom solutions read from the checkout) joined, returned.
+std::string PkbPrompts::Impl::example_entries(const toml::table& backend, const toml::table& common,
+                                              const std::string& backend_name, Context& ctx) const {
+    const toml::array* examples = backend["in_context_examples"].as_array();
+    if (examples == nullptr || examples->empty())
+        throw FormatError(where("backends." + backend_name + ".in_context_examples") +
+                          " must be a non-empty list");
+    const char* intro_key = examples->size() == 1 ? "example_intro_one_shot" : "example_intro_few_shot";
+    ctx["examples_intro"] =
+        python_format(string(common, intro_key, std::string("templates.common.") + intro_key), ctx,
+                      where(std::string("templates.common.") + intro_key));
+    const std::string entry_template =
+        string(common, "example_entry_template", "templates.common.example_entry_template");
+    std::string entries;
+    for (std::size_t i = 0; i < examples->size(); ++i) {
+        std::string key = "backends." + backend_name + ".in_context_examples[" + std::to_string(i) + "]";
+        const toml::table* example = (*examples)[i].as_table();
+        if (example == nullptr)
+            throw FormatError(where(key) + " must be a table");
+        auto block = ctx;
+        auto label = (*example)["label"].value<std::string>();
+        block["example_label"] = label && !label->empty() ? *label : "Example " + std::to_string(i + 1);
+        for (const auto& [field, placeholder] :
+             {std::pair{"pytorch_solution", "input_code"}, std::pair{"custom_solution", "output_code"}}) {
+            auto relative = (*example)[field].value<std::string>();
+            if (!relative)
+                throw FormatError(where(key) + " missing '" + field + "'");
+            fs::path file = checkout / *relative;
+            if (!fs::is_regular_file(file))
+                throw Error("referenced file not found: " + file.string() + " (" + key + "." + field + ")");
+            block[placeholder] = read_text_universal(file.string());
+        }
+        entries += (i == 0 ? "" : "\n\n") +
+                   python_format(entry_template, block, where("templates.common.example_entry_template"));
+    }
+    return entries;
+}
+
+// The prompt's components in the configured order, each from [shared] or [templates.common], filled
+// and stripped; empty ones left out.
+std::string PkbPrompts::Impl::components_body(const toml::table& shared, const toml::table& common,
+                                              const Context& ctx) const {
+    const toml::array* components = config["options"]["generate_kernel"]["components"].as_array();
+    if (components == nullptr)
+        throw FormatError(where("options.generate_kernel.components") + " is missing or not a list");
+    std::string body;
+    for (const auto& component : *components) {
+        auto name = component.value<std::string>();
+        if (!name)
+            throw FormatError(where("options.generate_kernel.components") + " holds a non-string");
+        std::string rendered;
+        if (auto text = shared[*name].value<std::string>())
+            rendered = python_format(*text, ctx, where("shared." + *name));
+        else if (auto text2 = common[*name].value<std::string>())
+            rendered = python_format(*text2, ctx, where("templates.common." + *name));
+        else
+            throw FormatError(where("options.generate_kernel.components") + ": unknown prompt component '" +
+                              *name + "'");
+        rendered = python_strip(rendered);
+        if (!rendered.empty())
+            body += (body.empty() ? "" : "\n\n") + rendered;
+    }
+    return body;
+}
+
 std::string PkbPrompts::user_prompt(const PkbPromptRequest& request) const {
     const Impl& im = *impl_;
     const toml::table& cfg = im.config;
@@ -223,89 +325,13 @@ std::string PkbPrompts::user_prompt(const PkbPromptRequest& request) const {
     if (!fs::is_regular_file(reference))
         throw Error("reference file not found: " + reference.string());
     ctx["ref_arch_src"] = read_text_universal(reference.string());
-
-    // The hardware body: empty without a profile (its section then strips to nothing and is dropped).
-    std::string hardware_body;
-    if (request.hardware) {
-        const toml::table* profiles = cfg["hardware_profiles"].as_table();
-        const toml::table* profile = profiles ? (*profiles)[*request.hardware].as_table() : nullptr;
-        if (profile == nullptr) {
-            std::string have;
-            for (const auto& key : hardware_profiles())
-                have += (have.empty() ? "" : ", ") + key;
-            throw FormatError(im.where("hardware_profiles." + *request.hardware) + " missing (have: " + have +
-                              ")");
-        }
-        std::map<std::string, std::string> profile_values;
-        for (const auto& [key, value] : *profile)
-            profile_values[std::string(key.str())] = python_str(value);
-        const toml::table& hw = im.table(templates, "hardware", "[templates.hardware]");
-        std::vector<std::string> parts{
-            python_strip(im.string(hw, "hardware_header", "templates.hardware.hardware_header"))};
-        for (const char* key : {"hardware_specs", "hardware_definitions", "hardware_best_practices"})
-            parts.push_back(python_format(im.string(hw, key, std::string("templates.hardware.") + key),
-                                          profile_values,
-                                          im.where(std::string("templates.hardware.") + key)));
-        for (const auto& part : parts)
-            if (!part.empty())
-                hardware_body += (hardware_body.empty() ? "" : "\n\n") + part;
-    }
-    ctx["hardware_context_body"] = hardware_body;
-
-    const toml::array* examples = backend["in_context_examples"].as_array();
-    if (examples == nullptr || examples->empty())
-        throw FormatError(im.where("backends." + request.backend + ".in_context_examples") +
-                          " must be a non-empty list");
-    const char* intro_key = examples->size() == 1 ? "example_intro_one_shot" : "example_intro_few_shot";
-    ctx["examples_intro"] =
-        python_format(im.string(common, intro_key, std::string("templates.common.") + intro_key), ctx,
-                      im.where(std::string("templates.common.") + intro_key));
-    const std::string entry_template =
-        im.string(common, "example_entry_template", "templates.common.example_entry_template");
-    std::string entries;
-    for (std::size_t i = 0; i < examples->size(); ++i) {
-        std::string key = "backends." + request.backend + ".in_context_examples[" + std::to_string(i) + "]";
-        const toml::table* example = (*examples)[i].as_table();
-        if (example == nullptr)
-            throw FormatError(im.where(key) + " must be a table");
-        auto block = ctx;
-        auto label = (*example)["label"].value<std::string>();
-        block["example_label"] = label && !label->empty() ? *label : "Example " + std::to_string(i + 1);
-        for (const auto& [field, placeholder] :
-             {std::pair{"pytorch_solution", "input_code"}, std::pair{"custom_solution", "output_code"}}) {
-            auto relative = (*example)[field].value<std::string>();
-            if (!relative)
-                throw FormatError(im.where(key) + " missing '" + field + "'");
-            fs::path file = im.checkout / *relative;
-            if (!fs::is_regular_file(file))
-                throw Error("referenced file not found: " + file.string() + " (" + key + "." + field + ")");
-            block[placeholder] = read_text_universal(file.string());
-        }
-        entries += (i == 0 ? "" : "\n\n") +
-                   python_format(entry_template, block, im.where("templates.common.example_entry_template"));
-    }
+    // Empty without a profile: its section then strips to nothing and is dropped.
+    ctx["hardware_context_body"] = request.hardware ? im.hardware_body(templates, *request.hardware) : "";
+    // Each example's entry is filled from ctx as it stands, before ctx holds the entries.
+    const std::string entries = im.example_entries(backend, common, request.backend, ctx);
     ctx["examples_entries"] = entries;
 
-    const toml::array* components = cfg["options"]["generate_kernel"]["components"].as_array();
-    if (components == nullptr)
-        throw FormatError(im.where("options.generate_kernel.components") + " is missing or not a list");
-    std::string body;
-    for (const auto& component : *components) {
-        auto name = component.value<std::string>();
-        if (!name)
-            throw FormatError(im.where("options.generate_kernel.components") + " holds a non-string");
-        std::string rendered;
-        if (auto text = shared[*name].value<std::string>())
-            rendered = python_format(*text, ctx, im.where("shared." + *name));
-        else if (auto text2 = common[*name].value<std::string>())
-            rendered = python_format(*text2, ctx, im.where("templates.common." + *name));
-        else
-            throw FormatError(im.where("options.generate_kernel.components") +
-                              ": unknown prompt component '" + *name + "'");
-        rendered = python_strip(rendered);
-        if (!rendered.empty())
-            body += (body.empty() ? "" : "\n\n") + rendered;
-    }
+    const std::string body = im.components_body(shared, common, ctx);
     return body + "\nThe generated file will be saved as: " + request.solution_relative_path +
            "\nProduce the complete Python file contents for that path.";
 }
