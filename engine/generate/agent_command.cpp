@@ -222,6 +222,34 @@ bool record_attempt(Store& store, CommandOutput& output, const AgentOptions& opt
     return done;
 }
 
+// Where the judge finds the candidate, the store and the judging program.
+void place_judge(const AgentOptions& options, const PromptOptions& prompt_options,
+                 const AssembledPrompt& prompt, AgentJudge& judge) {
+    // As `pkbw generate` (and PKB): a PKB generation folder goes into the checkout by default.
+    fs::path root = options.generate.output_root ? fs::path(*options.generate.output_root)
+                    : judge.pkb                  ? fs::path(judge.checkout)
+                                                 : fs::path(".");
+    judge.file = root / prompt.relative_path;
+    judge.store_path = cli::resolve_store_path(prompt_options.store);
+    judge.pkbw =
+        options.pkbw_program.empty() ? (cli::executable_dir() / "pkbw").string() : options.pkbw_program;
+}
+
+// An attempt's row as the reply left it (its verdict and feedback come after judging).
+AgentAttemptRow attempt_row(std::int64_t generation_id, const std::string& stem, int attempt,
+                            const AskResult& reply) {
+    AgentAttemptRow a;
+    a.generation_id = generation_id;
+    a.problem_stem = stem;
+    a.attempt = attempt;
+    if (attempt > 1)
+        a.parent_attempt = attempt - 1;
+    a.exchange_id = reply.exchange_id;
+    a.cost_usd = reply.cost_usd;
+    a.source = reply.code;
+    return a;
+}
+
 } // namespace
 
 int run_agent_command(const AgentOptions& input) {
@@ -237,16 +265,9 @@ int run_agent_command(const AgentOptions& input) {
 
         ProviderSettings provider = provider_settings(options.generate, model);
 
-        // As `pkbw generate` (and PKB): a PKB generation folder goes into the checkout by default.
-        fs::path root = options.generate.output_root ? fs::path(*options.generate.output_root)
-                        : judge.pkb                  ? fs::path(judge.checkout)
-                                                     : fs::path(".");
-        judge.file = root / prompt.relative_path;
+        place_judge(options, prompt_options, prompt, judge);
         const fs::path& file = judge.file;
-        judge.store_path = cli::resolve_store_path(prompt_options.store);
         const fs::path& store_path = judge.store_path;
-        judge.pkbw =
-            options.pkbw_program.empty() ? (cli::executable_dir() / "pkbw").string() : options.pkbw_program;
 
         Store store = Store::open(store_path);
         const GenerationRow row = generation_row(options, judge, prompt, model, provider);
@@ -279,15 +300,7 @@ int run_agent_command(const AgentOptions& input) {
             AskResult reply =
                 client.ask({prompt.stem, 0, attempt, prompt.system, turns, prompt.language, file});
             spent += reply.cost_usd.value_or(0);
-            AgentAttemptRow a;
-            a.generation_id = generation_id;
-            a.problem_stem = prompt.stem;
-            a.attempt = attempt;
-            if (attempt > 1)
-                a.parent_attempt = attempt - 1;
-            a.exchange_id = reply.exchange_id;
-            a.cost_usd = reply.cost_usd;
-            a.source = reply.code;
+            AgentAttemptRow a = attempt_row(generation_id, prompt.stem, attempt, reply);
             Verdict verdict;
             if (reply.outcome == "http_error") {
                 a.verdict = "http_error";

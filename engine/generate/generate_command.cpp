@@ -117,6 +117,41 @@ GenerationRow generate_row(const GenerateOptions& options, const ModelSpec& mode
     return row;
 }
 
+// Where the generation's files go: --output-root, else the working directory for a native backend,
+// else the PKB checkout (--pkb-checkout or PKB_CHECKOUT).
+fs::path output_root(const GenerateOptions& options, const PromptOptions& prompt_options) {
+    return options.output_root ? fs::path(*options.output_root)
+           : is_native_backend(prompt_options.backend)
+               ? fs::path(".")
+               : fs::path(prompt_options.pkb_checkout ? *prompt_options.pkb_checkout
+                                                      : std::string(std::getenv("PKB_CHECKOUT")));
+}
+
+// The file one job's answer is saved to.
+fs::path sample_file(const fs::path& root, const Job& job, int samples) {
+    fs::path relative(job.prompt->relative_path);
+    // k > 1: sample_<i>/ inside the generation folder (PKB has no samples).
+    return samples == 1 ? root / relative
+                        : root / relative.parent_path() / ("sample_" + std::to_string(job.sample)) /
+                              relative.filename();
+}
+
+// One answer as an event and as a line: its outcome, where it was saved, its tries and cost.
+void report_answer(CommandOutput& output, const Job& job, const AskResult& r, const fs::path& file,
+                   int samples) {
+    output.event("answer",
+                 {{"problem", job.prompt->stem},
+                  {"sample", job.sample},
+                  {"outcome", r.outcome},
+                  {"path", r.outcome == "saved" ? nlohmann::json(file.string()) : nlohmann::json(nullptr)},
+                  {"message", r.message},
+                  {"tries", r.tries},
+                  {"cost_usd", r.cost_usd ? nlohmann::json(*r.cost_usd) : nlohmann::json(nullptr)}});
+    output.result(job.prompt->stem + (samples > 1 ? " sample " + std::to_string(job.sample) : "") + ": " +
+                  r.outcome + (r.outcome == "saved" ? " " + file.string() : "") +
+                  (r.message.empty() ? "" : " (" + r.message + ")"));
+}
+
 } // namespace
 
 int run_generate_command(const GenerateOptions& options) {
@@ -127,12 +162,7 @@ int run_generate_command(const GenerateOptions& options) {
         std::vector<AssembledPrompt> prompts = assemble_prompts(prompt_options);
         const ProviderSettings provider = provider_settings(options, model);
 
-        fs::path root =
-            options.output_root ? fs::path(*options.output_root)
-            : is_native_backend(prompt_options.backend)
-                ? fs::path(".")
-                : fs::path(prompt_options.pkb_checkout ? *prompt_options.pkb_checkout
-                                                       : std::string(std::getenv("PKB_CHECKOUT")));
+        fs::path root = output_root(options, prompt_options);
         const std::string folder = fs::path(prompts.front().relative_path).parent_path().string();
 
         fs::path store_path = cli::resolve_store_path(prompt_options.store);
@@ -163,12 +193,7 @@ int run_generate_command(const GenerateOptions& options) {
         auto worker = [&] {
             for (std::size_t i; (i = next.fetch_add(1)) < jobs.size();) {
                 const Job& job = jobs[i];
-                fs::path relative(job.prompt->relative_path);
-                // k > 1: sample_<i>/ inside the generation folder (PKB has no samples).
-                fs::path file = options.samples == 1
-                                    ? root / relative
-                                    : root / relative.parent_path() /
-                                          ("sample_" + std::to_string(job.sample)) / relative.filename();
+                const fs::path file = sample_file(root, job, options.samples);
                 AskRequest request{
                     job.prompt->stem,     job.sample, 0, job.prompt->system, {{"user", job.prompt->user}},
                     job.prompt->language, file};
@@ -183,19 +208,7 @@ int run_generate_command(const GenerateOptions& options) {
                 if (r.outcome == "saved")
                     ++saved;
                 total_cost += r.cost_usd.value_or(0);
-                output.event(
-                    "answer",
-                    {{"problem", job.prompt->stem},
-                     {"sample", job.sample},
-                     {"outcome", r.outcome},
-                     {"path", r.outcome == "saved" ? nlohmann::json(file.string()) : nlohmann::json(nullptr)},
-                     {"message", r.message},
-                     {"tries", r.tries},
-                     {"cost_usd", r.cost_usd ? nlohmann::json(*r.cost_usd) : nlohmann::json(nullptr)}});
-                output.result(job.prompt->stem +
-                              (options.samples > 1 ? " sample " + std::to_string(job.sample) : "") + ": " +
-                              r.outcome + (r.outcome == "saved" ? " " + file.string() : "") +
-                              (r.message.empty() ? "" : " (" + r.message + ")"));
+                report_answer(output, job, r, file, options.samples);
             }
         };
         std::vector<std::thread> threads;
