@@ -300,6 +300,57 @@ std::vector<SweepPair> pending_pairs(const Store& store, std::int64_t sweep_id) 
     return pending;
 }
 
+namespace {
+
+// The environment of a run on one slot: its devices, when the sweep pins them.
+std::map<std::string, std::string> slot_environment(const std::vector<std::string>& devices) {
+    std::map<std::string, std::string> environment;
+    if (!devices.empty()) {
+        std::string list;
+        for (const auto& id : devices)
+            list += (list.empty() ? "" : ",") + id;
+        environment["CUDA_VISIBLE_DEVICES"] = list;
+    }
+    return environment;
+}
+
+// What a child that exited with `status` did for its pair: the run it recorded (its verdict, and pending
+// again when the run was interrupted or aborted), or why it recorded none.
+struct ChildOutcome {
+    SweepPair pair;
+    std::string verdict = "failed", speedup;
+};
+
+ChildOutcome finished_pair(const Child& child, int status) {
+    ChildOutcome out;
+    out.pair = child.pair;
+    auto finished = run_finished(child.stdout_file);
+    const std::int64_t run_id = finished ? finished->value("run_id", std::int64_t{0}) : 0;
+    if (run_id > 0) {
+        out.pair.run_id = run_id;
+        out.verdict = finished->value("status", std::string(status::kError));
+        out.pair.message = finished->value("message", std::string());
+        out.pair.state =
+            out.verdict == to_string(RunStatus::Interrupted) || out.verdict == to_string(RunStatus::Aborted)
+                ? pair_state::kPending
+                : pair_state::kDone;
+        out.speedup = speedup_text(*finished);
+    } else {
+        out.pair.state = pair_state::kFailed;
+        std::string how = WIFSIGNALED(status)
+                              ? "pkbw was killed by signal " + std::to_string(WTERMSIG(status))
+                              : "pkbw exited " + std::to_string(WEXITSTATUS(status));
+        out.pair.message = how + " without recording a run";
+        if (finished)
+            out.pair.message += ": " + finished->value("message", std::string());
+        else if (auto tail = tail_of(child.stderr_file, 300); !tail.empty())
+            out.pair.message += ": " + tail;
+    }
+    return out;
+}
+
+} // namespace
+
 ExecuteResult execute_sweep(Store& store, const SweepRecord& sweep, const SweepContext& context,
                             std::ostream& out) {
     const std::vector<SweepPair> todo = pending_pairs(store, sweep.id);
@@ -332,13 +383,7 @@ ExecuteResult execute_sweep(Store& store, const SweepRecord& sweep, const SweepC
             const std::string tag = std::to_string(c.pair.position);
             c.stdout_file = context.work_dir / "logs" / ("pair_" + tag + ".jsonl");
             c.stderr_file = context.work_dir / "logs" / ("pair_" + tag + ".err");
-            std::map<std::string, std::string> environment;
-            if (!slots[s].empty()) {
-                std::string list;
-                for (const auto& id : slots[s])
-                    list += (list.empty() ? "" : ",") + id;
-                environment["CUDA_VISIBLE_DEVICES"] = list;
-            }
+            const std::map<std::string, std::string> environment = slot_environment(slots[s]);
             c.started = Clock::now();
             try {
                 c.pid =
@@ -365,31 +410,8 @@ ExecuteResult execute_sweep(Store& store, const SweepRecord& sweep, const SweepC
                 continue;
             }
             const double seconds = std::chrono::duration<double>(Clock::now() - it->started).count();
-            SweepPair pair = it->pair;
+            auto [pair, verdict, speedup] = finished_pair(*it, status);
             pair.seconds = seconds;
-            std::string verdict = "failed", speedup;
-            auto finished = run_finished(it->stdout_file);
-            const std::int64_t run_id = finished ? finished->value("run_id", std::int64_t{0}) : 0;
-            if (run_id > 0) {
-                pair.run_id = run_id;
-                verdict = finished->value("status", std::string(status::kError));
-                pair.message = finished->value("message", std::string());
-                pair.state =
-                    verdict == to_string(RunStatus::Interrupted) || verdict == to_string(RunStatus::Aborted)
-                        ? pair_state::kPending
-                        : pair_state::kDone;
-                speedup = speedup_text(*finished);
-            } else {
-                pair.state = pair_state::kFailed;
-                std::string how = WIFSIGNALED(status)
-                                      ? "pkbw was killed by signal " + std::to_string(WTERMSIG(status))
-                                      : "pkbw exited " + std::to_string(WEXITSTATUS(status));
-                pair.message = how + " without recording a run";
-                if (finished)
-                    pair.message += ": " + finished->value("message", std::string());
-                else if (auto tail = tail_of(it->stderr_file, 300); !tail.empty())
-                    pair.message += ": " + tail;
-            }
             record_sweep_pair(store, sweep.id, pair);
             progress.finished(pair, verdict, seconds, speedup);
             ++result.finished;
