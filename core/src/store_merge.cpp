@@ -3,6 +3,7 @@
 // cannot be used inside a transaction).
 #include "pkbw/core/store_merge.h"
 
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/store.h"
 #include "store_merge_copy.h"
 
@@ -138,7 +139,7 @@ void Merger::copy_runs(Db& input) {
         // recorded folder is gone.
         fs::path source = old_dir;
         if (!old_dir.empty() && !fs::is_directory(source, ec))
-            source = fs::absolute(input.path()).parent_path() / "runs" / fs::path(old_dir).filename();
+            source = run_layout::runs_dir_of_store(fs::absolute(input.path())) / fs::path(old_dir).filename();
         if (!old_dir.empty() && fs::is_directory(source, ec)) {
             fs::path to = target_runs_ / fs::path(old_dir).filename();
             for (int n = 2; fs::exists(to, ec) || taken_.count(to.string()); ++n)
@@ -207,7 +208,7 @@ MergeReport merge_stores(const std::vector<fs::path>& inputs, const fs::path& in
     for (const auto& input : inputs)
         check_input(input, into);
     Store::open(into).check_before_write(); // creates or migrates the target; refuses a damaged one
-    const fs::path target_runs = fs::absolute(into).parent_path() / "runs";
+    const fs::path target_runs = run_layout::runs_dir_of_store(fs::absolute(into));
     MergeReport report;
     Db target(into, true);
     target.exec("PRAGMA foreign_keys = ON");
