@@ -107,7 +107,12 @@ StoreCheckReport check_store(const fs::path& path) {
         const Store store = Store::open_read_only(path);
         check_files(store, report);
     } catch (const std::exception& error) {
-        report.files_note = std::string("files not checked: ") + error.what();
+        // This is `pkbw store check`: its report must not send the user back to itself.
+        std::string why = error.what();
+        const std::string pointer = "; `pkbw store check` names what";
+        if (const auto at = why.find(pointer); at != std::string::npos)
+            why.erase(at, pointer.size());
+        report.files_note = "files not checked: " + why;
     }
     return report;
 }

@@ -62,6 +62,29 @@ bool read_as_immutable(const std::filesystem::path& path) {
     return error || wal_bytes == 0;
 }
 
+namespace {
+
+// Why SQLite could not open `path`, in words a user can act on: SQLite says only "unable to open
+// database file" for a missing folder, an unreadable file and a folder it may not write (the CLI
+// review's read-only folder).
+std::string open_failure(const std::filesystem::path& path, OpenMode mode, const std::string& why) {
+    std::error_code ec;
+    const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : ".";
+    if (!std::filesystem::is_directory(folder, ec))
+        return why + ": its folder " + folder.string() + " does not exist";
+    const bool exists = std::filesystem::exists(path, ec);
+    if (exists && ::access(path.c_str(), R_OK) != 0)
+        return why + ": this user may not read it";
+    if (mode == OpenMode::ReadWrite && (::access(folder.c_str(), W_OK) != 0 ||
+                                        (exists && ::access(path.c_str(), W_OK) != 0)))
+        return why + ": " + (exists ? "it or its folder " : "its folder ") + folder.string() +
+               " is not writable by this user (a read-only file system, or another user's folder); pass "
+               "--store a writable path";
+    return why;
+}
+
+} // namespace
+
 sqlite3* open_connection(const std::filesystem::path& path, OpenMode mode, std::string_view what) {
     int flags = SQLITE_OPEN_NOMUTEX;
     std::string name = path.string();
@@ -81,7 +104,7 @@ sqlite3* open_connection(const std::filesystem::path& path, OpenMode mode, std::
     if (sqlite3_open_v2(name.c_str(), &db, flags, nullptr) != SQLITE_OK) {
         const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
         sqlite3_close_v2(db);
-        throw StoreError("store " + path.string() + ": " + std::string(what) + ": " + why);
+        throw StoreError("store " + path.string() + ": " + std::string(what) + ": " + open_failure(path, mode, why));
     }
     sqlite3_extended_result_codes(db, 1);
     sqlite3_busy_timeout(db, kBusyTimeoutMs);

@@ -44,13 +44,18 @@ std::string statement_tables(std::string_view sql) {
 
 namespace {
 
-// SQLite's words for what went wrong, with what a user can do about the two a damaged or foreign file
-// gives (the review found raw "database disk image is malformed" and SQL text in the GUI).
-std::string sqlite_failure(sqlite3* db) {
+// SQLite's words for what went wrong, with what a user can do about the ones a damaged file, a
+// foreign file or a read-only place gives (the reviews found raw "database disk image is malformed",
+// "attempt to write a readonly database" and SQL text). `checking`: the failure is `pkbw store
+// check`'s own, which must not send the user back to itself.
+std::string sqlite_failure(sqlite3* db, bool checking) {
     const std::string words = sqlite3_errmsg(db);
     switch (sqlite3_errcode(db) & 0xff) {
     case SQLITE_CORRUPT:
-        return "the file is damaged (" + words + "; `pkbw store check` names what)";
+        return "the file is damaged (" + words + (checking ? ")" : "; `pkbw store check` names what)");
+    case SQLITE_READONLY:
+        return "the file or its folder is not writable by this user (" + words +
+               "; a read-only file system or another user's folder); pass --store a writable path";
     default:
         return words;
     }
@@ -94,7 +99,7 @@ void throw_store_error(const std::filesystem::path& file, std::string_view what,
                          sqlite3_errmsg(db) + ")");
     std::string message = "store " + file.string() + ": " + std::string(what);
     if (db != nullptr)
-        message += ": " + sqlite_failure(db);
+        message += ": " + sqlite_failure(db, what.starts_with("cannot check its integrity"));
     throw StoreError(message);
 }
 

@@ -61,12 +61,7 @@ int Run::execute() {
     aa_ = options_.solution == "reference" && options_.mode == "perf";
     const bool is_reference = options_.solution == "reference" && !aa_;
     auto [solution_path, usage_error] = locate_solution();
-    // Generated solutions target one precision, named in their folder (PKB's generation naming).
-    if (options_.dtype.empty() && !solution_path.empty()) {
-        auto label = parse_generation_label(fs::absolute(solution_path).parent_path().filename().string());
-        if (auto dtype = parse_dtype(label.precision); label.parsed && dtype)
-            dtype_ = *dtype;
-    }
+    dtype_from_solution_folder(solution_path);
     try {
         layout_ = locate_data();
     } catch (const Error& error) {
@@ -123,6 +118,7 @@ std::optional<int> Run::check_options() {
         if (!dtype)
             return fail(to_string(RunStatus::Error), kExitUsage, "unknown dtype '" + options_.dtype + "'");
         dtype_ = *dtype;
+        dtype_origin_ = "--dtype";
     }
     if (options_.inputs != "pkb" && options_.inputs != "exact")
         return fail(to_string(RunStatus::Error), kExitUsage,
@@ -208,11 +204,31 @@ std::optional<int> Run::check_problem_config(const Problem& problem, const fs::p
     return std::nullopt;
 }
 
+void Run::dtype_from_solution_folder(const std::string& solution_path) {
+    // Generated solutions target one precision, named in their folder (PKB's generation naming).
+    if (!options_.dtype.empty() || solution_path.empty())
+        return;
+    const auto label = parse_generation_label(fs::absolute(solution_path).parent_path().filename().string());
+    if (auto dtype = parse_dtype(label.precision); label.parsed && dtype) {
+        dtype_ = *dtype;
+        dtype_origin_ = "folder";
+    }
+}
+
+std::string Run::dtype_origin_text() const {
+    if (dtype_origin_ == "--dtype")
+        return "--dtype";
+    if (dtype_origin_ == "folder")
+        return "the folder's name";
+    return "PKB's default; --dtype f32 for a float32 candidate";
+}
+
 void Run::print_run_header(const Problem& problem, const std::string& solution_path) {
     out_ << "pkbw " << options_.mode << "\n  Problem:  " << stem_ << " (" << problem.info().category << ") "
          << problem.info().title << "\n  Solution: " << options_.solution << "  (" << solution_path << ")\n"
          << "  Backend:  " << backend_ << "  nproc: " << options_.nproc << "\n  Shape:    (" << options_.m
-         << ", " << options_.n << ")  dtype=" << dtype_name(dtype_) << "  inputs=" << options_.inputs << "\n";
+         << ", " << options_.n << ")  dtype=" << dtype_name(dtype_) << " (" << dtype_origin_text()
+         << ")  inputs=" << options_.inputs << "\n";
     if (compares())
         out_ << "  Trials:   " << options_.trials << "  atol=" << atol_ << " rtol=" << rtol_ << "\n";
 }

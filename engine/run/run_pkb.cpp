@@ -80,12 +80,7 @@ std::optional<int> Run::resolve_pkb(PkbPlan& plan) {
         usage_error =
             "eval compares a candidate with the reference: give --solutions-dir or a .py --solution";
     }
-    if (options_.dtype.empty() && !plan.solution_path.empty()) {
-        const auto label =
-            parse_generation_label(fs::absolute(plan.solution_path).parent_path().filename().string());
-        if (auto dtype = parse_dtype(label.precision); label.parsed && dtype)
-            dtype_ = *dtype;
-    }
+    dtype_from_solution_folder(plan.solution_path);
     if (plan.is_reference)
         plan.solution_path = problem->reference.string();
     begin(problem->id, stem_, plan.solution_path, plan.is_reference);
@@ -157,7 +152,8 @@ void Run::print_pkb_header(const PkbPlan& plan) {
          << plan.problem.reference.string() << ")\n  Solution: " << plan.solution_path
          << "\n  Backend:  " << backend_ << "  nproc: " << options_.nproc
          << "\n  Python:   " << plan.python.path.string() << "  (" << plan.python.how << ")\n  Shape:    ("
-         << options_.m << ", " << options_.n << ")  dtype=" << plan.torch_dtype << "\n";
+         << options_.m << ", " << options_.n << ")  dtype=" << plan.torch_dtype << " (" << dtype_origin_text()
+         << ")\n";
     if (compares())
         out_ << "  Trials:   " << options_.trials << "  atol=" << atol_ << " rtol=" << rtol_ << "\n";
 }

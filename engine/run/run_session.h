@@ -88,6 +88,12 @@ private:
     // The mode, world size, trials, dtype and inputs asked for; a usage exit code when one is wrong.
     std::optional<int> check_options();
     void choose_backend();
+    // Without --dtype, the precision a generation folder's name gives (PKB's naming:
+    // solutions_<backend>_<precision>_...), else PKB's default, bf16; dtype_origin_ says which.
+    void dtype_from_solution_folder(const std::string& solution_path);
+    // Where the dtype came from, for the run header: "--dtype", "the folder's name", "PKB's default;
+    // --dtype f32 for a float32 candidate".
+    std::string dtype_origin_text() const;
     // The solution's file and, when it cannot run, why (a usage error, recorded once the run begins).
     std::pair<std::string, std::string> locate_solution();
     // The problem's refusal of this size, the GPU the cuda backend needs, the reference's file.
@@ -156,6 +162,7 @@ private:
     std::string backend_;
     std::string stem_;
     DType dtype_ = DType::BF16;
+    std::string dtype_origin_ = "default"; // "--dtype", "folder" or "default"
     double atol_ = kPkbTolerance, rtol_ = kPkbTolerance;
     std::optional<CompileCache> cache_;
     std::optional<DataLayout> layout_;

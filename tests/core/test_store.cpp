@@ -1,5 +1,6 @@
 // Store: opening, migrations, version refusal, and a round trip of every writer through its reader.
 #include "../damaged_store.h"
+#include "pkbw/core/store_check.h"
 #include "pkbw/core/error.h"
 #include "store_test_util.h"
 
@@ -123,6 +124,24 @@ TEST_F(StoreTest, ErrorsSayWhatFailedInWordsNotSql) {
         << message;
     EXPECT_EQ(message.find("SELECT"), std::string::npos) << message;
     EXPECT_EQ(message.find('"'), std::string::npos) << message;
+}
+
+// `pkbw store check` is where a damaged store's messages send the user: its own report must not send
+// them back to itself (the CLI review).
+TEST_F(StoreTest, StoreCheckOfADamagedStoreDoesNotPointBackToItself) {
+    {
+        Store store = Store::open(db_path());
+        store.begin_run(sample_run());
+    }
+    test::damage_table(db_path(), "runs");
+    const StoreCheckReport report = check_store(db_path());
+    EXPECT_FALSE(report.integrity_ok());
+    EXPECT_EQ(report.integrity.find("pkbw store check"), std::string::npos) << report.integrity;
+    EXPECT_NE(report.files_note.find("the file is damaged"), std::string::npos) << report.files_note;
+    EXPECT_EQ(report.files_note.find("pkbw store check"), std::string::npos) << report.files_note;
+    // Elsewhere the pointer stays.
+    const Store reader = Store::open_read_only(db_path());
+    EXPECT_NE(error_of([&] { reader.get_run(1); }).find("`pkbw store check` names what"), std::string::npos);
 }
 
 TEST_F(StoreTest, ReadOnlyOpenMissingOlderAndCreate) {

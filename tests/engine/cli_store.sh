@@ -190,6 +190,13 @@ for store in "$work/ro/runs.db" "$work/ro/b.pkbw"; do
     expect 0 "show --json in a read-only folder ($name)" -- "${as_reader[@]}" "$pkbw" show 1 --json --store "$store"
     expect 0 "sweeps in a read-only folder ($name)" -- "${as_reader[@]}" "$pkbw" sweeps --store "$store"
 done
+if [ ${#as_reader[@]} -gt 0 ] || [ "$(id -u)" != 0 ]; then
+    # A run into a store in a folder this user may not write: said in words, not SQLite's.
+    expect 3 "eval into a store in a read-only folder" -- "${as_reader[@]}" "$pkbw" eval --problem 1 --solution host \
+        --solutions-dir "$samples" --backend host --nproc 2 --trials 1 --store "$work/ro/new.db"
+    contains "its folder $work/ro is not writable by this user"
+    contains "pass --store a writable path"
+fi
 expect 1 "store check in a read-only folder (the run folders are elsewhere)" -- \
     "${as_reader[@]}" "$pkbw" store check --store "$work/ro/runs.db"
 contains "integrity: ok"

@@ -197,3 +197,18 @@ TEST_F(RunTest, PkbRunAtAWorldSizeTheProblemCannotRunIsRefusedBeforeLaunch) {
     EXPECT_EQ(err.str().find("cannot run at W"), std::string::npos) << err.str();
     EXPECT_NE(err.str().find("PKB's worker takes"), std::string::npos) << err.str();
 }
+
+// A host candidate written for float32 outside a folder named for its precision ran at PKB's bf16 and
+// failed with no word of why (the CLI review): the header says where the dtype came from.
+TEST_F(RunTest, TheHeaderSaysWhereTheDtypeCameFrom) {
+    auto o = options();
+    ASSERT_EQ(run(o, memory), 0) << err.str();
+    EXPECT_NE(out.str().find("dtype=f32 (--dtype)"), std::string::npos) << out.str();
+    o.dtype.clear(); // its folder is solutions_host_f32_none_samples_test
+    ASSERT_EQ(run(o, memory), 0) << err.str();
+    EXPECT_NE(out.str().find("dtype=f32 (the folder's name)"), std::string::npos) << out.str();
+    o.solution = dir.write("plain/1_allreduce_host.cpp", kCandidate).string();
+    ASSERT_EQ(run(o, memory), 0) << err.str();
+    EXPECT_NE(out.str().find("dtype=bf16 (PKB's default; --dtype f32 for a float32 candidate)"), std::string::npos)
+        << out.str();
+}
