@@ -41,10 +41,15 @@ SweepContext make_context(const SweepFlags& flags, const fs::path& store_path, c
     return context;
 }
 
-void print_plan(std::ostream& out, const SweepPlan& plan, bool as_json) {
+json unplaced_json(const std::vector<UnplacedFile>& files) {
     json unplaced = json::array();
-    for (const auto& u : plan.unplaced)
+    for (const auto& u : files)
         unplaced.push_back({{"generation", u.generation_label}, {"file", u.file}, {"reason", u.reason}});
+    return unplaced;
+}
+
+void print_plan(std::ostream& out, const SweepPlan& plan, bool as_json) {
+    const json unplaced = unplaced_json(plan.unplaced);
     if (as_json) {
         json pairs = json::array();
         for (const auto& p : plan.pairs)
@@ -56,6 +61,7 @@ void print_plan(std::ostream& out, const SweepPlan& plan, bool as_json) {
                     {"pairs", pairs},
                     {"mapping", plan.mapping},
                     {"unplaced", unplaced},
+                    {"unplaced_elsewhere", unplaced_json(plan.unplaced_elsewhere)},
                     {"missing", plan.missing}}
                    .dump()
             << "\n";
@@ -70,6 +76,10 @@ void print_plan(std::ostream& out, const SweepPlan& plan, bool as_json) {
     if (!plan.unplaced.empty())
         out << "; " << plan.unplaced.size() << (plan.unplaced.size() == 1 ? " file" : " files")
             << " not placed (--place FILE=PROBLEM places one by hand)";
+    if (!plan.unplaced_elsewhere.empty())
+        out << "; " << plan.unplaced_elsewhere.size()
+            << (plan.unplaced_elsewhere.size() == 1 ? " file" : " files")
+            << " not placed that concern no selected problem (--json lists them)";
     out << "\n";
 }
 
@@ -175,14 +185,13 @@ SweepRecord new_sweep_record(const SweepFlags& f, const SweepPlan& plan, const s
     record.mode = f.mode;
     record.backend = f.pkb_checkout ? "pkb-python" : backend;
     record.world_size = f.nproc;
-    json unplaced = json::array();
-    for (const auto& u : plan.unplaced)
-        unplaced.push_back({{"generation", u.generation_label}, {"file", u.file}, {"reason", u.reason}});
+    const json unplaced = unplaced_json(plan.unplaced);
     json dirs = json::array();
     for (const auto& d : f.solutions_dirs)
         dirs.push_back(fs::absolute(d).string());
     record.options = {{"solutions_dirs", dirs},  {"problems", f.problems}, {"run_args", f.run_args},
-                      {"mapping", plan.mapping}, {"unplaced", unplaced},   {"missing", plan.missing}};
+                      {"mapping", plan.mapping}, {"unplaced", unplaced},   {"missing", plan.missing},
+                      {"unplaced_elsewhere", unplaced_json(plan.unplaced_elsewhere)}};
     if (!f.arch.empty()) {
         record.options["arch"] = f.arch;
         record.options["run_args"].push_back("--arch");
@@ -220,7 +229,8 @@ void announce_sweep(std::ostream& out, const SweepRecord& sweep, std::size_t pen
                    .dump()
             << "\n";
     else
-        out << "sweep " << sweep.id << ": " << pending << " pairs to run, " << sweep.mode
+        out << "sweep " << sweep.id << ": " << pending << (pending == 1 ? " pair" : " pairs") << " to run, "
+            << sweep.mode
             << ", W=" << sweep.world_size << ", " << sweep.backend << " (store " << store_path.string()
             << ")\n";
 }

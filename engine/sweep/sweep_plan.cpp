@@ -4,6 +4,7 @@
 #include "pkbw/core/generation.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <sstream>
 #include <system_error>
@@ -46,6 +47,28 @@ std::vector<int> parse_problem_selection(const std::string& text, const std::vec
     return {ids.begin(), ids.end()};
 }
 
+namespace {
+
+// Whether an unplaced file concerns the selected problems: its leading number is one of them, or its
+// reason names one ("problem 1_allreduce is claimed by 2 files"), or it has no number to tell by.
+bool concerns_selection(const std::string& file, const std::string& reason, const std::vector<int>& selected,
+                        const std::map<int, const KnownProblem*>& by_id) {
+    if (selected.size() >= by_id.size())
+        return true;
+    std::size_t digits = 0;
+    while (digits < file.size() && std::isdigit(static_cast<unsigned char>(file[digits])))
+        ++digits;
+    if (digits == 0 || digits > 4)
+        return true;
+    const int number = std::stoi(file.substr(0, digits));
+    for (int id : selected)
+        if (id == number || reason.find(by_id.at(id)->stem) != std::string::npos)
+            return true;
+    return false;
+}
+
+} // namespace
+
 SweepPlan plan_sweep(const std::vector<fs::path>& generation_dirs, const std::vector<KnownProblem>& known,
                      const std::vector<int>& selected, const std::string& extension,
                      const std::map<std::string, std::string>& by_hand) {
@@ -71,7 +94,8 @@ SweepPlan plan_sweep(const std::vector<fs::path>& generation_dirs, const std::ve
         std::sort(files.begin(), files.end());
         const FolderPlacement placement = place_files(files, names, extension, by_hand);
         for (const auto& [file, reason] : placement.unplaced)
-            plan.unplaced.push_back({label, file, reason});
+            (concerns_selection(file, reason, selected, by_id) ? plan.unplaced : plan.unplaced_elsewhere)
+                .push_back({label, file, reason});
         nlohmann::json& mapping = plan.mapping[label] = nlohmann::json::object();
         for (const auto& [stem, placed] : placement.placed)
             mapping[placed.file.filename().string()] = {

@@ -26,6 +26,10 @@ struct UnplacedFile {
 struct SweepPlan {
     std::vector<SweepPair> pairs; // in run order: generation by generation, problems ascending
     std::vector<UnplacedFile> unplaced;
+    // Unplaced files that concern no selected problem (their number is not selected and their reason
+    // names no selected problem): with --problems 1-2, 18_rms_norm_cuda.py is not the user's concern
+    // here. Counted and kept (--json lists them), not printed line by line.
+    std::vector<UnplacedFile> unplaced_elsewhere;
     // {"<generation>": {"<file name>": {"problem": stem, "placed_by": "name" | "name tokens",
     //                   "renumbered": bool}}, ...}: the mapping used, stored in the sweep's options.
     nlohmann::json mapping = nlohmann::json::object();

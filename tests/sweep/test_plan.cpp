@@ -100,6 +100,7 @@ TEST_F(PlanTest, SelectionAndOneFilePerProblem) {
     touch("1_allreduce_cuda.py");
     touch("7_allreduce_triton.py"); // a second file for the same problem, under another number
     touch("48_fsdp_step_e2e_cuda.py");
+    touch("18_rms_norm_cuda.py"); // no such problem, and 18 is not selected: not this sweep's concern
     SweepPlan plan = plan_sweep({dir_}, head_, {1, 11}, ".py");
     ASSERT_EQ(plan.pairs.size(), 1u); // 47 not selected; 11 has no file
     EXPECT_EQ(plan.pairs[0].problem_stem, "1_allreduce");
@@ -109,6 +110,13 @@ TEST_F(PlanTest, SelectionAndOneFilePerProblem) {
               "7_allreduce_triton.py"); // 1_allreduce_cuda.py is problem 1 by number too
     EXPECT_NE(plan.unplaced[0].reason.find("claimed by 2 files"), std::string::npos)
         << plan.unplaced[0].reason;
+    // Kept apart, not lost: printed as a count, listed under --json.
+    ASSERT_EQ(plan.unplaced_elsewhere.size(), 1u);
+    EXPECT_EQ(plan.unplaced_elsewhere[0].file, "18_rms_norm_cuda.py");
+    // With every problem selected, every unplaced file is the sweep's concern.
+    const SweepPlan all = plan_sweep({dir_}, head_, {1, 11, 12, 14, 33, 34, 47, 48}, ".py");
+    EXPECT_TRUE(all.unplaced_elsewhere.empty());
+    EXPECT_EQ(all.unplaced.size(), 2u);
 }
 
 TEST_F(PlanTest, ByHandPlacementWins) {
