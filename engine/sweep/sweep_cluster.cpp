@@ -212,8 +212,11 @@ int submit_slurm(Store& store, const SweepRecord& sweep, const SweepContext& con
     std::vector<std::string> submit = {cluster.sbatch, "--parsable", script.string()};
     auto result = run_process(submit, current_environment(), 120);
     if (!result.ok()) {
+        // Nothing was queued: the sweep is not running anywhere, its pairs are left to resume.
+        set_sweep_status(store, sweep.id, sweep_status::kIncomplete);
         err << "pkbw: " << cluster.sbatch << " " << script.string() << " failed: " << trimmed(result.output)
-            << "\n";
+            << "\n  nothing was submitted; sweep " << sweep.id << " is incomplete (pkbw sweep --resume "
+            << sweep.id << " runs its pairs)\n";
         return status::kExitEnvironment;
     }
     const std::string array_job = trimmed(result.output).substr(0, trimmed(result.output).find(';'));

@@ -117,5 +117,13 @@ code=$?
 code=$?
 [ "$code" = 2 ] && grep -q "timing never does" "$work/shared.txt" && [ ! -e "$work/shared.db" ] ||
     { fail "--runs-per-gpu with -- --perf: exit $code"; cat "$work/shared.txt"; }
+# 7. A SLURM submission that fails queues nothing: the sweep is left incomplete (to resume), not running.
+"$pkbw" sweep --name refused --solutions-dir "$baseline" --problems 1 --nproc 2 --backend host --slurm \
+    --sbatch /bin/false --store "$work/refused.db" > "$work/refused.txt" 2>&1
+code=$?
+[ "$code" = 3 ] && grep -q "nothing was submitted" "$work/refused.txt" ||
+    { fail "failed sbatch: exit $code"; cat "$work/refused.txt"; }
+"$pkbw" sweeps --json --store "$work/refused.db" | python3 -c "import json,sys; s=[json.loads(l) for l in sys.stdin]; assert s[0]['status'] == 'incomplete', s" ||
+    fail "a failed submission's sweep is not incomplete"
 echo "sweep_local: $failures failures"
 exit $((failures > 0))
