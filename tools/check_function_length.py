@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Fails when a function in engine/ is longer than 120 lines.
+"""Fails when a function of pkbw's own code (core/, engine/, app/, toolkit/, problems/) is longer than
+100 lines.
 
 A function that long does several things whose order and hand-offs nobody can see at once; the
-project keeps them near 60 lines and split into named steps. C++ (engine/**/*.cpp, *.h) is scanned
-by matching braces (ctags is not on every CI machine); Python (engine/python/*.py) through ast.
+project keeps them near 60 lines and split into named steps. C++ (*.cpp, *.h, *.cu below those
+folders) is scanned by matching braces (ctags is not on every CI machine); Python (engine/python/*.py)
+through ast. Tests, samples (written as a model writes them) and tools are not scanned.
 
 Offenders not yet split are named in tools/function_length_allow.txt ("path function" lines). The
 check also fails on an entry there that is no longer an offender, so the list only shrinks.
@@ -17,7 +19,8 @@ import pathlib
 import re
 import sys
 
-LIMIT = 120
+LIMIT = 100
+FOLDERS = ("core", "engine", "app", "toolkit", "problems")
 ALLOW_FILE = "tools/function_length_allow.txt"
 
 
@@ -197,7 +200,8 @@ def python_functions(text):
 
 def offenders(root):
     engine = root / "engine"
-    paths = sorted(p for p in engine.rglob("*") if p.suffix in (".cpp", ".h") and p.is_file())
+    paths = sorted(p for folder in FOLDERS for p in (root / folder).rglob("*")
+                   if p.suffix in (".cpp", ".h", ".cu") and p.is_file() and "tests" not in p.relative_to(root).parts)
     found = []
     for path in paths:
         for name, first, last in cpp_functions(path.read_text(errors="replace")):

@@ -177,6 +177,35 @@ std::map<LaunchRank, Hold> holds_of(const std::vector<PerfSeries>& series, const
 
 } // namespace
 
+namespace {
+
+// Drops each launch's throttled blocks (a rank's clocks slowed down: power, thermal), unless that would
+// leave a side of the launch with fewer than half its blocks: the launch then stands as timed, its
+// throttled blocks put back into `by_launch`. Returns how many were dropped.
+int drop_throttled(std::map<int, std::vector<TimedBlock>>& by_launch,
+                   const std::map<int, std::vector<TimedBlock>>& throttled_by_launch) {
+    const auto count = [](const std::vector<TimedBlock>& blocks, BlockSide side) {
+        return std::count_if(blocks.begin(), blocks.end(),
+                             [side](const TimedBlock& b) { return b.side == side; });
+    };
+    int dropped_blocks = 0;
+    for (const auto& [launch, dropped] : throttled_by_launch) {
+        auto& kept = by_launch[launch];
+        bool enough = true;
+        for (BlockSide side : {BlockSide::Reference, BlockSide::Candidate}) {
+            enough = enough && count(kept, side) >= count(dropped, side);
+        }
+        if (enough) {
+            dropped_blocks += static_cast<int>(dropped.size());
+        } else {
+            kept.insert(kept.end(), dropped.begin(), dropped.end());
+        }
+    }
+    return dropped_blocks;
+}
+
+} // namespace
+
 BlockFigures estimate_blocks(const std::vector<PerfSeries>& series, const std::string& protocol,
                              const VerdictRule& rule) {
     BlockFigures out;
@@ -240,22 +269,7 @@ BlockFigures estimate_blocks(const std::vector<PerfSeries>& series, const std::s
         }
     }
     out.judge_margin_call_ms = margins.empty() ? 0 : percentile(margins, 50);
-    for (auto& [launch, dropped] : throttled_by_launch) {
-        auto& kept = by_launch[launch];
-        const auto count = [](const std::vector<TimedBlock>& blocks, BlockSide side) {
-            return std::count_if(blocks.begin(), blocks.end(),
-                                 [side](const TimedBlock& b) { return b.side == side; });
-        };
-        bool enough = true;
-        for (BlockSide side : {BlockSide::Reference, BlockSide::Candidate}) {
-            enough = enough && count(kept, side) >= count(dropped, side);
-        }
-        if (enough) {
-            out.throttled_blocks += static_cast<int>(dropped.size());
-        } else {
-            kept.insert(kept.end(), dropped.begin(), dropped.end());
-        }
-    }
+    out.throttled_blocks = drop_throttled(by_launch, throttled_by_launch);
     out.per_side = per_side;
     if (per_side.count("reference") && per_side.count("candidate")) {
         std::vector<std::vector<TimedBlock>> launches;

@@ -217,6 +217,49 @@ double Run::calibrated_busbw(CollectiveKind collective) {
     return best;
 }
 
+// pkbw's figure in the store's summaries (docs/store.md): the headline speedup, its interval and verdict,
+// the launched and graph figures behind it, and each launch's own.
+void Run::record_speedup_summaries(const PerfFigures& figures) {
+    recorder_.add_perf_summary(run_id_, "candidate", -1, "speedup", figures.pkbw.speedup);
+    recorder_.add_perf_summary(run_id_, "candidate", -1, "speedup_ci_low", figures.pkbw.ci_low);
+    recorder_.add_perf_summary(run_id_, "candidate", -1, "speedup_ci_high", figures.pkbw.ci_high);
+    recorder_.add_perf_summary(run_id_, "candidate", -1, "verdict", verdict_code(figures.pkbw.verdict));
+    recorder_.add_perf_summary(run_id_, "candidate", -1, "verdict_band", figures.rule.band());
+    recorder_.add_perf_summary(run_id_, "candidate", -1, "launches", figures.launches);
+    if (figures.extended_from > 0) // docs/store.md: the launches planned before an ambiguous verdict
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "extended_from", figures.extended_from);
+    // docs/store.md: which figure the headline is (0 launched, 1 graph), and the launched one's own.
+    recorder_.add_perf_summary(run_id_, "candidate", -1, "headline_graph",
+                               figures.headline == "graph" ? 1 : 0);
+    if (figures.launched.has_estimate) {
+        const SpeedupEstimate& l = figures.launched.replicated.pooled;
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "launched_speedup", l.speedup);
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "launched_ci_low", l.ci_low);
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "launched_ci_high", l.ci_high);
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "launched_verdict", verdict_code(l.verdict));
+    }
+    if (figures.graph.has_estimate) { // docs/store.md: the graph figure's summaries
+        const SpeedupEstimate& g = figures.graph.replicated.pooled;
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_speedup", g.speedup);
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_ci_low", g.ci_low);
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_ci_high", g.ci_high);
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_verdict", verdict_code(g.verdict));
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_passes", figures.graph_passes_high);
+        for (const char* side : {"reference", "candidate"}) {
+            recorder_.add_perf_summary(run_id_, side, -1, "graph_median_ms", graph_median_ms(figures, side));
+        }
+    }
+    for (std::size_t i = 0; i < figures.replicated.launches.size(); ++i) {
+        const std::string n = std::to_string(i);
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "launch_speedup_" + n,
+                                   figures.replicated.launches[i].speedup);
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "launch_ci_low_" + n,
+                                   figures.replicated.launches[i].ci_low);
+        recorder_.add_perf_summary(run_id_, "candidate", -1, "launch_ci_high_" + n,
+                                   figures.replicated.launches[i].ci_high);
+    }
+}
+
 void Run::report_perf(const std::string& status) {
     ProblemConfig config = options_config();
     // A PKB problem pkbw has no descriptor for has no work model: no bandwidth, the timings stand.
@@ -255,47 +298,8 @@ void Run::report_perf(const std::string& status) {
     }
     if (figures.floor.floor_ms > 0)
         recorder_.add_perf_summary(run_id_, "candidate", -1, "plausibility_floor_ms", figures.floor.floor_ms);
-    if (figures.has_pkbw) {
-        recorder_.add_perf_summary(run_id_, "candidate", -1, "speedup", figures.pkbw.speedup);
-        recorder_.add_perf_summary(run_id_, "candidate", -1, "speedup_ci_low", figures.pkbw.ci_low);
-        recorder_.add_perf_summary(run_id_, "candidate", -1, "speedup_ci_high", figures.pkbw.ci_high);
-        recorder_.add_perf_summary(run_id_, "candidate", -1, "verdict", verdict_code(figures.pkbw.verdict));
-        recorder_.add_perf_summary(run_id_, "candidate", -1, "verdict_band", figures.rule.band());
-        recorder_.add_perf_summary(run_id_, "candidate", -1, "launches", figures.launches);
-        if (figures.extended_from > 0) // docs/store.md: the launches planned before an ambiguous verdict
-            recorder_.add_perf_summary(run_id_, "candidate", -1, "extended_from", figures.extended_from);
-        // docs/store.md: which figure the headline is (0 launched, 1 graph), and the launched one's own.
-        recorder_.add_perf_summary(run_id_, "candidate", -1, "headline_graph",
-                                   figures.headline == "graph" ? 1 : 0);
-        if (figures.launched.has_estimate) {
-            const SpeedupEstimate& l = figures.launched.replicated.pooled;
-            recorder_.add_perf_summary(run_id_, "candidate", -1, "launched_speedup", l.speedup);
-            recorder_.add_perf_summary(run_id_, "candidate", -1, "launched_ci_low", l.ci_low);
-            recorder_.add_perf_summary(run_id_, "candidate", -1, "launched_ci_high", l.ci_high);
-            recorder_.add_perf_summary(run_id_, "candidate", -1, "launched_verdict", verdict_code(l.verdict));
-        }
-        if (figures.graph.has_estimate) { // docs/store.md: the graph figure's summaries
-            const SpeedupEstimate& g = figures.graph.replicated.pooled;
-            recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_speedup", g.speedup);
-            recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_ci_low", g.ci_low);
-            recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_ci_high", g.ci_high);
-            recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_verdict", verdict_code(g.verdict));
-            recorder_.add_perf_summary(run_id_, "candidate", -1, "graph_passes", figures.graph_passes_high);
-            for (const char* side : {"reference", "candidate"}) {
-                recorder_.add_perf_summary(run_id_, side, -1, "graph_median_ms",
-                                           graph_median_ms(figures, side));
-            }
-        }
-        for (std::size_t i = 0; i < figures.replicated.launches.size(); ++i) {
-            const std::string n = std::to_string(i);
-            recorder_.add_perf_summary(run_id_, "candidate", -1, "launch_speedup_" + n,
-                                       figures.replicated.launches[i].speedup);
-            recorder_.add_perf_summary(run_id_, "candidate", -1, "launch_ci_low_" + n,
-                                       figures.replicated.launches[i].ci_low);
-            recorder_.add_perf_summary(run_id_, "candidate", -1, "launch_ci_high_" + n,
-                                       figures.replicated.launches[i].ci_high);
-        }
-    }
+    if (figures.has_pkbw)
+        record_speedup_summaries(figures);
     if (figures.pkb) {
         recorder_.add_perf_summary(run_id_, "reference", -1, "pkb_mean_ms", figures.pkb->reference_ms);
         recorder_.add_perf_summary(run_id_, "candidate", -1, "pkb_mean_ms", figures.pkb->candidate_ms);
@@ -325,49 +329,9 @@ const std::vector<std::size_t> kCalibrationSizes = {1u << 20, 16u << 20, 64u << 
 
 // `pkbw calibrate`: bare NCCL all-reduce/all-gather and peer-copy bandwidth on this machine, stored as a
 // run (problem "calibrate") and in <data dir>/calibration.json, which perf reports compare against.
-int Run::calibrate() {
-    backend_ = "cuda";
-    stem_ = "calibrate";
-    start_.problem_id = 0;
-    start_.problem_stem = stem_;
-    start_.mode = "perf";
-    start_.backend = backend_;
-    start_.world_size = options_.nproc;
-    start_.dtype = "bf16";
-    start_.command_line = options_.command_line;
-    start_.host = host_name();
-    run_dir_ = options_.runs_dir / run_dir_name(stem_);
-    start_.run_dir = run_dir_.string();
-    recorder_.mark_stale_runs_aborted();
-    run_id_ = recorder_.begin_run(start_);
-    begun_ = true;
-    std::error_code ec;
-    fs::create_directories(run_dir_, ec);
-    if (!gpu_present())
-        return fail(to_string(RunStatus::Error), kExitEnvironment,
-                    "calibrate needs GPUs (/dev/nvidia0 is absent)");
-    json config = {{"version", 1},
-                   {"run_id", run_id_},
-                   {"mode", "calibrate"},
-                   {"backend", "cuda"},
-                   {"world_size", options_.nproc},
-                   {"output_dir", run_dir_.string()},
-                   {"calibrate_sizes", kCalibrationSizes},
-                   {"calibrate_iterations", 20}};
-    fs::path config_path = run_layout::config(run_dir_);
-    std::ofstream(config_path) << config.dump(2) << "\n";
-    LaunchSpec spec;
-    spec.program = options_.rank_program.empty() ? executable_dir() / "pkbw-rank" : options_.rank_program;
-    spec.args = {"--config", config_path.string()};
-    spec.world_size = options_.nproc;
-    spec.run_dir = run_dir_;
-    spec.cuda = true;
-    spec.timeouts = options_.timeouts;
-    Observer observer(options_.json, out_, results_, hellos_, perf_);
-    LaunchOutcome launch = launch_ranks(spec, observer);
-    if (launch.end != LaunchEnd::Completed)
-        return fail(to_string(launch.end == LaunchEnd::Timeout ? RunStatus::Timeout : RunStatus::Crash),
-                    kExitEnvironment, launch.message);
+// The calibration's table from the ranks' series: per kind and size, the slowest rank's median time
+// and its bandwidths, printed as they come and kept as the run's summaries.
+json Run::calibration_results() {
     json table = json::array();
     for (const auto& series : perf_.series()) {
         if (series.protocol != "calibrate")
@@ -420,6 +384,53 @@ int Run::calibrate() {
             out_ << line;
         }
     }
+    return results;
+}
+
+int Run::calibrate() {
+    backend_ = "cuda";
+    stem_ = "calibrate";
+    start_.problem_id = 0;
+    start_.problem_stem = stem_;
+    start_.mode = "perf";
+    start_.backend = backend_;
+    start_.world_size = options_.nproc;
+    start_.dtype = "bf16";
+    start_.command_line = options_.command_line;
+    start_.host = host_name();
+    run_dir_ = options_.runs_dir / run_dir_name(stem_);
+    start_.run_dir = run_dir_.string();
+    recorder_.mark_stale_runs_aborted();
+    run_id_ = recorder_.begin_run(start_);
+    begun_ = true;
+    std::error_code ec;
+    fs::create_directories(run_dir_, ec);
+    if (!gpu_present())
+        return fail(to_string(RunStatus::Error), kExitEnvironment,
+                    "calibrate needs GPUs (/dev/nvidia0 is absent)");
+    json config = {{"version", 1},
+                   {"run_id", run_id_},
+                   {"mode", status::kModeCalibrate},
+                   {"backend", "cuda"},
+                   {"world_size", options_.nproc},
+                   {"output_dir", run_dir_.string()},
+                   {"calibrate_sizes", kCalibrationSizes},
+                   {"calibrate_iterations", 20}};
+    fs::path config_path = run_layout::config(run_dir_);
+    std::ofstream(config_path) << config.dump(2) << "\n";
+    LaunchSpec spec;
+    spec.program = options_.rank_program.empty() ? executable_dir() / "pkbw-rank" : options_.rank_program;
+    spec.args = {"--config", config_path.string()};
+    spec.world_size = options_.nproc;
+    spec.run_dir = run_dir_;
+    spec.cuda = true;
+    spec.timeouts = options_.timeouts;
+    Observer observer(options_.json, out_, results_, hellos_, perf_);
+    LaunchOutcome launch = launch_ranks(spec, observer);
+    if (launch.end != LaunchEnd::Completed)
+        return fail(to_string(launch.end == LaunchEnd::Timeout ? RunStatus::Timeout : RunStatus::Crash),
+                    kExitEnvironment, launch.message);
+    const json results = calibration_results();
     json saved = {
         {"host", host_name()}, {"world_size", options_.nproc}, {"run_id", run_id_}, {"results", results}};
     std::ofstream(options_.runs_dir.parent_path() / run_layout::calibration_file_name(options_.nproc))

@@ -115,6 +115,8 @@ private:
     std::vector<std::string> store_traces();
     void record_results(const LaunchOutcome& launch, const Verdict& verdict);
     void report_perf(const std::string& status);
+    void record_speedup_summaries(const PerfFigures& figures);
+    json calibration_results();
     // The machine's measured busbw for `collective` (`pkbw calibrate` at this world size), 0 when none.
     double calibrated_busbw(CollectiveKind collective);
     // The rates the plausibility floor of this run's perf figures uses (none on the host backend).

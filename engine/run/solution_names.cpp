@@ -289,6 +289,33 @@ std::string describe_file(const fs::path& file, const ProblemNames& names, const
     return what;
 }
 
+struct NearFile {
+    int shared = 0, distance = 0; // words shared with the problem's name; how far its number is
+    std::string name;
+    fs::path file;
+};
+
+// The folder's solution files, closest to the problem first: most words of its name shared, then the
+// nearest number, then by name.
+std::vector<NearFile> closest_files(const std::vector<fs::path>& files, const std::string& problem_stem,
+                                    int problem_id) {
+    const std::set<std::string> wanted = word_set(name_without_number(problem_stem));
+    std::vector<NearFile> near;
+    for (const auto& file : files) {
+        const std::string stem = file.stem().string();
+        NearFile n{0, 1000000, file.filename().string(), file};
+        for (const auto& word : word_set(name_without_number(stem)))
+            n.shared += static_cast<int>(wanted.count(word));
+        if (auto number = leading_number(stem))
+            n.distance = std::abs(*number - problem_id);
+        near.push_back(std::move(n));
+    }
+    std::sort(near.begin(), near.end(), [](const NearFile& a, const NearFile& b) {
+        return std::tie(b.shared, a.distance, a.name) < std::tie(a.shared, b.distance, b.name);
+    });
+    return near;
+}
+
 } // namespace
 
 SolutionLookup find_solution_file(const fs::path& dir, const std::vector<KnownProblem>& known,
@@ -352,26 +379,8 @@ SolutionLookup find_solution_file(const fs::path& dir, const std::vector<KnownPr
     }
     // A miss: the files closest to the problem first (its words, then its number).
     const KnownProblem* problem = names.by_stem(problem_stem);
-    const std::set<std::string> wanted = word_set(name_without_number(problem_stem));
-    const int wanted_id = problem ? problem->id : leading_number(problem_stem).value_or(0);
-    struct Near {
-        int shared = 0, distance = 0;
-        std::string name;
-        fs::path file;
-    };
-    std::vector<Near> near;
-    for (const auto& file : others) {
-        const std::string stem = file.stem().string();
-        Near n{0, 1000000, file.filename().string(), file};
-        for (const auto& word : word_set(name_without_number(stem)))
-            n.shared += static_cast<int>(wanted.count(word));
-        if (auto number = leading_number(stem))
-            n.distance = std::abs(*number - wanted_id);
-        near.push_back(std::move(n));
-    }
-    std::sort(near.begin(), near.end(), [](const Near& a, const Near& b) {
-        return std::tie(b.shared, a.distance, a.name) < std::tie(a.shared, b.distance, b.name);
-    });
+    const std::vector<NearFile> near =
+        closest_files(others, problem_stem, problem ? problem->id : leading_number(problem_stem).value_or(0));
     lookup.error = (fs::is_regular_file(expected, ec)
                         ? "solution file not used: " + expected.string() + ": " + expected_reason
                         : "solution file not found: " + expected.string()) +
