@@ -47,66 +47,66 @@ CudaHighlighter::CudaHighlighter(QTextDocument* document, bool dark, SourceLangu
         return;
     }
     rules_.push_back({word_list({"if",
-                             "else",
-                             "for",
-                             "while",
-                             "do",
-                             "switch",
-                             "case",
-                             "default",
-                             "break",
-                             "continue",
-                             "return",
-                             "goto",
-                             "struct",
-                             "class",
-                             "union",
-                             "enum",
-                             "namespace",
-                             "using",
-                             "template",
-                             "typename",
-                             "public",
-                             "private",
-                             "protected",
-                             "static",
-                             "const",
-                             "constexpr",
-                             "volatile",
-                             "inline",
-                             "extern",
-                             "virtual",
-                             "override",
-                             "sizeof",
-                             "new",
-                             "delete",
-                             "nullptr",
-                             "true",
-                             "false",
-                             "this",
-                             "operator",
-                             "typedef",
-                             "auto",
-                             "static_cast",
-                             "reinterpret_cast",
-                             "const_cast",
-                             "noexcept",
-                             "throw",
-                             "try",
-                             "catch"}),
+                                 "else",
+                                 "for",
+                                 "while",
+                                 "do",
+                                 "switch",
+                                 "case",
+                                 "default",
+                                 "break",
+                                 "continue",
+                                 "return",
+                                 "goto",
+                                 "struct",
+                                 "class",
+                                 "union",
+                                 "enum",
+                                 "namespace",
+                                 "using",
+                                 "template",
+                                 "typename",
+                                 "public",
+                                 "private",
+                                 "protected",
+                                 "static",
+                                 "const",
+                                 "constexpr",
+                                 "volatile",
+                                 "inline",
+                                 "extern",
+                                 "virtual",
+                                 "override",
+                                 "sizeof",
+                                 "new",
+                                 "delete",
+                                 "nullptr",
+                                 "true",
+                                 "false",
+                                 "this",
+                                 "operator",
+                                 "typedef",
+                                 "auto",
+                                 "static_cast",
+                                 "reinterpret_cast",
+                                 "const_cast",
+                                 "noexcept",
+                                 "throw",
+                                 "try",
+                                 "catch"}),
                       make_format(keyword, true)});
     rules_.push_back(
         {word_list({"__global__",   "__device__",    "__host__",    "__shared__",       "__constant__",
-                "__restrict__", "__syncthreads", "__syncwarp",  "__forceinline__",  "__launch_bounds__",
-                "threadIdx",    "blockIdx",      "blockDim",    "gridDim",          "warpSize",
-                "atomicAdd",    "atomicCAS",     "__shfl_sync", "__shfl_down_sync", "__shfl_xor_sync",
-                "cudaStream_t", "cudaError_t",   "ncclComm_t",  "__nv_bfloat16",    "__half",
-                "dim3"}),
+                    "__restrict__", "__syncthreads", "__syncwarp",  "__forceinline__",  "__launch_bounds__",
+                    "threadIdx",    "blockIdx",      "blockDim",    "gridDim",          "warpSize",
+                    "atomicAdd",    "atomicCAS",     "__shfl_sync", "__shfl_down_sync", "__shfl_xor_sync",
+                    "cudaStream_t", "cudaError_t",   "ncclComm_t",  "__nv_bfloat16",    "__half",
+                    "dim3"}),
          make_format(cuda, true)});
     rules_.push_back(
         {word_list({"void",     "bool",     "char",     "short",  "int",     "long",    "float",   "double",
-                "unsigned", "signed",   "size_t",   "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
-                "uint16_t", "uint32_t", "uint64_t", "float4", "float2",  "int4",    "uint4"}),
+                    "unsigned", "signed",   "size_t",   "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
+                    "uint16_t", "uint32_t", "uint64_t", "float4", "float2",  "int4",    "uint4"}),
          make_format(type)});
     rules_.push_back({QRegularExpression(QStringLiteral(
                           "\\b(0[xX][0-9a-fA-F]+|[0-9]+\\.?[0-9]*([eE][-+]?[0-9]+)?[fFuUlL]*)\\b")),
@@ -119,11 +119,11 @@ CudaHighlighter::CudaHighlighter(QTextDocument* document, bool dark, SourceLangu
 
 void CudaHighlighter::add_python_rules(const QTextCharFormat& keyword, const QTextCharFormat& builtin,
                                        const QTextCharFormat& number, const QTextCharFormat& string) {
-    rules_.push_back({word_list({"def", "class", "return", "if", "elif", "else", "for", "while", "in",
-                                 "not", "and", "or", "is", "None", "True", "False", "import", "from",
-                                 "as", "with", "try", "except", "finally", "raise", "global", "nonlocal",
-                                 "lambda", "yield", "pass", "break", "continue", "assert", "del", "async",
-                                 "await"}),
+    rules_.push_back({word_list({"def",    "class",   "return",   "if",     "elif",     "else",   "for",
+                                 "while",  "in",      "not",      "and",    "or",       "is",     "None",
+                                 "True",   "False",   "import",   "from",   "as",       "with",   "try",
+                                 "except", "finally", "raise",    "global", "nonlocal", "lambda", "yield",
+                                 "pass",   "break",   "continue", "assert", "del",      "async",  "await"}),
                       keyword});
     rules_.push_back({word_list({"self", "print", "len", "range", "int", "float", "str", "list", "dict",
                                  "tuple", "set", "isinstance", "super", "torch", "dist"}),
@@ -131,7 +131,8 @@ void CudaHighlighter::add_python_rules(const QTextCharFormat& keyword, const QTe
     rules_.push_back(
         {QRegularExpression(QStringLiteral("\\b(0[xX][0-9a-fA-F]+|[0-9]+\\.?[0-9]*([eE][-+]?[0-9]+)?)\\b")),
          number});
-    rules_.push_back({QRegularExpression(QStringLiteral("\"(\\\\.|[^\"\\\\])*\"|'(\\\\.|[^'\\\\])*'")), string});
+    rules_.push_back(
+        {QRegularExpression(QStringLiteral("\"(\\\\.|[^\"\\\\])*\"|'(\\\\.|[^'\\\\])*'")), string});
     rules_.push_back({QRegularExpression(QStringLiteral("#[^\\n]*")), comment_});
 }
 
@@ -153,7 +154,8 @@ void CudaHighlighter::highlight_triple_quotes(const QString& text) {
             state = 0;
             continue;
         }
-        const qsizetype d = text.indexOf(QStringLiteral("\"\"\""), pos), s = text.indexOf(QStringLiteral("'''"), pos);
+        const qsizetype d = text.indexOf(QStringLiteral("\"\"\""), pos),
+                        s = text.indexOf(QStringLiteral("'''"), pos);
         if (d < 0 && s < 0) {
             break;
         }

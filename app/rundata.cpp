@@ -1,8 +1,8 @@
 #include "rundata.h"
 
 #include "pkbw/core/error.h"
-#include "pkbw/core/run_archive.h"
 #include "pkbw/core/rank_config.h"
+#include "pkbw/core/run_archive.h"
 #include "pkbw/core/run_layout.h"
 
 #include <algorithm>

@@ -337,7 +337,8 @@ void RunView::select_cell(int rank, int trial) {
         const QString lengths = format_lengths(t->length_bound, t->ref_length, t->cand_length);
         auto* item = new QListWidgetItem(
             tr("%1  %2 %3  %4")
-                .arg(to_qstring(t->name), to_qstring(t->cand_dtype), format_shape(t->cand_shape), verdict) +
+                    .arg(to_qstring(t->name), to_qstring(t->cand_dtype), format_shape(t->cand_shape),
+                         verdict) +
                 (lengths.isEmpty() ? QString() : QStringLiteral("  (") + lengths + QLatin1Char(')')),
             tensors_);
         item->setData(Qt::UserRole, to_qstring(t->name));

@@ -359,12 +359,10 @@ void SourceView::show_given() {
     const bool both = g.left_error.isEmpty() && g.right_error.isEmpty();
     // The counts in the header come from the diff, aligned or not.
     const std::vector<DiffLine> diff = both ? diff_lines(a, b) : std::vector<DiffLine>{};
-    inserted_ = static_cast<int>(std::count_if(diff.begin(), diff.end(), [](const DiffLine& d) {
-        return d.op == DiffOp::Insert;
-    }));
-    deleted_ = static_cast<int>(std::count_if(diff.begin(), diff.end(), [](const DiffLine& d) {
-        return d.op == DiffOp::Delete;
-    }));
+    inserted_ = static_cast<int>(
+        std::count_if(diff.begin(), diff.end(), [](const DiffLine& d) { return d.op == DiffOp::Insert; }));
+    deleted_ = static_cast<int>(
+        std::count_if(diff.begin(), diff.end(), [](const DiffLine& d) { return d.op == DiffOp::Delete; }));
     // Aligned: one display row per diff line, a filler where a side has no line, each real line
     // prefixed with its number. Unaligned, or without both texts (nothing to align against): each
     // side is its file alone, numbered, untinted.
@@ -386,13 +384,16 @@ void SourceView::show_given() {
     for (const DiffLine& d : rows_of) {
         ++row;
         if (d.left >= 0) {
-            left_rows << QStringLiteral("%1  %2").arg(d.left + 1, width_l).arg(to_qstring(a[std::size_t(d.left)]));
+            left_rows
+                << QStringLiteral("%1  %2").arg(d.left + 1, width_l).arg(to_qstring(a[std::size_t(d.left)]));
             left_block_of_line_[d.left] = row;
         } else if (align) {
             left_rows << QString(); // a filler row; unaligned, the shorter side simply ends
         }
         if (d.right >= 0) {
-            right_rows << QStringLiteral("%1  %2").arg(d.right + 1, width_r).arg(to_qstring(b[std::size_t(d.right)]));
+            right_rows << QStringLiteral("%1  %2")
+                              .arg(d.right + 1, width_r)
+                              .arg(to_qstring(b[std::size_t(d.right)]));
             right_block_of_line_[d.right] = row;
         } else if (align) {
             right_rows << QString();

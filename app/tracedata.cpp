@@ -216,8 +216,9 @@ std::string event_detail(const pkbw::TraceEvent& e) {
         out = (e.copy_kind.empty() ? std::string() : e.copy_kind + ", ") + std::to_string(e.bytes) + " B";
     }
     if (e.peer_memory) {
-        out += (out.empty() ? "" : ", ") + std::string("touches peer memory (given a pointer into another GPU's "
-                                                        "memory at its launch)");
+        out +=
+            (out.empty() ? "" : ", ") + std::string("touches peer memory (given a pointer into another GPU's "
+                                                    "memory at its launch)");
     }
     if (e.correlation_id != 0) {
         out += (out.empty() ? "" : ", ") + std::string("launch correlation id ") +

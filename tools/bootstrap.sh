@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(cmake ninja-build g++ pkg-config
           libsqlite3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
           qt6-base-dev qt6-base-dev-tools qt6-svg-dev libqcustomplot-dev libgl-dev
-          clang-14 libclang-rt-14-dev xvfb xauth sqlite3 python3 python3-torch
+          clang-14 clang-format-14 libclang-rt-14-dev xvfb xauth sqlite3 python3 python3-torch
           libtomlplusplus-dev libcurl4-openssl-dev libcpp-httplib-dev
           slurmctld slurmd slurm-client munge) # slurm + munge: the sweep_slurm test starts a one-node SLURM
 missing=()

@@ -108,7 +108,10 @@ double verdict_code(Verdict verdict) {
 }
 
 Verdict verdict_from_code(double code) {
-    return code == 1 ? Verdict::Faster : code == -1 ? Verdict::Slower : code == 2 ? Verdict::Ambiguous : Verdict::Same;
+    return code == 1    ? Verdict::Faster
+           : code == -1 ? Verdict::Slower
+           : code == 2  ? Verdict::Ambiguous
+                        : Verdict::Same;
 }
 
 Verdict classify_speedup(double speedup, double ci_low, double ci_high, const VerdictRule& rule) {
@@ -198,8 +201,9 @@ SpeedupEstimate estimate_speedup(const std::vector<TimedBlock>& blocks, int boot
     return estimate;
 }
 
-ReplicatedEstimate estimate_replicated(const std::vector<std::vector<TimedBlock>>& launches, const VerdictRule& rule,
-                                       int bootstrap_rounds, std::uint64_t seed, double unseen_run_sd) {
+ReplicatedEstimate estimate_replicated(const std::vector<std::vector<TimedBlock>>& launches,
+                                       const VerdictRule& rule, int bootstrap_rounds, std::uint64_t seed,
+                                       double unseen_run_sd) {
     ReplicatedEstimate r;
     std::vector<TimedBlock> all;
     std::vector<double> logs, within;
@@ -258,7 +262,8 @@ ReplicatedEstimate estimate_replicated(const std::vector<std::vector<TimedBlock>
     // launches' spread, so in quadrature.
     r.unseen_run_sd = std::max(0.0, unseen_run_sd);
     const double seen_half = std::max(between_half, within_half);
-    const double half = std::sqrt(seen_half * seen_half + (1.96 * r.unseen_run_sd) * (1.96 * r.unseen_run_sd));
+    const double half =
+        std::sqrt(seen_half * seen_half + (1.96 * r.unseen_run_sd) * (1.96 * r.unseen_run_sd));
     r.replicated = true;
     r.pooled.speedup = std::exp(mean);
     r.pooled.ci_low = std::exp(mean - half);

@@ -57,7 +57,8 @@ RankConfig parse_rank_config(const json& j, const std::string& source, bool for_
         throw FormatError(source + ": field 'mode' must be dryrun, eval, perf or calibrate, not '" + c.mode +
                           "'");
     }
-    c.problem = field<std::string>(j, "problem", source, "", for_rank_program && c.mode != status::kModeCalibrate);
+    c.problem =
+        field<std::string>(j, "problem", source, "", for_rank_program && c.mode != status::kModeCalibrate);
     if (const auto perf = j.find("perf"); perf != j.end() && !perf->is_null()) {
         if (!perf->is_object()) {
             throw FormatError(source + ": field 'perf' must be an object");
@@ -82,7 +83,8 @@ RankConfig parse_rank_config(const json& j, const std::string& source, bool for_
     c.trials = field<int>(j, "trials", source, 5);
     // 0 trials: timing only, for a perf run's later launches (its first launch checked correctness,
     // and every timed call is checked in any case).
-    const bool later_launch = j.contains("perf") && j["perf"].is_object() && j["perf"].value("launch_index", 0) > 0;
+    const bool later_launch =
+        j.contains("perf") && j["perf"].is_object() && j["perf"].value("launch_index", 0) > 0;
     if (c.trials < (later_launch ? 0 : 1)) {
         throw FormatError(source + ": field 'trials' must be at least 1" +
                           std::string(later_launch ? " (0 in a perf run's later launch)" : ""));

@@ -1,8 +1,8 @@
 // Reading back what a run ran: archived sources, diagnostics and logs, with the fallback to the files
 // an older run's paths name (run_archive.h).
 #include "pkbw/core/run_archive.h"
-#include "pkbw/core/run_layout.h"
 
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/safetensors.h"
 #include "pkbw/core/sha256.h"
 #include "pkbw/core/torch_pt.h"
@@ -220,8 +220,7 @@ fs::path find_output_file(const Store& store, std::int64_t run_id, int trial, in
     const auto run = store.get_run(run_id);
     if (!run || run->run_dir.empty())
         return {};
-    const fs::path native =
-        run_layout::trial_outputs(run->run_dir, trial, rank, to_string(side));
+    const fs::path native = run_layout::trial_outputs(run->run_dir, trial, rank, to_string(side));
     return fs::is_regular_file(native, ec) ? native : fs::path();
 }
 

@@ -85,9 +85,11 @@ StoreCheckReport check_store(const fs::path& path) {
         }
     }
     try {
-        const auto mode = detail::read_as_immutable(path) ? detail::OpenMode::Immutable : detail::OpenMode::ReadOnly;
+        const auto mode =
+            detail::read_as_immutable(path) ? detail::OpenMode::Immutable : detail::OpenMode::ReadOnly;
         std::unique_ptr<sqlite3, Closer> db(detail::open_connection(path, mode, "cannot open read-only"));
-        report.schema_version = static_cast<int>(std::stoll(pragma_lines(db.get(), path, "PRAGMA user_version")));
+        report.schema_version =
+            static_cast<int>(std::stoll(pragma_lines(db.get(), path, "PRAGMA user_version")));
         try {
             report.integrity = pragma_lines(db.get(), path, "PRAGMA integrity_check(100)");
         } catch (const StoreError& error) { // damaged past what integrity_check reports as rows
@@ -98,9 +100,10 @@ StoreCheckReport check_store(const fs::path& path) {
         return report;
     }
     if (!report.schema_ok()) {
-        report.files_note = report.schema_version < report.expected_version
-                                ? "files not checked: the schema is older than this build's (pkbw store migrate)"
-                                : "files not checked: the schema is newer than this build's";
+        report.files_note =
+            report.schema_version < report.expected_version
+                ? "files not checked: the schema is older than this build's (pkbw store migrate)"
+                : "files not checked: the schema is newer than this build's";
         return report;
     }
     try {

@@ -391,7 +391,8 @@ std::vector<PerfSummaryRow> Store::perf_summaries(std::int64_t run_id) const {
 }
 
 std::vector<RunFlagRow> Store::run_flags(std::int64_t run_id) const {
-    detail::Stmt s(impl_->db, "SELECT seq, severity, text, reason FROM run_flags WHERE run_id = ?1 ORDER BY seq",
+    detail::Stmt s(impl_->db,
+                   "SELECT seq, severity, text, reason FROM run_flags WHERE run_id = ?1 ORDER BY seq",
                    impl_->path);
     s.bind(1, run_id);
     std::vector<RunFlagRow> rows;

@@ -75,8 +75,8 @@ std::string open_failure(const std::filesystem::path& path, OpenMode mode, const
     const bool exists = std::filesystem::exists(path, ec);
     if (exists && ::access(path.c_str(), R_OK) != 0)
         return why + ": this user may not read it";
-    if (mode == OpenMode::ReadWrite && (::access(folder.c_str(), W_OK) != 0 ||
-                                        (exists && ::access(path.c_str(), W_OK) != 0)))
+    if (mode == OpenMode::ReadWrite &&
+        (::access(folder.c_str(), W_OK) != 0 || (exists && ::access(path.c_str(), W_OK) != 0)))
         return why + ": " + (exists ? "it or its folder " : "its folder ") + folder.string() +
                " is not writable by this user (a read-only file system, or another user's folder); pass "
                "--store a writable path";
@@ -104,7 +104,8 @@ sqlite3* open_connection(const std::filesystem::path& path, OpenMode mode, std::
     if (sqlite3_open_v2(name.c_str(), &db, flags, nullptr) != SQLITE_OK) {
         const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
         sqlite3_close_v2(db);
-        throw StoreError("store " + path.string() + ": " + std::string(what) + ": " + open_failure(path, mode, why));
+        throw StoreError("store " + path.string() + ": " + std::string(what) + ": " +
+                         open_failure(path, mode, why));
     }
     sqlite3_extended_result_codes(db, 1);
     sqlite3_busy_timeout(db, kBusyTimeoutMs);

@@ -1,8 +1,8 @@
 // Reading a trace directory: the judges' files and the candidates' (docs/tracing.md, "What the
 // launcher reads, and what a bad file costs"). The candidate's process writes candidate/: whatever is
 // there is read as untrusted input and costs only itself.
-#include "pkbw/core/run_layout.h"
 #include "pkbw/core/error.h"
+#include "pkbw/core/run_layout.h"
 #include "pkbw/core/trace.h"
 #include "pkbw/core/untrusted_file.h"
 #include "trace_files.h"

@@ -18,7 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
 std::string kind_of(mode_t mode) {
     if (S_ISLNK(mode))
         return "a symbolic link: not followed";

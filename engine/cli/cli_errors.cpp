@@ -155,12 +155,15 @@ std::string parse_error_message(CLI::App& app, const CLI::ParseError& error,
 
 std::string error_json_line(const std::string& command, int exit_code, const std::string& message) {
     if (command == "eval" || command == "perf" || command == "dryrun" || command == "calibrate")
-        return json{{"event", protocol::kRunFinished},  {"run_id", 0},        {"status", status::kError},
-                    {"exit_code", exit_code},   {"message", message}, {"trials", json::array()},
+        return json{{"event", protocol::kRunFinished}, {"run_id", 0},        {"status", status::kError},
+                    {"exit_code", exit_code},          {"message", message}, {"trials", json::array()},
                     {"warnings", json::array()}}
                    .dump() +
                "\n";
-    return json{{"event", protocol::kError}, {"command", command}, {"exit_code", exit_code}, {"message", message}}
+    return json{{"event", protocol::kError},
+                {"command", command},
+                {"exit_code", exit_code},
+                {"message", message}}
                .dump(-1, ' ', false, json::error_handler_t::replace) +
            "\n";
 }

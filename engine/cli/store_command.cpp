@@ -20,7 +20,8 @@ bool missing_or_empty(const fs::path& path) {
     std::error_code ec;
     if (!fs::exists(path, ec))
         return true;
-    return fs::is_regular_file(path, ec) && fs::file_size(path, ec) == 0 && !fs::exists(path.string() + "-wal", ec);
+    return fs::is_regular_file(path, ec) && fs::file_size(path, ec) == 0 &&
+           !fs::exists(path.string() + "-wal", ec);
 }
 
 // `path` strictly below `folder` (both absolute), never the folder itself.
@@ -66,7 +67,8 @@ int store_check_command(const fs::path& path, bool as_json, std::ostream& out, s
                 for (int shown = 0; std::getline(lines, line) && shown < 20; ++shown)
                     out << "    " << line << "\n";
             }
-            out << "  schema:    version " << r.schema_version << " (this pkbw: " << r.expected_version << ")";
+            out << "  schema:    version " << r.schema_version << " (this pkbw: " << r.expected_version
+                << ")";
             if (r.schema_version < r.expected_version)
                 out << "; older: `pkbw store migrate --store " << path.string() << "` brings it up to date";
             else if (r.schema_version > r.expected_version)
@@ -136,7 +138,8 @@ int store_remove_command(const fs::path& path, const std::vector<std::int64_t>& 
         } else {
             fs::remove_all(folder, ec);
             if (ec)
-                out << "; its folder " << folder.string() << " could not be removed: " << ec.message() << "\n";
+                out << "; its folder " << folder.string() << " could not be removed: " << ec.message()
+                    << "\n";
             else
                 out << " and its folder " << folder.string() << "\n";
         }
@@ -160,15 +163,17 @@ StoreCommands::StoreCommands(CLI::App& app) {
     check_ = store->add_subcommand("check",
                                    "check a store read-only: integrity_check, schema version, files its runs "
                                    "reference that are missing (exit 1 when something is wrong)");
-    check_->add_option("STORE", check_file_, "the store file (default --store, $PKBW_STORE, the default store)");
+    check_->add_option("STORE", check_file_,
+                       "the store file (default --store, $PKBW_STORE, the default store)");
     check_->add_option("--store", check_store_, "SQLite store");
     check_->add_flag("--json", check_json_, "one JSON line {\"event\": \"store_check\", ok, ...} on stdout");
-    remove_ = store->add_subcommand("remove",
-                                    "remove runs with their rows, archived files only they use and their run folders");
+    remove_ = store->add_subcommand(
+        "remove", "remove runs with their rows, archived files only they use and their run folders");
     remove_->add_option("RUN", remove_runs_, "run ids")->required();
     remove_->add_option("--store", remove_store_, "SQLite store");
     remove_->add_flag("--keep-files", keep_files_, "keep the runs' folders on disk");
-    migrate_ = store->add_subcommand("migrate", "bring a store to this pkbw's schema (readers never migrate)");
+    migrate_ =
+        store->add_subcommand("migrate", "bring a store to this pkbw's schema (readers never migrate)");
     migrate_->add_option("STORE", migrate_file_, "the store file (default --store, ...)");
     migrate_->add_option("--store", migrate_store_, "SQLite store");
 }
@@ -181,8 +186,8 @@ std::optional<int> StoreCommands::dispatch() {
         return store_remove_command(resolve_store_path(remove_store_), remove_runs_, keep_files_, std::cout,
                                     std::cerr);
     if (migrate_->parsed())
-        return store_migrate_command(resolve_store_path(migrate_file_ ? migrate_file_ : migrate_store_), std::cout,
-                                     std::cerr);
+        return store_migrate_command(resolve_store_path(migrate_file_ ? migrate_file_ : migrate_store_),
+                                     std::cout, std::cerr);
     return std::nullopt;
 }
 

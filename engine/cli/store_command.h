@@ -14,7 +14,8 @@ namespace pkbw::cli {
 
 // Integrity, schema version and missing files, read-only; exit 0 when all is well, 1 when something
 // is wrong, 2 when the file is missing or empty.
-int store_check_command(const std::filesystem::path& store, bool as_json, std::ostream& out, std::ostream& err);
+int store_check_command(const std::filesystem::path& store, bool as_json, std::ostream& out,
+                        std::ostream& err);
 // Removes the runs and what is theirs alone: rows, archived blobs no other run links to, and (unless
 // keep_files) their run folders under the store's folder. Every id must exist, else nothing is removed.
 int store_remove_command(const std::filesystem::path& store, const std::vector<std::int64_t>& runs,

@@ -189,8 +189,12 @@ SweepRecord new_sweep_record(const SweepFlags& f, const SweepPlan& plan, const s
     json dirs = json::array();
     for (const auto& d : f.solutions_dirs)
         dirs.push_back(fs::absolute(d).string());
-    record.options = {{"solutions_dirs", dirs},  {"problems", f.problems}, {"run_args", f.run_args},
-                      {"mapping", plan.mapping}, {"unplaced", unplaced},   {"missing", plan.missing},
+    record.options = {{"solutions_dirs", dirs},
+                      {"problems", f.problems},
+                      {"run_args", f.run_args},
+                      {"mapping", plan.mapping},
+                      {"unplaced", unplaced},
+                      {"missing", plan.missing},
                       {"unplaced_elsewhere", unplaced_json(plan.unplaced_elsewhere)}};
     if (!f.arch.empty()) {
         record.options["arch"] = f.arch;
@@ -230,9 +234,8 @@ void announce_sweep(std::ostream& out, const SweepRecord& sweep, std::size_t pen
             << "\n";
     else
         out << "sweep " << sweep.id << ": " << pending << (pending == 1 ? " pair" : " pairs") << " to run, "
-            << sweep.mode
-            << ", W=" << sweep.world_size << ", " << sweep.backend << " (store " << store_path.string()
-            << ")\n";
+            << sweep.mode << ", W=" << sweep.world_size << ", " << sweep.backend << " (store "
+            << store_path.string() << ")\n";
 }
 
 } // namespace
@@ -249,9 +252,10 @@ int SweepCommands::sweep() {
         return run_sweep_task(*f.task_file, f.task_index, f.cluster, f.json, std::cout, std::cerr);
     }
     const auto refuse_sharing = [&] {
-        std::cerr << "pkbw: --runs-per-gpu " << f.runs_per_gpu
-                  << " would share GPUs between timed runs (--mode perf, or --perf for every run), which timing "
-                     "never does; it applies to eval sweeps\n";
+        std::cerr
+            << "pkbw: --runs-per-gpu " << f.runs_per_gpu
+            << " would share GPUs between timed runs (--mode perf, or --perf for every run), which timing "
+               "never does; it applies to eval sweeps\n";
         return kExitUsage;
     };
     if (f.runs_per_gpu > 1 && sweep_times(f.mode, f.run_args))
@@ -264,7 +268,8 @@ int SweepCommands::sweep() {
     std::optional<SweepRecord> sweep;
     if (const auto ended = find_or_create_sweep(store, store_path, sweep))
         return *ended;
-    if (f.runs_per_gpu > 1 && sweep_times(*sweep)) // a resumed sweep keeps the mode and flags it was made with
+    if (f.runs_per_gpu > 1 &&
+        sweep_times(*sweep)) // a resumed sweep keeps the mode and flags it was made with
         return refuse_sharing();
     const SweepContext context = make_context(f, store_path, *sweep);
     announce_sweep(std::cout, *sweep, pending_pairs(store, sweep->id).size(), store_path, f.json);

@@ -67,7 +67,8 @@ void JudgeOutputReader::line(std::string_view text) {
     const std::string event = j.value("event", "");
     if (event == protocol::kRunStarted)
         run_id_ = j.value("run_id", std::int64_t{0});
-    else if (event == protocol::kCompile && j.value("side", "") == "candidate" && j.value("status", "") == "error")
+    else if (event == protocol::kCompile && j.value("side", "") == "candidate" &&
+             j.value("status", "") == "error")
         compile_errors_.push_back(std::move(j));
     else if (event == protocol::kRunFinished)
         finished_ = std::move(j);

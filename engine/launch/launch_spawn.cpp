@@ -118,7 +118,8 @@ std::string start_rank(Rank& rank, int r, const LaunchSpec& spec,
     env_map["LOCAL_RANK"] = std::to_string(r);
     if (listener >= 0)
         env_map[std::string(rank_environment::kEnvRendezvousListenFd)] = std::to_string(kRendezvousListenFd);
-    auto env = current_environment({"TORCHELASTIC_RUN_ID", std::string(rank_environment::kEnvRendezvousListenFd)}, env_map);
+    auto env = current_environment(
+        {"TORCHELASTIC_RUN_ID", std::string(rank_environment::kEnvRendezvousListenFd)}, env_map);
     Spawned spawned = spawn_rank(spec, r, group, env, out, err, control, listener);
     if (spawned.pid < 0)
         return spawned.exec_error;

@@ -81,7 +81,7 @@ struct LaunchOutcome {
     std::vector<RankReport> ranks;
     std::string token;       // PKBW_RDZV_TOKEN
     std::string segment_tag; // PKBW_SEGMENT_TAG: the host backend's shared-memory names
-    int port = 0;      // MASTER_PORT
+    int port = 0;            // MASTER_PORT
     double seconds = 0;
     int shm_segments_removed = 0;
     // Processes the ranks left behind (re-parented to pkbw, the subreaper: a candidate's grandchild

@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <csignal>
 #include <thread>
-#include <thread>
 #include <unistd.h>
 
 namespace pkbw::cli {

@@ -108,7 +108,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::vecto
                 if (on_output)
                     on_output(std::string_view(buffer, static_cast<std::size_t>(got)));
                 if (result.output.size() < max_output)
-                    result.output.append(buffer, std::min<std::size_t>(got, max_output - result.output.size()));
+                    result.output.append(buffer,
+                                         std::min<std::size_t>(got, max_output - result.output.size()));
             }
         }
         if (killed && n == 0)

@@ -33,6 +33,7 @@ using OutputSink = std::function<void(std::string_view)>;
 // on timeout or on an interrupt (see signals.h). `result.output` keeps at most `max_output` bytes;
 // `on_output`, when given, sees all of them (a reader that must not depend on a size cap).
 ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
-                          double timeout_s, std::size_t max_output = 4u << 20, const OutputSink& on_output = {});
+                          double timeout_s, std::size_t max_output = 4u << 20,
+                          const OutputSink& on_output = {});
 
 } // namespace pkbw::cli

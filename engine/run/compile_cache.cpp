@@ -207,7 +207,8 @@ std::vector<std::string> CompileCache::command(const CompileRequest& request, co
     argv.push_back("-o");
     argv.push_back(output.string());
     if (request.backend == Backend::Cuda) {
-        argv.insert(argv.end(), {"-lnccl", "-lcublas", "-lcublasLt", "-lcufft"}); // cuFFT: 72's long convolution
+        argv.insert(argv.end(),
+                    {"-lnccl", "-lcublas", "-lcublasLt", "-lcufft"}); // cuFFT: 72's long convolution
     } else {
         argv.push_back("-pthread");
     }
@@ -215,10 +216,11 @@ std::vector<std::string> CompileCache::command(const CompileRequest& request, co
 }
 
 std::vector<std::string> CompileCache::object_command(const CompileRequest& request,
-                                                     const fs::path& output) const {
+                                                      const fs::path& output) const {
     std::vector<std::string> argv;
     for (const auto& arg : command(request, output)) {
-        if (arg == "-shared" || arg == "-lnccl" || arg == "-lcublas" || arg == "-lcublasLt" || arg == "-lcufft")
+        if (arg == "-shared" || arg == "-lnccl" || arg == "-lcublas" || arg == "-lcublasLt" ||
+            arg == "-lcufft")
             continue;
         if (arg == "-Bsymbolic" && !argv.empty() && argv.back() == "-Xlinker") {
             argv.pop_back();
@@ -230,14 +232,16 @@ std::vector<std::string> CompileCache::object_command(const CompileRequest& requ
     return argv;
 }
 
-fs::path CompileCache::object(const CompileRequest& request, const CompileResult& compiled, std::string& error) {
+fs::path CompileCache::object(const CompileRequest& request, const CompileResult& compiled,
+                              std::string& error) {
     std::error_code ec;
     const fs::path dir = compiled.library.parent_path();
     const fs::path object = dir / "object.o";
     if (fs::is_regular_file(object, ec))
         return object;
     const fs::path temporary = dir / (".object-" + unique_suffix() + ".o");
-    ProcessResult run = run_process(object_command(request, temporary), compiler_environment(), request.timeout_s);
+    ProcessResult run =
+        run_process(object_command(request, temporary), compiler_environment(), request.timeout_s);
     if (!run.ok() || !fs::is_regular_file(temporary, ec)) {
         fs::remove(temporary, ec);
         error = "compiling the candidate's object failed: " + run.output.substr(0, 300);

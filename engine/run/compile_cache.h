@@ -84,7 +84,8 @@ public:
     // beside its library as <entry>/object.o and compiled once: what its flags are read from
     // (elf_symbols.h). `compiled`: the successful compile() of `request`. Empty with `error` set when
     // the object cannot be built.
-    std::filesystem::path object(const CompileRequest& request, const CompileResult& compiled, std::string& error);
+    std::filesystem::path object(const CompileRequest& request, const CompileResult& compiled,
+                                 std::string& error);
     std::vector<std::string> object_command(const CompileRequest& request,
                                             const std::filesystem::path& output) const;
     std::filesystem::path build_dir() const { return cache_dir_ / "build"; }

@@ -410,8 +410,8 @@ std::vector<std::string> all_reduce_pairs(const std::vector<std::string>& collec
 
 // The flags of `symbols` and of the code's bytes; `object`, the bytes read as ELF (null when they are
 // not one pkbw can read section by section: the symbols and bytes are then what it has).
-std::vector<Flag> flags_from(const ElfImage* object, std::string_view bytes, const std::vector<std::string>& symbols,
-                             const std::string& problem_collective) {
+std::vector<Flag> flags_from(const ElfImage* object, std::string_view bytes,
+                             const std::vector<std::string>& symbols, const std::string& problem_collective) {
     std::vector<Flag> flags;
     const std::vector<std::string> collectives = nccl_collectives(symbols);
     for (const auto& name : collectives) {
@@ -480,7 +480,8 @@ std::vector<Flag> candidate_flags(const std::vector<std::string>& symbols, const
         object = parse_elf(bytes, code.string());
     } catch (const Error&) {
     }
-    return flags_from(object ? &*object : nullptr, object ? object->bytes : bytes, symbols, problem_collective);
+    return flags_from(object ? &*object : nullptr, object ? object->bytes : bytes, symbols,
+                      problem_collective);
 }
 
 std::vector<Flag> object_flags(const std::filesystem::path& object, const std::string& problem_collective) {

@@ -20,7 +20,7 @@ struct PerfSeries {
     // pkbw's blocks: per rank, the judge's time of the block and its calls (the floor under the candidate).
     std::map<int, double> judge_ms;
     std::map<int, int> calls;
-    bool throttled = false;                      // a rank's device reported a clock slowdown in it
+    bool throttled = false; // a rank's device reported a clock slowdown in it
 };
 
 struct BlockFigures {
@@ -29,7 +29,8 @@ struct BlockFigures {
     int launches = 0;              // launches with blocks of both sides
     int throttled_blocks = 0;      // dropped: a clock slowdown during the block
     int candidate_blocks = 0;      // the candidate's blocks timed, over every launch
-    int floored_blocks = 0;        // of them, raised to the judge's clock (its launch and rank's overhead beyond the reference's)
+    int floored_blocks =
+        0; // of them, raised to the judge's clock (its launch and rank's overhead beyond the reference's)
     // The most the judge's clock lets the candidate's time be below what its blocks took, per call (the
     // hold's tolerance over the calls; the median over the candidate's blocks): a
     // process that under-reports its own time gains at most this (docs/perf.md "The time").

@@ -23,7 +23,8 @@ std::string own_collective_symbol(const Problem& problem, const ProblemConfig& c
 // own collective ("ncclAllReduce"), called through torch.distributed or NCCL, is suspect (the library
 // does the work the solution is judged on); other collectives and torch's GEMMs are info; replacing a
 // timer, reaching into other modules or frames (the judge's, in its process), reading the process's
-// memory maps, importing PKB's reference and starting threads or processes are suspect; loading a native library through ctypes is info.
+// memory maps, importing PKB's reference and starting threads or processes are suspect; loading a native
+// library through ctypes is info.
 std::vector<Flag> python_candidate_flags(std::string_view source, const std::string& problem_collective);
 
 } // namespace pkbw::cli

@@ -25,7 +25,7 @@ public:
     // `compares`: eval and perf compare a trial's outputs ("match"); a dryrun's trial only runs ("ran").
     RunProgress(std::ostream& out, std::ostream& err, bool json, bool terminal, int world_size, int trials,
                 int launches, bool compares, double quiet_seconds = kQuietSeconds);
-    void set_launch(int index); // perf: launch `index` (0-based) of `launches` starts
+    void set_launch(int index);      // perf: launch `index` (0-based) of `launches` starts
     void set_launches(int launches); // perf: the run extended to this many launches
     void on_event(int rank, const protocol::Message& message);
     // The launcher's wait loop (at least every 250 ms): a run that reports nothing still shows that it

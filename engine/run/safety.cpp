@@ -37,9 +37,9 @@ std::string strip_c_comments(std::string_view source) {
                 state = Block;
                 out[i] = out[i + 1] = ' ';
                 ++i;
-            } else if (c == '"' && i > 0 && out[i - 1] == 'R' && (i < 2 || !identifier_char(out[i - 2]) ||
-                                                                  out[i - 2] == '8' || out[i - 2] == 'L' ||
-                                                                  out[i - 2] == 'u' || out[i - 2] == 'U')) {
+            } else if (c == '"' && i > 0 && out[i - 1] == 'R' &&
+                       (i < 2 || !identifier_char(out[i - 2]) || out[i - 2] == '8' || out[i - 2] == 'L' ||
+                        out[i - 2] == 'u' || out[i - 2] == 'U')) {
                 const std::size_t open = out.find('(', i + 1);
                 if (open == std::string::npos || open - i > 17) {
                     state = String;
@@ -86,7 +86,14 @@ bool string_prefix(std::string_view word) {
         return false;
     for (char c : word) {
         switch (c) {
-        case 'r': case 'R': case 'b': case 'B': case 'u': case 'U': case 'f': case 'F':
+        case 'r':
+        case 'R':
+        case 'b':
+        case 'B':
+        case 'u':
+        case 'U':
+        case 'f':
+        case 'F':
             break;
         default:
             return false;
@@ -100,7 +107,7 @@ bool string_prefix(std::string_view word) {
 std::string strip_python(std::string_view source) {
     std::string out(source);
     const std::size_t n = out.size();
-    int depth = 0;              // open brackets: a newline inside them does not end the statement
+    int depth = 0;               // open brackets: a newline inside them does not end the statement
     bool statement_start = true; // nothing but whitespace since the logical line began
     std::size_t i = 0;
     while (i < n) {
@@ -174,7 +181,8 @@ std::string strip_python(std::string_view source) {
         if (statement_start && depth == 0 && alone) {
             blank(out, i, end); // a docstring, or a string used as a comment
         } else if (content_end > content) {
-            const std::string inner = strip_c_comments(std::string_view(out).substr(content, content_end - content));
+            const std::string inner =
+                strip_c_comments(std::string_view(out).substr(content, content_end - content));
             out.replace(content, content_end - content, inner);
         }
         statement_start = false;
@@ -273,8 +281,8 @@ std::string multicast_refusal(const std::string& path, std::string_view source, 
     const auto finding = find_multicast_use(source, source_language(path));
     if (!finding)
         return {};
-    std::string message = "refused: " + path + ":" + std::to_string(finding->line) + " uses NVLink multicast (" +
-                          finding->construct + "): `" + finding->text + "`. ";
+    std::string message = "refused: " + path + ":" + std::to_string(finding->line) +
+                          " uses NVLink multicast (" + finding->construct + "): `" + finding->text + "`. ";
     if (!machine.empty())
         message += "Multicast is off on this machine: its environment sets " + joined(machine) +
                    " (pkbw passes that on to the ranks as it is), so the candidate would fault or hang here. "
@@ -282,7 +290,8 @@ std::string multicast_refusal(const std::string& path, std::string_view source, 
                    "with --allow-multicast";
     else
         message += "pkbw cannot tell whether this machine has NVLink multicast (NVSwitch with its fabric "
-                   "manager) and runs PKB solutions with it off (it sets " + joined(by_pkbw) +
+                   "manager) and runs PKB solutions with it off (it sets " +
+                   joined(by_pkbw) +
                    " for the ranks), where a multicast kernel would fault or hang. On a machine with NVLink "
                    "multicast, run it with --allow-multicast (pkbw then sets none of these)";
     return message;

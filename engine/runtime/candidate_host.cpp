@@ -180,7 +180,8 @@ private:
                 const auto received = std::chrono::steady_clock::now();
                 msg == cp::kTimedCalls ? timed_calls(request, reply) : graph_calls(request, reply);
                 reply["worker_ms"] =
-                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - received).count();
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - received)
+                        .count();
             } else if (msg == cp::kTrace) {
                 traced(request);
             } else {
@@ -350,9 +351,9 @@ private:
         }
         const CallFunction call = [&](int copy) { invoke(contexts[static_cast<std::size_t>(copy)]); };
         TimedCalls timed(*device_, *rendezvous_);
-        const BlockTiming timing = timed.pkb_series(call, static_cast<int>(contexts.size()),
-                                                    request.at("warmup").get<int>(),
-                                                    request.at("iterations").get<int>());
+        const BlockTiming timing =
+            timed.pkb_series(call, static_cast<int>(contexts.size()), request.at("warmup").get<int>(),
+                             request.at("iterations").get<int>());
         reply["samples_ms"] = timing.samples_ms;
         reply["span_ms"] = timing.span_ms;
         reply["calls"] = timing.calls;

@@ -7,8 +7,8 @@
 // process tree is frozen whenever its own block is not running.
 #pragma once
 
-#include "perf_runner.h"
 #include "cpu_placement.h"
+#include "perf_runner.h"
 #include "scheduling_guard.h"
 #include "timing_inputs.h"
 #include "worker_stillness.h"

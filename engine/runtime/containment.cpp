@@ -299,9 +299,9 @@ std::vector<ProcessInfo> ProcessContainer::reclaim_orphans(const std::vector<pid
             const std::string name = entry.path().filename().string();
             const pid_t owner = owner_of(name);
             const pid_t launcher = launcher_of(name);
-            const bool chosen = owners.empty()
-                                    ? owner > 0 && owner_gone(owner) && (launcher == 0 || owner_gone(launcher))
-                                    : std::find(owners.begin(), owners.end(), owner) != owners.end();
+            const bool chosen =
+                owners.empty() ? owner > 0 && owner_gone(owner) && (launcher == 0 || owner_gone(launcher))
+                               : std::find(owners.begin(), owners.end(), owner) != owners.end();
             if (!chosen || !entry.is_directory(ec)) {
                 continue;
             }

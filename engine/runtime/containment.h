@@ -110,8 +110,8 @@ private:
     Method method_ = Method::Signals;
     std::string directory_; // the cgroup (CgroupV2)
     std::string why_;       // why signals (Signals)
-    UniqueFd procs_;         // <directory>/cgroup.procs, open for join_in_child
-    UniqueFd events_;        // <directory>/cgroup.events, polled for "frozen" and "populated"
+    UniqueFd procs_;        // <directory>/cgroup.procs, open for join_in_child
+    UniqueFd events_;       // <directory>/cgroup.events, polled for "frozen" and "populated"
     bool has_kill_file_ = false;
     pid_t root_ = -1;
     bool frozen_ = false;

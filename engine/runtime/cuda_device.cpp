@@ -46,13 +46,15 @@ struct Nvml {
     using TemperatureFn = int (*)(void*, int, unsigned int*);
     void* library = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     InitFn init = library ? reinterpret_cast<InitFn>(::dlsym(library, "nvmlInit_v2")) : nullptr;
-    ByPciFn by_pci = library ? reinterpret_cast<ByPciFn>(::dlsym(library, "nvmlDeviceGetHandleByPciBusId_v2")) : nullptr;
+    ByPciFn by_pci =
+        library ? reinterpret_cast<ByPciFn>(::dlsym(library, "nvmlDeviceGetHandleByPciBusId_v2")) : nullptr;
     ClockFn clock = library ? reinterpret_cast<ClockFn>(::dlsym(library, "nvmlDeviceGetClockInfo")) : nullptr;
     // The older name first: both exist in current drivers, the newer alone in future ones.
-    ReasonsFn reasons = library ? reinterpret_cast<ReasonsFn>(
-                                      ::dlsym(library, "nvmlDeviceGetCurrentClocksThrottleReasons")
-                                          ?: ::dlsym(library, "nvmlDeviceGetCurrentClocksEventReasons"))
-                                : nullptr;
+    ReasonsFn reasons =
+        library
+            ? reinterpret_cast<ReasonsFn>(::dlsym(library, "nvmlDeviceGetCurrentClocksThrottleReasons")
+                                              ?: ::dlsym(library, "nvmlDeviceGetCurrentClocksEventReasons"))
+            : nullptr;
     TemperatureFn temperature =
         library ? reinterpret_cast<TemperatureFn>(::dlsym(library, "nvmlDeviceGetTemperature")) : nullptr;
     bool ready = init && by_pci && clock && init() == 0;

@@ -198,22 +198,24 @@ int rotation_copies(const PerfOptions& options, std::size_t per_copy, const Devi
     if (versions.memory_bytes > 0) {
         const auto budget = static_cast<std::size_t>(options.rotation_memory_fraction *
                                                      static_cast<double>(versions.memory_bytes));
-        copies = static_cast<int>(std::clamp<std::size_t>(budget / per_copy, 1, static_cast<std::size_t>(copies)));
+        copies =
+            static_cast<int>(std::clamp<std::size_t>(budget / per_copy, 1, static_cast<std::size_t>(copies)));
     }
     return std::max(copies, 1);
 }
 
 // PKB's protocol, in each side's worker (the PKB-compatible figure: measured inside the process, as
 // PKB measures it, so a candidate can steer it; never the headline).
-void time_pkb_series(const PerfContext& c, const PerfOptions& options, const std::vector<TimedWorker*>& present,
-                     SharedBuffers& shared, const std::function<void(const std::string&)>& progress) {
+void time_pkb_series(const PerfContext& c, const PerfOptions& options,
+                     const std::vector<TimedWorker*>& present, SharedBuffers& shared,
+                     const std::function<void(const std::string&)>& progress) {
     const auto input_specs = c.problem->input_specs(c.config, c.rank);
     const auto output_specs = c.problem->output_specs(c.config, c.rank);
     const std::size_t l2 = c.device.versions().l2_bytes;
     const std::size_t first = input_specs.empty() ? 0 : spec_bytes(input_specs[0]);
     const int groups = pkb_groups(first, l2);
-    TimingBuffers buffers(shared, input_specs, c.problem->build_inputs(c.config, c.rank), output_specs, groups,
-                          true);
+    TimingBuffers buffers(shared, input_specs, c.problem->build_inputs(c.config, c.rank), output_specs,
+                          groups, true);
     // The inputs' own parameters: the workers keep the eval's last trial's.
     const auto params = c.problem->params(c.config);
     std::vector<std::vector<int>> views(present.size());
@@ -256,9 +258,10 @@ void time_bare_nccl(const PerfContext& c, const PerfOptions& options, SharedBuff
                     const std::function<void(const std::string&)>& progress) {
     const auto input_specs = c.problem->input_specs(c.config, c.rank);
     const auto output_specs = c.problem->output_specs(c.config, c.rank);
-    const int copies = rotation_copies(options, std::max<std::size_t>(total_bytes(input_specs), 1), c.device.versions());
-    TimingBuffers buffers(shared, input_specs, c.problem->build_inputs(c.config, c.rank), output_specs, copies,
-                          false);
+    const int copies =
+        rotation_copies(options, std::max<std::size_t>(total_bytes(input_specs), 1), c.device.versions());
+    TimingBuffers buffers(shared, input_specs, c.problem->build_inputs(c.config, c.rank), output_specs,
+                          copies, false);
     const WorkModel work = c.problem->work(c.config);
     const TensorSpec& in = input_specs[0];
     LocalSide bare(c, [&](int copy) {
@@ -285,7 +288,8 @@ void time_bare_nccl(const PerfContext& c, const PerfOptions& options, SharedBuff
 
 } // namespace
 
-void run_perf(const PerfContext& c, const PerfOptions& options, const PerfWorkers& workers, SharedBuffers& shared) {
+void run_perf(const PerfContext& c, const PerfOptions& options, const PerfWorkers& workers,
+              SharedBuffers& shared) {
     std::vector<TimedWorker*> present;
     for (TimedWorker* worker : {workers.reference, workers.candidate}) {
         if (worker != nullptr) {
@@ -298,7 +302,8 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const PerfWorker
     // The perf phase's own progress: one perf_progress event per timed block, against a count known
     // before the first.
     const int sides = static_cast<int>(present.size());
-    const int blocks = (options.pkb ? sides : 0) + (options.pkbw ? checked_timing_blocks(options, sides) : 0) +
+    const int blocks = (options.pkb ? sides : 0) +
+                       (options.pkbw ? checked_timing_blocks(options, sides) : 0) +
                        (bare ? options.pairs : 0);
     int timed = 0;
     auto progress_of = [&](const std::string& protocol_name) {
@@ -345,8 +350,9 @@ void run_perf(const PerfContext& c, const PerfOptions& options, const PerfWorker
 }
 
 std::unique_ptr<TimingInputs> start_timing_inputs(Rendezvous& judges, const Problem& problem,
-                                                  const ProblemConfig& config, int rank, const PerfOptions& options,
-                                                  std::size_t memory_bytes, bool graphs) {
+                                                  const ProblemConfig& config, int rank,
+                                                  const PerfOptions& options, std::size_t memory_bytes,
+                                                  bool graphs) {
     if (!options.pkbw) {
         return nullptr;
     }

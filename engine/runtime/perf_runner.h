@@ -24,10 +24,10 @@ struct PerfOptions {
     bool pkb = perf_defaults::kPerfPkb; // PKB's protocol
     int pkb_warmup = perf_defaults::kPerfPkbWarmup;
     int pkb_iterations = perf_defaults::kPerfPkbIterations;
-    bool pkbw = perf_defaults::kPerfPkbw;             // pkbw's protocol
-    int warmup = perf_defaults::kPerfWarmup;          // calls per side, before the first block
-    int pairs = perf_defaults::kPerfPairs;            // ABBA: `pairs` blocks of each side
-    int iterations = perf_defaults::kPerfIterations;  // calls per block (raised until inputs span 3x L2)
+    bool pkbw = perf_defaults::kPerfPkbw;            // pkbw's protocol
+    int warmup = perf_defaults::kPerfWarmup;         // calls per side, before the first block
+    int pairs = perf_defaults::kPerfPairs;           // ABBA: `pairs` blocks of each side
+    int iterations = perf_defaults::kPerfIterations; // calls per block (raised until inputs span 3x L2)
     // copies (fresh inputs spanning 3x L2) | none (as asked, maybe cached)
     std::string rotation = std::string(perf_defaults::kPerfRotation);
     bool bare_nccl = false; // also time a bare ncclAllReduce/AllGather of the problem's first input
@@ -86,18 +86,19 @@ private:
     void* lengths_ = nullptr;
 };
 
-struct TimedWorker;  // checked_timing.h
+struct TimedWorker;      // checked_timing.h
 struct ThreadScheduling; // scheduling_guard.h
 struct CpuPlacement;     // cpu_placement.h
-class TimingInputs;  // timing_inputs.h
+class TimingInputs;      // timing_inputs.h
 
 // The sides present in a perf run: each side's worker process (the candidate's is frozen outside its
 // own blocks).
 struct PerfWorkers {
     TimedWorker* reference = nullptr;
     TimedWorker* candidate = nullptr;
-    double atol = kPkbTolerance, rtol = kPkbTolerance; // the run's tolerance, for the check of every timed call
-    TimingInputs* inputs = nullptr;  // pkbw's protocol: the timed calls' inputs (start_timing_inputs)
+    double atol = kPkbTolerance,
+           rtol = kPkbTolerance;    // the run's tolerance, for the check of every timed call
+    TimingInputs* inputs = nullptr; // pkbw's protocol: the timed calls' inputs (start_timing_inputs)
     const ThreadScheduling* scheduling = nullptr; // the judge's, before its workers (scheduling_guard.h)
     const CpuPlacement* placement = nullptr;      // where the judge and workers run (cpu_placement.h)
 };
@@ -109,8 +110,9 @@ struct PerfWorkers {
 // graphs (the cuda backend), so the graph figure gets input sets of its own. Null when pkbw's protocol
 // is off.
 std::unique_ptr<TimingInputs> start_timing_inputs(Rendezvous& judges, const Problem& problem,
-                                                  const ProblemConfig& config, int rank, const PerfOptions& options,
-                                                  std::size_t memory_bytes, bool graphs);
+                                                  const ProblemConfig& config, int rank,
+                                                  const PerfOptions& options, std::size_t memory_bytes,
+                                                  bool graphs);
 
 // Times the sides that are present and sends their events (perf_result, timing_plan, timed_check,
 // perf_progress).

@@ -126,8 +126,7 @@ void RankRun::open_trace() {
     const std::filesystem::path dir = trace->value("dir", run_layout::trace_dir(config_.output_dir).string());
     std::filesystem::create_directories(dir);
     trace_dir_ = dir;
-    recorder_ =
-        std::make_unique<TraceRecorder>(run_layout::engine_trace(dir, rank_), rank_);
+    recorder_ = std::make_unique<TraceRecorder>(run_layout::engine_trace(dir, rank_), rank_);
     trace_iterations_ = trace->value("iterations", 10);
 }
 

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "event_sink.h"
-#include "pkbw/core/status.h"
 #include "pkbw/core/rank_config.h"
+#include "pkbw/core/status.h"
 
 namespace pkbw::engine {
 

@@ -215,7 +215,8 @@ RendezvousConfig rendezvous_config_from_env() {
         throw Error("set MASTER_PORT (or PKBW_RDZV_PORT) to the rendezvous port");
     }
     config.port = port;
-    if (const int fd = env_int(rank_environment::kEnvRendezvousListenFd.data(), -1); fd >= 0 && config.rank == 0) {
+    if (const int fd = env_int(rank_environment::kEnvRendezvousListenFd.data(), -1);
+        fd >= 0 && config.rank == 0) {
         // Not passed on: the candidate process and anything else rank 0 starts stay off it.
         if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
             throw Error("PKBW_RDZV_LISTEN_FD=" + std::to_string(fd) +

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <csignal>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
@@ -104,10 +104,25 @@ int landlock_abi_version(std::string* why) {
 
 SandboxSpec base_sandbox_spec() {
     SandboxSpec spec;
-    spec.read_paths = {"/usr/lib",   "/usr/lib64",        "/usr/lib32",       "/usr/libexec", "/usr/bin",
-                       "/usr/sbin",  "/usr/local/lib",    "/usr/local/cuda",  "/usr/local/nvidia",
-                       "/usr/share/nvidia", "/lib",       "/lib64",           "/lib32",       "/bin",
-                       "/sbin",      "/etc",              "/proc",            "/sys",         "/opt/nvidia",
+    spec.read_paths = {"/usr/lib",
+                       "/usr/lib64",
+                       "/usr/lib32",
+                       "/usr/libexec",
+                       "/usr/bin",
+                       "/usr/sbin",
+                       "/usr/local/lib",
+                       "/usr/local/cuda",
+                       "/usr/local/nvidia",
+                       "/usr/share/nvidia",
+                       "/lib",
+                       "/lib64",
+                       "/lib32",
+                       "/bin",
+                       "/sbin",
+                       "/etc",
+                       "/proc",
+                       "/sys",
+                       "/opt/nvidia",
                        "/run/nvidia-persistenced"};
     if (const char* paths = std::getenv("LD_LIBRARY_PATH")) {
         const std::string list = paths;

@@ -15,7 +15,7 @@ class Rendezvous;
 
 struct BlockTiming {
     std::vector<double> samples_ms;
-    double span_ms = 0;  // first mark to last mark on the timed stream
+    double span_ms = 0; // first mark to last mark on the timed stream
     double host_ms = 0; // host clock, just before the first mark to after the device-wide sync
     // Host clock, just before the first mark to after the last call was queued (no synchronisation): where
     // it is about the span, the host's launches set the pace, not the device (docs/perf.md).

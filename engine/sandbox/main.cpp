@@ -7,9 +7,8 @@
 //
 // `--describe` prints, instead of running anything, one JSON line: {"landlock_abi": N, "sandbox":
 // "<what it enforces, or why it cannot>"}, the line the run's report carries.
-#include "sandbox.h"
-
 #include "pkbw/core/error.h"
+#include "sandbox.h"
 
 #include <cerrno>
 #include <cstring>
@@ -64,7 +63,8 @@ int main(int argc, char** argv) {
     try {
         const pkbw::engine::Sandbox sandbox = pkbw::engine::Sandbox::prepare(spec);
         if (describe) {
-            std::cout << nlohmann::json{{"landlock_abi", sandbox.landlock_abi()}, {"sandbox", sandbox.describe()}}
+            std::cout << nlohmann::json{{"landlock_abi", sandbox.landlock_abi()},
+                                        {"sandbox", sandbox.describe()}}
                              .dump()
                       << std::endl;
             return 0;

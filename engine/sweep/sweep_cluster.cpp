@@ -316,7 +316,8 @@ int run_sweep_task(const fs::path& task_file, int index, const ClusterOptions& c
         if (fs::exists(local / file, ec))
             fs::copy_file(local / file, staging / file, fs::copy_options::overwrite_existing, ec);
     if (!ec && fs::exists(local / run_layout::kRunsDir, ec))
-        fs::copy(local / run_layout::kRunsDir, staging / run_layout::kRunsDir, fs::copy_options::recursive, ec);
+        fs::copy(local / run_layout::kRunsDir, staging / run_layout::kRunsDir, fs::copy_options::recursive,
+                 ec);
     if (ec) {
         err << "pkbw: sweep task " << index << ": cannot publish its store to " << staging.string() << ": "
             << ec.message() << " (kept in " << local.string() << ")\n";

@@ -32,10 +32,10 @@ struct SweepContext {
 std::vector<std::string> visible_gpus();
 
 // Resource sets for the runs that may go at once: on cuda G/W disjoint sets of W GPUs (runs that time,
-// sweep_times: one set unless perf_concurrent, so that timing never shares the node), each listed `runs_per_gpu` times in
-// eval (the sets in turn, so that runs spread over the GPUs before they share one), then capped at
-// `jobs`; on host `jobs` (default the cores / W, at least 1) empty sets. Throws pkbw::Error when cuda
-// has fewer than W GPUs.
+// sweep_times: one set unless perf_concurrent, so that timing never shares the node), each listed
+// `runs_per_gpu` times in eval (the sets in turn, so that runs spread over the GPUs before they share one),
+// then capped at `jobs`; on host `jobs` (default the cores / W, at least 1) empty sets. Throws pkbw::Error
+// when cuda has fewer than W GPUs.
 std::vector<std::vector<std::string>> run_slots(const SweepRecord& sweep, const SweepContext& context);
 
 // Whether the sweep's runs time: --mode perf, or flags for every run that ask for it (`-- --perf`).

@@ -219,12 +219,11 @@ int list_sweeps_command(const std::filesystem::path& store_path, bool as_json, s
             continue;
         }
         char line[256];
-        std::snprintf(line, sizeof line,
-                      "%5lld  %-20s %-5s W=%-2d %-6s %-11s %4d/%-4d %zu generation%s  %s\n",
-                      static_cast<long long>(s.id), s.name.empty() ? "-" : s.name.c_str(), s.mode.c_str(),
-                      s.world_size, s.backend.c_str(), s.status.c_str(), table.done, table.total,
-                      table.generations.size(), table.generations.size() == 1 ? "" : "s",
-                      s.created_at.c_str());
+        std::snprintf(
+            line, sizeof line, "%5lld  %-20s %-5s W=%-2d %-6s %-11s %4d/%-4d %zu generation%s  %s\n",
+            static_cast<long long>(s.id), s.name.empty() ? "-" : s.name.c_str(), s.mode.c_str(), s.world_size,
+            s.backend.c_str(), s.status.c_str(), table.done, table.total, table.generations.size(),
+            table.generations.size() == 1 ? "" : "s", s.created_at.c_str());
         out << line;
     }
     for (const auto& line : list) // JSON lines: one sweep per line

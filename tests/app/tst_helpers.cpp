@@ -1,12 +1,12 @@
 // The Qt-free helpers behind the views: pooling, error analysis, line diff, fast_p, trace windows.
 #include "fixtures.h"
-#include "timelinewidget.h"
 #include "linediff.h"
 #include "pkbw/core/compare.h"
 #include "pkbw/core/dtype.h"
 #include "qtconvert.h"
 #include "scoring.h"
 #include "tensormaps.h"
+#include "timelinewidget.h"
 #include "tracedata.h"
 
 #include <QtTest>

@@ -194,12 +194,13 @@ private slots:
         window.show();
         window.tabs()->setCurrentWidget(view);
         QTRY_VERIFY(failing->isVisible());
-        QTRY_VERIFY2(failing->width() > view->width() * 3 / 4,
-                     qPrintable(QStringLiteral("failing pairs %1 px of %2").arg(failing->width()).arg(view->width())));
+        QTRY_VERIFY2(
+            failing->width() > view->width() * 3 / 4,
+            qPrintable(QStringLiteral("failing pairs %1 px of %2").arg(failing->width()).arg(view->width())));
         int mismatch_row = -1;
         // The generation's short name in the cell (a PKB folder such as
-        // solutions_cuda_bf16_h100_8_anthropic_claude-opus-4-7 reads anthropic/claude-opus-4-7), the folder in
-        // its tooltip.
+        // solutions_cuda_bf16_h100_8_anthropic_claude-opus-4-7 reads anthropic/claude-opus-4-7), the folder
+        // in its tooltip.
         const QString short_broken =
             to_qstring(short_generation_label(parse_generation_label(kBroken.toStdString())));
         QCOMPARE(to_qstring(short_generation_label(

@@ -258,16 +258,15 @@ private slots:
     void source_view_shows_the_sides_unaligned() {
         SourceView view;
         view.set_sources(QStringLiteral("ref.py"), QStringLiteral("a\nb\nc\n"), QStringLiteral("cand.py"),
-                         QStringLiteral("x\ny\nb\nz\n"),
-                         QStringLiteral("cand.py:4:1: warning: w\n"));
+                         QStringLiteral("x\ny\nb\nz\n"), QStringLiteral("cand.py:4:1: warning: w\n"));
         QVERIFY(view.aligned());
         const QStringList aligned_left = view.shown_left().split(QLatin1Char('\n'));
         QVERIFY2(aligned_left.size() > 3, qPrintable(view.shown_left())); // fillers for x, y
         view.set_aligned(false);
         QCOMPARE(view.shown_left(), QStringLiteral("1  a\n2  b\n3  c"));
         QCOMPARE(view.shown_right(), QStringLiteral("1  x\n2  y\n3  b\n4  z"));
-        QCOMPARE(view.deleted_lines(), 2);  // a, c
-        QCOMPARE(view.inserted_lines(), 3); // x, y, z
+        QCOMPARE(view.deleted_lines(), 2);     // a, c
+        QCOMPARE(view.inserted_lines(), 3);    // x, y, z
         QCOMPARE(view.marked_lines(false), 1); // the warning still marks the candidate's line 4
         QVERIFY(view.diff_summary().contains(QStringLiteral("2 lines only in the reference")));
         // Unaligned, each side scrolls on its own.
@@ -283,7 +282,7 @@ private slots:
         QTRY_VERIFY(right->verticalScrollBar()->maximum() >= 300);
         left->verticalScrollBar()->setValue(200);
         QCOMPARE(right->verticalScrollBar()->value(), 0);
-        view.set_aligned(true); // aligned, the two scroll together again
+        view.set_aligned(true);                                    // aligned, the two scroll together again
         QTRY_VERIFY(right->verticalScrollBar()->maximum() >= 300); // the new texts' scroll ranges
         left->verticalScrollBar()->setValue(300);
         QCOMPARE(right->verticalScrollBar()->value(), 300);

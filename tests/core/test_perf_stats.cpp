@@ -135,7 +135,8 @@ std::vector<std::vector<TimedBlock>> synthetic_launches(double speedup, int laun
     std::vector<std::vector<TimedBlock>> out;
     for (int l = 0; l < launches; ++l) {
         const double fixed = std::exp(between * rng.normal(static_cast<std::uint64_t>(l)));
-        out.push_back(synthetic_blocks(speedup * fixed, 1.0, 4, 20, seed * 131 + static_cast<std::uint64_t>(l)));
+        out.push_back(
+            synthetic_blocks(speedup * fixed, 1.0, 4, 20, seed * 131 + static_cast<std::uint64_t>(l)));
     }
     return out;
 }
@@ -215,8 +216,8 @@ namespace {
 // One run of `launches` launches whose every launch shares the run's state (a device mode that lasts
 // minutes: sd `run_sd` of the log speedup), each launch moving a little on its own (sd `launch_sd`) and
 // its blocks steady.
-std::vector<std::vector<TimedBlock>> run_in_one_state(double truth, int launches, double run_sd, double launch_sd,
-                                                      std::uint64_t seed) {
+std::vector<std::vector<TimedBlock>> run_in_one_state(double truth, int launches, double run_sd,
+                                                      double launch_sd, std::uint64_t seed) {
     const CounterRng rng(seed, 0x5E55);
     const double state = std::exp(run_sd * rng.normal(0));
     std::vector<std::vector<TimedBlock>> out;
@@ -224,10 +225,12 @@ std::vector<std::vector<TimedBlock>> run_in_one_state(double truth, int launches
         const double launch = std::exp(launch_sd * rng.normal(static_cast<std::uint64_t>(l) + 1));
         std::vector<TimedBlock> blocks;
         for (int pair = 0; pair < 5; ++pair) {
-            TimedBlock reference{BlockSide::Reference, 2 * pair, {}}, candidate{BlockSide::Candidate, 2 * pair + 1, {}};
+            TimedBlock reference{BlockSide::Reference, 2 * pair, {}},
+                candidate{BlockSide::Candidate, 2 * pair + 1, {}};
             for (int i = 0; i < 20; ++i) {
                 const auto draw = static_cast<std::uint64_t>(1000 + 100 * l + 20 * pair + i);
-                reference.samples.push_back(0.0110 * truth * state * launch * (1 + 0.0005 * rng.normal(2 * draw)));
+                reference.samples.push_back(0.0110 * truth * state * launch *
+                                            (1 + 0.0005 * rng.normal(2 * draw)));
                 candidate.samples.push_back(0.0110 * (1 + 0.0005 * rng.normal(2 * draw + 1)));
             }
             blocks.push_back(std::move(reference));

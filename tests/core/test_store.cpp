@@ -1,7 +1,7 @@
 // Store: opening, migrations, version refusal, and a round trip of every writer through its reader.
 #include "../damaged_store.h"
-#include "pkbw/core/store_check.h"
 #include "pkbw/core/error.h"
+#include "pkbw/core/store_check.h"
 #include "store_test_util.h"
 
 #include <cmath>
@@ -53,10 +53,11 @@ TEST_F(StoreTest, MigratesFromEmptyAndCreatesDirectories) {
     }
     EXPECT_EQ(raw_sql(db_path(), "PRAGMA journal_mode"), "wal");
     EXPECT_EQ(raw_sql(db_path(), "PRAGMA user_version"), "8");
-    EXPECT_EQ(raw_sql(db_path(), "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_schema WHERE "
-                                 "type = 'table' ORDER BY name)"),
-              "agent_attempts,artifacts,blobs,generation_exchanges,generations,perf_samples,perf_summaries,"
-              "rank_results,run_files,run_flags,runs,sweep_pairs,sweeps,tensor_results,trace_events,trace_ranks");
+    EXPECT_EQ(
+        raw_sql(db_path(), "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_schema WHERE "
+                           "type = 'table' ORDER BY name)"),
+        "agent_attempts,artifacts,blobs,generation_exchanges,generations,perf_samples,perf_summaries,"
+        "rank_results,run_files,run_flags,runs,sweep_pairs,sweeps,tensor_results,trace_events,trace_ranks");
 }
 
 TEST_F(StoreTest, ReopenIsIdempotent) {
@@ -105,8 +106,9 @@ TEST_F(StoreTest, ErrorsSayWhatFailedInWordsNotSql) {
     const auto notes = dir_ / "notes.txt";
     std::ofstream(notes) << "this is not an SQLite database, just some text long enough to have a header";
     std::string message = error_of([&] { Store::open_read_only(notes); });
-    EXPECT_EQ(message, "store " + notes.string() + ": not a pkbw store: not an SQLite database (file is not a "
-                       "database)");
+    EXPECT_EQ(message, "store " + notes.string() +
+                           ": not a pkbw store: not an SQLite database (file is not a "
+                           "database)");
     // One damaged table: the table, what was being done and what to do, no SQL text.
     std::int64_t id = 0;
     {

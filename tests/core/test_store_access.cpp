@@ -112,7 +112,8 @@ void damage_a_page(const fs::path& path) {
     for (std::size_t at = bytes.size() - page; at >= 4 * page; at -= page) {
         const auto kind = static_cast<unsigned char>(bytes[at]);
         if (kind == 0x0d || kind == 0x0a) {
-            std::fill(bytes.begin() + static_cast<long>(at), bytes.begin() + static_cast<long>(at + 12), '\0');
+            std::fill(bytes.begin() + static_cast<long>(at), bytes.begin() + static_cast<long>(at + 12),
+                      '\0');
             break;
         }
     }
@@ -148,7 +149,8 @@ TEST_F(StoreTest, MissingEmptyAndOlderFilesAreReadersErrorsNamingThem) {
     fs::create_directories(db_path().parent_path());
     std::ofstream(db_path()).flush();
     message = error_of([&] { Store::open_read_only(db_path()); });
-    EXPECT_NE(message.find(db_path().string() + ": the file is empty (0 bytes)"), std::string::npos) << message;
+    EXPECT_NE(message.find(db_path().string() + ": the file is empty (0 bytes)"), std::string::npos)
+        << message;
     EXPECT_EQ(fs::file_size(db_path()), 0u);
     EXPECT_FALSE(companions_exist(db_path()));
 

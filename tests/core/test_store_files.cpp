@@ -55,14 +55,14 @@ void make_schema_1_store(const std::filesystem::path& path) {
         store.begin_run(sample_run());
     }
     raw_exec(path, "PRAGMA journal_mode = DELETE; DROP TABLE trace_events; DROP TABLE trace_ranks; "
-                   "DROP TABLE sweep_pairs; DROP TABLE sweeps; "                                  // schema 3
+                   "DROP TABLE sweep_pairs; DROP TABLE sweeps; " // schema 3
                    "DROP TABLE agent_attempts; DROP TABLE generation_exchanges; DROP TABLE generations; " // 4
-                   "DROP TABLE run_files; DROP TABLE blobs; "                                      // 5
-                   "ALTER TABLE tensor_results DROP COLUMN ties; "                                 // 6
-                   "ALTER TABLE tensor_results DROP COLUMN length_bound; "                         // 7
+                   "DROP TABLE run_files; DROP TABLE blobs; "                                             // 5
+                   "ALTER TABLE tensor_results DROP COLUMN ties; "                                        // 6
+                   "ALTER TABLE tensor_results DROP COLUMN length_bound; "                                // 7
                    "ALTER TABLE tensor_results DROP COLUMN ref_length; "
                    "ALTER TABLE tensor_results DROP COLUMN cand_length; "
-                   "DROP TABLE run_flags; "                                                        // 8
+                   "DROP TABLE run_flags; " // 8
                    "PRAGMA user_version = 1; VACUUM;");
 }
 

@@ -109,9 +109,10 @@ TEST_F(StoreLengthsTest, RunFlagsKeepTheirSeverityAndOrder) {
     Store store = Store::open(db_path());
     EXPECT_EQ(store.schema_version(), 8);
     EXPECT_TRUE(store.run_flags(id).empty());
-    store.set_run_flags(id, {{id, 5, "info", "calls cuBLAS (cublasGemmEx)", "cuBLAS in the candidate's own code"},
-                             {id, 0, "suspect", "starts processes (fork)", "called from the candidate's own code"},
-                             {id, 0, "warning", "sandbox: no Landlock", ""}});
+    store.set_run_flags(
+        id, {{id, 5, "info", "calls cuBLAS (cublasGemmEx)", "cuBLAS in the candidate's own code"},
+             {id, 0, "suspect", "starts processes (fork)", "called from the candidate's own code"},
+             {id, 0, "warning", "sandbox: no Landlock", ""}});
     auto flags = store.run_flags(id);
     ASSERT_EQ(flags.size(), 3u);
     EXPECT_EQ(flags[0].seq, 0);

@@ -107,7 +107,8 @@ TEST_F(StoreTiesTest, AStoreFromBeforeTieReportsMigratesWithNone) {
         row.run_id = id;
         store.add_tensor_result(row);
     }
-    sql(db_path(), "ALTER TABLE tensor_results DROP COLUMN ties; " + std::string(test::kDropOutputLengths) + "PRAGMA user_version = 5");
+    sql(db_path(), "ALTER TABLE tensor_results DROP COLUMN ties; " + std::string(test::kDropOutputLengths) +
+                       "PRAGMA user_version = 5");
     Store store = Store::open(db_path());
     EXPECT_EQ(store.schema_version(), Store::latest_schema_version());
     const auto rows = store.tensor_results(id, false);

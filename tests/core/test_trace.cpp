@@ -94,10 +94,11 @@ TEST(TraceFile, ErrorsNameFileLineAndField) {
                          "\n");
     EXPECT_NE(error_of(path).find("grid.jsonl:2: field 'grid'"), std::string::npos);
 
-    path = dir.write("peer.jsonl", kHeader + "\n" +
-                                       R"({"kind":"kernel","name":"k","start_ns":1,"end_ns":2,"peer_memory":1})" +
-                                       "\n");
-    EXPECT_NE(error_of(path).find("peer.jsonl:2: field 'peer_memory': expected true or false"), std::string::npos)
+    path = dir.write("peer.jsonl",
+                     kHeader + "\n" +
+                         R"({"kind":"kernel","name":"k","start_ns":1,"end_ns":2,"peer_memory":1})" + "\n");
+    EXPECT_NE(error_of(path).find("peer.jsonl:2: field 'peer_memory': expected true or false"),
+              std::string::npos)
         << error_of(path);
 }
 

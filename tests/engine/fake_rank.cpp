@@ -194,13 +194,15 @@ int main(int argc, char** argv) {
     // cause and exits 4 a moment later (on a loaded host the order is this one).
     if (mode == "peer_reset") {
         if (me) {
-            emit(R"({"event":"error","rank":)" + r +
-                 R"(,"phase":"rendezvous","kind":"environment","message":"init_process_group failed: Connection reset by peer"})");
+            emit(
+                R"({"event":"error","rank":)" + r +
+                R"(,"phase":"rendezvous","kind":"environment","message":"init_process_group failed: Connection reset by peer"})");
             return 3;
         }
         if (rank == 0) {
             ::usleep(300'000);
-            emit(R"({"event":"error","rank":0,"phase":"candidate","kind":"solution_error","message":"candidate raised NameError"})");
+            emit(
+                R"({"event":"error","rank":0,"phase":"candidate","kind":"solution_error","message":"candidate raised NameError"})");
             return 4;
         }
     }

@@ -1,12 +1,11 @@
-#include "run_report.h"
 #include "run_progress.h"
+#include "run_report.h"
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
-
 #include <gtest/gtest.h>
 #include <sstream>
+#include <thread>
 
 using namespace pkbw::cli;
 using nlohmann::json;

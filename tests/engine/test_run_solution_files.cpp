@@ -209,6 +209,7 @@ TEST_F(RunTest, TheHeaderSaysWhereTheDtypeCameFrom) {
     EXPECT_NE(out.str().find("dtype=f32 (the folder's name)"), std::string::npos) << out.str();
     o.solution = dir.write("plain/1_allreduce_host.cpp", kCandidate).string();
     ASSERT_EQ(run(o, memory), 0) << err.str();
-    EXPECT_NE(out.str().find("dtype=bf16 (PKB's default; --dtype f32 for a float32 candidate)"), std::string::npos)
+    EXPECT_NE(out.str().find("dtype=bf16 (PKB's default; --dtype f32 for a float32 candidate)"),
+              std::string::npos)
         << out.str();
 }

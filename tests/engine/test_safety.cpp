@@ -75,15 +75,17 @@ __device__ void f(float* p) {
     EXPECT_EQ(a->construct, "multimem");
     EXPECT_EQ(a->line, 4);
     // Python code: the symmetric-memory handle's multicast pointer, after a docstring on two lines.
-    auto b = find_multicast_use("def solution(t):\n    \"\"\"Two\n    lines.\"\"\"\n    h = symm.rendezvous(t)\n"
-                                "    return h.multicast_ptr  # multimem\n",
-                                SourceLanguage::Python);
+    auto b =
+        find_multicast_use("def solution(t):\n    \"\"\"Two\n    lines.\"\"\"\n    h = symm.rendezvous(t)\n"
+                           "    return h.multicast_ptr  # multimem\n",
+                           SourceLanguage::Python);
     ASSERT_TRUE(b);
     EXPECT_EQ(b->construct, "multicast_ptr");
     EXPECT_EQ(b->line, 5);
     // A string that is an argument or a value is not a docstring, even alone on its line.
-    auto c = find_multicast_use("ext = load_inline(\n    \"x\",\n    \"multimem.st.global.f32 [%0], %1;\",\n)\n",
-                                SourceLanguage::Python);
+    auto c =
+        find_multicast_use("ext = load_inline(\n    \"x\",\n    \"multimem.st.global.f32 [%0], %1;\",\n)\n",
+                           SourceLanguage::Python);
     ASSERT_TRUE(c);
     EXPECT_EQ(c->line, 3);
     EXPECT_TRUE(find_multicast_use("src = \\\n    'multimem.st'\n", SourceLanguage::Python));
@@ -105,15 +107,16 @@ TEST(Multicast, RefusalSaysWhatTurnsItOffAndHowToRunIt) {
     // Off by this machine's environment.
     check.machine = {{"NCCL_NVLS_ENABLE", "0"}};
     std::string refusal = multicast_refusal("/s/1_allreduce_cuda.py", source, check);
-    EXPECT_NE(refusal.find("/s/1_allreduce_cuda.py:2 uses NVLink multicast (multicast_ptr)"), std::string::npos)
+    EXPECT_NE(refusal.find("/s/1_allreduce_cuda.py:2 uses NVLink multicast (multicast_ptr)"),
+              std::string::npos)
         << refusal;
     EXPECT_NE(refusal.find("off on this machine: its environment sets NCCL_NVLS_ENABLE=0"), std::string::npos)
         << refusal;
     EXPECT_NE(refusal.find("--allow-multicast"), std::string::npos) << refusal;
     // Off only by what pkbw adds for a PKB run's ranks: said as pkbw's doing, not the machine's.
     check.machine = {};
-    check.pkbw_adds = {{"NCCL_NVLS_ENABLE", "0"}, {"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"},
-                       {"NVSHMEM_DISABLE_NVLS", "1"}};
+    check.pkbw_adds = {
+        {"NCCL_NVLS_ENABLE", "0"}, {"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}, {"NVSHMEM_DISABLE_NVLS", "1"}};
     refusal = multicast_refusal("/s/1_allreduce_cuda.py", source, check);
     EXPECT_NE(refusal.find("it sets NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and "
                            "NVSHMEM_DISABLE_NVLS=1 for the ranks"),
@@ -122,8 +125,8 @@ TEST(Multicast, RefusalSaysWhatTurnsItOffAndHowToRunIt) {
     EXPECT_EQ(refusal.find("this machine's environment"), std::string::npos) << refusal;
     EXPECT_NE(refusal.find("--allow-multicast"), std::string::npos) << refusal;
     // The environment's own setting wins over pkbw's: multicast left on there, nothing refused.
-    check.machine = {{"NCCL_NVLS_ENABLE", "1"}, {"TORCH_SYMM_MEM_DISABLE_MULTICAST", "0"},
-                     {"NVSHMEM_DISABLE_NVLS", "0"}};
+    check.machine = {
+        {"NCCL_NVLS_ENABLE", "1"}, {"TORCH_SYMM_MEM_DISABLE_MULTICAST", "0"}, {"NVSHMEM_DISABLE_NVLS", "0"}};
     EXPECT_EQ(multicast_refusal("/s/1_allreduce_cuda.py", source, check), "");
     // The one override, and the backend where multicast cannot matter.
     check.machine = {{"NCCL_NVLS_ENABLE", "0"}};

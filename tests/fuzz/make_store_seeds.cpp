@@ -174,9 +174,11 @@ int main(int argc, char** argv) {
         const auto v1 = copy_as(full, "v1_store.db");
         sql(v1, "PRAGMA journal_mode = DELETE; DROP TABLE trace_events; DROP TABLE trace_ranks; "
                 "DROP TABLE sweep_pairs; DROP TABLE sweeps; DROP TABLE agent_attempts; "
-                "DROP TABLE generation_exchanges; DROP TABLE generations; DROP TABLE run_files; DROP TABLE blobs; "
+                "DROP TABLE generation_exchanges; DROP TABLE generations; DROP TABLE run_files; DROP TABLE "
+                "blobs; "
                 "ALTER TABLE tensor_results DROP COLUMN ties; "
-                "ALTER TABLE tensor_results DROP COLUMN length_bound; ALTER TABLE tensor_results DROP COLUMN ref_length; "
+                "ALTER TABLE tensor_results DROP COLUMN length_bound; ALTER TABLE tensor_results DROP COLUMN "
+                "ref_length; "
                 "ALTER TABLE tensor_results DROP COLUMN cand_length; "
                 "PRAGMA user_version = 1; VACUUM;");
 

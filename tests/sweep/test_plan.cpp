@@ -156,7 +156,8 @@ TEST_F(PlanTest, SingleRunsPlaceByTheSameRules) {
     }
 
     // A renumbered file says which it is.
-    SolutionLookup found = find_solution_file(dir_, head_, "33_ulysses_all_to_all_tensor_primitive", "cuda", ".py");
+    SolutionLookup found =
+        find_solution_file(dir_, head_, "33_ulysses_all_to_all_tensor_primitive", "cuda", ".py");
     EXPECT_EQ(found.file.filename(), "34_ulysses_all_to_all_tensor_primitive_cuda.py");
     EXPECT_TRUE(found.renumbered);
     EXPECT_EQ(found.placed_by, "name");
@@ -182,12 +183,14 @@ TEST_F(PlanTest, SingleRunsPlaceByTheSameRules) {
         << miss.error;
     EXPECT_NE(miss.error.find("--place FILE=12"), std::string::npos) << miss.error;
     // ... and --place places it, by hand.
-    found = find_solution_file(dir_, head_, "12_allgather_gemm", "cuda", ".py", {"12_gemm_allgather_cuda.py=12"});
+    found =
+        find_solution_file(dir_, head_, "12_allgather_gemm", "cuda", ".py", {"12_gemm_allgather_cuda.py=12"});
     EXPECT_EQ(found.file.filename(), "12_gemm_allgather_cuda.py");
     EXPECT_EQ(found.placed_by, "by hand");
-    EXPECT_NE(find_solution_file(dir_, head_, "12_allgather_gemm", "cuda", ".py", {"12_gemm_allgather_cuda.py"})
-                  .error.find("expected FILE=PROBLEM"),
-              std::string::npos);
+    EXPECT_NE(
+        find_solution_file(dir_, head_, "12_allgather_gemm", "cuda", ".py", {"12_gemm_allgather_cuda.py"})
+            .error.find("expected FILE=PROBLEM"),
+        std::string::npos);
     EXPECT_NE(find_solution_file(dir_, head_, "12_allgather_gemm", "cuda", ".py", {"nothing_cuda.py=12"})
                   .error.find("no such file"),
               std::string::npos);
@@ -197,11 +200,15 @@ TEST_F(PlanTest, SingleRunsPlaceByTheSameRules) {
 }
 
 TEST_F(PlanTest, AFileNamedForAnotherProblem) {
-    const std::vector<KnownProblem> head = {{40, "40_ddp"}, {41, "41_zero1_optimizer_shard"},
-                                            {12, "12_allgather_gemm"}, {14, "14_gemm_allgather"},
-                                            {47, "47_fsdp_step_e2e"}, {48, "48_fsdp_and_tp"}};
+    const std::vector<KnownProblem> head = {{40, "40_ddp"},
+                                            {41, "41_zero1_optimizer_shard"},
+                                            {12, "12_allgather_gemm"},
+                                            {14, "14_gemm_allgather"},
+                                            {47, "47_fsdp_step_e2e"},
+                                            {48, "48_fsdp_and_tp"}};
     // PKB's historic 41_ddp_cuda.py is HEAD's 40_ddp, not HEAD's 41.
-    EXPECT_EQ(file_names_other_problem("41_ddp_cuda.py", head, "41_zero1_optimizer_shard"), "40_ddp (by its name)");
+    EXPECT_EQ(file_names_other_problem("41_ddp_cuda.py", head, "41_zero1_optimizer_shard"),
+              "40_ddp (by its name)");
     EXPECT_EQ(file_names_other_problem("41_ddp_cuda.py", head, "40_ddp"), std::nullopt);
     EXPECT_EQ(file_names_other_problem("42_zero1_optimizer_shard_cuda.py", head, "41_zero1_optimizer_shard"),
               std::nullopt);
@@ -214,16 +221,21 @@ TEST_F(PlanTest, AFileNamedForAnotherProblem) {
               std::string::npos);
     // No problem number or no known name: accepted (a number alone never names a problem).
     EXPECT_EQ(file_names_other_problem("candidate.cu", head, "40_ddp"), std::nullopt);
-    EXPECT_EQ(file_names_other_problem("47_fsdp_adamw_sharded_cuda.py", head, "48_fsdp_and_tp"), std::nullopt);
+    EXPECT_EQ(file_names_other_problem("47_fsdp_adamw_sharded_cuda.py", head, "48_fsdp_and_tp"),
+              std::nullopt);
     // Native names, with and without a backend word.
     const auto native = native_problems();
-    EXPECT_NE(file_names_other_problem("1_allreduce_host.cpp", native, "2_allgather").value_or("").find("1_allreduce"),
+    EXPECT_NE(file_names_other_problem("1_allreduce_host.cpp", native, "2_allgather")
+                  .value_or("")
+                  .find("1_allreduce"),
               std::string::npos);
     EXPECT_EQ(file_names_other_problem("2_allgather.cpp", native, "2_allgather"), std::nullopt);
     EXPECT_EQ(file_names_other_problem("2_allgather_bad.cpp", native, "2_allgather"), std::nullopt);
-    EXPECT_EQ(file_names_other_problem("11_allgather_gemm_AT.cu", native, "11_allgather_gemm_AT"), std::nullopt);
+    EXPECT_EQ(file_names_other_problem("11_allgather_gemm_AT.cu", native, "11_allgather_gemm_AT"),
+              std::nullopt);
     const std::string refusal = solution_name_refusal("/s/1_allreduce_host.cpp", native, "2_allgather");
-    EXPECT_NE(refusal.find("/s/1_allreduce_host.cpp is named for problem 1_allreduce (by its name), not 2_allgather"),
+    EXPECT_NE(refusal.find(
+                  "/s/1_allreduce_host.cpp is named for problem 1_allreduce (by its name), not 2_allgather"),
               std::string::npos)
         << refusal;
     EXPECT_NE(refusal.find("--ignore-name"), std::string::npos);

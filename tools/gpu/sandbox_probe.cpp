@@ -44,9 +44,25 @@ void probe(const char* name, const Sandbox& sandbox) {
 // standard variants.
 int main(int argc, char** argv) {
     SandboxSpec spec;
-    spec.read_paths = {"/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libexec", "/usr/bin", "/usr/sbin",
-                       "/usr/local/lib", "/usr/local/cuda", "/usr/local/nvidia", "/usr/share/nvidia", "/lib",
-                       "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/opt/nvidia",
+    spec.read_paths = {"/usr/lib",
+                       "/usr/lib64",
+                       "/usr/lib32",
+                       "/usr/libexec",
+                       "/usr/bin",
+                       "/usr/sbin",
+                       "/usr/local/lib",
+                       "/usr/local/cuda",
+                       "/usr/local/nvidia",
+                       "/usr/share/nvidia",
+                       "/lib",
+                       "/lib64",
+                       "/lib32",
+                       "/bin",
+                       "/sbin",
+                       "/etc",
+                       "/proc",
+                       "/sys",
+                       "/opt/nvidia",
                        "/run/nvidia-persistenced"};
     spec.device_paths = {"/dev"};
     spec.write_paths = {"/tmp", "/dev/shm"};

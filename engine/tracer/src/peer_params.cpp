@@ -94,7 +94,8 @@ bool PeerRanges::empty() const {
     return ranges_.empty();
 }
 
-bool launch_touches_peer_memory(const std::vector<bool>& pointers, void* const* args, const PeerRanges& peers) {
+bool launch_touches_peer_memory(const std::vector<bool>& pointers, void* const* args,
+                                const PeerRanges& peers) {
     if (args == nullptr)
         return false;
     for (std::size_t i = 0; i < pointers.size(); ++i) {

@@ -36,6 +36,7 @@ private:
 // Whether a launch passes a pointer into `peers`: `args[i]` points to parameter i's value (the
 // layout of cudaLaunchKernel's and cuLaunchKernel's parameter arrays), `pointers` says which
 // parameters are pointers. Only those are read, 8 bytes each.
-bool launch_touches_peer_memory(const std::vector<bool>& pointers, void* const* args, const PeerRanges& peers);
+bool launch_touches_peer_memory(const std::vector<bool>& pointers, void* const* args,
+                                const PeerRanges& peers);
 
 } // namespace pkbw::tracer

@@ -198,7 +198,8 @@ TEST_F(TieEval, TimedCallsReportTieExplainedMismatches) {
     const auto runs = store.list_runs();
     ASSERT_EQ(runs.size(), 1u);
     EXPECT_EQ(runs[0].status, pkbw::RunStatus::InvalidTiming) << runs[0].summary;
-    EXPECT_NE(runs[0].summary.find("a timed call's output failed its check"), std::string::npos) << runs[0].summary;
+    EXPECT_NE(runs[0].summary.find("a timed call's output failed its check"), std::string::npos)
+        << runs[0].summary;
     EXPECT_NE(runs[0].summary.find("tie-explained: all 4 mismatched elements are in 2 of the 2 tie rows (" +
                                    kRule + ")"),
               std::string::npos)

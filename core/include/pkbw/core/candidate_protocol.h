@@ -18,7 +18,7 @@ inline constexpr std::size_t kMaxFdsPerMessage = 200;
 
 // Judge -> candidate.
 inline constexpr std::string_view kSetup = "setup"; // backend, rank, world, library, shm prefix, trace,
-                                                     // spin (poll the channel: engine/runtime/cpu_placement.h)
+                                                    // spin (poll the channel: engine/runtime/cpu_placement.h)
 inline constexpr std::string_view kMap = "map";     // buffers: [{id, bytes, ipc?}] (+ fds on host)
 inline constexpr std::string_view kUnmap = "unmap"; // ids: buffers the judge is about to free
 inline constexpr std::string_view kViews = "views"; // set id, inputs, outputs: tensors over buffers
@@ -39,7 +39,7 @@ inline constexpr std::string_view kTimedCalls = "timed_calls";
 // where the calls cannot be captured (they synchronise, allocate, use the legacy stream; the host
 // backend), "graph": false and "graph_error" saying why (ok: true: no figure, not a failure).
 inline constexpr std::string_view kGraphCalls = "graph_calls";
-inline constexpr std::string_view kTrace = "trace";          // the traced pass's iterations
+inline constexpr std::string_view kTrace = "trace"; // the traced pass's iterations
 inline constexpr std::string_view kQuit = "quit";
 
 // Candidate -> judge: every request is answered by exactly one reply with the same "msg" and

@@ -96,8 +96,8 @@ TensorComparison compare_tensors(const Tensor& ref, const Tensor& cand, const Co
 // naming both; equal lengths compare the valid prefixes).
 // A null length is a fixed-shape side.
 TensorComparison compare_leaf(const std::string& name, const Tensor& ref, const OutputLength* ref_length,
-                              const Tensor& cand, const OutputLength* cand_length, const CompareOptions& options,
-                              const TieRows* ties = nullptr);
+                              const Tensor& cand, const OutputLength* cand_length,
+                              const CompareOptions& options, const TieRows* ties = nullptr);
 // Compares leaf by leaf: same tensor names (order-insensitive), same non-tensor values, every tensor
 // compared. pass = no structure error and every tensor passes. `ties` maps output names to their tie rows.
 OutputComparison compare_outputs(const OutputSet& ref, const OutputSet& cand, const CompareOptions& options,

@@ -65,7 +65,9 @@ struct VerdictRule {
 Verdict classify_speedup(double speedup, double ci_low, double ci_high, const VerdictRule& rule);
 
 // fast_p counts a pair as faster than p only when its interval clears p (ci_low > p).
-inline bool clears(double ci_low, double p) { return ci_low > p; }
+inline bool clears(double ci_low, double p) {
+    return ci_low > p;
+}
 
 struct SpeedupEstimate {
     double speedup = 0;             // median(reference) / median(candidate) over all iterations
@@ -98,13 +100,13 @@ inline constexpr double kUnseenRunSd = 0.005;
 // widened by `unseen_run_sd` (the variation between runs that one run's launches cannot see, added in
 // quadrature as 1.96 sd of the log). One launch: its own interval, and `replicated` false.
 struct ReplicatedEstimate {
-    SpeedupEstimate pooled;                  // speedup, interval and verdict over launches
-    std::vector<SpeedupEstimate> launches;   // each launch's own estimate
-    double between_sd = 0;                   // sd of the launches' log speedups
-    double within_sd = 0;                    // typical sd of one launch's log speedup (from its interval)
-    bool between_dominates = false;          // between-launch variance exceeds twice the within
-    double unseen_run_sd = 0;                // the allowance the interval took for it (0: one launch)
-    bool replicated = false;                 // at least two launches
+    SpeedupEstimate pooled;                // speedup, interval and verdict over launches
+    std::vector<SpeedupEstimate> launches; // each launch's own estimate
+    double between_sd = 0;                 // sd of the launches' log speedups
+    double within_sd = 0;                  // typical sd of one launch's log speedup (from its interval)
+    bool between_dominates = false;        // between-launch variance exceeds twice the within
+    double unseen_run_sd = 0;              // the allowance the interval took for it (0: one launch)
+    bool replicated = false;               // at least two launches
 };
 ReplicatedEstimate estimate_replicated(const std::vector<std::vector<TimedBlock>>& launches,
                                        const VerdictRule& rule = {}, int bootstrap_rounds = 2000,

@@ -46,7 +46,8 @@ struct RankConfig {
 
 // Throws pkbw::FormatError naming the file and the field. `for_rank_program`: the libraries the mode runs
 // and the output folder must be given (false: a reader that only shows a run, a PKB run's config too).
-RankConfig parse_rank_config(const nlohmann::json& json, const std::string& source, bool for_rank_program = true);
+RankConfig parse_rank_config(const nlohmann::json& json, const std::string& source,
+                             bool for_rank_program = true);
 RankConfig load_rank_config(const std::string& path);
 // The file's JSON: `extra`'s sections (trace, pkb, ...) with every field above over them; the libraries
 // only when set.

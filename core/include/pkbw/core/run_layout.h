@@ -21,7 +21,7 @@ inline constexpr std::string_view kTrialDir = "outputs/trial_{trial}";
 inline constexpr std::string_view kTrialOutputs = "rank_{rank}_{side}.safetensors"; // in kTrialDir
 inline constexpr std::string_view kTrialInputs = "rank_{rank}_inputs.safetensors";  // in kTrialDir
 inline constexpr std::string_view kTraceDir = "trace";
-inline constexpr std::string_view kEngineTrace = "rank_{rank}.engine.jsonl"; // in a trace folder
+inline constexpr std::string_view kEngineTrace = "rank_{rank}.engine.jsonl";     // in a trace folder
 inline constexpr std::string_view kTorchTrace = "rank_{rank}.{side}.torch.json"; // PKB runs' torch profiles
 inline constexpr std::string_view kCandidateTraceDir = "candidate"; // in kTraceDir: what the candidate wrote
 
@@ -34,7 +34,8 @@ std::filesystem::path compile_log(const std::filesystem::path& run_dir, std::str
 std::filesystem::path rank_log(const std::filesystem::path& run_dir, int rank);
 std::filesystem::path rank_events(const std::filesystem::path& run_dir, int rank);
 std::filesystem::path trial_dir(const std::filesystem::path& run_dir, int trial);
-std::filesystem::path trial_outputs(const std::filesystem::path& run_dir, int trial, int rank, std::string_view side);
+std::filesystem::path trial_outputs(const std::filesystem::path& run_dir, int trial, int rank,
+                                    std::string_view side);
 std::filesystem::path trial_inputs(const std::filesystem::path& run_dir, int trial, int rank);
 std::filesystem::path trace_dir(const std::filesystem::path& run_dir);
 // `folder`: a trace folder (the run's trace/, or the candidate's own below it).

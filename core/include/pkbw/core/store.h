@@ -212,8 +212,8 @@ struct BlobContent {
 // and backend as a case-insensitive substring.
 struct RunFilter {
     std::optional<std::string> problem_stem;
-    std::optional<int> problem_id;          // PKB's number (runs.problem_id)
-    std::optional<std::int64_t> sweep_id;   // runs a sweep linked to its pairs
+    std::optional<int> problem_id;        // PKB's number (runs.problem_id)
+    std::optional<std::int64_t> sweep_id; // runs a sweep linked to its pairs
     std::optional<std::string> generation_label;
     std::optional<std::string> backend;
     std::optional<RunStatus> status;
@@ -254,7 +254,7 @@ public:
 
     const std::filesystem::path& path() const;
     bool read_only() const;
-    bool immutable() const; // read-only and opened immutable (see open_read_only)
+    bool immutable() const;     // read-only and opened immutable (see open_read_only)
     int schema_version() const; // PRAGMA user_version
     static int latest_schema_version();
 

@@ -24,7 +24,9 @@ inline constexpr const char* kTracingVariables[] = {"CUDA_INJECTION64_PATH", "NV
 // The environment a launcher adds for a traced rank (RANK is already set per rank).
 inline std::vector<std::pair<std::string, std::string>> tracing_environment(const std::string& tracer_library,
                                                                             const std::string& trace_dir) {
-    return {{"CUDA_INJECTION64_PATH", tracer_library}, {kTraceDirVariable, trace_dir}, {kTraceDeferredVariable, "1"}};
+    return {{"CUDA_INJECTION64_PATH", tracer_library},
+            {kTraceDirVariable, trace_dir},
+            {kTraceDeferredVariable, "1"}};
 }
 
 // In a traced rank, before its first NVTX call: loads the tracer named by CUDA_INJECTION64_PATH

@@ -180,8 +180,9 @@ void transform_axis_lines_f64(std::vector<std::complex<double>>& data, const Fft
 inline void planned_fft_axis_f64(std::vector<std::complex<double>>& data, const FftAxis& axis, bool inverse,
                                  double scale) {
     DftPlanF64 plan(static_cast<std::size_t>(axis.n));
-    transform_axis_lines_f64(data, axis, scale, "planned_fft_axis_f64",
-                             [&](std::vector<std::complex<double>>& line) { plan.transform(line.data(), inverse); });
+    transform_axis_lines_f64(
+        data, axis, scale, "planned_fft_axis_f64",
+        [&](std::vector<std::complex<double>>& line) { plan.transform(line.data(), inverse); });
 }
 
 } // namespace pkbw::tk
