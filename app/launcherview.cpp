@@ -82,7 +82,8 @@ void LauncherView::add_run_fields(QFormLayout* form, QGroupBox* form_box) {
     solutions_dir_->setPlaceholderText(tr("or a generation folder solutions_<backend>_…"));
     form->addRow(tr("Generation folder"), with_browse(solutions_dir_, form_box, true));
     mode_ = new QComboBox(form_box);
-    mode_->addItems({QStringLiteral("eval"), QStringLiteral("dryrun"), QStringLiteral("perf")});
+    mode_->addItems(
+        {to_qstring(status::kModeEval), to_qstring(status::kModeDryrun), to_qstring(status::kModePerf)});
     form->addRow(tr("Mode"), mode_);
     ranks_ = new QSpinBox(form_box);
     ranks_->setRange(1, 64);
@@ -372,7 +373,7 @@ QStringList LauncherView::arguments_for(const QString& problem) const {
     args << QStringLiteral("--nproc") << QString::number(ranks_->value()) << QStringLiteral("--dtype")
          << dtype_->currentText() << QStringLiteral("--backend") << backend_->currentText();
     // Trials and tolerances exist for eval and perf only (a dryrun runs one side once).
-    if (mode != QLatin1String("dryrun")) {
+    if (mode != to_qstring(status::kModeDryrun)) {
         args << QStringLiteral("--trials") << QString::number(trials_->value()) << QStringLiteral("--atol")
              << QString::number(atol_->value(), 'g', 10) << QStringLiteral("--rtol")
              << QString::number(rtol_->value(), 'g', 10);
@@ -392,13 +393,13 @@ QStringList LauncherView::arguments_for(const QString& problem) const {
     if (!pkb_checkout_->text().trimmed().isEmpty()) {
         args << QStringLiteral("--pkb-checkout") << pkb_checkout_->text().trimmed();
     }
-    if (all_trials_->isChecked() && mode != QLatin1String("dryrun")) {
+    if (all_trials_->isChecked() && mode != to_qstring(status::kModeDryrun)) {
         args << QStringLiteral("--all-trials");
     }
     if (keep_outputs_->isChecked()) {
         args << QStringLiteral("--keep-outputs");
     }
-    if (mode == QLatin1String("perf")) {
+    if (mode == to_qstring(status::kModePerf)) {
         args << perf_arguments();
     }
     args << QStringLiteral("--json");

@@ -243,7 +243,7 @@ void SweepsView::reload() {
 
 void SweepsView::show_table(const SweepTable& table) {
     table_ = table;
-    const bool perf = table.sweep.mode == "perf";
+    const bool perf = table.sweep.mode == status::kModePerf;
     const auto ps = default_fast_p();
     const QStringList headers = sweep_header_cells(ps);
     generations_->clear();

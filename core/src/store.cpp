@@ -33,7 +33,8 @@ std::optional<E> parse_enum(std::string_view text, const std::array<std::string_
     return std::nullopt;
 }
 
-constexpr std::array<std::string_view, 3> kModeNames{"dryrun", "eval", "perf"};
+constexpr std::array<std::string_view, 3> kModeNames{status::kModeDryrun, status::kModeEval,
+                                                     status::kModePerf};
 // A run's status is a rank's where they share a word: core/status.h's constants, so the two cannot drift.
 constexpr std::array<std::string_view, 11> kStatusNames{
     "running",      status::kPass, status::kMismatch,      "compile_error",

@@ -6,6 +6,7 @@
 #include "launcher.h"
 #include "pkbw/core/error.h"
 #include "pkbw/core/run_layout.h"
+#include "pkbw/core/status.h"
 #include "recorder.h"
 #include "signals.h"
 #include "store_recorder.h"
@@ -165,7 +166,7 @@ int run_command(RunOptions options, const std::optional<std::string>& store_flag
 } // namespace
 
 int JudgeCommand::run(const std::vector<std::string>& command_line) const {
-    if (options.mode == "check") {
+    if (options.mode == status::kModeCheck) {
         // No store is opened (or created): a check records nothing.
         RunOptions check_options = options;
         if (solutions_dir)
@@ -188,7 +189,7 @@ int JudgeCommand::run(const std::vector<std::string>& command_line) const {
 void add_calibrate(CLI::App& app, JudgeCommand& c) {
     c.app = app.add_subcommand(
         "calibrate", "measure this machine's NCCL all-reduce/all-gather busbw and peer-copy bandwidth");
-    c.options.mode = "calibrate";
+    c.options.mode = status::kModeCalibrate;
     c.app->add_option("--nproc,--nproc-per-node,--num-gpus", c.options.nproc, "world size W")->required();
     c.app->add_option("--store", c.store, "SQLite store");
     c.app->add_flag("--json", c.options.json, "JSON lines on stdout (docs/cli.md)");
@@ -198,7 +199,7 @@ void add_check(CLI::App& app, JudgeCommand& c) {
     c.app = app.add_subcommand("check", "compile a native candidate and list its flags, without running it "
                                         "(no GPU needed; nothing recorded)");
     RunOptions& o = c.options;
-    o.mode = "check";
+    o.mode = status::kModeCheck;
     o.nproc = 2;
     c.app->add_option("-p,--problem", o.problem, "problem number or stem (1, 2_allgather)")->required();
     c.app->add_option("-s,--solution", o.solution,

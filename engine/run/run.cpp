@@ -314,7 +314,7 @@ void Run::warn_about_nccl_in_trace(const std::vector<RankTrace>& traces) {
 RunProgress* Run::start_progress() {
     if (!options_.progress)
         return nullptr;
-    const bool timed = options_.perf || options_.mode == "perf";
+    const bool timed = options_.perf || options_.mode == status::kModePerf;
     progress_.emplace(out_, err_, options_.json, options_.progress_terminal, options_.nproc,
                       status::trials_in_mode(options_.mode, options_.trials), timed ? launch_count() : 1,
                       compares());
@@ -353,7 +353,7 @@ int Run::conclude(const LaunchOutcome& launch, bool is_reference) {
         for (const auto& warning : perf_warnings_)
             add_warning(verdict, warning);
     }
-    if (options_.mode == "dryrun" && verdict.status == status::kPass)
+    if (options_.mode == status::kModeDryrun && verdict.status == status::kPass)
         verdict.summary =
             "dryrun of the " + std::string(is_reference ? "reference" : "candidate") + " ran on " +
             std::to_string(options_.nproc) + " rank(s)" +

@@ -37,9 +37,9 @@ bool looks_like_path(const std::string& text) {
 } // namespace
 
 int Run::execute() {
-    if (options_.mode == "calibrate")
+    if (options_.mode == status::kModeCalibrate)
         return calibrate();
-    if (options_.mode == "check")
+    if (options_.mode == status::kModeCheck)
         return check();
     if (auto code = check_options())
         return *code;
@@ -58,7 +58,7 @@ int Run::execute() {
     choose_backend();
 
     // From here on the run is recorded, whatever happens.
-    aa_ = options_.solution == "reference" && options_.mode == "perf";
+    aa_ = options_.solution == "reference" && options_.mode == status::kModePerf;
     const bool is_reference = options_.solution == "reference" && !aa_;
     auto [solution_path, usage_error] = locate_solution();
     dtype_from_solution_folder(solution_path);
@@ -107,7 +107,8 @@ int Run::execute() {
 }
 
 std::optional<int> Run::check_options() {
-    if (options_.mode != "eval" && options_.mode != "dryrun" && options_.mode != "perf")
+    if (options_.mode != status::kModeEval && options_.mode != status::kModeDryrun &&
+        options_.mode != status::kModePerf)
         return fail(to_string(RunStatus::Error), kExitUsage, "unknown mode '" + options_.mode + "'");
     if (options_.nproc < 1)
         return fail(to_string(RunStatus::Error), kExitUsage, "--nproc must be at least 1");
@@ -284,7 +285,7 @@ int Run::launch(const fs::path& reference_lib, const fs::path& candidate_lib, bo
     Observer observer(options_.json, out_, results_, hellos_, perf_, &trust_events_, start_progress());
     perf_.set_launch(0);
     LaunchOutcome outcome = launch_ranks(spec, observer);
-    if (options_.perf || options_.mode == "perf")
+    if (options_.perf || options_.mode == status::kModePerf)
         outcome = launch_more(spec, reference_lib, candidate_lib, observer, std::move(outcome));
     return conclude(outcome, is_reference);
 }

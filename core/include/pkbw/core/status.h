@@ -27,6 +27,7 @@ inline constexpr std::string_view kModeEval = "eval";
 inline constexpr std::string_view kModeDryrun = "dryrun";
 inline constexpr std::string_view kModePerf = "perf";
 inline constexpr std::string_view kModeCalibrate = "calibrate";
+inline constexpr std::string_view kModeCheck = "check"; // `pkbw check`: compile and flags; no rank runs
 constexpr int trials_in_mode(std::string_view mode, int trials) {
     return mode == kModeDryrun ? 1 : trials;
 }
