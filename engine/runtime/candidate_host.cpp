@@ -56,6 +56,15 @@ public:
         if (!setup || setup->value("msg", "") != cp::kSetup) {
             return status::kExitInternal;
         }
+        // A judge and a candidate process from different builds would misread each other's messages:
+        // refused by name before anything is loaded.
+        if (const int version = setup->value("version", 0); version != cp::kVersion) {
+            reply_failure(cp::kReady, std::string(status::kKindEnvironment),
+                          "pkbw-candidate speaks candidate protocol version " + std::to_string(cp::kVersion) +
+                              ", its judge version " + std::to_string(version) +
+                              ": the two programs are from different builds of pkbw (install them together)");
+            return status::kExitEnvironment;
+        }
         try {
             start(*setup);
         } catch (const DeviceError& error) {

@@ -1,9 +1,11 @@
 // The pieces the candidate's own process rests on: the channel (messages, descriptors, limits), the
 // judge's shared buffers, the sandbox (Landlock where the kernel has it) and the process-tree helpers.
+#include "candidate_host.h"
 #include "channel.h"
 #include "device.h"
 #include "pkbw/core/candidate_protocol.h"
 #include "pkbw/core/error.h"
+#include "pkbw/core/status.h"
 #include "sandbox.h"
 #include "shared_buffers.h"
 
@@ -102,6 +104,26 @@ int in_sandbox(const Sandbox& sandbox, const std::function<int()>& body) {
     ::waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 200 + WTERMSIG(status);
 }
+// A judge of another build (another candidate protocol version) is refused by name before the
+// candidate process loads anything (the structure review: the version was sent and never read).
+TEST(CandidateHost, AJudgeOfAnotherProtocolVersionIsRefusedByName) {
+    auto [judge, child_fd] = Channel::make_pair();
+    Channel candidate(child_fd);
+    int code = -1;
+    std::thread host([&] { code = serve_candidate(candidate); });
+    judge.send({{"msg", candidate_protocol::kSetup}, {"version", candidate_protocol::kVersion + 1}});
+    const auto reply = judge.receive();
+    host.join();
+    ASSERT_TRUE(reply.has_value());
+    EXPECT_EQ(reply->value("msg", ""), candidate_protocol::kReady);
+    EXPECT_FALSE(reply->value("ok", true));
+    const std::string versions = "candidate protocol version " +
+                                 std::to_string(candidate_protocol::kVersion) + ", its judge version " +
+                                 std::to_string(candidate_protocol::kVersion + 1);
+    EXPECT_NE(reply->value("message", "").find(versions), std::string::npos) << reply->dump();
+    EXPECT_EQ(code, status::kExitEnvironment);
+}
+
 } // namespace
 
 TEST(Sandbox, WritesOnlyWhereAllowedAndCannotSignalOutside) {
