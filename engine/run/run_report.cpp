@@ -37,8 +37,21 @@ std::string tensor_line(const nlohmann::json& tensor) {
         auto it = tensor.find(key);
         return it != tensor.end() && it->is_number() ? format_number(it->get<double>()) : "-";
     };
+    // NaN and Inf mismatches have no finite difference: max_abs and max_rel cover the finite pairs only,
+    // and the worst ratio is infinite (JSON carries it as null). Said, not shown as "max_abs 0 ... -".
+    const auto nonfinite = [&](const char* side) -> std::int64_t {
+        const auto summary = tensor.find(side);
+        if (summary == tensor.end() || !summary->is_object())
+            return 0;
+        return summary->value("nan_count", std::int64_t{0}) + summary->value("inf_count", std::int64_t{0});
+    };
+    const std::int64_t extra_nonfinite = nonfinite("cand_summary") - nonfinite("ref_summary");
+    const std::string worst = number("worst_ratio");
     line += ", max_abs " + number("max_abs_error") + ", max_rel " + number("max_rel_error") +
-            ", worst ratio " + number("worst_ratio");
+            ", worst ratio " + (worst == "-" && extra_nonfinite > 0 ? std::string("inf") : worst);
+    if (extra_nonfinite > 0)
+        line += " (" + std::to_string(extra_nonfinite) +
+                " NaN or Inf more than the reference's; max_abs and max_rel are over finite pairs)";
     // The judge's tie report (protocol "ties"), marked as pkbw show marks it.
     if (auto ties = tensor.find("ties");
         ties != tensor.end() && ties->is_object() && ties->value("classified", false))
@@ -227,8 +240,9 @@ void add_warning(Verdict& verdict, const std::string& warning) {
 std::vector<std::string> output_statistics_warnings(const Verdict& verdict) {
     struct Finding {
         std::vector<int> ranks;
-        std::int64_t count = 0; // NaN elements, summed
-        std::string value;      // the constant
+        std::int64_t count = 0;           // NaN elements, summed
+        std::int64_t reference_count = 0; // the reference's NaN elements on the same ranks, summed
+        std::string value;                // the constant
     };
     std::map<std::pair<std::string, std::string>, Finding> findings; // (output, kind) -> where
     for (const auto& [trial, ranks] : verdict.trials) {
@@ -263,8 +277,11 @@ std::vector<std::string> output_statistics_warnings(const Verdict& verdict) {
                     note("constant").value =
                         min != cand.end() && min->is_number() ? format_number(min->get<double>()) : "?";
                 }
-                if (count(cand, "nan_count") > count(ref, "nan_count"))
-                    note("NaN").count += count(cand, "nan_count");
+                if (count(cand, "nan_count") > count(ref, "nan_count")) {
+                    Finding& nan = note("NaN");
+                    nan.count += count(cand, "nan_count");
+                    nan.reference_count += count(ref, "nan_count");
+                }
             }
         }
     }
@@ -284,7 +301,9 @@ std::vector<std::string> output_statistics_warnings(const Verdict& verdict) {
                                " is not");
         else
             warnings.push_back("candidate output '" + name + "' has " + std::to_string(finding.count) +
-                               " NaN" + where + " has fewer");
+                               " NaN" + where + " has " +
+                               (finding.reference_count == 0 ? std::string("none")
+                                                             : std::to_string(finding.reference_count)));
     }
     return warnings;
 }

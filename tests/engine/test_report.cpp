@@ -135,6 +135,39 @@ TEST(Verdict, PerRankLinesMarkTieReports) {
     EXPECT_NE(text.substr(rank1).find("[not tie-explained]"), std::string::npos) << text;
 }
 
+// NaN mismatches have no finite difference: the line says the worst ratio is infinite and why max_abs
+// reads 0, and the warning says the reference has none (the CLI review's "max_abs 0 ... worst ratio -",
+// "... where the reference's has fewer").
+TEST(Verdict, NanMismatchesAreSaidNotShownAsZero) {
+    auto nan_result = [](int rank) {
+        json r = result(rank, 0, "mismatch", "output: tensors not allclose");
+        r["tensors"] = json::array({{{"name", "output"},
+                                     {"pass", false},
+                                     {"shape_match", true},
+                                     {"mismatch_count", 16},
+                                     {"numel", 16},
+                                     {"max_abs_error", 0.0},
+                                     {"max_rel_error", 0.0},
+                                     {"worst_ratio", nullptr},
+                                     {"ref_summary", {{"nan_count", 0}, {"inf_count", 0}}},
+                                     {"cand_summary", {{"nan_count", 16}, {"inf_count", 0}}}}});
+        return r;
+    };
+    std::map<std::pair<int, int>, json> results = {{{0, 0}, nan_result(0)}, {{0, 1}, nan_result(1)}};
+    const Verdict verdict = decide(completed(2), results, 1, 2, true);
+    std::ostringstream out;
+    print_trials(verdict, out);
+    EXPECT_NE(
+        out.str().find("max_abs 0, max_rel 0, worst ratio inf (16 NaN or Inf more than the reference's"),
+        std::string::npos)
+        << out.str();
+    bool said = false;
+    for (const auto& warning : output_statistics_warnings(verdict))
+        said = said ||
+               warning == "candidate output 'output' has 32 NaN on ranks 0, 1 where the reference's has none";
+    EXPECT_TRUE(said);
+}
+
 // A run that reports nothing still says it runs (engine/run/run_progress.h): off a terminal a line
 // naming rank 0's phase once per quiet interval, under --json a `progress` event of stage "waiting".
 TEST(RunProgressTest, AQuietRunSaysWhereItWaits) {
