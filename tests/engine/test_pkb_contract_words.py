@@ -85,11 +85,7 @@ def check_layout(contract, modules, failures):
     """The judge's LAYOUT_* patterns are run_layout.h's (LAYOUT_TRIAL_DIR <-> kTrialDir), and the judge
     spells no run-folder file name outside them. Returns how many it holds."""
     core = core_constants(RUN_LAYOUT_H.read_text())
-    layout = {}
-    for node in contract.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and node.targets[0].id.startswith("LAYOUT_") and isinstance(node.value, ast.Constant):
-            layout[node.targets[0].id] = (node.value.value, node.lineno)
+    layout = module_constants(contract, lambda name: name.startswith("LAYOUT_"))
     for name, (value, line) in sorted(layout.items()):
         counterpart = "k" + "".join(part.capitalize() for part in name.split("_")[1:])
         if counterpart not in core:
@@ -112,8 +108,9 @@ def check_layout_literals(path, tree, failures):
                 failures.append(f"{path.name}:{node.lineno}: {text!r} spells a run-folder file: use a LAYOUT_* pattern")
 
 
-def judge_constants(tree):
-    """Module-level NAME = value (also NAME1, NAME2 = v1, v2) of the four categories."""
+def module_constants(tree, accept):
+    """Module-level NAME = value (also NAME1, NAME2 = v1, v2) whose name `accept` takes, as
+    {name: (value, line)}."""
     constants = {}
     for node in tree.body:
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
@@ -122,10 +119,15 @@ def judge_constants(tree):
         pairs = zip(target.elts, value.elts) if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) \
             else [(target, value)]
         for name, constant in pairs:
-            if isinstance(name, ast.Name) and isinstance(constant, ast.Constant) \
-                    and name.id.split("_")[0] in CATEGORIES:
-                constants[name.id] = constant.value
+            if isinstance(name, ast.Name) and isinstance(constant, ast.Constant) and accept(name.id):
+                constants[name.id] = (constant.value, node.lineno)
     return constants
+
+
+def judge_constants(tree):
+    """Module-level constants of the four categories (EXIT_*, STATUS_*, KIND_*, PHASE_*)."""
+    return {name: value for name, (value, _) in
+            module_constants(tree, lambda name: name.split("_")[0] in CATEGORIES).items()}
 
 
 def check_constants(constants, core, failures):
@@ -251,12 +253,7 @@ def check_environment(contract, failures):
     """The judge's ENV_* names are rank_environment.h's, and no module of engine/python spells one of
     core's variables as a literal. Returns how many the contract holds."""
     core = core_constants(RANK_ENVIRONMENT_H.read_text())
-    env = {}
-    for node in contract.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
-                and isinstance(node.value, ast.Tuple):
-            env.update({n.id: (c.value, node.lineno) for n, c in zip(node.targets[0].elts, node.value.elts)
-                        if isinstance(n, ast.Name) and n.id.startswith("ENV_") and isinstance(c, ast.Constant)})
+    env = module_constants(contract, lambda name: name.startswith("ENV_"))
     for name, (value, line) in sorted(env.items()):
         counterpart = "kEnv" + "".join(part.capitalize() for part in name.split("_")[1:])
         if core.get(counterpart) != value:
@@ -276,15 +273,7 @@ def check_perf_defaults(contract, modules, failures):
     """The judge's PERF_* defaults are perf_defaults.h's (PERF_PKB_WARMUP <-> kPerfPkbWarmup), and no judge
     module reads a perf option with a literal default. Returns how many defaults it holds."""
     core = core_constants(PERF_DEFAULTS_H.read_text())
-    perf = {}
-    for node in contract.body:
-        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
-            continue
-        target, value = node.targets[0], node.value
-        pairs = zip(target.elts, value.elts) if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) \
-            else [(target, value)]
-        perf.update({name.id: (constant.value, node.lineno) for name, constant in pairs
-                     if isinstance(name, ast.Name) and name.id.startswith("PERF_") and isinstance(constant, ast.Constant)})
+    perf = module_constants(contract, lambda name: name.startswith("PERF_"))
     for name, (value, line) in sorted(perf.items()):
         counterpart = "kPerf" + "".join(part.capitalize() for part in name.split("_")[1:])
         if counterpart not in core:

@@ -51,9 +51,11 @@ inline std::string prepare_nvtx_injection() {
     return path;
 }
 
-// Asks a loaded tracer to deliver every CUPTI record to its file now (after each phase, so a crash
-// later loses nothing before). Returns false when no tracer is loaded in this process.
-inline bool flush_tracer() {
+// Calls `name`, an entry point of the tracer already loaded in this process (CUDA_INJECTION64_PATH,
+// looked up without loading it), with `args`; true when it returned 0. False when no tracer is loaded
+// or it lacks the entry point.
+template <typename... Args>
+inline bool call_loaded_tracer(const char* name, Args... args) {
     const char* tracer = std::getenv("CUDA_INJECTION64_PATH");
     if (!tracer || !*tracer) {
         return false;
@@ -62,49 +64,31 @@ inline bool flush_tracer() {
     if (!handle) {
         return false;
     }
-    using FlushFn = int (*)();
-    auto fn = reinterpret_cast<FlushFn>(::dlsym(handle, "pkbw_tracer_flush"));
-    const bool ok = fn && fn() == 0;
+    using EntryFn = int (*)(Args...);
+    auto fn = reinterpret_cast<EntryFn>(::dlsym(handle, name));
+    const bool ok = fn && fn(args...) == 0;
     ::dlclose(handle); // drops only the reference RTLD_NOLOAD took
     return ok;
+}
+
+// Asks a loaded tracer to deliver every CUPTI record to its file now (after each phase, so a crash
+// later loses nothing before). Returns false when no tracer is loaded in this process.
+inline bool flush_tracer() {
+    return call_loaded_tracer("pkbw_tracer_flush");
 }
 
 // Switches a loaded tracer's recording on or off (the tracer starts off under pkbw's launcher, which
 // sets PKBW_TRACE_DEFERRED=1, so timing never runs with CUPTI activity enabled). Returns false when no
 // tracer is loaded in this process.
 inline bool set_tracing_enabled(bool enabled) {
-    const char* tracer = std::getenv("CUDA_INJECTION64_PATH");
-    if (!tracer || !*tracer) {
-        return false;
-    }
-    void* handle = ::dlopen(tracer, RTLD_NOW | RTLD_NOLOAD);
-    if (!handle) {
-        return false;
-    }
-    using EnableFn = int (*)(int);
-    auto fn = reinterpret_cast<EnableFn>(::dlsym(handle, "pkbw_tracer_set_enabled"));
-    const bool ok = fn && fn(enabled ? 1 : 0) == 0;
-    ::dlclose(handle);
-    return ok;
+    return call_loaded_tracer("pkbw_tracer_set_enabled", enabled ? 1 : 0);
 }
 
 // Tells a loaded tracer where another GPU's memory lies in this process (a peer's symmetric buffer,
 // the device table of the peers' addresses): a traced launch given a pointer into it marks its kernel
 // as touching peer memory (docs/tracing.md). Returns false when no tracer is loaded in this process.
 inline bool note_peer_memory(const void* begin, std::size_t bytes) {
-    const char* tracer = std::getenv("CUDA_INJECTION64_PATH");
-    if (!tracer || !*tracer) {
-        return false;
-    }
-    void* handle = ::dlopen(tracer, RTLD_NOW | RTLD_NOLOAD);
-    if (!handle) {
-        return false;
-    }
-    using NoteFn = int (*)(const void*, std::size_t);
-    auto fn = reinterpret_cast<NoteFn>(::dlsym(handle, "pkbw_tracer_note_peer_memory"));
-    const bool ok = fn && fn(begin, bytes) == 0;
-    ::dlclose(handle);
-    return ok;
+    return call_loaded_tracer("pkbw_tracer_note_peer_memory", begin, bytes);
 }
 
 } // namespace pkbw::tracer
