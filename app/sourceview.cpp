@@ -75,6 +75,7 @@ SourceView::SourceView(QWidget* parent)
     aligned_ = new QCheckBox(tr("Align by diff"), this);
     aligned_->setObjectName(QStringLiteral("alignByDiff"));
     aligned_->setChecked(true);
+    aligned_->setEnabled(false); // until there are two sources to align
     aligned_->setToolTip(tr("Unticked: each side is its own file, scrolled on its own (for two unrelated "
                             "implementations, which a line diff scatters over filler rows)"));
     auto* header = new QHBoxLayout;

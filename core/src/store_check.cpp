@@ -25,6 +25,16 @@ std::string pragma_lines(sqlite3* db, const fs::path& path, const char* pragma) 
     return text;
 }
 
+// This is `pkbw store check`: its report must not send the user back to itself (store errors elsewhere
+// end "; `pkbw store check` names what").
+StoreCheckReport without_pointer_to_itself(StoreCheckReport report) {
+    const std::string pointer = "; `pkbw store check` names what";
+    for (std::string* text : {&report.open_error, &report.integrity, &report.files_note})
+        for (auto at = text->find(pointer); at != std::string::npos; at = text->find(pointer))
+            text->erase(at, pointer.size());
+    return report;
+}
+
 bool exists(const fs::path& path) {
     std::error_code ec;
     return fs::exists(path, ec);
@@ -97,27 +107,22 @@ StoreCheckReport check_store(const fs::path& path) {
         }
     } catch (const std::exception& error) {
         report.open_error = error.what();
-        return report;
+        return without_pointer_to_itself(std::move(report));
     }
     if (!report.schema_ok()) {
         report.files_note =
             report.schema_version < report.expected_version
                 ? "files not checked: the schema is older than this build's (pkbw store migrate)"
                 : "files not checked: the schema is newer than this build's";
-        return report;
+        return without_pointer_to_itself(std::move(report));
     }
     try {
         const Store store = Store::open_read_only(path);
         check_files(store, report);
     } catch (const std::exception& error) {
-        // This is `pkbw store check`: its report must not send the user back to itself.
-        std::string why = error.what();
-        const std::string pointer = "; `pkbw store check` names what";
-        if (const auto at = why.find(pointer); at != std::string::npos)
-            why.erase(at, pointer.size());
-        report.files_note = "files not checked: " + why;
+        report.files_note = std::string("files not checked: ") + error.what();
     }
-    return report;
+    return without_pointer_to_itself(std::move(report));
 }
 
 } // namespace pkbw

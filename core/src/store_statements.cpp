@@ -54,8 +54,16 @@ std::string sqlite_failure(sqlite3* db, bool checking) {
     case SQLITE_CORRUPT:
         return "the file is damaged (" + words + (checking ? ")" : "; `pkbw store check` names what)");
     case SQLITE_READONLY:
-        return "the file or its folder is not writable by this user (" + words +
-               "; a read-only file system or another user's folder); pass --store a writable path";
+        // Moved, rolled-back or recovering files are read-only for other reasons than the place.
+        switch (sqlite3_extended_errcode(db)) {
+        case SQLITE_READONLY_DBMOVED:
+        case SQLITE_READONLY_ROLLBACK:
+        case SQLITE_READONLY_RECOVERY:
+            return words;
+        default:
+            return "the file or its folder is not writable by this user (" + words +
+                   "; a read-only file system or another user's folder); pass --store a writable path";
+        }
     default:
         return words;
     }

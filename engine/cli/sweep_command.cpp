@@ -340,9 +340,14 @@ std::optional<int> SweepCommands::find_or_create_sweep(Store& store, const fs::p
     sweep = find_sweep(store, id);
     if (f.json)
         print_plan(std::cout, plan, true);
-    else
+    else {
         for (const auto& u : plan.unplaced)
             std::cout << "not placed: " << u.generation_label << "/" << u.file << ": " << u.reason << "\n";
+        if (!plan.unplaced_elsewhere.empty())
+            std::cout << "not placed: " << plan.unplaced_elsewhere.size()
+                      << (plan.unplaced_elsewhere.size() == 1 ? " file" : " files")
+                      << " that concern no selected problem (--json lists them)\n";
+    }
     return std::nullopt;
 }
 

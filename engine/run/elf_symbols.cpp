@@ -469,12 +469,9 @@ std::vector<Flag> flags_from(const ElfImage* object, std::string_view bytes,
 
 std::vector<Flag> candidate_flags(const std::vector<std::string>& symbols, const std::filesystem::path& code,
                                   const std::string& problem_collective) {
-    std::string bytes;
-    try {
-        bytes = read_object_bytes(code);
-    } catch (const Error&) {
-        // Nothing to read beyond the symbols given.
-    }
+    // Fails closed as object_flags does: a file that cannot be read (over 1 GiB, gone) throws, never
+    // "fewer flags".
+    std::string bytes = read_object_bytes(code);
     std::optional<ElfImage> object;
     try {
         object = parse_elf(bytes, code.string());

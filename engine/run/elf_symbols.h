@@ -53,6 +53,8 @@ struct Flag {
 // The flags of a candidate from `symbols` (its own object's undefined symbols) and `code` (that
 // object, for the /proc paths). `problem_collective`: the NCCL function name of the problem's own
 // collective ("ncclAllReduce"), empty when the problem has none.
+// Throws pkbw::FormatError naming `code` when it cannot be read (over 1 GiB, missing); a readable file
+// that is not ELF is read for its bytes only.
 std::vector<Flag> candidate_flags(const std::vector<std::string>& symbols, const std::filesystem::path& code,
                                   const std::string& problem_collective);
 // The same from the object alone, read once (its undefined symbols, relocations, bytes and code).

@@ -1,5 +1,6 @@
 #include "candidate_child.h"
 
+#include "pkbw/core/rank_environment.h"
 #include "pkbw/tracer_control.h"
 
 #include <cstdlib>
@@ -36,13 +37,15 @@ std::vector<std::string> environment(const CandidateLaunch& launch, const std::s
     env.push_back("WORLD_SIZE=" + std::to_string(launch.world_size));
     env.push_back("LOCAL_RANK=" + std::to_string(launch.local_rank));
     env.push_back("MASTER_ADDR=" + launch.rendezvous_address);
-    env.push_back("PKBW_RDZV_PORT=" + std::to_string(launch.rendezvous_port));
-    env.push_back("PKBW_RDZV_TOKEN=" + launch.rendezvous_token);
+    env.push_back(std::string(rank_environment::kEnvRendezvousPort) + "=" +
+                  std::to_string(launch.rendezvous_port));
+    env.push_back(std::string(rank_environment::kEnvRendezvousToken) + "=" + launch.rendezvous_token);
     if (launch.rendezvous_listen_fd >= 0) {
-        env.push_back("PKBW_RDZV_LISTEN_FD=" + std::to_string(kListenFd));
+        env.push_back(std::string(rank_environment::kEnvRendezvousListenFd) + "=" +
+                      std::to_string(kListenFd));
     }
     if (!launch.trace_dir.empty()) {
-        env.push_back("PKBW_TRACE_DIR=" + launch.trace_dir);
+        env.push_back(std::string(tracer::kTraceDirVariable) + "=" + launch.trace_dir);
     }
     return env;
 }

@@ -216,7 +216,7 @@ int submit_slurm(Store& store, const SweepRecord& sweep, const SweepContext& con
         set_sweep_status(store, sweep.id, sweep_status::kIncomplete);
         err << "pkbw: " << cluster.sbatch << " " << script.string() << " failed: " << trimmed(result.output)
             << "\n  nothing was submitted; sweep " << sweep.id << " is incomplete (pkbw sweep --resume "
-            << sweep.id << " runs its pairs)\n";
+            << sweep.id << " --slurm, with the same cluster options, submits its pairs again)\n";
         return status::kExitEnvironment;
     }
     const std::string array_job = trimmed(result.output).substr(0, trimmed(result.output).find(';'));

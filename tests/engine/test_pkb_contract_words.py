@@ -145,6 +145,30 @@ class Uses(ast.NodeVisitor):
     def __init__(self):
         self.uses = []  # (category, expression, line)
         self.in_exit_function = []
+        self.functions = []  # the enclosing functions, innermost last
+
+    def assigned(self, name):
+        """What the innermost enclosing function assigns to the local `name` (`status = STATUS_PASS`,
+        `status, message = STATUS_UNCHECKED, "..."`): a word handed over through a variable is checked
+        as if it were written in the call."""
+        values = []
+        for node in ast.walk(self.functions[-1]) if self.functions else ():
+            if not isinstance(node, ast.Assign):
+                continue
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id == name:
+                    values.append(node.value)
+                elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                    values += [v for t, v in zip(target.elts, node.value.elts)
+                               if isinstance(t, ast.Name) and t.id == name]
+        return values
+
+    def role(self, category, value, line):
+        """A use of `value` as a `category` word, through a local variable's assignments."""
+        if isinstance(value, ast.Name) and value.id.split("_")[0] not in CATEGORIES:
+            self.uses += [(category, v, line) for v in self.assigned(value.id)]
+        else:
+            self.uses.append((category, value, line))
 
     def visit_FunctionDef(self, node):
         # A function that returns an EXIT_* constant anywhere returns the rank's exit code everywhere.
@@ -152,7 +176,9 @@ class Uses(ast.NodeVisitor):
                            and n.value.id.startswith("EXIT_") for n in ast.walk(node)
                            if not isinstance(n, (ast.FunctionDef, ast.Lambda)) or n is node)
         self.in_exit_function.append(returns_exit)
+        self.functions.append(node)
         self.generic_visit(node)
+        self.functions.pop()
         self.in_exit_function.pop()
 
     def visit_Return(self, node):
@@ -176,7 +202,9 @@ class Uses(ast.NodeVisitor):
         elif owner == "events" and method == "send" and args and isinstance(args[0], ast.Constant):
             roles = {"rank_result": {"status": "STATUS"}, "error": {"phase": "PHASE", "kind": "KIND"},
                      "phase": {"phase": "PHASE"}, "timed_check": {"status": "STATUS"}}.get(args[0].value, {})
-            self.uses += [(roles[k.arg], k.value, node.lineno) for k in node.keywords if k.arg in roles]
+            for k in node.keywords:
+                if k.arg in roles:
+                    self.role(roles[k.arg], k.value, node.lineno)
         elif owner in ("sys", "os") and method in ("exit", "_exit") and args:
             self.uses.append(("EXIT", args[0], node.lineno))
         self.generic_visit(node)

@@ -42,11 +42,14 @@ struct State {
     // Peer memory (pkbw_tracer_note_peer_memory) and the traced launches given a pointer into it, by
     // correlation id, until their kernel records arrive.
     PeerRanges peers;
-    // The launch callbacks' switch, apart from `mutex` (which CUPTI's buffer thread takes): no CUPTI
-    // call is made while `mutex` is held.
+    // The launch callbacks' switch, apart from `mutex` (which CUPTI's buffer thread holds while it
+    // writes a whole buffer): no CUPTI call is made while `mutex` is held.
     std::mutex callbacks_mutex;
     CUpti_SubscriberHandle subscriber = nullptr; // made at the first peer range
     bool recording = false;                      // the activity kinds are enabled
+    // What the launch callback keeps, under a mutex of its own that is only ever held briefly: a
+    // launch never waits for the buffer thread's file writes.
+    std::mutex launch_mutex;
     std::set<std::uint32_t> peer_launches;
     std::map<std::string, std::optional<std::vector<bool>>> signatures; // kernel name -> pointer params
 };
@@ -130,11 +133,16 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* b
         for (const auto& n : names) {
             write_line_locked(s, {{"meta", "name"}, {"object", n.object}, {"id", n.id}, {"name", n.name}});
         }
-        for (auto& e : events) {
-            if (e.kind == TraceEventKind::Kernel && !s.peer_launches.empty() &&
-                s.peer_launches.erase(static_cast<std::uint32_t>(e.correlation_id)) > 0) {
-                e.peer_memory = true;
+        {
+            std::lock_guard launches(s.launch_mutex); // after `mutex`; the launch callback takes it alone
+            for (auto& e : events) {
+                if (e.kind == TraceEventKind::Kernel && !s.peer_launches.empty() &&
+                    s.peer_launches.erase(static_cast<std::uint32_t>(e.correlation_id)) > 0) {
+                    e.peer_memory = true;
+                }
             }
+        }
+        for (auto& e : events) {
             write_event_locked(s, std::move(e));
         }
         size_t dropped = 0;
@@ -216,7 +224,7 @@ void CUPTIAPI on_launch(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbi
     }
     std::optional<std::vector<bool>> pointers;
     {
-        std::lock_guard lock(s.mutex);
+        std::lock_guard lock(s.launch_mutex);
         auto it = s.signatures.find(call->symbolName);
         if (it == s.signatures.end()) {
             it = s.signatures.emplace(call->symbolName, pointer_parameters(call->symbolName)).first;
@@ -224,7 +232,7 @@ void CUPTIAPI on_launch(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbi
         pointers = it->second;
     }
     if (pointers && launch_touches_peer_memory(*pointers, args, s.peers)) {
-        std::lock_guard lock(s.mutex);
+        std::lock_guard lock(s.launch_mutex);
         s.peer_launches.insert(call->correlationId);
     }
 }

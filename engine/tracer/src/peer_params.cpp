@@ -48,7 +48,10 @@ std::optional<std::vector<bool>> pointer_parameters(const std::string& mangled) 
     std::vector<bool> pointers;
     if (trimmed(*list).empty() || trimmed(*list) == "void")
         return pointers;
-    // Split at top-level commas: template arguments, function pointer types and arrays nest.
+    // Split at top-level commas: template arguments, function pointer types and arrays nest. A '<' or
+    // '>' inside an expression template argument ("S<((4)>(1))>") leaves the brackets unbalanced: the
+    // count is then unknown, and a launch whose parameters cannot be counted is never read (reading
+    // past its parameter array would crash an honest run).
     int depth = 0;
     std::string current;
     auto finish = [&] {
@@ -61,11 +64,15 @@ std::optional<std::vector<bool>> pointer_parameters(const std::string& mangled) 
             ++depth;
         else if (c == ')' || c == '>' || c == ']')
             --depth;
+        if (depth < 0)
+            return std::nullopt;
         if (c == ',' && depth == 0)
             finish();
         else
             current += c;
     }
+    if (depth != 0)
+        return std::nullopt;
     finish();
     return pointers;
 }

@@ -22,6 +22,9 @@ TEST(PeerParams, PointerParametersComeFromTheKernelsMangledSignature) {
     EXPECT_EQ(pointer_parameters("cker"), std::nullopt);
     EXPECT_EQ(pointer_parameters("ncclDevKernel_AllReduce_Sum_f32_RING_LL"), std::nullopt);
     EXPECT_EQ(pointer_parameters("_Zgarbage"), std::nullopt);
+    // An expression template argument prints its '>' inside parentheses ("k<4>(S<((4)>(1))>*,
+    // X<int, int, int>*)"): the brackets do not balance, so the count is unknown, never three.
+    EXPECT_EQ(pointer_parameters("_Z1kILi4EEvP1SIXgtT_Li1EEEP1XIiiiE"), std::nullopt);
     EXPECT_EQ(pointer_parameters(""), std::nullopt);
 }
 
