@@ -61,8 +61,16 @@ bool concerns_selection(const std::string& file, const std::string& reason, cons
     if (digits == 0 || digits > 4)
         return true;
     const int number = std::stoi(file.substr(0, digits));
+    // The reason names a selected problem: its stem, not the tail of another's ("2_allgather" in
+    // "12_allgather_gemm").
+    const auto names = [&reason](const std::string& stem) {
+        for (auto at = reason.find(stem); at != std::string::npos; at = reason.find(stem, at + 1))
+            if (at == 0 || !std::isdigit(static_cast<unsigned char>(reason[at - 1])))
+                return true;
+        return false;
+    };
     for (int id : selected)
-        if (id == number || reason.find(by_id.at(id)->stem) != std::string::npos)
+        if (id == number || names(by_id.at(id)->stem))
             return true;
     return false;
 }
