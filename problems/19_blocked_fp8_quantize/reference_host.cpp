@@ -1,7 +1,7 @@
 // Host oracle for PKB problem 19: the same fp32 arithmetic as the kernel (absmax / 448, x / s), the
 // e4m3 rounding from core, then host all-gathers of values and scales.
-#include "pkbw/core/dtype.h"
 #include "pkbw/solution.h"
+#include "pkbw/toolkit/host.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 // Host oracle for PKB problem 1: gather every rank's input, sum in double, round once.
-#include "pkbw/core/dtype.h"
 #include "pkbw/solution.h"
+#include "pkbw/toolkit/host.h"
 
 #include <vector>
 

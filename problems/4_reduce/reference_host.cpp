@@ -1,6 +1,6 @@
 // Host oracle for PKB problem 4: the root sums in double; the other ranks copy their input.
-#include "pkbw/core/dtype.h"
 #include "pkbw/solution.h"
+#include "pkbw/toolkit/host.h"
 
 #include <cstring>
 #include <vector>

@@ -1,7 +1,7 @@
 // Host oracle for PKB problem 7: one all-gather per row block (round k gathers every rank's block
 // k), and rank k sums its round in double.
-#include "pkbw/core/dtype.h"
 #include "pkbw/solution.h"
+#include "pkbw/toolkit/host.h"
 
 #include <vector>
 
