@@ -86,13 +86,7 @@ def check_layout(contract, modules, failures):
     spells no run-folder file name outside them. Returns how many it holds."""
     core = core_constants(RUN_LAYOUT_H.read_text())
     layout = module_constants(contract, lambda name: name.startswith("LAYOUT_"))
-    for name, (value, line) in sorted(layout.items()):
-        counterpart = "k" + "".join(part.capitalize() for part in name.split("_")[1:])
-        if counterpart not in core:
-            failures.append(f"{CONTRACT.name}:{line}: {name} has no counterpart {counterpart} in run_layout.h")
-        elif core[counterpart] != value:
-            failures.append(f"{CONTRACT.name}:{line}: {name} = {value!r}, but run_layout.h's {counterpart} = "
-                            f"{core[counterpart]!r}")
+    check_counterparts(layout, core, "k", RUN_LAYOUT_H.name, failures)
     for path, tree in modules:
         check_layout_literals(path, tree, failures)
     return len(layout)
@@ -122,6 +116,19 @@ def module_constants(tree, accept):
             if isinstance(name, ast.Name) and isinstance(constant, ast.Constant) and accept(name.id):
                 constants[name.id] = (constant.value, node.lineno)
     return constants
+
+
+def check_counterparts(constants, core, prefix, header, failures):
+    """Each of the contract's `constants` ({NAME_OF_IT: (value, line)}) equals, value and type, the core
+    constant `prefix` + its name after the first word in CamelCase (LAYOUT_TRACE_DIR <-> kTraceDir with
+    prefix "k", PERF_PAIRS <-> kPerfPairs with prefix "kPerf") in `header`."""
+    for name, (value, line) in sorted(constants.items()):
+        counterpart = prefix + "".join(part.capitalize() for part in name.split("_")[1:])
+        if counterpart not in core:
+            failures.append(f"{CONTRACT.name}:{line}: {name} has no counterpart {counterpart} in {header}")
+        elif core[counterpart] != value or type(core[counterpart]) is not type(value):
+            failures.append(f"{CONTRACT.name}:{line}: {name} = {value!r}, but {header}'s {counterpart} = "
+                            f"{core[counterpart]!r}")
 
 
 def judge_constants(tree):
@@ -282,11 +289,7 @@ def check_environment(contract, failures):
     core's variables as a literal. Returns how many the contract holds."""
     core = core_constants(RANK_ENVIRONMENT_H.read_text())
     env = module_constants(contract, lambda name: name.startswith("ENV_"))
-    for name, (value, line) in sorted(env.items()):
-        counterpart = "kEnv" + "".join(part.capitalize() for part in name.split("_")[1:])
-        if core.get(counterpart) != value:
-            failures.append(f"{CONTRACT.name}:{line}: {name} = {value!r}, but rank_environment.h's {counterpart} = "
-                            f"{core.get(counterpart)!r}")
+    check_counterparts(env, core, "kEnv", RANK_ENVIRONMENT_H.name, failures)
     names = set(core.values())
     for path in sorted((ROOT / "engine/python").glob("*.py")):
         if path == CONTRACT:
@@ -302,13 +305,7 @@ def check_perf_defaults(contract, modules, failures):
     module reads a perf option with a literal default. Returns how many defaults it holds."""
     core = core_constants(PERF_DEFAULTS_H.read_text())
     perf = module_constants(contract, lambda name: name.startswith("PERF_"))
-    for name, (value, line) in sorted(perf.items()):
-        counterpart = "kPerf" + "".join(part.capitalize() for part in name.split("_")[1:])
-        if counterpart not in core:
-            failures.append(f"{CONTRACT.name}:{line}: {name} has no counterpart {counterpart} in perf_defaults.h")
-        elif core[counterpart] != value or type(core[counterpart]) is not type(value):
-            failures.append(f"{CONTRACT.name}:{line}: {name} = {value!r}, but perf_defaults.h's {counterpart} = "
-                            f"{core[counterpart]!r}")
+    check_counterparts(perf, core, "kPerf", PERF_DEFAULTS_H.name, failures)
     fields = {"_".join(name.split("_")[1:]).lower() for name in perf}  # "pairs", "pkb_warmup", ...
     for path, tree in modules:
         for node in ast.walk(tree):

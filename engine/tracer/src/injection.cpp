@@ -155,7 +155,8 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* b
 
 // The parameter array of a kernel launch's API call (runtime or driver), nullptr for other calls or a
 // launch whose parameters are packed in `extra`. CUDA 13's compiled launches (__cudaLaunchKernel) take
-// a kernel handle where cudaLaunchKernel takes a stub, with the same layout around it.
+// a kernel handle where cudaLaunchKernel takes the host-side launch function, with the same layout
+// around it.
 void* const* launch_arguments(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params) {
     if (params == nullptr) {
         return nullptr;
